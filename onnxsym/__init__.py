@@ -1,0 +1,31 @@
+"""onnxsym: symbolic shapes for ONNX models.
+
+    import onnxsym
+    model = onnxsym.annotate("model.onnx")          # value_info filled with symbolic dims
+    result = onnxsym.infer("model.onnx")            # shapes, symbols, unresolved dims
+"""
+
+import os as _os
+
+# In a source checkout, rules/ and cli.py stand beside this package; the wheel
+# places them inside it (see pyproject.toml). Either way they are onnxsym.rules
+# and onnxsym.cli.
+_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "rules")) and \
+        _os.path.isfile(_os.path.join(_root, "cli.py")):
+    __path__.append(_root)
+
+from .api import Result, UnresolvedDim, __version__, annotate, infer, write_result  # noqa: E402
+from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin,  # noqa: E402
+                   evaluate, free_symbols, is_static, sym)
+from .errors import GraphError, ModelLoadError, OnnxsymError, ShapeContradiction  # noqa: E402
+from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
+from .registry import register_rule  # noqa: E402
+from .values import Optional_, Sequence, Tensor  # noqa: E402
+
+__all__ = [
+    "annotate", "infer", "write_result", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
+    "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
+    "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
+    "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
+]

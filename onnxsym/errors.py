@@ -1,0 +1,23 @@
+"""The errors onnxsym reports. Each carries one line that names the place."""
+
+from __future__ import annotations
+
+
+class OnnxsymError(Exception):
+    """Base of every error onnxsym raises on purpose."""
+
+
+class ModelLoadError(OnnxsymError):
+    """The file is missing, not ONNX, truncated, or its external data is missing."""
+
+
+class GraphError(OnnxsymError):
+    """The graph is malformed: a cycle, a value nobody produces, a name produced twice."""
+
+
+class ShapeContradiction(OnnxsymError):
+    """The shapes in the model cannot all hold (``3 == 4``), named by the node(s)."""
+
+
+class VerificationError(OnnxsymError):
+    """``verify`` could not run the model in onnxruntime."""

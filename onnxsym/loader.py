@@ -1,0 +1,134 @@
+"""Reading a model: the file, its graph inputs' symbols, its constant values.
+
+Weights are never read: the graph is loaded without external data, and only
+small inline initializers (shape tensors and the like) give values.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple, Union
+
+import onnx
+from onnx import numpy_helper
+
+from . import dims
+from .dims import Dim
+from .errors import ModelLoadError
+from .exprtext import ExprSyntaxError, parse_dim
+from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
+
+
+def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple[onnx.ModelProto, Optional[str]]:
+    """The model and the folder its external data is relative to (``None`` for an
+    in-memory model). External data is not loaded."""
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path, None
+    path = os.fspath(model_or_path)
+    if not os.path.exists(path):
+        raise ModelLoadError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ModelLoadError(f"{path}: is a folder, not an ONNX file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ModelLoadError(f"{path}: cannot read: {exc.strerror}") from None
+    if not data:
+        raise ModelLoadError(f"{path}: the file is empty")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception:
+        raise ModelLoadError(f"{path}: not an ONNX model (the protobuf does not parse; truncated or another format)") from None
+    if not model.HasField("graph") or model.ir_version <= 0:
+        raise ModelLoadError(f"{path}: not an ONNX model (no graph or no ir_version)")
+    return model, os.path.dirname(os.path.abspath(path))
+
+
+_SANITIZE = re.compile(r"[^0-9A-Za-z_]+")
+
+
+def symbol_name(text: str) -> str:
+    """An identifier made from a value or node name, for naming fresh symbols."""
+    s = _SANITIZE.sub("_", text).strip("_") or "v"
+    return "_" + s if s[0].isdigit() else s
+
+
+@dataclass
+class SymbolTable:
+    """The root symbols of a model: where each came from, by name."""
+
+    symbols: Dict[str, dims.Sym] = field(default_factory=dict)
+    origin: Dict[str, str] = field(default_factory=dict)
+    ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    bound: Dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str, origin: str) -> Dim:
+        if name in self.bound:
+            return self.bound[name]
+        s = self.symbols.get(name)
+        if s is None:
+            lo, hi = self.ranges.get(name, (dims.DEFAULT_LO, dims.INT64_MAX))
+            s = dims.Sym(name, lo, hi)
+            self.symbols[name] = s
+            self.origin[name] = origin
+        return dims.expr_of(s)
+
+    def unique(self, base: str) -> str:
+        name, n = base, 1
+        while name in self.symbols:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
+
+def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
+    """A dim of a declared shape: a number, a parsed dim_param, or a fresh symbol."""
+    if d.HasField("dim_value"):
+        return d.dim_value
+    if d.HasField("dim_param") and d.dim_param.strip():
+        text = d.dim_param
+        try:
+            return parse_dim(text, lambda n: table.get(n, where))
+        except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
+            # Any string is a legal dim_param: one outside the grammar is an opaque name.
+            return table.get(text, where)
+    return table.get(table.unique(fresh_base), where)
+
+
+def value_from_type(tp, table: SymbolTable, name: str) -> Value:
+    """The value a declared type describes; unnamed dims become fresh symbols named after ``name``."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type" or which == "sparse_tensor_type":
+        tt = getattr(tp, which)
+        shape = None
+        if tt.HasField("shape"):
+            base = symbol_name(name)
+            shape = tuple(dim_from_proto(d, table, f"{name}[{i}]", f"{base}_d{i}")
+                          for i, d in enumerate(tt.shape.dim))
+        return Tensor(tt.elem_type, shape)
+    if which == "sequence_type":
+        elem = value_from_type(tp.sequence_type.elem_type, table, name + "_elem")
+        return Sequence(elem if isinstance(elem, Tensor) else None)
+    if which == "optional_type":
+        return Optional_(value_from_type(tp.optional_type.elem_type, table, name))
+    return Opaque(tp)
+
+
+def initializer_value(t: onnx.TensorProto) -> Tensor:
+    """An initializer as a tensor; small inline ones keep their elements."""
+    shape = tuple(t.dims)
+    n = 1
+    for d in shape:
+        n *= d
+    value = None
+    external = t.data_location == onnx.TensorProto.EXTERNAL
+    if n <= MAX_VALUE_ELEMENTS and not external and t.data_type != onnx.TensorProto.STRING:
+        try:
+            value = tuple(numpy_helper.to_array(t).reshape(-1).tolist())
+        except Exception:
+            value = None
+    return Tensor(t.data_type, shape, value)

@@ -1,0 +1,94 @@
+"""The view of one node that a rule sees: inputs as values, attributes as Python
+values, and the means to make fresh symbols. No protobuf leaks through it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence
+
+from . import dims
+from .dims import Dim
+from .values import Tensor, Value
+
+_MISSING = object()
+
+
+class Node:
+    """One node being inferred.
+
+    ``inputs[i]`` is the value of input ``i`` (``None`` for an omitted optional
+    input), ``num_outputs`` how many outputs the node declares, ``opset`` the
+    model's version of the node's domain.
+    """
+
+    __slots__ = ("op_type", "domain", "name", "opset", "inputs", "input_names",
+                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache")
+
+    def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: List[Optional[Value]],
+                 input_names: Sequence[str], output_names: Sequence[str], attrs: dict,
+                 convert: Callable[[Any], Any], engine, index: int):
+        self.op_type = op_type
+        self.domain = domain
+        self.name = name
+        self.opset = opset
+        self.inputs = inputs
+        self.input_names = input_names
+        self.output_names = output_names
+        self._attrs = attrs
+        self._convert = convert
+        self._engine = engine
+        self.index = index
+        self._cache: dict = {}
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.output_names)
+
+    def has_output(self, i: int) -> bool:
+        return i < len(self.output_names) and self.output_names[i] != ""
+
+    # -- attributes -----------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute ``name`` as a Python value (int, float, str, list,
+        numpy array for a tensor, a graph handle for a subgraph), or ``default``."""
+        v = self._cache.get(name, _MISSING)
+        if v is _MISSING:
+            proto = self._attrs.get(name)
+            v = default if proto is None else self._convert(proto)
+            self._cache[name] = v
+        return v
+
+    def has_attr(self, name: str) -> bool:
+        return name in self._attrs
+
+    # -- inputs ---------------------------------------------------------------
+    def input(self, i: int) -> Optional[Value]:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def tensor(self, i: int) -> Optional[Tensor]:
+        v = self.input(i)
+        return v if isinstance(v, Tensor) else None
+
+    def value(self, i: int) -> Optional[tuple]:
+        """The known elements of input ``i`` (row-major), or ``None``."""
+        t = self.tensor(i)
+        return None if t is None else t.value
+
+    # -- unknowns ---------------------------------------------------------------
+    def fresh(self, reason: str, output: int = 0, axis: Optional[int] = None,
+              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX) -> Dim:
+        """A new symbol for a dim this rule cannot determine, recorded with why."""
+        return self._engine.fresh_symbol(self, output, axis, reason, lo, hi)
+
+    def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
+        return tuple(self.fresh(reason, output, axis) for axis in range(rank))
+
+    def assume(self, a: Dim, b: Dim, reason: str) -> None:
+        """Record that this node is only valid when ``a == b``."""
+        self._engine.record_assumption(self, a, b, reason)
+
+    def infer_graph(self, graph, inputs: Sequence[Optional[Value]]) -> List[Optional[Value]]:
+        """Infer a subgraph attribute with the given input values; returns its outputs."""
+        return self._engine.infer_subgraph(self, graph, inputs)
+
+    def __repr__(self) -> str:
+        return f"{self.op_type} node {self.name!r}"

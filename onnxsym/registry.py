@@ -1,0 +1,75 @@
+"""The rule registry: per-op shape rules keyed by (domain, op_type, since_version).
+
+A rule is a function ``rule(node) -> list of values``, one per output, that
+computes each output's dtype, shape and (for shape tensors) elements from
+``node.inputs`` and ``node.attr(...)`` using Dim arithmetic.
+
+Register rules for custom ops the same way the built-in rules do::
+
+    from onnxsym import register_rule, Tensor
+
+    @register_rule("MyRelu", domain="my.domain")
+    def my_relu(node):
+        x = node.inputs[0]
+        return [Tensor(x.dtype, x.shape)]
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Callable, Dict, List, Optional, Tuple
+
+Rule = Callable[..., list]
+
+_rules: Dict[Tuple[str, str], List[Tuple[int, Rule]]] = {}
+
+# Domains that name the standard operator set.
+_ONNX_DOMAINS = {"", "ai.onnx"}
+
+
+def canonical_domain(domain: str) -> str:
+    return "" if domain in _ONNX_DOMAINS else domain
+
+
+def register_rule(op_type: str, domain: str = "", since: int = 1) -> Callable[[Rule], Rule]:
+    """Decorator: ``fn`` is the rule for ``op_type`` from opset version ``since`` on
+    (until a rule registered with a later ``since`` takes over). Registering the same
+    key again replaces the earlier rule."""
+
+    def deco(fn: Rule) -> Rule:
+        entries = _rules.setdefault((canonical_domain(domain), op_type), [])
+        entries[:] = [e for e in entries if e[0] != since]
+        bisect.insort(entries, (since, fn), key=lambda e: e[0])
+        return fn
+
+    return deco
+
+
+def register(op_types, domain: str = "", since: int = 1):
+    """Like :func:`register_rule` for several op types sharing one rule."""
+    if isinstance(op_types, str):
+        op_types = op_types.split()
+
+    def deco(fn: Rule) -> Rule:
+        for op in op_types:
+            register_rule(op, domain, since)(fn)
+        return fn
+
+    return deco
+
+
+def find_rule(domain: str, op_type: str, opset: int) -> Optional[Rule]:
+    """The rule in force for ``op_type`` at opset version ``opset`` of ``domain``."""
+    entries = _rules.get((canonical_domain(domain), op_type))
+    if not entries:
+        return None
+    best = None
+    for since, fn in entries:
+        if since <= opset:
+            best = fn
+    return best
+
+
+def registered_ops() -> Dict[Tuple[str, str], List[int]]:
+    """Every registered (domain, op_type) with the since_versions of its rules."""
+    return {k: [s for s, _ in v] for k, v in _rules.items()}

@@ -1,0 +1,91 @@
+"""Shape helpers that rules share: axes, products and broadcasting."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+
+from . import dims
+from .dims import Dim
+from .errors import ShapeContradiction
+
+Shape = Tuple[Dim, ...]
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """An axis in ``[-rank, rank)`` as a non-negative index."""
+    if not -rank <= axis < rank:
+        raise ShapeContradiction(f"axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def prod(ds: Iterable[Dim]) -> Dim:
+    out: Dim = 1
+    for d in ds:
+        out = dims.mul(out, d)
+    return out
+
+
+def _is_one(d: Dim) -> bool:
+    return d == 1 or (not isinstance(d, int) and dims.try_eq(d, 1) is True)
+
+
+def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
+                  assume: Optional[Callable[[Dim, Dim, str], None]] = None) -> Dim:
+    """The broadcast of dims that stand at one axis (numpy rules).
+
+    Every dim that is not 1 must equal every other dim that is not 1, so a static
+    dim other than 1 decides the result; a dim provably not 1 decides it too. Two
+    different dims that both may be 1 broadcast to their ``max`` when both are at
+    least 1 (exact in every valid case), else to a fresh symbol.
+    """
+    rest: List[Dim] = []
+    for d in ds:
+        if not _is_one(d) and not any(d == r for r in rest):
+            rest.append(d)
+    if not rest:
+        return 1
+    if len(rest) == 1:
+        return rest[0]
+    statics = {d for d in rest if isinstance(d, int)}
+    if len(statics) > 1:
+        raise ShapeContradiction(f"cannot broadcast dims {sorted(statics)}")
+    if statics:
+        decided = statics.pop()
+    else:
+        not_one = [d for d in rest if dims.try_eq(d, 1) is False]
+        decided = not_one[0] if not_one else None
+    if decided is not None:
+        for d in rest:
+            if d != decided and dims.try_eq(d, 1) is False:
+                if dims.try_eq(d, decided) is False:
+                    raise ShapeContradiction(f"cannot broadcast dim {d} against {decided}")
+                if assume is not None:
+                    assume(d, decided, "broadcast of two dims that are not 1")
+        return decided
+    if all(dims.range_of(d)[0] >= 1 for d in rest):
+        return dims.dmax(*rest)
+    return fresh("broadcast of dims that may be 0 or 1: " + ", ".join(str(d) for d in rest))
+
+
+def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
+                     assume=None) -> Shape:
+    """Multidirectional (numpy) broadcasting of several shapes."""
+    rank = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    if len(padded) == 2 and padded[0] == padded[1]:
+        return padded[0]
+    out = []
+    for axis in range(rank):
+        col = [s[axis] for s in padded]
+        out.append(broadcast_dim(col, lambda why, axis=axis: fresh(axis, why), assume))
+    return tuple(out)
+
+
+def unidirectional(target: Shape, source: Shape) -> bool:
+    """Whether ``source`` broadcasts to ``target`` without changing it (provably)."""
+    if len(source) > len(target):
+        return False
+    for t, s in zip(target[len(target) - len(source):], source):
+        if not (s == t or _is_one(s)):
+            return False
+    return True

@@ -1,0 +1,72 @@
+"""What the engine knows about one value: its type, its shape, and for small
+tensors (shape tensors, scalars, small constants) its elements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from .dims import Dim
+
+Element = Union[int, float, bool, str, "object"]  # an int element may be a symbolic Expr
+
+# Tensors with at most this many elements carry their values through the engine.
+MAX_VALUE_ELEMENTS = 1024
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor value: ``dtype`` is an ``onnx.TensorProto`` element type (0 when unknown),
+    ``shape`` a tuple of dims (``None`` when even the rank is unknown), ``value`` the
+    row-major elements when known (dims for integer tensors, floats, bools)."""
+
+    dtype: int
+    shape: Optional[Tuple[Dim, ...]]
+    value: Optional[tuple] = None
+
+    @property
+    def rank(self) -> Optional[int]:
+        return None if self.shape is None else len(self.shape)
+
+    def with_value(self, value) -> "Tensor":
+        return Tensor(self.dtype, self.shape, None if value is None else tuple(value))
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """An ONNX sequence; ``elem`` describes what is known of every element
+    (``None`` when nothing is), ``items`` the elements when known one by one."""
+
+    elem: Optional[Tensor]
+    items: Optional[Tuple[Tensor, ...]] = None
+
+
+@dataclass(frozen=True)
+class Optional_:
+    """An ONNX optional; ``elem`` describes the contained value."""
+
+    elem: Optional[Union[Tensor, Sequence]]
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value of a type the engine does not model (e.g. a map); passed through."""
+
+    type_proto: object = None
+
+
+Value = Union[Tensor, Sequence, Optional_, Opaque]
+
+
+def tensor_from_array(arr, dtype: Optional[int] = None) -> Tensor:
+    """A constant tensor from a numpy array; small ones keep their elements."""
+    import numpy as np
+    from onnx.helper import np_dtype_to_tensor_dtype
+
+    arr = np.asarray(arr)
+    if dtype is None:
+        dtype = int(np_dtype_to_tensor_dtype(arr.dtype)) if arr.dtype != object else 8
+    value = None
+    if arr.size <= MAX_VALUE_ELEMENTS and arr.dtype.kind in "biuf":
+        value = tuple(arr.reshape(-1).tolist())
+    return Tensor(dtype, tuple(int(d) for d in arr.shape), value)

@@ -1,0 +1,129 @@
+"""Writing inferred shapes back into a model: value_info, graph outputs, metadata.
+
+Nothing else in the model changes: nodes, initializers, names and doc strings
+are left exactly as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Optional
+
+import onnx
+
+from . import dims
+from .dims import Dim
+from .errors import ShapeContradiction
+from .values import Opaque, Optional_, Sequence, Tensor, Value
+
+META_PREFIX = "onnxsym."
+
+
+def _declared_dims(tp: onnx.TypeProto):
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return None
+    return list(tp.tensor_type.shape.dim)
+
+
+def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str]):
+    """The dim to write, given what the model declares and what was inferred:
+    ``(value, param)`` with exactly one of them set."""
+    if isinstance(inferred, int):
+        if declared is not None and declared.HasField("dim_value") and declared.dim_value != inferred:
+            raise ShapeContradiction(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}")
+        return inferred, None
+    if declared is not None and declared.HasField("dim_value"):
+        warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
+                        f"writing '{inferred}'")
+    if declared is not None and declared.HasField("dim_param") and declared.dim_param:
+        if all(s.name in fresh for s in dims.free_symbols(inferred)):
+            # Nothing was known of this dim: the model's own name for it says more.
+            return None, declared.dim_param
+    return None, str(inferred)
+
+
+def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings) -> Optional[onnx.TypeProto]:
+    dtype = t.dtype
+    if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
+        dtype = declared.tensor_type.elem_type
+    if not dtype:
+        return None
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = dtype
+    declared_dims = _declared_dims(declared) if declared is not None else None
+    if t.shape is None:
+        if declared_dims is not None:
+            tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
+        return tp
+    if declared_dims is not None and len(declared_dims) != len(t.shape):
+        raise ShapeContradiction(f"{where}: the model declares rank {len(declared_dims)}, "
+                                 f"the graph computes rank {len(t.shape)}")
+    shape = tp.tensor_type.shape
+    shape.SetInParent()
+    for i, d in enumerate(t.shape):
+        value, param = merge_dim(declared_dims[i] if declared_dims else None, d, f"{where}[{i}]", fresh, warnings)
+        dim = shape.dim.add()
+        if value is not None:
+            dim.dim_value = value
+        else:
+            dim.dim_param = param
+    return tp
+
+
+def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings) -> Optional[onnx.TypeProto]:
+    """The type to write for ``v``; ``None`` when nothing is known of it."""
+    if isinstance(v, Tensor):
+        return tensor_type(v, declared, where, fresh, warnings)
+    if isinstance(v, Sequence):
+        inner_decl = declared.sequence_type.elem_type if declared is not None and \
+            declared.WhichOneof("value") == "sequence_type" else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings) if v.elem is not None else None
+        if elem is None:
+            return declared
+        tp = onnx.TypeProto()
+        tp.sequence_type.elem_type.CopyFrom(elem)
+        return tp
+    if isinstance(v, Optional_):
+        inner_decl = declared.optional_type.elem_type if declared is not None and \
+            declared.WhichOneof("value") == "optional_type" else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings) if v.elem is not None else None
+        if elem is None:
+            return declared
+        tp = onnx.TypeProto()
+        tp.optional_type.elem_type.CopyFrom(elem)
+        return tp
+    return declared
+
+
+def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
+                 fresh, warnings: List[str]) -> None:
+    """Fill ``graph.value_info`` for every produced value and the graph outputs' types."""
+    outputs = {o.name: o for o in graph.output}
+    existing = {vi.name: vi for vi in graph.value_info}
+    for name in produced:
+        v = values.get(name)
+        if v is None:
+            continue
+        target = outputs.get(name)
+        if target is None:
+            target = existing.get(name)
+        declared = target.type if target is not None and target.HasField("type") else None
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings)
+        if tp is None:
+            continue
+        if target is None:
+            target = graph.value_info.add()
+            target.name = name
+        target.type.CopyFrom(tp)
+
+
+def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
+    """Set ``onnxsym.*`` metadata entries (replacing earlier ones of the same key)."""
+    keys = {META_PREFIX + k for k in entries}
+    kept = [p for p in model.metadata_props if p.key not in keys]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    for k, v in entries.items():
+        p = model.metadata_props.add()
+        p.key = META_PREFIX + k
+        p.value = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
