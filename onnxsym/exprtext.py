@@ -49,7 +49,7 @@ def _atom_text(atom) -> str:
     if isinstance(atom, Sym):
         return _name(atom)
     if atom.kind in ("max", "min"):
-        return f"{atom.kind}({', '.join(format_expr(a) for a in atom.args)})"
+        return f"{atom.kind}({', '.join(str(a) for a in atom.args)})"
     n, d = atom.args
     op = "//" if atom.kind == "floordiv" else " % "
     return f"{_operand(n, False)}{op}{_operand(d, True)}"

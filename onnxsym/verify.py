@@ -1,0 +1,136 @@
+"""The oracle: run the model in onnxruntime at concrete sizes and compare every
+inferred dim with the real one."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+import onnx
+
+from . import dims
+from .api import Result, infer
+from .errors import VerificationError
+from .values import Tensor
+
+
+@dataclass
+class Mismatch:
+    value: str
+    bindings: Dict[str, int]
+    inferred: tuple
+    actual: tuple
+
+    def __str__(self) -> str:
+        b = ", ".join(f"{k}={v}" for k, v in sorted(self.bindings.items()))
+        return f"value '{self.value}' at {b}: inferred {list(map(str, self.inferred))}, runtime {list(self.actual)}"
+
+
+@dataclass
+class Report:
+    checked_values: int = 0
+    checked_dims: int = 0
+    unresolved_dims: int = 0
+    mismatches: List[Mismatch] = field(default_factory=list)
+    assignments: List[Dict[str, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -> List[Dict[str, int]]:
+    """A few small, different sizes for each input symbol."""
+    rng = random.Random(seed)
+    return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
+
+
+def _feed(tensor: Tensor, name: str, bindings: Mapping[str, int]) -> np.ndarray:
+    shape = [dims.evaluate(d, bindings) for d in tensor.shape]
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
+    if np.issubdtype(dtype, np.integer):
+        return np.ones(shape, dtype=dtype)  # valid as token ids, masks and indices
+    if dtype == np.bool_:
+        return np.ones(shape, dtype=np.bool_)
+    return np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+
+def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.value_info[:]
+    have = {o.name for o in m.graph.output}
+    for name in names:
+        v = result.values.get(name)
+        if name in have or not isinstance(v, Tensor) or not v.dtype:
+            continue
+        vi = m.graph.output.add()
+        vi.name = name
+        vi.type.tensor_type.elem_type = v.dtype
+    for o in m.graph.output:  # declared output shapes must not constrain the run
+        if o.type.HasField("tensor_type"):
+            o.type.tensor_type.ClearField("shape")
+    return m
+
+
+def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
+           result: Optional[Result] = None, base_dir: Optional[str] = None) -> Report:
+    """Compare the inferred shape of every value with onnxruntime's at each assignment."""
+    import onnxruntime as ort
+
+    result = result or infer(model_or_path)
+    model = result.model
+    roots = sorted(n for n in result.symbols.symbols if n not in result.fresh)
+    assignments = assignments or default_assignments(roots)
+    exposed = _expose_all(model, result.produced, result)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 3
+    try:
+        if base_dir:
+            import os
+            import tempfile
+            with tempfile.NamedTemporaryFile(suffix=".onnx", dir=base_dir, delete=False) as f:
+                f.write(exposed.SerializeToString())
+            try:
+                sess = ort.InferenceSession(f.name, opts, providers=["CPUExecutionProvider"])
+            finally:
+                os.unlink(f.name)
+        else:
+            sess = ort.InferenceSession(exposed.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
+    init = {t.name for t in model.graph.initializer}
+    report = Report(assignments=assignments)
+    out_names = [o.name for o in sess.get_outputs()]
+    for bindings in assignments:
+        feeds = {}
+        for inp in model.graph.input:
+            if inp.name in init:
+                continue
+            v = result.values[inp.name]
+            feeds[inp.name] = _feed(v, inp.name, bindings)
+        try:
+            outs = sess.run(out_names, feeds)
+        except Exception as exc:
+            raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
+        for name, arr in zip(out_names, outs):
+            t = result.values.get(name)
+            if not isinstance(t, Tensor) or t.shape is None or not isinstance(arr, np.ndarray):
+                continue
+            report.checked_values += 1
+            actual = tuple(arr.shape)
+            if len(actual) != len(t.shape):
+                report.mismatches.append(Mismatch(name, bindings, t.shape, actual))
+                continue
+            for d, a in zip(t.shape, actual):
+                if any(s.name in result.fresh for s in dims.free_symbols(d)):
+                    report.unresolved_dims += 1
+                    continue
+                report.checked_dims += 1
+                if dims.evaluate(d, bindings) != a:
+                    report.mismatches.append(Mismatch(name, bindings, t.shape, actual))
+                    break
+    return report
