@@ -1,0 +1,210 @@
+"""Elementwise rules: unary ops that keep shape, broadcasting binary/variadic ops."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_shapes
+from onnxsym.values import Tensor
+
+BOOL = TensorProto.BOOL
+_INT_TYPES = {TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
+              TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}
+
+
+def _in(node, i=0):
+    t = node.tensor(i)
+    return t if t is not None else Tensor(0, None)
+
+
+@register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
+          "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Gelu Softplus Softsign LeakyRelu Elu Selu "
+          "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "
+          "Hardmax Shrink BitwiseNot")
+def unary(node):
+    x = _in(node)
+    value = None
+    if x.value is not None and x.shape is not None:
+        op = node.op_type
+        if op == "Neg" and x.dtype in _INT_TYPES:
+            value = tuple(dims.neg(v) for v in x.value)
+        elif op == "Abs" and x.dtype in _INT_TYPES:
+            out = []
+            for v in x.value:
+                if dims.try_le(0, v) is True:
+                    out.append(v)
+                elif dims.try_le(v, 0) is True:
+                    out.append(dims.neg(v))
+                else:
+                    out = None
+                    break
+            value = out
+        elif op == "Not" and x.dtype == BOOL:
+            value = tuple(not bool(v) for v in x.value)
+    return [Tensor(x.dtype, x.shape, None if value is None else tuple(value))]
+
+
+@register("IsNaN IsInf")
+def is_nan_inf(node):
+    x = _in(node)
+    return [Tensor(BOOL, x.shape)]
+
+
+@register("Dropout")
+def dropout(node):
+    x = _in(node)
+    outs = [Tensor(x.dtype, x.shape)]
+    if node.num_outputs > 1:
+        outs.append(Tensor(BOOL, x.shape))
+    return outs
+
+
+_COMPARE = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
+
+
+def _broadcast_values(node, shape, tensors):
+    """Each input's value expanded to ``shape`` (static), or None."""
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    rank = len(shape)
+    outs = []
+    for t in tensors:
+        if t.value is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
+            return None
+        ts = (1,) * (rank - len(t.shape)) + tuple(t.shape)
+        strides = [0] * rank
+        acc = 1
+        for a in range(rank - 1, -1, -1):
+            strides[a] = 0 if ts[a] == 1 else acc
+            acc *= ts[a]
+        vals = []
+        for flat in range(n):
+            rem, off = flat, 0
+            for a in range(rank - 1, -1, -1):
+                idx = rem % shape[a]
+                rem //= shape[a]
+                off += idx * strides[a]
+            vals.append(t.value[off])
+        outs.append(vals)
+    return outs
+
+
+def _is_dim(v):
+    return isinstance(v, (int, dims.Expr)) and not isinstance(v, bool)
+
+
+def _combine(op, a, b, node):
+    """One element of a binary op on integer values; None when not exactly known."""
+    if op in ("Add", "Sum"):
+        return dims.add(a, b)
+    if op == "Sub":
+        return dims.sub(a, b)
+    if op == "Mul":
+        return dims.mul(a, b)
+    if op == "Div":
+        if dims.try_le(0, a) is True and dims.try_le(1, b) is True:
+            return dims.floordiv(a, b)
+        if isinstance(a, int) and isinstance(b, int) and b != 0:
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b > 0) else -q
+        return None
+    if op == "Mod":
+        if node.attr("fmod", 0) != 0:
+            if isinstance(a, int) and isinstance(b, int) and b != 0:
+                import math
+                return int(math.fmod(a, b))
+            return None
+        if isinstance(b, int) and b == 0:
+            return None
+        if not isinstance(b, int) and dims.try_eq(b, 0) is not False:
+            return None
+        return dims.mod(a, b)
+    if op == "Max":
+        return dims.dmax(a, b)
+    if op == "Min":
+        return dims.dmin(a, b)
+    if op == "Equal":
+        r = dims.try_eq(a, b)
+        return None if r is None else r
+    if op == "Less":
+        return dims.try_lt(a, b)
+    if op == "Greater":
+        return dims.try_lt(b, a)
+    if op == "LessOrEqual":
+        return dims.try_le(a, b)
+    if op == "GreaterOrEqual":
+        return dims.try_le(b, a)
+    return None
+
+
+def _bool_combine(op, a, b):
+    a, b = bool(a), bool(b)
+    if op == "And":
+        return a and b
+    if op == "Or":
+        return a or b
+    if op == "Xor":
+        return a != b
+    if op == "Equal":
+        return a == b
+    return None
+
+
+@register("Add Sub Mul Div Pow Mod Max Min Sum Mean And Or Xor BitShift BitwiseAnd BitwiseOr "
+          "BitwiseXor Equal Less Greater LessOrEqual GreaterOrEqual PRelu")
+def binary(node):
+    ts = [t for t in (node.tensor(i) for i in range(len(node.inputs))) if t is not None]
+    if not ts:
+        return [Tensor(0, None)]
+    op = node.op_type
+    dtype = BOOL if op in _COMPARE else ts[0].dtype
+    if any(t.shape is None for t in ts):
+        return [Tensor(dtype, None)]
+    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
+                             node.assume)
+    value = None
+    in_dtype = ts[0].dtype
+    if all(t.value is not None for t in ts) and len(ts) >= 1:
+        vals = _broadcast_values(node, shape, ts)
+        if vals is not None:
+            value = _fold(op, in_dtype, vals, node)
+    return [Tensor(dtype, shape, value)]
+
+
+def _fold(op, in_dtype, vals, node):
+    n = len(vals[0])
+    if in_dtype == BOOL and op in ("And", "Or", "Xor", "Equal"):
+        out = []
+        for i in range(n):
+            acc = vals[0][i]
+            for v in vals[1:]:
+                acc = _bool_combine(op, acc, v[i])
+            out.append(acc)
+        return tuple(out)
+    if in_dtype not in _INT_TYPES:
+        return None
+    if op in ("Mean", "Pow", "BitShift", "PRelu", "And", "Or", "Xor") or op.startswith("Bitwise"):
+        return None
+    if op in ("Max", "Min", "Sum") and len(vals) == 1:
+        return tuple(vals[0])
+    if op not in ("Max", "Min", "Sum") and len(vals) != 2:
+        return None
+    out = []
+    for i in range(n):
+        acc = vals[0][i]
+        if not _is_dim(acc):
+            return None
+        for v in vals[1:]:
+            b = v[i]
+            if not _is_dim(b):
+                return None
+            acc = _combine(op, acc, b, node)
+            if acc is None:
+                return None
+        out.append(acc)
+    return tuple(out)

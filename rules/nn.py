@@ -1,0 +1,399 @@
+"""Rules for neural-network ops: MatMul, Gemm, Conv, pools, normalizations,
+Einsum, TopK, ArgMax, Resize and friends."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
+from onnxsym.values import Tensor
+
+I64 = TensorProto.INT64
+
+
+def _x(node, i=0):
+    t = node.tensor(i)
+    return t if t is not None else Tensor(0, None)
+
+
+def _bshapes(node, shapes, output=0):
+    return broadcast_shapes(shapes, lambda axis, why: node.fresh(why, output, axis), node.assume)
+
+
+# --------------------------------------------------------------------------- MatMul, Gemm
+
+
+@register("MatMul MatMulInteger")
+def matmul(node):
+    a, b = _x(node, 0), _x(node, 1)
+    dtype = a.dtype
+    if node.op_type == "MatMulInteger":
+        dtype = TensorProto.INT32
+    if a.shape is None or b.shape is None:
+        return [Tensor(dtype, None)]
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if not sa or not sb:
+        raise ShapeContradiction("MatMul of a scalar")
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    if a1:
+        sa = (1,) + sa
+    if b1:
+        sb = sb + (1,)
+    if dims.try_eq(sa[-1], sb[-2]) is False:
+        raise ShapeContradiction(f"MatMul inner dims {sa[-1]} and {sb[-2]} differ")
+    if sa[-1] != sb[-2]:
+        node.assume(sa[-1], sb[-2], "MatMul inner dims")
+    batch = _bshapes(node, [sa[:-2], sb[:-2]])
+    out = tuple(batch)
+    if not a1:
+        out += (sa[-2],)
+    if not b1:
+        out += (sb[-1],)
+    return [Tensor(dtype, out)]
+
+
+@register("Gemm")
+def gemm(node):
+    a, b = _x(node, 0), _x(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(a.dtype, None)]
+    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
+    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
+    return [Tensor(a.dtype, (m, n))]
+
+
+# --------------------------------------------------------------------------- Conv and pools
+
+
+def _spatial_params(node, nsp, kernel):
+    strides = node.attr("strides") or [1] * nsp
+    dil = node.attr("dilations") or [1] * nsp
+    pads = node.attr("pads") or [0] * (2 * nsp)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    return list(strides), list(dil), list(pads), auto_pad
+
+
+def _conv_out(node, in_dims, kernel, ceil_mode=False, kernel_dilated=True):
+    nsp = len(in_dims)
+    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    out = []
+    for i, d in enumerate(in_dims):
+        k, s, dl = kernel[i], strides[i], dil[i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(dims.ceil_div(d, s))
+            continue
+        if auto_pad == "VALID":
+            pb = pe = 0
+        else:
+            pb, pe = pads[i], pads[i + nsp]
+        n = d + pb + pe - dl * (k - 1) - 1
+        if ceil_mode:
+            full = dims.ceil_div(n, s) + 1
+            # the last window must start inside the input (or the begin padding)
+            out.append(dims.dmin(full, dims.ceil_div(d + pb, s)))
+        else:
+            out.append(dims.floordiv(n, s) + 1)
+    return out
+
+
+@register("Conv ConvInteger QLinearConv")
+def conv(node):
+    xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
+    x, w = _x(node, xi), _x(node, wi)
+    dtype = x.dtype
+    if node.op_type == "ConvInteger":
+        dtype = TensorProto.INT32
+    elif node.op_type == "QLinearConv":
+        dtype = _x(node, 7).dtype or x.dtype
+    if x.shape is None:
+        return [Tensor(dtype, None)]
+    nsp = len(x.shape) - 2
+    kernel = node.attr("kernel_shape")
+    if kernel is None:
+        if w.shape is None:
+            return [Tensor(dtype, (x.shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
+                                                        for a in range(1, nsp + 2)))]
+        kernel = list(w.shape[2:])
+    m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
+    sp = _conv_out(node, list(x.shape[2:]), kernel)
+    return [Tensor(dtype, (x.shape[0], m) + tuple(sp))]
+
+
+@register("ConvTranspose")
+def conv_transpose(node):
+    x, w = _x(node, 0), _x(node, 1)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    nsp = len(x.shape) - 2
+    group = node.attr("group", 1)
+    if w.shape is not None:
+        m = dims.mul(w.shape[1], group)
+    else:
+        m = node.fresh("ConvTranspose weight shape unknown", 0, 1)
+    kernel = node.attr("kernel_shape")
+    if kernel is None:
+        if w.shape is None:
+            return [Tensor(x.dtype, (x.shape[0], m) + tuple(node.fresh("ConvTranspose weight shape unknown", 0, a)
+                                                             for a in range(2, nsp + 2)))]
+        kernel = list(w.shape[2:])
+    out_shape = node.attr("output_shape")
+    if out_shape:
+        sp = list(out_shape)[-nsp:]
+        return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
+    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    opad = node.attr("output_padding") or [0] * nsp
+    sp = []
+    for i, d in enumerate(x.shape[2:]):
+        s = strides[i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            sp.append(dims.mul(d, s))
+            continue
+        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
+        sp.append(s * (d - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - pb - pe)
+    return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
+
+
+@register("MaxPool AveragePool LpPool")
+def pool(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)] + [Tensor(I64, None)] * (node.num_outputs - 1)
+    kernel = node.attr("kernel_shape")
+    if kernel is None:
+        raise ShapeContradiction("pool without kernel_shape")
+    ceil_mode = bool(node.attr("ceil_mode", 0))
+    sp = _conv_out(node, list(x.shape[2:]), list(kernel), ceil_mode=ceil_mode)
+    shape = tuple(x.shape[:2]) + tuple(sp)
+    outs = [Tensor(x.dtype, shape)]
+    if node.num_outputs > 1:
+        outs.append(Tensor(I64, shape))
+    return outs
+
+
+@register("GlobalAveragePool GlobalMaxPool GlobalLpPool")
+def global_pool(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    return [Tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
+
+
+# --------------------------------------------------------------------------- normalizations
+
+
+@register("BatchNormalization")
+def batch_norm(node):
+    x = _x(node)
+    outs = [Tensor(x.dtype, x.shape)]
+    scale = _x(node, 1)
+    if scale.shape is not None and len(scale.shape) == 1:
+        c = scale.shape
+    elif x.shape is not None and len(x.shape) >= 2:
+        c = (x.shape[1],)
+    else:
+        c = None
+    for i in range(1, node.num_outputs):
+        src = _x(node, 3 if i in (1, 3) else 4) if i < 3 else scale
+        outs.append(Tensor(src.dtype or x.dtype, c))
+    return outs
+
+
+@register("LayerNormalization")
+def layer_norm(node):
+    x = _x(node)
+    outs = [Tensor(x.dtype, x.shape)]
+    if node.num_outputs > 1:
+        stash = node.attr("stash_type", 1)
+        if x.shape is None:
+            red = None
+        else:
+            axis = normalize_axis(node.attr("axis", -1), len(x.shape))
+            red = tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
+        for _ in range(1, node.num_outputs):
+            outs.append(Tensor(stash, red))
+    return outs
+
+
+@register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
+          "CumSum Trilu LRN")
+def same_shape(node):
+    x = _x(node)
+    return [Tensor(x.dtype, x.shape)]
+
+
+# --------------------------------------------------------------------------- Einsum
+
+
+def _parse_term(term):
+    letters = []
+    i = 0
+    while i < len(term):
+        if term.startswith("...", i):
+            letters.append("...")
+            i += 3
+        else:
+            if term[i].isalpha():
+                letters.append(term[i])
+            i += 1
+    return letters
+
+
+@register("Einsum")
+def einsum(node):
+    eq = node.attr("equation", "").replace(" ", "")
+    ts = [_x(node, i) for i in range(len(node.inputs))]
+    dtype = ts[0].dtype if ts else 0
+    if any(t.shape is None for t in ts):
+        return [Tensor(dtype, None)]
+    lhs, arrow, rhs = eq.partition("->")
+    terms = [_parse_term(t) for t in lhs.split(",")]
+    if len(terms) != len(ts):
+        raise ShapeContradiction(f"Einsum equation '{eq}' has {len(terms)} operands, node has {len(ts)}")
+    letter_dims = {}
+    ell_shapes = []
+    counts = {}
+    for term, t in zip(terms, ts):
+        shape = tuple(t.shape)
+        nlet = len([x for x in term if x != "..."])
+        ell_rank = len(shape) - nlet
+        if "..." not in term and ell_rank != 0:
+            raise ShapeContradiction(f"Einsum term {''.join(term)} does not match rank {len(shape)}")
+        pos = 0
+        for x in term:
+            if x == "...":
+                ell_shapes.append(shape[pos:pos + ell_rank])
+                pos += ell_rank
+            else:
+                letter_dims.setdefault(x, []).append(shape[pos])
+                counts[x] = counts.get(x, 0) + 1
+                pos += 1
+    ell = _bshapes(node, ell_shapes) if ell_shapes else ()
+    if arrow:
+        out_terms = _parse_term(rhs)
+    else:
+        out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
+    out = []
+    for axis, x in enumerate(out_terms):
+        if x == "...":
+            out.extend(ell)
+        else:
+            out.append(broadcast_dim(letter_dims[x], lambda why, a=axis: node.fresh(why, 0, a), node.assume))
+    return [Tensor(dtype, tuple(out))]
+
+
+# --------------------------------------------------------------------------- TopK, ArgMax
+
+
+@register("TopK")
+def topk(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(x.dtype, None), Tensor(I64, None)]
+    axis = normalize_axis(node.attr("axis", -1), len(x.shape))
+    if node.opset >= 10:
+        kv = node.value(1)
+        k = kv[0] if kv is not None and len(kv) == 1 else None
+    else:
+        k = node.attr("k")
+    if k is None:
+        k = node.fresh("TopK k is not known", 0, axis)
+    shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
+    return [Tensor(x.dtype, shape), Tensor(I64, shape)]
+
+
+@register("ArgMax ArgMin")
+def argmax(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(I64, None)]
+    axis = normalize_axis(node.attr("axis", 0), len(x.shape))
+    if node.attr("keepdims", 1):
+        shape = tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis + 1:])
+    else:
+        shape = tuple(x.shape[:axis]) + tuple(x.shape[axis + 1:])
+    return [Tensor(I64, shape)]
+
+
+# --------------------------------------------------------------------------- Resize, Upsample
+
+
+def _scaled(node, d, scale, axis):
+    s = float(scale)
+    if s == 1.0:
+        return d
+    if isinstance(d, int):
+        return int(np.floor(np.float32(s) * np.float32(d)))
+    if s >= 1 and s == int(s):
+        return dims.mul(d, int(s))
+    return node.fresh(f"Resize of symbolic dim {d} by non-integer scale {s}", 0, axis)
+
+
+def _nonempty(node, i):
+    t = node.tensor(i)
+    if t is None:
+        return None
+    if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
+        return None
+    return t
+
+
+def _resize_shape(node, x, scales, sizes, axes):
+    rank = len(x.shape)
+    if axes is None:
+        axes = list(range(rank))
+    else:
+        axes = [normalize_axis(a, rank) for a in axes]
+    out = list(x.shape)
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if sizes is not None:
+        if sizes.value is None:
+            for a in axes:
+                out[a] = node.fresh("Resize sizes not known", 0, a)
+            return tuple(out)
+        if policy != "stretch" and node.opset >= 18:
+            for a in axes:
+                out[a] = node.fresh(f"Resize keep_aspect_ratio_policy={policy}", 0, a)
+            return tuple(out)
+        for a, v in zip(axes, sizes.value):
+            out[a] = v
+        return tuple(out)
+    if scales is None or scales.value is None:
+        for a in axes:
+            out[a] = node.fresh("Resize scales not known", 0, a)
+        return tuple(out)
+    for a, s in zip(axes, scales.value):
+        out[a] = _scaled(node, x.shape[a], s, a)
+    return tuple(out)
+
+
+@register("Resize")
+def resize(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if node.opset < 11:
+        scales, sizes = node.tensor(1), None
+    else:
+        scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
+        if node.opset < 13 and sizes is not None and scales is not None and scales.value is not None \
+                and len(scales.value) > 0:
+            sizes = None
+    axes = node.attr("axes") if node.opset >= 18 else None
+    return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]
+
+
+@register("Upsample")
+def upsample(node):
+    x = _x(node)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if node.opset < 9:
+        s = node.attr("scales")
+        scales = Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None
+    else:
+        scales = node.tensor(1)
+    return [Tensor(x.dtype, _resize_shape(node, x, scales, None, None))]

@@ -1,0 +1,59 @@
+"""Reduce* rules: axes from the attribute (older opsets) or the second input."""
+
+from __future__ import annotations
+
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Tensor
+
+_OPS = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum " \
+       "ReduceLogSumExp ReduceSumSquare"
+
+_UNKNOWN = object()
+
+
+def _from_input(node):
+    return node.opset >= (13 if node.op_type == "ReduceSum" else 18)
+
+
+def _axes(node):
+    """The axes list, None for "no axes given", or _UNKNOWN when given but not known."""
+    if not _from_input(node):
+        a = node.attr("axes")
+        return None if a is None else list(a)
+    if len(node.inputs) < 2 or node.inputs[1] is None:
+        return None
+    t = node.tensor(1)
+    if t is None or t.value is None:
+        if t is not None and t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
+            return []
+        return _UNKNOWN
+    return [int(v) for v in t.value]
+
+
+@register(_OPS)
+def reduce(node):
+    x = node.tensor(0)
+    if x is None or x.shape is None:
+        return [Tensor(0 if x is None else x.dtype, None)]
+    keepdims = node.attr("keepdims", 1)
+    noop = node.attr("noop_with_empty_axes", 0)
+    rank = len(x.shape)
+    axes = _axes(node)
+    if axes is _UNKNOWN:
+        if keepdims:
+            return [Tensor(x.dtype, tuple(node.fresh("reduce axes unknown", 0, a) for a in range(rank)))]
+        return [Tensor(x.dtype, None)]
+    if not axes:
+        if noop and _from_input(node):
+            return [Tensor(x.dtype, x.shape, x.value)]
+        axes = list(range(rank))
+    red = {normalize_axis(a, rank) for a in axes}
+    shape = []
+    for i, d in enumerate(x.shape):
+        if i in red:
+            if keepdims:
+                shape.append(1)
+        else:
+            shape.append(d)
+    return [Tensor(x.dtype, tuple(shape))]
