@@ -165,8 +165,12 @@ def binary(node):
     dtype = BOOL if op in _COMPARE else ts[0].dtype
     if any(t.shape is None for t in ts):
         return [Tensor(dtype, None)]
-    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
-                             node.assume)
+    if op == "PRelu" or (node.opset < 7 and op not in ("Max", "Min", "Sum", "Mean")):
+        # PRelu's slope, and before opset 7 every second operand, broadcasts into the first.
+        shape = ts[0].shape
+    else:
+        shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
+                                 node.assume)
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:
