@@ -39,3 +39,39 @@ def test_onnx_shipped_models_have_no_wrong_dim(path):
 def test_shipped_models_are_found():
     assert len(MODELS) >= 10
     assert len(SHIPPED) > 100
+
+
+@pytest.mark.parametrize("name", ["bert_tiny_ts", "gpt_tiny_ts", "llama_tiny_ts", "bert_tiny_dynamo",
+                                  "gpt_tiny_dynamo", "llama_tiny_dynamo", "cnn_tiny_ts", "cnn_tiny_dynamo"])
+def test_real_exports_resolve_every_dim(name):
+    result = onnxsym.infer(os.path.join(HERE, "..", "models", name + ".onnx"))
+    assert result.unresolved() == []
+    assert result.stats()["symbolic_dims"] > 0
+
+
+@pytest.mark.parametrize("name", ["edge_shape_arith", "edge_concat_pad"])
+def test_edge_graphs_match_their_hand_written_expectations(name):
+    """Each output's doc_string holds the shape worked out by hand when the graph was made."""
+    result = onnxsym.infer(os.path.join(HERE, "..", "models", name + ".onnx"))
+    for out in result.model.graph.output:
+        text = out.doc_string.split("expected:", 1)[1].strip().strip("[]")
+        expected = [onnxsym.parse_dim(t) for t in _split_top(text)]
+        got = result.shape(out.name)
+        assert len(got) == len(expected)
+        for b in range(1, 4):
+            for s in range(1, 20):
+                env = {"batch": b, "seq": s}
+                assert [onnxsym.evaluate(d, env) for d in got] == [onnxsym.evaluate(d, env) for d in expected]
+
+
+def _split_top(text):
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]

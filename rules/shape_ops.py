@@ -1,0 +1,648 @@
+"""Rules for shape-manipulating ops: Shape, Reshape, Slice, Gather, Concat, ..."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxsym import dims
+from onnxsym.dims import Dim
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
+from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
+
+INT64 = 7
+INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
+FLOAT_TYPES = {1, 10, 11, 16}
+BIG = 2**62
+
+
+def _t(node, i):
+    return node.tensor(i)
+
+
+def _keep(value):
+    return None if value is None or len(value) > MAX_VALUE_ELEMENTS else tuple(value)
+
+
+def _ints(v):
+    """A tuple of Python ints from a numpy array / list attr, or None."""
+    if v is None:
+        return None
+    return tuple(int(x) for x in np.asarray(v).reshape(-1).tolist())
+
+
+def _static_ints(vals):
+    if vals is None or not all(isinstance(x, int) for x in vals):
+        return None
+    return tuple(vals)
+
+
+def _unknown(node, out, rank, why, dtype):
+    if rank is None:
+        return Tensor(dtype, None)
+    return Tensor(dtype, node.fresh_shape(rank, why, out))
+
+
+def _strides(shape):
+    st, acc = [], 1
+    for d in reversed(shape):
+        st.append(acc)
+        acc *= d
+    return list(reversed(st))
+
+
+def _np_value(t):
+    """Known value as a numpy object array of the tensor's static shape, or None."""
+    if t is None or t.value is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
+        return None
+    arr = np.empty(len(t.value), dtype=object)
+    arr[:] = list(t.value)
+    return arr.reshape(t.shape)
+
+
+def _from_np(arr):
+    if not isinstance(arr, np.ndarray):
+        return (arr,)
+    return _keep(arr.reshape(-1).tolist())
+
+
+# --------------------------------------------------------------------- Shape, Size
+
+@register("Shape")
+def shape_rule(node):
+    x = _t(node, 0)
+    if x is None or x.shape is None:
+        return [Tensor(INT64, (node.fresh("rank of input unknown", 0, 0),))]
+    r = len(x.shape)
+    start = node.attr("start", 0) if node.opset >= 15 else 0
+    end = node.attr("end", None) if node.opset >= 15 else None
+    start = min(max(start + r if start < 0 else start, 0), r)
+    end = r if end is None else min(max(end + r if end < 0 else end, 0), r)
+    ds = tuple(x.shape[start:end])
+    return [Tensor(INT64, (len(ds),), ds)]
+
+
+@register("Size")
+def size_rule(node):
+    x = _t(node, 0)
+    if x is None or x.shape is None:
+        return [Tensor(INT64, ())]
+    return [Tensor(INT64, (), (prod(x.shape),))]
+
+
+# --------------------------------------------------------------------- constants
+
+@register("Constant")
+def constant_rule(node):
+    v = node.attr("value")
+    if v is not None:
+        return [tensor_from_array(v)]
+    if node.has_attr("value_int"):
+        return [Tensor(INT64, (), (int(node.attr("value_int")),))]
+    if node.has_attr("value_ints"):
+        vs = _ints(node.attr("value_ints"))
+        return [Tensor(INT64, (len(vs),), vs)]
+    if node.has_attr("value_float"):
+        return [Tensor(1, (), (float(node.attr("value_float")),))]
+    if node.has_attr("value_floats"):
+        vs = tuple(float(x) for x in node.attr("value_floats"))
+        return [Tensor(1, (len(vs),), vs)]
+    if node.has_attr("sparse_value"):
+        return [Tensor(0, None)]
+    return [Tensor(0, None)]
+
+
+@register("ConstantOfShape")
+def constant_of_shape_rule(node):
+    v = node.attr("value")
+    if v is not None:
+        arr = np.asarray(v)
+        t = tensor_from_array(arr)
+        dtype, fill = t.dtype, (arr.reshape(-1).tolist()[0] if arr.size else 0)
+    else:
+        dtype, fill = 1, 0.0
+    s = _t(node, 0)
+    shp = s.value if s is not None else None
+    if shp is None:
+        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+        return [_unknown(node, 0, n, "shape input value unknown", dtype)]
+    shp = tuple(shp)
+    value = None
+    st = _static_ints(shp)
+    if st is not None and int(np.prod(st, dtype=np.int64)) <= MAX_VALUE_ELEMENTS:
+        value = (fill,) * int(np.prod(st, dtype=np.int64))
+    return [Tensor(dtype, shp, value)]
+
+
+@register("Identity")
+def identity_rule(node):
+    return [node.inputs[0]]
+
+
+# --------------------------------------------------------------------- Reshape
+
+def _reshape(node, x, target, allowzero):
+    out = []
+    minus = None
+    for i, d in enumerate(target):
+        if isinstance(d, int) and d == -1:
+            minus = i
+            out.append(None)
+        elif isinstance(d, int) and d == 0 and not allowzero:
+            if x.shape is None or i >= len(x.shape):
+                out.append(node.fresh("reshape 0 copies an unknown dim", 0, i))
+            else:
+                out.append(x.shape[i])
+        else:
+            out.append(d)
+    if minus is not None:
+        if x.shape is None:
+            out[minus] = node.fresh("reshape -1 of input of unknown rank", 0, minus)
+        else:
+            rest = prod(d for d in out if d is not None)
+            total = prod(x.shape)
+            if isinstance(rest, int) and rest == 0:
+                out[minus] = node.fresh("reshape -1 with zero-size rest", 0, minus)
+            else:
+                out[minus] = dims.floordiv(total, rest)
+    return tuple(out)
+
+
+def _reshape_value(x, shape):
+    if x.value is None:
+        return None
+    return x.value  # row-major elements unchanged
+
+
+@register("Reshape", since=1)
+def reshape_v1(node):
+    x = _t(node, 0)
+    shape = _ints(node.attr("shape"))
+    out = _reshape(node, x, shape, False)
+    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+
+
+@register("Reshape", since=5)
+def reshape_v5(node):
+    x = _t(node, 0)
+    s = _t(node, 1)
+    allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
+    if s is None or s.value is None:
+        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+        return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
+    out = _reshape(node, x, tuple(s.value), allowzero)
+    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+
+
+@register("Flatten")
+def flatten_rule(node):
+    x = _t(node, 0)
+    if x.shape is None:
+        return [_unknown(node, 0, 2, "flatten of unknown rank", x.dtype)]
+    r = len(x.shape)
+    axis = node.attr("axis", 1)
+    if axis < 0:
+        axis += r
+    out = (prod(x.shape[:axis]), prod(x.shape[axis:]))
+    return [Tensor(x.dtype, out, x.value)]
+
+
+# --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
+
+@register("Transpose")
+def transpose_rule(node):
+    x = _t(node, 0)
+    perm = _ints(node.attr("perm"))
+    if x.shape is None:
+        return [Tensor(x.dtype, None) if perm is None else _unknown(node, 0, len(perm), "rank unknown", x.dtype)]
+    r = len(x.shape)
+    if perm is None:
+        perm = tuple(reversed(range(r)))
+    out = tuple(x.shape[p] for p in perm)
+    arr = _np_value(x)
+    value = None if arr is None else _from_np(arr.transpose(perm))
+    return [Tensor(x.dtype, out, value)]
+
+
+def _axes_from(node, idx_since13):
+    if node.opset >= 13:
+        if len(node.inputs) > 1 and node.inputs[1] is not None:
+            v = node.value(1)
+            return "unknown" if v is None else _static_ints(v) or "unknown"
+        return None
+    return _ints(node.attr("axes"))
+
+
+@register("Squeeze")
+def squeeze_rule(node):
+    x = _t(node, 0)
+    axes = _axes_from(node, 1)
+    if x.shape is None or axes == "unknown":
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape)
+    if axes is None:
+        if not all(isinstance(d, int) for d in x.shape):
+            if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
+                out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
+                return [Tensor(x.dtype, out, x.value)]
+            return [Tensor(x.dtype, None)]
+        out = tuple(d for d in x.shape if d != 1)
+    else:
+        ax = {normalize_axis(a, r) for a in axes}
+        out = tuple(d for i, d in enumerate(x.shape) if i not in ax)
+    return [Tensor(x.dtype, out, x.value)]
+
+
+@register("Unsqueeze")
+def unsqueeze_rule(node):
+    x = _t(node, 0)
+    axes = _axes_from(node, 1)
+    if axes == "unknown" or axes is None:
+        return [Tensor(x.dtype, None)]
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape) + len(axes)
+    ax = {normalize_axis(a, r) for a in axes}
+    it = iter(x.shape)
+    out = tuple(1 if i in ax else next(it) for i in range(r))
+    return [Tensor(x.dtype, out, x.value)]
+
+
+# --------------------------------------------------------------------- Concat, Split
+
+@register("Concat")
+def concat_rule(node):
+    ts = [t for t in node.inputs if t is not None]
+    dtype = next((t.dtype for t in ts if t.dtype), 0)
+    known = [t for t in ts if t.shape is not None]
+    if not known:
+        return [Tensor(dtype, None)]
+    r = len(known[0].shape)
+    axis = normalize_axis(node.attr("axis", 0), r)
+    out = []
+    for i in range(r):
+        if i == axis:
+            if len(known) != len(ts):
+                out.append(node.fresh("concat of input of unknown rank", 0, i))
+            else:
+                out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
+        else:
+            d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
+            out.append(d)
+    value = None
+    if all(t.value is not None for t in ts):
+        if r == 1:
+            value = _keep(tuple(v for t in ts for v in t.value))
+        else:
+            arrs = [_np_value(t) for t in ts]
+            if all(a is not None for a in arrs):
+                value = _from_np(np.concatenate(arrs, axis=axis))
+    return [Tensor(dtype, tuple(out), value)]
+
+
+def sum_dims(ds):
+    total = 0
+    for d in ds:
+        total = dims.add(total, d)
+    return total
+
+
+@register("Split")
+def split_rule(node):
+    x = _t(node, 0)
+    n = node.num_outputs
+    if x.shape is None:
+        return [Tensor(x.dtype, None) for _ in range(n)]
+    r = len(x.shape)
+    axis = normalize_axis(node.attr("axis", 0), r)
+    if node.opset >= 13:
+        split = None
+        if len(node.inputs) > 1 and node.inputs[1] is not None:
+            split = node.value(1)
+            if split is None:
+                return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
+    else:
+        split = _ints(node.attr("split"))
+    d = x.shape[axis]
+    if split is None:
+        if node.opset >= 18 and node.has_attr("num_outputs"):
+            k = node.attr("num_outputs")
+            c = dims.ceil_div(d, k)
+            sizes = [c] * (n - 1) + [dims.sub(d, dims.mul(c, n - 1))]
+        else:
+            sizes = [dims.floordiv(d, n)] * n
+    else:
+        sizes = list(split)
+    outs = []
+    for k in range(n):
+        shp = list(x.shape)
+        shp[axis] = sizes[k]
+        outs.append(Tensor(x.dtype, tuple(shp)))
+    return outs
+
+
+# --------------------------------------------------------------------- Slice
+
+def _clamp_index(node, v, d, lo_end):
+    """``v`` normalised against dim ``d``: negative counts from the end, then
+    clamped to [lo_end, d + lo_end] (lo_end is 0, or -1 for negative steps)."""
+    if isinstance(v, int) and v >= 2**31:
+        return d if lo_end == 0 else dims.sub(d, 1)
+    if isinstance(v, int) and v <= -2**31:
+        return lo_end
+    neg = dims.try_lt(v, 0)
+    if neg is None:
+        return None
+    if neg:
+        v = dims.add(v, d)
+    if lo_end == 0:
+        return dims.dmin(dims.dmax(v, 0), d)
+    return dims.dmin(dims.dmax(v, -1), dims.sub(d, 1))
+
+
+def _slice_len(node, d, start, end, step):
+    if not isinstance(step, int) or step == 0:
+        return None
+    if step > 0:
+        s = _clamp_index(node, start, d, 0)
+        e = _clamp_index(node, end, d, 0)
+        if s is None or e is None:
+            return None
+        return dims.dmax(0, dims.ceil_div(dims.sub(e, s), step))
+    s = _clamp_index(node, start, d, -1)
+    e = _clamp_index(node, end, d, -1)
+    if s is None or e is None:
+        return None
+    return dims.dmax(0, dims.ceil_div(dims.sub(s, e), -step))
+
+
+def _norm_sentinel(v):
+    if isinstance(v, int):
+        if v > BIG:
+            return BIG
+        if v < -BIG:
+            return -BIG
+    return v
+
+
+@register("Slice", since=1)
+def slice_v1(node):
+    starts = _ints(node.attr("starts"))
+    ends = _ints(node.attr("ends"))
+    axes = _ints(node.attr("axes"))
+    return _slice(node, starts, ends, axes, None)
+
+
+@register("Slice", since=10)
+def slice_v10(node):
+    def get(i):
+        if len(node.inputs) <= i or node.inputs[i] is None:
+            return None
+        v = node.value(i)
+        return "unknown" if v is None else tuple(v)
+    starts, ends, axes, steps = get(1), get(2), get(3), get(4)
+    if "unknown" in (starts, ends) or (isinstance(axes, str)) or isinstance(steps, str):
+        x = _t(node, 0)
+        rank = x.rank
+        if rank is None:
+            return [Tensor(x.dtype, None)]
+        sliced = None
+        if axes is None:
+            st = node.tensor(1) if starts == "unknown" else None
+            n = len(starts) if starts != "unknown" else (
+                st.shape[0] if st is not None and st.shape and isinstance(st.shape[0], int) else None)
+            if n is not None:
+                sliced = set(range(n))
+        elif not isinstance(axes, str) and all(isinstance(a, int) for a in axes):
+            sliced = {normalize_axis(a, rank) for a in axes}
+        # axes that are not sliced keep their dims
+        out = tuple(d if sliced is not None and i not in sliced
+                    else node.fresh("slice bounds unknown", 0, i) for i, d in enumerate(x.shape))
+        return [Tensor(x.dtype, out)]
+    return _slice(node, starts, ends, axes, steps)
+
+
+def _slice(node, starts, ends, axes, steps):
+    x = _t(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape)
+    if axes is None:
+        axes = tuple(range(len(starts)))
+    if steps is None:
+        steps = (1,) * len(starts)
+    if not all(isinstance(a, int) for a in axes):
+        return [_unknown(node, 0, r, "slice axes symbolic", x.dtype)]
+    out = list(x.shape)
+    spec = {}
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = normalize_axis(a, r)
+        s, e = _norm_sentinel(s), _norm_sentinel(e)
+        spec[a] = (s, e, st)
+        n = _slice_len(node, x.shape[a], s, e, st)
+        out[a] = n if n is not None else node.fresh("slice length undecidable", 0, a)
+    value = None
+    arr = _np_value(x)
+    if arr is not None and all(isinstance(v, int) for sp in spec.values() for v in sp):
+        idx = [slice(None)] * r
+        for a, (s, e, st) in spec.items():
+            idx[a] = slice(s, e, st)
+        sub = arr[tuple(idx)]
+        if tuple(sub.shape) == tuple(out):
+            value = _from_np(sub)
+    return [Tensor(x.dtype, tuple(out), value)]
+
+
+# --------------------------------------------------------------------- Gather
+
+@register("Gather")
+def gather_rule(node):
+    x = _t(node, 0)
+    idx = _t(node, 1)
+    if x.shape is None or idx is None or idx.shape is None:
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape)
+    axis = normalize_axis(node.attr("axis", 0), r)
+    d = x.shape[axis]
+    out = tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:])
+    value = None
+    iv = _static_ints(idx.value)
+    arr = _np_value(x)
+    if iv is not None and arr is not None and isinstance(d, int):
+        ia = np.array([i + d if i < 0 else i for i in iv], dtype=np.int64).reshape(
+            tuple(idx.shape) if all(isinstance(s, int) for s in idx.shape) else (len(iv),))
+        value = _from_np(np.take(arr, ia, axis=axis))
+    return [Tensor(x.dtype, out, value)]
+
+
+@register("GatherElements")
+def gather_elements_rule(node):
+    x, idx = _t(node, 0), _t(node, 1)
+    return [Tensor(x.dtype, idx.shape)]
+
+
+# --------------------------------------------------------------------- Expand, Tile, Range, Where
+
+def _fresh_fn(node, out=0):
+    return lambda axis, why: node.fresh(why, out, axis)
+
+
+def _broadcast_value(ts, out_shape):
+    arrs = [_np_value(t) for t in ts]
+    if any(a is None for a in arrs) or not all(isinstance(d, int) for d in out_shape):
+        return None
+    if int(np.prod(out_shape, dtype=np.int64)) > MAX_VALUE_ELEMENTS:
+        return None
+    return arrs
+
+
+@register("Expand")
+def expand_rule(node):
+    x, s = _t(node, 0), _t(node, 1)
+    if s is None or s.value is None or x.shape is None:
+        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+        if n is None or x.shape is None:
+            return [Tensor(x.dtype, None)]
+        r = max(n, len(x.shape))
+        xs = (1,) * (r - len(x.shape)) + tuple(x.shape)
+        # a dim of the input that is not 1 survives broadcasting unchanged
+        out = tuple(d if dims.try_eq(d, 1) is False else node.fresh("expand shape unknown", 0, i)
+                    for i, d in enumerate(xs))
+        return [Tensor(x.dtype, out)]
+    out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.assume)
+    value = None
+    arrs = _broadcast_value([x], out)
+    if arrs is not None:
+        value = _from_np(np.broadcast_to(arrs[0], out))
+    return [Tensor(x.dtype, out, value)]
+
+
+@register("Tile")
+def tile_rule(node):
+    x = _t(node, 0)
+    reps = node.value(1)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if reps is None:
+        return [_unknown(node, 0, len(x.shape), "tile repeats unknown", x.dtype)]
+    out = tuple(dims.mul(d, k) for d, k in zip(x.shape, reps))
+    value = None
+    arr = _np_value(x)
+    sr = _static_ints(reps)
+    if arr is not None and sr is not None and int(np.prod([a * b for a, b in zip(arr.shape, sr)])) <= MAX_VALUE_ELEMENTS:
+        value = _from_np(np.tile(arr, sr))
+    return [Tensor(x.dtype, out, value)]
+
+
+@register("Range")
+def range_rule(node):
+    dtype = next((node.inputs[i].dtype for i in range(3) if node.tensor(i) is not None), 0)
+    vals = [node.value(i) for i in range(3)]
+    if any(v is None or len(v) != 1 for v in vals):
+        return [Tensor(dtype, (node.fresh("range bounds unknown", 0, 0),))]
+    start, limit, delta = (v[0] for v in vals)
+    if dtype in FLOAT_TYPES or any(isinstance(v, float) for v in (start, limit, delta)):
+        if all(isinstance(v, (int, float)) for v in (start, limit, delta)):
+            import math
+            n = max(int(math.ceil((limit - start) / delta)), 0)
+            return [Tensor(dtype, (n,), _keep(tuple(start + i * delta for i in range(n))) if n <= MAX_VALUE_ELEMENTS else None)]
+        return [Tensor(dtype, (node.fresh("range of float bounds", 0, 0),))]
+    if not isinstance(delta, int) or delta == 0:
+        return [Tensor(dtype, (node.fresh("range delta symbolic", 0, 0),))]
+    n = dims.dmax(dims.ceil_div(dims.sub(limit, start), delta), 0)
+    value = None
+    if isinstance(n, int) and n <= MAX_VALUE_ELEMENTS:
+        value = tuple(dims.add(start, i * delta) for i in range(n))
+    return [Tensor(dtype, (n,), value)]
+
+
+@register("Where")
+def where_rule(node):
+    c, a, b = _t(node, 0), _t(node, 1), _t(node, 2)
+    dtype = a.dtype or b.dtype
+    if c.shape is None or a.shape is None or b.shape is None:
+        return [Tensor(dtype, None)]
+    out = broadcast_shapes([c.shape, a.shape, b.shape], _fresh_fn(node), node.assume)
+    value = None
+    arrs = _broadcast_value([c, a, b], out)
+    if arrs is not None:
+        ca, aa, ba = (np.broadcast_to(x, out) for x in arrs)
+        flat = [av if bool(cv) else bv for cv, av, bv in zip(ca.reshape(-1), aa.reshape(-1), ba.reshape(-1))]
+        value = _keep(flat)
+    return [Tensor(dtype, out, value)]
+
+
+# --------------------------------------------------------------------- Pad, Cast
+
+@register("Pad", since=1)
+def pad_v1(node):
+    pads = _ints(node.attr("pads") if node.has_attr("pads") else node.attr("paddings"))
+    return _pad(node, pads, None)
+
+
+@register("Pad", since=11)
+def pad_v11(node):
+    pads = node.value(1)
+    axes = None
+    if node.opset >= 18 and len(node.inputs) > 3 and node.inputs[3] is not None:
+        axes = _static_ints(node.value(3))
+        if axes is None:
+            x = _t(node, 0)
+            return [_unknown(node, 0, x.rank, "pad axes unknown", x.dtype)]
+    if pads is None:
+        x = _t(node, 0)
+        return [_unknown(node, 0, x.rank, "pads unknown", x.dtype)]
+    return _pad(node, tuple(pads), axes)
+
+
+def _pad(node, pads, axes):
+    x = _t(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape)
+    if axes is None:
+        axes = tuple(range(r))
+    axes = [normalize_axis(a, r) for a in axes]
+    k = len(axes)
+    out = list(x.shape)
+    for j, a in enumerate(axes):
+        out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
+    return [Tensor(x.dtype, tuple(out))]
+
+
+def _cast_value(value, src, dst):
+    if value is None:
+        return None
+    if src in INT_TYPES and dst in INT_TYPES:
+        return value if dst in (6, 7) else None
+    if src in INT_TYPES and dst in FLOAT_TYPES:
+        # symbolic elements stay Exprs: they stand for exact integral floats
+        return tuple(float(v) if isinstance(v, int) else v for v in value)
+    if src in FLOAT_TYPES and dst in (6, 7):
+        out = []
+        for v in value:
+            if isinstance(v, float):
+                if not v.is_integer():
+                    return None
+                v = int(v)
+            elif not isinstance(v, (int, dims.Expr)):
+                return None
+            out.append(v)
+        return tuple(out)
+    if src == 9 and dst in INT_TYPES:
+        return tuple(int(bool(v)) for v in value)
+    return None
+
+
+@register("Cast")
+def cast_rule(node):
+    x = _t(node, 0)
+    to = node.attr("to")
+    return [Tensor(to, x.shape, _cast_value(x.value, x.dtype, to))]
+
+
+@register("CastLike")
+def castlike_rule(node):
+    x, y = _t(node, 0), _t(node, 1)
+    to = y.dtype
+    return [Tensor(to, x.shape, _cast_value(x.value, x.dtype, to))]

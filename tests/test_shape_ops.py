@@ -1,0 +1,272 @@
+"""Rules of rules/shape_ops.py, checked against onnxruntime at concrete sizes."""
+
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from helpers import F, I64  # noqa: E402
+
+import onnxsym  # noqa: E402
+from onnxsym import dims  # noqa: E402
+
+_RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
+if os.path.isfile(os.path.join(_RULES, "__init__.py")):
+    import re
+    _src = open(os.path.join(_RULES, "__init__.py")).read()
+    for _m in re.findall(r"\b(\w+)\b", _src.split("import", 1)[1].split("#")[0]) if "import" in _src else []:
+        if not os.path.isfile(os.path.join(_RULES, _m + ".py")) and \
+                f"onnxsym.rules.{_m}" not in sys.modules:
+            sys.modules[f"onnxsym.rules.{_m}"] = types.ModuleType(f"onnxsym.rules.{_m}")
+import onnxsym.rules.shape_ops  # noqa: E402,F401
+
+ort = pytest.importorskip("onnxruntime")
+
+NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_}
+B2 = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 8}]
+
+
+def build(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_empty_tensor_value_info(o) for o in outputs], initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def check(m, inputs, assignments=B2, values=()):
+    """Infer ``m``, run it at each assignment, compare every output dim (and the
+    inferred elements of outputs named in ``values``)."""
+    res = onnxsym.infer(m)
+    outs = [o.name for o in m.graph.output]
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for binding in assignments:
+        feeds = {}
+        for name, et, shape in inputs:
+            concrete = [binding[d] if isinstance(d, str) else d for d in shape]
+            if et == TensorProto.FLOAT:
+                feeds[name] = rng.standard_normal(concrete).astype(np.float32)
+            else:
+                feeds[name] = rng.integers(1, 5, concrete).astype(NP[et])
+        real = sess.run(outs, feeds)
+        for name, arr in zip(outs, real):
+            shape = res.shape(name)
+            assert shape is not None, f"{name}: rank unknown"
+            got = tuple(dims.evaluate(d, binding) for d in shape)
+            assert got == arr.shape, f"{name} at {binding}: inferred {shape} -> {got}, real {arr.shape}"
+            if name in values:
+                v = res.values[name].value
+                assert v is not None, f"{name}: value unknown"
+                assert tuple(dims.evaluate(e, binding) for e in v) == tuple(arr.reshape(-1).tolist()), name
+    return res
+
+
+def no_fresh(res):
+    assert not res.unresolved(), res.unresolved()
+
+
+def test_torchscript_reshape_chain():
+    inputs = [("x", F, ["batch", "seq", 12])]
+    inits = [init("i0", np.array(0, np.int64)), init("i1", np.array(1, np.int64)),
+             init("h", np.array([3], np.int64)), init("m1", np.array([-1], np.int64))]
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+             helper.make_node("Gather", ["s", "i1"], ["t"], axis=0),
+             helper.make_node("Unsqueeze", ["b", "ax"], ["bu"]),
+             helper.make_node("Unsqueeze", ["t", "ax"], ["tu"]),
+             helper.make_node("Concat", ["bu", "tu", "h", "m1"], ["shp"], axis=0),
+             helper.make_node("Reshape", ["x", "shp"], ["y"]),
+             helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 2, 1, 3])]
+    inits.append(init("ax", np.array([0], np.int64)))
+    res = check(build(nodes, inputs, ["s", "b", "bu", "shp", "y", "yt"], inits), inputs,
+                values=("s", "b", "shp"))
+    no_fresh(res)
+    assert res.shape("y") == (dims.sym("batch"), dims.sym("seq"), 3, 4)
+
+
+def test_torchscript_chain_opset11_attr_axes():
+    inputs = [("x", F, ["batch", "seq", 12])]
+    inits = [init("i1", np.array(1, np.int64)), init("m1", np.array([-1], np.int64))]
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i1"], ["t"], axis=0),
+             helper.make_node("Unsqueeze", ["t"], ["tu"], axes=[0]),
+             helper.make_node("Concat", ["m1", "tu"], ["shp"], axis=0),
+             helper.make_node("Reshape", ["x", "shp"], ["y"]),
+             helper.make_node("Squeeze", ["tu"], ["ts"], axes=[0])]
+    res = check(build(nodes, inputs, ["shp", "y", "ts"], inits, opset=11), inputs, values=("shp", "ts"))
+    no_fresh(res)
+
+
+def test_reshape_minus_one_and_zero():
+    inputs = [("x", F, ["batch", "seq", 4, 6])]
+    inits = [init("a", np.array([0, -1, 8], np.int64)), init("c", np.array([-1], np.int64)),
+             init("d", np.array([0, 0, 24], np.int64))]
+    nodes = [helper.make_node("Reshape", ["x", "a"], ["y"]),
+             helper.make_node("Reshape", ["x", "c"], ["z"]),
+             helper.make_node("Reshape", ["x", "d"], ["w"]),
+             helper.make_node("Flatten", ["x"], ["f"], axis=2)]
+    res = check(build(nodes, inputs, ["y", "z", "w", "f"], inits), inputs)
+    no_fresh(res)
+
+
+def test_slice_bounds():
+    inputs = [("x", F, ["batch", "seq", 10])]
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    inits = [init("s1", np.array([1, -3], np.int64)), init("e1", np.array([big, 100], np.int64)),
+             init("a1", np.array([1, 2], np.int64)),
+             init("s2", np.array([-1], np.int64)), init("e2", np.array([small], np.int64)),
+             init("st2", np.array([-2], np.int64)), init("a2", np.array([1], np.int64)),
+             init("s3", np.array([-100], np.int64)), init("e3", np.array([-1], np.int64)),
+             init("z", np.array([0], np.int64)), init("i1", np.array([1], np.int64)),
+             init("a0", np.array([0], np.int64)), init("eb", np.array([big], np.int64))]
+    nodes = [helper.make_node("Slice", ["x", "s1", "e1", "a1"], ["y1"]),
+             helper.make_node("Slice", ["x", "s2", "e2", "a2", "st2"], ["y2"]),
+             helper.make_node("Slice", ["x", "s3", "e3", "a2"], ["y3"]),
+             # ends from Shape: x[:, :seq] and shape[1:] values
+             helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Slice", ["sh", "i1", "eb", "a0"], ["tail"]),
+             helper.make_node("Slice", ["sh", "i1", "s2"], ["mid"]),
+             helper.make_node("Slice", ["x", "z", "mid", "a2"], ["y4"])]
+    res = check(build(nodes, inputs, ["y1", "y2", "y3", "tail", "mid", "y4"], inits), inputs,
+                values=("tail", "mid"))
+    no_fresh(res)
+
+
+def test_slice_opset9_attrs():
+    inputs = [("x", F, ["batch", "seq"])]
+    nodes = [helper.make_node("Slice", ["x"], ["y"], starts=[1, 0], ends=[1000, -1], axes=[0, 1])]
+    res = check(build(nodes, inputs, ["y"], opset=9), inputs)
+    no_fresh(res)
+
+
+def test_range_from_shape():
+    inputs = [("x", F, ["batch", "seq"])]
+    inits = [init("i1", np.array(1, np.int64)), init("zero", np.array(0, np.int64)),
+             init("one", np.array(1, np.int64)), init("two", np.array(2, np.int64))]
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "i1"], ["n"]),
+             helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+             helper.make_node("Range", ["one", "n", "two"], ["r2"]),
+             helper.make_node("Size", ["x"], ["sz"])]
+    res = check(build(nodes, inputs, ["r", "r2", "sz"], inits), inputs, values=("sz",))
+    no_fresh(res)
+
+
+def test_expand_to_computed_shape_and_where():
+    inputs = [("x", F, ["batch", 1, "seq"]), ("y", F, [1, "seq"])]
+    inits = [init("four", np.array([4], np.int64)), init("a", np.array([0], np.int64)),
+             init("cz", np.array([2], np.int64))]
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Slice", ["sh", "a", "a"], ["empty"]),
+             helper.make_node("Gather", ["sh", "a"], ["b"]),
+             helper.make_node("Gather", ["sh", "cz"], ["s"]),
+             helper.make_node("Concat", ["b", "four", "s"], ["tgt"], axis=0),
+             helper.make_node("Expand", ["x", "tgt"], ["e"]),
+             helper.make_node("Expand", ["y", "tgt"], ["e2"]),
+             helper.make_node("ConstantOfShape", ["tgt"], ["cs"]),
+             helper.make_node("Tile", ["y", "tgt2"], ["tl"]),
+             helper.make_node("Equal", ["x", "x"], ["cond"]),
+             helper.make_node("Where", ["cond", "x", "y"], ["w"])]
+    inits.append(init("tgt2", np.array([3, 2], np.int64)))
+    res = check(build(nodes, inputs, ["tgt", "e", "e2", "cs", "tl", "w"], inits), inputs, values=("tgt",))
+    no_fresh(res)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_split_equal_and_explicit(opset):
+    inputs = [("x", F, ["batch", 6, "seq"])]
+    inits, nodes = [], []
+    if opset >= 13:
+        inits.append(init("sp", np.array([1, 2, 3], np.int64)))
+        nodes.append(helper.make_node("Split", ["x", "sp"], ["p0", "p1", "p2"], axis=1))
+    else:
+        nodes.append(helper.make_node("Split", ["x"], ["p0", "p1", "p2"], axis=1, split=[1, 2, 3]))
+    kw = {"num_outputs": 3} if opset >= 18 else {}
+    nodes.append(helper.make_node("Split", ["x"], ["q0", "q1", "q2"], axis=1, **kw))
+    outs = ["p0", "p1", "p2", "q0", "q1", "q2"]
+    if opset >= 18:
+        nodes.append(helper.make_node("Split", ["x"], ["u0", "u1", "u2", "u3"], axis=1, num_outputs=4))
+        outs += ["u0", "u1", "u2", "u3"]
+    res = check(build(nodes, inputs, outs, inits, opset=opset), inputs)
+    no_fresh(res)
+
+
+@pytest.mark.parametrize("opset", [2, 11, 18])
+def test_pad(opset):
+    inputs = [("x", F, ["batch", "seq", 3])]
+    inits = []
+    if opset < 11:
+        nodes = [helper.make_node("Pad", ["x"], ["y"], pads=[0, 1, 2, 1, 0, 3])]
+    elif opset < 18:
+        inits.append(init("p", np.array([0, 1, 2, 1, 0, 3], np.int64)))
+        nodes = [helper.make_node("Pad", ["x", "p"], ["y"])]
+    else:
+        inits += [init("p", np.array([1, 2, 3, 4], np.int64)), init("ax", np.array([1, -1], np.int64))]
+        nodes = [helper.make_node("Pad", ["x", "p", "", "ax"], ["y"])]
+    res = check(build(nodes, inputs, ["y"], inits, opset=opset), inputs)
+    no_fresh(res)
+
+
+def test_squeeze_unsqueeze_cast_constant():
+    inputs = [("x", F, ["batch", 1, "seq"])]
+    inits = [init("ax", np.array([1], np.int64)), init("ax2", np.array([0, -1], np.int64))]
+    c = helper.make_tensor("cv", TensorProto.INT64, [2], [5, 7])
+    nodes = [helper.make_node("Squeeze", ["x", "ax"], ["sq"]),
+             helper.make_node("Unsqueeze", ["sq", "ax2"], ["us"]),
+             helper.make_node("Shape", ["us"], ["sh"], start=1, end=-1),
+             helper.make_node("Cast", ["sh"], ["shf"], to=TensorProto.FLOAT),
+             helper.make_node("CastLike", ["shf", "sh"], ["shi"]),
+             helper.make_node("Constant", [], ["k"], value=c),
+             helper.make_node("Constant", [], ["k2"], value_ints=[1, 2, 3]),
+             helper.make_node("Identity", ["k"], ["ki"]),
+             helper.make_node("GatherElements", ["x", "gi"], ["ge"], axis=0)]
+    inits.append(init("gi", np.zeros((1, 1, 1), np.int64)))
+    res = check(build(nodes, inputs, ["sq", "us", "sh", "shf", "shi", "k", "k2", "ki", "ge"], inits), inputs,
+                values=("sh", "shi", "k", "ki"))
+    no_fresh(res)
+    assert res.values["shf"].dtype == TensorProto.FLOAT
+
+
+def test_gather_negative_indices_and_concat_general():
+    inputs = [("x", F, ["batch", "seq", 4]), ("y", F, ["batch", 2, 4])]
+    inits = [init("ni", np.array([-1, 0], np.int64)), init("gi", np.array([[0, -1], [1, 2]], np.int64))]
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "ni"], ["g"]),
+             helper.make_node("Gather", ["x", "gi"], ["gx"], axis=-1),
+             helper.make_node("Concat", ["x", "y"], ["c"], axis=1),
+             helper.make_node("Shape", ["c"], ["csh"], start=-2),
+             helper.make_node("Squeeze", ["u", "ua"], ["sq"]),
+             helper.make_node("Unsqueeze", ["x", "ua"], ["u"])]
+    inits.append(init("ua", np.array([0], np.int64)))
+    res = check(build(nodes, inputs, ["g", "gx", "c", "csh", "u", "sq"], inits), inputs, values=("g", "csh"))
+    no_fresh(res)
+
+
+def test_squeeze_without_axes_symbolic_is_not_guessed():
+    inputs = [("x", F, ["batch", 1, "seq"])]
+    nodes = [helper.make_node("Squeeze", ["x"], ["sq"])]
+    res = onnxsym.infer(build(nodes, inputs, ["sq"]))
+    # batch and seq may be 1, so the output rank is not known
+    assert res.shape("sq") is None
+
+
+def test_slice_with_runtime_bounds_keeps_other_axes():
+    inputs = [("x", F, ["batch", "seq", 4]), ("st", I64, [1])]
+    inits = [init("e", np.array([2], np.int64)), init("a", np.array([1], np.int64))]
+    nodes = [helper.make_node("Slice", ["x", "z", "e", "a"], ["y"])]
+    inits.append(init("z", np.array([0], np.int64)))
+    nodes = [helper.make_node("Slice", ["x", "st", "e", "a"], ["y"])]
+    m = build(nodes, inputs, ["y"], inits)
+    res = onnxsym.infer(m)
+    shape = res.shape("y")
+    assert shape[0] == dims.sym("batch") and shape[2] == 4
+    assert len(res.unresolved()) == 1
