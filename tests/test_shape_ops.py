@@ -262,8 +262,6 @@ def test_squeeze_without_axes_symbolic_is_not_guessed():
 def test_slice_with_runtime_bounds_keeps_other_axes():
     inputs = [("x", F, ["batch", "seq", 4]), ("st", I64, [1])]
     inits = [init("e", np.array([2], np.int64)), init("a", np.array([1], np.int64))]
-    nodes = [helper.make_node("Slice", ["x", "z", "e", "a"], ["y"])]
-    inits.append(init("z", np.array([0], np.int64)))
     nodes = [helper.make_node("Slice", ["x", "st", "e", "a"], ["y"])]
     m = build(nodes, inputs, ["y"], inits)
     res = onnxsym.infer(m)
