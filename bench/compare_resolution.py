@@ -10,7 +10,6 @@ counts as wrong.
 """
 
 import glob
-import re
 import os
 import sys
 import warnings
@@ -58,16 +57,32 @@ def _declared(model):
             if d.HasField("dim_value"):
                 ds.append(d.dim_value)
             elif d.HasField("dim_param"):
-                try:
-                    # onnxruntime's tool writes sympy text: floor(a/b) is a//b there.
-                    e = parse_dim(re.sub(r"(?<!/)/(?!/)", "//", d.dim_param.replace("floor(", "(")))
-                except (ExprSyntaxError, ZeroDivisionError):
-                    e = None
-                ds.append(e if e is not None and all(s.name in roots for s in dims.free_symbols(e)) else None)
+                ds.append(_peer_dim(d.dim_param, roots))
             else:
                 ds.append(None)
         out[vi.name] = ds
     return out
+
+
+def _peer_dim(text, roots):
+    """A dim_param as a function of the bindings, or None when it is not over input symbols.
+    onnxruntime's tool writes sympy text (``floor(height/2 - 1/2) + 1``): sympy reads that."""
+    try:
+        e = parse_dim(text)
+        if all(s.name in roots for s in dims.free_symbols(e)):
+            return lambda b: dims.evaluate(e, b)
+        return None
+    except (ExprSyntaxError, ZeroDivisionError):
+        pass
+    import sympy
+
+    try:
+        e = sympy.sympify(text)
+    except (sympy.SympifyError, TypeError):
+        return None
+    if not all(str(s) in roots for s in e.free_symbols):
+        return None
+    return lambda b: int(e.subs({sympy.Symbol(k): v for k, v in b.items()}))
 
 
 def _score(shapes, produced, runs, assignments):
@@ -85,7 +100,7 @@ def _score(shapes, produced, runs, assignments):
             if d is None:
                 continue
             resolved += 1
-            if any(dims.evaluate(d, b) != r[name][axis] for b, r in zip(assignments, runs)):
+            if any((d if isinstance(d, int) else d(b)) != r[name][axis] for b, r in zip(assignments, runs)):
                 wrong += 1
     return total, resolved, wrong
 
