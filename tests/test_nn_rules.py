@@ -2,7 +2,6 @@
 
 import os
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -14,15 +13,6 @@ from helpers import F, I64  # noqa: E402
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
 
-# rules/__init__.py may name sibling modules that are not written yet; stand in empty ones.
-_RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
-if os.path.isfile(os.path.join(_RULES, "__init__.py")):
-    import re
-    _src = open(os.path.join(_RULES, "__init__.py")).read()
-    for _m in re.findall(r"\b(\w+)\b", _src.split("import", 1)[1].split("#")[0]) if "import" in _src else []:
-        if not os.path.isfile(os.path.join(_RULES, _m + ".py")) and \
-                f"onnxsym.rules.{_m}" not in sys.modules:
-            sys.modules[f"onnxsym.rules.{_m}"] = types.ModuleType(f"onnxsym.rules.{_m}")
 
 ort = pytest.importorskip("onnxruntime")
 
