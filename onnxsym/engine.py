@@ -159,6 +159,8 @@ class Engine:
         self.fresh: Dict[str, Provenance] = {}
         # Values whose rank is unknown, so that no dim can carry the reason.
         self.unknown_rank: Dict[str, Provenance] = {}
+        # Values computed inside subgraphs (If/Loop bodies), by name.
+        self.subgraph_values: Dict[str, Value] = {}
         self.assumptions: List[Assumption] = []
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
@@ -266,7 +268,6 @@ class Engine:
                 self.env[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
             self._run_nodes(graph, set(self.env))
             outs = [self.env.get(o.name) for o in graph.output]
-            self.subgraph_values = getattr(self, "subgraph_values", {})
             for k, v in self.env.items():
                 if k not in saved or saved[k] is not v:
                     self.subgraph_values[k] = v
