@@ -8,59 +8,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64  # noqa: E402
+from helpers import B2, F, I64, NP, build, check, init, no_fresh  # noqa: E402,F401
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
 
 
 ort = pytest.importorskip("onnxruntime")
-
-NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_}
-
-
-def build(nodes, inputs, outputs, inits=(), opset=17):
-    def vi(name, et, shape):
-        return helper.make_tensor_value_info(name, et, shape)
-
-    g = helper.make_graph(nodes, "g", [vi(*i) for i in inputs], [helper.make_empty_tensor_value_info(o) for o in outputs],
-                          initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
-
-
-def init(name, arr):
-    return numpy_helper.from_array(np.asarray(arr), name)
-
-
-def check(m, inputs, assignments):
-    """Infer ``m``, run it at each assignment, compare every output dim."""
-    res = onnxsym.infer(m)
-    outs = [o.name for o in m.graph.output]
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(0)
-    for binding in assignments:
-        feeds = {}
-        for name, et, shape in inputs:
-            concrete = [binding[d] if isinstance(d, str) else d for d in shape]
-            if et == TensorProto.FLOAT:
-                feeds[name] = rng.standard_normal(concrete).astype(np.float32)
-            elif et == TensorProto.BOOL:
-                feeds[name] = rng.integers(0, 2, concrete).astype(np.bool_)
-            else:
-                feeds[name] = rng.integers(1, 5, concrete).astype(NP[et])
-        real = sess.run(outs, feeds)
-        for name, arr in zip(outs, real):
-            shape = res.shape(name)
-            assert shape is not None, f"{name}: rank unknown"
-            got = tuple(dims.evaluate(d, binding) for d in shape)
-            assert got == arr.shape, f"{name} at {binding}: inferred {shape} -> {got}, real {arr.shape}"
-    return res
-
-
-def no_fresh(res):
-    assert not res.unresolved(), res.unresolved()
 
 
 A2 = [{"a": 2, "b": 3, "n": 4}, {"a": 5, "b": 1, "n": 7}]
