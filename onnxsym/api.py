@@ -104,8 +104,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     table = SymbolTable(bound=dict(bind or {}), ranges=dict(ranges or {}))
     engine = Engine(model, table)
     engine.run()
-    produced = [o for n in model.graph.node for o in n.output if o]
-    return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
+    return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.assumptions, engine.warnings, engine.no_rule)
 
 

@@ -18,6 +18,7 @@ from . import dims, registry
 from .dims import Dim
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
+from .memo import RuleMemo, Watched
 from .node import Node
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
@@ -102,6 +103,31 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
+def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[Tuple[List[str], List[str]]]]:
+    """Each node's input and output names when the nodes as stored are a valid order
+    (exporters write them so), in one pass; ``None`` when they are not, or when
+    anything is unusual (a subgraph, a name made twice): the full check handles that."""
+    seen = set(available)
+    io = []
+    for n in graph.node:
+        if n.attribute and any(a.type in _GRAPH_ATTRS for a in n.attribute):
+            return None
+        ins, outs = list(n.input), list(n.output)
+        for x in ins:
+            if x not in seen and x:
+                return None
+        for o in outs:
+            if o:
+                if o in seen:
+                    return None
+                seen.add(o)
+        io.append((ins, outs))
+    return io
+
+
+_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
 def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
     """Node indices in an order where every input is produced before use."""
     producer: Dict[str, int] = {}
@@ -146,6 +172,9 @@ def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
     return order
 
 
+_MISSING = object()
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -165,6 +194,10 @@ class Engine:
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
+        self.produced: List[str] = []  # what the main graph's nodes produce, in node order
+        self._rules: Dict[Tuple[str, str], Optional[registry.Rule]] = {}
+        self.memo = RuleMemo()
+        self._watched = Watched(self)
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -195,25 +228,49 @@ class Engine:
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
             self.env[inp.name] = value_from_type(inp.type, self.table, inp.name)
-        self._run_nodes(g, set(self.env) | init_names)
+        self.produced = self._run_nodes(g, set(self.env) | init_names)
 
-    def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
+    def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
+        """Infer every node of ``graph``; returns the names its nodes produce, in node order."""
+        nodes = graph.node
+        io = ordered_io(graph, available)
+        if io is not None:
+            for i, n in enumerate(nodes):
+                self._infer_node(n, i, *io[i])
+            return [o for _, outs in io for o in outs if o]
         for i in topological_order(graph, available):
-            self._infer_node(graph.node[i], i)
+            self._infer_node(nodes[i], i)
+        return [o for n in nodes for o in n.output if o]
 
-    def _infer_node(self, n: onnx.NodeProto, index: int) -> None:
+    def _infer_node(self, n: onnx.NodeProto, index: int, input_names: Optional[List[str]] = None,
+                    output_names: Optional[List[str]] = None) -> None:
         domain = registry.canonical_domain(n.domain)
         opset = self.opsets.get(domain)
         if opset is None:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
-        inputs = [self.env.get(x) if x else None for x in n.input]
-        attrs = {a.name: a for a in n.attribute}
-        node = Node(n.op_type, domain, n.name or f"{n.op_type}_{index}", opset, inputs, list(n.input),
-                    list(n.output), attrs, convert_attribute, self, index)
-        rule = registry.find_rule(domain, n.op_type, opset)
+        op_type = n.op_type
+        if input_names is None:
+            input_names, output_names = list(n.input), list(n.output)
+        env = self.env
+        inputs = [env.get(x) if x else None for x in input_names]
+        attributes = n.attribute
+        rule = self._rules.get((domain, op_type), _MISSING)
+        if rule is _MISSING:
+            rule = self._rules[(domain, op_type)] = registry.find_rule(domain, op_type, opset)
+        memo_key = None if rule is None else self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
         outs: Seq[Optional[Value]]
+        known = self.memo.get(memo_key)
+        if known is not None:
+            for name, v in zip(output_names, known):
+                if name:
+                    env[name] = v
+            return
+        self._watched.used = False
+        attrs = {a.name: a for a in attributes} if attributes else {}
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
+                    output_names, attrs, convert_attribute, self._watched, index)
         if rule is None:
             key = (domain or "ai.onnx", n.op_type)
             self.no_rule[key] = self.no_rule.get(key, 0) + 1
@@ -232,7 +289,9 @@ class Engine:
                 outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}")
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
-        for i, name in enumerate(n.output):
+            if not self._watched.used:
+                self.memo.put(memo_key, outs, len(output_names))
+        for i, name in enumerate(output_names):
             if name:
                 v = outs[i] if i < len(outs) else None
                 if v is None or (isinstance(v, Tensor) and v.shape is None):

@@ -1,0 +1,67 @@
+"""Reusing rule results across structurally identical nodes.
+
+An exported LLM repeats one layer many times: its nodes differ in names only. A
+rule's result depends only on the op, its opset, its attributes and its input
+values, unless the rule touched the engine (a fresh symbol, an assumption, a
+subgraph): such results belong to their node and are never reused.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence
+
+import onnx
+
+from .values import Tensor
+
+_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+class Watched:
+    """The engine as one node's rule sees it; ``used`` tells whether the rule reached it."""
+
+    __slots__ = ("_engine", "used")
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.used = False
+
+    def __getattr__(self, name):
+        self.used = True
+        return getattr(self._engine, name)
+
+
+class RuleMemo:
+    """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
+
+    def __init__(self):
+        self._results: Dict[tuple, tuple] = {}
+
+    @staticmethod
+    def key(op_type: str, domain: str, opset: int, attributes, inputs: Sequence, output_names) -> Optional[tuple]:
+        attrs = ()
+        if attributes:
+            attrs = tuple([a.SerializeToString() for a in attributes if a.type not in _GRAPH_ATTRS])
+            if len(attrs) != len(attributes):
+                return None
+        return (op_type, domain, opset, attrs, tuple(inputs), tuple(x != "" for x in output_names))
+
+    def get(self, key: Optional[tuple]) -> Optional[tuple]:
+        if key is None:
+            return None
+        try:
+            return self._results.get(key)
+        except TypeError:  # an input value that cannot be hashed (e.g. an opaque type)
+            return None
+
+    def put(self, key: Optional[tuple], outs: Sequence, num_outputs: int) -> None:
+        """Keep ``outs`` when it describes every output with a known rank."""
+        if key is None or len(outs) < num_outputs:
+            return
+        for v in outs[:num_outputs]:
+            if v is None or (isinstance(v, Tensor) and v.shape is None):
+                return
+        try:
+            self._results[key] = tuple(outs)
+        except TypeError:
+            pass
