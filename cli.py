@@ -11,6 +11,7 @@ import onnx
 
 from onnxsym import api
 from onnxsym.errors import OnnxsymError
+from onnxsym.external import link_weights
 
 
 def _bindings(pairs) -> dict:
@@ -31,13 +32,20 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
-def _save(model: onnx.ModelProto, out: str) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model."""
+def _save(model: onnx.ModelProto, out: str, model_dir: str) -> None:
+    """Write to a temporary file beside OUT, then rename: never a half-written model.
+    External weights stay where they are (hard-linked beside OUT when OUT is elsewhere)."""
     folder = os.path.dirname(os.path.abspath(out))
+    try:
+        data = model.SerializeToString()
+    except Exception as exc:  # protobuf refuses messages over 2 GB
+        raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
+                           f"a model over 2 GB must keep its weights as external data") from None
+    link_weights(model, model_dir, folder)
     fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(model.SerializeToString())
+            f.write(data)
         os.replace(tmp, out)
     except BaseException:
         if os.path.exists(tmp):
@@ -70,7 +78,7 @@ def annotate(model, out, in_place, bind, quiet):
     try:
         result = api.infer(model, bind=_bindings(bind))
         annotated = api.write_result(result, inplace=True)
-        _save(annotated, target)
+        _save(annotated, target, os.path.dirname(os.path.abspath(model)))
     except OnnxsymError as exc:
         _fail(exc)
     if quiet:

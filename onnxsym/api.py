@@ -87,10 +87,6 @@ class Result:
                 "unresolved_dims": unresolved}
 
 
-def _load(model_or_path: ModelLike) -> onnx.ModelProto:
-    return load_model(model_or_path)[0]
-
-
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
@@ -100,9 +96,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
-    model = _load(model_or_path)
+    model, base_dir = load_model(model_or_path)
     table = SymbolTable(bound=dict(bind or {}), ranges=dict(ranges or {}))
-    engine = Engine(model, table)
+    engine = Engine(model, table, base_dir)
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.assumptions, engine.warnings, engine.no_rule)

@@ -178,8 +178,10 @@ _MISSING = object()
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
-    def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None):
+    def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None,
+                 base_dir: Optional[str] = None):
         self.model = model
+        self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.opsets: Dict[str, int] = {}
         for op in model.opset_import:
@@ -222,7 +224,7 @@ class Engine:
         g = self.model.graph
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            self.env[t.name] = initializer_value(t)
+            self.env[t.name] = initializer_value(t, self.base_dir)
         for t in g.sparse_initializer:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
@@ -321,7 +323,7 @@ class Engine:
         saved = dict(self.env)
         try:
             for t in graph.initializer:
-                self.env[t.name] = initializer_value(t)
+                self.env[t.name] = initializer_value(t, self.base_dir)
             for i, inp in enumerate(graph.input):
                 v = inputs[i] if i < len(inputs) else None
                 self.env[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)

@@ -15,6 +15,7 @@ from . import dims
 from .dims import Dim
 from .errors import ShapeContradiction
 from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .wire import ValueInfoBytes
 
 META_PREFIX = "onnxsym."
 
@@ -100,6 +101,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types."""
     outputs = {o.name: o for o in graph.output}
     existing = {vi.name: vi for vi in graph.value_info}
+    added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
         if v is None:
@@ -107,14 +109,19 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
         target = outputs.get(name)
         if target is None:
             target = existing.get(name)
+        if target is None and type(v) is Tensor:
+            if v.dtype:
+                added.add_tensor(name, v.dtype, v.shape)
+            continue
         declared = target.type if target is not None and target.HasField("type") else None
         tp = type_proto(v, declared, f"value '{name}'", fresh, warnings)
         if tp is None:
             continue
         if target is None:
-            target = graph.value_info.add()
-            target.name = name
-        target.type.CopyFrom(tp)
+            added.add(name, tp.SerializeToString())
+        else:
+            target.type.CopyFrom(tp)
+    added.merge_into(graph)
 
 
 def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
