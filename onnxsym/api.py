@@ -43,6 +43,19 @@ class Result:
     assumptions: List[Assumption]
     warnings: List[str]
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
+    _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
+        """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
+        static or an expression over the input symbols only."""
+        if isinstance(d, int) or not self.fresh:
+            return ()
+        prov = self._fresh_of.get(d)
+        if prov is None:
+            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+                                             if s.name in self.fresh)
+        return prov
 
     def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
         v = self.values.get(name)
@@ -59,10 +72,7 @@ class Result:
             if shape is None:
                 continue
             for axis, d in enumerate(shape):
-                if isinstance(d, int):
-                    continue
-                prov = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
-                             if s.name in self.fresh)
+                prov = self.fresh_provenance(d)
                 if prov:
                     out.append(UnresolvedDim(name, axis, d, prov))
         return out
@@ -79,7 +89,7 @@ class Result:
             for d in shape:
                 if isinstance(d, int):
                     static += 1
-                elif any(s.name in self.fresh for s in dims.free_symbols(d)):
+                elif self.fresh_provenance(d):
                     unresolved += 1
                 else:
                     symbolic += 1

@@ -103,14 +103,16 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
-def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[Tuple[List[str], List[str]]]]:
-    """Each node's input and output names when the nodes as stored are a valid order
-    (exporters write them so), in one pass; ``None`` when they are not, or when
-    anything is unusual (a subgraph, a name made twice): the full check handles that."""
+def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tuple]]:
+    """Each node's ``(op_type, domain, input names, output names)`` when the nodes as
+    stored are a valid order (exporters write them so), in one pass; ``None`` when they
+    are not, or when anything is unusual (a subgraph, a name made twice): the full
+    check handles that."""
     seen = set(available)
     io = []
     for n in graph.node:
-        if n.attribute and any(a.type in _GRAPH_ATTRS for a in n.attribute):
+        op_type, domain = n.op_type, n.domain
+        if (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n):
             return None
         ins, outs = list(n.input), list(n.output)
         for x in ins:
@@ -121,11 +123,17 @@ def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[Tup
                 if o in seen:
                     return None
                 seen.add(o)
-        io.append((ins, outs))
+        io.append((op_type, domain, ins, outs))
     return io
 
 
+# The standard ops with graph attributes; other domains' ops are checked one by one.
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def has_subgraph(n: onnx.NodeProto) -> bool:
+    return any(a.type in _GRAPH_ATTRS for a in n.attribute)
 
 
 def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
@@ -238,30 +246,32 @@ class Engine:
         io = ordered_io(graph, available)
         if io is not None:
             for i, n in enumerate(nodes):
-                self._infer_node(n, i, *io[i])
-            return [o for _, outs in io for o in outs if o]
+                self._infer_node(n, i, io[i])
+            return [o for _, _, _, outs in io for o in outs if o]
         for i in topological_order(graph, available):
             self._infer_node(nodes[i], i)
         return [o for n in nodes for o in n.output if o]
 
-    def _infer_node(self, n: onnx.NodeProto, index: int, input_names: Optional[List[str]] = None,
-                    output_names: Optional[List[str]] = None) -> None:
-        domain = registry.canonical_domain(n.domain)
+    def _infer_node(self, n: onnx.NodeProto, index: int, io: Optional[tuple] = None) -> None:
+        """Infer node ``n``; ``io`` is what :func:`ordered_io` read of it, when it did."""
+        if io is None:
+            io = (n.op_type, n.domain, list(n.input), list(n.output))
+        op_type, domain, input_names, output_names = io
+        domain = registry.canonical_domain(domain)
         opset = self.opsets.get(domain)
         if opset is None:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
-        op_type = n.op_type
-        if input_names is None:
-            input_names, output_names = list(n.input), list(n.output)
         env = self.env
         inputs = [env.get(x) if x else None for x in input_names]
         attributes = n.attribute
         rule = self._rules.get((domain, op_type), _MISSING)
         if rule is _MISSING:
             rule = self._rules[(domain, op_type)] = registry.find_rule(domain, op_type, opset)
-        memo_key = None if rule is None else self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
+        memo_key = None
+        if rule is not None and not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
+            memo_key = self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
         outs: Seq[Optional[Value]]
         known = self.memo.get(memo_key)
         if known is not None:

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
 
-import onnx
-
 from .values import Tensor
-
-_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
 class Watched:
@@ -39,11 +35,8 @@ class RuleMemo:
 
     @staticmethod
     def key(op_type: str, domain: str, opset: int, attributes, inputs: Sequence, output_names) -> Optional[tuple]:
-        attrs = ()
-        if attributes:
-            attrs = tuple([a.SerializeToString() for a in attributes if a.type not in _GRAPH_ATTRS])
-            if len(attrs) != len(attributes):
-                return None
+        """The key of a node without subgraphs (their inference is the node's own)."""
+        attrs = tuple([a.SerializeToString() for a in attributes]) if attributes else ()
         return (op_type, domain, opset, attrs, tuple(inputs), tuple(x != "" for x in output_names))
 
     def get(self, key: Optional[tuple]) -> Optional[tuple]:

@@ -24,7 +24,8 @@ def varint(n: int) -> bytes:
 
 def field(tag: int, payload: bytes) -> bytes:
     """A length-delimited field; ``tag`` is ``(number << 3) | 2``."""
-    return bytes((tag,)) + varint(len(payload)) + payload
+    n = len(payload)
+    return (bytes((tag, n)) if n < 0x80 else bytes((tag,)) + varint(n)) + payload
 
 
 # Tags: ValueInfoProto.name = 1, .type = 2; TypeProto.tensor_type = 1;
@@ -58,13 +59,20 @@ class ValueInfoBytes:
 
     def add_tensor(self, name: str, dtype: int, shape: Tuple) -> None:
         key = (dtype, shape)
-        tp = self._types.get(key)
-        if tp is None:
-            tp = self._types[key] = tensor_type_bytes(dtype, shape)
-        self.add(name, tp)
+        typed = self._types.get(key)
+        if typed is None:
+            typed = self._types[key] = field(_VI_TYPE, tensor_type_bytes(dtype, shape))
+        self._add(name, typed)
 
     def add(self, name: str, type_bytes: bytes) -> None:
-        self._parts.append(field(_GRAPH_VALUE_INFO, field(_VI_NAME, name.encode("utf-8")) + field(_VI_TYPE, type_bytes)))
+        self._add(name, field(_VI_TYPE, type_bytes))
+
+    def _add(self, name: str, typed: bytes) -> None:
+        named = field(_VI_NAME, name.encode("utf-8"))
+        n = len(named) + len(typed)
+        self._parts.append(bytes((_GRAPH_VALUE_INFO, n)) if n < 0x80 else bytes((_GRAPH_VALUE_INFO,)) + varint(n))
+        self._parts.append(named)
+        self._parts.append(typed)
 
     def merge_into(self, graph) -> None:
         """Append the entries to ``graph.value_info`` (merging appends repeated fields)."""
