@@ -232,12 +232,12 @@ class Engine:
         g = self.model.graph
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            self.env[t.name] = initializer_value(t, self.base_dir)
+            self.env[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
         for t in g.sparse_initializer:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
-            self.env[inp.name] = value_from_type(inp.type, self.table, inp.name)
+            self.env[inp.name] = self.memo.intern(value_from_type(inp.type, self.table, inp.name))
         self.produced = self._run_nodes(g, set(self.env) | init_names)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
@@ -264,7 +264,7 @@ class Engine:
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
         env = self.env
-        inputs = [env.get(x) if x else None for x in input_names]
+        inputs = list(map(env.get, input_names))  # "" (an omitted input) is never a key: None
         attributes = n.attribute
         rule = self._rules.get((domain, op_type), _MISSING)
         if rule is _MISSING:
@@ -302,7 +302,7 @@ class Engine:
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
             if not self._watched.used:
-                self.memo.put(memo_key, outs, len(output_names))
+                self.memo.put(memo_key, inputs, outs, len(output_names))
         for i, name in enumerate(output_names):
             if name:
                 v = outs[i] if i < len(outs) else None
@@ -310,7 +310,7 @@ class Engine:
                     if name not in self.unknown_rank:
                         self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
                                                              "the rule could not tell the rank")
-                self.env[name] = v if v is not None else Tensor(0, None)
+                self.env[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
 
     def _no_rule(self, node: Node) -> List[Value]:
         fn = self.functions.get((node.domain, node.op_type))
