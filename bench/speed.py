@@ -42,10 +42,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import bench_models  # noqa: E402
+CACHE = os.path.join(HERE, ".cache")  # as in bench_models, which is imported only where needed
 
-OSI_PYTHON = os.path.join(bench_models.CACHE, "osi-venv", "bin", "python")
+OSI_PYTHON = os.path.join(CACHE, "osi-venv", "bin", "python")
 PY = sys.executable
 
 # The whole job of each tool, as a command: {i} the model, {o} the output.
@@ -102,16 +101,24 @@ def _warm_call(tool: str, path: str):
 
 
 def worker(tool: str, path: str, repeat: int) -> None:
+    if tool == "count":
+        import onnx
+        print(json.dumps(len(onnx.load(path, load_external_data=False).graph.node)))
+        return
     run = _warm_call(tool, path)
     run()
     print(json.dumps(min(run() for _ in range(repeat))))
 
 
-def warm(tool: str, path: str, repeat: int) -> float:
-    py = OSI_PYTHON if tool == "osi" else PY
-    out = subprocess.run([py, __file__, "--worker", tool, path, "--repeat", str(repeat)], cwd=ROOT,
-                         env=_env(), capture_output=True, text=True, check=True)
+def _child(args, python=PY):
+    out = subprocess.run([python, __file__, *args], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip()[-500:])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def warm(tool: str, path: str, repeat: int) -> float:
+    return _child(["--worker", tool, path, "--repeat", str(repeat)], OSI_PYTHON if tool == "osi" else PY)
 
 
 # ----------------------------------------------------------------------------- whole job
@@ -122,7 +129,12 @@ def _env():
 
 
 def job(tool: str, path: str, repeat: int):
-    """(best wall seconds, peak resident MB) of the tool's command."""
+    """(best CPU seconds, peak resident MB) of the tool's command, measured from a
+    small launcher process: a child's peak memory starts at its parent's size."""
+    return _child(["--job", tool, path, "--repeat", str(repeat)])
+
+
+def launcher(tool: str, path: str, repeat: int) -> None:
     best, peak = float("inf"), 0.0
     with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as tmp:  # beside the model: its weights resolve
         out = os.path.join(os.path.dirname(path), os.path.basename(tmp) + "_out.onnx")
@@ -140,16 +152,14 @@ def job(tool: str, path: str, repeat: int):
         finally:
             if os.path.exists(out):
                 os.unlink(out)
-    return best, peak
+    print(json.dumps([best, peak]))
 
 
 # ----------------------------------------------------------------------------- report
 
 
 def measure(label, path, tools, repeat):
-    import onnx
-
-    n = len(onnx.load(path, load_external_data=False).graph.node)
+    n = _child(["--worker", "count", path])
     print(f"\n## {label}: {n} nodes ({os.path.relpath(path, ROOT)})", flush=True)
     rows = {}
     for tool in tools:
@@ -173,10 +183,16 @@ def main() -> None:
     ap.add_argument("--big-peers", action="store_true",
                     help="also run onnxruntime's tool and onnx-shape-inference on the 2.3 GB model (slow, GBs)")
     ap.add_argument("--worker", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
+    ap.add_argument("--job", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], args.worker[1], args.repeat)
         return
+    if args.job:
+        launcher(args.job[0], args.job[1], args.repeat)
+        return
+    sys.path.insert(0, HERE)
+    import bench_models
     peers = ["onnx", "ort"] + (["osi"] if os.path.exists(OSI_PYTHON) else [])
     if "osi" not in peers:
         print("onnx-shape-inference: not installed in bench/.cache/osi-venv (see this script's doc); skipped")

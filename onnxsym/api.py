@@ -63,6 +63,9 @@ class Result:
 
     def unresolved(self) -> List[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
+        if not self.fresh:
+            return [UnresolvedDim(name, None, None, (self.unknown_rank[name],))
+                    for name in self.produced if name in self.unknown_rank]
         out = []
         for name in self.produced:
             if name in self.unknown_rank:

@@ -109,20 +109,24 @@ def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tup
     are not, or when anything is unusual (a subgraph, a name made twice): the full
     check handles that."""
     seen = set(available)
+    seen.add("")  # an omitted optional input or output
     io = []
     for n in graph.node:
         op_type, domain = n.op_type, n.domain
         if (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n):
             return None
         ins, outs = list(n.input), list(n.output)
-        for x in ins:
-            if x not in seen and x:
+        if not seen.issuperset(ins):
+            return None
+        if len(outs) == 1:
+            if outs[0] in seen:
                 return None
-        for o in outs:
-            if o:
-                if o in seen:
-                    return None
-                seen.add(o)
+            seen.add(outs[0])
+        else:
+            made = [o for o in outs if o]
+            if len(set(made)) != len(made) or not seen.isdisjoint(made):
+                return None
+            seen.update(made)
         io.append((op_type, domain, ins, outs))
     return io
 
@@ -180,9 +184,6 @@ def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
     return order
 
 
-_MISSING = object()
-
-
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -205,7 +206,7 @@ class Engine:
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self.produced: List[str] = []  # what the main graph's nodes produce, in node order
-        self._rules: Dict[Tuple[str, str], Optional[registry.Rule]] = {}
+        self._ops: Dict[Tuple[str, str], tuple] = {}  # (domain, op_type) -> _resolve_op's answer
         self.memo = RuleMemo()
         self._watched = Watched(self)
 
@@ -257,18 +258,13 @@ class Engine:
         if io is None:
             io = (n.op_type, n.domain, list(n.input), list(n.output))
         op_type, domain, input_names, output_names = io
-        domain = registry.canonical_domain(domain)
-        opset = self.opsets.get(domain)
-        if opset is None:
-            if domain == "":
-                raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
-            opset = 1
+        op = self._ops.get((domain, op_type))
+        if op is None:
+            op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
+        domain, opset, rule = op
         env = self.env
         inputs = list(map(env.get, input_names))  # "" (an omitted input) is never a key: None
         attributes = n.attribute
-        rule = self._rules.get((domain, op_type), _MISSING)
-        if rule is _MISSING:
-            rule = self._rules[(domain, op_type)] = registry.find_rule(domain, op_type, opset)
         memo_key = None
         if rule is not None and not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
             memo_key = self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
@@ -311,6 +307,16 @@ class Engine:
                         self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
                                                              "the rule could not tell the rank")
                 self.env[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
+
+    def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:
+        """``(canonical domain, opset, rule or None)`` of an op."""
+        domain = registry.canonical_domain(domain)
+        opset = self.opsets.get(domain)
+        if opset is None:
+            if domain == "":
+                raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
+            opset = 1
+        return domain, opset, registry.find_rule(domain, op_type, opset)
 
     def _no_rule(self, node: Node) -> List[Value]:
         fn = self.functions.get((node.domain, node.op_type))

@@ -99,16 +99,14 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
                  fresh, warnings: List[str]) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types."""
-    outputs = {o.name: o for o in graph.output}
-    existing = {vi.name: vi for vi in graph.value_info}
+    declared_at = {vi.name: vi for vi in graph.value_info}
+    declared_at.update((o.name, o) for o in graph.output)
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
         if v is None:
             continue
-        target = outputs.get(name)
-        if target is None:
-            target = existing.get(name)
+        target = declared_at.get(name)
         if target is None and type(v) is Tensor:
             if v.dtype:
                 added.add_tensor(name, v.dtype, v.shape)
