@@ -39,15 +39,16 @@ def init(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
-def check(m, inputs, assignments=B2, values=()):
-    """Infer ``m``, run it in onnxruntime at each assignment, compare every output dim
-    (and the inferred elements of the outputs named in ``values``)."""
+def check(m, inputs, assignments=B2, values=(), ranges=None):
+    """Infer ``m`` (with the symbol ``ranges`` given, if any), run it in onnxruntime at
+    each assignment, compare every output dim (and the inferred elements of the
+    outputs named in ``values``)."""
     import onnxruntime as ort
 
     import onnxsym
     from onnxsym import dims
 
-    res = onnxsym.infer(m)
+    res = onnxsym.infer(m, ranges=ranges)
     outs = [o.name for o in m.graph.output]
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
