@@ -2,3 +2,4 @@
 package registers them all."""
 
 from . import elementwise, nn, reduce, shape_ops  # noqa: F401
+from . import attention, image, quantize, recurrent, signal  # noqa: F401

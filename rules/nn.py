@@ -35,9 +35,14 @@ def matmul(node):
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
         dtype = TensorProto.INT32
-    if a.shape is None or b.shape is None:
-        return [Tensor(dtype, None)]
-    sa, sb = tuple(a.shape), tuple(b.shape)
+    return [Tensor(dtype, matmul_shape(node, a.shape, b.shape))]
+
+
+def matmul_shape(node, sa, sb):
+    """numpy matmul of shapes ``sa`` and ``sb`` (``None`` when either rank is unknown)."""
+    if sa is None or sb is None:
+        return None
+    sa, sb = tuple(sa), tuple(sb)
     if not sa or not sb:
         raise ShapeContradiction("MatMul of a scalar")
     a1, b1 = len(sa) == 1, len(sb) == 1
@@ -55,7 +60,7 @@ def matmul(node):
         out += (sa[-2],)
     if not b1:
         out += (sb[-1],)
-    return [Tensor(dtype, out)]
+    return out
 
 
 @register("Gemm")

@@ -23,7 +23,8 @@ I64 = TensorProto.INT64
 
 
 B2 = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 8}]
-NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_}
+NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_,
+      TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8, TensorProto.INT32: np.int32}
 
 
 def build(nodes, inputs, outputs, inits=(), opset=17):
