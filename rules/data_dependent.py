@@ -29,8 +29,11 @@ def nonzero(node):
     if x.shape is None:
         return [Tensor(I64, (node.fresh("rank of NonZero input unknown", 0, 0),
                              node.fresh("NonZero count", 0, 1)))]
-    # a scalar counts as a 1-element vector of rank 1 (onnxruntime, numpy.nonzero of atleast_1d)
-    rank = max(len(x.shape), 1)
+    rank = len(x.shape)
+    if rank == 0:
+        # runtimes disagree on a scalar: onnxruntime answers rank 1, onnx's
+        # reference evaluator and shape inference rank 0
+        rank = node.fresh("rank NonZero reports for a scalar (0 or 1)", 0, 0, 0, 1)
     vals = _concrete(x.value)
     if vals is not None:
         n = sum(1 for v in vals if v)
