@@ -74,7 +74,11 @@ def unique(node):
     if axis is None:
         total = prod(x.shape)
         lo = 1 if dims.try_le(1, total) is True else 0
-        u = count(node, "number of unique elements", 0, 0, static_bound(total), lo)
+        vals = _concrete(x.value)
+        if vals is not None and all(v == v for v in vals):  # (NaN: runtimes differ)
+            u = len(set(vals))
+        else:
+            u = count(node, "number of unique elements", 0, 0, static_bound(total), lo)
         y_shape, inverse = (u,), (total,)
     else:
         a = normalize_axis(axis, len(x.shape))

@@ -136,18 +136,11 @@ def tree_ensemble_classifier(node):
     return [_labels(node, _label_type(node)), _rows(node, k)]
 
 
-def _map_value_type(v):
-    """The element type of a map's values, read from the declared type when there is one."""
-    tp = v.type_proto if isinstance(v, Opaque) else None
-    if tp is not None and tp.WhichOneof("value") == "map_type":
-        return tp.map_type.value_type.tensor_type.elem_type
-    return 0
-
-
 @register("DictVectorizer", domain=ML)
 def dict_vectorizer(node):
     vocab = node.attr("string_vocabulary") or node.attr("int64_vocabulary") or []
-    return [Tensor(_map_value_type(node.input(0)), (1, len(vocab)))]
+    m = node.input(0)
+    return [Tensor(m.map_value_dtype if isinstance(m, Opaque) else 0, (1, len(vocab)))]
 
 
 @register("CastMap", domain=ML)

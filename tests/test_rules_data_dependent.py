@@ -96,3 +96,11 @@ def test_nonzero_of_scalar_is_honest_about_the_runtimes_disagreeing():
     compare(m, cases)  # onnxruntime: (1, n)
     res = compare(m, cases, run=run_reference)  # onnx reference: (0, n)
     assert fresh_of(res, "y", 0)[0].hi == 1
+
+
+def test_unique_of_known_constant_is_exact():
+    c = numpy_helper.from_array(np.array([[3, 1], [1, 7]], np.int64), "c")
+    m = graph_model([node("Unique", ["c"], ["y", "i", "inv", "cnt"])], [("x", T.FLOAT, [1])],
+                    ["y", "i", "inv", "cnt"], opset=11, inits=[c])
+    res = compare(m, [({}, {"x": np.zeros(1, np.float32)})])
+    assert res.shape("y") == (3,) and res.shape("inv") == (4,) and not res.unresolved()
