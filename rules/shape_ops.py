@@ -529,10 +529,11 @@ def tile_v1(node):
         return [_unknown(node, 0, len(x.shape), "tile axis unknown", x.dtype)]
     a = normalize_axis(int(axis[0]), len(x.shape))
     out = list(x.shape)
-    if tiles is None or len(tiles) != 1 or not float(tiles[0]).is_integer():
+    n = tiles[0] if tiles is not None and len(tiles) == 1 else None
+    if not isinstance(n, (int, float)) or not float(n).is_integer():
         out[a] = node.fresh("tile count unknown", 0, a)
     else:
-        out[a] = dims.mul(x.shape[a], int(tiles[0]))
+        out[a] = dims.mul(x.shape[a], int(n))
     return [Tensor(x.dtype, tuple(out))]
 
 

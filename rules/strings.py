@@ -38,8 +38,9 @@ def string_normalizer(node):
         return [Tensor(STRING, x.shape)]
     c = x.shape[-1]
     # stop words are dropped; if every element is, one empty string is left
+    lo = 1 if dims.try_le(1, c) is True else 0
     kept = count(node, "number of strings left after removing stop words", 0, len(x.shape) - 1,
-                 max(static_bound(c), 1), 1)
+                 max(static_bound(c), 1), lo)
     return [Tensor(STRING, tuple(x.shape[:-1]) + (kept,))]
 
 

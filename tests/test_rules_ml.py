@@ -55,7 +55,8 @@ def test_category_mapper_and_label_encoders():
 
     for ml_opset, kw, dtype in ((1, dict(classes_strings=["a", "b"]), T.INT64),
                                 (2, dict(keys_strings=["a", "b"], values_floats=[1.0, 2.0]), T.FLOAT),
-                                (4, dict(keys_strings=["a", "b"], values_tensor=helper.make_tensor("v", T.INT64, [2], [3, 4]),
+                                (4, dict(keys_strings=["a", "b"],
+                                         values_tensor=helper.make_tensor("v", T.INT64, [2], [3, 4]),
                                          default_tensor=helper.make_tensor("d", T.INT64, [1], [0])), T.INT64)):
         m = model([ml("LabelEncoder", ["s"], ["y"], **kw)], [("s", T.STRING, ["n", 2])], ["y"], ml_opset)
         res = compare(m, [({"n": n}, {"s": rng.choice(np.array(["a", "b"], dtype=object), (n, 2))}) for n in (1, 3)])
@@ -81,7 +82,8 @@ def test_regressors(xshape):
 
 def test_tree_ensemble_v5():
     nodes = [ml("TreeEnsemble", ["x"], ["y"], n_targets=2, aggregate_function=1, post_transform=0, tree_roots=[0],
-                nodes_splits=helper.make_tensor("s", T.FLOAT, [1], [0.5]), nodes_featureids=[0], nodes_modes=helper.make_tensor("m", T.UINT8, [1], [0]),
+                nodes_splits=helper.make_tensor("s", T.FLOAT, [1], [0.5]), nodes_featureids=[0],
+                nodes_modes=helper.make_tensor("m", T.UINT8, [1], [0]),
                 nodes_truenodeids=[0], nodes_trueleafs=[1], nodes_falsenodeids=[1], nodes_falseleafs=[1],
                 leaf_targetids=[0, 1], leaf_weights=helper.make_tensor("w", T.FLOAT, [2], [1.0, 2.0]))]
     m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y"], ml_opset=5)
@@ -99,7 +101,8 @@ def test_linear_and_tree_classifiers(classes, labels):
     tree = dict(nodes_treeids=[0], nodes_nodeids=[0], nodes_featureids=[0], nodes_values=[0.0], nodes_modes=["LEAF"],
                 nodes_truenodeids=[0], nodes_falsenodeids=[0], class_treeids=[0], class_nodeids=[0], class_ids=[0],
                 class_weights=[1.0])
-    nodes = [ml("LinearClassifier", ["x"], ["l", "ls"], coefficients=[1.0] * 3 * classes, intercepts=[0.0] * classes, **lab),
+    nodes = [ml("LinearClassifier", ["x"], ["l", "ls"], coefficients=[1.0] * 3 * classes, intercepts=[0.0] * classes,
+                **lab),
              ml("TreeEnsembleClassifier", ["x"], ["t", "ts"], **tree, **tlab)]
     m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["l", "ls", "t", "ts"])
     res = compare(m, batches(lambda n: (n, 3)))
@@ -110,11 +113,13 @@ def test_linear_and_tree_classifiers(classes, labels):
 def test_svm_classifier(k, proba):
     pairs = k * (k - 1) // 2
     kw = dict(classlabels_ints=list(range(k)), vectors_per_class=[1] * k, support_vectors=list(rng.random(3 * k)),
-              coefficients=list(rng.random((k - 1) * k)), rho=[0.1] * pairs, kernel_type="RBF", kernel_params=[0.1, 0.0, 3.0])
+              coefficients=list(rng.random((k - 1) * k)), rho=[0.1] * pairs, kernel_type="RBF",
+              kernel_params=[0.1, 0.0, 3.0])
     if proba:
         kw.update(prob_a=[1.0] * pairs, prob_b=[0.0] * pairs)
     nodes = [ml("SVMClassifier", ["x"], ["y", "z"], **kw),
-             ml("SVMClassifier", ["x"], ["y1", "z1"], classlabels_ints=list(range(k)), coefficients=list(rng.random(3 * k)),
+             ml("SVMClassifier", ["x"], ["y1", "z1"], classlabels_ints=list(range(k)),
+                coefficients=list(rng.random(3 * k)),
                 rho=[0.1] * k, kernel_type="LINEAR", kernel_params=[0.1, 0.0, 3.0])]
     m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y", "z", "y1", "z1"])
     assert not compare(m, batches(lambda n: (n, 3))).unresolved()
@@ -123,8 +128,8 @@ def test_svm_classifier(k, proba):
 def test_feature_vectorizer():
     m = model([ml("FeatureVectorizer", ["x", "w"], ["y"], inputdimensions=[3, 2])],
               [("x", T.FLOAT, ["n", 3]), ("w", T.FLOAT, ["n", 2])], ["y"])
-    res = compare(m, [({"n": n}, {"x": rng.random((n, 3)).astype(np.float32), "w": rng.random((n, 2)).astype(np.float32)})
-                      for n in (1, 4)])
+    res = compare(m, [({"n": n}, {"x": rng.random((n, 3)).astype(np.float32),
+                                  "w": rng.random((n, 2)).astype(np.float32)}) for n in (1, 4)])
     assert res.shape("y") == (N, 5)
 
 

@@ -54,7 +54,8 @@ def test_reduce_axes_by_version(op, opset):
 @pytest.mark.parametrize("op,opset", [("ReduceSum", 13), ("ReduceMean", 18), ("ReduceMin", 20)])
 def test_reduce_noop_with_empty_axes(op, opset):
     empty = numpy_helper.from_array(np.array([], np.int64), "e")
-    nodes = [node(op, ["x"], ["noop"], noop_with_empty_axes=1), node(op, ["x", "e"], ["noop_e"], noop_with_empty_axes=1),
+    nodes = [node(op, ["x"], ["noop"], noop_with_empty_axes=1),
+             node(op, ["x", "e"], ["noop_e"], noop_with_empty_axes=1),
              node(op, ["x", "e"], ["all_e"], keepdims=0)]
     m = graph_model(nodes, [("x", T.FLOAT, ["n", "m"])], ["noop", "noop_e", "all_e"], opset=opset, inits=[empty])
     res = compare(m, _cases(["n", "m"]))
@@ -73,7 +74,8 @@ def test_reduce_axes_unknown_keeps_what_it_can():
 def test_tile_v1_spec():
     # Neither onnxruntime nor onnx's reference evaluator implements Tile-1; its spec:
     # "Repeat the elements of a tensor along an axis" (inputs: input, tiles, axis).
-    inits = [numpy_helper.from_array(np.array(3.0, np.float32), "t"), numpy_helper.from_array(np.array(-1.0, np.float32), "a")]
+    inits = [numpy_helper.from_array(np.array(3.0, np.float32), "t"),
+             numpy_helper.from_array(np.array(-1.0, np.float32), "a")]
     m = graph_model([node("Tile", ["x", "t", "a"], ["y"])], [("x", T.FLOAT, ["n", 2])], ["y"], opset=1, inits=inits)
     assert onnxsym.infer(m).shape("y") == (N, 6)
 

@@ -30,7 +30,8 @@ def test_optimizers_two_tensors(op, states):
     ins = ["r", "t"] + [f"{g}{i}" for g in groups for i in (1, 2)]
     outs = [f"{g}{i}_new" for g in ["x"] + states for i in (1, 2)]
     shapes = {1: ["n", 3], 2: ["m"]}
-    inputs = [("r", T.FLOAT, []), ("t", T.INT64, [])] + [(f"{g}{i}", T.FLOAT, shapes[i]) for g in groups for i in (1, 2)]
+    inputs = [("r", T.FLOAT, []), ("t", T.INT64, [])]
+    inputs += [(f"{g}{i}", T.FLOAT, shapes[i]) for g in groups for i in (1, 2)]
     m = graph_model([opt(op, ins, outs, **kw)], inputs, outs, extra=[TRAINING])
     cases = []
     for n, k in ((1, 2), (4, 5)):
