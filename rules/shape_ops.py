@@ -479,7 +479,7 @@ def gather_rule(node):
 @register("GatherElements")
 def gather_elements_rule(node):
     x, idx = _t(node, 0), _t(node, 1)
-    return [Tensor(x.dtype, idx.shape)]
+    return [Tensor(0 if x is None else x.dtype, None if idx is None else idx.shape)]
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where
