@@ -8,10 +8,7 @@ from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-
-def _x(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
+from .common import arg, required_attr
 
 
 def _heads(node, t, attr, rank4_axis, output, axis):
@@ -35,7 +32,7 @@ def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
     where P is past_key's sequence length (0 without a past)."""
-    q, k, v = _x(node, 0), _x(node, 1), _x(node, 2)
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     n = node.num_outputs
     if q.shape is None or k.shape is None or v.shape is None:
         return [Tensor(q.dtype, None), Tensor(k.dtype, None), Tensor(v.dtype, None), Tensor(q.dtype, None)][:n]
@@ -63,7 +60,7 @@ def attention(node):
 @register("FlexAttention", domain="ai.onnx.preview")
 def flex_attention(node):
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
-    q, v = _x(node, 0), _x(node, 2)
+    q, v = arg(node, 0), arg(node, 2)
     if q.shape is None or v.shape is None:
         return [Tensor(q.dtype, None)]
     return [Tensor(q.dtype, tuple(q.shape[:3]) + (v.shape[3],))]
@@ -73,9 +70,9 @@ def flex_attention(node):
 def linear_attention(node):
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
     packed key and value widths divided by kv_num_heads."""
-    q, k, v = _x(node, 0), _x(node, 1), _x(node, 2)
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past = node.tensor(3)
-    hq, hkv = node.attr("q_num_heads"), node.attr("kv_num_heads")
+    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     if q.shape is None or k.shape is None or v.shape is None:
         return [Tensor(q.dtype, None), Tensor(past.dtype if past is not None else q.dtype, None)][:node.num_outputs]
     dk = dims.floordiv(k.shape[2], hkv)
@@ -88,27 +85,27 @@ def linear_attention(node):
 
 @register("RotaryEmbedding", since=23)
 def rotary_embedding(node):
-    x = _x(node)
+    x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
 
 @register("RMSNormalization", since=23)
 def rms_normalization(node):
     """Y has X's shape and the scale's type."""
-    x = _x(node)
-    return [Tensor(_x(node, 1).dtype or x.dtype, x.shape)]
+    x = arg(node, 0)
+    return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
 
 
 @register("Swish", since=24)
 def swish(node):
-    x = _x(node)
+    x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
 
 @register("SwiGLU", since=28)
 def swiglu(node):
     """A and B must have the same shape (no broadcasting); Y has it."""
-    a, b = _x(node, 0), _x(node, 1)
+    a, b = arg(node, 0), arg(node, 1)
     if a.shape is None:
         return [Tensor(a.dtype, b.shape)]
     if b.shape is not None:

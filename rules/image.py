@@ -10,15 +10,11 @@ from onnxsym.registry import register
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
+from .common import arg, required_attr
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
 register("DeformConv")(conv)
-
-
-def _x(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
 
 
 def _rank(x, n, op):
@@ -29,7 +25,7 @@ def _rank(x, n, op):
 
 @register("DepthToSpace")
 def depth_to_space(node):
-    x, b = _x(node), node.attr("blocksize")
+    x, b = arg(node, 0), required_attr(node, "blocksize")
     if not _rank(x, 4, node.op_type):
         return [Tensor(x.dtype, None)]
     n, c, h, w = x.shape
@@ -38,7 +34,7 @@ def depth_to_space(node):
 
 @register("SpaceToDepth")
 def space_to_depth(node):
-    x, b = _x(node), node.attr("blocksize")
+    x, b = arg(node, 0), required_attr(node, "blocksize")
     if not _rank(x, 4, node.op_type):
         return [Tensor(x.dtype, None)]
     n, c, h, w = x.shape
@@ -48,7 +44,7 @@ def space_to_depth(node):
 @register("Col2Im")
 def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
-    x = _x(node)
+    x = arg(node, 0)
     image, block = node.value(1), node.value(2)
     if not _rank(x, 3, node.op_type):
         return [Tensor(x.dtype, None)]
@@ -65,7 +61,7 @@ def col2im(node):
 @register("GridSample")
 def grid_sample(node):
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
-    x, grid = _x(node), _x(node, 1)
+    x, grid = arg(node, 0), arg(node, 1)
     if x.shape is None or grid.shape is None:
         return [Tensor(x.dtype, None)]
     return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
@@ -74,7 +70,7 @@ def grid_sample(node):
 @register("AffineGrid")
 def affine_grid(node):
     """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
-    theta, size = _x(node), node.tensor(1)
+    theta, size = arg(node, 0), node.tensor(1)
     n_sp = None
     if size is not None and size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
         n_sp = size.shape[0] - 2
@@ -91,7 +87,7 @@ def affine_grid(node):
 @register("MaxUnpool")
 def max_unpool(node):
     """``output_shape`` when given, else ``(d - 1) * stride + kernel - pads`` per spatial axis."""
-    x = _x(node)
+    x = arg(node, 0)
     out_shape = node.tensor(2)
     if out_shape is not None:
         if out_shape.value is not None:
@@ -101,7 +97,7 @@ def max_unpool(node):
         return [Tensor(x.dtype, None)]
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    kernel = node.attr("kernel_shape")
+    kernel = required_attr(node, "kernel_shape")
     nsp = len(kernel)
     strides = node.attr("strides") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
@@ -112,8 +108,8 @@ def max_unpool(node):
 @register("MaxRoiPool")
 def max_roi_pool(node):
     """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
-    x, rois = _x(node), _x(node, 1)
-    ph, pw = node.attr("pooled_shape")
+    x, rois = arg(node, 0), arg(node, 1)
+    ph, pw = required_attr(node, "pooled_shape")
     r = rois.shape[0] if rois.shape is not None else node.fresh("MaxRoiPool rois shape is not known", 0, 0)
     c = x.shape[1] if x.shape is not None else node.fresh("MaxRoiPool input shape is not known", 0, 1)
     return [Tensor(x.dtype, (r, c, ph, pw))]
@@ -122,7 +118,7 @@ def max_roi_pool(node):
 @register("RoiAlign")
 def roi_align(node):
     """(num_rois, C, output_height, output_width); rois is (num_rois, 4)."""
-    x, rois, idx = _x(node), _x(node, 1), _x(node, 2)
+    x, rois, idx = arg(node, 0), arg(node, 1), arg(node, 2)
     if rois.shape is not None:
         r = rois.shape[0]
     elif idx.shape is not None:
@@ -136,7 +132,7 @@ def roi_align(node):
 @register("CausalConvWithState")
 def causal_conv_with_state(node):
     """output has the input's shape; present_state is (batch, channels, k - 1), k = weight.shape[2]."""
-    x, w = _x(node), _x(node, 1)
+    x, w = arg(node, 0), arg(node, 1)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
         if x.shape is None:

@@ -9,19 +9,15 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
+from .common import arg
 from .nn import matmul_shape
-
-
-def _x(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
 
 
 @register("QuantizeLinear")
 def quantize_linear(node):
     """y has x's shape; its type is ``output_dtype`` (opset 21+), else the zero
     point's, else uint8."""
-    x = _x(node)
+    x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 21 else 0
     if not dtype:
         zp = node.tensor(2)
@@ -33,21 +29,21 @@ def quantize_linear(node):
 def dequantize_linear(node):
     """y has x's shape; its type is ``output_dtype`` (opset 23+), else the scale's
     (opset 19+; float before that)."""
-    x = _x(node)
+    x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
     if not dtype:
-        dtype = (_x(node, 1).dtype or TensorProto.FLOAT) if node.opset >= 19 else TensorProto.FLOAT
+        dtype = (arg(node, 1).dtype or TensorProto.FLOAT) if node.opset >= 19 else TensorProto.FLOAT
     return [Tensor(dtype, x.shape)]
 
 
 @register("DynamicQuantizeLinear")
 def dynamic_quantize_linear(node):
-    x = _x(node)
+    x = arg(node, 0)
     return [Tensor(TensorProto.UINT8, x.shape), Tensor(TensorProto.FLOAT, ()), Tensor(TensorProto.UINT8, ())]
 
 
 @register("QLinearMatMul")
 def qlinear_matmul(node):
     """MatMul of inputs 0 and 3; the type is the output zero point's (input 7)."""
-    shape = matmul_shape(node, _x(node, 0).shape, _x(node, 3).shape)
-    return [Tensor(_x(node, 7).dtype or _x(node, 0).dtype, shape)]
+    shape = matmul_shape(node, arg(node, 0).shape, arg(node, 3).shape)
+    return [Tensor(arg(node, 7).dtype or arg(node, 0).dtype, shape)]

@@ -10,16 +10,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-
-def _x(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
-
-
-def _scalar(node, i):
-    """The one element of input ``i`` (a dim for an integer tensor), or ``None``."""
-    v = node.value(i)
-    return v[0] if v is not None and len(v) == 1 else None
+from .common import arg, scalar
 
 
 def _onesided(length):
@@ -30,12 +21,12 @@ def _onesided(length):
 def dft(node):
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     rank = len(x.shape)
     if node.opset >= 20:
-        axis = _scalar(node, 2) if node.input(2) is not None else -2
+        axis = scalar(node, 2) if node.input(2) is not None else -2
         if axis is None:
             return [Tensor(x.dtype, node.fresh_shape(rank, "DFT axis input is not known"))]
     else:
@@ -45,7 +36,7 @@ def dft(node):
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
     length = x.shape[axis]
     if node.input(1) is not None:
-        length = _scalar(node, 1)
+        length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
     if node.attr("onesided", 0):
@@ -60,13 +51,13 @@ def stft(node):
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     if len(x.shape) != 3:
         raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
-    step = _scalar(node, 1)
-    frame = _scalar(node, 3) if node.input(3) is not None else None
+    step = scalar(node, 1)
+    frame = scalar(node, 3) if node.input(3) is not None else None
     window = node.tensor(2)
     if frame is None and window is not None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
@@ -84,7 +75,7 @@ def stft(node):
 
 @register("BlackmanWindow HammingWindow HannWindow", since=17)
 def window(node):
-    size = _scalar(node, 0)
+    size = scalar(node, 0)
     if size is None:
         size = node.fresh(f"{node.op_type} size is not known", 0, 0)
     return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (size,))]
@@ -93,7 +84,7 @@ def window(node):
 @register("MelWeightMatrix", since=17)
 def mel_weight_matrix(node):
     """(floor(dft_length/2) + 1, num_mel_bins)."""
-    bins, length = _scalar(node, 0), _scalar(node, 1)
+    bins, length = scalar(node, 0), scalar(node, 1)
     rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)
     cols = bins if bins is not None else node.fresh("MelWeightMatrix num_mel_bins is not known", 0, 1)
     return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (rows, cols))]

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
 from helpers import F, I64, build, check, init, no_fresh  # noqa: E402
@@ -146,3 +146,10 @@ def test_causal_conv_with_state():
                 [{"a": 1, "n": 1}, {"a": 2, "n": 5}], reference=True)
     no_fresh(res)
     assert res.shape("st") == (dims.sym("a"), 4, 2)
+
+
+def test_missing_required_attribute_names_the_node():
+    inputs = [("x", F, ["a", 8, "h", "w"])]
+    m = _m([helper.make_node("DepthToSpace", ["x"], ["d"], name="d2s")], inputs, ["d"], opset=13)
+    with pytest.raises(onnxsym.ShapeContradiction, match="d2s.*blocksize"):
+        onnxsym.infer(m)
