@@ -218,3 +218,23 @@ def test_resize_scales_and_sizes_at_every_opset(opset):
     res = check(build(nodes, inputs, outs, inits, opset=opset), inputs, sizes,
                 ranges={"h": (1, 4096), "w": (1, 4096)})
     no_fresh(res)
+
+
+@pytest.mark.parametrize("scale", SCALES + [1.0001, 2.5, 7.0, 0.999])
+def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
+    """onnxruntime's (int64_t)(float(scale) * float(dim)), emulated in numpy at sizes
+    too large to run: wherever the rule gives a closed form it agrees, up to the bound."""
+    s = np.float32(scale)
+    p, q = float(s).as_integer_ratio()
+    bound = (2 ** 24 if q == 1 else 2 ** 24 - 1) // p
+    if bound < 1:
+        return
+    inputs = [("x", F, [1, 1, "h"])]
+    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"],
+              [init("sc", np.array([1, 1, scale], np.float32))], opset=13)
+    res = onnxsym.infer(m, ranges={"h": (1, bound)})
+    no_fresh(res)
+    rng = np.random.default_rng(1)
+    for h in sorted(set(rng.integers(1, bound + 1, 2000).tolist() + list(range(max(1, bound - 300), bound + 1)))):
+        assert onnxsym.evaluate(res.shape("y")[2], {"h": h}) == int(s * np.float32(h)), (scale, h)
+    assert onnxsym.infer(m, ranges={"h": (1, bound + 1)}).unresolved()
