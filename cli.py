@@ -30,6 +30,9 @@ def _bindings(pairs) -> dict:
 
 
 def _fail(exc: Exception) -> None:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get("onnxsym.debug"):
+        raise exc
     click.echo(f"onnxsym: error: {exc}", err=True)
     sys.exit(2)
 
