@@ -266,7 +266,7 @@ def explain(model, value, axis, bind, quiet, verbose):
         if quiet:
             click.echo(e.headline())
             continue
-        for line in e.lines(max_steps=None if verbose else 12):
+        for line in e.lines(max_steps=None if verbose else 10):
             click.echo(line)
 
 

@@ -41,8 +41,8 @@ class UnknownValueError(OnnxsymError):
 
 @dataclass(frozen=True)
 class Step:
-    """One link of the chain: ``value[axis]`` (or an element of ``value`` when
-    ``axis`` is None) equals ``dim``, as computed by ``op_type`` node ``node``."""
+    """One link of the chain: ``value[axis]`` (or element ``element`` of ``value``)
+    equals ``dim``, as computed by ``op_type`` node ``node``."""
 
     value: str
     axis: Optional[int]
@@ -50,9 +50,10 @@ class Step:
     node: Optional[str]  # None: a graph input or initializer
     op_type: str
     rule: str
+    element: Optional[int] = None  # the dim is this element of the (shape tensor) value
 
     def describe(self) -> str:
-        where = f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (an element)"
+        where = f"{self.value}[{self.axis}]" if self.element is None else f"{self.value} element {self.element}"
         by = f"{self.op_type} '{self.node}'" + (f" ({self.rule})" if self.rule else "") \
             if self.node is not None else self.op_type
         return f"{where} = {'?' if self.dim is None else self.dim}   <- {by}"
@@ -101,7 +102,7 @@ class Explanation:
         """The headline, the chain (its middle elided beyond ``max_steps``), the loss and its cause."""
         out = [self.headline()]
         steps = ["  " + s.describe() for s in self.steps]
-        if max_steps is not None and len(steps) > max_steps + 3:
+        if max_steps is not None and len(steps) > max_steps + 1:
             half = max_steps // 2
             steps = steps[:half] + [f"  ... {len(steps) - 2 * half} more steps (--verbose shows them)"] + steps[-half:]
         out += steps
@@ -299,14 +300,14 @@ class Lineage:
         steps: List[Step] = []
         fresh = self.fresh_of(d)
         focus = {fresh[0].symbol} if fresh else {s.name for s in dims.free_symbols(d)} if not isinstance(d, int) else set()
-        cur = value
+        cur, element = value, None
         for _ in range(_MAX_STEPS):
             label, op = self.producer_of(cur)
             if label is None:
-                steps.append(Step(cur, axis, d, None, op, ""))
+                steps.append(Step(cur, axis, d, None, op, "", element))
                 return steps, None
             n = self.nodes[self.producer[cur]]
-            steps.append(Step(cur, axis, d, label, op, self.rule_name(n)))
+            steps.append(Step(cur, axis, d, label, op, self.rule_name(n), element))
             made_here = [p for p in self.fresh_of(d) if p.symbol in focus and p.node == label]
             if made_here:
                 return steps, made_here[0]
@@ -315,22 +316,23 @@ class Lineage:
             nxt = self._carrier(n, d, axis, focus)
             if nxt is None:
                 return steps, None
-            cur, axis, d = nxt
+            cur, axis, element, d = nxt
         return steps, None
 
     def _carrier(self, n: onnx.NodeProto, d: Dim, axis: Optional[int], focus):
         """The input of ``n`` that carries ``d`` (or, failing that, one of its symbols),
-        as (value, axis or None for an element, the dim there)."""
+        as (value, axis, element, the dim there): a dim of its shape, or an element of
+        its value (a shape tensor)."""
         cands = []
         for x in n.input:
             t = self.result.values.get(x) if x else None
             if not isinstance(t, Tensor):
                 continue
-            places = [(a, e) for a, e in enumerate(t.shape or ())]
-            elems = [(None, e) for e in (t.value or ()) if not isinstance(e, (float, bool))]
+            places = [(a, None, e) for a, e in enumerate(t.shape or ())]
+            elems = [(None, k, e) for k, e in enumerate(t.value or ())]
             for rank, pool in ((0, places), (1, elems)):
-                for a, e in pool:
-                    if isinstance(e, int):
+                for a, k, e in pool:
+                    if isinstance(e, (int, float, bool)):
                         continue
                     names = {s.name for s in dims.free_symbols(e)}
                     if e is d:
@@ -339,8 +341,8 @@ class Lineage:
                         score = (1, rank, -len(names & focus))
                     else:
                         continue
-                    cands.append((score, x, a, e))
+                    cands.append((score, x, a, k, e))
         if not cands:
             return None
-        _, x, a, e = min(cands, key=lambda c: c[0])
-        return x, a, e
+        _, x, a, k, e = min(cands, key=lambda c: c[0])
+        return x, a, k, e
