@@ -354,3 +354,24 @@ def test_infer_reports_progress_per_node():
     res = onnxsym.infer(BERT, progress=lambda done, total: calls.append((done, total)))
     n = len(res.model.graph.node)
     assert calls == [(k, n) for k in range(1, n + 1)]
+
+
+# ----------------------------------------------------------------- the CI recipe in the README
+
+def test_pre_commit_hook_and_readme_recipes(paths):
+    yaml = pytest.importorskip("yaml")
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml")) as f:
+        (hook,) = yaml.safe_load(f)
+    assert hook["id"] == "onnxsym-check" and hook["entry"] == "onnxsym check" and hook["language"] == "python"
+    assert re.search(hook["files"], "exports/model.onnx") and not re.search(hook["files"], "model.onnx.json")
+    # pre-commit appends the staged files to the entry: the command must take several.
+    assert cli(*hook["entry"].split()[1:], paths["good"], BERT).exit_code == 0
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## CI gate"):]
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    step, remote, local = blocks
+    assert "onnxsym check --format github" in step[0]["run"]
+    assert remote[0]["hooks"][0]["id"] == hook["id"]
+    assert local[0]["hooks"][0]["entry"] == hook["entry"]
+    assert re.search(local[0]["hooks"][0]["files"], "m.onnx")
