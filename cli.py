@@ -199,11 +199,12 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
     """
     opts = report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
     b = _bindings(bind)
+    debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
     for m in models:
-        bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet and fmt == "text")
+        bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
         try:
-            reports.append(report.check_model(m, opts, bind=b, progress=bar))
+            reports.append(report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
         finally:
             bar.close()
     if fmt == "json":

@@ -262,7 +262,8 @@ class Lineage:
     def explain(self, value: str, axis: Optional[int] = None) -> Explanation:
         """The explanation of ``value[axis]`` (``axis`` None: of the value's rank)."""
         v = self.result.values.get(value)
-        if v is None or (value not in self.producer and value not in self.graph_inputs):
+        known = value in self.producer or value in self.graph_inputs or value in self.initializers
+        if v is None or not known:
             near = difflib.get_close_matches(value, list(self.producer) + list(self.graph_inputs), n=3)
             hint = f"; did you mean {', '.join(repr(x) for x in near)}?" if near else ""
             raise UnknownValueError(f"no value '{value}' in the model{hint}")

@@ -12,6 +12,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from .api import Result, UnresolvedDim, __version__, infer
 from .errors import OnnxsymError
 from .explain import Lineage
+from .writer import type_proto
 
 
 @dataclass(frozen=True)
@@ -112,14 +113,28 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
     return e
 
 
+def check_declared(result: Result) -> None:
+    """Raise :class:`ShapeContradiction` where the model declares a shape (graph
+    outputs, value_info) that the graph does not compute, as annotating would."""
+    g = result.model.graph
+    for vi in list(g.output) + list(g.value_info):
+        v = result.values.get(vi.name)
+        if v is not None and vi.HasField("type"):
+            type_proto(v, vi.type, f"value '{vi.name}'", result.fresh, [])
+
+
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
-                progress: Optional[Callable[[int, int], None]] = None) -> ModelReport:
+                progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False) -> ModelReport:
+    """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
     try:
         result = infer(path, bind=bind, progress=progress)
+        check_declared(result)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
     except OnnxsymError as exc:
+        if reraise:
+            raise
         msg = one_line(str(exc))
         report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
     return report

@@ -105,7 +105,9 @@ def paths(tmp_path_factory):
     bad.write_bytes(b"not a model")
     clash = model([helper.make_node("Add", ["a", "b"], ["c"], name="add")], [("a", F, [3]), ("b", F, [4])],
                   [("c", F, None)])
-    return {"good": save(d, relu, "good.onnx"), "broken": save(d, broken_bert(), "broken.onnx"),
+    declared_wrong = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [("x", F, ["batch", 3])],
+                           [("y", F, ["batch", 4])])
+    return {"declared": save(d, declared_wrong, "declared.onnx"), "good": save(d, relu, "good.onnx"), "broken": save(d, broken_bert(), "broken.onnx"),
             "nonzero": save(d, nonzero_model(), "nonzero.onnx"), "bad": str(bad),
             "clash": save(d, clash, "clash.onnx"), "reshape": save(d, reshape_by_input_model(), "reshape.onnx")}
 
@@ -145,7 +147,8 @@ def test_exit_1_lists_each_unresolved_dim_with_place_and_provenance(paths):
 
 
 def test_exit_2_on_a_bad_file_and_on_a_contradiction(paths):
-    for key, words in (("bad", "not an ONNX model"), ("clash", "cannot broadcast")):
+    for key, words in (("bad", "not an ONNX model"), ("clash", "cannot broadcast"),
+                       ("declared", "value 'y'[1]: the model declares 4, the graph computes 3")):
         r = cli("check", paths[key])
         assert r.exit_code == 2 and words in r.output, r.output
 
@@ -318,6 +321,7 @@ def test_an_onnxsym_error_propagates_with_debug(paths):
     assert isinstance(r.exception, onnxsym.ModelLoadError)
     r = cli("annotate", paths["bad"])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1
+    assert isinstance(cli("--debug", "check", paths["bad"]).exception, onnxsym.ModelLoadError)
 
 
 # ----------------------------------------------------------------- progress bar
