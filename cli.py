@@ -9,7 +9,8 @@ import tempfile
 import click
 import onnx
 
-from onnxsym import api, report
+from onnxsym import api
+from onnxsym import report as check_report
 from onnxsym import show as show_mod
 from onnxsym.errors import OnnxsymError
 from onnxsym.explain import Lineage
@@ -197,23 +198,26 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
-    opts = report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
     for m in models:
         bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
         try:
-            reports.append(report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
+            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
         finally:
             bar.close()
     if fmt == "json":
-        click.echo(report.format_json(reports, opts))
+        click.echo(check_report.format_json(reports, opts))
     else:
-        lines = report.format_github(reports) if fmt == "github" else report.format_text(reports, quiet, verbose)
+        if fmt == "github":
+            lines = check_report.format_github(reports)
+        else:
+            lines = check_report.format_text(reports, quiet, verbose)
         for line in lines:
             click.echo(line)
-    sys.exit(report.exit_code(reports))
+    sys.exit(check_report.exit_code(reports))
 
 
 @main.command()
