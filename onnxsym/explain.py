@@ -27,7 +27,7 @@ from .values import MAX_VALUE_ELEMENTS, Tensor
 # Ops whose output sizes depend on the elements of their inputs, not on shapes:
 # their fresh symbols are expected wherever the model uses them.
 DATA_DEPENDENT_OPS = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "TopK",
-                                "StringSplit"})
+                                "StringSplit", "StringNormalizer"})
 
 _INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16,
               onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32}
