@@ -109,12 +109,18 @@ class Constraints:
                 self.because.setdefault(k2, c)
         self._cache.clear()
 
-    def _contradiction(self, c: Constraint, ra: Dim, rb: Dim, why: str = "") -> None:
-        earlier = []
-        for s in sorted(dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs), key=lambda s: s.name):
+    def given(self, eliminated, lhs: Dim, rhs: Dim) -> List[Constraint]:
+        """The constraints that eliminated any of ``eliminated`` in favour of a symbol of ``lhs == rhs``."""
+        about = dims.free_symbols(lhs) | dims.free_symbols(rhs)
+        out: List[Constraint] = []
+        for s in sorted(eliminated, key=lambda s: s.name):
             prior = self.because.get(s)
-            if prior is not None and prior not in earlier:
-                earlier.append(prior)
+            if prior is not None and prior not in out and (s in about or dims.free_symbols(self.derived[s]) & about):
+                out.append(prior)
+        return out
+
+    def _contradiction(self, c: Constraint, ra: Dim, rb: Dim, why: str = "") -> None:
+        earlier = self.given(dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs), c.lhs, c.rhs)
         msg = f"{c.where} requires {c} ({c.reason})"
         if ra is not c.lhs or rb is not c.rhs:
             msg += f", that is {str(ra)} == {str(rb)}"
@@ -123,6 +129,14 @@ class Constraints:
         msg += ": " + (why or "these can never be equal")
         nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
         raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes)
+
+    def explain(self, exc: "ConstraintContradiction", eliminated) -> "ConstraintContradiction":
+        """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
+        earlier = [p for p in self.given(eliminated, exc.lhs, exc.rhs) if p.node not in exc.nodes]
+        if not earlier:
+            return exc
+        msg = str(exc) + "; its inputs were rewritten by " + "; ".join(f"{p} from {p.where}" for p in earlier)
+        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier))
 
     # -- reporting --------------------------------------------------------------
     def table(self) -> Dict[str, str]:

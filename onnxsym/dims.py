@@ -422,13 +422,15 @@ def _floordiv_atom(n: Dim, d: Dim) -> Dim:
         if isinstance(d, int):
             if lo // d == hi // d:
                 return lo // d
-            # (x // c) // d == x // (c*d) for positive c, d
-            if len(n.terms) == 1 and n.terms[0][1] == 1 and len(n.terms[0][0]) == 1:
-                atom, e = n.terms[0][0][0]
-                if e == 1 and isinstance(atom, _OpAtom) and atom.kind == "floordiv":
-                    inner_n, inner_d = atom.args
-                    if isinstance(inner_d, int) and inner_d > 0:
-                        return floordiv(inner_n, inner_d * d)
+            # (x // c + r) // d == (x + c*r) // (c*d) for positive ints c, d and any integer r:
+            # x // c + r == (x + c*r) // c, and floor(floor(y) / d) == floor(y / d).
+            for m, k in n.terms:
+                if k == 1 and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) \
+                        and m[0][0].kind == "floordiv" and isinstance(m[0][0].args[1], int) \
+                        and m[0][0].args[1] > 0:
+                    inner_n, inner_d = m[0][0].args
+                    r = sub(n, _atom_expr(m[0][0]))
+                    return floordiv(add(inner_n, mul(inner_d, r)), inner_d * d)
             # floor(-x/d) == -floor((x + d - 1)/d): keep the leading coefficient positive
             if n.terms[-1][1] < 0 and n.terms[-1][0] != ():
                 return neg(floordiv(add(neg(n), d - 1), d))

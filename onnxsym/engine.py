@@ -162,6 +162,8 @@ class Engine:
         # (value, axis) whose declared dim_param the writer keeps: it equals the inferred dim.
         self.keep_declared: Set[Tuple[str, int]] = set()
         self.producer: Dict[str, str] = {}
+        # Symbols eliminated from the current node's inputs (to explain a contradiction).
+        self._rewritten: Set[dims.Sym] = set()
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
@@ -196,6 +198,9 @@ class Engine:
         r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
         if r is not v:
             self.env[name] = r
+            if isinstance(v, Tensor) and v.shape is not None:
+                for d in v.shape:
+                    self._rewritten |= dims.free_symbols(d) & self.constraints.derived.keys()
         return r
 
     # -- graphs ---------------------------------------------------------------
@@ -251,6 +256,7 @@ class Engine:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
+        self._rewritten = set()
         inputs = [self._resolved(x) if x else None for x in n.input]
         attrs = {a.name: a for a in n.attribute}
         node = Node(n.op_type, domain, n.name or f"{n.op_type}_{index}", opset, inputs, list(n.input),
@@ -265,6 +271,7 @@ class Engine:
             try:
                 outs = rule(node)
             except ConstraintContradiction as exc:
+                exc = self.constraints.explain(exc, self._rewritten)
                 raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
             except ShapeContradiction as exc:
                 raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None

@@ -6,6 +6,7 @@ import numpy as np
 
 from onnxsym import dims
 from onnxsym.dims import Dim
+from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
@@ -164,7 +165,11 @@ def _reshape(node, x, target, allowzero):
             if isinstance(rest, int) and rest == 0:
                 out[minus] = node.fresh("reshape -1 with zero-size rest", 0, minus)
             else:
+                if isinstance(total, int) and isinstance(rest, int) and total % rest:
+                    raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
                 out[minus] = dims.floordiv(total, rest)
+    elif x.shape is not None:
+        node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
 
 
@@ -288,6 +293,8 @@ def concat_rule(node):
                 out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
+            for t in known:
+                node.assume(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
     if all(t.value is not None for t in ts):
