@@ -410,10 +410,54 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         exact = _exact_div(a, b)
         if exact is not None:
             return exact
+        common = _common_factor(a, b)
+        if common is not None:
+            # (m*p) // (m*q) == p // q for a positive factor m
+            return floordiv(_exact_div(a, common), _exact_div(b, common))
     return _floordiv_atom(a, b)
 
 
+def _common_factor(a: Expr, b: Expr) -> Optional[Expr]:
+    """The monomial that divides every term of ``a`` and ``b`` when it is provably positive."""
+    if len(b.terms) != 1:
+        return None
+    shared = dict(b.terms[0][0])
+    for m, _ in a.terms:
+        md = dict(m)
+        shared = {atom: min(e, md[atom]) for atom, e in shared.items() if atom in md}
+        if not shared:
+            return None
+    mono = tuple(sorted(shared.items(), key=lambda ae: ae[0].key))
+    factor = Expr(((mono, 1),))
+    return factor if factor.range()[0] >= 1 else None
+
+
+def _without_mod(n: Expr) -> Optional[Dim]:
+    """``n`` with each top-level ``x % c`` written ``x - c*(x//c)``, or None if it has none."""
+    mods = {atom for atom in atoms(n) if isinstance(atom, _OpAtom) and atom.kind == "mod"}
+    if not mods:
+        return None
+    out: Dim = 0
+    for m, c in n.terms:
+        term: Dim = c
+        for atom, e in m:
+            x = _atom_expr(atom)
+            if atom in mods:
+                x = sub(atom.args[0], mul(atom.args[1], floordiv(*atom.args)))
+            for _ in range(e):
+                term = mul(term, x)
+        out = add(out, term)
+    return out
+
+
 def _floordiv_atom(n: Dim, d: Dim) -> Dim:
+    if isinstance(n, Expr) and isinstance(d, int):
+        # (x + (-x) % 8) // 8 is ceil(x/8): the mod cancels once written as a floor division
+        alt = _without_mod(n)
+        if alt is not None and not _has_atom(alt, "mod"):
+            simpler = floordiv(alt, d)
+            if len(str(simpler)) < len(str(n)) + len(str(d)) + 2:
+                return simpler
     lo, hi = range_of(n)
     dlo, dhi = range_of(d)
     if dlo > 0:
@@ -638,12 +682,56 @@ def range_of(d: Dim) -> Tuple[int, int]:
 
 def try_le(a: Dim, b: Dim) -> Optional[bool]:
     """``a <= b`` if the ranges prove or refute it, else ``None``."""
-    lo, hi = range_of(sub(b, a))
+    d = sub(b, a)
+    lo, hi = range_of(d)
     if lo >= 0:
         return True
     if hi < 0:
         return False
+    if lower_bound(d) >= 0:
+        return True
+    if lower_bound(neg(d)) > 0:
+        return False
     return None
+
+
+_lower_cache: Dict[Expr, int] = {}
+
+
+def lower_bound(d: Dim, depth: int = 3) -> int:
+    """A lower bound of ``d``, tighter than its interval range where the terms are related.
+
+    Interval arithmetic treats ``(x + 7)//8`` and ``x`` as independent; here a term
+    ``k*(x//c)`` is rewritten exactly as ``k*(x - x%c)/c`` so that ``x`` can cancel,
+    a ``-min(p, q)`` is at least ``-p`` and a ``max(p, q)`` at least ``p``.
+    """
+    if isinstance(d, int):
+        return d
+    if depth == 0:
+        return d.range()[0]
+    key = (d, depth)
+    r = _lower_cache.get(key)
+    if r is not None:
+        return r
+    best = d.range()[0]
+    for m, k in d.terms:
+        if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
+            continue
+        atom = m[0][0]
+        rest = sub(d, mul(k, _atom_expr(atom)))
+        if atom.kind == "floordiv" and isinstance(atom.args[1], int) and atom.args[1] > 0:
+            x, c = atom.args
+            scaled = add(mul(c, rest), mul(k, sub(x, _atom_expr(_OpAtom("mod", (x, c))))))
+            best = max(best, -((-lower_bound(scaled, depth - 1)) // c))  # ceil: d is an integer
+        elif (atom.kind == "min" and k < 0) or (atom.kind == "max" and k > 0):
+            # rest + k*max(p, q) >= rest + k*p, and likewise for each argument
+            for arg in atom.args:
+                best = max(best, lower_bound(add(rest, mul(k, arg)), depth - 1))
+        elif atom.kind in ("min", "max"):
+            # rest + k*min(p, q) == min(rest + k*p, rest + k*q) for k > 0 (max for k < 0)
+            best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
+    _lower_cache[key] = best
+    return best
 
 
 def try_lt(a: Dim, b: Dim) -> Optional[bool]:
