@@ -13,6 +13,7 @@ cannot hold raises :class:`ConstraintContradiction`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Tuple
 
@@ -60,6 +61,7 @@ class Constraints:
         self.because: Dict[Sym, Constraint] = {}
         self._rank = rank
         self._cache: Dict[Dim, Dim] = {}
+        self._unsolved: set = set()
 
     def resolve(self, d: Dim) -> Dim:
         """``d`` rewritten over the representatives."""
@@ -79,12 +81,16 @@ class Constraints:
         c = Constraint(a, b, node, op_type, reason)
         if dims.try_eq(ra, rb) is False:
             self._contradiction(c, ra, rb)
+        pair = frozenset((ra, rb))
+        if pair in self._unsolved:
+            return  # the same relation, already recorded
         self.items.append(c)
+        self._unsolved.add(pair)
         self._solve(c, ra, rb)
 
     # -- solving ----------------------------------------------------------------
     def _solve(self, c: Constraint, ra: Dim, rb: Dim) -> None:
-        diff = dims.sub(ra, rb)
+        diff = _without_positive_factor(dims.sub(ra, rb))
         best = None
         for s, k, rest in _linear_symbols(diff):
             if best is None or self._rank(s) > self._rank(best[0]):
@@ -142,6 +148,24 @@ class Constraints:
     def table(self) -> Dict[str, str]:
         """Derived symbol name -> its definition text."""
         return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
+
+
+def _without_positive_factor(diff: Dim) -> Dim:
+    """``diff`` divided by the factor common to all its terms when that factor is provably
+    positive (``32*b*seq - 32*b*n == 0`` is ``seq - n == 0`` for ``b >= 1``)."""
+    if isinstance(diff, int) or len(diff.terms) < 2:
+        return diff
+    shared = dict(diff.terms[0][0])
+    g = 0
+    for m, k in diff.terms:
+        md = dict(m)
+        shared = {a: min(e, md[a]) for a, e in shared.items() if a in md}
+        g = math.gcd(g, k)
+    factor = dims.mul(g, dims.Expr(((tuple(sorted(shared.items(), key=lambda ae: ae[0].key)), 1),))) \
+        if shared else g
+    if factor == 1 or dims.range_of(factor)[0] < 1:
+        return diff
+    return dims.floordiv(diff, factor)  # exact: the factor divides every term
 
 
 def _linear_symbols(diff: Dim):

@@ -42,14 +42,14 @@ def trees():
 bindings = st.fixed_dictionaries({k: st.integers(lo, hi) for k, (lo, hi) in RANGES.items()})
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(trees(), bindings)
 def test_simplification_never_changes_a_value_within_the_ranges(tree, b):
     d, plain = tree
     assert evaluate(d, b) == plain(b)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(trees(), trees(), bindings)
 def test_lower_bound_and_comparisons_are_sound(x, y, b):
     d = x[0] - y[0]
