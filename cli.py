@@ -49,11 +49,13 @@ def _knowledge(f):
                         help="Narrow an input symbol's range, e.g. seq=1:4096.")(f)
 
 
-def _print_constraints(result) -> None:
-    for c in result.constraints:
-        click.echo(f"  assumed {c} ({c.where}: {c.reason})")
-    for name, d in result.derived_symbols().items():
-        click.echo(f"  derived {name} = {d}")
+def _print_constraints(result, limit: int = 10) -> None:
+    lines = [f"  assumed {c} ({c.where}: {c.reason})" for c in result.constraints]
+    lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
+    for line in lines[:limit]:
+        click.echo(line)
+    if len(lines) > limit:
+        click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
 
 
 def _fail(exc: Exception) -> None:

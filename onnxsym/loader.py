@@ -89,6 +89,11 @@ class SymbolTable:
                 if name not in self.origin:
                     known = ", ".join(sorted(self.origin)) or "none"
                     raise UserInputError(f"{opt} {name}: the model has no input symbol '{name}' (its symbols: {known})")
+        for name, v in self.bound.items():
+            lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
+            if not lo <= v <= hi:
+                raise UserInputError(f"--bind {name}={v}: outside the range [{lo}, {hi}]"
+                                     + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
 
     def parse_known(self, text: str) -> Dim:
         """An expression over the model's input symbols (an unknown name is an error)."""

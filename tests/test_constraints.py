@@ -132,6 +132,11 @@ def test_bind_range_assume_in_the_library():
     with pytest.raises(onnxsym.OnnxsymError, match="--bind btch"):
         onnxsym.infer(m, bind={"btch": 1})
     assert onnxsym.infer(m, allow_zero=True).symbol_ranges()["seq"] == (0, 2**63 - 1)
+    with pytest.raises(onnxsym.OnnxsymError, match="allow-zero"):
+        onnxsym.infer(m, bind={"batch": 0})
+    assert onnxsym.infer(m, bind={"batch": 0}, allow_zero=True).shape("kv")[0] == 0
+    with pytest.raises(onnxsym.OnnxsymError, match="outside the range"):
+        onnxsym.infer(m, bind={"seq": 9}, ranges={"seq": (1, 8)})
 
 
 def test_declared_name_of_an_output_is_kept_and_related():
@@ -171,6 +176,12 @@ def test_cli_options_printing_and_metadata(tmp_path):
     assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 4096]
     r = CliRunner().invoke(main, ["verify", p, "--range", "seq=2:5", "--assume", "past == seq"])
     assert r.exit_code == 0 and "0 wrong" in r.output, r.output
+    r = CliRunner().invoke(main, ["verify", p, "--bind", "seq=4", "--bind", "past=4", "--bind", "batch=2"])
+    assert r.exit_code == 0 and "1 assignment" in r.output, r.output
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--allow-zero"])
+    meta = {p.key: p.value for p in onnx.load(out).metadata_props}
+    assert r.exit_code == 0 and json.loads(meta["onnxsym.user"])["allow_zero"] is True
+    assert json.loads(meta["onnxsym.symbols"])["past"]["range"] == [0, 2**63 - 1]
     r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--range", "seq=1"])
     assert r.exit_code == 2 and "NAME=LO:HI" in r.output
 
