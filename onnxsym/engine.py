@@ -221,7 +221,7 @@ class Engine:
                                      "--assume", "", "given by the user")
         self._run_nodes(g, set(self.env) | init_names)
         self._match_declared(g)
-        for store in (self.env, self.subgraph_values):
+        for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
             for k, v in store.items():
                 store[k] = resolve_value(v, self.constraints.resolve)
 

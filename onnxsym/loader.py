@@ -69,6 +69,7 @@ class SymbolTable:
     assume: List[Tuple[str, str]] = field(default_factory=list)
     # The lower end of a graph-input dim's range (0 with --allow-zero).
     default_lo: int = dims.DEFAULT_LO
+    _declared: Dict[str, Dim] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, origin: str) -> Dim:
         if name in self.bound:
@@ -112,10 +113,14 @@ class SymbolTable:
             if name not in self.origin:
                 new_names.add(name)
             return self.get(name, origin)
-        try:
-            return parse_dim(text, lookup)
-        except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
-            return lookup(text)
+        d = self._declared.get(text)
+        if d is None:
+            try:
+                d = parse_dim(text, lookup)
+            except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
+                d = lookup(text)
+            self._declared[text] = d
+        return d
 
     def unique(self, base: str) -> str:
         name, n = base, 1
