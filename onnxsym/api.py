@@ -11,7 +11,7 @@ import onnx
 from . import dims
 from .dims import Dim
 from .constraints import Constraint
-from .engine import Assumption, Engine, Provenance  # noqa: F401
+from .engine import Assumption, Engine, Provenance
 from .errors import UserInputError
 from .loader import SymbolTable, load_model
 from .values import Tensor, Value

@@ -73,8 +73,9 @@ class Constraints:
             self._cache[d] = r
         return r
 
-    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str) -> None:
-        """Record ``a == b``; raise if it provably cannot hold."""
+    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True) -> None:
+        """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
+        it without rewriting any symbol."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
@@ -86,7 +87,8 @@ class Constraints:
             return  # the same relation, already recorded
         self.items.append(c)
         self._unsolved.add(pair)
-        self._solve(c, ra, rb)
+        if solve:
+            self._solve(c, ra, rb)
 
     # -- solving ----------------------------------------------------------------
     def _solve(self, c: Constraint, ra: Dim, rb: Dim) -> None:

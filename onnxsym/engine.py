@@ -164,6 +164,7 @@ class Engine:
         self.producer: Dict[str, str] = {}
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
         self._rewritten: Set[dims.Sym] = set()
+        self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
@@ -184,7 +185,15 @@ class Engine:
         return dims.expr_of(self.table.symbols[name])
 
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
-        self.constraints.require(a, b, node.name, node.op_type, reason)
+        if not self._subgraphs:
+            self.constraints.require(a, b, node.name, node.op_type, reason)
+            return
+        # A branch of an If may never run: what it needs is recorded, never solved nor an error.
+        reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        try:
+            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False)
+        except ConstraintContradiction as exc:
+            self.warnings.append(f"{exc} (that subgraph can never run)")
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
@@ -324,6 +333,7 @@ class Engine:
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]]) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally."""
         saved = dict(self.env)
+        self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         try:
             for t in graph.initializer:
                 self.env[t.name] = initializer_value(t)
@@ -339,6 +349,7 @@ class Engine:
             return outs
         finally:
             self.env = saved
+            self._subgraphs.pop()
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

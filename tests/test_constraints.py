@@ -11,7 +11,7 @@ from onnx import helper
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments, verify
-from helpers import F, I64, build, init, model
+from helpers import F, build, init, model
 
 N = helper.make_node
 
@@ -193,3 +193,21 @@ def test_cli_contradiction_is_one_line_and_exit_2(tmp_path):
     assert r.exit_code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "MatMul node 'mm'" in lines[0] and "Relu node 'relu_y'" in lines[0]
+
+
+def test_a_subgraph_records_its_constraints_without_solving_them():
+    from onnxsym import register_rule
+
+    @register_rule("RunBranch", domain="test.constraints")
+    def run_branch(node):
+        return node.infer_graph(node.attr("body"), [])
+
+    body = helper.make_graph([N("MatMul", ["x", "w"], ["y"], name="inner_mm")], "body", [],
+                             [helper.make_empty_tensor_value_info("y")])
+    m = model([N("RunBranch", [], ["out"], domain="test.constraints", name="br", body=body)],
+              [("x", F, [2, "k"]), ("w", F, ["j", 3])], [("out", F, None)],
+              extra_opsets=[("test.constraints", 1)])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
+    assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason
+    assert res.derived_symbols() == {}

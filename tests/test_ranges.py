@@ -2,9 +2,8 @@
 and Slice, Range, Pad, TopK with bounds computed in the graph, against onnxruntime."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
-from onnx import TensorProto, helper
+from onnx import helper
 
 import onnxsym
 from onnxsym import dims
@@ -156,3 +155,16 @@ def test_topk_with_a_computed_k_and_an_unknown_k():
     m = build([N("TopK", ["x", "kin"], ["v", "i"], axis=1)], [("x", F, ["batch", 10]), ("kin", I64, [1])], ["v"])
     fresh = onnxsym.infer(m).shape("v")[1]
     assert dims.range_of(fresh) == (0, 10)
+
+
+def test_slice_with_a_symbolic_step():
+    # x[:, 1::batch] and x[:, ::-batch]: the step is a dim, positive by its range
+    nodes = _dim("b", "x", 0, "i0") + [N("Neg", ["b"], ["mb"]),
+                                       N("Slice", ["x", "one", "big", "i1", "b"], ["fwd"]),
+                                       N("Slice", ["x", "mone", "small", "i1", "mb"], ["back"])]
+    m = build(nodes, [("x", F, ["batch", "seq"])], ["fwd", "back"],
+              [init("i0", [0]), init("i1", [1]), init("one", [1]), init("mone", [-1]), init("big", [INT64_MAX]),
+               init("small", [-INT64_MAX - 1])])
+    res = check(m, [("x", F, ["batch", "seq"])], [{"batch": b, "seq": s} for b, s in ((1, 1), (2, 7), (3, 9), (4, 2))])
+    assert [str(d) for d in res.shape("fwd")] == ["batch", "(batch + seq - 2)//batch"]
+    assert [str(d) for d in res.shape("back")] == ["batch", "(batch + seq - 1)//batch"]
