@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import onnx
 
@@ -123,13 +123,15 @@ def _load(model_or_path: ModelLike) -> onnx.ModelProto:
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False) -> Result:
+          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
+          progress: Optional[Callable[[int, int], None]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
-    (their range starts at 1 otherwise).
+    (their range starts at 1 otherwise); ``progress(done, total)`` is called after
+    each node.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
@@ -138,6 +140,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table)
+    engine.progress = progress
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
