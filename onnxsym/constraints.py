@@ -80,7 +80,10 @@ class Constraints:
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
         c = Constraint(a, b, node, op_type, reason)
-        if dims.try_eq(ra, rb) is False:
+        eq = dims.try_eq(ra, rb)
+        if eq is True:
+            return  # the ranges prove it: nothing to assume
+        if eq is False:
             self._contradiction(c, ra, rb)
         pair = frozenset((ra, rb))
         if pair in self._unsolved:

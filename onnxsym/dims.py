@@ -743,10 +743,18 @@ def try_eq(a: Dim, b: Dim) -> Optional[bool]:
     """``True`` if provably equal, ``False`` if provably different, else ``None``."""
     if a is b or (isinstance(a, int) and isinstance(b, int) and a == b):
         return True
-    lo, hi = range_of(sub(a, b))
+    d = sub(a, b)
+    lo, hi = range_of(d)
     if lo > 0 or hi < 0:
         return False
     if lo == hi == 0:
+        return True
+    if isinstance(d, int):
+        return d == 0
+    up, down = lower_bound(d), lower_bound(neg(d))
+    if up > 0 or down > 0:
+        return False
+    if up == down == 0:
         return True
     return None
 

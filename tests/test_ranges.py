@@ -168,3 +168,11 @@ def test_slice_with_a_symbolic_step():
     res = check(m, [("x", F, ["batch", "seq"])], [{"batch": b, "seq": s} for b, s in ((1, 1), (2, 7), (3, 9), (4, 2))])
     assert [str(d) for d in res.shape("fwd")] == ["batch", "(batch + seq - 2)//batch"]
     assert [str(d) for d in res.shape("back")] == ["batch", "(batch + seq - 1)//batch"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees(), trees(), bindings)
+def test_try_eq_is_sound(x, y, b):
+    answer = dims.try_eq(x[0], y[0])
+    if answer is not None:
+        assert answer == (x[1](b) == y[1](b))
