@@ -54,7 +54,8 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    lines = [f"  assumed {c} ({c.where}: {c.reason})" for c in result.constraints]
+    label = {"node": "assumed", "user": "given", "declared": "declared"}
+    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
         click.echo(line)

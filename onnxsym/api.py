@@ -194,7 +194,8 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         "version": __version__,
         "symbols": {name: {"origin": table.origin.get(name, ""), "range": list(ranges[name])}
                     for name in sorted(table.symbols)},
-        "constraints": [{"constraint": str(c), "node": c.node, "op_type": c.op_type, "reason": c.reason}
+        "constraints": [{"constraint": str(c), "node": c.node, "op_type": c.op_type, "reason": c.reason,
+                         "kind": c.kind}
                         for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
         "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},

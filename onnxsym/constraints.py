@@ -31,6 +31,8 @@ class Constraint:
     node: str
     op_type: str
     reason: str
+    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim.
+    kind: str = "node"
 
     @property
     def where(self) -> str:
@@ -73,13 +75,14 @@ class Constraints:
             self._cache[d] = r
         return r
 
-    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True) -> None:
+    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
+                kind: str = "node") -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
         it without rewriting any symbol."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
-        c = Constraint(a, b, node, op_type, reason)
+        c = Constraint(a, b, node, op_type, reason, kind)
         eq = dims.try_eq(ra, rb)
         if eq is True:
             return  # the ranges prove it: nothing to assume

@@ -229,7 +229,7 @@ class Engine:
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
             self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
-                                     "--assume", "", "given by the user")
+                                     "--assume", "", "given by the user", kind="user")
         self._run_nodes(g, set(self.env) | init_names)
         self._match_declared(g)
         for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
@@ -252,7 +252,8 @@ class Engine:
                     continue
                 known = self.table.parse_declared(decl.dim_param, f"declared: {vi.name}[{axis}]", self.declared)
                 self.constraints.require(known, d, self.producer.get(vi.name, vi.name), "",
-                                         f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'")
+                                         f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'",
+                                         kind="declared")
                 if self.constraints.resolve(known) is self.constraints.resolve(d):
                     self.keep_declared.add((vi.name, axis))
 

@@ -143,7 +143,8 @@ def test_declared_name_of_an_output_is_kept_and_related():
     m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat")],
               [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], [("kv", F, ["batch", "total_seq"])])
     res = onnxsym.infer(m)
-    assert [(str(c), c.node) for c in res.constraints] == [("total_seq == past + seq", "Concat node 'cat'")]
+    assert [(str(c), c.node, c.kind) for c in res.constraints] == [
+        ("total_seq == past + seq", "Concat node 'cat'", "declared")]
     assert _names(res) == {"total_seq": "past + seq"}
     out = onnxsym.write_result(res)
     assert [d.dim_param for d in out.graph.output[0].type.tensor_type.shape.dim] == ["batch", "total_seq"]
@@ -166,7 +167,7 @@ def test_cli_options_printing_and_metadata(tmp_path):
     r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--bind", "batch=1", "--range", "seq=1:4096",
                                   "--assume", "past == seq"])
     assert r.exit_code == 0, r.output
-    assert "assumed past == seq (--assume" in r.output
+    assert "given past == seq (--assume" in r.output
     assert "assumed seq == k (MatMul node 'mm': MatMul inner dims)" in r.output
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
