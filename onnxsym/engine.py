@@ -8,6 +8,8 @@ rank) with the reason recorded.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
@@ -34,6 +36,9 @@ class Provenance:
     axis: Optional[int]
     reason: str
 
+
+# The names onnx's shape inference gives to dims it cannot name: not the user's names.
+ANONYMOUS = re.compile(r"unk__\d+")
 
 # A relation ``lhs == rhs`` that a node is only valid under (the older name).
 Assumption = Constraint
@@ -248,7 +253,7 @@ class Engine:
                 continue
             for axis, (decl, d) in enumerate(zip(tp.tensor_type.shape.dim, t.shape)):
                 if not decl.HasField("dim_param") or not decl.dim_param.strip() or \
-                        any(s.name in self.fresh for s in dims.free_symbols(d)):
+                        ANONYMOUS.fullmatch(decl.dim_param) or any(s.name in self.fresh for s in dims.free_symbols(d)):
                     continue
                 known = self.table.parse_declared(decl.dim_param, f"declared: {vi.name}[{axis}]", self.declared)
                 self.constraints.require(known, d, self.producer.get(vi.name, vi.name), "",

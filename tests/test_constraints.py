@@ -212,3 +212,14 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
     assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
     assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason
     assert res.derived_symbols() == {}
+
+
+def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():
+    m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat")],
+              [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], [("kv", F, ["batch", "unk__0"])])
+    res = onnxsym.infer(m)
+    assert res.constraints == []
+    out = onnxsym.write_result(res)
+    assert out.graph.output[0].type.tensor_type.shape.dim[1].dim_param == "past + seq"
+    again = onnxsym.infer(out)  # annotating an annotated model changes nothing
+    assert again.constraints == [] and again.derived_symbols() == {}
