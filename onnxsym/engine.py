@@ -256,9 +256,12 @@ class Engine:
                         ANONYMOUS.fullmatch(decl.dim_param) or any(s.name in self.fresh for s in dims.free_symbols(d)):
                     continue
                 known = self.table.parse_declared(decl.dim_param, f"declared: {vi.name}[{axis}]", self.declared)
+                # A new name is defined by what the graph computes; a declaration over the input
+                # symbols alone may be sloppy (an output called 'batch' that is 1): recorded, not solved.
+                names_new = any(s.name in self.declared for s in dims.free_symbols(known))
                 self.constraints.require(known, d, self.producer.get(vi.name, vi.name), "",
                                          f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'",
-                                         kind="declared")
+                                         solve=names_new, kind="declared")
                 if self.constraints.resolve(known) is self.constraints.resolve(d):
                     self.keep_declared.add((vi.name, axis))
 

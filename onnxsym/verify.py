@@ -54,14 +54,15 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
     derived = result.derived_symbols()
-    checkable = [c for c in result.constraints
-                 if not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
+    # What the model declares on its outputs does not bind a run; what its nodes need does.
+    checkable = [c for c in result.constraints if c.kind != "declared" and
+                 not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
     out: List[Dict[str, int]] = []
     for attempt in range(tries):
         b = {}
         for name in result.roots():
             lo, hi = ranges[name]
-            lo2, hi2 = max(lo, 2), min(hi, 9)
+            lo2, hi2 = max(lo, 2 if attempt < tries // 2 else lo), min(hi, 9)
             b[name] = rng.randint(lo2, hi2) if lo2 <= hi2 else (lo if hi < 2 else hi)
         b.update(fixed or {})
         for name, d in derived.items():

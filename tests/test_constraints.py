@@ -223,3 +223,14 @@ def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():
     assert out.graph.output[0].type.tensor_type.shape.dim[1].dim_param == "past + seq"
     again = onnxsym.infer(out)  # annotating an annotated model changes nothing
     assert again.constraints == [] and again.derived_symbols() == {}
+
+
+def test_a_declaration_over_input_symbols_is_recorded_but_does_not_specialize_the_model():
+    m = model([N("ReduceSum", ["x", "ax"], ["s"], keepdims=1, name="sum"), N("Relu", ["x"], ["r"], name="relu")],
+              [("x", F, ["batch", 4])], [("s", F, ["batch", 4]), ("r", F, ["batch", 4])], [init("ax", [0])])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.kind) for c in res.constraints] == [("batch == 1", "declared")]
+    assert res.derived_symbols() == {} and str(res.shape("r")[0]) == "batch"
+    out = onnxsym.write_result(res)
+    assert out.graph.output[0].type.tensor_type.shape.dim[0].dim_value == 1
+    assert verify(m, result=res).ok
