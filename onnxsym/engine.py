@@ -281,9 +281,13 @@ class Engine:
                                      "--assume", "", "given by the user", kind="user")
         self.produced = self._run_nodes(g, set(self.env) | init_names)
         self._match_declared(g)
+        done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
         for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
             for k, v in store.items():
-                store[k] = resolve_value(v, self.constraints.resolve)
+                known = done.get(id(v))
+                if known is None:
+                    known = done[id(v)] = (v, resolve_value(v, self.constraints.resolve))
+                store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
         """Relate the dims the model declares on produced values to the inferred ones:
