@@ -103,10 +103,10 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
 
 
 def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tuple]]:
-    """Each node's ``(op_type, domain, input names, output names)`` when the nodes as
-    stored are a valid order (exporters write them so), in one pass; ``None`` when they
-    are not, or when anything is unusual (a subgraph, a name made twice): the full
-    check handles that."""
+    """What :meth:`Engine._infer_node` reads of each node, ``(op_type, domain, input
+    names, output names, attributes, name)``, when the nodes as stored are a valid
+    order (exporters write them so), in one pass; ``None`` when they are not, or when
+    anything is unusual (a subgraph, a name made twice): the full check handles that."""
     seen = set(available)
     seen.add("")  # an omitted optional input or output
     io = []
@@ -126,7 +126,7 @@ def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tup
             if len(set(made)) != len(made) or not seen.isdisjoint(made):
                 return None
             seen.update(made)
-        io.append((op_type, domain, ins, outs))
+        io.append((op_type, domain, ins, outs, n.attribute, n.name))
     return io
 
 
@@ -324,14 +324,14 @@ class Engine:
             if progress is not None:
                 progress(k + 1, len(order))
         if io is not None:
-            return [o for _, _, _, outs in io for o in outs if o]
+            return [o for node_io in io for o in node_io[3] if o]
         return [o for n in nodes for o in n.output if o]
 
     def _infer_node(self, n: onnx.NodeProto, index: int, io: Optional[tuple] = None) -> None:
         """Infer node ``n``; ``io`` is what :func:`ordered_io` read of it, when it did."""
         if io is None:
-            io = (n.op_type, n.domain, list(n.input), list(n.output))
-        op_type, domain, input_names, output_names = io
+            io = (n.op_type, n.domain, list(n.input), list(n.output), n.attribute, n.name)
+        op_type, domain, input_names, output_names, attributes, node_name = io
         op = self._ops.get((domain, op_type))
         if op is None:
             op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
@@ -342,14 +342,13 @@ class Engine:
             inputs = [self._resolved(x) if x else None for x in input_names]
         else:  # nothing to rewrite; "" (an omitted input) is never a key: None
             inputs = list(map(env.get, input_names))
-        attributes = n.attribute
         memo_key = None
         if rule is not None and not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
             memo_key = self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
         outs: Seq[Optional[Value]]
         known = self.memo.get(memo_key)
         if known is not None:
-            made_by = f"{op_type} node '{n.name or f'{op_type}_{index}'}'"
+            made_by = f"{op_type} node '{node_name or f'{op_type}_{index}'}'"
             for name, v in zip(output_names, known):
                 if name:
                     env[name] = v
@@ -359,7 +358,7 @@ class Engine:
             return
         self._watched.used = False
         attrs = {a.name: a for a in attributes} if attributes else {}
-        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
+        node = Node(op_type, domain, node_name or f"{op_type}_{index}", opset, inputs, input_names,
                     output_names, attrs, convert_attribute, self._watched, index)
         if rule is None:
             key = (domain or "ai.onnx", n.op_type)
