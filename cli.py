@@ -10,12 +10,11 @@ import click
 import onnx
 
 from onnxsym import api
-from onnxsym import report as check_report
-from onnxsym import show as show_mod
 from onnxsym.errors import OnnxsymError
-from onnxsym.explain import Lineage
 from onnxsym.external import link_weights
 from onnxsym.progress import Progress
+
+# check, show and explain import their modules when they run: annotate starts faster.
 
 
 def _bindings(pairs) -> dict:
@@ -208,6 +207,7 @@ def _styler(color):
     """click.style by dim kind; click.echo drops the colours when stdout is not a terminal."""
     colors = {"symbolic": dict(fg="cyan"), "unresolved": dict(fg="red", bold=True), "head": dict(bold=True)}
     if color is False:
+        from onnxsym import show as show_mod
         return show_mod.plain
     return lambda text, kind: click.style(text, **colors[kind]) if kind in colors else text
 
@@ -240,6 +240,8 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
+    from onnxsym import report as check_report
+
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
@@ -279,6 +281,8 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
 
     Example: onnxsym show model.onnx --op Reshape --unresolved
     """
+    from onnxsym import show as show_mod
+
     result = _infer_with_progress(model, bind, quiet)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
@@ -301,6 +305,8 @@ def explain(model, value, axis, bind, quiet, verbose):
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
+    from onnxsym.explain import Lineage
+
     result = _infer_with_progress(model, bind, quiet)
     lineage = Lineage(result)
     if axis is None:

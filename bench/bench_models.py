@@ -4,7 +4,7 @@
   LLaMA-shaped tiny-width model with ``n`` layers, a KV cache per layer, and
   dynamic ``batch``, ``seq`` and ``past``. Needs torch the first time.
 - ``big_llama()``: a LLaMA-shaped graph at real width (hidden 2048, 32 heads,
-  FFN 5632, vocab 32000, 10 layers: 2.3 GB of float weights) built with
+  FFN 5632, vocab 32000, 10 layers: 2.6 GB of float weights) built with
   onnx.helper, its weights in one external file that is sparse (made with
   ``truncate``), so it costs no disk. Its weights read as zeros.
 """
