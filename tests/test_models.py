@@ -43,8 +43,8 @@ def test_shipped_models_are_found():
 
 @pytest.mark.parametrize("name", ["bert_tiny_ts", "gpt_tiny_ts", "llama_tiny_ts", "bert_tiny_dynamo",
                                   "gpt_tiny_dynamo", "llama_tiny_dynamo", "cnn_tiny_ts", "cnn_tiny_dynamo",
-                                  "swin_tiny_ts", "vit_tiny_ts", "vit_tiny_dynamo", "whisper_tiny_ts",
-                                  "whisper_tiny_dynamo", "t5_tiny_ts", "t5_tiny_dynamo"])
+                                  "swin_tiny_ts", "swin_tiny_dynamo", "vit_tiny_ts", "vit_tiny_dynamo",
+                                  "whisper_tiny_ts", "whisper_tiny_dynamo", "t5_tiny_ts", "t5_tiny_dynamo"])
 def test_real_exports_resolve_every_dim(name):
     # The CNNs upsample by 2 and pool with ceil_mode: onnxruntime sizes those in
     # float32, which equals the closed form only for dims up to about 2**23.
