@@ -2,9 +2,9 @@
 """(Re)generate the small real ONNX test models in this folder.
 
 Usage:
-    /work/venv/bin/python models/make_models.py            # export + check
-    /work/venv/bin/python models/make_models.py --check    # only check existing files
-    /work/venv/bin/python models/make_models.py --only bert_tiny,edge
+    python models/make_models.py            # export + check
+    python models/make_models.py --check    # only check existing files
+    python models/make_models.py --only bert_tiny,edge
 
 Needs torch (and onnxscript for the dynamo exporter), onnx and onnxruntime.
 The test-suite itself only needs the produced .onnx files, not torch.
