@@ -202,6 +202,14 @@ class Engine:
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
+    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
+        """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
+        if dims.try_le(d, hi) is True:
+            return
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound")
+        if c not in self.constraints.items:
+            self.constraints.items.append(c)
+
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
         kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
