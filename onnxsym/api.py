@@ -8,7 +8,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import onnx
 
-from . import dims
+from . import dims, validate
 from .dims import Dim
 from .engine import Assumption, Engine, Provenance
 from .loader import SymbolTable, load_model
@@ -87,10 +87,6 @@ class Result:
                 "unresolved_dims": unresolved}
 
 
-def _load(model_or_path: ModelLike) -> onnx.ModelProto:
-    return load_model(model_or_path)[0]
-
-
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
@@ -100,13 +96,15 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
-    model = _load(model_or_path)
+    model, base_dir = load_model(model_or_path)
+    validate.check_opsets(model)
+    validate.check_external_data(model, base_dir)
     table = SymbolTable(bound=dict(bind or {}), ranges=dict(ranges or {}))
     engine = Engine(model, table)
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule)
+                  engine.assumptions, table.warnings + engine.warnings, engine.no_rule)
 
 
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, registry
+from . import dims, registry, validate
 from .dims import Dim
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
@@ -208,6 +208,7 @@ class Engine:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
+        validate.check_attributes(n, domain, opset, node_label(n, index))
         inputs = [self.env.get(x) if x else None for x in n.input]
         attrs = {a.name: a for a in n.attribute}
         node = Node(n.op_type, domain, n.name or f"{n.op_type}_{index}", opset, inputs, list(n.input),

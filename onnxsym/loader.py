@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import onnx
 from onnx import numpy_helper
@@ -65,6 +65,7 @@ class SymbolTable:
     origin: Dict[str, str] = field(default_factory=dict)
     ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
     bound: Dict[str, int] = field(default_factory=dict)
+    warnings: List[str] = field(default_factory=list)
 
     def get(self, name: str, origin: str) -> Dim:
         if name in self.bound:
@@ -95,6 +96,9 @@ def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
             return parse_dim(text, lambda n: table.get(n, where))
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             # Any string is a legal dim_param: one outside the grammar is an opaque name.
+            if text not in table.symbols:
+                table.warnings.append(f"{where}: dim_param {text!r} is not an expression; "
+                                      f"taken as the name of one symbol")
             return table.get(text, where)
     return table.get(table.unique(fresh_base), where)
 
