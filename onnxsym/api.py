@@ -12,8 +12,8 @@ from . import dims
 from .dims import Dim
 from .engine import Assumption, Engine, Provenance
 from .loader import SymbolTable, load_model
-from .values import Tensor, Value
-from .writer import write_metadata, write_shapes
+from .values import Optional_, Sequence, Tensor, Value
+from .writer import write_metadata, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 
@@ -43,9 +43,19 @@ class Result:
     assumptions: List[Assumption]
     warnings: List[str]
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
 
     def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
         v = self.values.get(name)
+        return v.shape if isinstance(v, Tensor) else None
+
+    def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
+        """The dims a value is annotated with: a sequence's or optional's are its element's."""
+        v = self.values.get(name)
+        while isinstance(v, (Sequence, Optional_)):
+            if isinstance(v, Sequence) and v.items == ():
+                return ()  # an empty sequence has no item to know
+            v = v.elem
         return v.shape if isinstance(v, Tensor) else None
 
     def unresolved(self) -> List[UnresolvedDim]:
@@ -55,7 +65,7 @@ class Result:
             if name in self.unknown_rank:
                 out.append(UnresolvedDim(name, None, None, (self.unknown_rank[name],)))
                 continue
-            shape = self.shape(name)
+            shape = self._dims_of(name)
             if shape is None:
                 continue
             for axis, d in enumerate(shape):
@@ -71,7 +81,7 @@ class Result:
         """Counts of values and dims: static, symbolic over input symbols, unresolved."""
         values = static = symbolic = unresolved = 0
         for name in self.produced:
-            shape = self.shape(name)
+            shape = self._dims_of(name)
             values += 1
             if shape is None:
                 unresolved += 1
@@ -106,7 +116,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule)
+                  engine.assumptions, engine.warnings, engine.no_rule, engine.subgraph_values)
 
 
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
@@ -127,6 +137,7 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         copy.CopyFrom(model)
         model = copy
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings)
+    write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
     write_metadata(model, {
         "version": __version__,
         "symbols": {name: {"origin": result.symbols.origin.get(name, ""), "range": [s.lo, s.hi]}

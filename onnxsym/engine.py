@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, registry
+from . import dims, functions, registry
 from .dims import Dim
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
@@ -164,7 +164,8 @@ class Engine:
         self.assumptions: List[Assumption] = []
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
-        self.functions = {(f.domain, f.name): f for f in model.functions}
+        self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        self._calls: List[tuple] = []  # the function calls being expanded, innermost last
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -215,9 +216,7 @@ class Engine:
         rule = registry.find_rule(domain, n.op_type, opset)
         outs: Seq[Optional[Value]]
         if rule is None:
-            key = (domain or "ai.onnx", n.op_type)
-            self.no_rule[key] = self.no_rule.get(key, 0) + 1
-            outs = self._no_rule(node)
+            outs = self._no_rule(node, n)
         else:
             try:
                 outs = rule(node)
@@ -241,10 +240,16 @@ class Engine:
                                                              "the rule could not tell the rank")
                 self.env[name] = v if v is not None else Tensor(0, None)
 
-    def _no_rule(self, node: Node) -> List[Value]:
-        fn = self.functions.get((node.domain, node.op_type))
+    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Value]:
+        fn = self.functions.get((node.domain, node.op_type, proto.overload))
+        if fn is None:
+            fn = functions.schema_function(proto, node)
+        if fn is not None:
+            return self.infer_function(node, proto, fn)
+        key = (node.domain or "ai.onnx", node.op_type)
+        self.no_rule[key] = self.no_rule.get(key, 0) + 1
         reason = f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} at opset {node.opset}"
-        if fn is None and node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
+        if node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
             self.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason)
@@ -257,9 +262,20 @@ class Engine:
             outs.append(Tensor(0, None))
         return outs
 
-    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]]) -> List[Optional[Value]]:
-        """Infer ``graph`` in a scope that sees the current values; inputs bound positionally."""
+    def record_unknown_rank(self, node: Node, output: int, reason: str) -> None:
+        if node.has_output(output):
+            name = node.output_names[output]
+            self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason)
+
+    def is_resolved(self, d: Dim) -> bool:
+        return all(s.name not in self.fresh for s in dims.free_symbols(d))
+
+    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
+                       born: Optional[Set[str]] = None) -> List[Optional[Value]]:
+        """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
+        ``born``, when given, receives the names of the fresh symbols made inside."""
         saved = dict(self.env)
+        before = len(self.fresh)
         try:
             for t in graph.initializer:
                 self.env[t.name] = initializer_value(t)
@@ -271,6 +287,28 @@ class Engine:
             for k, v in self.env.items():
                 if k not in saved or saved[k] is not v:
                     self.subgraph_values[k] = v
+            if born is not None:
+                born.update(list(self.fresh)[before:])
             return outs
         finally:
             self.env = saved
+
+    def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> List[Optional[Value]]:
+        """Infer a call by inferring the function's body in a scope of its own: it sees
+        only the call's inputs and attributes, and its values stay inside."""
+        key = (fn.domain, fn.name, fn.overload)
+        if key in self._calls:
+            return self._unknown_outputs(node, f"function '{fn.name}' calls itself")
+        body, bound = functions.instantiate(fn, proto, node.inputs)
+        saved = (self.env, self.unknown_rank, self.subgraph_values, self.opsets)
+        self.env, self.unknown_rank, self.subgraph_values = bound, {}, {}
+        self.opsets = {**self.opsets, **{registry.canonical_domain(o.domain): o.version for o in fn.opset_import}}
+        self._calls.append(key)
+        try:
+            self._run_nodes(body, set(bound))
+            return [self.env.get(o) for o in fn.output]
+        except GraphError as exc:
+            raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
+        finally:
+            self._calls.pop()
+            self.env, self.unknown_rank, self.subgraph_values, self.opsets = saved
