@@ -37,7 +37,21 @@ def _plain_function(op_type: str, domain: str, opset: int) -> Optional[onnx.Func
     schema = _schema(op_type, domain, opset)
     if schema is None or not schema.function_opset_versions:
         return None
-    return _parse(schema.get_function_with_opset_version(_pick(schema.function_opset_versions, opset)))
+    fn = _parse(schema.get_function_with_opset_version(_pick(schema.function_opset_versions, opset)))
+    return _with_defaults(fn, schema)
+
+
+def _with_defaults(fn: Optional[onnx.FunctionProto], schema) -> Optional[onnx.FunctionProto]:
+    """``fn`` with the schema's attribute defaults, for calls that leave them out."""
+    if fn is None:
+        return None
+    have = {a.name for a in fn.attribute_proto}
+    for name, attr in schema.attributes.items():
+        if name not in have and attr.default_value.type != onnx.AttributeProto.UNDEFINED:
+            a = fn.attribute_proto.add()
+            a.CopyFrom(attr.default_value)
+            a.name = name
+    return fn
 
 
 def _schema(op_type: str, domain: str, opset: int):
@@ -68,7 +82,7 @@ def schema_function(call: onnx.NodeProto, node) -> Optional[onnx.FunctionProto]:
             version, call.SerializeToString(), [_type_bytes(v) for v in node.inputs])
     except Exception:  # the builder rejects what it is given: no body
         return None
-    return _parse(data)
+    return _with_defaults(_parse(data), schema)
 
 
 def _resolve(n: onnx.NodeProto, attrs: Dict[str, onnx.AttributeProto], absent: set) -> onnx.NodeProto:
