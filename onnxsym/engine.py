@@ -195,8 +195,25 @@ class Engine:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
-            self.env[inp.name] = value_from_type(inp.type, self.table, inp.name)
+            self.env[inp.name] = self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name)
         self._run_nodes(g, set(self.env) | init_names)
+
+    def _per_item(self, v: Value, name: str) -> Value:
+        """A sequence input's declared item shape holds for each item, not for all
+        alike (ONNX's own tests feed items of different lengths to ``seq(float[N])``):
+        its symbolic dims become fresh symbols."""
+        if not isinstance(v, Sequence) or v.elem is None or v.elem.shape is None:
+            return v
+        shape = []
+        for axis, d in enumerate(v.elem.shape):
+            if not isinstance(d, int):
+                sym = self.table.unique(symbol_name(name) + f"_item_d{axis}")
+                self.table.symbols[sym] = dims.Sym(sym, dims.FRESH_LO, dims.INT64_MAX)
+                self.table.origin[sym] = f"fresh: an item of input '{name}'"
+                self.fresh[sym] = Provenance(sym, "", "", name, axis, f"declared as {d}, which may differ between items")
+                d = dims.expr_of(self.table.symbols[sym])
+            shape.append(d)
+        return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
         for i in topological_order(graph, available):

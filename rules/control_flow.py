@@ -136,25 +136,34 @@ def _stacked(node, k, per_iter, count, axis, unstable, what):
 def loop_rule(node):
     body = node.attr("body")
     has_trip, has_cond = (i < len(node.input_names) and node.input_names[i] != "" for i in (0, 1))
+    m = _max_trip(node) if has_trip else None
     initial = node.inputs[2:]
     n = len(initial)
+    # The iteration number counts from 0 to below M: a symbol that differs between iterations.
+    i = node.fresh("the iteration number", 0, None, 0, max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX)
     # The body only runs while the condition holds, so inside it the condition is true.
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
-    after, outs, unstable = _iterate(node, body, initial, lambda c: [Tensor(INT64, ()), cond_in] + c, 1)
-    trip = _trip_count(node, has_trip, has_cond, outs[0])
+    after, outs, unstable = _iterate(node, body, initial, lambda c: [Tensor(INT64, (), (i,)), cond_in] + c, 1)
+    unstable |= {s.name for s in dims.free_symbols(i)}
+    trip = _trip_count(node, m, has_cond, outs[0])
     scans = [_stacked(node, n + j, v, trip, 0, unstable, "scan output")
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
+
+
+def _max_trip(node):
+    """M, when known; a negative M runs no iteration."""
+    m = node.value(0)[0] if node.value(0) else None
+    if m is not None and dims.range_of(m)[0] < 0:
+        return 0 if isinstance(m, int) else None
+    return m
 
 
 def _is_true(value):
     return value is not None and len(value) == 1 and isinstance(value[0], int) and bool(value[0])
 
 
-def _trip_count(node, has_trip, has_cond, cond_out):
-    m = node.value(0)[0] if has_trip and node.value(0) else None
-    if m is not None and dims.range_of(m)[0] < 0:
-        m = None if not isinstance(m, int) else 0
+def _trip_count(node, m, has_cond, cond_out):
     if m is not None and (not has_cond or (_is_true(node.value(1)) and isinstance(cond_out, Tensor)
                                            and _is_true(cond_out.value))):
         return m

@@ -227,3 +227,22 @@ def test_scan_8_with_a_batch_axis():
     res = check_runs(m, x_feeds(shape=lambda b: (b["batch"], b["seq"], 4)), resolved=["s", "ys"])
     assert dims_text(res, "s") == ["batch", "4"]
     assert dims_text(res, "ys") == ["batch", "seq", "4"]
+
+
+def test_loop_iteration_number_is_a_symbol_bounded_by_the_trip_count():
+    """As in ONNX's test_loop11: the body slices row i of a 5-row constant; with M = 5
+    every slice has one row, so the scan output is (5, 1, seq)."""
+    outer = [helper.make_node("Constant", [], ["five"], value=helper.make_tensor("f", I64, [], [5])),
+             helper.make_node("Slice", ["x", "z1", "one1"], ["row0"]),  # (1, seq)
+             helper.make_node("Concat", ["row0"] * 5, ["row5"], axis=0)]  # (5, seq)
+    m = loop_model([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                    helper.make_node("Constant", [], ["one"], value=helper.make_tensor("o", I64, [], [1])),
+                    helper.make_node("Add", ["i", "one"], ["end"]),
+                    helper.make_node("Constant", [], ["ax"], value=helper.make_tensor("a", I64, [1], [0])),
+                    helper.make_node("Unsqueeze", ["i", "ax"], ["start1"]),
+                    helper.make_node("Unsqueeze", ["end", "ax"], ["end1"]),
+                    helper.make_node("Slice", ["row5", "start1", "end1"], ["step"])],
+                   [("cond_out", BOOL), ("step", F)], [], trip=("five",), outer=outer)
+    m.graph.initializer.extend([helper.make_tensor("z1", I64, [1], [0]), helper.make_tensor("one1", I64, [1], [1])])
+    res = check_runs(m, x_feeds(), resolved=["scan0"])
+    assert dims_text(res, "scan0") == ["5", "1", "seq"]
