@@ -34,11 +34,12 @@ def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
     items = None
     if all(s.items is not None and len(s.items) == len(ss[0].items) for s in ss):
         items = tuple(join_tensors(col, fresh, why) for col in zip(*(s.items for s in ss)))
+    length = ss[0].count if all(s.count == ss[0].count for s in ss) else None
     filled = [s for s in ss if s.items != ()]  # an empty sequence says nothing of an item
     if not filled:
-        return Sequence(ss[0].elem, items)
+        return Sequence(ss[0].elem, items, length)
     elems = [s.elem for s in filled]
-    return Sequence(None if None in elems else join_tensors(elems, fresh, why), items)
+    return Sequence(None if None in elems else join_tensors(elems, fresh, why), items, length)
 
 
 def join(vs: Seq[Optional[Value]], fresh: Fresh, why: str) -> Optional[Value]:

@@ -67,7 +67,13 @@ def _widen(node, k, tmpl, out, varying):
             elem = out.elem
         else:
             elem = None if tmpl.elem is None else _widen(node, k, tmpl.elem, out.elem, varying)
-        return tmpl if (items, elem) == (tmpl.items, tmpl.elem) else Sequence(elem, items)
+        length = tmpl.count
+        if length is not None and length != out.count and length not in varying:
+            length = node.fresh("the number of items changes from one iteration to the next", k)
+            varying.add(length)
+        if (items, elem, length) == (tmpl.items, tmpl.elem, tmpl.count):
+            return tmpl
+        return Sequence(elem, items, length)
     if isinstance(tmpl, Optional_):
         if not isinstance(out, Optional_):
             return tmpl if tmpl == Optional_(None) else Optional_(None)
@@ -85,7 +91,10 @@ def _after(node, k, tmpl, varying):
         shape = tuple(node.fresh(CHANGES, k, axis) if d in varying else d for axis, d in enumerate(tmpl.shape))
         return Tensor(tmpl.dtype, shape, tmpl.value)
     if isinstance(tmpl, Sequence):
-        return Sequence(None if tmpl.elem is None else _after(node, k, tmpl.elem, varying), tmpl.items)
+        length = tmpl.length
+        if length in varying:
+            length = node.fresh("the number of items changes from one iteration to the next", k)
+        return Sequence(None if tmpl.elem is None else _after(node, k, tmpl.elem, varying), tmpl.items, length)
     if isinstance(tmpl, Optional_):
         return Optional_(None if tmpl.elem is None else _after(node, k, tmpl.elem, varying))
     return tmpl
@@ -100,8 +109,8 @@ def _iterate(node, body, initial, inputs_for, first):
     symbol that stands for any iteration's. ``inputs_for(carried)`` are the body's
     inputs, ``first`` the position of the carried values among its outputs.
 
-    Returns the values after the loop, the body's outputs in the last pass and the
-    names of symbols that may differ between iterations."""
+    Returns the carried values as the body last saw them, its outputs then, the dims
+    made to vary and the names of all symbols that may differ between iterations."""
     varying = set()
     carried = [v if v is not None else Tensor(0, None) for v in initial]
     for n_pass in range(MAX_PASSES + 1):
@@ -114,8 +123,34 @@ def _iterate(node, body, initial, inputs_for, first):
         if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
             wider = [Tensor(c.dtype, None) if isinstance(c, Tensor) else type(c)(None) for c in carried]
         carried = wider
-    after = [c if c is v else _after(node, k, c, varying) for k, (c, v) in enumerate(zip(carried, initial))]
-    return after, outs, born | {s.name for d in varying for s in dims.free_symbols(d)}
+    return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
+
+
+def _finish(node, initial, carried, outs, varying, unstable, trip):
+    """The carried values after the loop. A dim that grows by the same step in every
+    iteration ends at its initial value plus ``trip`` steps, when ``trip`` is exact."""
+    after = []
+    for k, (c, v, out) in enumerate(zip(carried, initial, outs)):
+        if c is v:
+            after.append(v)
+            continue
+        if trip is not None and isinstance(c, Tensor) and c.shape is not None and isinstance(out, Tensor) \
+                and out.rank == c.rank:
+            shape = tuple(_grown(d, o, d0, trip, varying, unstable) for d, o, d0 in zip(c.shape, out.shape, v.shape))
+            c = Tensor(c.dtype, shape, c.value)
+        if trip is not None and isinstance(c, Sequence) and isinstance(out, Sequence) and c.length is not None \
+                and out.count is not None and v.count is not None:
+            c = Sequence(c.elem, c.items, _grown(c.length, out.count, v.count, trip, varying, unstable))
+        after.append(_after(node, k, c, varying))
+    return after
+
+
+def _grown(d, out, initial, trip, varying, unstable):
+    """``d`` after ``trip`` iterations if each adds the same step to it (``out - d``), else ``d``."""
+    step = dims.sub(out, d)
+    if d in varying and not any(s.name in unstable for s in dims.free_symbols(step)):
+        return dims.add(initial, dims.mul(trip, step))
+    return d
 
 
 def _stacked(node, k, per_iter, count, axis, unstable, what):
@@ -143,9 +178,11 @@ def loop_rule(node):
     i = node.fresh("the iteration number", 0, None, 0, max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX)
     # The body only runs while the condition holds, so inside it the condition is true.
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
-    after, outs, unstable = _iterate(node, body, initial, lambda c: [Tensor(INT64, (), (i,)), cond_in] + c, 1)
+    carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [Tensor(INT64, (), (i,)), cond_in] + c, 1)
     unstable |= {s.name for s in dims.free_symbols(i)}
-    trip = _trip_count(node, m, has_cond, outs[0])
+    exact = _exact_trip(node, m, has_cond, outs[0])
+    after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
+    trip = exact if exact is not None else _unknown_trip(node, m)
     scans = [_stacked(node, n + j, v, trip, 0, unstable, "scan output")
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
@@ -163,10 +200,15 @@ def _is_true(value):
     return value is not None and len(value) == 1 and isinstance(value[0], int) and bool(value[0])
 
 
-def _trip_count(node, m, has_cond, cond_out):
+def _exact_trip(node, m, has_cond, cond_out):
+    """The number of iterations, when nothing can end the loop before M."""
     if m is not None and (not has_cond or (_is_true(node.value(1)) and isinstance(cond_out, Tensor)
                                            and _is_true(cond_out.value))):
         return m
+    return None
+
+
+def _unknown_trip(node, m):
     hi = dims.range_of(m)[1] if m is not None else dims.INT64_MAX
     why = "the loop's trip count is unknown" if m is None else "the loop's condition may end it early"
     return node.fresh(why, node.num_outputs - 1, 0, 0, hi)
@@ -206,7 +248,8 @@ def scan_rule(node):
     out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
-    after, outs, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
+    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
+    after = _finish(node, states, carried, outs[:n], varying, unstable, length)
     return after + [_stacked(node, n + j, v, length, out_axes[j], unstable, "scan output")
                     for j, v in enumerate(outs[n:node.num_outputs])]
 
@@ -224,7 +267,9 @@ def scan_v8(node):
     length = _scan_length(node, [_slice(x, 0) for x in xs], [0] * m, n)
     inner = [_slice(s, 0) for s in states]
     slices = [_slice(_slice(x, 0), 0) for x in xs]
-    after, outs, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
+    carried, outs, varying, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
+    # With sequence_lens each batch entry may run a different number of steps.
+    after = _finish(node, inner, carried, outs[:n], varying, unstable, length if node.input(0) is None else None)
     batched = [Tensor(t.dtype, None if t.shape is None else (batch,) + t.shape) if isinstance(t, Tensor) else t
                for t in after]
     scans = [_stacked(node, n + j, v, length, 0, unstable, "scan output") for j, v in enumerate(outs[n:node.num_outputs])]

@@ -52,7 +52,17 @@ def _position(node, i, n, default, insert=False):
 
 
 def _count(seq):
+    """The number of items, when they are known one by one."""
     return len(seq.items) if isinstance(seq, Sequence) and seq.items is not None else None
+
+
+def _length(seq):
+    """The number of items, when known."""
+    return seq.count if isinstance(seq, Sequence) else None
+
+
+def _add(n, k):
+    return None if n is None else dims.add(n, k)
 
 
 @register("SequenceEmpty")
@@ -82,8 +92,9 @@ def sequence_insert_rule(node):
     if not isinstance(seq, Sequence) or seq.elem is None or t is None:
         return [Sequence(None)]
     if seq.items == ():
-        return [Sequence(t)]
-    return [Sequence(join_tensors([seq.elem, t], _fresh_for(node, 0), "the inserted item differs"))]
+        return [Sequence(t, None, 1)]
+    return [Sequence(join_tensors([seq.elem, t], _fresh_for(node, 0), "the inserted item differs"), None,
+                     _add(seq.length, 1))]
 
 
 @register("SequenceErase")
@@ -92,12 +103,14 @@ def sequence_erase_rule(node):
     p = _position(node, 1, _count(seq), -1)
     if p is not None:
         return [_of_items(node, seq.items[:p] + seq.items[p + 1:], seq.elem.dtype if seq.elem else 0)]
-    return [Sequence(seq.elem if isinstance(seq, Sequence) else None)]
+    if not isinstance(seq, Sequence):
+        return [Sequence(None)]
+    return [Sequence(seq.elem, None, _add(seq.length, -1))]
 
 
 @register("SequenceLength")
 def sequence_length_rule(node):
-    n = _count(node.input(0))
+    n = _length(node.input(0))
     return [Tensor(INT64, (), None if n is None else (n,))]
 
 
@@ -116,7 +129,7 @@ def split_to_sequence_rule(node):
     split = node.tensor(1)
     if split is None:  # pieces of length 1
         one = piece(1, node.attr("keepdims", 1) != 0)
-        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one)]
+        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
         s = sizes[0]
@@ -124,8 +137,8 @@ def split_to_sequence_rule(node):
             k = -(-d // s)
             return [_of_items(node, [piece(s)] * (k - 1) + [piece(d - s * (k - 1))])]
         if dims.mod(d, s) == 0:
-            return [Sequence(piece(s))]
-        return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)))]
+            return [Sequence(piece(s), None, dims.floordiv(d, s))]
+        return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)), None, dims.ceil_div(d, s))]
     if sizes is not None:
         return [_of_items(node, [piece(s) for s in sizes])]
     if split.rank == 1 and isinstance(split.shape[0], int):
@@ -154,7 +167,13 @@ def concat_from_sequence_rule(node):
         return [item]
     rank = len(item.shape) + stack
     axis = normalize_axis(node.attr("axis"), rank)
-    count = node.fresh("the number of items is unknown" if stack else "the items' lengths are unknown", 0, axis)
+    n = _length(seq)
+    if stack and n is not None:
+        count = n
+    elif not stack and n is not None and node.is_resolved(item.shape[axis]):  # every item is as long
+        count = dims.mul(n, item.shape[axis])
+    else:
+        count = node.fresh("the number of items is unknown" if stack else "the items' lengths are unknown", 0, axis)
     return [Tensor(item.dtype, item.shape[:axis] + (count,) + item.shape[axis + (0 if stack else 1):])]
 
 
@@ -173,5 +192,6 @@ def sequence_map_rule(node):
     # Inferred last with an item of any position, so that the body's own values hold for every run.
     outs = node.infer_graph(body, general)
     if per_item is None:
-        return [Sequence(o if isinstance(o, Tensor) else None) for o in outs]
+        n = _length(seqs[0]) if seqs else None
+        return [Sequence(o if isinstance(o, Tensor) else None, None, n) for o in outs]
     return [_of_items(node, [run[k] for run in per_item], output=k) for k in range(len(outs))]

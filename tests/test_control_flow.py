@@ -123,20 +123,30 @@ def test_loop_invariant_carried_value_and_scan_output_with_known_trip_count():
     assert dims_text(res, "scan0") == ["3", "batch", "seq"]
 
 
-def test_loop_growing_carried_value_gets_a_fresh_dim_never_a_wrong_one():
-    m = loop_model([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-                    helper.make_node("Concat", ["x_in", "x"], ["x_next"], axis=1),
-                    helper.make_node("ReduceSum", ["x_next"], ["total"], keepdims=0)],
+GROW = [helper.make_node("Concat", ["x_in", "x"], ["x_next"], axis=1),
+        helper.make_node("ReduceSum", ["x_next"], ["total"], keepdims=0)]
+
+
+def test_loop_carried_value_growing_by_a_fixed_step_ends_at_initial_plus_trip_steps():
+    m = loop_model([helper.make_node("Identity", ["cond_in"], ["cond_out"])] + GROW,
                    [("cond_out", BOOL), ("x_next", F), ("total", F)], ["x"])
-    res = check_runs(m, x_feeds(), resolved=["scan0"])
-    b, s = res.shape("x_out")
-    assert str(b) == "batch" and str(s) not in ("seq", "2*seq", "4*seq")
-    assert any("changes from one iteration" in r for r in reasons(res, "x_out"))
+    res = check_runs(m, x_feeds(), resolved=["x_out", "scan0"])
+    assert dims_text(res, "x_out") == ["batch", "4*seq"]
     assert dims_text(res, "scan0") == ["3"]
     # In the body, the carried dim stands for any iteration's, and what is added to it shows.
     carried, seq = res.subgraph_values["x_in"].shape[1], res.values["x"].shape[1]
     assert res.subgraph_values["x_next"].shape[1] == onnxsym.dims.add(carried, seq)
-    assert carried.terms != seq.terms and carried != s
+    assert "changes from one iteration" in res.fresh[str(carried)].reason
+
+
+def test_loop_growing_carried_value_with_an_early_exit_gets_a_fresh_dim_never_a_wrong_one():
+    outer = [helper.make_node("Constant", [], ["go"], value=helper.make_tensor("g", BOOL, [], [True]))]
+    m = loop_model([helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", I64, [], [2])),
+                    helper.make_node("Less", ["i", "two"], ["cond_out"])] + GROW,
+                   [("cond_out", BOOL), ("x_next", F), ("total", F)], ["x"], cond="go", outer=outer)
+    res = check_runs(m, x_feeds())
+    b, s = res.shape("x_out")
+    assert str(b) == "batch" and "changes from one iteration" in reasons(res, "x_out")[0]
 
 
 def test_loop_trip_count_from_a_shape_is_the_scan_length():
@@ -246,3 +256,24 @@ def test_loop_iteration_number_is_a_symbol_bounded_by_the_trip_count():
     m.graph.initializer.extend([helper.make_tensor("z1", I64, [1], [0]), helper.make_tensor("one1", I64, [1], [1])])
     res = check_runs(m, x_feeds(), resolved=["scan0"])
     assert dims_text(res, "scan0") == ["5", "1", "seq"]
+
+
+def test_loop_that_appends_to_a_sequence_then_stacks_it():
+    """The scripted-torch pattern: a list appended to in a loop, then stacked."""
+    outer = [helper.make_node("Shape", ["x"], ["shp"]),
+             helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", I64, [], [0])),
+             helper.make_node("Gather", ["shp", "zero"], ["n"]),
+             helper.make_node("SequenceEmpty", [], ["empty"])]
+    g = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                           helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"])], "body",
+                          [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+                           helper.make_tensor_sequence_value_info("s_in", F, None)],
+                          [helper.make_tensor_value_info("cond_out", BOOL, []),
+                           helper.make_tensor_sequence_value_info("s_out", F, None)])
+    m = mk(outer + [helper.make_node("Loop", ["n", "", "empty"], ["s"], body=g),
+                    helper.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1),
+                    helper.make_node("SequenceLength", ["s"], ["count"])],
+           [("x", F, ["batch", "seq"])], ["stacked", "count"])
+    res = check_runs(m, x_feeds(), resolved=["stacked", "count"])
+    assert dims_text(res, "stacked") == ["batch", "batch", "seq"]
+    assert [str(v) for v in res.values["count"].value] == ["batch"]

@@ -98,11 +98,17 @@ def test_split_to_sequence():
 
 def test_split_to_sequence_along_a_symbolic_axis_knows_every_item():
     m = mk([helper.make_node("SplitToSequence", ["x"], ["rows"], axis=1),
-            helper.make_node("ConcatFromSequence", ["rows"], ["back"], axis=1)],
-           [("x", F, SEQ)], ["rows", "back"])
-    res = check_runs(m, feeds(x=SEQ), resolved=["rows"])
+            helper.make_node("ConcatFromSequence", ["rows"], ["back"], axis=1),
+            helper.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=0, new_axis=1),
+            helper.make_node("SequenceLength", ["rows"], ["n"]),
+            const("two", 2),
+            helper.make_node("SplitToSequence", ["x", "two"], ["pairs"], axis=1),
+            helper.make_node("SequenceLength", ["pairs"], ["n_pairs"])],
+           [("x", F, SEQ)], ["rows", "back", "stacked", "n", "n_pairs"])
+    res = check_runs(m, feeds(x=SEQ), resolved=["rows", "back", "stacked", "n", "n_pairs"])
     assert dims_text_of(res.values["rows"].elem) == ["batch", "1"]
-    assert str(res.shape("back")[0]) == "batch"  # the count of items is not known here
+    assert dims_text(res, "back") == ["batch", "seq"] and dims_text(res, "stacked") == ["seq", "batch", "1"]
+    assert [str(v) for v in res.values["n"].value + res.values["n_pairs"].value] == ["seq", "(seq + 1)//2"]
 
 
 def test_sequence_map_infers_the_body_per_item():
