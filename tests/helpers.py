@@ -78,21 +78,26 @@ def no_fresh(res):
     assert not res.unresolved(), res.unresolved()
 
 
-def _compare(name, inferred, real, binding, fresh):
+def _compare(name, inferred, real, binding, fresh, unknown_ok=False):
     """One output of one run: dims over the model's symbols must be exact, a fresh
-    dim must lie in its symbol's range."""
+    dim must lie in its symbol's range; an unknown rank only if ``unknown_ok``."""
     from onnxsym import Optional_, Sequence, Tensor, dims
 
     while isinstance(inferred, Optional_):
         inferred = inferred.elem
     if isinstance(inferred, Sequence):
         assert isinstance(real, list), f"{name}: a sequence was inferred, the runtime gave {type(real)}"
+        n = inferred.count
+        if n is not None and not any(s.name in fresh for s in dims.free_symbols(n)):
+            assert dims.evaluate(n, binding) == len(real), f"{name}: {n} items inferred, {len(real)} real"
         if inferred.items is not None:
             assert len(inferred.items) == len(real), f"{name}: {len(inferred.items)} items inferred, {len(real)} real"
             for k, (t, arr) in enumerate(zip(inferred.items, real)):
-                _compare(f"{name}[{k}]", t, arr, binding, fresh)
+                _compare(f"{name}[{k}]", t, arr, binding, fresh, unknown_ok)
         for k, arr in enumerate(real):
-            _compare(f"{name}[item {k}]", inferred.elem, arr, binding, fresh)
+            _compare(f"{name}[item {k}]", inferred.elem, arr, binding, fresh, unknown_ok)
+        return
+    if unknown_ok and (inferred is None or isinstance(inferred, Tensor) and inferred.shape is None):
         return
     assert isinstance(inferred, Tensor) and inferred.shape is not None, f"{name}: rank unknown"
     assert len(inferred.shape) == arr_rank(real), f"{name}: rank {len(inferred.shape)}, real {np.shape(real)}"

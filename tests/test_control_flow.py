@@ -277,3 +277,41 @@ def test_loop_that_appends_to_a_sequence_then_stacks_it():
     res = check_runs(m, x_feeds(), resolved=["stacked", "count"])
     assert dims_text(res, "stacked") == ["batch", "batch", "seq"]
     assert [str(v) for v in res.values["count"].value] == ["batch"]
+
+
+def _onnx_node_cases():
+    import importlib
+
+    import onnx.backend.test.case.node as cases
+
+    for mod in ["if_", "loop", "scan", "sequenceinsert", "sequence_map", "splittosequence",
+                "optionalgetelement", "optionalhaselement", "identity"]:
+        importlib.import_module("onnx.backend.test.case.node." + mod)  # importing a case module makes its cases
+    return sorted((c for c in cases._NodeTestCases
+                   if c.name.startswith(("test_if", "test_loop", "test_scan", "test_sequence", "test_split_to_seq",
+                                         "test_optional", "test_identity"))), key=lambda c: c.name)
+
+
+def _case_id(c):
+    return c.name
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("case", _onnx_node_cases(), ids=_case_id)
+def test_onnx_node_cases_have_no_wrong_dim(case):
+    """ONNX's own node tests of these ops, against the outputs onnx's reference
+    implementation computed for them."""
+    from helpers import _compare
+
+    res = onnxsym.infer(case.model)
+    for inputs, outputs in case.data_sets:
+        binding = {}
+        for decl, arr in zip(case.model.graph.input, inputs):
+            if decl.type.HasField("tensor_type") and isinstance(arr, np.ndarray):
+                binding.update({d.dim_param: a for d, a in zip(decl.type.tensor_type.shape.dim, arr.shape)
+                                if d.dim_param})
+        for decl, real in zip(case.model.graph.output, outputs):
+            if real is not None:
+                _compare(decl.name, res.values[decl.name], real, binding, res.fresh, unknown_ok=True)
