@@ -9,7 +9,7 @@ rank) with the reason recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence as Seq, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx
 from onnx import helper, numpy_helper
@@ -166,6 +166,8 @@ class Engine:
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
         self._calls: List[tuple] = []  # the function calls being expanded, innermost last
+        # Called as progress(done, total) after each node of the main graph.
+        self.progress: Optional[Callable[[int, int], None]] = None
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -216,8 +218,12 @@ class Engine:
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
-        for i in topological_order(graph, available):
+        order = topological_order(graph, available)
+        progress = self.progress if graph is self.model.graph else None
+        for k, i in enumerate(order):
             self._infer_node(graph.node[i], i)
+            if progress is not None:
+                progress(k + 1, len(order))
 
     def _infer_node(self, n: onnx.NodeProto, index: int) -> None:
         domain = registry.canonical_domain(n.domain)

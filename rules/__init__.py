@@ -1,4 +1,6 @@
 """The built-in shape rules, one module per operator family. Importing this
 package registers them all."""
 
-from . import control_flow, elementwise, nn, optional, reduce, sequences, shape_ops  # noqa: F401
+from . import elementwise, nn, reduce, shape_ops  # noqa: F401
+from . import data_dependent, losses, ml, random, scatter_gather, strings, tensor_ops, training  # noqa: F401
+from . import control_flow, optional, sequences  # noqa: F401
