@@ -341,7 +341,7 @@ def topk(node):
     else:
         k = node.attr("k")
     if k is None:
-        k = node.fresh("TopK k is not known", 0, axis)
+        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1])
     shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
