@@ -153,14 +153,14 @@ def _grown(d, out, initial, trip, varying, unstable):
     return d
 
 
-def _stacked(node, k, per_iter, count, axis, unstable, what):
+def _stacked(node, k, per_iter, count, axis, unstable):
     """A scan output: the per-iteration values stacked along ``axis``."""
     if not isinstance(per_iter, Tensor) or per_iter.shape is None:
         return Tensor(per_iter.dtype if isinstance(per_iter, Tensor) else 0, None)
     shape = list(per_iter.shape)
     for a, d in enumerate(shape):
         if any(s.name in unstable for s in dims.free_symbols(d)):
-            shape[a] = node.fresh(f"the {what} dim may differ between iterations: {d}", k, a)
+            shape[a] = node.fresh(f"the scan output's dim may differ between iterations: {d}", k, a)
     axis = normalize_axis(axis, len(shape) + 1)
     return Tensor(per_iter.dtype, tuple(shape[:axis]) + (count,) + tuple(shape[axis:]))
 
@@ -175,15 +175,16 @@ def loop_rule(node):
     initial = node.inputs[2:]
     n = len(initial)
     # The iteration number counts from 0 to below M: a symbol that differs between iterations.
-    i = node.fresh("the iteration number", 0, None, 0, max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX)
+    last = max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX
+    i = Tensor(INT64, (), (node.fresh("the iteration number", 0, None, 0, last),))
     # The body only runs while the condition holds, so inside it the condition is true.
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
-    carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [Tensor(INT64, (), (i,)), cond_in] + c, 1)
-    unstable |= {s.name for s in dims.free_symbols(i)}
+    carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [i, cond_in] + c, 1)
+    unstable |= {s.name for s in dims.free_symbols(i.value[0])}
     exact = _exact_trip(node, m, has_cond, outs[0])
     after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
     trip = exact if exact is not None else _unknown_trip(node, m)
-    scans = [_stacked(node, n + j, v, trip, 0, unstable, "scan output")
+    scans = [_stacked(node, n + j, v, trip, 0, unstable)
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
 
@@ -250,7 +251,7 @@ def scan_rule(node):
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
     after = _finish(node, states, carried, outs[:n], varying, unstable, length)
-    return after + [_stacked(node, n + j, v, length, out_axes[j], unstable, "scan output")
+    return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
                     for j, v in enumerate(outs[n:node.num_outputs])]
 
 
@@ -272,5 +273,5 @@ def scan_v8(node):
     after = _finish(node, inner, carried, outs[:n], varying, unstable, length if node.input(0) is None else None)
     batched = [Tensor(t.dtype, None if t.shape is None else (batch,) + t.shape) if isinstance(t, Tensor) else t
                for t in after]
-    scans = [_stacked(node, n + j, v, length, 0, unstable, "scan output") for j, v in enumerate(outs[n:node.num_outputs])]
+    scans = [_stacked(node, n + j, v, length, 0, unstable) for j, v in enumerate(outs[n:node.num_outputs])]
     return batched + [Tensor(s.dtype, None if s.shape is None else (batch,) + s.shape) for s in scans]

@@ -266,7 +266,8 @@ def test_loop_that_appends_to_a_sequence_then_stacks_it():
              helper.make_node("SequenceEmpty", [], ["empty"])]
     g = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
                            helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"])], "body",
-                          [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+                          [helper.make_tensor_value_info("i", I64, []),
+                           helper.make_tensor_value_info("cond_in", BOOL, []),
                            helper.make_tensor_sequence_value_info("s_in", F, None)],
                           [helper.make_tensor_value_info("cond_out", BOOL, []),
                            helper.make_tensor_sequence_value_info("s_out", F, None)])

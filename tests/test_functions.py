@@ -3,7 +3,7 @@ references, nested calls) and ONNX ops the standard defines by a function."""
 
 import numpy as np
 import pytest
-from onnx import AttributeProto, TensorProto, helper
+from onnx import AttributeProto, helper
 
 import onnxsym
 from onnxsym import registry
@@ -110,7 +110,8 @@ def test_schema_function_with_values_the_rules_cannot_follow_gives_honest_unknow
                helper.make_node("Concat", ["three", "shp"], ["target"], axis=0),
                helper.make_node("Slice", ["target", "zero", "two"], ["crop"]),
                helper.make_node("CenterCropPad", ["x", "crop"], ["y"])], ["y"], [], opset=18)
-    m.graph.initializer.extend([helper.make_tensor(n, I64, [1], [v]) for n, v in (("zero", 0), ("two", 2), ("three", 3))])
+    m.graph.initializer.extend([helper.make_tensor(n, I64, [1], [v])
+                                for n, v in (("zero", 0), ("two", 2), ("three", 3))])
     res = check_runs(m, cases())
     assert len(res.shape("y")) == 2 and not res.no_rule
 
