@@ -1,6 +1,7 @@
 """Sequence and optional ops, checked item by item against onnxruntime."""
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper
 
 from helpers import F, I64, check_runs
@@ -123,13 +124,21 @@ def test_sequence_map_infers_the_body_per_item():
     assert [dims_text_of(t) for t in res.values["doubled"].items] == [["2*batch", "seq"], ["2*batch", "2*seq"]]
 
 
-def test_optional_round_trip():
+@pytest.mark.parametrize("opset", [15, 18])
+def test_optional_round_trip(opset):
     m = mk([helper.make_node("Optional", ["x"], ["o"]),
             helper.make_node("OptionalHasElement", ["o"], ["has"]),
             helper.make_node("OptionalGetElement", ["o"], ["back"])],
-           [("x", F, SEQ)], ["has", "back"], opset=18)
+           [("x", F, SEQ)], ["has", "back"], opset=opset)
     res = check_runs(m, feeds(x=SEQ), resolved=["has", "back"])
     assert dims_text(res, "back") == ["batch", "seq"] and dims_text(res, "has") == []
+
+
+def test_optional_get_element_of_a_plain_tensor_at_opset_18():
+    m = mk([helper.make_node("OptionalGetElement", ["x"], ["same"]),
+            helper.make_node("OptionalHasElement", ["x"], ["has"])], [("x", F, SEQ)], ["same", "has"], opset=18)
+    res = check_runs(m, feeds(x=SEQ), resolved=["same", "has"])
+    assert dims_text(res, "same") == ["batch", "seq"] and res.values["has"].value == (True,)
 
 
 def test_empty_optional_from_its_type():
