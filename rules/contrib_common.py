@@ -1,0 +1,58 @@
+"""Small helpers shared by the com.microsoft (onnxruntime contrib) rule modules."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.values import Tensor
+
+MS = "com.microsoft"
+I32 = TensorProto.INT32
+
+
+def arg(node, i):
+    """Input ``i`` as a Tensor; an absent or unknown input is a Tensor of unknown shape."""
+    t = node.tensor(i)
+    return t if t is not None else Tensor(0, None)
+
+
+def present(node, i):
+    """Whether optional input ``i`` is given."""
+    return node.input(i) is not None
+
+
+def rank(t, *allowed):
+    """The rank of ``t``; a known rank outside ``allowed`` contradicts the op's spec."""
+    if t.shape is None:
+        return None
+    if allowed and len(t.shape) not in allowed:
+        raise ShapeContradiction(f"expected rank {' or '.join(map(str, allowed))}, got shape "
+                                 f"{[str(d) for d in t.shape]}")
+    return len(t.shape)
+
+
+def exact_div(node, a, b, why):
+    """``a / b`` where the op requires ``b`` to divide ``a``."""
+    if isinstance(a, int) and isinstance(b, int) and b and a % b:
+        raise ShapeContradiction(f"{why}: {a} is not a multiple of {b}")
+    return dims.floordiv(a, b)
+
+
+def dim_or_fresh(node, t, axis, why, output=0, out_axis=None):
+    """``t.shape[axis]`` when the shape is known, else a fresh symbol."""
+    if t.shape is not None and len(t.shape) > axis:
+        return t.shape[axis]
+    return node.fresh(why, output, out_axis)
+
+
+def scalar_value(node, i):
+    """The single element of input ``i`` when known."""
+    v = node.value(i)
+    return v[0] if v is not None and len(v) == 1 else None
+
+
+def same_as(node, i=0, dtype=None):
+    x = arg(node, i)
+    return Tensor(dtype if dtype is not None else x.dtype, x.shape)

@@ -1,0 +1,68 @@
+"""Builders for com.microsoft (onnxruntime contrib) graphs and their check against
+onnxruntime's CPU kernels."""
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from helpers import build, check
+
+MS = "com.microsoft"
+F = TensorProto.FLOAT
+I32 = TensorProto.INT32
+I64 = TensorProto.INT64
+U8 = TensorProto.UINT8
+I8 = TensorProto.INT8
+
+
+def ms_node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, domain=MS, **attrs)
+
+
+def build_ms(nodes, inputs, outputs, inits=(), opset=17):
+    """helpers.build with the com.microsoft opset imported too."""
+    m = build(nodes, inputs, outputs, inits, opset)
+    m.opset_import.append(helper.make_opsetid(MS, 1))
+    return m
+
+
+def check_ms(nodes, inputs, outputs, assignments, inits=(), opset=17):
+    """Infer and run in onnxruntime at each assignment; every output dim must match."""
+    return check(build_ms(nodes, inputs, outputs, inits, opset), inputs, assignments)
+
+
+def feeds_with(inputs, binding, fixed=None, seed=0):
+    """Random feeds for ``inputs`` at ``binding``; ``fixed`` maps names to functions of the binding."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, et, shape in inputs:
+        if fixed and name in fixed:
+            out[name] = fixed[name](binding)
+            continue
+        concrete = [binding[d] if isinstance(d, str) else d for d in shape]
+        np_t = helper.tensor_dtype_to_np_dtype(et)
+        if et == F:
+            out[name] = rng.standard_normal(concrete).astype(np_t)
+        else:
+            out[name] = rng.integers(0, 3, concrete).astype(np_t)
+    return out
+
+
+def check_feeds(model, inputs, assignments, fixed=None):
+    """Like helpers.check, with chosen feeds for inputs whose values matter
+    (lengths, offsets, position ids)."""
+    import onnxruntime as ort
+
+    import onnxsym
+    from onnxsym import dims
+
+    res = onnxsym.infer(model)
+    outs = [o.name for o in model.graph.output]
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for binding in assignments:
+        real = sess.run(outs, feeds_with(inputs, binding, fixed))
+        for name, arr in zip(outs, real):
+            shape = res.shape(name)
+            assert shape is not None, f"{name}: rank unknown"
+            got = tuple(dims.evaluate(d, binding) for d in shape)
+            assert got == arr.shape, f"{name} at {binding}: inferred {shape} -> {got}, real {arr.shape}"
+    return res
