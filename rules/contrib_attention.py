@@ -62,17 +62,17 @@ def attention(node):
     sizes = _qkv_sizes(node, w, bias)
     if sizes is None:
         v_hidden = node.fresh("Attention projection width unknown", 0, 2)
-        k_head = node.fresh("Attention projection width unknown", 1, 4)
+        v_head = node.fresh("Attention projection width unknown", 1, 4)
     else:
         v_hidden = sizes[2]
-        k_head = exact_div(node, sizes[1], n, "key hidden size over num_heads")
+        v_head = exact_div(node, v_hidden, n, "value hidden size over num_heads")
     outs = [Tensor(dtype, (b, s, v_hidden))]
-    if node.has_output(1):
+    if node.has_output(1):  # keys and values share the present tensor: onnxruntime sizes it by V's head
         if rank(past, 5) is not None and node.attr("past_present_share_buffer", 0):
             outs.append(Tensor(dtype, past.shape))
         else:
             p = past.shape[3] if past.shape is not None else 0
-            h = past.shape[4] if past.shape is not None else k_head
+            h = past.shape[4] if past.shape is not None else v_head
             outs.append(Tensor(dtype, (2, b, n, p + s, h)))
     return outs
 
@@ -196,7 +196,7 @@ def _gqa_head(node, q, n, kv):
 @register("GroupQueryAttention", domain=MS)
 def group_query_attention(node):
     """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
-    output_qk (B, N, S, that length)."""
+    output_qk (B, N, S, total_sequence_length)."""
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     if rank(q, 3) is None:
@@ -206,7 +206,12 @@ def group_query_attention(node):
     head = _gqa_head(node, q, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar_value(node, 6)
-    if past_k.shape is not None and rank(past_k, 4):
+    if past_k.shape is not None and rank(past_k, 4) and node.attr("sliding_window_cache", 0):
+        # window-sized caches keep their capacity
+        length = past_k.shape[2]
+        kd, vd = past_k.dtype or dtype, past_v.dtype or dtype
+        k_shape, v_shape = past_k.shape, past_v.shape
+    elif past_k.shape is not None and rank(past_k, 4):
         p_len = past_k.shape[2]
         # The cache is max(P, total_sequence_length) long; a shared buffer is never shorter.
         length = dims.dmax(p_len, total) if total is not None else node.fresh(
@@ -222,8 +227,11 @@ def group_query_attention(node):
         kd = vd = dtype
         k_shape = v_shape = (b, kv, length, head)
     outs += [Tensor(kd, k_shape), Tensor(vd, v_shape)]
-    if node.has_output(3):
-        outs.append(Tensor(dtype, (b, n, s, length)))
+    if node.has_output(3):  # scores over the total length, even when the cache is longer
+        if total is None:
+            total = length if not present(node, 3) else node.fresh(
+                "output_qk length is total_sequence_length, a tensor input", 3, 3)
+        outs.append(Tensor(dtype, (b, n, s, total)))
     return outs[:max(node.num_outputs, 1)]
 
 
