@@ -40,13 +40,6 @@ def exact_div(node, a, b, why):
     return dims.floordiv(a, b)
 
 
-def dim_or_fresh(node, t, axis, why, output=0, out_axis=None):
-    """``t.shape[axis]`` when the shape is known, else a fresh symbol."""
-    if t.shape is not None and len(t.shape) > axis:
-        return t.shape[axis]
-    return node.fresh(why, output, out_axis)
-
-
 def scalar_value(node, i):
     """The single element of input ``i`` when known."""
     v = node.value(i)
@@ -56,3 +49,26 @@ def scalar_value(node, i):
 def same_as(node, i=0, dtype=None):
     x = arg(node, i)
     return Tensor(dtype if dtype is not None else x.dtype, x.shape)
+
+
+class WithInputs:
+    """``node`` seen with other input values, to reuse a standard rule on them."""
+
+    def __init__(self, node, inputs, op_type=None):
+        self._node = node
+        self.inputs = list(inputs)
+        self.op_type = op_type or node.op_type
+
+    def input(self, i):
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def tensor(self, i):
+        v = self.input(i)
+        return v if isinstance(v, Tensor) else None
+
+    def value(self, i):
+        t = self.tensor(i)
+        return None if t is None else t.value
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)

@@ -12,7 +12,7 @@ from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
 from . import shape_ops
-from .contrib_common import MS, arg, exact_div, same_as, scalar_value
+from .contrib_common import MS, WithInputs, arg, exact_div, present, same_as, scalar_value
 from .nn import _conv_out, conv, gemm, matmul
 
 
@@ -71,23 +71,7 @@ def fused_matmul(node):
 
 def _matmul_of(node, a, b):
     """The ONNX MatMul rule applied to two given operands."""
-    view = _Operands(node, [a, b])
-    return matmul(view)
-
-
-class _Operands:
-    """``node`` seen with other input values (for reusing a standard rule)."""
-
-    def __init__(self, node, inputs):
-        self._node = node
-        self.inputs = inputs
-        self.op_type = "MatMul"
-
-    def tensor(self, i):
-        return self.inputs[i] if i < len(self.inputs) else None
-
-    def __getattr__(self, name):
-        return getattr(self._node, name)
+    return matmul(WithInputs(node, [a, b], "MatMul"))
 
 
 @register("FusedGemm", domain=MS)
@@ -127,7 +111,18 @@ def cdist(node):
 
 
 # onnxruntime's contrib Range and Pad read their inputs like the ONNX ops do.
-register("Range", domain=MS)(shape_ops.range_rule)
+
+
+@register("Range", domain=MS)
+def ms_range(node):
+    """The ONNX Range, whose delta (input 2) defaults to 1 here."""
+    if present(node, 2):
+        return shape_ops.range_rule(node)
+    start = arg(node, 0)
+    delta = Tensor(start.dtype, (), (1,))
+    return shape_ops.range_rule(WithInputs(node, [start, arg(node, 1), delta]))
+
+
 register("Pad", domain=MS)(shape_ops.pad_v11)
 
 
