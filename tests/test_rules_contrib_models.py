@@ -102,3 +102,28 @@ def test_dynamically_quantized_bert(tmp_path):
     if missing:
         pytest.skip(f"full resolution needs ai.onnx rules for {missing} (not in this branch)")
     assert result.unresolved() == []
+
+
+SESSION_CASES = [
+    ("bert_tiny_dynamo", {"SkipLayerNormalization": 5, "FusedMatMul": 2, "BiasGelu": 2, "FusedGemm": 1}),
+    ("llama_tiny_dynamo", {"FusedMatMul": 2, "QuickGelu": 2}),
+    ("cnn_tiny_ts", {"FusedConv": 4}),
+]
+
+
+@pytest.mark.parametrize("name,fused", SESSION_CASES, ids=[c[0] for c in SESSION_CASES])
+def test_session_optimized_export_resolves_and_verifies(name, fused, tmp_path):
+    """The model onnxruntime itself writes after its extended graph optimizations."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    opts.log_severity_level = 3
+    ort.InferenceSession(os.path.join(HERE, "..", "models", name + ".onnx"), opts,
+                         providers=["CPUExecutionProvider"])
+    model = onnx.load(opts.optimized_model_filepath)
+    ops = contrib_ops(model)
+    for op, count in fused.items():
+        assert ops[op] == count, ops
+    assert_resolves_and_verifies(model)
