@@ -6,18 +6,20 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
-from onnxsym.shapes import normalize_axis
+from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
 from . import shape_ops
 from .contrib_common import MS, WithInputs, arg, exact_div, present, same_as, scalar_value
-from .nn import _conv_out, conv, gemm, matmul
+from .nn import _conv_out, conv, gemm, matmul, pool
 
 
-@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu "
-          "MoE QMoE RotaryEmbedding", domain=MS)
+@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
+          "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
+          "QOrderedLayerNormalization QuantizeWithOrder DequantizeWithOrder", domain=MS)
 def same_shape(node):
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
@@ -58,7 +60,7 @@ def _fused_operand(shape, trans_batch, trans):
     return tuple(s)
 
 
-@register("FusedMatMul TransposeMatMul", domain=MS)
+@register("FusedMatMul TransposeMatMul FusedMatMulActivation", domain=MS)
 def fused_matmul(node):
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
@@ -84,7 +86,7 @@ def fused_conv(node):
     return conv(node)
 
 
-@register("NhwcConv", domain=MS)
+@register("NhwcConv NhwcFusedConv", domain=MS)
 def nhwc_conv(node):
     """Conv in channels-last layout: X (N, spatial..., C), W (M, kernel..., C/group)."""
     x, w = arg(node, 0), arg(node, 1)
@@ -136,3 +138,129 @@ def expand_dims(node):
     r = len(x.shape) + 1
     axis = normalize_axis(axis, r)
     return [Tensor(x.dtype, tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:]))]
+
+
+@register("GemmaRotaryEmbedding", domain=MS)
+def gemma_rotary_embedding(node):
+    """Rotated q (input 1) and k (input 3)."""
+    return [same_as(node, 1), same_as(node, 3)]
+
+
+@register("SwiGLU", domain=MS)
+def swiglu(node):
+    """Shaped like one half: the gate itself when ``up`` is given, else half its last axis."""
+    g = arg(node, 0)
+    if present(node, 1) or g.shape is None:
+        return [Tensor(g.dtype, g.shape)]
+    half = exact_div(node, g.shape[-1], 2, "SwiGLU concatenated halves")
+    return [Tensor(g.dtype, tuple(g.shape[:-1]) + (half,))]
+
+
+@register("ComplexMul ComplexMulConj", domain=MS)
+def complex_mul(node):
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(a.dtype, None)]
+    return [Tensor(a.dtype, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
+                                             node.assume))]
+
+
+@register("MulInteger", domain=MS)
+def mul_integer(node):
+    """A (0) times B (2), broadcast, in int32."""
+    a, b = arg(node, 0), arg(node, 2)
+    if a.shape is None or b.shape is None:
+        return [Tensor(TensorProto.INT32, None)]
+    return [Tensor(TensorProto.INT32, broadcast_shapes([a.shape, b.shape],
+                                                       lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+
+
+@register("IsAllFinite", domain=MS)
+def is_all_finite(node):
+    return [Tensor(TensorProto.BOOL, ())]
+
+
+@register("MurmurHash3", domain=MS)
+def murmur_hash3(node):
+    x = arg(node, 0)
+    return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else TensorProto.INT32, x.shape)]
+
+
+@register("NGramRepeatBlock", domain=MS)
+def ngram_repeat_block(node):
+    return [same_as(node, 1)]
+
+
+@register("TorchEmbedding", domain=MS)
+def torch_embedding(node):
+    """indices.shape + (embedding size,)."""
+    w, idx = arg(node, 0), arg(node, 1)
+    if w.shape is None or idx.shape is None:
+        return [Tensor(w.dtype, None)]
+    return [Tensor(w.dtype, tuple(idx.shape) + (w.shape[-1],))]
+
+
+@register("GridSample", domain=MS)
+def grid_sample(node):
+    """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
+    x, grid = arg(node, 0), arg(node, 1)
+    if x.shape is None or grid.shape is None:
+        return [Tensor(x.dtype, None)]
+    return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
+
+
+@register("CropAndResize", domain=MS)
+def crop_and_resize(node):
+    """(num_rois, C, crop_height, crop_width); the crop size is the value of input 3."""
+    x, rois = arg(node, 0), arg(node, 1)
+    if x.shape is None or rois.shape is None:
+        return [Tensor(x.dtype, None)]
+    size = node.value(3)
+    if size is not None and len(size) == 2:
+        h, w = size
+    else:
+        h, w = (node.fresh("crop_size is a tensor input whose value is unknown", 0, a) for a in (2, 3))
+    return [Tensor(x.dtype, (rois.shape[0], x.shape[1], h, w))]
+
+
+@register("MaxpoolWithMask", domain=MS)
+def maxpool_with_mask(node):
+    return pool(node)[:1]
+
+
+@register("NhwcMaxPool", domain=MS)
+def nhwc_max_pool(node):
+    """MaxPool in channels-last layout (N, spatial..., C)."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    sp = _conv_out(node, list(x.shape[1:-1]), list(node.attr("kernel_shape")),
+                   ceil_mode=bool(node.attr("ceil_mode", 0)))
+    return [Tensor(x.dtype, (x.shape[0],) + tuple(sp) + (x.shape[-1],))]
+
+
+@register("Unique", domain=MS)
+def unique(node):
+    """y and counts have as many entries as distinct values: data (at most len(x))."""
+    x = arg(node, 0)
+    n = x.shape[0] if x.shape is not None and len(x.shape) == 1 else None
+    hi = n if isinstance(n, int) else dims.INT64_MAX
+    k = node.fresh("the number of distinct values of x is data", 0, 0, lo=0, hi=hi)
+    return [Tensor(x.dtype, (k,)), Tensor(TensorProto.INT64, None if n is None else (n,)),
+            Tensor(TensorProto.INT64, (k,))]
+
+
+@register("DecoderAttention", domain=MS)
+def decoder_attention(node):
+    """output is shaped like query (S, B, hidden); the new caches keep the cache's batch,
+    heads and head size, and their length depends on the static_kv/use_past flags (data)."""
+    q, cache = arg(node, 0), arg(node, 6)
+    outs = [Tensor(q.dtype, q.shape)]
+    for i in (1, 2):
+        if cache.shape is not None and len(cache.shape) == 4:
+            c = cache.shape
+            outs.append(Tensor(q.dtype, (c[0], c[1], node.fresh("new cache length depends on the "
+                                                                "static_kv and use_past inputs", i, 2), c[3])))
+        else:
+            outs.append(Tensor(q.dtype, None))
+    return outs[:max(node.num_outputs, 1)]

@@ -123,17 +123,19 @@ def qlinear_conv(node):
     return [Tensor(dtype, _layout(n, w.shape[0], out, True))]
 
 
-@register("QLinearReduceMean", domain=MS)
+@register("QLinearReduceMean ReduceSumInteger", domain=MS)
 def qlinear_reduce_mean(node):
+    """Reduce over the ``axes`` attribute (all axes when empty)."""
     x = arg(node, 0)
+    dtype = I32 if node.op_type == "ReduceSumInteger" else x.dtype
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [Tensor(dtype, None)]
     r = len(x.shape)
     axes = node.attr("axes")
     red = {normalize_axis(a, r) for a in axes} if axes else set(range(r))
     keep = node.attr("keepdims", 1)
     shape = tuple(1 if i in red else d for i, d in enumerate(x.shape) if keep or i not in red)
-    return [Tensor(x.dtype, shape)]
+    return [Tensor(dtype, shape)]
 
 
 def _matmul_as(node, dtype):

@@ -238,3 +238,59 @@ def test_matmul_nbits_and_gather_block_quantized():
     assert res.shape("y1") == (b, s, 6)
     assert res.shape("y2") == (b, s, 32)  # two 4-bit values per byte
     assert res.shape("y3") == (b, s, 32)
+
+
+# --------------------------------------------------------------------------- the rest of the CPU contrib set
+
+
+def test_image_and_pool_ops():
+    inputs = [("x", F, ["b", 3, "s", "p"]), ("grid", F, ["b", 4, 5, 2]), ("xl", U8, ["b", "s", "p", 3]),
+              ("m", I32, ["b", 3, "s", "p"])]
+    nodes = [ms_node("GridSample", ["x", "grid"], ["y1"]),
+             ms_node("CropAndResize", ["x", "rois", "bi", "crop"], ["y2"]),
+             ms_node("MaxpoolWithMask", ["x", "m"], ["y3"], kernel_shape=[2, 2], strides=[2, 2]),
+             ms_node("NhwcMaxPool", ["xl"], ["y4"], kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 0])]
+    inits = [init("rois", np.array([[0, 0, 1, 1], [0, 0, 0.5, 0.5]], np.float32)), init("bi", np.zeros(2, np.int32)),
+             init("crop", np.array([3, 4], np.int32))]
+    sizes = [{"b": 2, "s": 4, "p": 6}, {"b": 1, "s": 7, "p": 3}]
+    res = run(nodes, inputs, ["y1", "y2", "y3", "y4"], inits, sizes, fixed={"m": lambda sz: np.ones(
+        (sz["b"], 3, sz["s"], sz["p"]), np.int32)})
+    assert res.shape("y1") == (b, 3, 4, 5) and res.shape("y2") == (2, 3, 3, 4)
+    assert res.unresolved() == []
+
+
+def test_hash_ngram_block_and_mrope():
+    pos3 = lambda sz: np.tile(np.arange(sz["s"]), (3, sz["b"], 1)).astype(np.int64)  # noqa: E731
+    inputs = [("ids", I64, ["b", "s"]), ("scores", F, ["b", 10]), ("h", I32, ["b", "s"]),
+              ("x", F, ["b", "s", 16]), ("pos", I64, [3, "b", "s"])]
+    inits = [init("cos", np.ones((16, 4), np.float32)), init("sin", np.zeros((16, 4), np.float32))]
+    nodes = [ms_node("MurmurHash3", ["h"], ["y1"], positive=0),
+             ms_node("NGramRepeatBlock", ["ids", "scores"], ["y2"], ngram_size=2),
+             ms_node("MRotaryEmbedding", ["x", "pos", "cos", "sin"], ["y3"], num_heads=2, mrope_section=[2, 1, 1])]
+    res = run(nodes, inputs, ["y1", "y2", "y3"], inits, fixed={"pos": pos3})
+    assert res.values["y1"].dtype == I32 and res.shape("y3") == (b, s, 16)
+
+
+def test_unique_count_is_fresh_and_bounded():
+    inputs = [("x", F, [6]), ("xs", F, ["s"])]
+    nodes = [ms_node("Unique", ["x"], ["y", "idx", "cnt"]), ms_node("Unique", ["xs"], ["ys", "idxs", "cnts"])]
+    res = run(nodes, inputs, ["y", "idx", "cnt", "ys", "idxs"])
+    assert res.shape("idx") == (6,) and res.shape("idxs") == (s,)
+    (k,) = dims.free_symbols(res.shape("y")[0])
+    assert res.shape("cnt") == res.shape("y") and (k.lo, k.hi) == (0, 6)
+
+
+def test_cuda_only_misc_ops():
+    """CUDA only: shapes from onnxruntime's docs."""
+    inputs = [("x", F, ["b", "s", 8]), ("g", F, ["b", "s", 16]), ("w", F, [10, 8]), ("idx", I64, ["b", "s"]),
+              ("i8", I8, ["b", "s", 4]), ("i8b", I8, [1, 4]), ("q", F, ["b", 2, "s", 4]), ("emb", F, ["b", "s", 4])]
+    nodes = [ms_node("SwiGLU", ["g"], ["y1"]), ms_node("SwiGLU", ["x", "x"], ["y2"]),
+             ms_node("TorchEmbedding", ["w", "idx"], ["y3"]), ms_node("ComplexMul", ["x", "x"], ["y4"]),
+             ms_node("MulInteger", ["i8", "", "i8b"], ["y5"]), ms_node("IsAllFinite", ["x", "g"], ["y6"]),
+             ms_node("ReduceSumInteger", ["i8"], ["y7"], axes=[2], keepdims=1),
+             ms_node("GemmaRotaryEmbedding", ["emb", "q", "q", "q", "q"], ["y8", "y9"]),
+             ms_node("ScaledSiLU", ["x"], ["y10"])]
+    res = infer(nodes, inputs, ["y1", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "y9", "y10"])
+    assert res.shape("y1") == (b, s, 8) and res.shape("y2") == (b, s, 8) and res.shape("y3") == (b, s, 8)
+    assert res.shape("y5") == (b, s, 4) and res.values["y5"].dtype == I32 and res.shape("y6") == ()
+    assert res.shape("y7") == (b, s, 1) and res.shape("y9") == (b, 2, s, 4) and res.unresolved() == []
