@@ -294,3 +294,17 @@ def test_cuda_only_misc_ops():
     assert res.shape("y1") == (b, s, 8) and res.shape("y2") == (b, s, 8) and res.shape("y3") == (b, s, 8)
     assert res.shape("y5") == (b, s, 4) and res.values["y5"].dtype == I32 and res.shape("y6") == ()
     assert res.shape("y7") == (b, s, 1) and res.shape("y9") == (b, 2, s, 4) and res.unresolved() == []
+
+
+def test_generation_sequences_are_padded_to_max_length():
+    """Spec (onnxruntime's BeamSearch/GreedySearch kernels allocate sequences with
+    max_length; running them needs a decoder subgraph, not built here)."""
+    inputs = [("ids", I32, ["b", "s"]), ("maxl", I32, [1])]
+    consts = [init("ml", np.array([20], np.int32)), init("one", np.array([1], np.int32)),
+              init("two", np.array([2], np.int32))]
+    nodes = [ms_node("BeamSearch", ["ids", "ml", "", "two", "two"], ["seq", "sc"], eos_token_id=0, pad_token_id=0),
+             ms_node("GreedySearch", ["ids", "ml"], ["gseq"], eos_token_id=0, pad_token_id=0),
+             ms_node("GreedySearch", ["ids", "maxl"], ["gseq2"], eos_token_id=0, pad_token_id=0)]
+    res = infer(nodes, inputs, ["seq", "sc", "gseq", "gseq2"], consts)
+    assert res.shape("seq") == (b, 2, 20) and res.shape("sc") == (b, 2) and res.shape("gseq") == (b, 20)
+    assert [(u.value, u.axis) for u in res.unresolved()] == [("gseq2", 1)]
