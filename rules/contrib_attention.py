@@ -44,7 +44,7 @@ def _qkv_sizes(node, weights, bias):
         total = bias.shape[0]
     else:
         return None
-    h = exact_div(node, total, 3, "merged QKV projection width")
+    h = exact_div(total, 3, "merged QKV projection width")
     return h, h, h
 
 
@@ -65,7 +65,7 @@ def attention(node):
         v_head = node.fresh("Attention projection width unknown", 1, 4)
     else:
         v_hidden = sizes[2]
-        v_head = exact_div(node, v_hidden, n, "value hidden size over num_heads")
+        v_head = exact_div(v_hidden, n, "value hidden size over num_heads")
     outs = [Tensor(dtype, (b, s, v_hidden))]
     if node.has_output(1):  # keys and values share the present tensor: onnxruntime sizes it by V's head
         if rank(past, 5) is not None and node.attr("past_present_share_buffer", 0):
@@ -97,8 +97,8 @@ def _mha_layout(node, q, k, v, n):
     rank(k, 3)
     rank(v, 3)
     v_hidden = v.shape[2]
-    return (b, s, v_hidden, k.shape[1], exact_div(node, q.shape[2], n, "query hidden size over num_heads"),
-            exact_div(node, v_hidden, n, "value hidden size over num_heads"))
+    return (b, s, v_hidden, k.shape[1], exact_div(q.shape[2], n, "query hidden size over num_heads"),
+            exact_div(v_hidden, n, "value hidden size over num_heads"))
 
 
 def _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype):
@@ -144,8 +144,8 @@ def decoder_masked_mha(node):
     n = _heads(node)
     b, s = q.shape[0], q.shape[1]
     if not present(node, 1):  # packed QKV with equal Q, K and V widths
-        hidden = exact_div(node, q.shape[2], 3, "packed QKV width")
-        qk_head = v_head = exact_div(node, hidden, n, "hidden size over num_heads")
+        hidden = exact_div(q.shape[2], 3, "packed QKV width")
+        qk_head = v_head = exact_div(hidden, n, "hidden size over num_heads")
         l_len, cross = s, False
     elif rank(k, 3, 4) == 4:
         qk_head = k.shape[3]
@@ -153,8 +153,8 @@ def decoder_masked_mha(node):
         hidden, l_len, cross = n * v_head, k.shape[2], True
     elif k.shape is not None and v.shape is not None:
         hidden = v.shape[2]
-        qk_head = exact_div(node, q.shape[2], n, "query hidden size over num_heads")
-        v_head = exact_div(node, hidden, n, "value hidden size over num_heads")
+        qk_head = exact_div(q.shape[2], n, "query hidden size over num_heads")
+        v_head = exact_div(hidden, n, "value hidden size over num_heads")
         l_len, cross = s, False
     else:
         return _unknown(node, [dtype] * 4)
@@ -189,8 +189,8 @@ def decoder_masked_self_attention(node):
 def _gqa_head(node, q, n, kv):
     """head size and query hidden size of GroupQueryAttention / SparseAttention inputs."""
     if present(node, 1):
-        return exact_div(node, q.shape[2], n, "query hidden size over num_heads")
-    return exact_div(node, q.shape[2], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
+        return exact_div(q.shape[2], n, "query hidden size over num_heads")
+    return exact_div(q.shape[2], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
 @register("GroupQueryAttention", domain=MS)
@@ -264,8 +264,8 @@ def paged_attention(node):
 
 def _gqa_head_2d(node, q, n, kv):
     if present(node, 1):
-        return exact_div(node, q.shape[1], n, "query hidden size over num_heads")
-    return exact_div(node, q.shape[1], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
+        return exact_div(q.shape[1], n, "query hidden size over num_heads")
+    return exact_div(q.shape[1], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
 # --------------------------------------------------------------------------- packed (padding-free) attention

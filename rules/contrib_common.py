@@ -8,19 +8,10 @@ from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.values import Tensor
 
+from .common import arg, present, same_shape  # noqa: F401  (shared with the contrib modules)
+
 MS = "com.microsoft"
 I32 = TensorProto.INT32
-
-
-def arg(node, i):
-    """Input ``i`` as a Tensor; an absent or unknown input is a Tensor of unknown shape."""
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
-
-
-def present(node, i):
-    """Whether optional input ``i`` is given."""
-    return node.input(i) is not None
 
 
 def rank(t, *allowed):
@@ -33,7 +24,7 @@ def rank(t, *allowed):
     return len(t.shape)
 
 
-def exact_div(node, a, b, why):
+def exact_div(a, b, why):
     """``a / b`` where the op requires ``b`` to divide ``a``."""
     if isinstance(a, int) and isinstance(b, int) and b and a % b:
         raise ShapeContradiction(f"{why}: {a} is not a multiple of {b}")
@@ -46,9 +37,9 @@ def scalar_value(node, i):
     return v[0] if v is not None and len(v) == 1 else None
 
 
-def same_as(node, i=0, dtype=None):
-    x = arg(node, i)
-    return Tensor(dtype if dtype is not None else x.dtype, x.shape)
+def same_as(node, i=0):
+    """Input ``i``'s dtype and shape."""
+    return same_shape(arg(node, i))
 
 
 class WithInputs:
@@ -72,3 +63,20 @@ class WithInputs:
 
     def __getattr__(self, name):
         return getattr(self._node, name)
+
+
+def to_channels_first(shape):
+    """(N, spatial..., C) as (N, C, spatial...)."""
+    return (shape[0], shape[-1]) + tuple(shape[1:-1])
+
+
+def to_channels_last(shape):
+    """(N, C, spatial...) as (N, spatial..., C)."""
+    return (shape[0],) + tuple(shape[2:]) + (shape[1],)
+
+
+def channels_last_rule(node, rule, op_type, inputs, outputs=1):
+    """Apply the ONNX ``rule`` of ``op_type`` to channels-last data: ``inputs`` are given
+    channels-first; the outputs are turned back to channels-last."""
+    outs = rule(WithInputs(node, inputs, op_type))[:outputs]
+    return [Tensor(t.dtype, None if t.shape is None else to_channels_last(t.shape)) for t in outs]

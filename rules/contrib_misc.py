@@ -13,8 +13,9 @@ from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
 from . import shape_ops
-from .contrib_common import MS, WithInputs, arg, exact_div, present, same_as, scalar_value
-from .nn import _conv_out, conv, gemm, matmul, pool
+from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar_value,
+                             to_channels_first)
+from .nn import conv, gemm, matmul, pool
 
 
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
@@ -41,7 +42,7 @@ def bias_split_gelu(node):
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    d = exact_div(node, x.shape[-1], 2, "BiasSplitGelu hidden size")
+    d = exact_div(x.shape[-1], 2, "BiasSplitGelu hidden size")
     return [Tensor(x.dtype, tuple(x.shape[:-1]) + (d,))]
 
 
@@ -92,15 +93,8 @@ def nhwc_conv(node):
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    nsp = len(x.shape) - 2
-    kernel = node.attr("kernel_shape")
-    if kernel is None:
-        if w.shape is None:
-            raise ShapeContradiction("NhwcConv needs kernel_shape or a weight of known shape")
-        kernel = list(w.shape[1:-1])
-    m = w.shape[0] if w.shape is not None else node.fresh("NhwcConv weight shape unknown", 0, nsp + 1)
-    sp = _conv_out(node, list(x.shape[1:-1]), list(kernel))
-    return [Tensor(x.dtype, (x.shape[0],) + tuple(sp) + (m,))]
+    w_oihw = Tensor(w.dtype, None if w.shape is None else to_channels_first(w.shape))
+    return channels_last_rule(node, conv, "Conv", [Tensor(x.dtype, to_channels_first(x.shape)), w_oihw])
 
 
 @register("CDist", domain=MS)
@@ -152,7 +146,7 @@ def swiglu(node):
     g = arg(node, 0)
     if present(node, 1) or g.shape is None:
         return [Tensor(g.dtype, g.shape)]
-    half = exact_div(node, g.shape[-1], 2, "SwiGLU concatenated halves")
+    half = exact_div(g.shape[-1], 2, "SwiGLU concatenated halves")
     return [Tensor(g.dtype, tuple(g.shape[:-1]) + (half,))]
 
 
@@ -225,7 +219,7 @@ def crop_and_resize(node):
 
 @register("MaxpoolWithMask", domain=MS)
 def maxpool_with_mask(node):
-    return pool(node)[:1]
+    return pool(WithInputs(node, [arg(node, 0)], "MaxPool"))[:1]
 
 
 @register("NhwcMaxPool", domain=MS)
@@ -234,9 +228,7 @@ def nhwc_max_pool(node):
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    sp = _conv_out(node, list(x.shape[1:-1]), list(node.attr("kernel_shape")),
-                   ceil_mode=bool(node.attr("ceil_mode", 0)))
-    return [Tensor(x.dtype, (x.shape[0],) + tuple(sp) + (x.shape[-1],))]
+    return channels_last_rule(node, pool, "MaxPool", [Tensor(x.dtype, to_channels_first(x.shape))])
 
 
 @register("Unique", domain=MS)

@@ -12,8 +12,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .contrib_common import MS, arg, present
-from .nn import _conv_out, conv, matmul
+from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
+from .nn import conv, global_pool, matmul, pool
 from .shape_ops import sum_dims
 
 F32 = TensorProto.FLOAT
@@ -76,26 +76,19 @@ def qlinear_concat(node):
     return [Tensor(dtype, tuple(out))]
 
 
-def _spatial(x, channels_last):
-    """(batch, channels, spatial dims) of an NCHW or NHWC shape."""
-    if channels_last:
-        return x.shape[0], x.shape[-1], list(x.shape[1:-1])
-    return x.shape[0], x.shape[1], list(x.shape[2:])
-
-
-def _layout(n, c, sp, channels_last):
-    return (n,) + tuple(sp) + (c,) if channels_last else (n, c) + tuple(sp)
+def _channels_first(x, channels_last):
+    return Tensor(x.dtype, to_channels_first(x.shape) if channels_last else x.shape)
 
 
 @register("QLinearAveragePool", domain=MS)
 def qlinear_average_pool(node):
+    """AveragePool, in NCHW or (channels_last) NHWC layout."""
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    last = node.attr("channels_last", 0)
-    n, c, sp = _spatial(x, last)
-    out = _conv_out(node, sp, list(node.attr("kernel_shape")), ceil_mode=bool(node.attr("ceil_mode", 0)))
-    return [Tensor(x.dtype, _layout(n, c, out, last))]
+    if node.attr("channels_last", 0):
+        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x, True)])
+    return pool(WithInputs(node, [x], "AveragePool"))[:1]
 
 
 @register("QLinearGlobalAveragePool", domain=MS)
@@ -103,24 +96,21 @@ def qlinear_global_average_pool(node):
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
-    last = node.attr("channels_last", 0)
-    n, c, sp = _spatial(x, last)
-    return [Tensor(x.dtype, _layout(n, c, [1] * len(sp), last))]
+    if node.attr("channels_last", 0):
+        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x, True)])
+    return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
 
 
 @register("QLinearConv", domain=MS)
 def qlinear_conv(node):
-    """The ONNX QLinearConv, or with channels_last its NHWC form."""
+    """The ONNX QLinearConv, or with channels_last its NHWC form (weights stay OIHW)."""
     if not node.attr("channels_last", 0):
         return conv(node)
-    x, w = arg(node, 0), arg(node, 3)
-    dtype = arg(node, 7).dtype or x.dtype
-    if x.shape is None or w.shape is None:
-        return [Tensor(dtype, None)]
-    n, _, sp = _spatial(x, True)
-    kernel = node.attr("kernel_shape") or list(w.shape[2:])
-    out = _conv_out(node, sp, list(kernel))
-    return [Tensor(dtype, _layout(n, w.shape[0], out, True))]
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(arg(node, 7).dtype or x.dtype, None)]
+    inputs = [_channels_first(x, True)] + [node.input(i) for i in range(1, len(node.inputs))]
+    return channels_last_rule(node, conv, "QLinearConv", inputs)
 
 
 @register("QLinearReduceMean ReduceSumInteger", domain=MS)
