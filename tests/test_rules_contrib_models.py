@@ -21,11 +21,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MS = "com.microsoft"
 
 
-def optimized(name, model_type, opt_level):
+def optimized(name, model_type, opt_level, **fusion_options):
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
     logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
     path = os.path.join(HERE, "..", "models", name + ".onnx")
-    m = optimizer.optimize_model(path, model_type=model_type, num_heads=4, hidden_size=64,
-                                 opt_level=opt_level, use_gpu=False, verbose=False)
+    options = FusionOptions(model_type)
+    for k, v in fusion_options.items():
+        setattr(options, k, v)
+    m = optimizer.optimize_model(path, model_type=model_type, num_heads=4, hidden_size=64, opt_level=opt_level,
+                                 use_gpu=False, verbose=False, optimization_options=options)
     model = m.model
     if not any(o.domain == MS for o in model.opset_import):  # as save_model_to_file writes it
         model.opset_import.append(onnx.helper.make_opsetid(MS, 1))
@@ -67,6 +72,13 @@ def test_optimized_export_resolves_and_verifies(name, model_type, opt_level, fus
     ops = contrib_ops(model)
     for op, count in fused.items():  # the fusion happened, so the contrib rules are exercised
         assert ops[op] == count, ops
+    assert_resolves_and_verifies(model)
+
+
+def test_bert_fused_to_multi_head_attention():
+    model = optimized("bert_tiny_ts", "bert", 0, use_multi_head_attention=True, enable_gelu_approximation=True)
+    ops = contrib_ops(model)
+    assert ops["MultiHeadAttention"] == 2 and ops["FastGelu"] == 2, ops
     assert_resolves_and_verifies(model)
 
 

@@ -67,6 +67,15 @@ def test_simplified_layer_norm_in_the_onnx_domain():
     assert res.shape("inv2") == (b, s, 1, 1)
 
 
+def test_contrib_layer_norm_before_opset_17():
+    """onnxruntime's own LayerNormalization schema (ONNX domain, before ONNX had one)."""
+    inputs = [("x", F, ["b", "s", 2, 4])]
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "be"], ["y", "mean", "inv"], axis=2)]
+    res = run(nodes, inputs, ["y", "mean", "inv"], [init("g", np.ones((2, 4), np.float32)),
+                                                   init("be", np.zeros((2, 4), np.float32))], opset=13)
+    assert res.shape("mean") == (b, s, 1, 1)
+
+
 def test_embed_layer_norm():
     ids = lambda sz: np.ones((sz["b"], sz["s"]), np.int32)  # noqa: E731
     inputs = [("ids", I32, ["b", "s"]), ("seg", I32, ["b", "s"]), ("mask", I32, ["b", "s"])]
