@@ -28,6 +28,16 @@ def _unknown(node, dtypes):
     return [Tensor(dt, None) for dt in dtypes][:max(node.num_outputs, 1)]
 
 
+def _past_length(node, i, axis, past, output):
+    """The past sequence length: 0 without a past input, else its dim (fresh when the
+    past's shape is unknown)."""
+    if not present(node, i):
+        return 0
+    if past.shape is not None:
+        return past.shape[axis]
+    return node.fresh("the past's shape is unknown", output, axis)  # the present's axis too
+
+
 # --------------------------------------------------------------------------- Attention
 
 
@@ -68,10 +78,11 @@ def attention(node):
         v_head = exact_div(v_hidden, n, "value hidden size over num_heads")
     outs = [Tensor(dtype, (b, s, v_hidden))]
     if node.has_output(1):  # keys and values share the present tensor: onnxruntime sizes it by V's head
-        if rank(past, 5) is not None and node.attr("past_present_share_buffer", 0):
+        rank(past, 5)
+        if present(node, 8 if quant else 4) and node.attr("past_present_share_buffer", 0):
             outs.append(Tensor(dtype, past.shape))
         else:
-            p = past.shape[3] if past.shape is not None else 0
+            p = _past_length(node, 8 if quant else 4, 3, past, 1)
             h = past.shape[4] if past.shape is not None else v_head
             outs.append(Tensor(dtype, (2, b, n, p + s, h)))
     return outs
@@ -83,8 +94,8 @@ def attention(node):
 def _mha_layout(node, q, k, v, n):
     """(B, S, output hidden, L, qk head size, v head size) of the MHA input layouts."""
     if rank(q, 3, 5) == 5:  # packed QKV (B, S, N, 3, H)
-        b, s, _, _, h = q.shape
-        return b, s, n * h, s, h, h
+        b, s, heads, _, h = q.shape
+        return b, s, heads * h, s, h, h
     b, s = q.shape[0], q.shape[1]
     if k.shape is not None and len(k.shape) == 5:  # packed KV (B, L, N, 2, H)
         h = k.shape[4]
@@ -103,7 +114,7 @@ def _mha_layout(node, q, k, v, n):
 
 def _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype):
     """present_key and present_value (outputs 1 and 2)."""
-    if shared and past_k.shape is not None and past_v.shape is not None:
+    if shared:
         return [Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)]
     t = p_len + l_len
     return [Tensor(dtype, (b, n, t, qk_head)), Tensor(dtype, (b, n, t, v_head))]
@@ -123,7 +134,8 @@ def multi_head_attention(node):
         return _unknown(node, [dtype] * 4)
     b, s, hidden, l_len, qk_head, v_head = layout
     outs = [Tensor(dtype, (b, s, hidden))]
-    p_len = past_k.shape[2] if rank(past_k, 4) else 0
+    rank(past_k, 4)
+    p_len = _past_length(node, 6, 2, past_k, 1)
     shared = present(node, 8) and present(node, 6)  # a past_sequence_length input means buffer sharing
     outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
     if node.has_output(3):
@@ -164,7 +176,9 @@ def decoder_masked_mha(node):
         total = l_len
         outs += [Tensor(dtype, None), Tensor(dtype, None)]
     else:
-        p_len = past_k.shape[2] if rank(past_k, 4) else 0
+        rank(past_k, 4)
+        p_len = _past_length(node, 5, 2, past_k, 1)
+        shared = shared and present(node, 5)
         outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
         if shared:
             past_len = scalar_value(node, 7)
@@ -186,11 +200,12 @@ def decoder_masked_self_attention(node):
 # --------------------------------------------------------------------------- grouped-query attention
 
 
-def _gqa_head(node, q, n, kv):
-    """head size and query hidden size of GroupQueryAttention / SparseAttention inputs."""
+def _gqa_head(node, width, n, kv):
+    """The head size from the query's width: N heads, or N + 2*kv_num_heads when Q, K
+    and V come packed in the query (no key input)."""
     if present(node, 1):
-        return exact_div(q.shape[2], n, "query hidden size over num_heads")
-    return exact_div(q.shape[2], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
+        return exact_div(width, n, "query hidden size over num_heads")
+    return exact_div(width, n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
 @register("GroupQueryAttention", domain=MS)
@@ -203,9 +218,12 @@ def group_query_attention(node):
         return _unknown(node, [dtype] * 4)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
     b, s = q.shape[0], q.shape[1]
-    head = _gqa_head(node, q, n, kv)
+    head = _gqa_head(node, q.shape[2], n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar_value(node, 6)
+    if present(node, 3) and past_k.shape is None:  # a past we know nothing of
+        return outs + [Tensor(past_k.dtype or dtype, None), Tensor(past_v.dtype or dtype, None),
+                       Tensor(dtype, None)][:max(node.num_outputs, 1) - 1]
     if past_k.shape is not None and rank(past_k, 4) and node.attr("sliding_window_cache", 0):
         # window-sized caches keep their capacity
         length = past_k.shape[2]
@@ -243,7 +261,7 @@ def sparse_attention(node):
     if rank(q, 3) is None:
         return _unknown(node, [dtype] * 3)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, q, n, kv)
+    head = _gqa_head(node, q.shape[2], n, kv)
     return [Tensor(dtype, (q.shape[0], q.shape[1], n * head)),
             Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)][:max(node.num_outputs, 1)]
 
@@ -257,15 +275,9 @@ def paged_attention(node):
     if rank(q, 2) is None:
         return _unknown(node, [dtype, kc.dtype, vc.dtype])
     n, kv = _heads(node), _heads(node, "kv_num_heads")
-    v_head = node.attr("v_head_size", 0) or _gqa_head_2d(node, q, n, kv)
+    v_head = node.attr("v_head_size", 0) or _gqa_head(node, q.shape[1], n, kv)
     return [Tensor(dtype, (q.shape[0], n * v_head)), Tensor(kc.dtype, kc.shape),
             Tensor(vc.dtype, vc.shape)][:max(node.num_outputs, 1)]
-
-
-def _gqa_head_2d(node, q, n, kv):
-    if present(node, 1):
-        return exact_div(q.shape[1], n, "query hidden size over num_heads")
-    return exact_div(q.shape[1], n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
 # --------------------------------------------------------------------------- packed (padding-free) attention

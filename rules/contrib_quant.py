@@ -50,8 +50,8 @@ def qlinear_unary(node):
 @register("QuantizeLinear", domain=MS)
 def quantize_linear(node):
     """Same shape; the element type of the zero point (uint8 without one)."""
-    x, zp = arg(node, 0), arg(node, 2)
-    return [Tensor(zp.dtype if present(node, 2) and zp.dtype else TensorProto.UINT8, x.shape)]
+    x = arg(node, 0)
+    return [Tensor(arg(node, 2).dtype if present(node, 2) else TensorProto.UINT8, x.shape)]
 
 
 @register("DequantizeLinear", domain=MS)
@@ -153,7 +153,10 @@ def dynamic_quantize_matmul(node):
 def qgemm(node):
     """Gemm of A (0) and B (3); quantized like y_zero_point when y_scale is given, else float."""
     a, b = arg(node, 0), arg(node, 3)
-    dtype = (arg(node, 8).dtype or TensorProto.UINT8) if present(node, 7) else F32
+    if not present(node, 7):
+        dtype = F32
+    else:
+        dtype = arg(node, 8).dtype if present(node, 8) else TensorProto.UINT8
     if a.shape is None or b.shape is None:
         return [Tensor(dtype, None)]
     m = a.shape[1] if node.attr("transA", 0) else a.shape[0]

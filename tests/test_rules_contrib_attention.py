@@ -91,6 +91,25 @@ def test_attention_shared_buffer_keeps_the_past_shape():
     assert res.shape("present") == (2, b, 2, dims.sym("m"), 4)
 
 
+def test_a_past_of_unknown_shape_is_not_taken_as_empty():
+    """A past that some unknown op produced: its length is fresh, never 0."""
+    inputs = [("x", F, ["b", "s", 8]), ("p5", F, [2, "b", 2, "p", 4]), ("q", F, ["b", "s", 32]),
+              ("k", F, ["b", "s", 16]), ("sk", I32, ["b"])]
+    nodes = [helper.make_node("Mystery", ["p5"], ["past"], domain="my.ops"),
+             helper.make_node("Mystery", ["p5"], ["pk"], domain="my.ops"),
+             ms_node("Attention", ["x", "w", "bias", "", "past"], ["y", "present"], num_heads=2),
+             ms_node("MultiHeadAttention", ["x", "x", "x", "", "", "", "pk", "pk"], ["y2", "k2", "v2"], num_heads=2),
+             ms_node("GroupQueryAttention", ["q", "k", "k", "pk", "pk", "sk", "tot"], ["y3", "k3", "v3"],
+                     num_heads=4, kv_num_heads=2)]
+    m = build_ms(nodes, inputs, ["y", "present", "y2", "k2", "y3", "k3"], [weights(8, 24), zeros("bias", 24),
+                                                                           init("tot", np.array(9, np.int32))])
+    m.opset_import.append(helper.make_opsetid("my.ops", 1))
+    res = onnxsym.infer(m)
+    assert res.shape("present")[:3] == (2, b, 2) and res.shape("present")[4] == 4
+    assert {(u.value, u.axis) for u in res.unresolved()} >= {("present", 3), ("k2", 2), ("k3", None)}
+    assert res.shape("y") == (b, s, 8) and res.shape("y2") == (b, s, 8) and res.shape("y3") == (b, s, 32)
+
+
 # --------------------------------------------------------------------------- MultiHeadAttention (CPU)
 
 

@@ -237,17 +237,21 @@ def test_matmul_nbits_and_gather_block_quantized():
     inputs = [("a", F, ["b", "s", 32]), ("idx", I64, ["b", "s"])]
     inits = [init("bq", np.ones((6, 2, 8), np.uint8)), init("sc", np.ones((6, 2), np.float32)),
              init("data", np.ones((10, 16), np.uint8)), init("dsc", np.ones((10, 2), np.float32)),
-             init("data8", np.ones((10, 32), np.uint8)), init("dsc8", np.ones((10, 1), np.float32))]
+             init("data8", np.ones((10, 32), np.uint8)), init("dsc8", np.ones((10, 1), np.float32)),
+             helper.make_tensor("data4", TensorProto.INT4, [4, 16], np.ones(64, np.int8)),
+             init("dsc4", np.ones((4, 1), np.float32))]
     nodes = [ms_node("MatMulNBits", ["a", "bq", "sc"], ["y1"], K=32, N=6, bits=4, block_size=16),
              ms_node("GatherBlockQuantized", ["data", "idx", "dsc"], ["y2"], gather_axis=0, quantize_axis=1,
                      block_size=16, bits=4),
              ms_node("GatherBlockQuantized", ["data8", "idx", "dsc8"], ["y3"], gather_axis=0, quantize_axis=1,
-                     block_size=32, bits=8)]
-    res = run(nodes, inputs, ["y1", "y2", "y3"], inits,
+                     block_size=32, bits=8),
+             ms_node("GatherBlockQuantized", ["data4", "idx", "dsc4"], ["y4"], gather_axis=0, quantize_axis=1,
+                     block_size=16)]
+    res = run(nodes, inputs, ["y1", "y2", "y3", "y4"], inits,
               fixed={"idx": lambda sz: np.zeros((sz["b"], sz["s"]), np.int64)})
     assert res.shape("y1") == (b, s, 6)
     assert res.shape("y2") == (b, s, 32)  # two 4-bit values per byte
-    assert res.shape("y3") == (b, s, 32)
+    assert res.shape("y3") == (b, s, 32) and res.shape("y4") == (b, s, 16)  # int4 is not packed in uint8
 
 
 # --------------------------------------------------------------------------- the rest of the CPU contrib set
