@@ -7,9 +7,8 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
-from onnxsym.shapes import broadcast_shapes, normalize_axis
+from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import Tensor
 
 from . import shape_ops
@@ -31,8 +30,11 @@ def bias_dropout(node):
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
-        mask = TensorProto.BOOL if node.op_type == "BiasDropout" else TensorProto.UINT32
-        outs.append(Tensor(mask, x.shape if node.op_type == "BiasDropout" else None))
+        if node.op_type == "BiasDropout":
+            outs.append(Tensor(TensorProto.BOOL, x.shape))
+        else:  # one bit per element, packed in uint32 words
+            words = None if x.shape is None else (dims.ceil_div(prod(x.shape), 32),)
+            outs.append(Tensor(TensorProto.UINT32, words))
     return outs
 
 
@@ -105,10 +107,6 @@ def cdist(node):
     return [Tensor(a.dtype, (a.shape[0], b.shape[0]))]
 
 
-
-# onnxruntime's contrib Range and Pad read their inputs like the ONNX ops do.
-
-
 @register("Range", domain=MS)
 def ms_range(node):
     """The ONNX Range, whose delta (input 2) defaults to 1 here."""
@@ -119,6 +117,7 @@ def ms_range(node):
     return shape_ops.range_rule(WithInputs(node, [start, arg(node, 1), delta]))
 
 
+# onnxruntime's contrib Pad reads its pads from input 1 like ONNX Pad-11 does.
 register("Pad", domain=MS)(shape_ops.pad_v11)
 
 

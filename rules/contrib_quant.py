@@ -76,8 +76,8 @@ def qlinear_concat(node):
     return [Tensor(dtype, tuple(out))]
 
 
-def _channels_first(x, channels_last):
-    return Tensor(x.dtype, to_channels_first(x.shape) if channels_last else x.shape)
+def _channels_first(x):
+    return Tensor(x.dtype, to_channels_first(x.shape))
 
 
 @register("QLinearAveragePool", domain=MS)
@@ -87,7 +87,7 @@ def qlinear_average_pool(node):
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     if node.attr("channels_last", 0):
-        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x, True)])
+        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x)])
     return pool(WithInputs(node, [x], "AveragePool"))[:1]
 
 
@@ -97,7 +97,7 @@ def qlinear_global_average_pool(node):
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     if node.attr("channels_last", 0):
-        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x, True)])
+        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x)])
     return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
 
 
@@ -109,7 +109,7 @@ def qlinear_conv(node):
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(arg(node, 7).dtype or x.dtype, None)]
-    inputs = [_channels_first(x, True)] + [node.input(i) for i in range(1, len(node.inputs))]
+    inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
     return channels_last_rule(node, conv, "QLinearConv", inputs)
 
 

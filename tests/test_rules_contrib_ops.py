@@ -200,7 +200,8 @@ def test_qlinear_pools_and_nhwc_conv():
                      pads=[1, 1, 0, 0], channels_last=1),
              ms_node("QLinearGlobalAveragePool", ["x", *q, *q], ["y3"], channels_last=0),
              ms_node("QLinearGlobalAveragePool", ["xl", *q, *q], ["y4"], channels_last=1),
-             ms_node("QLinearConv", ["xl", *q, "w", *q, *q], ["y5"], channels_last=1, strides=[2, 1], pads=[1, 1, 1, 1])]
+             ms_node("QLinearConv", ["xl", *q, "w", *q, *q], ["y5"], channels_last=1, strides=[2, 1],
+                     pads=[1, 1, 1, 1])]
     sizes = [{"b": 2, "s": 5, "p": 6}, {"b": 1, "s": 8, "p": 3}, {"b": 1, "s": 4, "p": 4}]
     res = run(nodes, inputs, ["y1", "y2", "y3", "y4", "y5"], Q + [init("w", np.ones((5, 3, 2, 4), np.uint8))], sizes)
     assert res.shape("y4") == (b, 1, 1, 3) and res.shape("y5")[3] == 5
