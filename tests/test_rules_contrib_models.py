@@ -141,3 +141,19 @@ def test_session_optimized_export_resolves_and_verifies(name, fused, tmp_path):
     # image sizes within float32's exact range, as resizes and ceil-mode pools need
     ranges = {"height": (1, 4096), "width": (1, 4096)} if name.startswith("cnn") else None
     assert_resolves_and_verifies(model, ranges)
+
+
+def test_weight_only_4bit_quantized_gpt():
+    """onnxruntime's MatMulNBits quantizer: 4-bit MatMul weights and embedding tables."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    config = DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=True, op_types_to_quantize=("MatMul", "Gather"),
+                                          quant_axes=(("MatMul", 0), ("Gather", 1)))
+    quantizer = MatMulNBitsQuantizer(onnx.load(os.path.join(HERE, "..", "models", "gpt_tiny_ts.onnx")),
+                                     algo_config=config)
+    quantizer.process()
+    model = quantizer.model.model
+    ops = contrib_ops(model)
+    assert ops["MatMulNBits"] == 13 and ops["GatherBlockQuantized"] == 2, ops
+    assert_resolves_and_verifies(model)
