@@ -97,6 +97,12 @@ def _has_onnx_rule(op):
     return registry.find_rule("", op, 17) is not None
 
 
+def _needs_onnx_quantize_rules():
+    missing = [op for op in ("QuantizeLinear", "DynamicQuantizeLinear", "DequantizeLinear") if not _has_onnx_rule(op)]
+    if missing:
+        pytest.skip(f"full resolution needs ai.onnx rules for {missing} (not in this branch)")
+
+
 def test_dynamically_quantized_bert(tmp_path):
     """quantize_dynamic needs every value's type: annotating with onnxsym gives it them."""
     from onnxruntime.quantization import quantize_dynamic
@@ -110,9 +116,33 @@ def test_dynamically_quantized_bert(tmp_path):
     result = onnxsym.infer(model)
     report = verify(model, result=result)
     assert report.ok, "\n".join(map(str, report.mismatches[:5]))
-    missing = [op for op in ("DynamicQuantizeLinear", "DequantizeLinear") if not _has_onnx_rule(op)]
-    if missing:
-        pytest.skip(f"full resolution needs ai.onnx rules for {missing} (not in this branch)")
+    _needs_onnx_quantize_rules()
+    assert result.unresolved() == []
+
+
+def test_statically_quantized_cnn(tmp_path):
+    """quantize_static in QOperator format: QLinearConv, QGemm, QLinearGlobalAveragePool."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    class Images(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.batches = iter([{"image": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    dst = tmp_path / "cnn_q.onnx"
+    quantize_static(os.path.join(HERE, "..", "models", "cnn_tiny_ts.onnx"), str(dst), Images(),
+                    quant_format=QuantFormat.QOperator)
+    model = onnx.load(dst)
+    ops = contrib_ops(model)
+    assert ops["QGemm"] == 1 and ops["QLinearGlobalAveragePool"] == 1, ops
+    result = onnxsym.infer(model, ranges={"height": (1, 4096), "width": (1, 4096)})
+    report = verify(model, result=result)
+    assert report.ok, "\n".join(map(str, report.mismatches[:5]))
+    _needs_onnx_quantize_rules()
     assert result.unresolved() == []
 
 
