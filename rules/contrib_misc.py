@@ -19,13 +19,13 @@ from .nn import conv, gemm, matmul, pool
 
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
           "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
-          "QOrderedLayerNormalization QuantizeWithOrder DequantizeWithOrder", domain=MS)
+          "QOrderedLayerNormalization QuantizeWithOrder DequantizeWithOrder SampleOp", domain=MS)
 def same_shape(node):
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
 
 
-@register("BiasDropout BitmaskBiasDropout", domain=MS)
+@register("BiasDropout BitmaskBiasDropout BitmaskDropout", domain=MS)
 def bias_dropout(node):
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
@@ -255,3 +255,27 @@ def decoder_attention(node):
         else:
             outs.append(Tensor(q.dtype, None))
     return outs[:max(node.num_outputs, 1)]
+
+
+@register("UnfoldTensor", domain=MS)
+def unfold_tensor(node):
+    """torch's unfold: axis ``dim`` holds the (d - size)//step + 1 windows, a new last
+    axis the ``size`` elements of each."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    axis = normalize_axis(node.attr("dim", -1), len(x.shape))
+    size, step = node.attr("size"), node.attr("step", 1)
+    shape = list(x.shape)
+    shape[axis] = dims.floordiv(shape[axis] - size, step) + 1
+    return [Tensor(x.dtype, tuple(shape) + (size,))]
+
+
+@register("GatherND", domain=MS)
+def gather_nd(node):
+    """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
+    last index axis does not address."""
+    data, idx = arg(node, 0), arg(node, 1)
+    if data.shape is None or idx.shape is None or not isinstance(idx.shape[-1], int):
+        return [Tensor(data.dtype, None)]
+    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[idx.shape[-1]:]))]

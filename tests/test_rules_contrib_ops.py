@@ -286,6 +286,17 @@ def test_hash_ngram_block_and_mrope():
     assert res.values["y1"].dtype == I32 and res.shape("y3") == (b, s, 16)
 
 
+def test_unfold_gather_nd_sample():
+    inputs = [("x", F, ["b", "s", 8]), ("idx", I64, ["p", 2])]
+    nodes = [ms_node("UnfoldTensor", ["x"], ["y1"], dim=1, size=2, step=2),
+             ms_node("UnfoldTensor", ["x"], ["y2"], size=3),
+             ms_node("GatherND", ["x", "idx"], ["y3"]), ms_node("SampleOp", ["x"], ["y4"])]
+    sizes = [{"b": 2, "s": 5, "p": 3}, {"b": 3, "s": 8, "p": 1}]
+    res = run(nodes, inputs, ["y1", "y2", "y3", "y4"], sizes=sizes,
+              fixed={"idx": lambda sz: np.zeros((sz["p"], 2), np.int64)})
+    assert res.shape("y1") == (b, (s - 2) // 2 + 1, 8, 2) and res.shape("y3") == (p, 8)
+
+
 def test_unique_count_is_fresh_and_bounded():
     inputs = [("x", F, [6]), ("xs", F, ["s"])]
     nodes = [ms_node("Unique", ["x"], ["y", "idx", "cnt"]), ms_node("Unique", ["xs"], ["ys", "idxs", "cnts"])]
