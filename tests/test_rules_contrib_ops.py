@@ -334,3 +334,20 @@ def test_generation_sequences_are_padded_to_max_length():
     res = infer(nodes, inputs, ["seq", "sc", "gseq", "gseq2"], consts)
     assert res.shape("seq") == (b, 2, 20) and res.shape("sc") == (b, 2) and res.shape("gseq") == (b, 20)
     assert [(u.value, u.axis) for u in res.unresolved()] == [("gseq2", 1)]
+
+
+def test_every_contrib_rule_takes_inputs_of_unknown_shape():
+    """Inputs that an unknown op produced: outputs may be unknown, but no rule may fail."""
+    from onnxsym import registry, rules  # noqa: F401  (registers the rules)
+
+    ops = sorted(op for (domain, op) in registry.registered_ops() if domain == "com.microsoft")
+    assert len(ops) > 90
+    attrs = dict(num_heads=2, kv_num_heads=1, axis=1, axes=[0], keepdims=1, kernel_shape=[2, 2], N=4, K=8,
+                 block_size=16, size=2, sparse_block_size=16, groups=1, activation=0, max_distance=4, ngram_size=2)
+    unknown = [helper.make_node("Mystery", ["x"], [f"i{k}"], domain="my.ops") for k in range(9)]
+    nodes = unknown + [ms_node(op, [f"i{k}" for k in range(9)], [f"{op}_{k}" for k in range(4)], **attrs)
+                       for op in ops]
+    m = build_ms(nodes, [("x", F, ["b"])], [f"{ops[0]}_0"])
+    m.opset_import.append(helper.make_opsetid("my.ops", 1))
+    res = onnxsym.infer(m)
+    assert [w for w in res.warnings if "rule failed" in w] == []
