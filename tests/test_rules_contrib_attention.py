@@ -22,6 +22,7 @@ pytest.importorskip("onnxruntime")
 
 b, s, p, t = (dims.sym(n) for n in ("b", "s", "p", "t"))
 SIZES = [{"b": 2, "s": 3, "p": 4}, {"b": 1, "s": 5, "p": 2}]
+STEP = [{"b": 2, "m": 4}, {"b": 3, "m": 6}]  # one decoding step into a cache of m positions
 
 
 def weights(*shape):
@@ -140,6 +141,15 @@ def test_mha_cross_attention_with_bnsh_key_value():
     assert res.shape("prk") == (b, 2, p, 4) and res.shape("qk") == (b, 2, s, p)
 
 
+def test_mha_shared_buffer_keeps_the_past_shape():
+    inputs = [("q", F, ["b", 1, 8]), ("k", F, ["b", 1, 8]), ("v", F, ["b", 1, 8]),
+              ("pk", F, ["b", 2, "m", 4]), ("pv", F, ["b", 2, "m", 4])]
+    nodes = [ms_node("MultiHeadAttention", ["q", "k", "v", "", "", "", "pk", "pv", "pl"], ["y", "prk", "prv"],
+                     num_heads=2)]
+    res = run(nodes, inputs, ["y", "prk", "prv"], [init("pl", np.array([3], np.int32))], STEP)
+    assert res.shape("prv") == (b, 2, dims.sym("m"), 4) and res.unresolved() == []
+
+
 def test_mha_packed_layouts():
     """CUDA only (packed KV and packed QKV): shapes from onnxruntime's docs."""
     inputs = [("q", F, ["b", "s", 8]), ("kv", F, ["b", "p", 2, 2, 4]), ("qkv", F, ["b", "s", 2, 3, 4])]
@@ -152,8 +162,6 @@ def test_mha_packed_layouts():
 
 # --------------------------------------------------------------------------- DecoderMaskedMultiHeadAttention
 
-
-STEP = [{"b": 2, "m": 4}, {"b": 3, "m": 6}]
 
 
 def test_dmmha_self_attention_shared_buffer():
