@@ -49,6 +49,17 @@ def test_real_exports_resolve_every_dim(name):
     assert result.stats()["symbolic_dims"] > 0
 
 
+def test_float32_sizes_are_exact_under_a_recorded_bound():
+    """The CNNs upsample by 2 and pool with ceil_mode: onnxruntime sizes those in float32,
+    equal to the closed form only up to about 2**23; that bound is recorded, and a range
+    within it needs no assumption."""
+    path = os.path.join(HERE, "..", "models", "cnn_tiny_ts.onnx")
+    bounds = [c for c in onnxsym.infer(path).constraints if c.kind == "bound"]
+    assert bounds and all("float32" in c.reason for c in bounds)
+    narrow = onnxsym.infer(path, ranges={"height": (1, 4096), "width": (1, 4096)})
+    assert not [c for c in narrow.constraints if c.kind == "bound"] and not narrow.unresolved()
+
+
 @pytest.mark.parametrize("name", ["edge_shape_arith", "edge_concat_pad"])
 def test_edge_graphs_match_their_hand_written_expectations(name):
     """Each output's doc_string holds the shape worked out by hand when the graph was made."""
