@@ -154,8 +154,13 @@ def test_moe_keeps_the_input_shape():
     inputs = [("x", F, ["b", 8]), ("x3", F, [1, "b", 8]), ("router", F, ["b", 2])]
     inits = [init("fc1", np.ones((2, 6, 8), np.float32)), init("fc2", np.ones((2, 8, 6), np.float32))]
     nodes = [ms_node("MoE", ["x", "router", "fc1", "", "fc2"], ["y"], k=1, activation_type="relu"),
-             ms_node("MoE", ["x3", "router", "fc1", "", "fc2"], ["y3"], k=1, activation_type="relu")]
-    res = run(nodes, inputs, ["y", "y3"], inits)
+             ms_node("MoE", ["x3", "router", "fc1", "", "fc2"], ["y3"], k=1, activation_type="relu"),
+             ms_node("QMoE", ["x16", "router", "q1", "s1", "", "q2", "s2"], ["yq"], k=1, activation_type="relu",
+                     expert_weight_bits=4)]
+    inits += [init("q1", np.ones((2, 16, 8), np.uint8)), init("s1", np.ones((2, 16), np.float32)),
+              init("q2", np.ones((2, 16, 8), np.uint8)), init("s2", np.ones((2, 16), np.float32))]
+    inputs.append(("x16", F, ["b", 16]))
+    res = run(nodes, inputs, ["y", "y3", "yq"], inits)
     assert res.shape("y3") == (1, b, 8)
 
 
