@@ -120,10 +120,11 @@ def main(ctx, debug) -> None:
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 @_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -133,6 +134,8 @@ def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet):
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
     if os.path.abspath(target) == os.path.abspath(model) and not in_place:
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    if not in_place and not force and os.path.exists(target):
+        raise click.UsageError(f"{target} exists; use --force to replace it")
     try:
         result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                            allow_zero=allow_zero)

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, registry
+from . import dims, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
@@ -288,6 +288,7 @@ class Engine:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
+        validate.check_attributes(n, domain, opset, node_label(n, index))
         self._rewritten = set()
         inputs = [self._resolved(x) if x else None for x in n.input]
         attrs = {a.name: a for a in n.attribute}

@@ -37,12 +37,14 @@ def test_onnx_shipped_models_have_no_wrong_dim(path):
 
 
 def test_shipped_models_are_found():
-    assert len(MODELS) >= 10
+    assert len(MODELS) >= 18
     assert len(SHIPPED) > 100
 
 
 @pytest.mark.parametrize("name", ["bert_tiny_ts", "gpt_tiny_ts", "llama_tiny_ts", "bert_tiny_dynamo",
-                                  "gpt_tiny_dynamo", "llama_tiny_dynamo", "cnn_tiny_ts", "cnn_tiny_dynamo"])
+                                  "gpt_tiny_dynamo", "llama_tiny_dynamo", "cnn_tiny_ts", "cnn_tiny_dynamo",
+                                  "swin_tiny_ts", "swin_tiny_dynamo", "vit_tiny_ts", "vit_tiny_dynamo",
+                                  "whisper_tiny_ts", "whisper_tiny_dynamo", "t5_tiny_ts", "t5_tiny_dynamo"])
 def test_real_exports_resolve_every_dim(name):
     result = onnxsym.infer(os.path.join(HERE, "..", "models", name + ".onnx"))
     assert result.unresolved() == []
