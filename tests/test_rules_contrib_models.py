@@ -2,7 +2,7 @@
 the fused com.microsoft ops must resolve fully and match onnxruntime on every dim.
 
 The optimizer runs at test time on the models in models/ (see models/README.md for
-their sizes: hidden 64, 4 heads)."""
+their sizes)."""
 
 import collections
 import logging
@@ -19,6 +19,7 @@ optimizer = pytest.importorskip("onnxruntime.transformers.optimizer")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MS = "com.microsoft"
+HIDDEN = {"whisper": 48, "swin": 32, "vit": 32}  # widths from models/README.md (BERT: 64, 4 heads)
 
 
 def optimized(name, model_type, opt_level, **fusion_options):
@@ -29,7 +30,8 @@ def optimized(name, model_type, opt_level, **fusion_options):
     options = FusionOptions(model_type)
     for k, v in fusion_options.items():
         setattr(options, k, v)
-    m = optimizer.optimize_model(path, model_type=model_type, num_heads=4, hidden_size=64, opt_level=opt_level,
+    hidden = HIDDEN.get(name.split("_")[0], 64)
+    m = optimizer.optimize_model(path, model_type=model_type, num_heads=4, hidden_size=hidden, opt_level=opt_level,
                                  use_gpu=False, verbose=False, optimization_options=options)
     model = m.model
     if not any(o.domain == MS for o in model.opset_import):  # as save_model_to_file writes it
@@ -63,7 +65,16 @@ CASES = [
     ("llama_tiny_ts", "gpt2", 0, {"SkipSimplifiedLayerNormalization": 4, "SimplifiedLayerNormalization": 1}),
     ("llama_tiny_dynamo", "gpt2", 2, {"SkipSimplifiedLayerNormalization": 4,
                                       "SimplifiedLayerNormalization": 1, "QuickGelu": 2}),
+    ("whisper_tiny_ts", "bart", 0, {"SkipLayerNormalization": 6, "Gelu": 2, "BiasGelu": 2}),
+    ("swin_tiny_ts", "swin", 0, {"SkipLayerNormalization": 3, "BiasGelu": 3}),
 ]
+# image sizes within float32's exact range, as resizes and ceil-mode pools need
+IMAGE_RANGES = {"height": (1, 4096), "width": (1, 4096)}
+
+
+def ranges_for(model):
+    names = {d.dim_param for i in model.graph.input for d in i.type.tensor_type.shape.dim}
+    return {k: v for k, v in IMAGE_RANGES.items() if k in names} or None
 
 
 @pytest.mark.parametrize("name,model_type,opt_level,fused", CASES, ids=[c[0] for c in CASES])
@@ -72,7 +83,7 @@ def test_optimized_export_resolves_and_verifies(name, model_type, opt_level, fus
     ops = contrib_ops(model)
     for op, count in fused.items():  # the fusion happened, so the contrib rules are exercised
         assert ops[op] == count, ops
-    assert_resolves_and_verifies(model)
+    assert_resolves_and_verifies(model, ranges_for(model))
 
 
 def test_bert_fused_to_multi_head_attention():
@@ -139,7 +150,7 @@ def test_statically_quantized_cnn(tmp_path):
     model = onnx.load(dst)
     ops = contrib_ops(model)
     assert ops["QGemm"] == 1 and ops["QLinearGlobalAveragePool"] == 1, ops
-    result = onnxsym.infer(model, ranges={"height": (1, 4096), "width": (1, 4096)})
+    result = onnxsym.infer(model, ranges=ranges_for(model))
     report = verify(model, result=result)
     assert report.ok, "\n".join(map(str, report.mismatches[:5]))
     _needs_onnx_quantize_rules()
@@ -168,9 +179,7 @@ def test_session_optimized_export_resolves_and_verifies(name, fused, tmp_path):
     ops = contrib_ops(model)
     for op, count in fused.items():
         assert ops[op] == count, ops
-    # image sizes within float32's exact range, as resizes and ceil-mode pools need
-    ranges = {"height": (1, 4096), "width": (1, 4096)} if name.startswith("cnn") else None
-    assert_resolves_and_verifies(model, ranges)
+    assert_resolves_and_verifies(model, ranges_for(model))
 
 
 def test_weight_only_4bit_quantized_gpt():
