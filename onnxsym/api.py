@@ -43,6 +43,8 @@ class Result:
     assumptions: List[Assumption]
     warnings: List[str]
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # Values computed inside subgraphs (If/Loop bodies), by name.
+    subgraph_values: Dict[str, Value] = field(default_factory=dict)
 
     def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
         v = self.values.get(name)
@@ -106,7 +108,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule)
+                  engine.assumptions, engine.warnings, engine.no_rule, engine.subgraph_values)
 
 
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
