@@ -57,7 +57,8 @@ def main() -> None:
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-def annotate(model, out, in_place, bind, quiet):
+@click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+def annotate(model, out, in_place, bind, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -71,6 +72,9 @@ def annotate(model, out, in_place, bind, quiet):
         result = api.infer(model, bind=_bindings(bind))
         annotated = api.write_result(result, inplace=True)
         _save(annotated, target)
+        if mlir_out:
+            from onnxsym.mlir import files, to_mlir
+            files.write_text(mlir_out, to_mlir(result))
     except OnnxsymError as exc:
         _fail(exc)
     if quiet:
@@ -117,6 +121,29 @@ def verify(model, bind):
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
                f"{report.unresolved_dims} unresolved")
     sys.exit(1 if report.mismatches else 0)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
+              show_default=True, help="Which symbol-dialect form.")
+@click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
+@click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
+@click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
+def mlir(model, out, style, generic, weights, names):
+    """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
+
+    A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    """
+    from onnxsym.mlir.files import convert
+
+    try:
+        target = convert(model, out, style, generic, weights, names)
+    except OnnxsymError as exc:
+        _fail(exc)
+    click.echo(f"{target}: written")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Styles, each the result of one of the seed's passes:
 - ``unfolded`` (unfold-symbolic-int): each symbolic_int without a map replaced by
   ``tensor.dim`` of the first value bound to it, where that binding names it
   directly (an identity binding) in the function's own block; a binding that
-  only restates those dims is dropped.
+  only restates those dims is dropped. A root that a remaining opaque symbol's
+  expression names stays a symbolic_int, so that the name still resolves.
 
 The ``symbol`` ops are not registered in upstream MLIR, so only the generic form
 (``--generic``) parses there (with ``--allow-unregistered-dialect``). In generic
@@ -43,6 +44,15 @@ def _fn_type(ins: List[str], outs: List[str]) -> str:
     return f"({', '.join(ins)}) -> {res}"
 
 
+def bind_line(ref: str, type_text: str, symbols: List[str], amap: str, generic: bool, ind: str) -> str:
+    """One ``symbol.bind_symbolic_shape`` of ``ref`` to ``symbols`` through ``amap``."""
+    if generic:
+        types = ", ".join([type_text] + ["index"] * len(symbols))
+        ops = "".join(", " + s for s in symbols)
+        return f'{ind}"symbol.bind_symbolic_shape"({ref}{ops}) {{shape_expressions = {amap}}} : ({types}) -> ()'
+    return f"{ind}symbol.bind_symbolic_shape {ref}, [{', '.join(symbols)}], {amap} : {type_text}"
+
+
 class Printer:
     def __init__(self, prog: Program, style: str = "propagate", generic: bool = False):
         if style not in STYLES:
@@ -55,7 +65,6 @@ class Printer:
         self.after: Dict[int, list] = defaultdict(list)     # id(val) -> [("dim", sym, axis) | ("sym", sym)]
         self.before: Dict[int, List[Symbol]] = defaultdict(list)  # id(top-level op) -> derived symbols
         self.drop: set = set()
-        self.consts: Dict[tuple, str] = {}
         if style in ("propagate", "encoding"):
             self.top = list(prog.symbols.order)
         elif style == "unfolded":
@@ -80,7 +89,20 @@ class Printer:
                 yield v, depth, here
 
     def _plan_unfold(self) -> None:
-        defined = set()
+        pinned: set = set()
+        while True:
+            unfolded = self._plan(pinned)
+            named = {r for s in self.top if s.expression is not None for r in s.names if r in unfolded}
+            if not named:
+                return
+            pinned |= named
+
+    def _plan(self, pinned: set) -> set:
+        """Where each symbol is defined; returns the symbols unfolded into tensor.dim."""
+        self.after.clear()
+        self.before.clear()
+        self.drop.clear()
+        defined, unfolded = set(), set()
         rank = {id(s): i for i, s in enumerate(self.prog.symbols.order)}
         top = []
         for val, depth, anchor in self._sites(self.prog.func.body, 0, None):
@@ -102,10 +124,10 @@ class Printer:
                         self.after[id(val)].append(("sym", s))
                     else:
                         self.before[id(anchor)].append(s)
-                elif depth == 0 and s in direct:
+                elif depth == 0 and s in direct and s not in pinned:
                     self.after[id(val)].append(("dim", s, direct[s]))
                     here[s] = direct[s]
-                    self.consts[(id(val), direct[s])] = self.prog.namer.fresh(f"c{direct[s]}")
+                    unfolded.add(s)
                 else:
                     top.append(s)
                 defined.add(s)
@@ -116,6 +138,7 @@ class Printer:
             if all(not isinstance(e, Symbol) or here.get(e) == axis for axis, e in enumerate(val.binding)):
                 self.drop.add(id(val))
         self.top = sorted(top, key=lambda s: rank[id(s)])
+        return unfolded
 
     # -- symbol ops ---------------------------------------------------------------
     def symbolic_int(self, s: Symbol, ind: str) -> None:
@@ -137,17 +160,10 @@ class Printer:
 
     def bind(self, v: Val, ind: str) -> None:
         syms, amap = bind_map(v.binding)
-        if self.generic:
-            ops = "".join(", " + s.ssa for s in syms)
-            types = [self.ty(v)] + ["index"] * len(syms)
-            self.lines.append(f'{ind}"symbol.bind_symbolic_shape"({v.ref}{ops}) {{shape_expressions = {amap}}} : '
-                              f'({", ".join(types)}) -> ()')
-        else:
-            self.lines.append(f"{ind}symbol.bind_symbolic_shape {v.ref}, [{', '.join(s.ssa for s in syms)}], "
-                              f"{amap} : {self.ty(v)}")
+        self.lines.append(bind_line(v.ref, self.ty(v), [s.ssa for s in syms], amap, self.generic, ind))
 
     def tensor_dim(self, v: Val, s: Symbol, axis: int, ind: str) -> None:
-        c = self.consts[(id(v), axis)]
+        c = self.prog.namer.fresh(f"c{axis}")
         if self.generic:
             self.lines.append(f'{ind}{c} = "arith.constant"() <{{value = {axis} : index}}> : () -> index')
             self.lines.append(f'{ind}{s.ssa} = "tensor.dim"({v.ref}, {c}) : ({self.ty(v)}, index) -> index')

@@ -32,6 +32,7 @@ class Symbol:
     operands: List["Symbol"] = field(default_factory=list)
     map: Optional[str] = None      # derived: affine_map over the operands
     expression: Optional[str] = None  # opaque: the expression over root symbol names
+    names: List["Symbol"] = field(default_factory=list)  # opaque: the root symbols it names
 
     @property
     def defined_by_map(self) -> bool:
@@ -81,10 +82,10 @@ class Symbols:
         if root is not None:
             return self._add(self._new(d, root.name))
         if is_opaque_unit(d):
-            for r in sorted(dims.free_symbols(d), key=lambda x: x.name):
-                self.of(dims.expr_of(r))
+            roots = [self.of(dims.expr_of(r)) for r in sorted(dims.free_symbols(d), key=lambda x: x.name)]
             s = self._new(d)
             s.expression = self._expression_text(d)
+            s.names = roots
             return self._add(s)
         operands: List[Symbol] = []
 
