@@ -52,6 +52,11 @@ def evaluate(e, syms):
 
 def runtime_shapes(result, bindings):
     """Every value's shape as onnxruntime computes it at ``bindings``."""
+    return runtime_shapes_at(result, [bindings])[0]
+
+
+def runtime_shapes_at(result, assignments):
+    """For each assignment of the input symbols, every value's shape as onnxruntime computes it."""
     model = result.model
     exposed = _expose_all(model, result.produced, result)
     opts = ort.SessionOptions()
@@ -59,13 +64,15 @@ def runtime_shapes(result, bindings):
     opts.log_severity_level = 3
     sess = ort.InferenceSession(exposed.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     init = {t.name for t in model.graph.initializer}
-    feeds = {i.name: _feed(result.values[i.name], i.name, bindings) for i in model.graph.input if i.name not in init}
     names = [o.name for o in sess.get_outputs()]
-    shapes = {n: tuple(a.shape) for n, a in zip(names, sess.run(names, feeds))}
-    shapes.update({k: tuple(v.shape) for k, v in feeds.items()})
-    for t in model.graph.initializer:
-        shapes[t.name] = tuple(t.dims)
-    return shapes
+    out = []
+    for bindings in assignments:
+        feeds = {i.name: _feed(result.values[i.name], i.name, bindings) for i in model.graph.input if i.name not in init}
+        shapes = {n: tuple(a.shape) for n, a in zip(names, sess.run(names, feeds))}
+        shapes.update({k: tuple(v.shape) for k, v in feeds.items()})
+        shapes.update({t.name: tuple(t.dims) for t in model.graph.initializer})
+        out.append(shapes)
+    return out
 
 
 class Checker:
