@@ -265,3 +265,21 @@ def test_cli_mlir_and_annotate_mlir(tmp_path):
     assert (tmp_path / "back.mlir").read_text() == to_mlir(_concat_graph())
     r = CliRunner().invoke(main, ["mlir", str(tmp_path / "a.mlir")])
     assert r.exit_code == 2 and "encoding form" in r.output
+
+
+def test_readme_snippet_is_the_tools_output():
+    readme = open(os.path.join(HERE, "..", "README.md"), encoding="utf-8").read()
+    snippet = readme.split("## MLIR export", 1)[1].split("```mlir", 1)[1].split("```", 1)[0]
+    out = {line.strip() for line in to_mlir(os.path.join(HERE, "..", "models", "cnn_tiny_dynamo.onnx")).splitlines()}
+    lines = [line.strip() for line in snippet.strip().splitlines() if line.strip() != "..."]
+    assert len(lines) >= 8 and all(line in out for line in lines)
+
+
+def test_names_that_are_not_identifiers_are_quoted_and_parse():
+    m = build([helper.make_node("Relu", ["x"], ["y"])], [("x", TensorProto.FLOAT, ["sequence length", "2*b"])], ["y"])
+    text = to_mlir(m, names=True)
+    assert '@"sequence length"' in text
+    parse(to_mlir(m, names=True, generic=True))
+    for generic in (False, True):
+        assert encoding_to_symbol(to_mlir(m, style="encoding", names=True, generic=generic)) == \
+            to_mlir(m, names=True, generic=generic)
