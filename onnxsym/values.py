@@ -54,6 +54,14 @@ class Opaque:
 
     type_proto: object = None
 
+    @property
+    def map_value_dtype(self) -> int:
+        """The element type of a map's values (0 when this is not a map of tensors)."""
+        tp = self.type_proto
+        if tp is None or tp.WhichOneof("value") != "map_type":
+            return 0
+        return tp.map_type.value_type.tensor_type.elem_type
+
 
 Value = Union[Tensor, Sequence, Optional_, Opaque]
 

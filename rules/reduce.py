@@ -42,7 +42,9 @@ def reduce(node):
     axes = _axes(node)
     if axes is _UNKNOWN:
         if keepdims:
-            return [Tensor(x.dtype, tuple(node.fresh("reduce axes unknown", 0, a) for a in range(rank)))]
+            # each dim is kept or becomes 1, so a dim of 1 is 1 either way
+            return [Tensor(x.dtype, tuple(d if d == 1 else node.fresh("reduce axes unknown", 0, a)
+                                          for a, d in enumerate(x.shape)))]
         return [Tensor(x.dtype, None)]
     if not axes:
         if noop and _from_input(node):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.dims import Dim
@@ -478,7 +479,7 @@ def gather_rule(node):
 @register("GatherElements")
 def gather_elements_rule(node):
     x, idx = _t(node, 0), _t(node, 1)
-    return [Tensor(x.dtype, idx.shape)]
+    return [Tensor(0 if x is None else x.dtype, None if idx is None else idx.shape)]
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where
@@ -517,7 +518,26 @@ def expand_rule(node):
     return [Tensor(x.dtype, out, value)]
 
 
-@register("Tile")
+@register("Tile", since=1)
+def tile_v1(node):
+    """Tile-1 repeats along one axis: inputs (input, tiles, axis), scalars."""
+    x = _t(node, 0)
+    tiles, axis = node.value(1), node.value(2)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if axis is None or len(axis) != 1:
+        return [_unknown(node, 0, len(x.shape), "tile axis unknown", x.dtype)]
+    a = normalize_axis(int(axis[0]), len(x.shape))
+    out = list(x.shape)
+    n = tiles[0] if tiles is not None and len(tiles) == 1 else None
+    if not isinstance(n, (int, float)) or not float(n).is_integer():
+        out[a] = node.fresh("tile count unknown", 0, a)
+    else:
+        out[a] = dims.mul(x.shape[a], int(n))
+    return [Tensor(x.dtype, tuple(out))]
+
+
+@register("Tile", since=6)
 def tile_rule(node):
     x = _t(node, 0)
     reps = node.value(1)
@@ -638,6 +658,8 @@ def _cast_value(value, src, dst):
 def cast_rule(node):
     x = _t(node, 0)
     to = node.attr("to")
+    if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "INT64", ...
+        to = TensorProto.DataType.Value(to) if to in TensorProto.DataType.keys() else 0
     return [Tensor(to, x.shape, _cast_value(x.value, x.dtype, to))]
 
 

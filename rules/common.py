@@ -1,0 +1,52 @@
+"""Small helpers that the rule modules for data, ml and training ops share."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from onnxsym import dims
+from onnxsym.dims import Dim
+from onnxsym.shapes import prod
+from onnxsym.values import Tensor
+
+UNKNOWN = Tensor(0, None)
+
+
+def arg(node, i: int) -> Tensor:
+    """Input ``i`` as a tensor; an unknown tensor when absent or not a tensor."""
+    t = node.tensor(i)
+    return t if t is not None else UNKNOWN
+
+
+def present(node, i: int) -> bool:
+    return i < len(node.inputs) and node.inputs[i] is not None
+
+
+def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
+    """A tensor of ``x``'s shape (and ``dtype``, default ``x``'s)."""
+    return Tensor(x.dtype if dtype is None else dtype, x.shape)
+
+
+def static_bound(d: Dim) -> int:
+    """The largest value ``d`` can take (INT64_MAX when its range says nothing)."""
+    return min(dims.range_of(d)[1], dims.INT64_MAX)
+
+
+def size_bound(shape) -> int:
+    """The largest number of elements a tensor of ``shape`` can have."""
+    if shape is None:
+        return dims.INT64_MAX
+    return static_bound(prod(shape))
+
+
+def scalar(node, i: int):
+    """The single element of input ``i`` when known (a 1-element tensor counts), else None."""
+    v = node.value(i)
+    return v[0] if v is not None and len(v) == 1 else None
+
+
+def count(node, reason: str, output: int, axis: Optional[int], hi: int, lo: int = 0) -> Dim:
+    """A data-dependent count: a fresh symbol in [lo, hi], or the number itself when lo == hi."""
+    if lo == hi:
+        return lo
+    return node.fresh(reason, output, axis, lo, hi)

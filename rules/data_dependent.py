@@ -1,0 +1,104 @@
+"""Ops whose output size depends on the input's elements: NonZero, Compress,
+Unique, NonMaxSuppression. Each count is a fresh symbol with the range the op
+implies, unless the elements are known and the count can be read off them."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis, prod
+from onnxsym.values import Tensor
+
+from .common import arg, count, present, scalar, size_bound, static_bound
+
+I64 = TensorProto.INT64
+
+
+def _concrete(value):
+    """The elements as plain numbers, or None when any is symbolic or unknown."""
+    if value is None or not all(isinstance(v, (bool, int, float)) for v in value):
+        return None
+    return value
+
+
+@register("NonZero")
+def nonzero(node):
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(I64, (node.fresh("rank of NonZero input unknown", 0, 0),
+                             node.fresh("NonZero count", 0, 1)))]
+    rank = len(x.shape)
+    if rank == 0:
+        # runtimes disagree on a scalar: onnxruntime answers rank 1, onnx's
+        # reference evaluator and shape inference rank 0
+        rank = node.fresh("rank NonZero reports for a scalar (0 or 1)", 0, 0, 0, 1)
+    vals = _concrete(x.value)
+    if vals is not None:
+        n = sum(1 for v in vals if v)
+    else:
+        n = count(node, "number of non-zero elements", 0, 1, size_bound(x.shape))
+    return [Tensor(I64, (rank, n))]
+
+
+@register("Compress")
+def compress(node):
+    x, cond = arg(node, 0), arg(node, 1)
+    axis = node.attr("axis")
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if axis is None:
+        shape, a = (prod(x.shape),), 0
+    else:
+        shape, a = tuple(x.shape), normalize_axis(axis, len(x.shape))
+    d = shape[a]
+    cond_len = cond.shape[0] if cond.shape is not None and len(cond.shape) == 1 else None
+    n = None
+    vals = _concrete(cond.value)
+    if vals is not None and dims.try_le(len(vals), d) is True:
+        n = sum(1 for v in vals if v)  # every selected index lies inside the axis
+    if n is None:
+        hi = static_bound(d) if cond_len is None else min(static_bound(d), static_bound(cond_len))
+        n = count(node, "number of true conditions of Compress", 0, a, hi)
+    return [Tensor(x.dtype, shape[:a] + (n,) + shape[a + 1:])]
+
+
+@register("Unique")
+def unique(node):
+    x = arg(node, 0)
+    axis = node.attr("axis")
+    if x.shape is None:
+        u = node.fresh("number of unique elements", 0, 0)
+        return [Tensor(x.dtype, None), Tensor(I64, (u,)), Tensor(I64, None), Tensor(I64, (u,))]
+    if axis is None:
+        total = prod(x.shape)
+        lo = 1 if dims.try_le(1, total) is True else 0
+        vals = _concrete(x.value)
+        if vals is not None and all(v == v for v in vals):  # (NaN: runtimes differ)
+            u = len(set(vals))
+        else:
+            u = count(node, "number of unique elements", 0, 0, static_bound(total), lo)
+        y_shape, inverse = (u,), (total,)
+    else:
+        a = normalize_axis(axis, len(x.shape))
+        d = x.shape[a]
+        lo = 1 if dims.try_le(1, prod(x.shape)) is True else 0
+        u = count(node, "number of unique slices", 0, a, static_bound(d), min(lo, static_bound(d)))
+        y_shape, inverse = tuple(x.shape[:a]) + (u,) + tuple(x.shape[a + 1:]), (d,)
+    return [Tensor(x.dtype, y_shape), Tensor(I64, (u,)), Tensor(I64, inverse), Tensor(I64, (u,))]
+
+
+@register("NonMaxSuppression")
+def non_max_suppression(node):
+    scores = arg(node, 1)
+    per_class = scalar(node, 2) if present(node, 2) else 0
+    if isinstance(per_class, int) and per_class <= 0:
+        return [Tensor(I64, (0, 3))]  # no box may be selected
+    hi = dims.INT64_MAX
+    if scores.shape is not None and len(scores.shape) == 3:
+        batches, classes, spatial = scores.shape
+        most = spatial if per_class is None else dims.dmin(spatial, per_class)
+        hi = static_bound(prod((batches, classes, most)))
+    n = count(node, "number of boxes NonMaxSuppression selects", 0, 0, hi)
+    return [Tensor(I64, (n, 3))]

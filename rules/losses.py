@@ -1,0 +1,25 @@
+"""Loss ops: a scalar when reduced, the target's shape with reduction "none"."""
+
+from __future__ import annotations
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import arg
+
+
+def _loss(node, scores, target):
+    if node.attr("reduction", "mean") != "none":
+        return Tensor(scores.dtype, ())
+    return Tensor(scores.dtype, target.shape)  # [N] or [N, d1, ..., dk]
+
+
+@register("NegativeLogLikelihoodLoss")
+def nll_loss(node):
+    return [_loss(node, arg(node, 0), arg(node, 1))]
+
+
+@register("SoftmaxCrossEntropyLoss")
+def softmax_cross_entropy_loss(node):
+    scores = arg(node, 0)
+    return [_loss(node, scores, arg(node, 1)), Tensor(scores.dtype, scores.shape)]

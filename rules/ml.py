@@ -1,0 +1,156 @@
+"""The ai.onnx.ml operators (classical machine learning).
+
+Most take a batch ``X`` of shape [N, C] (a 1-D ``X`` is one sample, [1, C]) and
+return one row per sample; labels are [N], scores [N, E]. Where the spec leaves
+a width to the runtime, the width onnxruntime computes is used."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym.registry import register
+from onnxsym.shapes import prod
+from onnxsym.values import Opaque, Tensor, tensor_from_array
+
+from .common import arg, same_shape
+
+ML = "ai.onnx.ml"
+F, I64, STRING = TensorProto.FLOAT, TensorProto.INT64, TensorProto.STRING
+
+
+def _batch(node, x):
+    """N of a batch ``x``: a 1-D input is a single sample."""
+    if x.shape is None or len(x.shape) > 2:
+        return node.fresh("batch of an input of unknown or unexpected rank", 0, 0)
+    return 1 if len(x.shape) <= 1 else x.shape[0]
+
+
+def _rows(node, width, dtype=F):
+    return Tensor(dtype, (_batch(node, arg(node, 0)), width))
+
+
+def _labels(node, dtype):
+    return Tensor(dtype, (_batch(node, arg(node, 0)),))
+
+
+def _label_type(node, strings="classlabels_strings"):
+    return STRING if node.attr(strings) else I64
+
+
+@register("Binarizer Imputer", domain=ML)
+def same_type(node):
+    return [same_shape(arg(node, 0))]
+
+
+@register("Normalizer Scaler", domain=ML)
+def float_same_shape(node):
+    return [same_shape(arg(node, 0), F)]
+
+
+@register("ArrayFeatureExtractor", domain=ML)
+def array_feature_extractor(node):
+    x, idx = arg(node, 0), arg(node, 1)
+    if x.shape is None or idx.shape is None:
+        return [Tensor(x.dtype, None)]
+    lead = tuple(x.shape[:-1]) if len(x.shape) > 1 else (1,)  # a 1-D input is one row
+    return [Tensor(x.dtype, lead + (prod(idx.shape),))]
+
+
+@register("CategoryMapper", domain=ML)
+def category_mapper(node):
+    x = arg(node, 0)
+    return [same_shape(x, I64 if x.dtype == STRING else STRING)]
+
+
+@register("LabelEncoder", domain=ML, since=1)
+def label_encoder_v1(node):
+    x = arg(node, 0)
+    return [same_shape(x, I64 if x.dtype == STRING else STRING)]
+
+
+@register("LabelEncoder", domain=ML, since=2)
+def label_encoder_v2(node):
+    """The output type is that of whichever ``values_*`` attribute is set."""
+    x = arg(node, 0)
+    dtype = 0
+    for attr, t in (("values_strings", STRING), ("values_int64s", I64), ("values_floats", F)):
+        if node.has_attr(attr):
+            dtype = t
+    values = node.attr("values_tensor")
+    if values is not None:
+        dtype = tensor_from_array(values).dtype
+    return [same_shape(x, dtype)]
+
+
+@register("OneHotEncoder", domain=ML)
+def one_hot_encoder(node):
+    x = arg(node, 0)
+    cats = node.attr("cats_int64s") or node.attr("cats_strings") or []
+    return [Tensor(F, None if x.shape is None else tuple(x.shape) + (len(cats),))]
+
+
+@register("FeatureVectorizer", domain=ML)
+def feature_vectorizer(node):
+    return [_rows(node, sum(node.attr("inputdimensions", [])))]
+
+
+@register("LinearRegressor", domain=ML)
+def linear_regressor(node):
+    return [_rows(node, node.attr("targets", 1))]
+
+
+@register("SVMRegressor", domain=ML)
+def svm_regressor(node):
+    return [_rows(node, 1)]
+
+
+@register("TreeEnsembleRegressor", domain=ML)
+def tree_ensemble_regressor(node):
+    return [_rows(node, node.attr("n_targets", 1))]
+
+
+@register("TreeEnsemble", domain=ML)
+def tree_ensemble(node):
+    return [_rows(node, node.attr("n_targets"), arg(node, 0).dtype)]
+
+
+@register("LinearClassifier", domain=ML)
+def linear_classifier(node):
+    # one intercept means a binary classifier, which reports both classes' scores
+    classes = len(node.attr("intercepts", []))
+    return [_labels(node, _label_type(node)), _rows(node, 2 if classes == 1 else classes)]
+
+
+@register("SVMClassifier", domain=ML)
+def svm_classifier(node):
+    k = len(node.attr("classlabels_ints") or node.attr("classlabels_strings") or [])
+    width = k
+    if node.attr("vectors_per_class") and not node.attr("prob_a") and k > 2:
+        width = k * (k - 1) // 2  # one score per pair of classes (one-vs-one votes)
+    return [_labels(node, _label_type(node)), _rows(node, width)]
+
+
+@register("TreeEnsembleClassifier", domain=ML)
+def tree_ensemble_classifier(node):
+    k = len(node.attr("classlabels_int64s") or node.attr("classlabels_strings") or [])
+    return [_labels(node, _label_type(node)), _rows(node, k)]
+
+
+@register("DictVectorizer", domain=ML)
+def dict_vectorizer(node):
+    vocab = node.attr("string_vocabulary") or node.attr("int64_vocabulary") or []
+    m = node.input(0)
+    return [Tensor(m.map_value_dtype if isinstance(m, Opaque) else 0, (1, len(vocab)))]
+
+
+@register("CastMap", domain=ML)
+def cast_map(node):
+    dtype = {"TO_FLOAT": F, "TO_STRING": STRING, "TO_INT64": I64}[node.attr("cast_to", "TO_FLOAT")]
+    if node.attr("map_form", "DENSE") == "SPARSE":
+        return [Tensor(dtype, (1, node.attr("max_map", 1)))]
+    return [Tensor(dtype, (1, node.fresh("number of entries of the map", 0, 1)))]
+
+
+@register("ZipMap", domain=ML)
+def zip_map(node):
+    return [Opaque()]  # a sequence of maps: no tensor shape to infer

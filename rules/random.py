@@ -1,0 +1,30 @@
+"""Random generators: the shape comes from an attribute or from the input,
+the element type from the ``dtype`` attribute."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import arg, same_shape
+
+
+@register("RandomNormal RandomUniform")
+def random_of_shape(node):
+    shape = node.attr("shape")
+    return [Tensor(node.attr("dtype", TensorProto.FLOAT), None if shape is None else tuple(int(d) for d in shape))]
+
+
+@register("RandomNormalLike RandomUniformLike Bernoulli")
+def random_like(node):
+    x = arg(node, 0)
+    return [same_shape(x, node.attr("dtype", x.dtype))]
+
+
+@register("Multinomial")
+def multinomial(node):
+    x = arg(node, 0)  # [batch_size, class_size]
+    batch = x.shape[0] if x.shape is not None and len(x.shape) == 2 else node.fresh("Multinomial batch unknown", 0, 0)
+    return [Tensor(node.attr("dtype", TensorProto.INT32), (batch, node.attr("sample_size", 1)))]

@@ -1,0 +1,26 @@
+"""Indexed reads and writes: GatherND and the Scatter family, plus the ops that
+rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
+
+from __future__ import annotations
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import arg, same_shape
+
+
+@register("GatherND")
+def gather_nd(node):
+    data, idx = arg(node, 0), arg(node, 1)
+    batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
+    if data.shape is None or idx.shape is None or not idx.shape or not isinstance(idx.shape[-1], int):
+        return [Tensor(data.dtype, None)]
+    # each index tuple of length k addresses data.shape[batch:batch + k]
+    k = idx.shape[-1]
+    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[batch + k:]))]
+
+
+@register("Scatter ScatterElements ScatterND TensorScatter ReverseSequence CumProd")
+def like_first_input(node):
+    """The output is the first input with some elements replaced or moved."""
+    return [same_shape(arg(node, 0))]

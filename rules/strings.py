@@ -1,0 +1,65 @@
+"""String ops: StringConcat, RegexFullMatch, StringNormalizer, StringSplit,
+TfIdfVectorizer."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_shapes
+from onnxsym.values import Tensor
+
+from .common import arg, count, same_shape, static_bound
+
+STRING = TensorProto.STRING
+
+
+@register("StringConcat")
+def string_concat(node):
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(STRING, None)]
+    return [Tensor(STRING, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
+                                            node.assume))]
+
+
+@register("RegexFullMatch")
+def regex_full_match(node):
+    return [same_shape(arg(node, 0), TensorProto.BOOL)]
+
+
+@register("StringNormalizer")
+def string_normalizer(node):
+    x = arg(node, 0)  # [C] or [1, C]
+    if x.shape is None or not x.shape:
+        return [Tensor(STRING, x.shape)]
+    if not node.attr("stopwords"):
+        return [Tensor(STRING, x.shape)]
+    c = x.shape[-1]
+    # stop words are dropped; if every element is, one empty string is left
+    lo = 1 if dims.try_le(1, c) is True else 0
+    kept = count(node, "number of strings left after removing stop words", 0, len(x.shape) - 1,
+                 max(static_bound(c), 1), lo)
+    return [Tensor(STRING, tuple(x.shape[:-1]) + (kept,))]
+
+
+@register("StringSplit")
+def string_split(node):
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(STRING, None), Tensor(TensorProto.INT64, None)]
+    maxsplit = node.attr("maxsplit")
+    hi = dims.INT64_MAX if maxsplit is None else maxsplit + 1
+    # the last axis holds as many substrings as the longest split of any element
+    k = count(node, "largest number of substrings of StringSplit", 0, len(x.shape), hi)
+    return [Tensor(STRING, tuple(x.shape) + (k,)), Tensor(TensorProto.INT64, x.shape)]
+
+
+@register("TfIdfVectorizer")
+def tfidf_vectorizer(node):
+    x = arg(node, 0)  # [C] or [N, C]
+    width = max(node.attr("ngram_indexes", [-1])) + 1
+    if x.shape is None:
+        return [Tensor(TensorProto.FLOAT, None)]
+    return [Tensor(TensorProto.FLOAT, tuple(x.shape[:-1]) + (width,))]

@@ -1,0 +1,73 @@
+"""Ops that make or retype whole tensors: EyeLike, BitCast, Det, CenterCropPad,
+OneHot, ImageDecoder."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Tensor
+
+from .common import arg, same_shape, scalar
+
+
+@register("EyeLike")
+def eye_like(node):
+    x = arg(node, 0)
+    return [same_shape(x, node.attr("dtype", x.dtype))]
+
+
+@register("BitCast")
+def bit_cast(node):
+    # the target type has the input type's bit width, so the shape is kept
+    return [same_shape(arg(node, 0), node.attr("to"))]
+
+
+@register("Det")
+def det(node):
+    x = arg(node, 0)
+    return [Tensor(x.dtype, None if x.shape is None else tuple(x.shape[:-2]))]
+
+
+@register("CenterCropPad")
+def center_crop_pad(node):
+    x, target = arg(node, 0), node.tensor(1)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    rank = len(x.shape)
+    axes = node.attr("axes")
+    axes = range(rank) if axes is None else [normalize_axis(a, rank) for a in axes]
+    out = list(x.shape)
+    sizes = None if target is None else target.value
+    for j, a in enumerate(axes):
+        out[a] = sizes[j] if sizes is not None else node.fresh("CenterCropPad target shape unknown", 0, a)
+    return [Tensor(x.dtype, tuple(out))]
+
+
+def _depth(v):
+    """OneHot's depth as a dim: a float depth counts as its integer part."""
+    if isinstance(v, float):
+        return int(v)
+    return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
+
+
+@register("OneHot")
+def one_hot(node):
+    idx, values = arg(node, 0), arg(node, 2)
+    if idx.shape is None:
+        return [Tensor(values.dtype, None)]
+    rank = len(idx.shape) + 1
+    axis = normalize_axis(node.attr("axis", -1), rank)
+    depth = _depth(scalar(node, 1))
+    if depth is None:
+        depth = node.fresh("OneHot depth unknown", 0, axis)
+    return [Tensor(values.dtype, tuple(idx.shape[:axis]) + (depth,) + tuple(idx.shape[axis:]))]
+
+
+@register("ImageDecoder")
+def image_decoder(node):
+    channels = 1 if node.attr("pixel_format", "RGB") == "Grayscale" else 3
+    return [Tensor(TensorProto.UINT8, (node.fresh("decoded image height", 0, 0),
+                                       node.fresh("decoded image width", 0, 1), channels))]

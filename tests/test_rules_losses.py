@@ -1,0 +1,36 @@
+"""NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against onnxruntime."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T, helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from oracle import compare, graph_model  # noqa: E402
+
+pytest.importorskip("onnxruntime")
+node = helper.make_node
+
+
+@pytest.mark.parametrize("opset", [12, 13, 22])
+@pytest.mark.parametrize("spatial", [False, True])
+def test_losses_reduced_and_not(opset, spatial):
+    nodes = []
+    for red in ("mean", "sum", "none"):
+        nodes.append(node("NegativeLogLikelihoodLoss", ["x", "t"], [f"nll_{red}"], reduction=red))
+        if opset < 22:
+            nodes.append(node("SoftmaxCrossEntropyLoss", ["x", "t"], [f"sce_{red}", f"lp_{red}"], reduction=red))
+    nodes.append(node("NegativeLogLikelihoodLoss", ["x", "t"], ["nll_default"]))
+    sp = ["d"] if spatial else []
+    outs = [o for n in nodes for o in n.output]
+    m = graph_model(nodes, [("x", T.FLOAT, ["n", 3] + sp), ("t", T.INT64, ["n"] + sp)], outs, opset=opset)
+    rng = np.random.default_rng(4)
+    cases = []
+    for n, d in ((2, 4), (5, 1)):
+        tail = [d] if spatial else []
+        cases.append(({"n": n, "d": d}, {"x": rng.random([n, 3] + tail).astype(np.float32),
+                                          "t": rng.integers(0, 3, [n] + tail)}))
+    res = compare(m, cases)
+    assert res.shape("nll_mean") == () and not res.unresolved()

@@ -1,0 +1,118 @@
+"""Ops whose inputs or attributes changed across opset versions: Reduce* (axes
+input at 13/18, noop_with_empty_axes), Tile-1, Cast-1, Shape-15 and the
+gather/expand/fill ops, each at several versions against onnxruntime."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from oracle import compare, graph_model  # noqa: E402
+
+import onnxsym  # noqa: E402
+from onnxsym import dims  # noqa: E402
+
+pytest.importorskip("onnxruntime")
+rng = np.random.default_rng(6)
+node = helper.make_node
+N, M = dims.sym("n"), dims.sym("m")
+
+
+def _cases(shape):
+    return [({"n": n, "m": m}, {"x": rng.random([{"n": n, "m": m}.get(d, d) for d in shape]).astype(np.float32)})
+            for n, m in ((2, 3), (5, 1))]
+
+
+def _reduce_nodes(op, opset, axes, name, **kw):
+    """A Reduce node with ``axes`` as attribute or input, whichever the opset takes."""
+    from_input = opset >= (13 if op == "ReduceSum" else 18)
+    if axes is None:
+        return [node(op, ["x"], [name], **kw)], []
+    if from_input:
+        return [node(op, ["x", name + "_axes"], [name], **kw)], [numpy_helper.from_array(np.array(axes, np.int64),
+                                                                                         name + "_axes")]
+    return [node(op, ["x"], [name], axes=axes, **kw)], []
+
+
+@pytest.mark.parametrize("op,opset", [("ReduceSum", 11), ("ReduceSum", 13), ("ReduceMean", 13), ("ReduceMean", 18),
+                                      ("ReduceMax", 20), ("ReduceL2", 18)])
+def test_reduce_axes_by_version(op, opset):
+    nodes, inits = [], []
+    for name, axes, kw in (("a", [1], {}), ("b", [-1, 0], dict(keepdims=0)), ("c", None, {}),
+                           ("d", None, dict(keepdims=0))):
+        ns, its = _reduce_nodes(op, opset, axes, name, **kw)
+        nodes += ns
+        inits += its
+    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m", 4])], ["a", "b", "c", "d"], opset=opset, inits=inits)
+    res = compare(m, _cases(["n", "m", 4]))
+    assert res.shape("a") == (N, 1, 4) and res.shape("b") == (M,) and res.shape("d") == ()
+
+
+@pytest.mark.parametrize("op,opset", [("ReduceSum", 13), ("ReduceMean", 18), ("ReduceMin", 20)])
+def test_reduce_noop_with_empty_axes(op, opset):
+    empty = numpy_helper.from_array(np.array([], np.int64), "e")
+    nodes = [node(op, ["x"], ["noop"], noop_with_empty_axes=1),
+             node(op, ["x", "e"], ["noop_e"], noop_with_empty_axes=1),
+             node(op, ["x", "e"], ["all_e"], keepdims=0)]
+    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m"])], ["noop", "noop_e", "all_e"], opset=opset, inits=[empty])
+    res = compare(m, _cases(["n", "m"]))
+    assert res.shape("noop") == (N, M) and res.shape("all_e") == ()
+
+
+def test_reduce_axes_unknown_keeps_what_it_can():
+    m = graph_model([node("ReduceSum", ["x", "ax"], ["y"])], [("x", T.FLOAT, ["n", 1, 3]), ("ax", T.INT64, [1])], ["y"],
+                    opset=13)
+    cases = [({"n": n}, {"x": rng.random((n, 1, 3)).astype(np.float32), "ax": np.array([a], np.int64)})
+             for n, a in ((2, 0), (4, 2))]
+    res = compare(m, cases)
+    assert res.shape("y")[1] == 1 and len(res.unresolved()) == 2
+
+
+def test_tile_v1_spec():
+    # Neither onnxruntime nor onnx's reference evaluator implements Tile-1; its spec:
+    # "Repeat the elements of a tensor along an axis" (inputs: input, tiles, axis).
+    inits = [numpy_helper.from_array(np.array(3.0, np.float32), "t"),
+             numpy_helper.from_array(np.array(-1.0, np.float32), "a")]
+    m = graph_model([node("Tile", ["x", "t", "a"], ["y"])], [("x", T.FLOAT, ["n", 2])], ["y"], opset=1, inits=inits)
+    assert onnxsym.infer(m).shape("y") == (N, 6)
+
+
+@pytest.mark.parametrize("opset", [6, 13])
+def test_tile_v6(opset):
+    reps = numpy_helper.from_array(np.array([2, 3], np.int64), "r")
+    m = graph_model([node("Tile", ["x", "r"], ["y"])], [("x", T.FLOAT, ["n", "m"])], ["y"], opset=opset, inits=[reps])
+    assert compare(m, _cases(["n", "m"])).shape("y") == (2 * N, 3 * M)
+
+
+def test_cast_v1_names_the_type():
+    # onnxruntime and onnx's reference evaluator reject Cast-1 and onnx's type inference
+    # leaves it untyped; its spec: "to" is the name of a TensorProto.DataType
+    m = graph_model([node("Cast", ["x"], ["y"], to="INT64"), node("Cast", ["x"], ["z"], to="NOT_A_TYPE")],
+                    [("x", T.FLOAT, ["n"])], ["y", "z"], opset=1)
+    res = onnxsym.infer(m)
+    assert res.values["y"].dtype == T.INT64 and res.values["y"].shape == (N,) and res.values["z"].dtype == 0
+
+
+@pytest.mark.parametrize("opset", [11, 13, 15, 19])
+def test_gather_expand_fill_where_size_shape(opset):
+    i = numpy_helper.from_array(np.array([[0, -1]], np.int64), "i")
+    nodes = [node("Gather", ["x", "i"], ["g"], axis=1), node("GatherElements", ["x", "j"], ["ge"], axis=0),
+             node("Shape", ["x"], ["s"]), node("Expand", ["x", "s"], ["e"]), node("ConstantOfShape", ["s"], ["c"]),
+             node("Where", ["b", "x", "e"], ["w"]), node("Size", ["x"], ["z"]), node("CastLike", ["x", "j"], ["cl"])]
+    if opset < 15:
+        nodes.pop()
+    outs = [n.output[0] for n in nodes]
+    if opset >= 15:
+        nodes.append(node("Shape", ["x"], ["s15"], start=-1))
+        outs.append("s15")
+    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m"]), ("j", T.INT64, [1, "m"]), ("b", T.BOOL, ["m"])], outs,
+                    opset=opset, inits=[i])
+    cases = [({"n": n, "m": k}, {"x": rng.random((n, k)).astype(np.float32), "j": np.zeros((1, k), np.int64),
+                                 "b": rng.random(k) > 0.5}) for n, k in ((2, 3), (4, 1))]
+    res = compare(m, cases)
+    assert res.shape("g") == (N, 1, 2) and res.shape("c") == (N, M) and not res.unresolved()
+    if opset >= 15:
+        assert res.values["s15"].value == (M,)
