@@ -265,6 +265,9 @@ def test_cli_mlir_and_annotate_mlir(tmp_path):
     assert (tmp_path / "back.mlir").read_text() == to_mlir(_concat_graph())
     r = CliRunner().invoke(main, ["mlir", str(tmp_path / "a.mlir")])
     assert r.exit_code == 2 and "encoding form" in r.output
+    (tmp_path / "junk.mlir").write_text("not mlir")
+    r = CliRunner().invoke(main, ["mlir", str(tmp_path / "junk.mlir")])
+    assert r.exit_code == 2 and "not an MLIR module" in r.output
 
 
 def test_readme_snippet_is_the_tools_output():

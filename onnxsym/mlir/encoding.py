@@ -69,8 +69,11 @@ def encoding_to_symbol(text: str) -> str:
         m = _SYM_GENERIC.match(line)
         if m:
             syms[symbol_ref(_unescape(m.group(2)))] = m.group(1)
-    if not _ENCODED.search(text):
-        raise MlirFormatError("no tensor type carries a symbol encoding: not onnxsym's encoding form")
+    if "symbol.bind_symbolic_shape" in text:
+        raise MlirFormatError("the text already binds shapes with symbol.bind_symbolic_shape: "
+                              "not onnxsym's encoding form")
+    if not text.lstrip().startswith(('"builtin.module"', "module {")):
+        raise MlirFormatError("not an MLIR module written by onnxsym")
 
     def binds(refs_types: List[Tuple[str, str]], ind: str) -> List[str]:
         out = []
