@@ -61,6 +61,9 @@ class Resources:
         external = t.data_location == onnx.TensorProto.EXTERNAL
         if n <= INLINE_ELEMENTS and t.data_type in _INLINE_TYPES and not external:
             return f"{_dense(numpy_helper.to_array(t), t.data_type)} : {ty}"
+        if t.data_type == onnx.TensorProto.STRING and (n <= INLINE_ELEMENTS or self.weights) and not external:
+            items = [string_attr(x.decode("utf-8", "replace")) for x in t.string_data]
+            return f"dense<{_nested(items, tuple(t.dims)) if t.dims else items[0]}> : {ty}"
         if not self.weights or t.data_type not in _BLOB_TYPES:
             return f"dense_resource<__elided__> : {ty}"
         arr = numpy_helper.to_array(t, self.base_dir or "")

@@ -12,12 +12,15 @@ from typing import Dict, List, Optional, Tuple
 
 import onnx
 
-from ..engine import node_label, topological_order
+from ..engine import node_inputs, node_label, topological_order
 from ..values import Tensor
 from .attrs import Resources, attribute, string_attr
 from .names import Namer
 from .symbols import Entry, Symbols
 from .types import value_type
+
+
+NO_VALUE = "none"  # the value of an omitted optional input, of MLIR type none
 
 
 @dataclass(eq=False)
@@ -91,16 +94,15 @@ class _Builder:
             block.ops.append(Op("onnx.Initializer", [], [v], [("onnx.name", string_attr(t.name)),
                                                                ("value", self.res.tensor(t, t.name))]))
             scope[t.name] = v
-        for i in topological_order(g, set(scope)):
+        for i in _order(g, set(scope)):
             block.ops.append(self.node(g.node[i], i, scope))
 
     def operand(self, name: str, scope: Dict[str, Val]) -> Val:
         if name:
             return scope[name]
         if self.none is None:  # one "no value" for every omitted optional input
-            self.none = Val(self.namer.fresh("none"), None)
+            self.none = Val(self.namer.fresh("none"), NO_VALUE)
             self.entry.ops.insert(0, Op("onnx.NoValue", [], [self.none]))
-            self.none.value = "none"
         return self.none
 
     def node(self, n: onnx.NodeProto, index: int, scope: Dict[str, Val]) -> Op:
@@ -156,6 +158,16 @@ class _Builder:
         return block
 
 
+def _order(g: onnx.GraphProto, available: set) -> List[int]:
+    """The nodes in the file's order when it is topological (ONNX requires it), else sorted."""
+    have = set(available)
+    for n in g.node:
+        if not all(x in have for x in node_inputs(n)):
+            return topological_order(g, available)
+        have.update(n.output)
+    return list(range(len(g.node)))
+
+
 def build(result, user_names: bool = False, weights: bool = False, base_dir: Optional[str] = None) -> Program:
     """The program of an inference result (the main graph as one function)."""
     b = _Builder(result, user_names, Resources(weights, base_dir))
@@ -174,6 +186,6 @@ def build(result, user_names: bool = False, weights: bool = False, base_dir: Opt
 
 
 def type_of(v: Val, encoding: Optional[str] = None) -> str:
-    if v.value == "none":
+    if v.value is NO_VALUE:
         return "none"
     return value_type(v.value, encoding)
