@@ -297,3 +297,30 @@ def test_small_tensors_are_written_out_and_strings_are_opaque_elements():
     assert "value = dense<[-1, 2]> : tensor<2xi64>" in text
     assert 'value = dense<["a", "\\22b"]> : tensor<2x!onnx.string>' in text
     parse(text)
+
+
+@pytest.mark.parametrize("text", ["a - 2*b + 3", "7 - a", "(a + 1)//2", "(a - b)//3 + 1", "a % 5 + b",
+                                  "((a + 1)//2 + 1)//2*2", "3*(a//4) - b % 2", "-(a//2) + b",
+                                  "max(a, b) + 1", "a*b + a", "(a*b)//2 - 2*min(a, 3)", "(2*a + 3)//(b + 1)"])
+def test_affine_text_evaluates_in_mlir_as_the_dim(text):
+    """Each dim's map, evaluated by MLIR's own affine expressions, equals the dim."""
+    from iree.compiler import ir
+
+    from mlir_check import evaluate
+    from onnxsym.mlir.names import Namer
+    from onnxsym.mlir.symbols import Symbols
+
+    d = onnxsym.parse_dim(text, lambda n: onnxsym.sym(n, 0, 50))
+    syms = Symbols(Namer())
+    s = syms.of(d)
+    with ir.Context():
+        for a in range(0, 12, 3):
+            for b in (1, 4, 9):
+                env = {"a": a, "b": b}
+
+                def value(x):
+                    if x.map is None:
+                        return onnxsym.evaluate(x.dim, env)
+                    amap = ir.Attribute.parse(x.map).value
+                    return evaluate(amap.results[0], [value(o) for o in x.operands])
+                assert value(s) == onnxsym.evaluate(d, env), (text, env, s.map)
