@@ -10,7 +10,11 @@ import click
 import onnx
 
 from onnxsym import api
+from onnxsym import report as check_report
+from onnxsym import show as show_mod
 from onnxsym.errors import OnnxsymError
+from onnxsym.explain import Lineage
+from onnxsym.progress import Progress
 
 
 def _bindings(pairs) -> dict:
@@ -27,6 +31,9 @@ def _bindings(pairs) -> dict:
 
 
 def _fail(exc: Exception) -> None:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get("onnxsym.debug"):
+        raise exc
     click.echo(f"onnxsym: error: {exc}", err=True)
     sys.exit(2)
 
@@ -45,10 +52,35 @@ def _save(model: onnx.ModelProto, out: str) -> None:
         raise
 
 
-@click.group()
+class _Main(click.Group):
+    """The command group; an error that escapes a command is one line on stderr and exit 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if ctx.meta.get("onnxsym.debug"):
+                raise
+            msg = " ".join(str(exc).split())
+            if isinstance(exc, OnnxsymError):
+                click.echo(f"onnxsym: error: {msg}", err=True)
+            else:
+                click.echo(f"onnxsym: internal error: {type(exc).__name__}: {msg} (rerun with --debug)", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Main)
 @click.version_option(api.__version__, prog_name="onnxsym")
-def main() -> None:
-    """Annotate ONNX models with symbolic shapes."""
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@click.pass_context
+def main(ctx, debug) -> None:
+    """Annotate ONNX models with symbolic shapes.
+
+    Example: onnxsym check model.onnx
+    """
+    ctx.meta["onnxsym.debug"] = debug
 
 
 @main.command()
@@ -121,6 +153,130 @@ def verify(model, bind):
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
                f"{report.unresolved_dims} unresolved")
     sys.exit(1 if report.mismatches else 0)
+
+
+# -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
+
+def _infer_with_progress(model, bind, quiet):
+    """Infer one model, with a progress bar on a terminal if it takes a while."""
+    bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
+    try:
+        return api.infer(model, bind=_bindings(bind), progress=bar)
+    finally:
+        bar.close()
+
+
+def _styler(color):
+    """click.style by dim kind; click.echo drops the colours when stdout is not a terminal."""
+    colors = {"symbolic": dict(fg="cyan"), "unresolved": dict(fg="red", bold=True), "head": dict(bold=True)}
+    if color is False:
+        return show_mod.plain
+    return lambda text, kind: click.style(text, **colors[kind]) if kind in colors else text
+
+
+_quiet = click.option("--quiet", "-q", is_flag=True, help="Print less: only failures and errors.")
+_verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail.")
+_bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+
+
+@main.command()
+@click.argument("models", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--allow-data-dependent", is_flag=True,
+              help="Do not fail on dims that depend on tensor data (NonZero, Unique, ... counts).")
+@click.option("--allow", "allow", multiple=True, metavar="SYMBOL",
+              help="Do not fail on this fresh symbol, or those a node of this name made (glob; repeatable).")
+@click.option("--outputs-only", is_flag=True, help="Only the graph outputs' dims must resolve.")
+@click.option("--max-unresolved", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Pass a model with at most N unresolved dims.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
+@_bind_opt
+@_quiet
+@_verbose
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, quiet, verbose):
+    """Fail when a dim of MODELS cannot be resolved (a CI gate).
+
+    Exit 0 when every dim of every value is static or an expression over the
+    graph-input symbols, 1 when some are unresolved (each listed with its place
+    and provenance), 2 on an error (bad file, contradiction).
+
+    Example: onnxsym check model.onnx --allow-data-dependent --format github
+    """
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
+    b = _bindings(bind)
+    debug = click.get_current_context().meta.get("onnxsym.debug", False)
+    reports = []
+    for m in models:
+        bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
+        try:
+            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
+        finally:
+            bar.close()
+    if fmt == "json":
+        click.echo(check_report.format_json(reports, opts))
+    else:
+        if fmt == "github":
+            lines = check_report.format_github(reports)
+        else:
+            lines = check_report.format_text(reports, quiet, verbose)
+        for line in lines:
+            click.echo(line)
+    sys.exit(check_report.exit_code(reports))
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--name", metavar="PATTERN", help="Only values whose name contains PATTERN (or matches it as a glob).")
+@click.option("--op", "ops", multiple=True, metavar="OP", help="Only values produced by this op type (repeatable).")
+@click.option("--outputs", is_flag=True, help="Only the graph outputs.")
+@click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
+@click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
+@_bind_opt
+@_quiet
+@_verbose
+def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
+    """Print a table of MODEL's values and shapes, its symbols and assumptions.
+
+    Symbolic dims are cyan, unresolved ones red (on a terminal).
+
+    Example: onnxsym show model.onnx --op Reshape --unresolved
+    """
+    result = _infer_with_progress(model, bind, quiet)
+    flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
+    for line in show_mod.show_lines(result, flt, _styler(color), verbose):
+        click.echo(line, color=color)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("value")
+@click.argument("axis", type=int, required=False)
+@_bind_opt
+@_quiet
+@_verbose
+def explain(model, value, axis, bind, quiet, verbose):
+    """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
+
+    Prints the chain of nodes (and their rules) back to the graph-input symbols,
+    or to the node that made the unresolved dim and the upstream node that
+    caused it. Without AXIS: every dim of VALUE.
+
+    Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
+    """
+    result = _infer_with_progress(model, bind, quiet)
+    lineage = Lineage(result)
+    if axis is None:
+        shape = result.shape(value)
+        axes = [None] if shape is None else list(range(len(shape)))
+    else:
+        axes = [axis]
+    for a in axes:
+        e = lineage.explain(value, a)
+        if quiet:
+            click.echo(e.headline())
+            continue
+        for line in e.lines(max_steps=None if verbose else 10):
+            click.echo(line)
 
 
 @main.command()

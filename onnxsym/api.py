@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import onnx
 
@@ -94,17 +94,20 @@ def _load(model_or_path: ModelLike) -> onnx.ModelProto:
 
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
-          ranges: Optional[Mapping[str, Tuple[int, int]]] = None) -> Result:
+          ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+          progress: Optional[Callable[[int, int], None]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
-    ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``).
+    ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``progress(done, total)``
+    is called after each node.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model = _load(model_or_path)
     table = SymbolTable(bound=dict(bind or {}), ranges=dict(ranges or {}))
     engine = Engine(model, table)
+    engine.progress = progress
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,

@@ -9,7 +9,7 @@ rank) with the reason recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence as Seq, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx
 from onnx import helper, numpy_helper
@@ -165,6 +165,8 @@ class Engine:
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
+        # Called as progress(done, total) after each node of the main graph.
+        self.progress: Optional[Callable[[int, int], None]] = None
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -198,8 +200,12 @@ class Engine:
         self._run_nodes(g, set(self.env) | init_names)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
-        for i in topological_order(graph, available):
+        order = topological_order(graph, available)
+        progress = self.progress if graph is self.model.graph else None
+        for k, i in enumerate(order):
             self._infer_node(graph.node[i], i)
+            if progress is not None:
+                progress(k + 1, len(order))
 
     def _infer_node(self, n: onnx.NodeProto, index: int) -> None:
         domain = registry.canonical_domain(n.domain)

@@ -1,0 +1,349 @@
+"""Why a value has the shape it has.
+
+For one dim of one value: the chain of nodes (and the rules that ran at them)
+that carried its expression, back to the graph-input symbols, or back to the
+node where resolution was lost; and from there, upstream to the cause, e.g.
+"Reshape '/m/Reshape_3': reshape target unknown; shape input computed by NonZero".
+
+Everything here is read off an inference :class:`~onnxsym.api.Result`: the
+model gives who produced each value, the result the values and the recorded
+provenance of every fresh symbol and unknown rank.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import onnx
+
+from . import dims, registry
+from .dims import Dim
+from .engine import Provenance, node_label
+from .errors import OnnxsymError
+from .values import MAX_VALUE_ELEMENTS, Tensor
+
+# Ops whose output sizes depend on the elements of their inputs, not on shapes:
+# their fresh symbols are expected wherever the model uses them.
+DATA_DEPENDENT_OPS = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "TopK",
+                                "StringSplit", "StringNormalizer"})
+
+_INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16,
+              onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32}
+
+_MAX_STEPS = 500
+
+
+class UnknownValueError(OnnxsymError):
+    """The value (or axis) asked about is not in the model."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of the chain: ``value[axis]`` (or element ``element`` of ``value``)
+    equals ``dim``, as computed by ``op_type`` node ``node``."""
+
+    value: str
+    axis: Optional[int]
+    dim: Optional[Dim]
+    node: Optional[str]  # None: a graph input or initializer
+    op_type: str
+    rule: str
+    element: Optional[int] = None  # the dim is this element of the (shape tensor) value
+
+    def describe(self) -> str:
+        where = f"{self.value}[{self.axis}]" if self.element is None else f"{self.value} element {self.element}"
+        by = f"{self.op_type} '{self.node}'" + (f" ({self.rule})" if self.rule else "") \
+            if self.node is not None else self.op_type
+        return f"{where} = {'?' if self.dim is None else self.dim}   <- {by}"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """The first node upstream of a loss whose own inputs were fine: where it began."""
+
+    node: str
+    op_type: str
+    domain: str
+    reason: str
+    via: Tuple[Tuple[str, str], ...]  # (value, what was wrong with it) from the lost node up
+    data_dependent: bool
+
+
+@dataclass
+class Explanation:
+    value: str
+    axis: Optional[int]
+    dim: Optional[Dim]
+    steps: List[Step]
+    lost: Optional[Provenance]
+    lost_input: str  # how the lost node's troubled input is named, "" if none
+    cause: Optional[Cause]
+    symbols: Dict[str, str]  # input symbol -> where it comes from
+
+    @property
+    def resolved(self) -> bool:
+        return self.lost is None
+
+    def headline(self) -> str:
+        where = f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (rank)"
+        if self.lost is None:
+            if isinstance(self.dim, int):
+                return f"{where} = {self.dim}: static"
+            return f"{where} = {self.dim}: resolved over input symbols {', '.join(sorted(self.symbols))}"
+        text = f"{where} unresolved: {self.lost.op_type} '{self.lost.node}': {self.lost.reason}"
+        c = self.cause
+        if c is not None and c.node != self.lost.node:
+            text += f"; {self.lost_input} computed by {c.op_type} '{c.node}': {c.reason}"
+        return text
+
+    def lines(self, max_steps: Optional[int] = None) -> List[str]:
+        """The headline, the chain (its middle elided beyond ``max_steps``), the loss and its cause."""
+        out = [self.headline()]
+        steps = ["  " + s.describe() for s in self.steps]
+        if max_steps is not None and len(steps) > max_steps + 1:
+            half = max_steps // 2
+            steps = steps[:half] + [f"  ... {len(steps) - 2 * half} more steps (--verbose shows them)"] + steps[-half:]
+        out += steps
+        if self.lost is not None:
+            out.append(f"lost at {self.lost.op_type} '{self.lost.node}': {self.lost.reason}")
+            c = self.cause
+            if c is not None and (c.via or c.node != self.lost.node):
+                out += [f"  from '{v}' ({why})" for v, why in c.via]
+                dom = f" [{c.domain}]" if c.domain else ""
+                tag = " (data-dependent)" if c.data_dependent else ""
+                out.append(f"cause: {c.op_type}{dom} '{c.node}': {c.reason}{tag}")
+        for s, origin in sorted(self.symbols.items()):
+            out.append(f"symbol {s}: {origin}")
+        return out
+
+
+def _input_name(op_type: str, domain: str, opset: int, index: int, value: str) -> str:
+    """'shape input' for Reshape's input 1, from the operator schema where there is one."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, domain)
+        formal = schema.inputs[min(index, len(schema.inputs) - 1)].name
+        return f"{formal} input '{value}'"
+    except Exception:
+        return f"input {index} '{value}'"
+
+
+class Lineage:
+    """Producer map and provenance lookups for one inference result."""
+
+    def __init__(self, result):
+        self.result = result
+        graph = result.model.graph
+        self.nodes = list(graph.node)
+        self.producer: Dict[str, int] = {}
+        self.by_label: Dict[str, int] = {}
+        for i, n in enumerate(self.nodes):
+            self.by_label[node_label(n, i)] = i
+            for o in n.output:
+                if o:
+                    self.producer[o] = i
+        self.initializers = {t.name for t in graph.initializer}
+        self.graph_inputs = {i.name for i in graph.input}
+        self.outputs = [o.name for o in graph.output]
+        self.opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
+        self.reasons: Dict[str, List[Provenance]] = {}
+        for p in list(result.fresh.values()) + list(result.unknown_rank.values()):
+            self.reasons.setdefault(p.node, []).append(p)
+        self._causes: Dict[int, Cause] = {}
+
+    # -- lookups ----------------------------------------------------------------
+    def opset(self, n: onnx.NodeProto) -> int:
+        return self.opsets.get(registry.canonical_domain(n.domain), 1)
+
+    def rule_name(self, n: onnx.NodeProto) -> str:
+        rule = registry.find_rule(n.domain, n.op_type, self.opset(n))
+        if rule is None:
+            return "no rule"
+        return f"{rule.__module__.replace('onnxsym.', '')}.{rule.__name__}"
+
+    def producer_of(self, value: str) -> Tuple[Optional[str], str]:
+        """(node label, op type) of the node that makes ``value``; (None, kind) for a graph input."""
+        i = self.producer.get(value)
+        if i is None:
+            return None, "initializer" if value in self.initializers and value not in self.graph_inputs \
+                else "graph input"
+        return node_label(self.nodes[i], i), self.nodes[i].op_type
+
+    def fresh_of(self, d: Optional[Dim]) -> List[Provenance]:
+        if d is None or isinstance(d, int):
+            return []
+        return [self.result.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+                if s.name in self.result.fresh]
+
+    def trouble(self, value: str) -> str:
+        """What is wrong with a value, as far as a consumer needing it can tell; '' if nothing."""
+        v = self.result.values.get(value)
+        if value in self.result.unknown_rank or v is None or (isinstance(v, Tensor) and v.shape is None):
+            return "rank unknown"
+        if not isinstance(v, Tensor):
+            return ""
+        if any(self.fresh_of(d) for d in v.shape):
+            return "shape unresolved"
+        if v.value is not None and any(self.fresh_of(e) for e in v.value if not isinstance(e, (float, bool))):
+            return "value unresolved"
+        small = len(v.shape) <= 1 and all(isinstance(d, int) for d in v.shape) and \
+            (not v.shape or v.shape[0] <= MAX_VALUE_ELEMENTS)
+        if v.value is None and v.dtype in _INT_TYPES and small:
+            return "value unknown"
+        return ""
+
+    def is_data_dependent(self, p: Provenance) -> bool:
+        c = self.cause(p)
+        return c is not None and c.data_dependent
+
+    # -- where a loss began -------------------------------------------------------
+    def cause(self, lost: Provenance) -> Optional[Cause]:
+        """Walk upstream from the node that recorded ``lost`` through inputs that were
+        themselves unknown, to the first node whose inputs were all fine."""
+        start = self.by_label.get(lost.node)
+        if start is None:
+            return None
+        if start not in self._causes:
+            self._causes[start] = self._walk(start)
+        return self._causes[start]
+
+    def _troubled_inputs(self, n: onnx.NodeProto) -> List[Tuple[int, str, str]]:
+        found = [(i, x, self.trouble(x)) for i, x in enumerate(n.input) if x]
+        found = [f for f in found if f[2]]
+        # A shape tensor the rule could not read explains more than a data input.
+        return sorted(found, key=lambda f: not f[2].startswith("value"))
+
+    def _walk(self, start: int) -> Cause:
+        via: List[Tuple[str, str]] = []
+        seen = {start}
+        cur = start
+        for _ in range(_MAX_STEPS):
+            n = self.nodes[cur]
+            nxt = None
+            for _, x, why in self._troubled_inputs(n):
+                p = self.producer.get(x)
+                if p is None:
+                    via.append((x, why))
+                    return self._input_cause(x, why, via)
+                if p not in seen:
+                    nxt = (p, x, why)
+                    break
+            if nxt is None:
+                break
+            cur, x, why = nxt
+            seen.add(cur)
+            via.append((x, why))
+        return self._node_cause(cur, via)
+
+    def _input_cause(self, name: str, why: str, via) -> Cause:
+        if why.startswith("value"):
+            reason, dd = "its elements are known only at run time", True
+        else:
+            reason, dd = f"the model declares it with {why}", False
+        kind = "initializer" if name in self.initializers and name not in self.graph_inputs else "graph input"
+        return Cause(name, kind, "", reason, tuple(via), dd)
+
+    def _node_cause(self, i: int, via) -> Cause:
+        n = self.nodes[i]
+        label = node_label(n, i)
+        recorded = self.reasons.get(label)
+        if recorded:
+            reason = recorded[0].reason
+        elif all(isinstance(self.result.values.get(x), Tensor) and self.result.values[x].value is not None
+                 for x in n.input if x):
+            reason = f"the rule ({self.rule_name(n)}) does not compute the elements of its output"
+        else:
+            reason = "its output's elements depend on tensor data"
+            return Cause(label, n.op_type, n.domain, reason, tuple(via), True)
+        return Cause(label, n.op_type, n.domain, reason, tuple(via), n.op_type in DATA_DEPENDENT_OPS)
+
+    # -- how a dim got its expression -------------------------------------------------
+    def explain(self, value: str, axis: Optional[int] = None) -> Explanation:
+        """The explanation of ``value[axis]`` (``axis`` None: of the value's rank)."""
+        v = self.result.values.get(value)
+        known = value in self.producer or value in self.graph_inputs or value in self.initializers
+        if v is None or not known:
+            near = difflib.get_close_matches(value, list(self.producer) + list(self.graph_inputs), n=3)
+            hint = f"; did you mean {', '.join(repr(x) for x in near)}?" if near else ""
+            raise UnknownValueError(f"no value '{value}' in the model{hint}")
+        shape = v.shape if isinstance(v, Tensor) else None
+        if axis is None or shape is None:
+            lost = self.result.unknown_rank.get(value)
+            if shape is None and lost is not None:
+                return self._finish(value, None, None, [], lost)
+            if axis is None:
+                raise UnknownValueError(f"value '{value}' has rank {len(shape) if shape is not None else '?'}: "
+                                        "name an axis")
+            raise UnknownValueError(f"value '{value}' has an unknown rank: it has no axis {axis}")
+        if not -len(shape) <= axis < len(shape):
+            raise UnknownValueError(f"value '{value}' has rank {len(shape)}: no axis {axis}")
+        axis %= len(shape)
+        steps, lost = self._trace(value, axis, shape[axis])
+        return self._finish(value, axis, shape[axis], steps, lost)
+
+    def _finish(self, value, axis, d, steps, lost) -> Explanation:
+        cause = self.cause(lost) if lost is not None else None
+        lost_input = ""
+        if cause is not None and cause.via:
+            i = self.by_label[lost.node]
+            n = self.nodes[i]
+            first = cause.via[0][0]
+            lost_input = _input_name(n.op_type, n.domain, self.opset(n), list(n.input).index(first), first)
+        symbols = {}
+        if d is not None and not isinstance(d, int):
+            table = self.result.symbols
+            symbols = {s.name: table.origin.get(s.name, "") for s in dims.free_symbols(d)
+                       if s.name not in self.result.fresh}
+        return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols)
+
+    def _trace(self, value: str, axis: Optional[int], d: Dim):
+        steps: List[Step] = []
+        fresh = self.fresh_of(d)
+        focus = {fresh[0].symbol} if fresh else {s.name for s in dims.free_symbols(d)} if not isinstance(d, int) else set()
+        cur, element = value, None
+        for _ in range(_MAX_STEPS):
+            label, op = self.producer_of(cur)
+            if label is None:
+                steps.append(Step(cur, axis, d, None, op, "", element))
+                return steps, None
+            n = self.nodes[self.producer[cur]]
+            steps.append(Step(cur, axis, d, label, op, self.rule_name(n), element))
+            made_here = [p for p in self.fresh_of(d) if p.symbol in focus and p.node == label]
+            if made_here:
+                return steps, made_here[0]
+            if isinstance(d, int):
+                return steps, None
+            nxt = self._carrier(n, d, axis, focus)
+            if nxt is None:
+                return steps, None
+            cur, axis, element, d = nxt
+        return steps, None
+
+    def _carrier(self, n: onnx.NodeProto, d: Dim, axis: Optional[int], focus):
+        """The input of ``n`` that carries ``d`` (or, failing that, one of its symbols),
+        as (value, axis, element, the dim there): a dim of its shape, or an element of
+        its value (a shape tensor)."""
+        cands = []
+        for x in n.input:
+            t = self.result.values.get(x) if x else None
+            if not isinstance(t, Tensor):
+                continue
+            places = [(a, None, e) for a, e in enumerate(t.shape or ())]
+            elems = [(None, k, e) for k, e in enumerate(t.value or ())]
+            for rank, pool in ((0, places), (1, elems)):
+                for a, k, e in pool:
+                    if isinstance(e, (int, float, bool)):
+                        continue
+                    names = {s.name for s in dims.free_symbols(e)}
+                    if e is d:
+                        score = (0, rank, a != axis)
+                    elif names & focus:
+                        score = (1, rank, -len(names & focus))
+                    else:
+                        continue
+                    cands.append((score, x, a, k, e))
+        if not cands:
+            return None
+        _, x, a, k, e = min(cands, key=lambda c: c[0])
+        return x, a, k, e

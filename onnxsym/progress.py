@@ -1,0 +1,41 @@
+"""A progress bar on stderr for models that take noticeable time to infer.
+
+It appears only on a terminal and only once inference has run for ``delay``
+seconds, so small models and piped or CI output never see it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, Optional, TextIO
+
+import click
+
+
+class Progress:
+    """Pass as ``progress=`` to :func:`onnxsym.infer`; call :meth:`close` when done."""
+
+    def __init__(self, label: str, enabled: bool = True, delay: float = 0.5,
+                 stream: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic):
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.label = label
+        self.delay = delay
+        self.clock = clock
+        self.start = clock()
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if self.clock() - self.start < self.delay:
+                return
+            self.bar = click.progressbar(length=total, label=self.label, file=self.stream)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None

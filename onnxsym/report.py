@@ -1,0 +1,226 @@
+"""``onnxsym check``: which dims of a model are unresolved, which of those the user
+allows, and the report in text, JSON (docs/check-report.schema.json) or GitHub
+Actions workflow commands."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from .api import Result, UnresolvedDim, __version__, infer
+from .errors import OnnxsymError
+from .explain import Lineage
+from .writer import type_proto
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    allow_data_dependent: bool = False
+    allow: Tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
+    outputs_only: bool = False
+    max_unresolved: int = 0
+
+
+@dataclass
+class Entry:
+    """One unresolved dim (or unknown rank, ``axis`` None) of one value."""
+
+    value: str
+    axis: Optional[int]
+    dim: Optional[str]
+    node: Optional[str]  # the node that produces the value
+    op_type: str
+    is_output: bool
+    origins: List[Dict[str, object]]  # each fresh symbol: symbol, node, op_type, reason
+    cause: Optional[Dict[str, object]]  # where the loss began upstream: node, op_type, domain, reason
+    data_dependent: bool
+    allowed_by: Optional[str] = None
+
+    @property
+    def place(self) -> str:
+        return f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (rank unknown)"
+
+    def describe(self) -> str:
+        """One line: the place, the dim, where each fresh symbol was made and why, the cause."""
+        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" for o in self.origins)
+        text = f"{self.place}" + (f" = {self.dim}" if self.dim is not None else "") + f": {made}"
+        c = self.cause
+        if c is not None and all(c["node"] != o["node"] for o in self.origins):
+            text += f"; cause: {c['op_type']} '{c['node']}': {c['reason']}"
+        return text
+
+
+@dataclass
+class ModelReport:
+    path: str
+    error: Optional[str] = None
+    stats: Dict[str, int] = field(default_factory=dict)
+    entries: List[Entry] = field(default_factory=list)
+    max_unresolved: int = 0
+
+    @property
+    def failing(self) -> List[Entry]:
+        return [e for e in self.entries if e.allowed_by is None]
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        return "unresolved" if len(self.failing) > self.max_unresolved else "ok"
+
+    @property
+    def exit_code(self) -> int:
+        return {"ok": 0, "unresolved": 1, "error": 2}[self.status]
+
+
+def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
+    for pat in opts.allow:
+        if all(fnmatch.fnmatchcase(str(o["symbol"]), pat) or fnmatch.fnmatchcase(str(o["node"]), pat)
+               for o in e.origins):
+            return f"--allow {pat}"
+    if opts.allow_data_dependent and e.data_dependent:
+        return "--allow-data-dependent"
+    return None
+
+
+def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> List[Entry]:
+    """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
+    lineage = Lineage(result)
+    outputs = set(lineage.outputs)
+    out = []
+    for u in result.unresolved():
+        if opts.outputs_only and u.value not in outputs:
+            continue
+        out.append(_entry(lineage, u, u.value in outputs, opts))
+    return out
+
+
+def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions) -> Entry:
+    node, op = lineage.producer_of(u.value)
+    causes = [lineage.cause(p) for p in u.provenance]
+    first = next((c for c in causes if c is not None), None)
+    e = Entry(
+        value=u.value, axis=u.axis, dim=None if u.dim is None else str(u.dim), node=node, op_type=op,
+        is_output=is_output,
+        origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason}
+                 for p in u.provenance],
+        cause=None if first is None else {"node": first.node, "op_type": first.op_type,
+                                          "domain": first.domain, "reason": first.reason},
+        data_dependent=bool(causes) and all(c is not None and c.data_dependent for c in causes))
+    e.allowed_by = _allowed_by(e, opts)
+    return e
+
+
+def check_declared(result: Result) -> None:
+    """Raise :class:`ShapeContradiction` where the model declares a shape (graph
+    outputs, value_info) that the graph does not compute, as annotating would."""
+    g = result.model.graph
+    for vi in list(g.output) + list(g.value_info):
+        v = result.values.get(vi.name)
+        if v is not None and vi.HasField("type"):
+            type_proto(v, vi.type, f"value '{vi.name}'", result.fresh, [])
+
+
+def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
+                progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False) -> ModelReport:
+    """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``."""
+    report = ModelReport(path, max_unresolved=opts.max_unresolved)
+    try:
+        result = infer(path, bind=bind, progress=progress)
+        check_declared(result)
+        report.stats = result.stats()
+        report.entries = entries_of(result, opts)
+    except OnnxsymError as exc:
+        if reraise:
+            raise
+        msg = one_line(str(exc))
+        report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
+    return report
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"
+
+
+def exit_code(reports: Sequence[ModelReport]) -> int:
+    return max((r.exit_code for r in reports), default=0)
+
+
+# ------------------------------------------------------------------ formats
+
+def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> List[str]:
+    lines = []
+    for r in reports:
+        if r.error is not None:
+            lines.append(f"{r.path}: error: {r.error}")
+            continue
+        failing, allowed = r.failing, [e for e in r.entries if e.allowed_by]
+        dims = r.stats.get("static_dims", 0) + r.stats.get("symbolic_dims", 0) + r.stats.get("unresolved_dims", 0)
+        summary = (f"{r.path}: {r.status}: {len(failing)} unresolved"
+                   + (f" (at most {r.max_unresolved} allowed)" if r.max_unresolved else "")
+                   + (f", {len(allowed)} allowed" if allowed else "")
+                   + f"; {r.stats.get('values', 0)} values, {dims} dims")
+        if quiet and r.status == "ok":
+            continue
+        lines.append(summary)
+        if quiet:
+            continue
+        lines += [f"  unresolved {e.describe()}" for e in failing]
+        if verbose:
+            lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
+    return lines
+
+
+def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, object]:
+    """The report as the JSON document described by docs/check-report.schema.json."""
+    return {
+        "tool": "onnxsym",
+        "version": __version__,
+        "exit_code": exit_code(reports),
+        "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
+                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved},
+        "models": [{
+            "path": r.path,
+            "status": r.status,
+            "error": r.error,
+            "stats": r.stats,
+            "unresolved_count": len(r.failing) if r.error is None else 0,
+            "allowed_count": len(r.entries) - len(r.failing),
+            "entries": [asdict(e) for e in r.entries],
+        } for r in reports],
+    }
+
+
+def format_json(reports: Sequence[ModelReport], opts: CheckOptions) -> str:
+    return json.dumps(to_json(reports, opts), indent=2)
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def gh_command(kind: str, path: str, title: str, message: str) -> str:
+    """A GitHub Actions workflow command: ``::error file=PATH,title=TITLE::MESSAGE``."""
+    return f"::{kind} file={_gh_prop(path)},title={_gh_prop(title)}::{_gh_data(message)}"
+
+
+def format_github(reports: Sequence[ModelReport]) -> List[str]:
+    """One ``::error`` per unresolved dim or failed model, one ``::notice`` per passing model."""
+    lines = []
+    for r in reports:
+        if r.error is not None:
+            lines.append(gh_command("error", r.path, "onnxsym: error", r.error))
+            continue
+        if r.status == "ok":
+            lines.append(gh_command("notice", r.path, "onnxsym: ok",
+                                    f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))
+            continue
+        for e in r.failing:
+            lines.append(gh_command("error", r.path, "onnxsym: unresolved dim", e.describe()))
+    return lines

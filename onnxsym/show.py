@@ -1,0 +1,157 @@
+"""``onnxsym show``: the values of a model with their shapes, the symbol table
+with ranges, and the assumptions inference recorded, as lines of text.
+
+Dims are styled by kind (static, over input symbols, unresolved) through a
+``style(text, kind)`` callable, so the caller decides about colours."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import click
+import onnx
+
+from . import dims
+from .api import Result
+from .explain import Lineage
+from .values import Optional_, Sequence as SeqValue, Tensor
+
+Style = Callable[[str, str], str]  # (text, kind) -> text; kinds: static, symbolic, unresolved, head, dim
+
+
+def plain(text: str, kind: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class ShowFilter:
+    name: Optional[str] = None  # a substring of the value name, or a glob
+    ops: Tuple[str, ...] = ()  # producer op types (case-insensitive)
+    outputs: bool = False
+    unresolved: bool = False
+
+
+def _dtype(t: int) -> str:
+    if not t:
+        return "?"
+    try:
+        return onnx.helper.tensor_dtype_to_np_dtype(t).name
+    except Exception:
+        return onnx.TensorProto.DataType.Name(t).lower()
+
+
+def _dim_kind(d, fresh) -> str:
+    if isinstance(d, int):
+        return "static"
+    return "unresolved" if any(s.name in fresh for s in dims.free_symbols(d)) else "symbolic"
+
+
+def shape_text(v, fresh, style: Style = plain) -> Tuple[str, bool]:
+    """The value's type as text, ``float32[batch, seq, 64]``, and whether any of it is unresolved."""
+    if isinstance(v, SeqValue):
+        inner, bad = shape_text(v.elem, fresh, style) if v.elem is not None else ("?", True)
+        return f"seq({inner})", bad
+    if isinstance(v, Optional_):
+        inner, bad = shape_text(v.elem, fresh, style) if v.elem is not None else ("?", True)
+        return f"optional({inner})", bad
+    if not isinstance(v, Tensor):
+        return "?", True
+    if v.shape is None:
+        return f"{_dtype(v.dtype)}[{style('rank unknown', 'unresolved')}]", True
+    kinds = [_dim_kind(d, fresh) for d in v.shape]
+    body = ", ".join(style(str(d), k) for d, k in zip(v.shape, kinds))
+    return f"{_dtype(v.dtype)}[{body}]", "unresolved" in kinds
+
+
+def _matches(name: str, pattern: Optional[str]) -> bool:
+    if not pattern:
+        return True
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return pattern in name
+
+
+def value_names(result: Result) -> List[str]:
+    """The graph inputs that are not weights, then every value a node produces."""
+    inits = {t.name for t in result.model.graph.initializer}
+    return [i.name for i in result.model.graph.input if i.name not in inits] + list(result.produced)
+
+
+def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[List[str]]:
+    """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
+    lineage = Lineage(result)
+    outputs = set(lineage.outputs)
+    names = value_names(result)
+    ops = {o.lower() for o in flt.ops}
+    rows = []
+    for name in names:
+        node, op = lineage.producer_of(name)
+        if flt.outputs and name not in outputs:
+            continue
+        if ops and op.lower() not in ops:
+            continue
+        if not _matches(name, flt.name):
+            continue
+        text, bad = shape_text(result.values.get(name), result.fresh, style)
+        if flt.unresolved and not bad:
+            continue
+        label = op if node is not None else f"({op})"
+        rows.append([name, label] + ([node or ""] if verbose else []) + [text])
+    return rows
+
+
+def table(header: Sequence[str], rows: List[List[str]], style: Style = plain) -> List[str]:
+    """Left-aligned columns; widths ignore the styling escapes of the last column."""
+    widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(len(header) - 1)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + cells[-1]  # noqa: E731
+    return [style(line(list(header)), "head")] + [line(r) for r in rows]
+
+
+def _bound(n: int) -> str:
+    return "2**63-1" if n == dims.INT64_MAX else str(n)
+
+
+def symbol_lines(result: Result, style: Style = plain) -> List[str]:
+    """Each symbol with its range and where it comes from (a graph input, or why it is fresh)."""
+    rows = []
+    for name, s in sorted(result.symbols.symbols.items()):
+        p = result.fresh.get(name)
+        origin = f"fresh: {p.op_type} '{p.node}': {p.reason}" if p else result.symbols.origin.get(name, "")
+        rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(s.lo)}, {_bound(s.hi)}]", origin])
+    if result.symbols.bound:
+        rows += [[name, f"= {v}", "bound by --bind"] for name, v in sorted(result.symbols.bound.items())]
+    if not rows:
+        return []
+    widths = [max(len(click.unstyle(r[i])) for r in rows) for i in range(2)]
+    out = [style("symbols", "head")]
+    for r in rows:
+        pad = widths[0] - len(click.unstyle(r[0]))
+        out.append(f"  {r[0]}{' ' * pad}  {r[1].ljust(widths[1])}  {r[2]}")
+    return out
+
+
+def assumption_lines(result: Result, style: Style = plain) -> List[str]:
+    """The relations inference had to assume, each with the node that required it."""
+    if not result.assumptions:
+        return []
+    out = [style("assumptions", "head")]
+    for a in result.assumptions:
+        out.append(f"  {a.lhs} == {a.rhs}   {a.op_type} '{a.node}': {a.reason}")
+    return out
+
+
+def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[str]:
+    rows = value_rows(result, flt, style, verbose)
+    header = ["value", "op"] + (["node"] if verbose else []) + ["type"]
+    out = table(header, rows, style) if rows else ["(no value matches)"]
+    st = result.stats()
+    out.append(f"{len(rows)} of {len(value_names(result))} values shown; dims: "
+               f"{st['static_dims']} static, {st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    for section in (symbol_lines(result, style), assumption_lines(result, style)):
+        if section:
+            out += [""] + section
+    if verbose and result.warnings:
+        out += [""] + [style("warnings", "head")] + [f"  {w}" for w in result.warnings]
+    return out

@@ -1,0 +1,379 @@
+"""`onnxsym check`: exit codes, options, and the text, json and github formats."""
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from onnx import helper
+
+import onnxsym
+from onnxsym import report
+from onnxsym.cli import main
+from onnxsym.progress import Progress
+from cli_models import (BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_by_input_model, run, save)
+from helpers import F, model
+
+SCHEMA = os.path.join(ROOT, "docs", "check-report.schema.json")
+
+
+# ----------------------------------------------------------------- a small JSON Schema validator
+
+def validate(doc, schema, root=None, where="$"):
+    """The errors of ``doc`` against ``schema``: the subset of JSON Schema the report's
+    schema uses (type, enum, required, properties, additionalProperties, items,
+    minimum, oneOf, $ref to #/$defs)."""
+    root = root if root is not None else schema
+    if "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        return validate(doc, root["$defs"][name], root, where)
+    errors = []
+    types = schema.get("type")
+    if types is not None:
+        kinds = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+        ok = False
+        for t in ([types] if isinstance(types, str) else types):
+            if t == "integer":
+                ok |= isinstance(doc, int) and not isinstance(doc, bool)
+            else:
+                ok |= isinstance(doc, kinds[t])
+        if not ok:
+            return [f"{where}: {doc!r} is not of type {types}"]
+    if "enum" in schema and not any(doc == e and type(doc) is type(e) for e in schema["enum"]):
+        errors.append(f"{where}: {doc!r} not in {schema['enum']}")
+    if "minimum" in schema and isinstance(doc, int) and not isinstance(doc, bool) and doc < schema["minimum"]:
+        errors.append(f"{where}: {doc} < {schema['minimum']}")
+    if "oneOf" in schema:
+        passing = [s for s in schema["oneOf"] if not validate(doc, s, root, where)]
+        if len(passing) != 1:
+            errors.append(f"{where}: matches {len(passing)} of oneOf")
+    if isinstance(doc, dict):
+        props = schema.get("properties", {})
+        errors += [f"{where}: missing {k}" for k in schema.get("required", []) if k not in doc]
+        if schema.get("additionalProperties") is False:
+            errors += [f"{where}: unexpected {k}" for k in doc if k not in props]
+        for k, sub in props.items():
+            if k in doc:
+                errors += validate(doc[k], sub, root, f"{where}.{k}")
+    if isinstance(doc, list) and "items" in schema:
+        for i, item in enumerate(doc):
+            errors += validate(item, schema["items"], root, f"{where}[{i}]")
+    return errors
+
+
+def _schema():
+    with open(SCHEMA) as f:
+        return json.load(f)
+
+
+def _check_json(doc):
+    errors = validate(doc, _schema())
+    assert not errors, errors[:5]
+    try:  # the validator above against the reference implementation, where installed
+        import jsonschema
+    except ImportError:
+        return
+    jsonschema.Draft202012Validator(_schema()).validate(doc)
+
+
+def test_the_validator_rejects_what_the_schema_forbids():
+    good = {"tool": "onnxsym", "version": "x", "exit_code": 0,
+            "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0},
+            "models": []}
+    assert validate(good, _schema()) == []
+    assert validate({**good, "exit_code": 3}, _schema())
+    assert validate({**good, "extra": 1}, _schema())
+    assert validate({k: v for k, v in good.items() if k != "models"}, _schema())
+    bad_model = {"path": "m", "status": "ok", "error": None, "stats": {}, "unresolved_count": -1,
+                 "allowed_count": 0, "entries": [{"value": "v"}]}
+    errs = validate({**good, "models": [bad_model]}, _schema())
+    assert any("unresolved_count" in e for e in errs) and any("missing axis" in e for e in errs)
+
+
+# ----------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    d = tmp_path_factory.mktemp("check")
+    relu = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [("x", F, ["batch", 3])], [("y", F, None)])
+    bad = d / "junk.onnx"
+    bad.write_bytes(b"not a model")
+    clash = model([helper.make_node("Add", ["a", "b"], ["c"], name="add")], [("a", F, [3]), ("b", F, [4])],
+                  [("c", F, None)])
+    declared_wrong = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [("x", F, ["batch", 3])],
+                           [("y", F, ["batch", 4])])
+    return {"declared": save(d, declared_wrong, "declared.onnx"), "good": save(d, relu, "good.onnx"), "broken": save(d, broken_bert(), "broken.onnx"),
+            "nonzero": save(d, nonzero_model(), "nonzero.onnx"), "bad": str(bad),
+            "clash": save(d, clash, "clash.onnx"), "reshape": save(d, reshape_by_input_model(), "reshape.onnx")}
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def as_json(*args):
+    r = cli("check", "--format", "json", *args)
+    doc = json.loads(r.stdout)
+    _check_json(doc)
+    assert doc["exit_code"] == r.exit_code
+    return doc, r.exit_code
+
+
+# ----------------------------------------------------------------- exit codes and options
+
+def test_exit_0_when_every_dim_resolves(paths):
+    r = cli("check", paths["good"], BERT)
+    assert r.exit_code == 0, r.output
+    assert r.output.count(": ok: 0 unresolved") == 2
+
+
+def test_exit_1_lists_each_unresolved_dim_with_place_and_provenance(paths):
+    r = cli("check", paths["broken"])
+    assert r.exit_code == 1
+    res = onnxsym.infer(paths["broken"])
+    expected = res.unresolved()
+    listed = [line for line in r.output.splitlines() if line.startswith("  unresolved ")]
+    assert len(listed) == len(expected) > 0
+    for u, line in zip(expected, listed):
+        place = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank unknown)"
+        assert line.startswith(f"  unresolved {place}")
+        assert f"'{u.provenance[0].node}': {u.provenance[0].reason}" in line
+        assert MYSTERY in line  # made there, or caused there
+
+
+def test_exit_2_on_a_bad_file_and_on_a_contradiction(paths):
+    for key, words in (("bad", "not an ONNX model"), ("clash", "cannot broadcast"),
+                       ("declared", "value 'y'[1]: the model declares 4, the graph computes 3")):
+        r = cli("check", paths[key])
+        assert r.exit_code == 2 and words in r.output, r.output
+
+
+def test_several_models_exit_with_the_worst(paths):
+    assert cli("check", paths["good"], paths["broken"]).exit_code == 1
+    r = cli("check", paths["bad"], paths["broken"], paths["good"])
+    assert r.exit_code == 2
+    assert [line.split(":")[0] for line in r.output.splitlines() if not line.startswith(" ")] == \
+        [paths["bad"], paths["broken"], paths["good"]]
+
+
+def test_data_dependent_counts_fail_unless_allowed(paths):
+    # The premise, from the runtime: same input shape, different output shapes.
+    m = nonzero_model()
+    a = run(m, {"x": np.array([1, 0, 2, 0], np.float32)})["t"].shape
+    b = run(m, {"x": np.array([1, 1, 2, 0], np.float32)})["t"].shape
+    assert a != b
+    assert cli("check", paths["nonzero"]).exit_code == 1
+    doc, code = as_json(paths["nonzero"], "--allow-data-dependent")
+    assert code == 0
+    entries = doc["models"][0]["entries"]
+    assert entries and all(e["data_dependent"] and e["allowed_by"] == "--allow-data-dependent" for e in entries)
+    assert {e["value"] for e in entries} <= {"nz", "t"}  # Relu(x) is resolved
+
+
+def test_a_shape_read_from_a_graph_input_is_data_dependent(paths):
+    m = reshape_by_input_model()
+    x = np.zeros((2, 6), np.float32)
+    shapes = {run(m, {"x": x, "s": np.array(s, np.int64)})["y"].shape for s in ([3, 4], [12, 1])}
+    assert len(shapes) == 2
+    doc, code = as_json(paths["reshape"])
+    assert code == 1
+    cause = doc["models"][0]["entries"][0]["cause"]
+    assert cause["node"] == "s" and cause["op_type"] == "graph input"
+    assert as_json(paths["reshape"], "--allow-data-dependent")[1] == 0
+
+
+def test_a_custom_op_without_a_rule_is_not_data_dependent(paths):
+    assert cli("check", paths["broken"], "--allow-data-dependent").exit_code == 1
+
+
+def test_allow_by_symbol_or_node_pattern(paths):
+    doc, _ = as_json(paths["broken"])
+    total = doc["models"][0]["unresolved_count"]
+    doc, code = as_json(paths["broken"], "--allow", "layers_0_attn_Reshape_d*")
+    m = doc["models"][0]
+    assert code == 1 and 0 < m["allowed_count"] < total and m["unresolved_count"] == total - m["allowed_count"]
+    for e in m["entries"]:
+        only_reshape = all(o["symbol"].startswith("layers_0_attn_Reshape_d") for o in e["origins"])
+        assert (e["allowed_by"] == "--allow layers_0_attn_Reshape_d*") == only_reshape
+    # Every origin is a node under /layers.0/attn/, the custom op included.
+    assert cli("check", paths["broken"], "--allow", "/layers.0/attn/*").exit_code == 0
+
+
+def test_outputs_only(paths):
+    # The custom op's damage is repaired before the outputs: they resolve.
+    assert cli("check", paths["broken"]).exit_code == 1
+    r = cli("check", paths["broken"], "--outputs-only")
+    assert r.exit_code == 0, r.output
+    doc, _ = as_json(paths["nonzero"], "--outputs-only")
+    assert {e["value"] for e in doc["models"][0]["entries"]} == {"t"}
+    assert all(e["is_output"] for e in doc["models"][0]["entries"])
+
+
+def test_max_unresolved(paths):
+    doc, _ = as_json(paths["broken"])
+    n = doc["models"][0]["unresolved_count"]
+    assert cli("check", paths["broken"], "--max-unresolved", n).exit_code == 0
+    assert cli("check", paths["broken"], "--max-unresolved", n - 1).exit_code == 1
+    assert cli("check", paths["broken"], "--max-unresolved", -1).exit_code == 2  # a usage error
+
+
+# ----------------------------------------------------------------- formats
+
+def test_json_entries_are_the_results_unresolved_dims(paths):
+    doc, code = as_json(paths["broken"], paths["good"], paths["bad"])
+    assert code == 2
+    broken, good, bad = doc["models"]
+    res = onnxsym.infer(paths["broken"])
+    assert [(e["value"], e["axis"]) for e in broken["entries"]] == [(u.value, u.axis) for u in res.unresolved()]
+    assert broken["stats"] == res.stats() and broken["status"] == "unresolved"
+    assert all(e["cause"]["node"] == MYSTERY and e["cause"]["domain"] == "my.ops" for e in broken["entries"])
+    assert good["status"] == "ok" and good["entries"] == [] and good["error"] is None
+    assert bad["status"] == "error" and "not an ONNX model" in bad["error"]
+
+
+GH_LINE = re.compile(r"^::(error|notice) file=(?P<file>[^,:]*),title=(?P<title>[^,:]*)::(?P<msg>.+)$")
+
+
+def _unescape(s):
+    return s.replace("%3A", ":").replace("%2C", ",").replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+
+
+def test_github_format_line_by_line(paths):
+    r = cli("check", "--format", "github", paths["broken"], paths["good"], paths["bad"])
+    assert r.exit_code == 2
+    doc, _ = as_json(paths["broken"])
+    entries = doc["models"][0]["entries"]
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(entries) + 2
+    parsed = [GH_LINE.match(line) for line in lines]
+    assert all(parsed), [line for line, p in zip(lines, parsed) if not p]
+    for p, e in zip(parsed, entries):
+        assert p.group(1) == "error" and _unescape(p.group("file")) == paths["broken"]
+        assert _unescape(p.group("title")) == "onnxsym: unresolved dim"
+        place = f"{e['value']}[{e['axis']}]" if e["axis"] is not None else f"{e['value']} (rank unknown)"
+        assert _unescape(p.group("msg")).startswith(place)
+    notice, error = parsed[-2], parsed[-1]
+    assert notice.group(1) == "notice" and _unescape(notice.group("file")) == paths["good"]
+    assert error.group(1) == "error" and _unescape(error.group("title")) == "onnxsym: error"
+    assert "not an ONNX model" in error.group("msg")
+
+
+def test_github_escaping():
+    line = report.gh_command("error", "a,b:c%.onnx", "t: x", "line1\nline2 100%")
+    assert line == "::error file=a%2Cb%3Ac%25.onnx,title=t%3A x::line1%0Aline2 100%25"
+    assert len(line.splitlines()) == 1
+
+
+def test_quiet_and_verbose(paths):
+    r = cli("check", "-q", paths["good"], paths["broken"])
+    assert r.exit_code == 1
+    assert r.output.splitlines() == [line for line in r.output.splitlines() if line.startswith(paths["broken"])]
+    r = cli("check", "-v", "--allow", "layers_0_attn_Reshape_d*", paths["broken"])
+    assert any(line.startswith("  allowed (--allow layers_0_attn_Reshape_d*)") for line in r.output.splitlines())
+    r = cli("check", "--allow", "layers_0_attn_Reshape_d*", paths["broken"])
+    assert not any(line.startswith("  allowed") for line in r.output.splitlines())
+
+
+# ----------------------------------------------------------------- real processes
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "onnxsym.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT)
+
+
+def test_subprocess_exit_codes_and_formats(paths):
+    r = _run("check", "--format", "json", paths["broken"])
+    assert r.returncode == 1 and r.stderr == ""
+    _check_json(json.loads(r.stdout))
+    r = _run("check", "--format", "github", paths["good"], paths["broken"], paths["bad"])
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    assert all(GH_LINE.match(line) for line in r.stdout.splitlines())
+
+
+def test_version_and_help_with_an_example_for_every_command():
+    r = _run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"onnxsym, version {onnxsym.__version__}"
+    for name in [None] + sorted(main.commands):
+        r = cli(*([name] if name else []), "--help")
+        assert r.exit_code == 0 and "Example" in r.output, name
+
+
+def test_an_internal_error_is_one_line_unless_debug(paths, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("something\nbroke")
+    monkeypatch.setattr(report, "check_model", boom)
+    r = CliRunner().invoke(main, ["check", paths["good"]])
+    assert r.exit_code == 2
+    assert r.stderr == "onnxsym: internal error: RuntimeError: something broke (rerun with --debug)\n"
+    r = CliRunner().invoke(main, ["--debug", "check", paths["good"]])
+    assert isinstance(r.exception, RuntimeError)
+
+
+def test_an_onnxsym_error_propagates_with_debug(paths):
+    r = cli("--debug", "annotate", paths["bad"])
+    assert isinstance(r.exception, onnxsym.ModelLoadError)
+    r = cli("annotate", paths["bad"])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1
+    assert isinstance(cli("--debug", "check", paths["bad"]).exception, onnxsym.ModelLoadError)
+
+
+# ----------------------------------------------------------------- progress bar
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_only_on_a_terminal_and_only_when_slow():
+    now = [0.0]
+    tty = _Tty()
+    bar = Progress("inferring m", stream=tty, delay=0.5, clock=lambda: now[0])
+    bar(1, 10)
+    assert tty.getvalue() == ""  # fast so far: nothing
+    now[0] = 1.0
+    bar(5, 10)
+    bar(10, 10)
+    bar.close()
+    assert "inferring m" in tty.getvalue() and "100%" in tty.getvalue()
+    piped = io.StringIO()
+    bar = Progress("inferring m", stream=piped, delay=0.0, clock=lambda: 5.0)
+    bar(10, 10)
+    bar.close()
+    assert piped.getvalue() == ""
+    quiet = _Tty()
+    bar = Progress("inferring m", enabled=False, stream=quiet, delay=0.0)
+    bar(10, 10)
+    assert quiet.getvalue() == ""
+
+
+def test_infer_reports_progress_per_node():
+    calls = []
+    res = onnxsym.infer(BERT, progress=lambda done, total: calls.append((done, total)))
+    n = len(res.model.graph.node)
+    assert calls == [(k, n) for k in range(1, n + 1)]
+
+
+# ----------------------------------------------------------------- the CI recipe in the README
+
+def test_pre_commit_hook_and_readme_recipes(paths):
+    yaml = pytest.importorskip("yaml")
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml")) as f:
+        (hook,) = yaml.safe_load(f)
+    assert hook["id"] == "onnxsym-check" and hook["entry"] == "onnxsym check" and hook["language"] == "python"
+    assert re.search(hook["files"], "exports/model.onnx") and not re.search(hook["files"], "model.onnx.json")
+    # pre-commit appends the staged files to the entry: the command must take several.
+    assert cli(*hook["entry"].split()[1:], paths["good"], BERT).exit_code == 0
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## CI gate"):]
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    step, remote, local = blocks
+    assert "onnxsym check --format github" in step[0]["run"]
+    assert remote[0]["hooks"][0]["id"] == hook["id"]
+    assert local[0]["hooks"][0]["entry"] == hook["entry"]
+    assert re.search(local[0]["hooks"][0]["files"], "m.onnx")

@@ -1,0 +1,199 @@
+"""`onnxsym show` and `onnxsym explain`."""
+
+import re
+import subprocess
+import sys
+
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import helper
+
+import onnxsym
+from onnxsym import dims, parse_dim
+from onnxsym.cli import main
+from onnxsym.explain import Lineage
+from cli_models import BERT, MYSTERY, ROOT, broken_bert, random_feeds, reshape_by_input_model, run, save
+from helpers import F, model
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    d = tmp_path_factory.mktemp("show")
+    mm = model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, ["b", "k"]), ("w", F, ["j", 4])],
+               [("y", F, None)])
+    return {"broken": save(d, broken_bert(), "broken.onnx"), "matmul": save(d, mm, "mm.onnx"),
+            "reshape": save(d, reshape_by_input_model(), "reshape.onnx")}
+
+
+@pytest.fixture(scope="module")
+def broken_result(paths):
+    return onnxsym.infer(paths["broken"])
+
+
+def cli(*args, color=False):
+    return CliRunner().invoke(main, [str(a) for a in args], color=color)
+
+
+def table_rows(output):
+    """(value, op, type) of each row of the values table."""
+    lines = output.splitlines()
+    rows = []
+    for line in lines[1:]:
+        if not line or line[0] == " " or " values shown" in line:
+            break
+        rows.append(tuple(re.split(r"\s{2,}", line.strip())))
+    return rows
+
+
+def _type_dims(text):
+    return [parse_dim(t.strip()) for t in text[text.index("[") + 1:-1].split(",")]
+
+
+# ----------------------------------------------------------------- show
+
+def test_show_lists_every_value_with_the_shape_the_runtime_computes():
+    r = cli("show", BERT)
+    assert r.exit_code == 0
+    rows = table_rows(r.output)
+    m = onnx.load(BERT)
+    produced = [o for n in m.graph.node for o in n.output if o]
+    assert [row[0] for row in rows] == ["input_ids", "attention_mask"] + produced
+    assert rows[0][1] == "(graph input)"
+    types = {row[0]: row[2] for row in rows}
+    sizes = {"batch": 3, "seq": 7}
+    real = run(m, random_feeds(m, sizes))
+    for name, arr in real.items():
+        assert types[name].startswith(str(arr.dtype) + "[")
+        assert [dims.evaluate(d, sizes) for d in _type_dims(types[name])] == list(arr.shape), name
+
+
+def test_show_filters(paths, broken_result):
+    m = onnx.load(BERT)
+    rows = table_rows(cli("show", BERT, "--op", "reshape").output)
+    assert len(rows) == sum(n.op_type == "Reshape" for n in m.graph.node) > 0
+    assert all(row[1] == "Reshape" for row in rows)
+    rows = table_rows(cli("show", BERT, "--outputs").output)
+    assert [row[0] for row in rows] == [o.name for o in m.graph.output]
+    rows = table_rows(cli("show", BERT, "--name", "attn/Softmax").output)
+    assert rows and all("attn/Softmax" in row[0] for row in rows)
+    rows = table_rows(cli("show", BERT, "--name", "*/Reshape_?_output_0").output)
+    assert rows and all(re.fullmatch(r".*/Reshape_\d_output_0", row[0]) for row in rows)
+    rows = table_rows(cli("show", paths["broken"], "--unresolved").output)
+    assert [row[0] for row in rows] == list(dict.fromkeys(u.value for u in broken_result.unresolved()))
+    assert "(no value matches)" in cli("show", BERT, "--unresolved").output
+
+
+def test_show_symbols_and_assumptions(paths, broken_result):
+    out = cli("show", BERT, "--outputs").output
+    assert re.search(r"^  batch +\[1, 2\*\*63-1\] +input_ids\[0\]$", out, re.M)
+    assert re.search(r"^  seq +\[1, 2\*\*63-1\] +input_ids\[1\]$", out, re.M)
+    out = cli("show", paths["broken"], "--outputs").output
+    for name, p in broken_result.fresh.items():
+        assert re.search(rf"^  {name} +\[0, 2\*\*63-1\] +fresh: {p.op_type} '{re.escape(p.node)}': ", out, re.M)
+    out = cli("show", paths["matmul"]).output
+    assert "assumptions" in out.splitlines()
+    assert "  k == j   MatMul 'mm': MatMul inner dims" in out.splitlines()
+    out = cli("show", paths["matmul"], "--bind", "b=2").output
+    assert "  b  = 2" in out and "float32[2, 4]" in out
+
+
+def test_show_colours_only_when_asked_or_on_a_terminal(paths):
+    coloured = cli("show", paths["broken"], "--unresolved", "--color").output
+    assert "\x1b[31m" in coloured  # unresolved dims in red
+    assert "\x1b[36mbatch" in coloured  # symbols in cyan
+    plain = cli("show", paths["broken"], "--unresolved").output  # CliRunner's stdout is no terminal
+    assert not ANSI.search(plain)
+    assert ANSI.sub("", coloured) == plain
+    piped = subprocess.run([sys.executable, "-m", "onnxsym.cli", "show", paths["broken"], "--unresolved"],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert piped.returncode == 0 and piped.stdout == plain and piped.stderr == ""
+
+
+def test_show_verbose_adds_nodes_and_warnings(paths):
+    out = cli("show", paths["broken"], "--unresolved", "-v").output
+    assert out.splitlines()[0].split() == ["value", "op", "node", "type"]
+    assert f"Mystery    {MYSTERY}" in out
+    assert "unknown operator 'my.ops::Mystery'" in out
+
+
+# ----------------------------------------------------------------- explain
+
+def test_explain_points_at_the_custom_op_in_the_middle_of_the_transformer(paths):
+    r = cli("explain", paths["broken"], "/layers.0/attn/Softmax_output_0", 2)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == ("/layers.0/attn/Softmax_output_0[2] unresolved: Reshape '/layers.0/attn/Reshape': "
+                        "reshape target unknown; shape input '/layers.0/attn/Concat_output_0' computed by "
+                        f"Mystery '{MYSTERY}': no rule for my.ops::Mystery at opset 1")
+    chain = [line for line in lines if "  <- " in line]
+    assert chain[0].startswith("  /layers.0/attn/Softmax_output_0[2] = layers_0_attn_Reshape_d1   <- Softmax")
+    assert "Reshape '/layers.0/attn/Reshape' (rules.shape_ops." in chain[-1]
+    assert "lost at Reshape '/layers.0/attn/Reshape': reshape target unknown" in lines
+    assert lines[-1] == f"cause: Mystery [my.ops] '{MYSTERY}': no rule for my.ops::Mystery at opset 1"
+
+
+def test_every_unresolved_dim_of_the_broken_model_traces_to_the_custom_op(broken_result):
+    lineage = Lineage(broken_result)
+    for u in broken_result.unresolved():
+        e = lineage.explain(u.value, u.axis)
+        assert not e.resolved and e.cause is not None and e.cause.node == MYSTERY, (u, e.headline())
+        assert e.lost.node == u.provenance[0].node
+
+
+def test_explain_a_resolved_dim_goes_back_to_the_input_symbol():
+    r = cli("explain", "-v", BERT, "last_hidden_state", "--", -2)
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert lines[0] == "last_hidden_state[1] = seq: resolved over input symbols seq"
+    chain = [line for line in lines if "  <- " in line]
+    assert chain[-1] == "  input_ids[1] = seq   <- graph input"
+    assert all(" = seq " in line for line in chain)
+    assert lines[-1] == "symbol seq: input_ids[1]"
+    assert not any("more steps" in line for line in lines)
+    short = cli("explain", BERT, "last_hidden_state", 1).output.splitlines()
+    assert any("more steps (--verbose shows them)" in line for line in short) and len(short) < len(lines)
+
+
+def test_explain_follows_a_product_through_shape_arithmetic():
+    r = cli("explain", "-v", f"{ROOT}/models/edge_shape_arith.onnx", "flat_rows", 0)
+    lines = r.output.splitlines()
+    assert lines[0] == "flat_rows[0] = batch*seq: resolved over input symbols batch, seq"
+    chain = [line.split("   <- ")[0].strip() for line in lines if "  <- " in line]
+    assert chain == ["flat_rows[0] = batch*seq", "shape_bs_8 element 0 = batch*seq", "bs_1d element 0 = batch*seq",
+                     "bs element 0 = batch*seq", "b element 0 = batch", "x_shape element 0 = batch", "X[0] = batch"]
+    assert lines[-2:] == ["symbol batch: X[0]", "symbol seq: X[1]"]
+
+
+def test_explain_a_data_dependent_reshape(paths):
+    out = cli("explain", paths["reshape"], "y", 0).output
+    assert out.splitlines()[0] == ("y[0] unresolved: Reshape 'rs': reshape target unknown; shape input 's' computed by "
+                                   "graph input 's': its elements are known only at run time")
+    assert "(data-dependent)" in out.splitlines()[-1]
+
+
+def test_explain_without_axis_and_quiet(paths):
+    r = cli("explain", BERT, "pooled", "-q")
+    assert r.output.splitlines() == ["pooled[0] = batch: resolved over input symbols batch", "pooled[1] = 64: static"]
+    r = cli("explain", paths["broken"], "/layers.0/attn/q/Add_output_0", "-q")
+    assert r.output.splitlines() == [f"/layers.0/attn/q/Add_output_0 (rank) unresolved: Mystery '{MYSTERY}': "
+                                     "no rule for my.ops::Mystery at opset 1"]
+
+
+def test_explain_errors_are_one_line_exit_2(paths):
+    r = cli("explain", BERT, "last_hidden_stat")
+    assert r.exit_code == 2
+    assert r.stderr == "onnxsym: error: no value 'last_hidden_stat' in the model; did you mean 'last_hidden_state'?\n"
+    r = cli("explain", BERT, "pooled", 2)
+    assert r.exit_code == 2 and r.stderr == "onnxsym: error: value 'pooled' has rank 2: no axis 2\n"
+    p = subprocess.run([sys.executable, "-m", "onnxsym.cli", "explain", "nothere.onnx", "x"], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert p.returncode == 2 and p.stderr == "onnxsym: error: nothere.onnx: no such file\n"
+
+
+def test_explain_in_a_real_process(paths):
+    p = subprocess.run([sys.executable, "-m", "onnxsym.cli", "explain", paths["broken"],
+                        "/layers.0/attn/Softmax_output_0", "2"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and p.stdout.splitlines()[-1].startswith(f"cause: Mystery [my.ops] '{MYSTERY}'")
