@@ -279,9 +279,9 @@ def test_readme_snippet_is_the_tools_output():
 
 
 def test_names_that_are_not_identifiers_are_quoted_and_parse():
-    m = build([helper.make_node("Relu", ["x"], ["y"])], [("x", TensorProto.FLOAT, ["sequence length", "2*b"])], ["y"])
+    m = build([helper.make_node("Relu", ["x"], ["y"])], [("x", TensorProto.FLOAT, ["sequence length", "2*b", "x, y"])], ["y"])
     text = to_mlir(m, names=True)
-    assert '@"sequence length"' in text
+    assert '@"sequence length"' in text and '@"x, y"' in text
     parse(to_mlir(m, names=True, generic=True))
     for generic in (False, True):
         assert encoding_to_symbol(to_mlir(m, style="encoding", names=True, generic=generic)) == \

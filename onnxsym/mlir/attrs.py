@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 import onnx
 from onnx import numpy_helper
 
+from ..errors import ModelLoadError
 from .types import tensor_type
 
 # Tensors with at most this many elements are always written out (shapes, scalars).
@@ -66,7 +67,10 @@ class Resources:
             return f"dense<{_nested(items, tuple(t.dims)) if t.dims else items[0]}> : {ty}"
         if not self.weights or t.data_type not in _BLOB_TYPES:
             return f"dense_resource<__elided__> : {ty}"
-        arr = numpy_helper.to_array(t, self.base_dir or "")
+        try:
+            arr = numpy_helper.to_array(t, self.base_dir or "")
+        except Exception as exc:  # external data missing or unreadable
+            raise ModelLoadError(f"tensor '{t.name}': cannot read its data: {str(exc).splitlines()[0]}") from None
         key = _key(hint, self.blobs)
         align = max(1, arr.dtype.itemsize if t.data_type not in (14, 15) else arr.dtype.itemsize // 2)
         self.blobs[key] = "0x" + struct.pack("<I", align).hex().upper() + arr.astype(arr.dtype.newbyteorder("<")).tobytes().hex().upper()

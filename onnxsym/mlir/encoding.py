@@ -28,14 +28,18 @@ _DEF = re.compile(r"^(\s*)(%[^\s:=]+)(?::(\d+))? = ")
 
 
 def _split_top(text: str) -> List[str]:
-    """Split at commas outside brackets."""
-    parts, depth, cur = [], 0, ""
+    """Split at commas outside brackets and quotes."""
+    parts, depth, cur, quoted = [], 0, "", False
     for ch in text:
-        if ch in "<([{":
+        if ch == '"' and not cur.endswith("\\"):
+            quoted = not quoted
+        if quoted:
+            pass
+        elif ch in "<([{":
             depth += 1
         elif ch in ">)]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             parts.append(cur.strip())
             cur = ""
         else:
