@@ -85,7 +85,7 @@ class _Builder:
             v.binding = self.symbols.binding(value.shape)
         return v
 
-    def graph(self, g: onnx.GraphProto, scope: Dict[str, Val], block: Block, inputs) -> None:
+    def graph(self, g: onnx.GraphProto, scope: Dict[str, Val], block: Block) -> None:
         """Fill ``block`` with the graph's initializers and nodes; ``scope`` maps names to values."""
         for t in g.initializer:
             if t.name in scope and t.name in {i.name for i in g.input}:
@@ -153,7 +153,7 @@ class _Builder:
             v = self.val(self.namer.fresh(inp.name), self.value(inp.name))
             block.args.append(v)
             scope[inp.name] = v
-        self.graph(g, scope, block, g.input)
+        self.graph(g, scope, block)
         block.ops.append(Op("onnx.Yield", [scope[o.name] for o in g.output], []))
         return block
 
@@ -179,7 +179,7 @@ def build(result, user_names: bool = False, weights: bool = False, base_dir: Opt
         v = b.val(b.namer.fresh(f"arg{i}"), b.value(inp.name))
         body.args.append(v)
         scope[inp.name] = v
-    b.graph(g, scope, body, g.input)
+    b.graph(g, scope, body)
     outputs = [scope[o.name] for o in g.output]
     body.ops.append(Op("func.return", outputs, []))
     return Program(Func(g.name or "main", body, outputs), b.symbols, b.res, b.namer)
