@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-
 from .build import build
 from .encoding import encoding_to_symbol
 from .printer import STYLES, Printer
