@@ -209,6 +209,8 @@ def test_subgraphs_are_regions_and_multi_results_parse():
         text = to_mlir(result, style=style, generic=True)
         module = parse(text)
         assert '"onnx.If"(%c) ({' in text and '"onnx.Yield"' in text and "%p:2 = " in text
+        assert 'onnx.regions = ["then_branch", "else_branch"]' in text
+        assert text.index('"onnx.Relu"') < text.index('"onnx.Neg"')  # then before else
         check = Checker(module, m)
         if style in ("propagate", "unfolded"):
             assert check.dynamic_dims_are_bound() > 0
@@ -324,3 +326,33 @@ def test_affine_text_evaluates_in_mlir_as_the_dim(text):
                     amap = ir.Attribute.parse(x.map).value
                     return evaluate(amap.results[0], [value(o) for o in x.operands])
                 assert value(s) == onnxsym.evaluate(d, env), (text, env, s.map)
+
+
+@onnxsym.register_rule("BranchOf", domain="test.mlir")
+def _branch_of(node):
+    """A test op with If's branches: infers both, gives the then branch's outputs."""
+    out = node.infer_graph(node.attr("then_branch"), [])
+    node.infer_graph(node.attr("else_branch"), [])
+    return out
+
+
+def test_values_inside_regions_are_bound_to_the_functions_symbols():
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Concat", ["t", "t"], ["t2"], axis=0)],
+                             "then", [], [helper.make_tensor_value_info("t2", TensorProto.FLOAT, None)])
+    other = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    m = build([helper.make_node("BranchOf", [], ["y"], domain="test.mlir", then_branch=then, else_branch=other),
+               helper.make_node("Concat", ["x", "x"], ["z"], axis=0)],
+              [("x", TensorProto.FLOAT, ["batch", 6])], ["y", "z"])
+    m.opset_import.append(helper.make_opsetid("test.mlir", 1))
+    result = onnxsym.infer(m)
+    assert str(result.shape("y")[0]) == "2*batch"
+    for style in STYLES:
+        text = to_mlir(result, style=style, generic=True)
+        module = parse(text)
+        if style in ("propagate", "unfolded"):
+            assert Checker(module, m).dynamic_dims_are_bound() == 6  # x, t, t2, e, y, z
+    text = to_mlir(result, style="unfolded")
+    # 2*batch is first needed inside a region: defined before the op that holds it, so it dominates z's use too
+    assert text.index("symbol.symbolic_int @S1 [%S0, %S0]") < text.index('"onnx.BranchOf"')
+    assert "%S0 = tensor.dim %arg0" in text

@@ -111,14 +111,18 @@ class _Builder:
         attrs = [("onnx.name", string_attr(label))]
         if n.domain not in ("", "ai.onnx"):
             attrs.append(("onnx.domain", string_attr(n.domain)))
-        regions = []
-        for a in n.attribute:
+        regions, region_names = [], []
+        for a in sorted(n.attribute, key=_region_order):
             if a.type == onnx.AttributeProto.GRAPH:
                 regions.append(self.subgraph(a.g, scope))
+                region_names.append(a.name)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 regions.extend(self.subgraph(sg, scope) for sg in a.graphs)
+                region_names.extend(a.name for _ in a.graphs)
             else:
                 attrs.append((a.name, attribute(a, self.res, f"{label}_{a.name}")))
+        if regions:  # which graph attribute each region is
+            attrs.append(("onnx.regions", "[" + ", ".join(string_attr(r) for r in region_names) + "]"))
         outs = list(n.output)
         group = self.namer.fresh(next((o for o in outs if o), label))
         concat = self._concat_parts(n)
@@ -156,6 +160,11 @@ class _Builder:
         self.graph(g, scope, block)
         block.ops.append(Op("onnx.Yield", [scope[o.name] for o in g.output], []))
         return block
+
+
+def _region_order(a: onnx.AttributeProto):
+    """If's branches as then, else (as onnx-mlir has them); other graphs by name."""
+    return (a.name != "then_branch", a.name != "else_branch", a.name)
 
 
 def _order(g: onnx.GraphProto, available: set) -> List[int]:
