@@ -30,6 +30,39 @@ def _bindings(pairs) -> dict:
     return out
 
 
+def _ranges(pairs) -> dict:
+    out = {}
+    for p in pairs:
+        name, sep, val = p.partition("=")
+        lo, colon, hi = val.partition(":")
+        try:
+            if not sep or not colon or not name.strip():
+                raise ValueError
+            out[name.strip()] = (int(lo), int(hi))
+        except ValueError:
+            raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint="--range") from None
+    return out
+
+
+def _knowledge(f):
+    """The options that tell onnxsym what the user knows about the input symbols."""
+    f = click.option("--allow-zero", is_flag=True, help="Input dims may be 0 (their range starts at 1 otherwise).")(f)
+    f = click.option("--assume", multiple=True, metavar="'EXPR == EXPR'",
+                     help="A constraint between input symbols, e.g. 'past == seq'.")(f)
+    return click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
+                        help="Narrow an input symbol's range, e.g. seq=1:4096.")(f)
+
+
+def _print_constraints(result, limit: int = 10) -> None:
+    label = {"node": "assumed", "user": "given", "declared": "declared"}
+    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
+    lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
+    for line in lines[:limit]:
+        click.echo(line)
+    if len(lines) > limit:
+        click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
+
+
 def _fail(exc: Exception) -> None:
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.meta.get("onnxsym.debug"):
@@ -88,9 +121,10 @@ def main(ctx, debug) -> None:
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+@_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, bind, quiet, mlir_out):
+def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -101,7 +135,8 @@ def annotate(model, out, in_place, bind, quiet, mlir_out):
     if os.path.abspath(target) == os.path.abspath(model) and not in_place:
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
     try:
-        result = api.infer(model, bind=_bindings(bind))
+        result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                           allow_zero=allow_zero)
         annotated = api.write_result(result, inplace=True)
         _save(annotated, target)
         if mlir_out:
@@ -121,6 +156,7 @@ def annotate(model, out, in_place, bind, quiet, mlir_out):
         click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
+    _print_constraints(result)
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
@@ -129,20 +165,18 @@ def annotate(model, out, in_place, bind, quiet, mlir_out):
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; default: two random assignments).")
-def verify(model, bind):
+@_knowledge
+def verify(model, bind, ranges, assume, allow_zero):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
     Exits 1 if any dim is wrong. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
-    from onnxsym.verify import verify as run_verify
+    from onnxsym.verify import constrained_assignments, verify as run_verify
 
     try:
-        result = api.infer(model)
+        result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
         b = _bindings(bind)
-        roots = [n for n in result.symbols.symbols if n not in result.fresh]
-        assignments = None
-        if b:
-            assignments = [{**{r: 3 for r in roots}, **b}]
+        assignments = constrained_assignments(result, count=1, fixed=b) if b else None
         report = run_verify(model, assignments=assignments, result=result,
                             base_dir=os.path.dirname(os.path.abspath(model)))
     except OnnxsymError as exc:

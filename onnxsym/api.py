@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import onnx
 
 from . import dims
 from .dims import Dim
+from .constraints import Constraint
 from .engine import Assumption, Engine, Provenance
+from .errors import UserInputError
 from .loader import SymbolTable, load_model
 from .values import Tensor, Value
 from .writer import write_metadata, write_shapes
@@ -43,8 +45,36 @@ class Result:
     assumptions: List[Assumption]
     warnings: List[str]
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # Symbol -> its definition over the remaining symbols, from solved constraints.
+    derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
+    # (value, axis) where the writer keeps the model's declared dim_param.
+    keep_declared: frozenset = frozenset()
     # Values computed inside subgraphs (If/Loop bodies), by name.
     subgraph_values: Dict[str, Value] = field(default_factory=dict)
+
+    @property
+    def constraints(self) -> List[Constraint]:
+        """Every equality the model is only valid under, each with the node that requires it."""
+        return self.assumptions
+
+    def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
+        """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
+        out = {name: (s.lo, s.hi) for name, s in self.symbols.symbols.items()}
+        for v in self.derived.values():
+            s = dims.as_sym(v)
+            if s is not None:
+                out[s.name] = (s.lo, s.hi)
+        return out
+
+    def derived_symbols(self) -> Dict[str, Dim]:
+        """Derived symbol name -> its definition (``total == past + seq``)."""
+        return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
+                if dims.as_sym(v) is None or dims.as_sym(v).name != s.name}
+
+    def roots(self) -> List[str]:
+        """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
+        derived = self.derived_symbols()
+        return [n for n in self.symbols.symbols if n not in self.fresh and n not in derived]
 
     def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
         v = self.values.get(name)
@@ -95,32 +125,59 @@ def _load(model_or_path: ModelLike) -> onnx.ModelProto:
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
           progress: Optional[Callable[[int, int], None]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
-    ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``progress(done, total)``
-    is called after each node.
+    ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
+    constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
+    (their range starts at 1 otherwise); ``progress(done, total)`` is called after
+    each node.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model = _load(model_or_path)
-    table = SymbolTable(bound=dict(bind or {}), ranges=dict(ranges or {}))
+    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
+                        assume=[parse_assumption(a) for a in assume],
+                        default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table)
     engine.progress = progress
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule, engine.subgraph_values)
+                  engine.assumptions, engine.warnings, engine.no_rule, dict(engine.constraints.derived),
+                  frozenset(engine.keep_declared), subgraph_values=engine.subgraph_values)
+
+
+def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
+    """``"past == seq"`` (or a pair of texts) as ``(lhs, rhs)``."""
+    if not isinstance(a, str):
+        lhs, rhs = a
+        return str(lhs), str(rhs)
+    lhs, sep, rhs = a.partition("==")
+    if not sep or not lhs.strip() or not rhs.strip() or "==" in rhs:
+        raise UserInputError(f"--assume '{a}': expected 'EXPR == EXPR'")
+    return lhs.strip(), rhs.strip()
+
+
+def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
+    out = {}
+    for name, (lo, hi) in ranges.items():
+        if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
+            raise UserInputError(f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+        out[name] = (lo, hi)
+    return out
 
 
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-             inplace: bool = False) -> onnx.ModelProto:
+             inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
+             allow_zero: bool = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``."""
-    result = infer(model_or_path, bind=bind, ranges=ranges)
+    result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto))
 
 
@@ -131,11 +188,21 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
-    write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings)
+    write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
+                 result.keep_declared)
+    ranges = result.symbol_ranges()
+    table = result.symbols
     write_metadata(model, {
         "version": __version__,
-        "symbols": {name: {"origin": result.symbols.origin.get(name, ""), "range": [s.lo, s.hi]}
-                    for name, s in sorted(result.symbols.symbols.items())},
+        "symbols": {name: {"origin": table.origin.get(name, ""), "range": list(ranges[name])}
+                    for name in sorted(table.symbols)},
+        "constraints": [{"constraint": str(c), "node": c.node, "op_type": c.op_type, "reason": c.reason,
+                         "kind": c.kind}
+                        for c in result.constraints],
+        "derived": {name: str(v) for name, v in result.derived_symbols().items()},
+        "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},
+                 "assume": [f"{a} == {b}" for a, b in table.assume],
+                 "allow_zero": table.default_lo == 0},
         "unresolved": [{"value": u.value, "axis": u.axis, "dim": None if u.dim is None else str(u.dim),
                         "reasons": [f"{p.op_type} '{p.node}': {p.reason}" for p in u.provenance]}
                        for u in result.unresolved()],

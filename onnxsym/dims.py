@@ -410,10 +410,54 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         exact = _exact_div(a, b)
         if exact is not None:
             return exact
+        common = _common_factor(a, b)
+        if common is not None:
+            # (m*p) // (m*q) == p // q for a positive factor m
+            return floordiv(_exact_div(a, common), _exact_div(b, common))
     return _floordiv_atom(a, b)
 
 
+def _common_factor(a: Expr, b: Expr) -> Optional[Expr]:
+    """The monomial that divides every term of ``a`` and ``b`` when it is provably positive."""
+    if len(b.terms) != 1:
+        return None
+    shared = dict(b.terms[0][0])
+    for m, _ in a.terms:
+        md = dict(m)
+        shared = {atom: min(e, md[atom]) for atom, e in shared.items() if atom in md}
+        if not shared:
+            return None
+    mono = tuple(sorted(shared.items(), key=lambda ae: ae[0].key))
+    factor = Expr(((mono, 1),))
+    return factor if factor.range()[0] >= 1 else None
+
+
+def _without_mod(n: Expr) -> Optional[Dim]:
+    """``n`` with each top-level ``x % c`` written ``x - c*(x//c)``, or None if it has none."""
+    mods = {atom for atom in atoms(n) if isinstance(atom, _OpAtom) and atom.kind == "mod"}
+    if not mods:
+        return None
+    out: Dim = 0
+    for m, c in n.terms:
+        term: Dim = c
+        for atom, e in m:
+            x = _atom_expr(atom)
+            if atom in mods:
+                x = sub(atom.args[0], mul(atom.args[1], floordiv(*atom.args)))
+            for _ in range(e):
+                term = mul(term, x)
+        out = add(out, term)
+    return out
+
+
 def _floordiv_atom(n: Dim, d: Dim) -> Dim:
+    if isinstance(n, Expr) and isinstance(d, int):
+        # (x + (-x) % 8) // 8 is ceil(x/8): the mod cancels once written as a floor division
+        alt = _without_mod(n)
+        if alt is not None and not _has_atom(alt, "mod"):
+            simpler = floordiv(alt, d)
+            if len(str(simpler)) < len(str(n)) + len(str(d)) + 2:
+                return simpler
     lo, hi = range_of(n)
     dlo, dhi = range_of(d)
     if dlo > 0:
@@ -422,13 +466,15 @@ def _floordiv_atom(n: Dim, d: Dim) -> Dim:
         if isinstance(d, int):
             if lo // d == hi // d:
                 return lo // d
-            # (x // c) // d == x // (c*d) for positive c, d
-            if len(n.terms) == 1 and n.terms[0][1] == 1 and len(n.terms[0][0]) == 1:
-                atom, e = n.terms[0][0][0]
-                if e == 1 and isinstance(atom, _OpAtom) and atom.kind == "floordiv":
-                    inner_n, inner_d = atom.args
-                    if isinstance(inner_d, int) and inner_d > 0:
-                        return floordiv(inner_n, inner_d * d)
+            # (x // c + r) // d == (x + c*r) // (c*d) for positive ints c, d and any integer r:
+            # x // c + r == (x + c*r) // c, and floor(floor(y) / d) == floor(y / d).
+            for m, k in n.terms:
+                if k == 1 and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) \
+                        and m[0][0].kind == "floordiv" and isinstance(m[0][0].args[1], int) \
+                        and m[0][0].args[1] > 0:
+                    inner_n, inner_d = m[0][0].args
+                    r = sub(n, _atom_expr(m[0][0]))
+                    return floordiv(add(inner_n, mul(inner_d, r)), inner_d * d)
             # floor(-x/d) == -floor((x + d - 1)/d): keep the leading coefficient positive
             if n.terms[-1][1] < 0 and n.terms[-1][0] != ():
                 return neg(floordiv(add(neg(n), d - 1), d))
@@ -636,12 +682,56 @@ def range_of(d: Dim) -> Tuple[int, int]:
 
 def try_le(a: Dim, b: Dim) -> Optional[bool]:
     """``a <= b`` if the ranges prove or refute it, else ``None``."""
-    lo, hi = range_of(sub(b, a))
+    d = sub(b, a)
+    lo, hi = range_of(d)
     if lo >= 0:
         return True
     if hi < 0:
         return False
+    if lower_bound(d) >= 0:
+        return True
+    if lower_bound(neg(d)) > 0:
+        return False
     return None
+
+
+_lower_cache: Dict[Expr, int] = {}
+
+
+def lower_bound(d: Dim, depth: int = 3) -> int:
+    """A lower bound of ``d``, tighter than its interval range where the terms are related.
+
+    Interval arithmetic treats ``(x + 7)//8`` and ``x`` as independent; here a term
+    ``k*(x//c)`` is rewritten exactly as ``k*(x - x%c)/c`` so that ``x`` can cancel,
+    a ``-min(p, q)`` is at least ``-p`` and a ``max(p, q)`` at least ``p``.
+    """
+    if isinstance(d, int):
+        return d
+    if depth == 0:
+        return d.range()[0]
+    key = (d, depth)
+    r = _lower_cache.get(key)
+    if r is not None:
+        return r
+    best = d.range()[0]
+    for m, k in d.terms:
+        if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
+            continue
+        atom = m[0][0]
+        rest = sub(d, mul(k, _atom_expr(atom)))
+        if atom.kind == "floordiv" and isinstance(atom.args[1], int) and atom.args[1] > 0:
+            x, c = atom.args
+            scaled = add(mul(c, rest), mul(k, sub(x, _atom_expr(_OpAtom("mod", (x, c))))))
+            best = max(best, -((-lower_bound(scaled, depth - 1)) // c))  # ceil: d is an integer
+        elif (atom.kind == "min" and k < 0) or (atom.kind == "max" and k > 0):
+            # rest + k*max(p, q) >= rest + k*p, and likewise for each argument
+            for arg in atom.args:
+                best = max(best, lower_bound(add(rest, mul(k, arg)), depth - 1))
+        elif atom.kind in ("min", "max"):
+            # rest + k*min(p, q) == min(rest + k*p, rest + k*q) for k > 0 (max for k < 0)
+            best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
+    _lower_cache[key] = best
+    return best
 
 
 def try_lt(a: Dim, b: Dim) -> Optional[bool]:
@@ -653,10 +743,18 @@ def try_eq(a: Dim, b: Dim) -> Optional[bool]:
     """``True`` if provably equal, ``False`` if provably different, else ``None``."""
     if a is b or (isinstance(a, int) and isinstance(b, int) and a == b):
         return True
-    lo, hi = range_of(sub(a, b))
+    d = sub(a, b)
+    lo, hi = range_of(d)
     if lo > 0 or hi < 0:
         return False
     if lo == hi == 0:
+        return True
+    if isinstance(d, int):
+        return d == 0
+    up, down = lower_bound(d), lower_bound(neg(d))
+    if up > 0 or down > 0:
+        return False
+    if up == down == 0:
         return True
     return None
 

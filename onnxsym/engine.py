@@ -8,6 +8,8 @@ rank) with the reason recorded.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
@@ -16,6 +18,7 @@ from onnx import helper, numpy_helper
 
 from . import dims, registry
 from .dims import Dim
+from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
 from .node import Node
@@ -34,15 +37,11 @@ class Provenance:
     reason: str
 
 
-@dataclass(frozen=True)
-class Assumption:
-    """A relation ``lhs == rhs`` that a node is only valid under."""
+# The names onnx's shape inference gives to dims it cannot name: not the user's names.
+ANONYMOUS = re.compile(r"unk__\d+")
 
-    lhs: Dim
-    rhs: Dim
-    node: str
-    op_type: str
-    reason: str
+# A relation ``lhs == rhs`` that a node is only valid under (the older name).
+Assumption = Constraint
 
 
 def convert_attribute(a: onnx.AttributeProto):
@@ -161,7 +160,16 @@ class Engine:
         self.unknown_rank: Dict[str, Provenance] = {}
         # Values computed inside subgraphs (If/Loop bodies), by name.
         self.subgraph_values: Dict[str, Value] = {}
-        self.assumptions: List[Assumption] = []
+        self.constraints = Constraints(self._elimination_rank)
+        self.assumptions: List[Constraint] = self.constraints.items
+        # Names the model declares on produced values that are not graph-input symbols.
+        self.declared: Set[str] = set()
+        # (value, axis) whose declared dim_param the writer keeps: it equals the inferred dim.
+        self.keep_declared: Set[Tuple[str, int]] = set()
+        self.producer: Dict[str, str] = {}
+        # Symbols eliminated from the current node's inputs (to explain a contradiction).
+        self._rewritten: Set[dims.Sym] = set()
+        self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(f.domain, f.name): f for f in model.functions}
@@ -184,7 +192,32 @@ class Engine:
         return dims.expr_of(self.table.symbols[name])
 
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
-        self.assumptions.append(Assumption(a, b, node.name, node.op_type, reason))
+        if not self._subgraphs:
+            self.constraints.require(a, b, node.name, node.op_type, reason)
+            return
+        # A branch of an If may never run: what it needs is recorded, never solved nor an error.
+        reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        try:
+            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False)
+        except ConstraintContradiction as exc:
+            self.warnings.append(f"{exc} (that subgraph can never run)")
+
+    def _elimination_rank(self, s: dims.Sym) -> tuple:
+        """Which symbol a solved constraint eliminates first: the highest rank."""
+        kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
+        order = list(self.table.symbols)
+        return kind, order.index(s.name) if s.name in order else len(order)
+
+    def _resolved(self, name: str) -> Optional[Value]:
+        """The value of ``name`` rewritten through the constraints solved so far."""
+        v = self.env.get(name)
+        r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
+        if r is not v:
+            self.env[name] = r
+            if isinstance(v, Tensor) and v.shape is not None:
+                for d in v.shape:
+                    self._rewritten |= dims.free_symbols(d) & self.constraints.derived.keys()
+        return r
 
     # -- graphs ---------------------------------------------------------------
     def run(self) -> None:
@@ -197,7 +230,40 @@ class Engine:
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
             self.env[inp.name] = value_from_type(inp.type, self.table, inp.name)
+            self.producer[inp.name] = f"graph input '{inp.name}'"
+        self.table.check_user_names()
+        for lhs, rhs in self.table.assume:
+            self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
+                                     "--assume", "", "given by the user", kind="user")
         self._run_nodes(g, set(self.env) | init_names)
+        self._match_declared(g)
+        for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
+            for k, v in store.items():
+                store[k] = resolve_value(v, self.constraints.resolve)
+
+    def _match_declared(self, g: onnx.GraphProto) -> None:
+        """Relate the dims the model declares on produced values to the inferred ones:
+        a new name becomes a derived symbol (``total_seq == past + seq``)."""
+        produced = {o for n in g.node for o in n.output if o}
+        for vi in list(g.output) + list(g.value_info):
+            t = self._resolved(vi.name) if vi.name in produced else None
+            tp = vi.type
+            if not isinstance(t, Tensor) or t.shape is None or tp.WhichOneof("value") != "tensor_type" \
+                    or not tp.tensor_type.HasField("shape") or len(tp.tensor_type.shape.dim) != len(t.shape):
+                continue
+            for axis, (decl, d) in enumerate(zip(tp.tensor_type.shape.dim, t.shape)):
+                if not decl.HasField("dim_param") or not decl.dim_param.strip() or \
+                        ANONYMOUS.fullmatch(decl.dim_param) or any(s.name in self.fresh for s in dims.free_symbols(d)):
+                    continue
+                known = self.table.parse_declared(decl.dim_param, f"declared: {vi.name}[{axis}]", self.declared)
+                # A new name is defined by what the graph computes; a declaration over the input
+                # symbols alone may be sloppy (an output called 'batch' that is 1): recorded, not solved.
+                names_new = any(s.name in self.declared for s in dims.free_symbols(known))
+                self.constraints.require(known, d, self.producer.get(vi.name, vi.name), "",
+                                         f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'",
+                                         solve=names_new, kind="declared")
+                if self.constraints.resolve(known) is self.constraints.resolve(d):
+                    self.keep_declared.add((vi.name, axis))
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
         order = topological_order(graph, available)
@@ -214,7 +280,8 @@ class Engine:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
-        inputs = [self.env.get(x) if x else None for x in n.input]
+        self._rewritten = set()
+        inputs = [self._resolved(x) if x else None for x in n.input]
         attrs = {a.name: a for a in n.attribute}
         node = Node(n.op_type, domain, n.name or f"{n.op_type}_{index}", opset, inputs, list(n.input),
                     list(n.output), attrs, convert_attribute, self, index)
@@ -227,8 +294,11 @@ class Engine:
         else:
             try:
                 outs = rule(node)
+            except ConstraintContradiction as exc:
+                exc = self.constraints.explain(exc, self._rewritten)
+                raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
             except ShapeContradiction as exc:
-                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}") from None
+                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
@@ -246,6 +316,18 @@ class Engine:
                         self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
                                                              "the rule could not tell the rank")
                 self.env[name] = v if v is not None else Tensor(0, None)
+                self.producer[name] = f"{n.op_type} node '{node.name}'"
+                if self.constraints.derived:
+                    self._resolved(name)
+
+    def _input_sources(self, n: onnx.NodeProto) -> str:
+        """Where a node's inputs come from, with their shapes: the other side of a contradiction."""
+        parts = []
+        for x in n.input:
+            v = self.env.get(x) if x else None
+            if isinstance(v, Tensor) and v.shape is not None and x in self.producer:
+                parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self.producer[x]}")
+        return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
 
     def _no_rule(self, node: Node) -> List[Value]:
         fn = self.functions.get((node.domain, node.op_type))
@@ -266,10 +348,12 @@ class Engine:
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]]) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally."""
         saved = dict(self.env)
+        self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         try:
             for t in graph.initializer:
                 self.env[t.name] = initializer_value(t)
             for i, inp in enumerate(graph.input):
+                self.producer[inp.name] = f"subgraph input '{inp.name}'"
                 v = inputs[i] if i < len(inputs) else None
                 self.env[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
             self._run_nodes(graph, set(self.env))
@@ -280,3 +364,24 @@ class Engine:
             return outs
         finally:
             self.env = saved
+            self._subgraphs.pop()
+
+
+def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:
+    """``v`` with every dim (and every symbolic element) passed through ``resolve``;
+    the same object when nothing changes."""
+    if isinstance(v, Tensor):
+        shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
+        value = v.value
+        if value is not None and any(isinstance(e, dims.Expr) for e in value):
+            value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
+        if shape == v.shape and (value is v.value or value == v.value):
+            return v
+        return Tensor(v.dtype, shape, value)
+    if isinstance(v, Sequence) and v.elem is not None:
+        elem = resolve_value(v.elem, resolve)
+        return v if elem is v.elem else Sequence(elem, v.items)
+    if isinstance(v, Optional_) and v.elem is not None:
+        elem = resolve_value(v.elem, resolve)
+        return v if elem is v.elem else Optional_(elem)
+    return v

@@ -21,3 +21,7 @@ class ShapeContradiction(OnnxsymError):
 
 class VerificationError(OnnxsymError):
     """``verify`` could not run the model in onnxruntime."""
+
+
+class UserInputError(OnnxsymError):
+    """A --bind, --range or --assume that does not fit the model."""

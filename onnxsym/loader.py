@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import onnx
 from onnx import numpy_helper
 
 from . import dims
 from .dims import Dim
-from .errors import ModelLoadError
+from .errors import ModelLoadError, UserInputError
 from .exprtext import ExprSyntaxError, parse_dim
 from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
 
@@ -65,17 +65,62 @@ class SymbolTable:
     origin: Dict[str, str] = field(default_factory=dict)
     ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
     bound: Dict[str, int] = field(default_factory=dict)
+    # Constraints the user gives, as (lhs, rhs) expression texts.
+    assume: List[Tuple[str, str]] = field(default_factory=list)
+    # The lower end of a graph-input dim's range (0 with --allow-zero).
+    default_lo: int = dims.DEFAULT_LO
+    _declared: Dict[str, Dim] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, origin: str) -> Dim:
         if name in self.bound:
+            self.origin.setdefault(name, origin)
             return self.bound[name]
         s = self.symbols.get(name)
         if s is None:
-            lo, hi = self.ranges.get(name, (dims.DEFAULT_LO, dims.INT64_MAX))
+            lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
             s = dims.Sym(name, lo, hi)
             self.symbols[name] = s
             self.origin[name] = origin
         return dims.expr_of(s)
+
+    def check_user_names(self) -> None:
+        """Every name the user binds or ranges must be a symbol of the model."""
+        for opt, names in (("--bind", self.bound), ("--range", self.ranges)):
+            for name in names:
+                if name not in self.origin:
+                    known = ", ".join(sorted(self.origin)) or "none"
+                    raise UserInputError(f"{opt} {name}: the model has no input symbol '{name}' (its symbols: {known})")
+        for name, v in self.bound.items():
+            lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
+            if not lo <= v <= hi:
+                raise UserInputError(f"--bind {name}={v}: outside the range [{lo}, {hi}]"
+                                     + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
+
+    def parse_known(self, text: str) -> Dim:
+        """An expression over the model's input symbols (an unknown name is an error)."""
+        def lookup(name):
+            if name not in self.origin:
+                raise UserInputError(f"--assume '{text}': the model has no input symbol '{name}'")
+            return self.get(name, "")
+        try:
+            return parse_dim(text, lookup)
+        except (ExprSyntaxError, ZeroDivisionError) as exc:
+            raise UserInputError(f"--assume '{text}': {exc}") from None
+
+    def parse_declared(self, text: str, origin: str, new_names: set) -> Dim:
+        """A dim_param the model declares on a produced value; new names are added to ``new_names``."""
+        def lookup(name):
+            if name not in self.origin:
+                new_names.add(name)
+            return self.get(name, origin)
+        d = self._declared.get(text)
+        if d is None:
+            try:
+                d = parse_dim(text, lookup)
+            except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
+                d = lookup(text)
+            self._declared[text] = d
+        return d
 
     def unique(self, base: str) -> str:
         name, n = base, 1

@@ -47,6 +47,39 @@ def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
+def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
+                            fixed: Optional[Mapping[str, int]] = None, tries: int = 500) -> List[Dict[str, int]]:
+    """Small sizes for the root symbols, within their ranges, with every derived symbol
+    computed from its definition, such that every recorded constraint holds."""
+    rng = random.Random(seed)
+    ranges = result.symbol_ranges()
+    derived = result.derived_symbols()
+    # What the model declares on its outputs does not bind a run; what its nodes need does.
+    checkable = [c for c in result.constraints if c.kind != "declared" and
+                 not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
+    out: List[Dict[str, int]] = []
+    for attempt in range(tries):
+        b = {}
+        for name in result.roots():
+            lo, hi = ranges[name]
+            lo2, hi2 = max(lo, 2 if attempt < tries // 2 else lo), min(hi, 9)
+            b[name] = rng.randint(lo2, hi2) if lo2 <= hi2 else (lo if hi < 2 else hi)
+        b.update(fixed or {})
+        for name, d in derived.items():
+            if name not in b:
+                b[name] = dims.evaluate(d, b)
+        if all(ranges[n][0] <= v <= ranges[n][1] for n, v in b.items() if n in ranges) and \
+                all(dims.evaluate(c.lhs, b) == dims.evaluate(c.rhs, b) for c in checkable):
+            if b not in out or attempt > tries // 2:
+                out.append(b)
+        if len(out) == count:
+            return out
+    if not out:
+        raise VerificationError("no small sizes satisfy the recorded constraints: "
+                                + "; ".join(f"{c} ({c.where})" for c in checkable[:3]))
+    return out
+
+
 def _feed(tensor: Tensor, name: str, bindings: Mapping[str, int]) -> np.ndarray:
     shape = [dims.evaluate(d, bindings) for d in tensor.shape]
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
@@ -82,8 +115,7 @@ def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
 
     result = result or infer(model_or_path)
     model = result.model
-    roots = sorted(n for n in result.symbols.symbols if n not in result.fresh)
-    assignments = assignments or default_assignments(roots)
+    assignments = assignments or constrained_assignments(result)
     exposed = _expose_all(model, result.produced, result)
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

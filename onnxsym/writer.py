@@ -25,9 +25,13 @@ def _declared_dims(tp: onnx.TypeProto):
     return list(tp.tensor_type.shape.dim)
 
 
-def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str]):
+def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
+              keep: bool = False):
     """The dim to write, given what the model declares and what was inferred:
-    ``(value, param)`` with exactly one of them set."""
+    ``(value, param)`` with exactly one of them set. ``keep``: the declared
+    dim_param is proven equal to the inferred dim (a declared name wins)."""
+    if keep:
+        return None, declared.dim_param
     if isinstance(inferred, int):
         if declared is not None and declared.HasField("dim_value") and declared.dim_value != inferred:
             raise ShapeContradiction(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}")
@@ -42,7 +46,8 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     return None, str(inferred)
 
 
-def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings) -> Optional[onnx.TypeProto]:
+def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
+                keep=()) -> Optional[onnx.TypeProto]:
     dtype = t.dtype
     if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
         dtype = declared.tensor_type.elem_type
@@ -61,7 +66,8 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     shape = tp.tensor_type.shape
     shape.SetInParent()
     for i, d in enumerate(t.shape):
-        value, param = merge_dim(declared_dims[i] if declared_dims else None, d, f"{where}[{i}]", fresh, warnings)
+        value, param = merge_dim(declared_dims[i] if declared_dims else None, d, f"{where}[{i}]", fresh, warnings,
+                                 i in keep)
         dim = shape.dim.add()
         if value is not None:
             dim.dim_value = value
@@ -70,10 +76,11 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     return tp
 
 
-def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings) -> Optional[onnx.TypeProto]:
+def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
+               keep=()) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings)
+        return tensor_type(v, declared, where, fresh, warnings, keep)
     if isinstance(v, Sequence):
         inner_decl = declared.sequence_type.elem_type if declared is not None and \
             declared.WhichOneof("value") == "sequence_type" else None
@@ -96,8 +103,9 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str]) -> None:
-    """Fill ``graph.value_info`` for every produced value and the graph outputs' types."""
+                 fresh, warnings: List[str], keep_declared=frozenset()) -> None:
+    """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
+    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
     outputs = {o.name: o for o in graph.output}
     existing = {vi.name: vi for vi in graph.value_info}
     for name in produced:
@@ -108,7 +116,8 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
         if target is None:
             target = existing.get(name)
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings)
+        keep = {axis for value, axis in keep_declared if value == name}
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep)
         if tp is None:
             continue
         if target is None:

@@ -6,6 +6,7 @@ from typing import Optional
 
 from onnxsym import dims
 from onnxsym.dims import Dim
+from onnxsym.errors import ShapeContradiction
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
@@ -37,6 +38,14 @@ def size_bound(shape) -> int:
     if shape is None:
         return dims.INT64_MAX
     return static_bound(prod(shape))
+
+
+def required_attr(node, name: str):
+    """An attribute the operator cannot do without; a model that omits it is invalid."""
+    v = node.attr(name)
+    if v is None:
+        raise ShapeContradiction(f"required attribute '{name}' is missing")
+    return v
 
 
 def scalar(node, i: int):

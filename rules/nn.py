@@ -3,6 +3,8 @@ Einsum, TopK, ArgMax, Resize and friends."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import TensorProto
 
@@ -33,9 +35,14 @@ def matmul(node):
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
         dtype = TensorProto.INT32
-    if a.shape is None or b.shape is None:
-        return [Tensor(dtype, None)]
-    sa, sb = tuple(a.shape), tuple(b.shape)
+    return [Tensor(dtype, matmul_shape(node, a.shape, b.shape))]
+
+
+def matmul_shape(node, sa, sb):
+    """numpy matmul of shapes ``sa`` and ``sb`` (``None`` when either rank is unknown)."""
+    if sa is None or sb is None:
+        return None
+    sa, sb = tuple(sa), tuple(sb)
     if not sa or not sb:
         raise ShapeContradiction("MatMul of a scalar")
     a1, b1 = len(sa) == 1, len(sb) == 1
@@ -53,7 +60,7 @@ def matmul(node):
         out += (sa[-2],)
     if not b1:
         out += (sb[-1],)
-    return [Tensor(dtype, out)]
+    return out
 
 
 @register("Gemm")
@@ -77,7 +84,9 @@ def _spatial_params(node, nsp, kernel):
     return list(strides), list(dil), list(pads), auto_pad
 
 
-def _conv_out(node, in_dims, kernel, ceil_mode=False, kernel_dilated=True):
+def _conv_out(node, in_dims, kernel):
+    """Conv output sizes (the spec's formulas; onnxruntime computes them in int64
+    and rejects inputs shorter than the dilated kernel)."""
     nsp = len(in_dims)
     strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
     out = []
@@ -86,17 +95,47 @@ def _conv_out(node, in_dims, kernel, ceil_mode=False, kernel_dilated=True):
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             out.append(dims.ceil_div(d, s))
             continue
-        if auto_pad == "VALID":
-            pb = pe = 0
+        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
+        out.append(dims.floordiv(d + pb + pe - dl * (k - 1) - 1, s) + 1)
+    return out
+
+
+# Integers up to 2**24 are exact in float32.
+FLOAT32_EXACT = 2 ** 24
+
+
+def trunc_div(n, s: int):
+    """C++ integer division ``n / s`` (rounds toward zero) for a positive ``s``."""
+    return dims.floordiv(dims.dmax(n, 0), s) - dims.floordiv(dims.dmax(-n, 0), s)
+
+
+def _pool_out(node, in_dims, kernel, ceil_mode):
+    """Pool output sizes as onnxruntime computes them: SAME padding from the
+    undilated kernel, int64 division rounding toward zero (an input shorter than
+    the kernel still gives a window), and in ceil_mode a float32 ceil, with the
+    last window dropped when it would start in the end padding."""
+    nsp = len(in_dims)
+    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    out = []
+    for i, d in enumerate(in_dims):
+        k, s, dl = kernel[i], strides[i], dil[i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            total = (dims.ceil_div(d, s) - 1) * s + k - d
+            head = trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
+        elif auto_pad == "VALID":
+            total = head = 0
         else:
-            pb, pe = pads[i], pads[i + nsp]
-        n = d + pb + pe - dl * (k - 1) - 1
-        if ceil_mode:
-            full = dims.ceil_div(n, s) + 1
-            # the last window must start inside the input (or the begin padding)
-            out.append(dims.dmin(full, dims.ceil_div(d + pb, s)))
-        else:
-            out.append(dims.floordiv(n, s) + 1)
+            total, head = pads[i] + pads[i + nsp], pads[i]
+        n = d + total - dl * (k - 1) - 1
+        if not ceil_mode:
+            out.append(trunc_div(n, s) + 1)
+            continue
+        lo, hi = dims.range_of(n)
+        if lo < -FLOAT32_EXACT or hi > FLOAT32_EXACT:
+            out.append(node.fresh(f"ceil_mode pool size over {n}: onnxruntime rounds it through "
+                                  f"float32, exact only within +-2**24 (narrow the symbol's range)", 0, i + 2))
+            continue
+        out.append(dims.dmin(dims.ceil_div(n, s) + 1, dims.ceil_div(d + head, s)))
     return out
 
 
@@ -149,11 +188,13 @@ def conv_transpose(node):
     sp = []
     for i, d in enumerate(x.shape[2:]):
         s = strides[i]
+        full = s * (d - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            sp.append(dims.mul(d, s))
+            # the total padding full - d*s does not depend on d; onnxruntime clamps it at 0
+            sp.append(dims.mul(d, s) if opad[i] + (kernel[i] - 1) * dil[i] + 1 - s >= 0 else full)
             continue
         pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
-        sp.append(s * (d - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - pb - pe)
+        sp.append(full - pb - pe)
     return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
 
 
@@ -166,7 +207,7 @@ def pool(node):
     if kernel is None:
         raise ShapeContradiction("pool without kernel_shape")
     ceil_mode = bool(node.attr("ceil_mode", 0))
-    sp = _conv_out(node, list(x.shape[2:]), list(kernel), ceil_mode=ceil_mode)
+    sp = _pool_out(node, list(x.shape[2:]), list(kernel), ceil_mode)
     shape = tuple(x.shape[:2]) + tuple(sp)
     outs = [Tensor(x.dtype, shape)]
     if node.num_outputs > 1:
@@ -300,7 +341,7 @@ def topk(node):
     else:
         k = node.attr("k")
     if k is None:
-        k = node.fresh("TopK k is not known", 0, axis)
+        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1])
     shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
@@ -322,14 +363,39 @@ def argmax(node):
 
 
 def _scaled(node, d, scale, axis):
-    s = float(scale)
+    """onnxruntime's ``(int64_t)(scale * dim)``: both operands float32, the product
+    rounded to float32, then truncated. For a symbolic dim that is the closed form
+    ``floor(p*d / 2**k)`` (``scale == p / 2**k`` exactly) only when the dim's range
+    keeps every float32 step exact; otherwise a fresh symbol."""
+    s = np.float32(scale)
     if s == 1.0:
         return d
     if isinstance(d, int):
-        return int(np.floor(np.float32(s) * np.float32(d)))
-    if s >= 1 and s == int(s):
-        return dims.mul(d, int(s))
-    return node.fresh(f"Resize of symbolic dim {d} by non-integer scale {s}", 0, axis)
+        return int(s * np.float32(d))
+    p, q = float(s).as_integer_ratio()  # q is a power of two
+    # The closed form floor(p*d/q) holds when p*d < 2**24 (then d is exact in float32 and
+    # the rounding error of the product stays below 1/q, the gap to the next integer),
+    # or p*d <= 2**24 for an integral scale (the product is then an exact integer).
+    bound = FLOAT32_EXACT if q == 1 else FLOAT32_EXACT - 1
+    lo, hi = dims.range_of(d)
+    if lo >= 0 and p * hi <= bound:
+        return dims.floordiv(dims.mul(d, p), q)
+    return node.fresh(f"Resize of {d} by scale {float(s)!r}: onnxruntime computes the size in float32, "
+                      f"equal to floor({d}*{float(s)!r}) only while {d} <= {bound // p} "
+                      f"(narrow the symbol's range)", 0, axis)
+
+
+def _policy_sizes(x, sizes, axes, policy):
+    """keep_aspect_ratio_policy as onnxruntime applies it (float32 throughout):
+    one scale, the min (not_larger) or max (not_smaller) of sizes/dims over
+    ``axes``, then ``round(scale * dim)`` on those axes."""
+    in_dims = [x.shape[a] for a in axes]
+    if not all(isinstance(v, int) for v in list(sizes) + in_dims):
+        return None
+    ratios = [np.float32(v) / np.float32(d) if d else np.float32(1) for v, d in zip(sizes, in_dims)]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    # std::round: halves away from zero
+    return [math.floor(float(scale * np.float32(d)) + 0.5) if d else 0 for d in in_dims]
 
 
 def _nonempty(node, i):
@@ -355,8 +421,10 @@ def _resize_shape(node, x, scales, sizes, axes):
                 out[a] = node.fresh("Resize sizes not known", 0, a)
             return tuple(out)
         if policy != "stretch" and node.opset >= 18:
-            for a in axes:
-                out[a] = node.fresh(f"Resize keep_aspect_ratio_policy={policy}", 0, a)
+            adjusted = _policy_sizes(x, sizes.value, axes, policy)
+            for i, a in enumerate(axes):
+                out[a] = adjusted[i] if adjusted is not None else \
+                    node.fresh(f"Resize keep_aspect_ratio_policy={policy} over symbolic dims", 0, a)
             return tuple(out)
         for a, v in zip(axes, sizes.value):
             out[a] = v

@@ -7,6 +7,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.dims import Dim
+from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
@@ -14,7 +15,6 @@ from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 INT64 = 7
 INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
 FLOAT_TYPES = {1, 10, 11, 16}
-BIG = 2**62
 
 
 def _t(node, i):
@@ -165,7 +165,11 @@ def _reshape(node, x, target, allowzero):
             if isinstance(rest, int) and rest == 0:
                 out[minus] = node.fresh("reshape -1 with zero-size rest", 0, minus)
             else:
+                if isinstance(total, int) and isinstance(rest, int) and total % rest:
+                    raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
                 out[minus] = dims.floordiv(total, rest)
+    elif x.shape is not None:
+        node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
 
 
@@ -289,6 +293,8 @@ def concat_rule(node):
                 out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
+            for t in known:
+                node.assume(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
     if all(t.value is not None for t in ts):
@@ -344,46 +350,42 @@ def split_rule(node):
 
 # --------------------------------------------------------------------- Slice
 
-def _clamp_index(node, v, d, lo_end):
-    """``v`` normalised against dim ``d``: negative counts from the end, then
-    clamped to [lo_end, d + lo_end] (lo_end is 0, or -1 for negative steps)."""
-    if isinstance(v, int) and v >= 2**31:
-        return d if lo_end == 0 else dims.sub(d, 1)
-    if isinstance(v, int) and v <= -2**31:
-        return lo_end
+def _clamp_index(v, d, lo_end):
+    """A start or end ``v`` against dim ``d`` (ONNX Slice): a negative one counts from the
+    end, then it is clamped to ``[lo_end, d + lo_end]`` (``lo_end`` is 0, or -1 for the
+    end of a negative step; -1 also shifts the upper end to ``d - 1``). ``None`` when the
+    sign of ``v`` is not known. The ranges drop the clamps that cannot bind: an end of
+    INT64_MAX is ``d`` because no dim is larger."""
     neg = dims.try_lt(v, 0)
     if neg is None:
         return None
+    # A real dim is at most INT64_MAX (what the algebra cannot know of, say, past + seq).
+    top = min(dims.range_of(d)[1], dims.INT64_MAX)
     if neg:
+        if dims.range_of(v)[1] + top <= lo_end:
+            return lo_end
         v = dims.add(v, d)
-    if lo_end == 0:
-        return dims.dmin(dims.dmax(v, 0), d)
-    return dims.dmin(dims.dmax(v, -1), dims.sub(d, 1))
+    elif dims.range_of(v)[0] >= top + lo_end:
+        return dims.add(d, lo_end)
+    return dims.dmin(dims.dmax(v, lo_end), dims.add(d, lo_end))
 
 
-def _slice_len(node, d, start, end, step):
-    if not isinstance(step, int) or step == 0:
+def _slice_len(d, start, end, step):
+    """The length of ``x[start:end:step]`` along a dim ``d``, or ``None`` when undecidable."""
+    up = dims.try_lt(0, step)
+    if up is None or (isinstance(step, int) and step == 0):
         return None
-    if step > 0:
-        s = _clamp_index(node, start, d, 0)
-        e = _clamp_index(node, end, d, 0)
+    if up:
+        s, e = _clamp_index(start, d, 0), _clamp_index(end, d, 0)
         if s is None or e is None:
             return None
         return dims.dmax(0, dims.ceil_div(dims.sub(e, s), step))
-    s = _clamp_index(node, start, d, -1)
-    e = _clamp_index(node, end, d, -1)
-    if s is None or e is None:
+    s, e = _clamp_index(start, d, -1), _clamp_index(end, d, -1)
+    if s is None or e is None or dims.range_of(d)[0] < 1:
         return None
-    return dims.dmax(0, dims.ceil_div(dims.sub(s, e), -step))
-
-
-def _norm_sentinel(v):
-    if isinstance(v, int):
-        if v > BIG:
-            return BIG
-        if v < -BIG:
-            return -BIG
-    return v
+    # the start of a negative step is clamped to [0, d - 1]
+    s = dims.dmax(s, 0)
+    return dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
 
 
 @register("Slice", since=1)
@@ -418,7 +420,8 @@ def slice_v10(node):
             sliced = {normalize_axis(a, rank) for a in axes}
         # axes that are not sliced keep their dims
         out = tuple(d if sliced is not None and i not in sliced
-                    else node.fresh("slice bounds unknown", 0, i) for i, d in enumerate(x.shape))
+                    else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1])
+                    for i, d in enumerate(x.shape))
         return [Tensor(x.dtype, out)]
     return _slice(node, starts, ends, axes, steps)
 
@@ -438,10 +441,10 @@ def _slice(node, starts, ends, axes, steps):
     spec = {}
     for s, e, a, st in zip(starts, ends, axes, steps):
         a = normalize_axis(a, r)
-        s, e = _norm_sentinel(s), _norm_sentinel(e)
         spec[a] = (s, e, st)
-        n = _slice_len(node, x.shape[a], s, e, st)
-        out[a] = n if n is not None else node.fresh("slice length undecidable", 0, a)
+        n = _slice_len(x.shape[a], s, e, st)
+        out[a] = n if n is not None else node.fresh("slice length undecidable", 0, a,
+                                                    hi=dims.range_of(x.shape[a])[1])
     value = None
     arr = _np_value(x)
     if arr is not None and all(isinstance(v, int) for sp in spec.values() for v in sp):
@@ -567,9 +570,11 @@ def range_rule(node):
             n = max(int(math.ceil((limit - start) / delta)), 0)
             return [Tensor(dtype, (n,), _keep(tuple(start + i * delta for i in range(n))) if n <= MAX_VALUE_ELEMENTS else None)]
         return [Tensor(dtype, (node.fresh("range of float bounds", 0, 0),))]
-    if not isinstance(delta, int) or delta == 0:
-        return [Tensor(dtype, (node.fresh("range delta symbolic", 0, 0),))]
-    n = dims.dmax(dims.ceil_div(dims.sub(limit, start), delta), 0)
+    up = dims.try_lt(0, delta)
+    if up is None or (isinstance(delta, int) and delta == 0):
+        return [Tensor(dtype, (node.fresh("range delta of unknown sign", 0, 0),))]
+    span = dims.sub(limit, start)
+    n = dims.dmax(dims.ceil_div(span, delta) if up else dims.ceil_div(dims.neg(span), dims.neg(delta)), 0)
     value = None
     if isinstance(n, int) and n <= MAX_VALUE_ELEMENTS:
         value = tuple(dims.add(start, i * delta) for i in range(n))

@@ -23,7 +23,8 @@ I64 = TensorProto.INT64
 
 
 B2 = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 8}]
-NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_}
+NP = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64, TensorProto.BOOL: np.bool_,
+      TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8, TensorProto.INT32: np.int32}
 
 
 def build(nodes, inputs, outputs, inits=(), opset=17):
@@ -39,17 +40,23 @@ def init(name, arr):
     return numpy_helper.from_array(np.asarray(arr), name)
 
 
-def check(m, inputs, assignments=B2, values=()):
-    """Infer ``m``, run it in onnxruntime at each assignment, compare every output dim
-    (and the inferred elements of the outputs named in ``values``)."""
+def check(m, inputs, assignments=B2, values=(), ranges=None, reference=False):
+    """Infer ``m`` (with the symbol ``ranges`` given, if any), run it in onnxruntime at
+    each assignment, compare every output dim (and the inferred elements of the
+    outputs named in ``values``). ``reference=True`` runs onnx's reference evaluator
+    instead, for what onnxruntime does not implement."""
     import onnxruntime as ort
 
     import onnxsym
     from onnxsym import dims
 
-    res = onnxsym.infer(m)
+    res = onnxsym.infer(m, ranges=ranges)
     outs = [o.name for o in m.graph.output]
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    if reference:
+        from onnx.reference import ReferenceEvaluator
+        sess = ReferenceEvaluator(m)
+    else:
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     for binding in assignments:
         feeds = {}

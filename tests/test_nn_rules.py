@@ -97,7 +97,8 @@ def test_pool(op, attrs):
     inputs = [("x", F, ["a", 2, "h", "w"])]
     nodes = [helper.make_node(op, ["x"], ["y"], **attrs), helper.make_node("GlobalAveragePool", ["x"], ["g"])]
     binds = [{"a": 1, "h": h, "w": w} for h, w in [(5, 6), (6, 7), (7, 8), (9, 4), (10, 5)]]
-    no_fresh(check(build(nodes, inputs, ["y", "g"]), inputs, binds))
+    # ceil_mode sizes go through float32 in onnxruntime: exact only for bounded dims
+    no_fresh(check(build(nodes, inputs, ["y", "g"]), inputs, binds, ranges=HW_RANGE))
 
 
 def test_norms():
@@ -143,13 +144,16 @@ def test_topk_unknown_k_is_fresh():
     assert res.unresolved()
 
 
+HW_RANGE = {"h": (1, 4096), "w": (1, 4096)}
+
+
 @pytest.mark.parametrize("opset", [11, 13, 18])
 def test_resize_scales(opset):
     inputs = [("x", F, ["a", 3, "h", 5])]
     inits = [init("roi", np.array([], np.float32)), init("sc", np.array([1, 1, 2, 1.5], np.float32))]
     nodes = [helper.make_node("Resize", ["x", "roi", "sc"], ["y"], mode="nearest")]
     res = check(build(nodes, inputs, ["y"], inits, opset=opset), inputs,
-                [{"a": 1, "h": 4}, {"a": 2, "h": 7}])
+                [{"a": 1, "h": 4}, {"a": 2, "h": 7}], ranges=HW_RANGE)
     no_fresh(res)
     assert res.shape("y")[3] == 7
 
@@ -159,11 +163,15 @@ def test_resize_sizes_and_symbolic_fractional_scale():
     inits = [init("sz", np.array([2, 3, 6, 4], np.int64)), init("sc", np.array([1, 1, 0.5, 2], np.float32))]
     nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"]),
              helper.make_node("Resize", ["x", "", "sc"], ["z"])]
-    res = onnxsym.infer(build(nodes, inputs, ["y", "z"], inits, opset=13))
+    m = build(nodes, inputs, ["y", "z"], inits, opset=13)
+    res = onnxsym.infer(m, ranges=HW_RANGE)
     assert res.shape("y") == (2, 3, 6, 4)
-    z = res.shape("z")
-    assert z[3] == 2 * dims.sym("w") and z[0] == dims.sym("a")
-    assert any(u.value == "z" and u.axis == 2 for u in res.unresolved())
+    h, w = dims.sym("h", 1, 4096), dims.sym("w", 1, 4096)
+    assert res.shape("z") == (dims.sym("a"), 3, h // 2, 2 * w)
+    # unbounded dims: float32 rounding makes floor(d*scale) unprovable
+    res = onnxsym.infer(m)
+    assert res.shape("y") == (2, 3, 6, 4)
+    assert {(u.value, u.axis) for u in res.unresolved()} == {("z", 2), ("z", 3)}
 
 
 @pytest.mark.parametrize("opset", [13, 18])
@@ -208,8 +216,8 @@ def test_upsample_opset9():
     inputs = [("x", F, ["a", 2, "h", 3])]
     inits = [init("sc", np.array([1, 1, 2, 3], np.float32))]
     nodes = [helper.make_node("Upsample", ["x", "sc"], ["y"])]
-    res = onnxsym.infer(build(nodes, inputs, ["y"], inits, opset=9))
-    assert res.shape("y") == (dims.sym("a"), 2, 2 * dims.sym("h"), 9)
+    res = onnxsym.infer(build(nodes, inputs, ["y"], inits, opset=9), ranges=HW_RANGE)
+    assert res.shape("y") == (dims.sym("a"), 2, 2 * dims.sym("h", 1, 4096), 9)
 
 
 def _rule_node(op, inputs, **attrs):

@@ -1,0 +1,200 @@
+"""Equality constraints between dims: recorded, solved where linear, checked for contradictions.
+
+A node that is only valid when two dims are equal calls ``require(a, b, ...)``.
+The constraint is recorded with the node that demands it. When one side minus
+the other is linear in some symbol (coefficient +-1), that symbol is eliminated:
+it becomes *derived*, defined over the remaining symbols, and every later dim is
+rewritten through :meth:`resolve` (a union-find whose classes are kept flat).
+Which symbol is eliminated: a fresh one before a declared name before a graph
+input, and among graph inputs the one declared last; so the representative of
+a class is a graph-input symbol where there is one. A constraint that provably
+cannot hold raises :class:`ConstraintContradiction`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Tuple
+
+from . import dims
+from .dims import Dim, Sym
+from .errors import ShapeContradiction
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``lhs == rhs``, required by ``node`` (an op type and node name, or the user)."""
+
+    lhs: Dim
+    rhs: Dim
+    node: str
+    op_type: str
+    reason: str
+    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim.
+    kind: str = "node"
+
+    @property
+    def where(self) -> str:
+        return f"{self.op_type} node '{self.node}'" if self.op_type else self.node
+
+    def __str__(self) -> str:
+        return f"{str(self.lhs)} == {str(self.rhs)}"
+
+
+class ConstraintContradiction(ShapeContradiction):
+    """Two dims must be equal and provably are not: names the nodes and the values."""
+
+    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: Tuple[str, ...]):
+        super().__init__(message)
+        self.lhs, self.rhs, self.nodes = lhs, rhs, nodes
+
+
+class Constraints:
+    """The recorded constraints of one inference and the substitution they imply.
+
+    ``rank(sym)`` orders symbols for elimination: the symbol with the highest rank
+    is eliminated first (fresh > declared > graph inputs declared later).
+    """
+
+    def __init__(self, rank: Callable[[Sym], tuple]):
+        self.items: List[Constraint] = []
+        self.derived: Dict[Sym, Dim] = {}
+        self.because: Dict[Sym, Constraint] = {}
+        self._rank = rank
+        self._cache: Dict[Dim, Dim] = {}
+        self._unsolved: set = set()
+
+    def resolve(self, d: Dim) -> Dim:
+        """``d`` rewritten over the representatives."""
+        if isinstance(d, int) or not self.derived:
+            return d
+        r = self._cache.get(d)
+        if r is None:
+            r = dims.substitute(d, self.derived)
+            self._cache[d] = r
+        return r
+
+    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
+                kind: str = "node") -> None:
+        """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
+        it without rewriting any symbol."""
+        ra, rb = self.resolve(a), self.resolve(b)
+        if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
+            return
+        c = Constraint(a, b, node, op_type, reason, kind)
+        eq = dims.try_eq(ra, rb)
+        if eq is True:
+            return  # the ranges prove it: nothing to assume
+        if eq is False:
+            self._contradiction(c, ra, rb)
+        pair = frozenset((ra, rb))
+        if pair in self._unsolved:
+            return  # the same relation, already recorded
+        self.items.append(c)
+        self._unsolved.add(pair)
+        if solve:
+            self._solve(c, ra, rb)
+
+    # -- solving ----------------------------------------------------------------
+    def _solve(self, c: Constraint, ra: Dim, rb: Dim) -> None:
+        diff = _without_positive_factor(dims.sub(ra, rb))
+        best = None
+        for s, k, rest in _linear_symbols(diff):
+            if best is None or self._rank(s) > self._rank(best[0]):
+                best = (s, k, rest)
+        if best is None:
+            return  # not linear in any symbol: recorded, not solved
+        s, k, rest = best
+        value = dims.neg(rest) if k == 1 else rest  # k*s + rest == 0
+        lo, hi = dims.range_of(value)
+        if hi < s.lo or lo > s.hi:
+            self._contradiction(c, ra, rb, f"{s.name} in [{s.lo}, {s.hi}] cannot be {value}")
+        update = {s: value}
+        other = dims.as_sym(value)
+        if other is not None and (other.lo < s.lo or other.hi > s.hi):
+            # Two symbols unified: the representative takes the intersection of the ranges.
+            narrowed = dims.expr_of(Sym(other.name, max(other.lo, s.lo), min(other.hi, s.hi)))
+            update = {other: narrowed, s: narrowed}
+        self.derived = {k2: dims.substitute(v, update) for k2, v in self.derived.items()}
+        for k2, v in update.items():
+            if v is not dims.expr_of(k2):
+                self.derived[k2] = v
+                self.because.setdefault(k2, c)
+        self._cache.clear()
+
+    def given(self, eliminated, lhs: Dim, rhs: Dim) -> List[Constraint]:
+        """The constraints that eliminated any of ``eliminated`` in favour of a symbol of ``lhs == rhs``."""
+        about = dims.free_symbols(lhs) | dims.free_symbols(rhs)
+        out: List[Constraint] = []
+        for s in sorted(eliminated, key=lambda s: s.name):
+            prior = self.because.get(s)
+            if prior is not None and prior not in out and (s in about or dims.free_symbols(self.derived[s]) & about):
+                out.append(prior)
+        return out
+
+    def _contradiction(self, c: Constraint, ra: Dim, rb: Dim, why: str = "") -> None:
+        earlier = self.given(dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs), c.lhs, c.rhs)
+        msg = f"{c.where} requires {c} ({c.reason})"
+        if ra is not c.lhs or rb is not c.rhs:
+            msg += f", that is {str(ra)} == {str(rb)}"
+        if earlier:
+            msg += ", given " + "; ".join(f"{p} from {p.where}" for p in earlier)
+        msg += ": " + (why or "these can never be equal")
+        nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
+        raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes)
+
+    def explain(self, exc: "ConstraintContradiction", eliminated) -> "ConstraintContradiction":
+        """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
+        earlier = [p for p in self.given(eliminated, exc.lhs, exc.rhs) if p.node not in exc.nodes]
+        if not earlier:
+            return exc
+        msg = str(exc) + "; its inputs were rewritten by " + "; ".join(f"{p} from {p.where}" for p in earlier)
+        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier))
+
+    # -- reporting --------------------------------------------------------------
+    def table(self) -> Dict[str, str]:
+        """Derived symbol name -> its definition text."""
+        return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
+
+
+def _without_positive_factor(diff: Dim) -> Dim:
+    """``diff`` divided by the factor common to all its terms when that factor is provably
+    positive (``32*b*seq - 32*b*n == 0`` is ``seq - n == 0`` for ``b >= 1``)."""
+    if isinstance(diff, int) or len(diff.terms) < 2:
+        return diff
+    shared = dict(diff.terms[0][0])
+    g = 0
+    for m, k in diff.terms:
+        md = dict(m)
+        shared = {a: min(e, md[a]) for a, e in shared.items() if a in md}
+        g = math.gcd(g, k)
+    factor = dims.mul(g, dims.Expr(((tuple(sorted(shared.items(), key=lambda ae: ae[0].key)), 1),))) \
+        if shared else g
+    if factor == 1 or dims.range_of(factor)[0] < 1:
+        return diff
+    return dims.floordiv(diff, factor)  # exact: the factor divides every term
+
+
+def _linear_symbols(diff: Dim):
+    """Each symbol ``s`` with ``diff == k*s + rest`` (``k`` is +-1, ``s`` not in ``rest``)."""
+    if isinstance(diff, int):
+        return
+    for m, k in diff.terms:
+        if abs(k) != 1 or len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], Sym):
+            continue
+        s = m[0][0]
+        rest = dims.sub(diff, dims.mul(k, dims.expr_of(s)))
+        if s not in dims.free_symbols(rest):
+            yield s, k, rest
+
+
+def narrowed_symbols(c: Constraints) -> Dict[str, Sym]:
+    """Representatives whose range a unification narrowed, by name."""
+    out = {}
+    for v in c.derived.values():
+        s = dims.as_sym(v)
+        if s is not None:
+            out[s.name] = s
+    return out
+

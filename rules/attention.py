@@ -1,0 +1,119 @@
+"""Rules for attention and the ops around it: Attention, FlexAttention,
+LinearAttention, RotaryEmbedding, RMSNormalization, Swish and SwiGLU."""
+
+from __future__ import annotations
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import arg, required_attr
+
+
+def _heads(node, t, attr, rank4_axis, output, axis):
+    """A head count: dim ``rank4_axis`` of a 4-D input, else the attribute."""
+    if len(t.shape) == 4:
+        return t.shape[rank4_axis]
+    n = node.attr(attr)
+    return n if n is not None else node.fresh(f"{node.op_type} {attr} is not given", output, axis)
+
+
+def _head_size(node, t, heads, output, axis):
+    """The per-head size: dim 3 of a 4-D input, else hidden // heads of a 3-D one."""
+    if len(t.shape) == 4:
+        return t.shape[3]
+    return dims.floordiv(t.shape[2], heads) if isinstance(heads, int) else \
+        node.fresh(f"{node.op_type} head size needs the head count", output, axis)
+
+
+@register("Attention", since=23)
+def attention(node):
+    """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
+    (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
+    where P is past_key's sequence length (0 without a past)."""
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
+    n = node.num_outputs
+    if q.shape is None or k.shape is None or v.shape is None:
+        return [Tensor(q.dtype, None), Tensor(k.dtype, None), Tensor(v.dtype, None), Tensor(q.dtype, None)][:n]
+    for t in (q, k, v):
+        if len(t.shape) not in (3, 4):
+            raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {len(t.shape)}")
+    batch = q.shape[0]
+    q_len = q.shape[2] if len(q.shape) == 4 else q.shape[1]
+    kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]
+    hq = _heads(node, q, "q_num_heads", 1, 3, 1)
+    hkv = _heads(node, k, "kv_num_heads", 1, 1, 1)
+    e = _head_size(node, k, hkv, 1, 3)
+    ev = _head_size(node, v, hkv, 0, len(q.shape) - 1)
+    past = node.tensor(4)
+    total = kv_len
+    if past is not None:
+        total = past.shape[2] + kv_len if past.shape is not None and len(past.shape) == 4 else \
+            node.fresh("Attention past_key shape is not known", 1, 2)
+    y = (batch, hq, q_len, ev) if len(q.shape) == 4 else (batch, q_len, dims.mul(hq, ev))
+    outs = [Tensor(q.dtype, y), Tensor(k.dtype, (batch, hkv, total, e)), Tensor(v.dtype, (batch, hkv, total, ev)),
+            Tensor(q.dtype, (batch, hq, q_len, total))]
+    return outs[:n]
+
+
+@register("FlexAttention", domain="ai.onnx.preview")
+def flex_attention(node):
+    """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
+    q, v = arg(node, 0), arg(node, 2)
+    if q.shape is None or v.shape is None:
+        return [Tensor(q.dtype, None)]
+    return [Tensor(q.dtype, tuple(q.shape[:3]) + (v.shape[3],))]
+
+
+@register("LinearAttention", since=27)
+def linear_attention(node):
+    """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
+    packed key and value widths divided by kv_num_heads."""
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
+    past = node.tensor(3)
+    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
+    if q.shape is None or k.shape is None or v.shape is None:
+        return [Tensor(q.dtype, None), Tensor(past.dtype if past is not None else q.dtype, None)][:node.num_outputs]
+    dk = dims.floordiv(k.shape[2], hkv)
+    dv = dims.floordiv(v.shape[2], hkv)
+    state_dtype = past.dtype if past is not None and past.dtype else q.dtype
+    outs = [Tensor(q.dtype, (q.shape[0], q.shape[1], dims.mul(hq, dv))),
+            Tensor(state_dtype, (q.shape[0], hkv, dk, dv))]
+    return outs[:node.num_outputs]
+
+
+@register("RotaryEmbedding", since=23)
+def rotary_embedding(node):
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("RMSNormalization", since=23)
+def rms_normalization(node):
+    """Y has X's shape and the scale's type."""
+    x = arg(node, 0)
+    return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
+
+
+@register("Swish", since=24)
+def swish(node):
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("SwiGLU", since=28)
+def swiglu(node):
+    """A and B must have the same shape (no broadcasting); Y has it."""
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None:
+        return [Tensor(a.dtype, b.shape)]
+    if b.shape is not None:
+        if len(a.shape) != len(b.shape):
+            raise ShapeContradiction(f"SwiGLU inputs have ranks {len(a.shape)} and {len(b.shape)}")
+        for da, db in zip(a.shape, b.shape):
+            if dims.try_eq(da, db) is False:
+                raise ShapeContradiction(f"SwiGLU input dims {da} and {db} differ")
+            if da != db:
+                node.assume(da, db, "SwiGLU inputs have one shape")
+    return [Tensor(a.dtype, a.shape)]

@@ -1,0 +1,145 @@
+"""Rules for image and spatial ops: DepthToSpace, SpaceToDepth, Col2Im,
+GridSample, AffineGrid, MaxUnpool, MaxRoiPool, RoiAlign, DeformConv and
+CausalConvWithState."""
+
+from __future__ import annotations
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.shapes import prod
+from onnxsym.values import Tensor
+
+from .common import arg, required_attr
+from .nn import conv
+
+# DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
+register("DeformConv")(conv)
+
+
+def _rank(x, n, op):
+    if x.shape is not None and len(x.shape) != n:
+        raise ShapeContradiction(f"{op} input must have rank {n}, not {len(x.shape)}")
+    return x.shape is not None
+
+
+@register("DepthToSpace")
+def depth_to_space(node):
+    x, b = arg(node, 0), required_attr(node, "blocksize")
+    if not _rank(x, 4, node.op_type):
+        return [Tensor(x.dtype, None)]
+    n, c, h, w = x.shape
+    return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
+
+
+@register("SpaceToDepth")
+def space_to_depth(node):
+    x, b = arg(node, 0), required_attr(node, "blocksize")
+    if not _rank(x, 4, node.op_type):
+        return [Tensor(x.dtype, None)]
+    n, c, h, w = x.shape
+    return [Tensor(x.dtype, (n, c * (b * b), dims.floordiv(h, b), dims.floordiv(w, b)))]
+
+
+@register("Col2Im")
+def col2im(node):
+    """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
+    x = arg(node, 0)
+    image, block = node.value(1), node.value(2)
+    if not _rank(x, 3, node.op_type):
+        return [Tensor(x.dtype, None)]
+    n_sp = len(image) if image is not None else len(block) if block is not None else None
+    if n_sp is None:
+        return [Tensor(x.dtype, None)]
+    c = dims.floordiv(x.shape[1], prod(block)) if block is not None else \
+        node.fresh("Col2Im block_shape is not known", 0, 1)
+    sp = tuple(image) if image is not None else \
+        tuple(node.fresh("Col2Im image_shape is not known", 0, 2 + i) for i in range(n_sp))
+    return [Tensor(x.dtype, (x.shape[0], c) + sp)]
+
+
+@register("GridSample")
+def grid_sample(node):
+    """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
+    x, grid = arg(node, 0), arg(node, 1)
+    if x.shape is None or grid.shape is None:
+        return [Tensor(x.dtype, None)]
+    return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
+
+
+@register("AffineGrid")
+def affine_grid(node):
+    """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
+    theta, size = arg(node, 0), node.tensor(1)
+    n_sp = None
+    if size is not None and size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
+        n_sp = size.shape[0] - 2
+    elif theta.shape is not None and len(theta.shape) == 3 and isinstance(theta.shape[1], int):
+        n_sp = theta.shape[1]
+    if n_sp is None:
+        return [Tensor(theta.dtype, None)]
+    values = size.value if size is not None else None
+    if values is None:
+        return [Tensor(theta.dtype, node.fresh_shape(n_sp + 2, "AffineGrid size is not known"))]
+    return [Tensor(theta.dtype, (values[0],) + tuple(values[2:]) + (n_sp,))]
+
+
+@register("MaxUnpool")
+def max_unpool(node):
+    """``output_shape`` when given, else ``(d - 1) * stride + kernel - pads`` per spatial axis."""
+    x = arg(node, 0)
+    out_shape = node.tensor(2)
+    if out_shape is not None:
+        if out_shape.value is not None:
+            return [Tensor(x.dtype, tuple(out_shape.value))]
+        if out_shape.shape is not None and isinstance(out_shape.shape[0], int):
+            return [Tensor(x.dtype, node.fresh_shape(out_shape.shape[0], "MaxUnpool output_shape is not known"))]
+        return [Tensor(x.dtype, None)]
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    kernel = required_attr(node, "kernel_shape")
+    nsp = len(kernel)
+    strides = node.attr("strides") or [1] * nsp
+    pads = node.attr("pads") or [0] * (2 * nsp)
+    sp = tuple((d - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp] for i, d in enumerate(x.shape[2:]))
+    return [Tensor(x.dtype, tuple(x.shape[:2]) + sp)]
+
+
+@register("MaxRoiPool")
+def max_roi_pool(node):
+    """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
+    x, rois = arg(node, 0), arg(node, 1)
+    ph, pw = required_attr(node, "pooled_shape")
+    r = rois.shape[0] if rois.shape is not None else node.fresh("MaxRoiPool rois shape is not known", 0, 0)
+    c = x.shape[1] if x.shape is not None else node.fresh("MaxRoiPool input shape is not known", 0, 1)
+    return [Tensor(x.dtype, (r, c, ph, pw))]
+
+
+@register("RoiAlign")
+def roi_align(node):
+    """(num_rois, C, output_height, output_width); rois is (num_rois, 4)."""
+    x, rois, idx = arg(node, 0), arg(node, 1), arg(node, 2)
+    if rois.shape is not None:
+        r = rois.shape[0]
+    elif idx.shape is not None:
+        r = idx.shape[0]
+    else:
+        r = node.fresh("RoiAlign rois shape is not known", 0, 0)
+    c = x.shape[1] if x.shape is not None else node.fresh("RoiAlign input shape is not known", 0, 1)
+    return [Tensor(x.dtype, (r, c, node.attr("output_height", 1), node.attr("output_width", 1)))]
+
+
+@register("CausalConvWithState")
+def causal_conv_with_state(node):
+    """output has the input's shape; present_state is (batch, channels, k - 1), k = weight.shape[2]."""
+    x, w = arg(node, 0), arg(node, 1)
+    outs = [Tensor(x.dtype, x.shape)]
+    if node.num_outputs > 1:
+        if x.shape is None:
+            state = None
+        else:
+            k1 = w.shape[2] - 1 if w.shape is not None and len(w.shape) == 3 else \
+                node.fresh("CausalConvWithState kernel size is not known", 1, 2)
+            state = (x.shape[0], x.shape[1], k1)
+        outs.append(Tensor(x.dtype, state))
+    return outs

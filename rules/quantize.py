@@ -1,0 +1,49 @@
+"""Rules for linear quantization: QuantizeLinear, DequantizeLinear,
+DynamicQuantizeLinear and QLinearMatMul. Shapes never change; what these rules
+work out is the element type (zero point, ``output_dtype``, scale)."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import arg
+from .nn import matmul_shape
+
+
+@register("QuantizeLinear")
+def quantize_linear(node):
+    """y has x's shape; its type is ``output_dtype`` (opset 21+), else the zero
+    point's, else uint8."""
+    x = arg(node, 0)
+    dtype = node.attr("output_dtype", 0) if node.opset >= 21 else 0
+    if not dtype:
+        zp = node.tensor(2)
+        dtype = zp.dtype if zp is not None and zp.dtype else TensorProto.UINT8
+    return [Tensor(dtype, x.shape)]
+
+
+@register("DequantizeLinear")
+def dequantize_linear(node):
+    """y has x's shape; its type is ``output_dtype`` (opset 23+), else the scale's
+    (opset 19+; float before that)."""
+    x = arg(node, 0)
+    dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
+    if not dtype:
+        dtype = (arg(node, 1).dtype or TensorProto.FLOAT) if node.opset >= 19 else TensorProto.FLOAT
+    return [Tensor(dtype, x.shape)]
+
+
+@register("DynamicQuantizeLinear")
+def dynamic_quantize_linear(node):
+    x = arg(node, 0)
+    return [Tensor(TensorProto.UINT8, x.shape), Tensor(TensorProto.FLOAT, ()), Tensor(TensorProto.UINT8, ())]
+
+
+@register("QLinearMatMul")
+def qlinear_matmul(node):
+    """MatMul of inputs 0 and 3; the type is the output zero point's (input 7)."""
+    shape = matmul_shape(node, arg(node, 0).shape, arg(node, 3).shape)
+    return [Tensor(arg(node, 7).dtype or arg(node, 0).dtype, shape)]

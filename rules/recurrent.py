@@ -1,0 +1,31 @@
+"""Rules for the recurrent ops RNN, GRU and LSTM."""
+
+from __future__ import annotations
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+
+@register("RNN GRU LSTM")
+def recurrent(node):
+    """Y is (seq, dirs, batch, hidden) and Y_h, Y_c are (dirs, batch, hidden);
+    with ``layout=1`` (opset 14+) the batch axis comes first in X and in every output:
+    (batch, seq, dirs, hidden) and (batch, dirs, hidden)."""
+    x = node.tensor(0)
+    dtype = x.dtype if x is not None else 0
+    n_out = node.num_outputs
+    if x is None or x.shape is None or len(x.shape) != 3:
+        return [Tensor(dtype, None)] * n_out
+    layout = node.attr("layout", 0) if node.opset >= 14 else 0
+    seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
+    dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1
+    hidden = node.attr("hidden_size")
+    if hidden is None:
+        r = node.tensor(2)  # R is (dirs, gates*hidden, hidden)
+        hidden = r.shape[2] if r is not None and r.shape is not None and len(r.shape) == 3 \
+            else node.fresh(f"{node.op_type} hidden_size is not known", 0, 3)
+    if layout:
+        y, state = (batch, seq, dirs, hidden), (batch, dirs, hidden)
+    else:
+        y, state = (seq, dirs, batch, hidden), (dirs, batch, hidden)
+    return [Tensor(dtype, y)] + [Tensor(dtype, state)] * (n_out - 1)

@@ -1,0 +1,90 @@
+"""Rules for signal ops: DFT, STFT, the window generators and MelWeightMatrix."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Tensor
+
+from .common import arg, scalar
+
+
+def _onesided(length):
+    return dims.floordiv(length, 2) + 1
+
+
+@register("DFT", since=17)
+def dft(node):
+    """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
+    the last axis (real, or real and imaginary) becomes 2."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    rank = len(x.shape)
+    if node.opset >= 20:
+        axis = scalar(node, 2) if node.input(2) is not None else -2
+        if axis is None:
+            return [Tensor(x.dtype, node.fresh_shape(rank, "DFT axis input is not known"))]
+    else:
+        axis = node.attr("axis", 1)
+    axis = normalize_axis(axis, rank)
+    if axis == rank - 1:
+        raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
+    length = x.shape[axis]
+    if node.input(1) is not None:
+        length = scalar(node, 1)
+        if length is None:
+            length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
+    if node.attr("onesided", 0):
+        length = _onesided(length)
+    shape = list(x.shape)
+    shape[axis], shape[-1] = length, 2
+    return [Tensor(x.dtype, tuple(shape))]
+
+
+@register("STFT", since=17)
+def stft(node):
+    """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
+    frame_length is the input or the window's length, bins ``frame_length`` or
+    ``floor(frame_length/2) + 1`` when onesided (the default)."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if len(x.shape) != 3:
+        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
+    step = scalar(node, 1)
+    frame = scalar(node, 3) if node.input(3) is not None else None
+    window = node.tensor(2)
+    if frame is None and window is not None and window.shape is not None and len(window.shape) == 1:
+        frame = window.shape[0]
+    if frame is None:
+        frames = node.fresh("STFT frame length is not known", 0, 1)
+        bins = node.fresh("STFT frame length is not known", 0, 2)
+    else:
+        if step is None:
+            frames = node.fresh("STFT frame_step is not known", 0, 1)
+        else:
+            frames = dims.floordiv(x.shape[1] - frame, step) + 1
+        bins = _onesided(frame) if node.attr("onesided", 1) else frame
+    return [Tensor(x.dtype, (x.shape[0], frames, bins, 2))]
+
+
+@register("BlackmanWindow HammingWindow HannWindow", since=17)
+def window(node):
+    size = scalar(node, 0)
+    if size is None:
+        size = node.fresh(f"{node.op_type} size is not known", 0, 0)
+    return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (size,))]
+
+
+@register("MelWeightMatrix", since=17)
+def mel_weight_matrix(node):
+    """(floor(dft_length/2) + 1, num_mel_bins)."""
+    bins, length = scalar(node, 0), scalar(node, 1)
+    rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)
+    cols = bins if bins is not None else node.fresh("MelWeightMatrix num_mel_bins is not known", 0, 1)
+    return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (rows, cols))]

@@ -1,0 +1,236 @@
+"""Equality constraints: recorded with their node, solved, used downstream, checked
+against onnxruntime at sizes where they hold; contradictions name both nodes."""
+
+import json
+
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import helper
+
+import onnxsym
+from onnxsym.cli import main
+from onnxsym.verify import constrained_assignments, verify
+from helpers import F, build, init, model
+
+N = helper.make_node
+
+
+def _names(result):
+    return {name: str(d) for name, d in result.derived_symbols().items()}
+
+
+def test_broadcast_of_two_symbols_that_are_not_1_is_a_recorded_constraint():
+    m = build([N("Add", ["x", "y"], ["z"], name="add"), N("Relu", ["z"], ["r"], name="relu")],
+              [("x", F, ["a", 4]), ("y", F, ["b", 4])], ["r"])
+    res = onnxsym.infer(m, ranges={"a": (2, 64), "b": (2, 64)})
+    assert [(str(c), c.node) for c in res.constraints] == [("b == a", "add")]
+    assert _names(res) == {"b": "a"}
+    assert [str(d) for d in res.shape("r")] == ["a", "4"]
+    report = verify(m, result=res)
+    assert report.ok and report.checked_dims == 8  # z and r, 2 dims, 2 assignments
+    assert all(b["a"] == b["b"] for b in report.assignments)
+
+
+def test_broadcast_that_may_be_1_stays_max_and_records_nothing():
+    m = build([N("Add", ["x", "y"], ["z"], name="add")], [("x", F, ["a", 4]), ("y", F, ["b", 4])], ["z"])
+    res = onnxsym.infer(m)
+    assert res.constraints == [] and str(res.shape("z")[0]) == "max(a, b)"
+
+
+def test_matmul_inner_dims_unify_to_the_symbol_declared_first():
+    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Shape", ["w"], ["s"], name="shape_w")],
+              [("x", F, ["batch", "k"]), ("w", F, ["k2", 3])], ["y", "s"])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.op_type, c.node) for c in res.constraints] == [("k == k2", "MatMul", "mm")]
+    assert [str(e) for e in res.values["s"].value] == ["k", "3"]  # used downstream
+    assert verify(m, result=res).ok
+
+
+def test_linear_constraint_makes_the_later_symbol_derived():
+    # Concat of past and new keys along the sequence, then Concat with the mask's rows along
+    # axis 0: the mask's length must be past + seq.
+    m = build([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat_kv"),
+               N("Concat", ["kv", "mask"], ["both"], axis=0, name="cat_mask"),
+               N("Relu", ["mask"], ["mask_out"], name="relu_mask")],
+              [("k", F, [2, "seq"]), ("pk", F, [2, "past"]), ("mask", F, [1, "total"])], ["both", "mask_out"])
+    res = onnxsym.infer(m)
+    assert [str(c) for c in res.constraints] == ["total == past + seq"]
+    assert _names(res) == {"total": "past + seq"}
+    assert [str(d) for d in res.shape("mask_out")] == ["1", "past + seq"]
+    report = verify(m, result=res)
+    assert report.ok and all(b["total"] == b["past"] + b["seq"] for b in report.assignments)
+
+
+def _two_relus(xshape, yshape, last):
+    return build([N("Relu", ["x"], ["a"], name="relu_x"), N("Relu", ["y"], ["b"], name="relu_y"), last],
+                 [("x", F, xshape), ("y", F, yshape)], ["z"])
+
+
+@pytest.mark.parametrize("last,xs,ys", [
+    (N("Concat", ["a", "b"], ["z"], axis=0, name="the_node"), [2, 3], [2, 4]),
+    (N("MatMul", ["a", "b"], ["z"], name="the_node"), [2, 3], [4, 5]),
+    (N("Add", ["a", "b"], ["z"], name="the_node"), [2, 3], [2, 4]),
+    (N("Concat", ["a", "b"], ["z"], axis=0, name="the_node"), ["n", "seq"], ["n", "seq + 1"]),
+])
+def test_contradiction_names_the_node_and_where_its_inputs_come_from(last, xs, ys):
+    with pytest.raises(onnxsym.ShapeContradiction) as e:
+        onnxsym.infer(_two_relus(xs, ys, last))
+    msg = str(e.value)
+    assert "\n" not in msg
+    for part in (f"{last.op_type} node 'the_node'", "Relu node 'relu_x'", "Relu node 'relu_y'"):
+        assert part in msg
+
+
+def test_reshape_with_a_wrong_product_is_a_contradiction():
+    m = build([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, ["b", 6])], ["y"],
+              [init("s", [-1, 4])])
+    assert onnxsym.infer(m, bind={"b": 2}).shape("y") == (3, 4)
+    with pytest.raises(onnxsym.ShapeContradiction, match="Reshape node 'rs'.*15 elements"):
+        onnxsym.infer(build([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, [3, 5])], ["y"],
+                            [init("s", [-1, 4])]))
+    with pytest.raises(onnxsym.ShapeContradiction, match="Reshape node 'rs' requires 4\\*b == 6\\*b"):
+        onnxsym.infer(build([N("Shape", ["x"], ["sh"], name="sh"),
+                             N("Gather", ["sh", "zero"], ["b0"], axis=0, name="g"),
+                             N("Concat", ["b0", "four"], ["s"], axis=0, name="c"),
+                             N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, ["b", 6])], ["y"],
+                            [init("zero", [0]), init("four", [4])]))
+
+
+def test_contradiction_with_an_earlier_constraint_names_both_nodes():
+    # mm says k == seq, then cat needs k == seq + 1.
+    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"),
+               N("Pad", ["x", "pads"], ["xp"], name="pad"),
+               N("Concat", ["xp", "w"], ["z"], axis=0, name="cat")],
+              [("x", F, ["seq", "seq"]), ("w", F, ["k", "k"])], ["y", "z"], [init("pads", [0, 0, 0, 1])])
+    with pytest.raises(onnxsym.ShapeContradiction) as e:
+        onnxsym.infer(m)
+    assert e.value.nodes == ("cat", "mm")
+    assert "Concat node 'cat'" in str(e.value) and "MatMul node 'mm'" in str(e.value)
+    assert "seq + 1 == seq" in str(e.value) or "seq == seq + 1" in str(e.value)
+
+
+def test_a_solved_symbol_outside_its_range_is_a_contradiction():
+    m = build([N("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, [2, "k"]), ("w", F, ["j", 3])], ["y"])
+    with pytest.raises(onnxsym.ShapeContradiction, match="MatMul node 'mm'.*k and j"):
+        onnxsym.infer(m, ranges={"k": (1, 8), "j": (10, 20)})
+    res = onnxsym.infer(m, ranges={"k": (1, 8), "j": (4, 20)})
+    assert res.symbol_ranges()["k"] == (4, 8)
+    assert all(4 <= b["k"] == b["j"] <= 8 for b in constrained_assignments(res, count=3))
+
+
+def test_bind_range_assume_in_the_library():
+    m = build([N("Concat", ["k", "pk"], ["kv"], axis=1, name="cat")],
+              [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], ["kv"])
+    res = onnxsym.infer(m, bind={"batch": 1}, ranges={"seq": (1, 4096)}, assume=["past == seq"])
+    assert [str(d) for d in res.shape("kv")] == ["1", "2*seq"]
+    assert res.symbol_ranges()["seq"] == (1, 4096)
+    assert [(str(c), c.node) for c in res.constraints] == [("past == seq", "--assume")]
+    assert verify(m, result=res).ok
+    with pytest.raises(onnxsym.OnnxsymError, match="no input symbol 'sq'"):
+        onnxsym.infer(m, assume=["past == sq"])
+    with pytest.raises(onnxsym.OnnxsymError, match="--bind btch"):
+        onnxsym.infer(m, bind={"btch": 1})
+    assert onnxsym.infer(m, allow_zero=True).symbol_ranges()["seq"] == (0, 2**63 - 1)
+    with pytest.raises(onnxsym.OnnxsymError, match="allow-zero"):
+        onnxsym.infer(m, bind={"batch": 0})
+    assert onnxsym.infer(m, bind={"batch": 0}, allow_zero=True).shape("kv")[0] == 0
+    with pytest.raises(onnxsym.OnnxsymError, match="outside the range"):
+        onnxsym.infer(m, bind={"seq": 9}, ranges={"seq": (1, 8)})
+
+
+def test_declared_name_of_an_output_is_kept_and_related():
+    m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat")],
+              [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], [("kv", F, ["batch", "total_seq"])])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.node, c.kind) for c in res.constraints] == [
+        ("total_seq == past + seq", "Concat node 'cat'", "declared")]
+    assert _names(res) == {"total_seq": "past + seq"}
+    out = onnxsym.write_result(res)
+    assert [d.dim_param for d in out.graph.output[0].type.tensor_type.shape.dim] == ["batch", "total_seq"]
+    assert verify(m, result=res).ok
+
+
+def test_declared_dim_that_contradicts_the_graph_is_an_error():
+    m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat")],
+              [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], [("kv", F, ["batch", "past + seq + 1"])])
+    with pytest.raises(onnxsym.ShapeContradiction, match="Concat node 'cat'.*declares kv"):
+        onnxsym.infer(m)
+
+
+def test_cli_options_printing_and_metadata(tmp_path):
+    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Concat", ["x", "p"], ["c"], axis=1, name="cat")],
+              [("x", F, ["batch", "seq"]), ("w", F, ["k", 3]), ("p", F, ["batch", "past"])], ["y", "c"])
+    p = str(tmp_path / "m.onnx")
+    onnx.save(m, p)
+    out = str(tmp_path / "o.onnx")
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--bind", "batch=1", "--range", "seq=1:4096",
+                                  "--assume", "past == seq"])
+    assert r.exit_code == 0, r.output
+    assert "given past == seq (--assume" in r.output
+    assert "assumed seq == k (MatMul node 'mm': MatMul inner dims)" in r.output
+    meta = {p.key: p.value for p in onnx.load(out).metadata_props}
+    assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
+                                                "assume": ["past == seq"], "allow_zero": False}
+    assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["past == seq", "seq == k"]
+    assert json.loads(meta["onnxsym.derived"]) == {"k": "seq", "past": "seq"}
+    assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 4096]
+    r = CliRunner().invoke(main, ["verify", p, "--range", "seq=2:5", "--assume", "past == seq"])
+    assert r.exit_code == 0 and "0 wrong" in r.output, r.output
+    r = CliRunner().invoke(main, ["verify", p, "--bind", "seq=4", "--bind", "past=4", "--bind", "batch=2"])
+    assert r.exit_code == 0 and "1 assignment" in r.output, r.output
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--allow-zero"])
+    meta = {p.key: p.value for p in onnx.load(out).metadata_props}
+    assert r.exit_code == 0 and json.loads(meta["onnxsym.user"])["allow_zero"] is True
+    assert json.loads(meta["onnxsym.symbols"])["past"]["range"] == [0, 2**63 - 1]
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--range", "seq=1"])
+    assert r.exit_code == 2 and "NAME=LO:HI" in r.output
+
+
+def test_cli_contradiction_is_one_line_and_exit_2(tmp_path):
+    p = str(tmp_path / "m.onnx")
+    onnx.save(_two_relus([2, 3], [4, 5], N("MatMul", ["a", "b"], ["z"], name="mm")), p)
+    r = CliRunner().invoke(main, ["annotate", p])
+    assert r.exit_code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "MatMul node 'mm'" in lines[0] and "Relu node 'relu_y'" in lines[0]
+
+
+def test_a_subgraph_records_its_constraints_without_solving_them():
+    from onnxsym import register_rule
+
+    @register_rule("RunBranch", domain="test.constraints")
+    def run_branch(node):
+        return node.infer_graph(node.attr("body"), [])
+
+    body = helper.make_graph([N("MatMul", ["x", "w"], ["y"], name="inner_mm")], "body", [],
+                             [helper.make_empty_tensor_value_info("y")])
+    m = model([N("RunBranch", [], ["out"], domain="test.constraints", name="br", body=body)],
+              [("x", F, [2, "k"]), ("w", F, ["j", 3])], [("out", F, None)],
+              extra_opsets=[("test.constraints", 1)])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
+    assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason
+    assert res.derived_symbols() == {}
+
+
+def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():
+    m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat")],
+              [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], [("kv", F, ["batch", "unk__0"])])
+    res = onnxsym.infer(m)
+    assert res.constraints == []
+    out = onnxsym.write_result(res)
+    assert out.graph.output[0].type.tensor_type.shape.dim[1].dim_param == "past + seq"
+    again = onnxsym.infer(out)  # annotating an annotated model changes nothing
+    assert again.constraints == [] and again.derived_symbols() == {}
+
+
+def test_a_declaration_over_input_symbols_is_recorded_but_does_not_specialize_the_model():
+    m = model([N("ReduceSum", ["x", "ax"], ["s"], keepdims=1, name="sum"), N("Relu", ["x"], ["r"], name="relu")],
+              [("x", F, ["batch", 4])], [("s", F, ["batch", 4]), ("r", F, ["batch", 4])], [init("ax", [0])])
+    res = onnxsym.infer(m)
+    assert [(str(c), c.kind) for c in res.constraints] == [("batch == 1", "declared")]
+    assert res.derived_symbols() == {} and str(res.shape("r")[0]) == "batch"
+    out = onnxsym.write_result(res)
+    assert out.graph.output[0].type.tensor_type.shape.dim[0].dim_value == 1
+    assert verify(m, result=res).ok

@@ -1,0 +1,240 @@
+"""Exactness of the Conv, pool, ConvTranspose, Resize/Upsample and Gemm rules of
+rules/nn.py: every attribute combination against onnxruntime at many sizes,
+including odd ones, inputs shorter than the kernel, and where ceil_mode matters."""
+
+import itertools
+import os
+import sys
+
+import numpy as np
+import pytest
+from onnx import helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from helpers import F, build, check, init, no_fresh  # noqa: E402
+
+import onnxsym  # noqa: E402
+from onnxsym import dims  # noqa: E402
+
+ort = pytest.importorskip("onnxruntime")
+
+BOUNDED = {"h": (1, 4096)}
+
+
+def _sizes(lo, hi):
+    return [{"h": h} for h in range(lo, hi + 1)]
+
+
+def _agree(op, attrs, weight=None, opset=19, sizes=range(1, 14)):
+    """One node on a (1, 2, h) input: the inferred size equals onnxruntime's at every
+    size onnxruntime accepts (it rejects some, e.g. a Conv input shorter than its kernel)."""
+    inputs = [("x", F, [1, 2, "h"])]
+    inits = [init("w", np.ones(weight, np.float32))] if weight else []
+    m = build([helper.make_node(op, ["x", "w"] if weight else ["x"], ["y"], **attrs)], inputs, ["y"], inits,
+              opset=opset)
+    res = onnxsym.infer(m, ranges=BOUNDED)
+    no_fresh(res)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ran = 0
+    for h in sizes:
+        try:
+            (y,) = sess.run(None, {"x": np.zeros((1, 2, h), np.float32)})
+        except Exception:  # noqa: BLE001 - a size this node does not accept
+            continue
+        ran += 1
+        assert onnxsym.evaluate(res.shape("y")[2], {"h": h}) == y.shape[2], (op, attrs, h)
+    assert ran, (op, attrs)
+
+
+PADDINGS = ["VALID", "SAME_UPPER", "SAME_LOWER", (0, 0), (1, 0), (0, 1), (2, 1)]
+
+
+def _padding(attrs, pad):
+    if isinstance(pad, str):
+        return dict(attrs, auto_pad=pad)
+    return dict(attrs, pads=list(pad))
+
+
+@pytest.mark.parametrize("ceil_mode", [0, 1])
+@pytest.mark.parametrize("op,opset", [("MaxPool", 12), ("AveragePool", 19), ("AveragePool", 11), ("LpPool", 18)])
+def test_pool_every_combination(op, opset, ceil_mode):
+    dilations = [1] if opset < 12 or (op == "AveragePool" and opset < 19) else [1, 2]
+    for k, s, d, pad in itertools.product([1, 2, 3], [1, 2, 3], dilations, PADDINGS):
+        if isinstance(pad, tuple) and max(pad) >= k:
+            continue  # pads must be smaller than the kernel
+        attrs = _padding(dict(kernel_shape=[k], strides=[s], dilations=[d], ceil_mode=ceil_mode), pad)
+        if dilations == [1]:
+            del attrs["dilations"]
+        # sizes from 1: onnxruntime still pools an input shorter than the kernel
+        _agree(op, attrs, opset=opset)
+
+
+def test_conv_every_combination():
+    for k, s, d, pad in itertools.product([1, 2, 3], [1, 2, 3], [1, 2], PADDINGS):
+        if d > 1 and pad in ("SAME_UPPER", "SAME_LOWER"):
+            continue  # onnxruntime refuses dilated SAME convolutions
+        _agree("Conv", _padding(dict(strides=[s], dilations=[d]), pad), weight=(3, 2, k))
+
+
+def test_conv_transpose_every_combination():
+    for k, s, d, opad, pad in itertools.product([1, 2, 3], [1, 2, 3], [1, 2], [0, 1], PADDINGS):
+        if opad < s:  # onnxruntime wants output_padding below the stride
+            _agree("ConvTranspose", _padding(dict(strides=[s], dilations=[d], output_padding=[opad]), pad),
+                   weight=(2, 3, k), sizes=range(1, 10))
+
+
+def test_ceil_mode_needs_a_bounded_range():
+    inputs = [("x", F, [1, 2, "h"])]
+    nodes = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], ceil_mode=1),
+             helper.make_node("MaxPool", ["x"], ["f"], kernel_shape=[3], strides=[2])]
+    m = build(nodes, inputs, ["y", "f"])
+    res = onnxsym.infer(m)
+    assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
+    assert onnxsym.evaluate(res.shape("f")[2], {"h": 9}) == 4
+
+
+def test_ceil_mode_float32_rounding_in_onnxruntime():
+    """Why ceil_mode is exact only for bounded dims: at 2**24 + 2 onnxruntime loses one."""
+    n = 2 ** 24 + 2
+    inputs = [("x", F, [1, 1, "h"])]
+    m = build([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1], ceil_mode=1)], inputs, ["y"])
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {"x": np.zeros((1, 1, n), np.float32)})
+    assert y.shape[2] == n - 1  # the spec says n
+    res = onnxsym.infer(m, ranges={"h": (1, 2 ** 25)})
+    assert res.unresolved()
+
+
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
+def test_conv_transpose_output_shape(auto_pad):
+    inputs = [("x", F, ["a", 2, 4, 5])]
+    inits = [init("w", np.ones((2, 3, 3, 2), np.float32))]
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 3], output_shape=[10, 16],
+                              auto_pad=auto_pad),
+             helper.make_node("ConvTranspose", ["x", "w"], ["z"], strides=[2, 3], output_shape=[9, 15],
+                              auto_pad=auto_pad)]
+    res = check(build(nodes, inputs, ["y", "z"], inits), inputs, [{"a": 1}, {"a": 2}])
+    no_fresh(res)
+    assert res.shape("y") == (dims.sym("a"), 3, 10, 16) and res.shape("z")[2:] == (9, 15)
+
+
+SCALES = [2.0, 3.0, 1.5, 0.5, 0.25, 0.75, 1.25, 0.7, 0.3, 1 / 3]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_resize_scale_closed_form_or_fresh(scale):
+    inputs = [("x", F, [1, 1, "h"])]
+    inits = [init("sc", np.array([1, 1, scale], np.float32))]
+    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
+    sizes = _sizes(1, 40)
+    res = onnxsym.infer(m, ranges=BOUNDED)
+    p, q = float(np.float32(scale)).as_integer_ratio()
+    if p * 4096 < 2 ** 24:  # provably exact on 1..4096: a closed form, checked at every size
+        no_fresh(check(m, inputs, sizes, ranges=BOUNDED))
+    else:
+        assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
+    assert onnxsym.infer(m).unresolved()  # unbounded: never provable
+
+
+def test_resize_static_dims_use_float32():
+    # float32(0.7) * 10 rounds to 7.0 in float32 though the exact product is below 7
+    inputs = [("x", F, [1, 1, 10, 3])]
+    inits = [init("sc", np.array([1, 1, 0.7, 1 / 3], np.float32))]
+    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
+    res = check(m, inputs, [{}])
+    assert res.shape("y") == (1, 1, 7, 1)
+
+
+@pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
+def test_resize_keep_aspect_ratio_policy(policy):
+    inputs = [("x", F, ["a", 3, 7, 5])]
+    inits = [init("sz", np.array([4, 9], np.int64))]
+    nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], keep_aspect_ratio_policy=policy),
+             helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[3, 2], keep_aspect_ratio_policy=policy)]
+    no_fresh(check(build(nodes, inputs, ["y", "z"], inits, opset=18), inputs, [{"a": 1}, {"a": 2}]))
+    # over symbolic dims the policy's float32 rounding is not a closed form
+    inputs = [("x", F, ["a", 3, "h", 5])]
+    res = onnxsym.infer(build(nodes, inputs, ["y", "z"], inits, opset=18))
+    assert bool(res.unresolved()) == (policy != "stretch")
+
+
+@pytest.mark.parametrize("opset", [18, 19])
+def test_resize_axes(opset):
+    inputs = [("x", F, ["a", 3, "h", "w"])]
+    inits = [init("sc", np.array([2, 0.5], np.float32)), init("sz", np.array([6, 4], np.int64))]
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], axes=[3, -2]),
+             helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[2, 3])]
+    res = check(build(nodes, inputs, ["y", "z"], inits, opset=opset), inputs,
+                [{"a": 1, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 7}], ranges={"h": (1, 4096), "w": (1, 4096)})
+    no_fresh(res)
+    h, w = dims.sym("h", 1, 4096), dims.sym("w", 1, 4096)
+    assert res.shape("y") == (dims.sym("a"), 3, h // 2, 2 * w)
+
+
+@pytest.mark.parametrize("opset", [7, 9])  # onnxruntime refuses the deprecated Upsample-10
+def test_upsample(opset):
+    inputs = [("x", F, ["a", 2, "h", 3])]
+    scales = [1.0, 1.0, 2.0, 1.5]
+    if opset == 7:
+        nodes, inits = [helper.make_node("Upsample", ["x"], ["y"], scales=scales)], []
+    else:
+        nodes, inits = [helper.make_node("Upsample", ["x", "sc"], ["y"])], [init("sc", np.array(scales, np.float32))]
+    # Upsample-10 is deprecated: onnxruntime still runs it
+    res = check(build(nodes, inputs, ["y"], inits, opset=opset), inputs, [{"a": 1, "h": 3}, {"a": 2, "h": 5}],
+                ranges=BOUNDED)
+    no_fresh(res)
+    assert res.shape("y")[2:] == (2 * dims.sym("h", 1, 4096), 4)
+
+
+@pytest.mark.parametrize("opset", [7, 9, 11, 13])
+def test_gemm_c_shapes(opset):
+    inputs = [("a", F, ["m", 4]), ("b", F, [5, 4]), ("at", F, [4, "m"])]
+    inits = [init("c1", np.ones(5, np.float32)), init("c0", np.float32(2)), init("cm", np.ones((1, 5), np.float32))]
+    nodes = [helper.make_node("Gemm", ["a", "b", "c1"], ["y1"], transB=1),
+             helper.make_node("Gemm", ["a", "b", "c0"], ["y0"], transB=1, alpha=0.5),
+             helper.make_node("Gemm", ["at", "b", "cm"], ["yt"], transA=1, transB=1, beta=2.0)]
+    outs = ["y1", "y0", "yt"]
+    if opset >= 11:  # C optional from opset 11
+        nodes.append(helper.make_node("Gemm", ["a", "b"], ["yn"], transB=1))
+        outs.append("yn")
+    res = check(build(nodes, inputs, outs, inits, opset=opset), inputs, [{"m": 1}, {"m": 5}])
+    no_fresh(res)
+    assert res.shape("y1") == (dims.sym("m"), 5)
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13, 18, 19])
+def test_resize_scales_and_sizes_at_every_opset(opset):
+    inputs = [("x", F, ["a", 3, "h", "w"])]
+    inits = [init("sc", np.array([1, 1, 0.5, 3], np.float32)), init("roi", np.array([], np.float32)),
+             init("sz", np.array([2, 3, 5, 4], np.int64))]
+    if opset == 10:
+        nodes = [helper.make_node("Resize", ["x", "sc"], ["y"])]
+    else:
+        nodes = [helper.make_node("Resize", ["x", "roi", "sc"], ["y"]),
+                 helper.make_node("Resize", ["x", "roi", "", "sz"] if opset >= 13 else ["x", "roi", "roi", "sz"],
+                                  ["z"])]
+    outs = [n.output[0] for n in nodes]
+    sizes = [{"a": 2, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 1}]
+    res = check(build(nodes, inputs, outs, inits, opset=opset), inputs, sizes,
+                ranges={"h": (1, 4096), "w": (1, 4096)})
+    no_fresh(res)
+
+
+@pytest.mark.parametrize("scale", SCALES + [1.0001, 2.5, 7.0, 0.999])
+def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
+    """onnxruntime's (int64_t)(float(scale) * float(dim)), emulated in numpy at sizes
+    too large to run: wherever the rule gives a closed form it agrees, up to the bound."""
+    s = np.float32(scale)
+    p, q = float(s).as_integer_ratio()
+    bound = (2 ** 24 if q == 1 else 2 ** 24 - 1) // p
+    if bound < 1:
+        return
+    inputs = [("x", F, [1, 1, "h"])]
+    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"],
+              [init("sc", np.array([1, 1, scale], np.float32))], opset=13)
+    res = onnxsym.infer(m, ranges={"h": (1, bound)})
+    no_fresh(res)
+    rng = np.random.default_rng(1)
+    for h in sorted(set(rng.integers(1, bound + 1, 2000).tolist() + list(range(max(1, bound - 300), bound + 1)))):
+        assert onnxsym.evaluate(res.shape("y")[2], {"h": h}) == int(s * np.float32(h)), (scale, h)
+    assert onnxsym.infer(m, ranges={"h": (1, bound + 1)}).unresolved()
