@@ -27,7 +27,7 @@ F16 = TensorProto.FLOAT16
 
 
 def _roots(result):
-    return sorted(n for n in result.symbols.symbols if n not in result.fresh)
+    return sorted(result.roots())
 
 
 @pytest.mark.parametrize("path", MODELS, ids=os.path.basename)
