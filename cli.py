@@ -54,7 +54,7 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared"}
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
     lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -120,11 +120,12 @@ def main(ctx, debug) -> None:
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 @_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet, mlir_out):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -134,6 +135,10 @@ def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet, mlir
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
     if os.path.abspath(target) == os.path.abspath(model) and not in_place:
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    if not in_place and not force and os.path.exists(target):
+        raise click.UsageError(f"{target} exists; use --force to replace it")
+    if mlir_out and not force and os.path.exists(mlir_out):
+        raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
     try:
         result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                            allow_zero=allow_zero)
@@ -321,7 +326,8 @@ def explain(model, value, axis, bind, quiet, verbose):
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
-def mlir(model, out, style, generic, weights, names):
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+def mlir(model, out, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
     A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
@@ -330,7 +336,7 @@ def mlir(model, out, style, generic, weights, names):
     from onnxsym.mlir.files import convert
 
     try:
-        target = convert(model, out, style, generic, weights, names)
+        target = convert(model, out, style, generic, weights, names, force)
     except OnnxsymError as exc:
         _fail(exc)
     click.echo(f"{target}: written")

@@ -8,7 +8,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import onnx
 
-from . import dims
+from . import dims, validate
 from .dims import Dim
 from .constraints import Constraint
 from .engine import Assumption, Engine, Provenance
@@ -119,10 +119,6 @@ class Result:
                 "unresolved_dims": unresolved}
 
 
-def _load(model_or_path: ModelLike) -> onnx.ModelProto:
-    return load_model(model_or_path)[0]
-
-
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
@@ -137,7 +133,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
-    model = _load(model_or_path)
+    model, base_dir = load_model(model_or_path)
+    validate.check_opsets(model)
+    validate.check_external_data(model, base_dir)
     table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
@@ -146,7 +144,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.run()
     produced = [o for n in model.graph.node for o in n.output if o]
     return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule, dict(engine.constraints.derived),
+                  engine.assumptions, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   frozenset(engine.keep_declared), subgraph_values=engine.subgraph_values)
 
 

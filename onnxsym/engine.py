@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, registry
+from . import dims, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
@@ -202,6 +202,14 @@ class Engine:
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
+    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
+        """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
+        if dims.try_le(d, hi) is True:
+            return
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound")
+        if c not in self.constraints.items:
+            self.constraints.items.append(c)
+
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
         kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
@@ -280,6 +288,7 @@ class Engine:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
             opset = 1
+        validate.check_attributes(n, domain, opset, node_label(n, index))
         self._rewritten = set()
         inputs = [self._resolved(x) if x else None for x in n.input]
         attrs = {a.name: a for a in n.attribute}

@@ -86,6 +86,11 @@ class Node:
         """Record that this node is only valid when ``a == b``."""
         self._engine.record_assumption(self, a, b, reason)
 
+    def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
+        """Record that this node's result is exact only while ``d <= hi``: an assumption
+        the report shows, for bounds no real model reaches (float32 size arithmetic)."""
+        self._engine.record_bound(self, d, hi, reason)
+
     def infer_graph(self, graph, inputs: Sequence[Optional[Value]]) -> List[Optional[Value]]:
         """Infer a subgraph attribute with the given input values; returns its outputs."""
         return self._engine.infer_subgraph(self, graph, inputs)

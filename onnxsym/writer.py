@@ -30,12 +30,13 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. ``keep``: the declared
     dim_param is proven equal to the inferred dim (a declared name wins)."""
-    if keep:
-        return None, declared.dim_param
     if isinstance(inferred, int):
+        # A number says more than any name, a declared one included (its relation is in the metadata).
         if declared is not None and declared.HasField("dim_value") and declared.dim_value != inferred:
             raise ShapeContradiction(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}")
         return inferred, None
+    if keep:
+        return None, declared.dim_param
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")

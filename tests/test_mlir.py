@@ -265,6 +265,8 @@ def test_cli_mlir_and_annotate_mlir(tmp_path):
     r = CliRunner().invoke(main, ["mlir", str(tmp_path / "m.mlir"), "-o", str(tmp_path / "back.mlir")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "back.mlir").read_text() == to_mlir(_concat_graph())
+    r = CliRunner().invoke(main, ["mlir", src, "--style", "encoding"])
+    assert r.exit_code == 2 and "--force" in r.output  # m.mlir exists
     r = CliRunner().invoke(main, ["mlir", str(tmp_path / "a.mlir")])
     assert r.exit_code == 2 and "encoding form" in r.output
     (tmp_path / "junk.mlir").write_text("not mlir")

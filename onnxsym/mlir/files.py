@@ -37,7 +37,7 @@ def default_output(src: str) -> str:
 
 
 def convert(src: str, out: Optional[str], style: str = "propagate", generic: bool = False,
-            weights: bool = False, names: bool = False) -> str:
+            weights: bool = False, names: bool = False, force: bool = False) -> str:
     """Export ``src`` (an ONNX model) to ``out``; or, for a ``.mlir`` file in onnxsym's
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
@@ -45,6 +45,8 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
     out = out or default_output(src)
     if os.path.abspath(out) == os.path.abspath(src):
         raise ModelLoadError(f"{out}: the output would overwrite the input")
+    if not force and os.path.exists(out):
+        raise OutputError(f"{out} exists; use --force to replace it")
     if src.endswith(".mlir"):
         try:
             with open(src, encoding="utf-8") as f:
