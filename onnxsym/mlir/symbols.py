@@ -125,7 +125,11 @@ class Symbols:
         """Per dim, the int or the Symbol; None when every dim is static."""
         if shape is None or all(isinstance(d, int) for d in shape):
             return None
-        return [d if isinstance(d, int) else self.of(d) for d in shape]
+        out = [d if isinstance(d, int) else self.of(d) for d in shape]
+        for s in out:
+            if isinstance(s, Symbol) and s.lo < 0:
+                s.lo = 0  # it is the size of a dim, whatever the interval arithmetic allowed
+        return out
 
     def _expression_text(self, d: Dim) -> str:
         mapping = {}
