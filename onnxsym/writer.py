@@ -127,6 +127,18 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
         target.type.CopyFrom(tp)
 
 
+def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str]) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values
+    computed inside it; its declared inputs and outputs are left as they are."""
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                declared = {v.name for v in g.input} | {v.name for v in g.output}
+                produced = [o for m in g.node for o in m.output if o and o not in declared]
+                write_shapes(g, values, produced, fresh, warnings)
+                write_subgraph_shapes(g, values, fresh, warnings)
+
+
 def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
     """Set ``onnxsym.*`` metadata entries (replacing earlier ones of the same key)."""
     keys = {META_PREFIX + k for k in entries}

@@ -365,9 +365,99 @@ def step_resize(b: Builder) -> None:
     b.add(y, None)
 
 
+def step_broadcast_pair(b: Builder) -> None:
+    """Two tensors of one rank with different dims: valid where they broadcast (a 1, or equal
+    sizes), which onnxsym must express honestly (max, or a recorded constraint)."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    y = b.pick(lambda t: x is not None and len(t.shape) == len(x.shape) and t.name != x.name)
+    if x is None or y is None:
+        return
+    op = b.rng.choice(["Add", "Mul", "Max"])
+    (z,) = b.node(op, [x.name, y.name])
+    b.add(z, None)
+
+
+def step_depth_space(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 4 and _is_static(t.shape[1]))
+    if x is None:
+        return
+    k = 2
+    (s2d,) = b.node("SpaceToDepth", [x.name], blocksize=k)
+    b.add(s2d, None)
+    if b.rng.random() < 0.6:
+        (d2s,) = b.node("DepthToSpace", [s2d], blocksize=k, mode=b.rng.choice(["DCR", "CRD"]))
+        b.add(d2s, None)
+
+
+def step_topk_sort(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    if b.rng.random() < 0.5:
+        k = b.const([1])
+    else:  # k computed in the graph: min(2, d) from the shape
+        k = b.node("Min", [b.dim_of(x, axis), b.const([2])])[0]
+    vals, idx = b.node("TopK", [x.name, k], n_out=2, axis=axis)
+    b.add(vals, None)
+    (idx_f,) = b.node("Cast", [idx], to=F)
+    b.add(idx_f, None)
+
+
+def step_einsum(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 3)
+    if x is None:
+        return
+    eq = b.rng.choice(["bij,bkj->bik", "bij->bji", "bij,bij->bi", "bij->j"])
+    operands = [x.name] * eq.split("->")[0].count(",") + [x.name]
+    (y,) = b.node("Einsum", operands, equation=eq)
+    b.add(y, None)
+
+
+def step_split_sizes(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    # sizes computed in the graph: [1, d - 1]
+    d = b.dim_of(x, axis)
+    (rest,) = b.node("Sub", [d, b.const([1])])
+    (sizes,) = b.node("Concat", [b.const([1]), rest], axis=0)
+    if b.opset >= 13:
+        outs = b.node("Split", [x.name, sizes], n_out=2, axis=axis)
+    else:
+        return
+    for o in outs:
+        b.add(o, None)
+
+
+def step_cumsum_gather_elements(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    (c,) = b.node("CumSum", [x.name, b.const(axis)])
+    b.add(c, x.shape)
+    (idx,) = b.node("Cast", [b.node("Mul", [c, b.const(0.0, np.float32)])[0]], to=I64)
+    (g,) = b.node("GatherElements", [x.name, idx], axis=axis)
+    b.add(g, x.shape)
+
+
+def step_nonzero(b: Builder) -> None:
+    """A data-dependent count: onnxsym must give a fresh symbol, never a number it cannot know."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    (nz,) = b.node("NonZero", [b.node("Greater", [x.name, b.const(0.0, np.float32)])[0]])
+    (f,) = b.node("Cast", [nz], to=F)
+    b.add(f, None)
+
+
 STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_squeeze, step_reduce,
          step_concat_split, step_reshape, step_reshape, step_slice, step_slice, step_pad, step_expand_tile,
-         step_gather, step_matmul, step_range, step_pool_conv, step_resize]
+         step_gather, step_matmul, step_range, step_pool_conv, step_resize, step_broadcast_pair,
+         step_depth_space, step_topk_sort, step_einsum, step_split_sizes, step_cumsum_gather_elements,
+         step_nonzero]
 
 
 def random_model(seed: int, max_steps: int = 8) -> onnx.ModelProto:
