@@ -124,7 +124,8 @@ def main(ctx, debug) -> None:
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 @_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet):
+@click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -136,11 +137,16 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
     if not in_place and not force and os.path.exists(target):
         raise click.UsageError(f"{target} exists; use --force to replace it")
+    if mlir_out and not force and os.path.exists(mlir_out):
+        raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
     try:
         result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                            allow_zero=allow_zero)
         annotated = api.write_result(result, inplace=True)
         _save(annotated, target)
+        if mlir_out:
+            from onnxsym.mlir import files, to_mlir
+            files.write_text(mlir_out, to_mlir(result))
     except OnnxsymError as exc:
         _fail(exc)
     if quiet:
@@ -310,6 +316,30 @@ def explain(model, value, axis, bind, quiet, verbose):
             continue
         for line in e.lines(max_steps=None if verbose else 10):
             click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
+              show_default=True, help="Which symbol-dialect form.")
+@click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
+@click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
+@click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+def mlir(model, out, style, generic, weights, names, force):
+    """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
+
+    A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    """
+    from onnxsym.mlir.files import convert
+
+    try:
+        target = convert(model, out, style, generic, weights, names, force)
+    except OnnxsymError as exc:
+        _fail(exc)
+    click.echo(f"{target}: written")
 
 
 if __name__ == "__main__":
