@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from typing import Optional
 
 import click
 import onnx
@@ -54,7 +55,7 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared"}
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
     lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -71,7 +72,7 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: str) -> None:
+def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model.
     External weights stay where they are (hard-linked beside OUT when OUT is elsewhere)."""
     folder = os.path.dirname(os.path.abspath(out))
@@ -80,7 +81,8 @@ def _save(model: onnx.ModelProto, out: str, model_dir: str) -> None:
     except Exception as exc:  # protobuf refuses messages over 2 GB
         raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
                            f"a model over 2 GB must keep its weights as external data") from None
-    link_weights(model, model_dir, folder)
+    if model_dir is not None:
+        link_weights(model, model_dir, folder)
     fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -127,10 +129,12 @@ def main(ctx, debug) -> None:
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 @_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet):
+@click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -140,11 +144,18 @@ def annotate(model, out, in_place, bind, ranges, assume, allow_zero, quiet):
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
     if os.path.abspath(target) == os.path.abspath(model) and not in_place:
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    if not in_place and not force and os.path.exists(target):
+        raise click.UsageError(f"{target} exists; use --force to replace it")
+    if mlir_out and not force and os.path.exists(mlir_out):
+        raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
     try:
         result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                            allow_zero=allow_zero)
         annotated = api.write_result(result, inplace=True)
         _save(annotated, target, os.path.dirname(os.path.abspath(model)))
+        if mlir_out:
+            from onnxsym.mlir import files, to_mlir
+            files.write_text(mlir_out, to_mlir(result))
     except OnnxsymError as exc:
         _fail(exc)
     if quiet:
@@ -321,6 +332,30 @@ def explain(model, value, axis, bind, quiet, verbose):
             continue
         for line in e.lines(max_steps=None if verbose else 10):
             click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
+              show_default=True, help="Which symbol-dialect form.")
+@click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
+@click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
+@click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+def mlir(model, out, style, generic, weights, names, force):
+    """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
+
+    A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    """
+    from onnxsym.mlir.files import convert
+
+    try:
+        target = convert(model, out, style, generic, weights, names, force)
+    except OnnxsymError as exc:
+        _fail(exc)
+    click.echo(f"{target}: written")
 
 
 if __name__ == "__main__":

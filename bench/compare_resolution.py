@@ -1,5 +1,6 @@
-"""Resolution side by side: onnxsym, onnx's infer_shapes(data_prop=True) and
-onnxruntime's symbolic_shape_infer, on the models in models/ (or those given).
+"""Resolution side by side: onnxsym, onnx's infer_shapes(data_prop=True),
+onnxruntime's symbolic_shape_infer and onnx-shape-inference (PyPI, on onnx_ir),
+on the models in models/ (or those given).
 
 For every value a node produces, a dim counts as resolved when it is a number or an
 expression over the graph inputs' symbols; every resolved dim is then checked
@@ -120,6 +121,24 @@ def peers(path):
             yield "ort symbolic_shape_infer", SymbolicShapeInference.infer_shapes(model, auto_merge=True)
     except Exception as exc:
         print(f"  ort symbolic_shape_infer failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    try:
+        yield "onnx-shape-inference", _onnx_shape_inference(model)
+    except ImportError:
+        print("  onnx-shape-inference is not installed", file=sys.stderr)
+    except Exception as exc:
+        print(f"  onnx-shape-inference failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _onnx_shape_inference(model):
+    """onnx-shape-inference works on an onnx_ir model; its shapes come back as value_info."""
+    import onnx_ir as ir
+    from onnx_shape_inference import infer_symbolic_shapes
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    ir_model = ir.from_proto(copy)
+    infer_symbolic_shapes(ir_model, warn_on_missing=False)
+    return ir.to_proto(ir_model)
 
 
 def main(paths):

@@ -2,9 +2,9 @@
 """(Re)generate the small real ONNX test models in this folder.
 
 Usage:
-    /work/venv/bin/python models/make_models.py            # export + check
-    /work/venv/bin/python models/make_models.py --check    # only check existing files
-    /work/venv/bin/python models/make_models.py --only bert_tiny,edge
+    python models/make_models.py            # export + check
+    python models/make_models.py --check    # only check existing files
+    python models/make_models.py --only bert_tiny,edge
 
 Needs torch (and onnxscript for the dynamo exporter), onnx and onnxruntime.
 The test-suite itself only needs the produced .onnx files, not torch.
@@ -84,12 +84,28 @@ SPECS: dict[str, dict[str, tuple[str, list]]] = {
     "cnn_tiny": {
         "image": ("float", ["batch", 3, "height", "width"]),
     },
+    "swin_tiny": {
+        "image": ("float", ["batch", 3, "height", "width"]),
+    },
+    "vit_tiny": {
+        "image": ("float", ["batch", 3, "height", "width"]),
+    },
+    "whisper_tiny": {
+        "mel": ("float", ["batch", 8, "frames"]),
+        "input_ids": ("ids", ["batch", "seq"]),
+        "past_key": ("float", ["batch", 4, "past", 12]),
+        "past_value": ("float", ["batch", 4, "past", 12]),
+    },
+    "t5_tiny": {
+        "input_ids": ("ids", ["batch", "seq"]),
+        "attention_mask": ("mask", ["batch", "seq"]),
+    },
 }
 
 # Two concrete bindings of every symbol, used to prove the models are dynamic.
 SIZES = [
-    {"batch": 2, "seq": 5, "past": 3, "height": 32, "width": 32},
-    {"batch": 3, "seq": 11, "past": 6, "height": 48, "width": 64},
+    {"batch": 2, "seq": 5, "past": 3, "height": 32, "width": 32, "frames": 20},
+    {"batch": 3, "seq": 11, "past": 6, "height": 48, "width": 64, "frames": 37},
 ]
 
 
@@ -348,6 +364,241 @@ def _torch_models():
     }
 
 
+# Geometry of the models added for windowed / interpolated / cached / bucketed
+# attention patterns (swin_tiny, vit_tiny, whisper_tiny, t5_tiny).
+SWIN_DIM = 32
+SWIN_WINDOW = 3
+VIT_DIM = 32
+VIT_PATCH = 2  # small enough for the 2..9 sizes onnxsym.verify tries
+VIT_GRID = 4  # position table size (interpolated to every other grid)
+WHISPER_DIM = 48
+WHISPER_HEADS = 4
+WHISPER_MELS = 8
+T5_BUCKETS = 16
+T5_MAX_DISTANCE = 32
+
+
+def _attention_models():
+    """Models whose shape logic lives in the graph: windows padded to a
+    multiple, interpolated position tables, a KV cache beside cross-attention,
+    and log-bucketed relative positions."""
+    import math
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Attention(nn.Module):
+        """Multi-head attention; keys/values from ``memory`` (self-attention
+        when it is ``x``), optionally after a cached ``past`` (k, v)."""
+
+        def __init__(self, dim, heads, scale=True):
+            super().__init__()
+            self.heads, self.hd = heads, dim // heads
+            self.scale = self.hd**-0.5 if scale else 1.0
+            self.q = nn.Linear(dim, dim)
+            self.k = nn.Linear(dim, dim)
+            self.v = nn.Linear(dim, dim)
+            self.o = nn.Linear(dim, dim)
+
+        def split(self, t):
+            return t.view(t.size(0), t.size(1), self.heads, self.hd).transpose(1, 2)
+
+        def forward(self, x, memory, bias=None, past=None):
+            q = self.split(self.q(x))
+            k = self.split(self.k(memory))
+            v = self.split(self.v(memory))
+            if past is not None:
+                k = torch.cat([past[0], k], dim=2)
+                v = torch.cat([past[1], v], dim=2)
+            scores = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+            if bias is not None:
+                scores = scores + bias
+            ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+            ctx = ctx.transpose(1, 2).reshape(x.size(0), x.size(1), -1)
+            return self.o(ctx), (k, v)
+
+    class Block(nn.Module):
+        """Pre-LN transformer block (self-attention, optional cross-attention, MLP)."""
+
+        def __init__(self, dim, heads, cross=False, scale=True):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(dim)
+            self.attn = Attention(dim, heads, scale)
+            self.cross = Attention(dim, heads) if cross else None
+            self.ln_c = nn.LayerNorm(dim) if cross else None
+            self.ln2 = nn.LayerNorm(dim)
+            self.fc1 = nn.Linear(dim, 2 * dim)
+            self.fc2 = nn.Linear(2 * dim, dim)
+
+        def forward(self, x, bias=None, past=None, memory=None):
+            h = self.ln1(x)
+            a, present = self.attn(h, h, bias, past)
+            x = x + a
+            if self.cross is not None:
+                x = x + self.cross(self.ln_c(x), memory)[0]
+            x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+            return x, present
+
+    def window_partition(x, w):
+        """[b, H, W, c] (H, W multiples of w) -> [b * H/w * W/w, w*w, c]."""
+        b, hh, ww, c = x.shape
+        x = x.view(b, hh // w, w, ww // w, w, c).permute(0, 1, 3, 2, 4, 5)
+        return x.reshape(-1, w * w, c)
+
+    def window_reverse(x, w, b, hh, ww):
+        c = x.size(-1)
+        x = x.view(b, hh // w, ww // w, w, w, c).permute(0, 1, 3, 2, 4, 5)
+        return x.reshape(b, hh, ww, c)
+
+    class SwinBlock(nn.Module):
+        def __init__(self, dim, heads, shift):
+            super().__init__()
+            self.shift = shift
+            self.block = Block(dim, heads)
+            # relative position bias of the window (static: w*w x w*w)
+            self.rel_bias = nn.Parameter(0.02 * torch.randn(heads, SWIN_WINDOW**2, SWIN_WINDOW**2))
+
+        def forward(self, x):  # [b, H, W, c]
+            w = SWIN_WINDOW
+            b, hh, ww, c = x.shape
+            # pad H and W up to a multiple of the window, computed in the graph
+            x = F.pad(x, (0, 0, 0, (w - ww % w) % w, 0, (w - hh % w) % w))
+            hp, wp = x.size(1), x.size(2)
+            if self.shift:
+                x = torch.roll(x, shifts=(-(w // 2), -(w // 2)), dims=(1, 2))
+            win = self.block(window_partition(x, w), self.rel_bias[None])[0]
+            x = window_reverse(win, w, b, hp, wp)
+            if self.shift:
+                x = torch.roll(x, shifts=(w // 2, w // 2), dims=(1, 2))
+            return x[:, :hh, :ww, :].contiguous()
+
+    class PatchMerging(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(4 * dim)
+            self.reduce = nn.Linear(4 * dim, 2 * dim, bias=False)
+
+        def forward(self, x):  # [b, H, W, c] -> [b, ceil(H/2), ceil(W/2), 2c]
+            hh, ww = x.size(1), x.size(2)
+            x = F.pad(x, (0, 0, 0, ww % 2, 0, hh % 2))
+            x = torch.cat(
+                [x[:, 0::2, 0::2], x[:, 1::2, 0::2], x[:, 0::2, 1::2], x[:, 1::2, 1::2]], dim=-1
+            )
+            return self.reduce(self.norm(x))
+
+    class SwinTiny(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Conv2d(3, SWIN_DIM, 4, stride=4)
+            self.ln = nn.LayerNorm(SWIN_DIM)
+            self.stage1 = nn.Sequential(SwinBlock(SWIN_DIM, 2, False), SwinBlock(SWIN_DIM, 2, True))
+            self.merge = PatchMerging(SWIN_DIM)
+            self.stage2 = SwinBlock(2 * SWIN_DIM, 4, False)
+            self.ln_f = nn.LayerNorm(2 * SWIN_DIM)
+            self.head = nn.Linear(2 * SWIN_DIM, 10)
+
+        def forward(self, image):
+            # pad the image to a multiple of the patch size (as HF Swin does)
+            hh, ww = image.size(2), image.size(3)
+            image = F.pad(image, (0, (4 - ww % 4) % 4, 0, (4 - hh % 4) % 4))
+            x = self.ln(self.embed(image).permute(0, 2, 3, 1))  # [b, ceil(H/4), ceil(W/4), c]
+            x = self.stage2(self.merge(self.stage1(x)))
+            tokens = self.ln_f(x.flatten(1, 2))  # [b, H'*W', 2c]
+            return self.head(tokens.mean(1)), tokens
+
+    class VitTiny(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Conv2d(3, VIT_DIM, VIT_PATCH, stride=VIT_PATCH)
+            self.cls = nn.Parameter(0.02 * torch.randn(1, 1, VIT_DIM))
+            self.pos = nn.Parameter(0.02 * torch.randn(1, 1 + VIT_GRID * VIT_GRID, VIT_DIM))
+            self.blocks = nn.ModuleList([Block(VIT_DIM, 2) for _ in range(2)])
+            self.ln = nn.LayerNorm(VIT_DIM)
+            self.head = nn.Linear(VIT_DIM, 10)
+
+        def forward(self, image):
+            x = self.embed(image)  # [b, c, h, w]
+            h, w = x.shape[2], x.shape[3]
+            x = x.flatten(2).transpose(1, 2)
+            # the position table is resized to the patch grid of this image
+            grid = self.pos[:, 1:].reshape(1, VIT_GRID, VIT_GRID, VIT_DIM).permute(0, 3, 1, 2)
+            grid = F.interpolate(grid, size=(h, w), mode="bicubic", align_corners=False)
+            pos = torch.cat([self.pos[:, :1], grid.flatten(2).transpose(1, 2)], dim=1)
+            x = torch.cat([self.cls.expand(x.size(0), -1, -1), x], dim=1) + pos
+            for blk in self.blocks:
+                x = blk(x)[0]
+            x = self.ln(x)
+            return self.head(x[:, 0]), x
+
+    class WhisperTiny(nn.Module):
+        def __init__(self):
+            super().__init__()
+            d = WHISPER_DIM
+            self.conv1 = nn.Conv1d(WHISPER_MELS, d, 3, padding=1)
+            self.conv2 = nn.Conv1d(d, d, 3, stride=2, padding=1)
+            self.enc_pos = nn.Parameter(0.02 * torch.randn(MAX_POS, d))
+            self.enc = Block(d, WHISPER_HEADS)
+            self.enc_ln = nn.LayerNorm(d)
+            self.tok = nn.Embedding(VOCAB, d)
+            self.dec_pos = nn.Embedding(MAX_POS, d)
+            self.dec = Block(d, WHISPER_HEADS, cross=True)
+            self.dec_ln = nn.LayerNorm(d)
+
+        def forward(self, mel, input_ids, past_key, past_value):
+            x = F.gelu(self.conv2(F.gelu(self.conv1(mel)))).transpose(1, 2)  # [b, T, d]
+            x = x + self.enc_pos[: x.size(1)]
+            enc = self.enc_ln(self.enc(x)[0])
+            seq, past = input_ids.size(1), past_key.size(2)
+            pos = torch.arange(past, past + seq, device=mel.device)
+            y = self.tok(input_ids) + self.dec_pos(pos)[None]
+            qi = torch.arange(seq, device=mel.device)[:, None] + past
+            kj = torch.arange(past + seq, device=mel.device)[None, :]
+            causal = torch.zeros(seq, past + seq, dtype=y.dtype, device=mel.device)
+            causal = causal.masked_fill(kj > qi, float("-inf"))
+            y, (k, v) = self.dec(y, causal, (past_key, past_value), enc)
+            logits = self.dec_ln(y) @ self.tok.weight.t()
+            return logits, k, v, enc
+
+    def t5_buckets(rel):
+        """Bidirectional log-bucketed relative positions (T5)."""
+        half = T5_BUCKETS // 2
+        exact = half // 2
+        ret = (rel > 0).to(torch.long) * half
+        n = torch.abs(rel)
+        large = exact + (
+            torch.log(n.float() / exact) / math.log(T5_MAX_DISTANCE / exact) * (half - exact)
+        ).to(torch.long)
+        large = torch.min(large, torch.full_like(large, half - 1))
+        return ret + torch.where(n < exact, n, large)
+
+    class T5Tiny(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(VOCAB, HIDDEN)
+            self.rel = nn.Embedding(T5_BUCKETS, HEADS)
+            self.blocks = nn.ModuleList([Block(HIDDEN, HEADS, scale=False) for _ in range(LAYERS)])
+            self.ln = nn.LayerNorm(HIDDEN)
+
+        def forward(self, input_ids, attention_mask):
+            seq = input_ids.size(1)
+            pos = torch.arange(seq, dtype=torch.long, device=input_ids.device)
+            bucket = t5_buckets(pos[None, :] - pos[:, None])  # [seq, seq]
+            bias = self.rel(bucket).permute(2, 0, 1)[None]  # [1, heads, seq, seq]
+            bias = bias + (1.0 - attention_mask[:, None, None, :].float()) * -1e9
+            x = self.tok(input_ids)
+            for blk in self.blocks:
+                x = blk(x, bias)[0]
+            return self.ln(x), bias
+
+    return {
+        "swin_tiny": SwinTiny,
+        "vit_tiny": VitTiny,
+        "whisper_tiny": WhisperTiny,
+        "t5_tiny": T5Tiny,
+    }
+
+
 # Output names and the symbolic dims of every output (used for the export
 # dynamic_axes, and to name the dynamo outputs).
 OUTPUTS = {
@@ -365,6 +616,24 @@ OUTPUTS = {
         },
     },
     "cnn_tiny": {"logits": ["batch", 10]},
+    "swin_tiny": {
+        "logits": ["batch", 10],
+        "tokens": ["batch", "(((height + 3)//4 + 1)//2)*(((width + 3)//4 + 1)//2)", 2 * SWIN_DIM],
+    },
+    "vit_tiny": {
+        "logits": ["batch", 10],
+        "tokens": ["batch", "1 + (height//2)*(width//2)", VIT_DIM],
+    },
+    "whisper_tiny": {
+        "logits": ["batch", "seq", VOCAB],
+        "present_key": ["batch", WHISPER_HEADS, "past + seq", WHISPER_DIM // WHISPER_HEADS],
+        "present_value": ["batch", WHISPER_HEADS, "past + seq", WHISPER_DIM // WHISPER_HEADS],
+        "encoder_out": ["batch", "(frames - 1)//2 + 1", WHISPER_DIM],
+    },
+    "t5_tiny": {
+        "last_hidden_state": ["batch", "seq", HIDDEN],
+        "position_bias": ["batch", HEADS, "seq", "seq"],
+    },
 }
 
 
@@ -390,7 +659,7 @@ def make_inputs(name: str, env: dict[str, int], as_torch=False):
 # --------------------------------------------------------------------------
 # Export helpers
 # --------------------------------------------------------------------------
-EXAMPLE = {"batch": 2, "seq": 7, "past": 4, "height": 64, "width": 64}
+EXAMPLE = {"batch": 2, "seq": 7, "past": 4, "height": 64, "width": 64, "frames": 30}
 
 
 def export_ts(name, model, path):
@@ -398,6 +667,7 @@ def export_ts(name, model, path):
 
     feeds = make_inputs(name, EXAMPLE, as_torch=True)
     dyn = {}
+    labels = {}  # TorchScript label of an output dim -> the expression it stands for
     for inp, (_, dims) in SPECS[name].items():
         dyn[inp] = {i: d for i, d in enumerate(dims) if isinstance(d, str)}
     for out, dims in OUTPUTS[name].items():
@@ -407,6 +677,7 @@ def export_ts(name, model, path):
             for i, d in enumerate(dims)
             if isinstance(d, str)
         }
+        labels.update({lab: dims[i] for i, lab in dyn[out].items() if lab != dims[i]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
@@ -421,15 +692,16 @@ def export_ts(name, model, path):
             do_constant_folding=True,
         )
     m = onnx.load(path)
-    # "past_seq" on the present outputs is just a label of the exporter;
-    # say what it means
-    rename_dim_params(m, {"past_seq": "past + seq"})
+    # labels such as "past_seq" mean nothing to a reader; write the expression
+    rename_dim_params(m, labels)
     onnx.save(m, path)
 
 
 # Smallest size torch.export is told each symbol can take (images must be big
 # enough for the pooling windows, else torch.export refuses the range).
 DIM_MIN = {"height": 16, "width": 16}
+# Largest size, where a position table bounds it (whisper's encoder positions).
+DIM_MAX = {"frames": 2 * MAX_POS - 1}
 
 
 def export_dynamo(name, model, path):
@@ -442,7 +714,7 @@ def export_dynamo(name, model, path):
     def dim(sym):
         if sym not in dims:
             # min=1 so that a concrete size of 1 stays allowed at runtime
-            dims[sym] = Dim(sym, min=DIM_MIN.get(sym, 1), max=4096)
+            dims[sym] = Dim(sym, min=DIM_MIN.get(sym, 1), max=DIM_MAX.get(sym, 4096))
         return dims[sym]
 
     dynamic_shapes = {}
@@ -786,7 +1058,7 @@ def main(argv=None):
         import torch
 
         torch.manual_seed(0)
-        factories = _torch_models()
+        factories = {**_torch_models(), **_attention_models()}
         for name, factory in factories.items():
             if only and name not in only:
                 continue

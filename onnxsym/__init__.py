@@ -21,10 +21,11 @@ from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div,
 from .errors import GraphError, ModelLoadError, OnnxsymError, ShapeContradiction  # noqa: E402
 from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
 from .registry import register_rule  # noqa: E402
+from .mlir import to_mlir  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
 
 __all__ = [
-    "annotate", "infer", "write_result", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
+    "annotate", "infer", "write_result", "to_mlir", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
     "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",

@@ -8,14 +8,14 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import onnx
 
-from . import dims
+from . import dims, validate
 from .dims import Dim
 from .constraints import Constraint
 from .engine import Assumption, Engine, Provenance
 from .errors import UserInputError
 from .loader import SymbolTable, load_model
-from .values import Tensor, Value
-from .writer import write_metadata, write_shapes
+from .values import Optional_, Sequence, Tensor, Value
+from .writer import write_metadata, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 
@@ -49,6 +49,7 @@ class Result:
     derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
     # (value, axis) where the writer keeps the model's declared dim_param.
     keep_declared: frozenset = frozenset()
+    subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -91,6 +92,15 @@ class Result:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
 
+    def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
+        """The dims a value is annotated with: a sequence's or optional's are its element's."""
+        v = self.values.get(name)
+        while isinstance(v, (Sequence, Optional_)):
+            if isinstance(v, Sequence) and v.items == ():
+                return ()  # an empty sequence has no item to know
+            v = v.elem
+        return v.shape if isinstance(v, Tensor) else None
+
     def unresolved(self) -> List[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
         if not self.fresh:
@@ -101,7 +111,7 @@ class Result:
             if name in self.unknown_rank:
                 out.append(UnresolvedDim(name, None, None, (self.unknown_rank[name],)))
                 continue
-            shape = self.shape(name)
+            shape = self._dims_of(name)
             if shape is None:
                 continue
             for axis, d in enumerate(shape):
@@ -114,7 +124,7 @@ class Result:
         """Counts of values and dims: static, symbolic over input symbols, unresolved."""
         values = static = symbolic = unresolved = 0
         for name in self.produced:
-            shape = self.shape(name)
+            shape = self._dims_of(name)
             values += 1
             if shape is None:
                 unresolved += 1
@@ -145,6 +155,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model, base_dir = load_model(model_or_path)
+    validate.check_opsets(model)
+    validate.check_external_data(model, base_dir)
     table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
@@ -152,8 +164,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.progress = progress
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  frozenset(engine.keep_declared))
+                  engine.assumptions, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
+                  frozenset(engine.keep_declared), engine.subgraph_values)
 
 
 def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
@@ -196,6 +208,7 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         model = copy
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
                  result.keep_declared)
+    write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
     ranges = result.symbol_ranges()
     table = result.symbols
     write_metadata(model, {

@@ -24,22 +24,28 @@ from .errors import ShapeContradiction
 
 @dataclass(frozen=True)
 class Constraint:
-    """``lhs == rhs``, required by ``node`` (an op type and node name, or the user)."""
+    """``lhs == rhs`` (or ``lhs <= rhs`` for a bound), required by ``node`` (an op type
+    and node name, or the user)."""
 
     lhs: Dim
     rhs: Dim
     node: str
     op_type: str
     reason: str
-    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim.
+    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
+    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes).
     kind: str = "node"
 
     @property
     def where(self) -> str:
         return f"{self.op_type} node '{self.node}'" if self.op_type else self.node
 
+    def holds(self, bindings) -> bool:
+        lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
+        return lhs <= rhs if self.kind == "bound" else lhs == rhs
+
     def __str__(self) -> str:
-        return f"{str(self.lhs)} == {str(self.rhs)}"
+        return f"{str(self.lhs)} {'<=' if self.kind == 'bound' else '=='} {str(self.rhs)}"
 
 
 class ConstraintContradiction(ShapeContradiction):

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, registry
+from . import dims, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
@@ -212,7 +212,8 @@ class Engine:
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
         self.no_rule: Dict[Tuple[str, str], int] = {}
-        self.functions = {(f.domain, f.name): f for f in model.functions}
+        self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        self._calls: List[tuple] = []  # the function calls being expanded, innermost last
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Optional[Callable[[int, int], None]] = None
         self.produced: List[str] = []  # what the main graph's nodes produce, in node order
@@ -246,6 +247,14 @@ class Engine:
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
+    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
+        """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
+        if dims.try_le(d, hi) is True:
+            return
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound")
+        if c not in self.constraints.items:
+            self.constraints.items.append(c)
+
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
         kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
@@ -273,7 +282,7 @@ class Engine:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
-            self.env[inp.name] = self.memo.intern(value_from_type(inp.type, self.table, inp.name))
+            self.env[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
             self.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
@@ -312,6 +321,23 @@ class Engine:
                                          solve=names_new, kind="declared")
                 if self.constraints.resolve(known) is self.constraints.resolve(d):
                     self.keep_declared.add((vi.name, axis))
+
+    def _per_item(self, v: Value, name: str) -> Value:
+        """A sequence input's declared item shape holds for each item, not for all
+        alike (ONNX's own tests feed items of different lengths to ``seq(float[N])``):
+        its symbolic dims become fresh symbols."""
+        if not isinstance(v, Sequence) or v.elem is None or v.elem.shape is None:
+            return v
+        shape = []
+        for axis, d in enumerate(v.elem.shape):
+            if not isinstance(d, int):
+                sym = self.table.unique(symbol_name(name) + f"_item_d{axis}")
+                self.table.symbols[sym] = dims.Sym(sym, dims.FRESH_LO, dims.INT64_MAX)
+                self.table.origin[sym] = f"fresh: an item of input '{name}'"
+                self.fresh[sym] = Provenance(sym, "", "", name, axis, f"declared as {d}, which may differ between items")
+                d = dims.expr_of(self.table.symbols[sym])
+            shape.append(d)
+        return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
         """Infer every node of ``graph``; returns the names its nodes produce, in node order."""
@@ -356,14 +382,14 @@ class Engine:
                     if self.constraints.derived:
                         self._resolved(name)
             return
+        # (a reused result was validated with the same attributes)
+        validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
         attrs = {a.name: a for a in attributes} if attributes else {}
         node = Node(op_type, domain, node_name or f"{op_type}_{index}", opset, inputs, input_names,
                     output_names, attrs, convert_attribute, self._watched, index)
         if rule is None:
-            key = (domain or "ai.onnx", n.op_type)
-            self.no_rule[key] = self.no_rule.get(key, 0) + 1
-            outs = self._no_rule(node)
+            outs = self._no_rule(node, n)
         else:
             try:
                 outs = rule(node)
@@ -414,10 +440,16 @@ class Engine:
             opset = 1
         return domain, opset, registry.find_rule(domain, op_type, opset)
 
-    def _no_rule(self, node: Node) -> List[Value]:
-        fn = self.functions.get((node.domain, node.op_type))
+    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Value]:
+        fn = self.functions.get((node.domain, node.op_type, proto.overload))
+        if fn is None:
+            fn = functions.schema_function(proto, node)
+        if fn is not None:
+            return self.infer_function(node, proto, fn)
+        key = (node.domain or "ai.onnx", node.op_type)
+        self.no_rule[key] = self.no_rule.get(key, 0) + 1
         reason = f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} at opset {node.opset}"
-        if fn is None and node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
+        if node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
             self.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason)
@@ -430,9 +462,20 @@ class Engine:
             outs.append(Tensor(0, None))
         return outs
 
-    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]]) -> List[Optional[Value]]:
-        """Infer ``graph`` in a scope that sees the current values; inputs bound positionally."""
+    def record_unknown_rank(self, node: Node, output: int, reason: str) -> None:
+        if node.has_output(output):
+            name = node.output_names[output]
+            self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason)
+
+    def is_resolved(self, d: Dim) -> bool:
+        return all(s.name not in self.fresh for s in dims.free_symbols(d))
+
+    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
+                       born: Optional[Set[str]] = None) -> List[Optional[Value]]:
+        """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
+        ``born``, when given, receives the names of the fresh symbols made inside."""
         saved = dict(self.env)
+        before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         try:
             for t in graph.initializer:
@@ -446,10 +489,32 @@ class Engine:
             for k, v in self.env.items():
                 if k not in saved or saved[k] is not v:
                     self.subgraph_values[k] = v
+            if born is not None:
+                born.update(list(self.fresh)[before:])
             return outs
         finally:
             self.env = saved
             self._subgraphs.pop()
+
+    def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> List[Optional[Value]]:
+        """Infer a call by inferring the function's body in a scope of its own: it sees
+        only the call's inputs and attributes, and its values stay inside."""
+        key = (fn.domain, fn.name, fn.overload)
+        if key in self._calls:
+            return self._unknown_outputs(node, f"function '{fn.name}' calls itself")
+        body, bound = functions.instantiate(fn, proto, node.inputs)
+        saved = (self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer)
+        self.env, self.unknown_rank, self.subgraph_values, self.producer = bound, {}, {}, {}
+        self.opsets = {**self.opsets, **{registry.canonical_domain(o.domain): o.version for o in fn.opset_import}}
+        self._calls.append(key)
+        try:
+            self._run_nodes(body, set(bound))
+            return [self.env.get(o) for o in fn.output]
+        except GraphError as exc:
+            raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
+        finally:
+            self._calls.pop()
+            self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer = saved
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:
@@ -463,9 +528,13 @@ def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:
         if shape == v.shape and (value is v.value or value == v.value):
             return v
         return Tensor(v.dtype, shape, value)
-    if isinstance(v, Sequence) and v.elem is not None:
+    if isinstance(v, Sequence):
         elem = resolve_value(v.elem, resolve)
-        return v if elem is v.elem else Sequence(elem, v.items)
+        items = v.items if v.items is None else tuple(resolve_value(t, resolve) for t in v.items)
+        length = v.length if v.length is None else resolve(v.length)
+        if elem is v.elem and items == v.items and length is v.length:
+            return v
+        return Sequence(elem, items, length)
     if isinstance(v, Optional_) and v.elem is not None:
         elem = resolve_value(v.elem, resolve)
         return v if elem is v.elem else Optional_(elem)

@@ -74,6 +74,7 @@ class SymbolTable:
     origin: Dict[str, str] = field(default_factory=dict)
     ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
     bound: Dict[str, int] = field(default_factory=dict)
+    warnings: List[str] = field(default_factory=list)
     # Constraints the user gives, as (lhs, rhs) expression texts.
     assume: List[Tuple[str, str]] = field(default_factory=list)
     # The lower end of a graph-input dim's range (0 with --allow-zero).
@@ -149,6 +150,9 @@ def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
             return parse_dim(text, lambda n: table.get(n, where))
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             # Any string is a legal dim_param: one outside the grammar is an opaque name.
+            if text not in table.symbols:
+                table.warnings.append(f"{where}: dim_param {text!r} is not an expression; "
+                                      f"taken as the name of one symbol")
             return table.get(text, where)
     return table.get(table.unique(fresh_base), where)
 

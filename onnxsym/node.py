@@ -82,15 +82,30 @@ class Node:
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
 
+    def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0) -> Tensor:
+        """A tensor whose rank this rule cannot tell, recorded with why."""
+        self._engine.record_unknown_rank(self, output, reason)
+        return Tensor(dtype, None)
+
+    def is_resolved(self, d: Dim) -> bool:
+        """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
+        return self._engine.is_resolved(d)
+
     def assume(self, a: Dim, b: Dim, reason: str) -> None:
         """Record that this node is only valid when ``a == b``."""
         if a is b or (type(a) is int and a == b):
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
         self._engine.record_assumption(self, a, b, reason)
 
-    def infer_graph(self, graph, inputs: Sequence[Optional[Value]]) -> List[Optional[Value]]:
-        """Infer a subgraph attribute with the given input values; returns its outputs."""
-        return self._engine.infer_subgraph(self, graph, inputs)
+    def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
+        """Record that this node's result is exact only while ``d <= hi``: an assumption
+        the report shows, for bounds no real model reaches (float32 size arithmetic)."""
+        self._engine.record_bound(self, d, hi, reason)
+
+    def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None) -> List[Optional[Value]]:
+        """Infer a subgraph attribute with the given input values; returns its outputs.
+        ``born``, when given, receives the names of the fresh symbols made inside."""
+        return self._engine.infer_subgraph(self, graph, inputs, born)
 
     def __repr__(self) -> str:
         return f"{self.op_type} node {self.name!r}"

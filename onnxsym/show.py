@@ -138,7 +138,7 @@ def assumption_lines(result: Result, style: Style = plain) -> List[str]:
         return []
     out = [style("assumptions", "head")]
     for a in result.assumptions:
-        out.append(f"  {a.lhs} == {a.rhs}   {a.op_type} '{a.node}': {a.reason}")
+        out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
     return out
 
 

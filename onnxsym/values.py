@@ -35,10 +35,17 @@ class Tensor:
 @dataclass(frozen=True)
 class Sequence:
     """An ONNX sequence; ``elem`` describes what is known of every element
-    (``None`` when nothing is), ``items`` the elements when known one by one."""
+    (``None`` when nothing is), ``items`` the elements when known one by one,
+    ``length`` their number when known without them."""
 
     elem: Optional[Tensor]
     items: Optional[Tuple[Tensor, ...]] = None
+    length: Optional[Dim] = None
+
+    @property
+    def count(self) -> Optional[Dim]:
+        """The number of items, when known."""
+        return len(self.items) if self.items is not None else self.length
 
 
 @dataclass(frozen=True)

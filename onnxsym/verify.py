@@ -69,7 +69,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
             if name not in b:
                 b[name] = dims.evaluate(d, b)
         if all(ranges[n][0] <= v <= ranges[n][1] for n, v in b.items() if n in ranges) and \
-                all(dims.evaluate(c.lhs, b) == dims.evaluate(c.rhs, b) for c in checkable):
+                all(c.holds(b) for c in checkable):
             if b not in out or attempt > tries // 2:
                 out.append(b)
         if len(out) == count:

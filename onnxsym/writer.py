@@ -31,12 +31,13 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. ``keep``: the declared
     dim_param is proven equal to the inferred dim (a declared name wins)."""
-    if keep:
-        return None, declared.dim_param
     if isinstance(inferred, int):
+        # A number says more than any name, a declared one included (its relation is in the metadata).
         if declared is not None and declared.HasField("dim_value") and declared.dim_value != inferred:
             raise ShapeContradiction(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}")
         return inferred, None
+    if keep:
+        return None, declared.dim_param
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")
@@ -129,6 +130,18 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
         else:
             target.type.CopyFrom(tp)
     added.merge_into(graph)
+
+
+def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str]) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values
+    computed inside it; its declared inputs and outputs are left as they are."""
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                declared = {v.name for v in g.input} | {v.name for v in g.output}
+                produced = [o for m in g.node for o in m.output if o and o not in declared]
+                write_shapes(g, values, produced, fresh, warnings)
+                write_subgraph_shapes(g, values, fresh, warnings)
 
 
 def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:

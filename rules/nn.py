@@ -102,6 +102,9 @@ def _conv_out(node, in_dims, kernel):
 
 # Integers up to 2**24 are exact in float32.
 FLOAT32_EXACT = 2 ** 24
+# A float32 size formula exact up to at least this is taken as exact, with the bound
+# recorded as an assumption; a smaller bound is one a real model may pass.
+ASSUMABLE_BOUND = 2 ** 20
 
 
 def trunc_div(n, s: int):
@@ -131,10 +134,13 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
             out.append(trunc_div(n, s) + 1)
             continue
         lo, hi = dims.range_of(n)
-        if lo < -FLOAT32_EXACT or hi > FLOAT32_EXACT:
+        if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT:
             out.append(node.fresh(f"ceil_mode pool size over {n}: onnxruntime rounds it through "
-                                  f"float32, exact only within +-2**24 (narrow the symbol's range)", 0, i + 2))
+                                  f"float32, exact only within +-2**24", 0, i + 2))
             continue
+        if hi > FLOAT32_EXACT:
+            node.assume_at_most(n, FLOAT32_EXACT, "ceil_mode pool sizes go through float32 in onnxruntime, "
+                                                  "exact up to 2**24")
         out.append(dims.dmin(dims.ceil_div(n, s) + 1, dims.ceil_div(d + head, s)))
     return out
 
@@ -366,7 +372,7 @@ def _scaled(node, d, scale, axis):
     """onnxruntime's ``(int64_t)(scale * dim)``: both operands float32, the product
     rounded to float32, then truncated. For a symbolic dim that is the closed form
     ``floor(p*d / 2**k)`` (``scale == p / 2**k`` exactly) only when the dim's range
-    keeps every float32 step exact; otherwise a fresh symbol."""
+    keeps every float32 step exact: beyond that an assumed bound, recorded."""
     s = np.float32(scale)
     if s == 1.0:
         return d
@@ -378,11 +384,14 @@ def _scaled(node, d, scale, axis):
     # or p*d <= 2**24 for an integral scale (the product is then an exact integer).
     bound = FLOAT32_EXACT if q == 1 else FLOAT32_EXACT - 1
     lo, hi = dims.range_of(d)
-    if lo >= 0 and p * hi <= bound:
-        return dims.floordiv(dims.mul(d, p), q)
-    return node.fresh(f"Resize of {d} by scale {float(s)!r}: onnxruntime computes the size in float32, "
-                      f"equal to floor({d}*{float(s)!r}) only while {d} <= {bound // p} "
-                      f"(narrow the symbol's range)", 0, axis)
+    if lo < 0 or p * lo > bound or bound // p < min(hi, ASSUMABLE_BOUND):
+        return node.fresh(f"Resize of {d} by scale {float(s)!r}: onnxruntime computes the size in float32, "
+                          f"equal to floor({d}*{float(s)!r}) only while {d} <= {bound // p}", 0, axis)
+    if p * hi > bound:
+        # Exact for every size a real model has; the bound is recorded and reported, never silent.
+        node.assume_at_most(d, bound // p, f"onnxruntime computes the size of {d} times {float(s)!r} in float32, "
+                                           f"exact up to {bound // p}")
+    return dims.floordiv(dims.mul(d, p), q)
 
 
 def _policy_sizes(x, sizes, axes, policy):

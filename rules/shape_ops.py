@@ -371,16 +371,19 @@ def _clamp_index(v, d, lo_end):
 
 
 def _slice_len(d, start, end, step):
-    """The length of ``x[start:end:step]`` along a dim ``d``, or ``None`` when undecidable."""
+    """The length of ``x[start:end:step]`` along a dim ``d``, or ``None`` when undecidable.
+    An ``end`` of ``None`` runs to the end of the dim in the step's direction."""
     up = dims.try_lt(0, step)
     if up is None or (isinstance(step, int) and step == 0):
         return None
     if up:
-        s, e = _clamp_index(start, d, 0), _clamp_index(end, d, 0)
+        s = _clamp_index(start, d, 0)
+        e = d if end is None else _clamp_index(end, d, 0)
         if s is None or e is None:
             return None
         return dims.dmax(0, dims.ceil_div(dims.sub(e, s), step))
-    s, e = _clamp_index(start, d, -1), _clamp_index(end, d, -1)
+    s = _clamp_index(start, d, -1)
+    e = -1 if end is None else _clamp_index(end, d, -1)
     if s is None or e is None or dims.range_of(d)[0] < 1:
         return None
     # the start of a negative step is clamped to [0, d - 1]
@@ -423,6 +426,10 @@ def slice_v10(node):
                     else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1])
                     for i, d in enumerate(x.shape))
         return [Tensor(x.dtype, out)]
+    # onnxruntime reads an end of INT_MAX (32- or 64-bit) as numpy's None: to the end
+    # in the step's direction, so with a negative step to before the first element,
+    # where the spec's clamping would stop at the last one. Its result is the truth here.
+    ends = tuple(None if isinstance(e, int) and e in (2**31 - 1, 2**63 - 1) else e for e in ends)
     return _slice(node, starts, ends, axes, steps)
 
 
@@ -447,7 +454,7 @@ def _slice(node, starts, ends, axes, steps):
                                                     hi=dims.range_of(x.shape[a])[1])
     value = None
     arr = _np_value(x)
-    if arr is not None and all(isinstance(v, int) for sp in spec.values() for v in sp):
+    if arr is not None and all(v is None or isinstance(v, int) for sp in spec.values() for v in sp):
         idx = [slice(None)] * r
         for a, (s, e, st) in spec.items():
             idx[a] = slice(s, e, st)

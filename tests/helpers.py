@@ -83,3 +83,65 @@ def check(m, inputs, assignments=B2, values=(), ranges=None, reference=False):
 
 def no_fresh(res):
     assert not res.unresolved(), res.unresolved()
+
+
+def _compare(name, inferred, real, binding, fresh, unknown_ok=False):
+    """One output of one run: dims over the model's symbols must be exact, a fresh
+    dim must lie in its symbol's range; an unknown rank only if ``unknown_ok``."""
+    from onnxsym import Optional_, Sequence, Tensor, dims
+
+    while isinstance(inferred, Optional_):
+        inferred = inferred.elem
+    if isinstance(inferred, Sequence):
+        assert isinstance(real, list), f"{name}: a sequence was inferred, the runtime gave {type(real)}"
+        n = inferred.count
+        if n is not None and not any(s.name in fresh for s in dims.free_symbols(n)):
+            assert dims.evaluate(n, binding) == len(real), f"{name}: {n} items inferred, {len(real)} real"
+        if inferred.items is not None:
+            assert len(inferred.items) == len(real), f"{name}: {len(inferred.items)} items inferred, {len(real)} real"
+            for k, (t, arr) in enumerate(zip(inferred.items, real)):
+                _compare(f"{name}[{k}]", t, arr, binding, fresh, unknown_ok)
+        for k, arr in enumerate(real):
+            _compare(f"{name}[item {k}]", inferred.elem, arr, binding, fresh, unknown_ok)
+        return
+    if unknown_ok and (inferred is None or isinstance(inferred, Tensor) and inferred.shape is None):
+        return
+    assert isinstance(inferred, Tensor) and inferred.shape is not None, f"{name}: rank unknown"
+    assert len(inferred.shape) == arr_rank(real), f"{name}: rank {len(inferred.shape)}, real {np.shape(real)}"
+    for d, a in zip(inferred.shape, np.shape(real)):
+        if any(s.name in fresh for s in dims.free_symbols(d)):
+            s = dims.as_sym(d)
+            assert s is None or s.lo <= a <= s.hi, f"{name}: {a} is outside the range of {d}"
+            continue
+        assert dims.evaluate(d, binding) == a, f"{name} at {binding}: inferred {inferred.shape}, real {np.shape(real)}"
+
+
+def arr_rank(a):
+    return len(np.shape(a))
+
+
+def check_runs(m, cases, resolved=()):
+    """Infer ``m``, run it in onnxruntime on each ``(binding, feeds)`` case and compare
+    every output (sequences item by item). The outputs named in ``resolved`` must have
+    no fresh dim. The annotated model must pass the full checker and compute the same."""
+    import onnxruntime as ort
+
+    import onnxsym
+
+    res = onnxsym.infer(m)
+    outs = [o.name for o in m.graph.output]
+    annotated = onnxsym.annotate(m)
+    onnx.checker.check_model(annotated, full_check=True)
+    sessions = [ort.InferenceSession(x.SerializeToString(), providers=["CPUExecutionProvider"]) for x in (m, annotated)]
+    for binding, feeds in cases:
+        real, again = (s.run(outs, feeds) for s in sessions)
+        for name, arr, arr2 in zip(outs, real, again):
+            _compare(name, res.values[name], arr, binding, res.fresh)
+            assert all(np.array_equal(a, b) for a, b in zip(_flat(arr), _flat(arr2))), f"{name}: annotated model differs"
+    for name in resolved:
+        assert not [u for u in res.unresolved() if u.value == name], f"{name}: {res.unresolved()}"
+    return res
+
+
+def _flat(x):
+    return x if isinstance(x, list) else [x]

@@ -179,11 +179,11 @@ def test_cli_options_printing_and_metadata(tmp_path):
     assert r.exit_code == 0 and "0 wrong" in r.output, r.output
     r = CliRunner().invoke(main, ["verify", p, "--bind", "seq=4", "--bind", "past=4", "--bind", "batch=2"])
     assert r.exit_code == 0 and "1 assignment" in r.output, r.output
-    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--allow-zero"])
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--allow-zero", "--force"])
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert r.exit_code == 0 and json.loads(meta["onnxsym.user"])["allow_zero"] is True
     assert json.loads(meta["onnxsym.symbols"])["past"]["range"] == [0, 2**63 - 1]
-    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--range", "seq=1"])
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--range", "seq=1", "--force"])
     assert r.exit_code == 2 and "NAME=LO:HI" in r.output
 
 

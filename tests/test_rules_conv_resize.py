@@ -83,13 +83,14 @@ def test_conv_transpose_every_combination():
                    weight=(2, 3, k), sizes=range(1, 10))
 
 
-def test_ceil_mode_needs_a_bounded_range():
+def test_ceil_mode_of_an_unbounded_dim_records_its_float32_bound():
     inputs = [("x", F, [1, 2, "h"])]
     nodes = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], ceil_mode=1),
              helper.make_node("MaxPool", ["x"], ["f"], kernel_shape=[3], strides=[2])]
     m = build(nodes, inputs, ["y", "f"])
-    res = onnxsym.infer(m)
-    assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
+    res = check(m, inputs, [{"h": 9}, {"h": 10}])
+    assert not res.unresolved()
+    assert [str(c) for c in res.constraints] == ["h - 3 <= 16777216"]  # only ceil_mode needs it
     assert onnxsym.evaluate(res.shape("f")[2], {"h": 9}) == 4
 
 
@@ -101,8 +102,12 @@ def test_ceil_mode_float32_rounding_in_onnxruntime():
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     (y,) = sess.run(None, {"x": np.zeros((1, 1, n), np.float32)})
     assert y.shape[2] == n - 1  # the spec says n
+    res = onnxsym.infer(m, ranges={"h": (2 ** 24 + 2, 2 ** 25)})
+    assert res.unresolved()  # every size in that range is past float32's exact integers
     res = onnxsym.infer(m, ranges={"h": (1, 2 ** 25)})
-    assert res.unresolved()
+    assert not res.unresolved() and [c.kind for c in res.constraints] == ["bound"]
+    (bound,) = res.constraints
+    assert not bound.holds({"h": n}) and bound.holds({"h": 2 ** 24 - 1})
 
 
 @pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -133,7 +138,12 @@ def test_resize_scale_closed_form_or_fresh(scale):
         no_fresh(check(m, inputs, sizes, ranges=BOUNDED))
     else:
         assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
-    assert onnxsym.infer(m).unresolved()  # unbounded: never provable
+    unbounded = onnxsym.infer(m)
+    exact_up_to = (2 ** 24 if q == 1 else 2 ** 24 - 1) // p
+    if exact_up_to >= 2 ** 20:  # exact for any real size: the closed form, with the bound recorded
+        assert not unbounded.unresolved() and [str(c) for c in unbounded.constraints] == [f"h <= {exact_up_to}"]
+    else:  # the closed form would need a bound a real model may pass: unknown
+        assert unbounded.unresolved()
 
 
 def test_resize_static_dims_use_float32():
@@ -237,4 +247,8 @@ def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
     rng = np.random.default_rng(1)
     for h in sorted(set(rng.integers(1, bound + 1, 2000).tolist() + list(range(max(1, bound - 300), bound + 1)))):
         assert onnxsym.evaluate(res.shape("y")[2], {"h": h}) == int(s * np.float32(h)), (scale, h)
-    assert onnxsym.infer(m, ranges={"h": (1, bound + 1)}).unresolved()
+    beyond = onnxsym.infer(m, ranges={"h": (1, bound + 1)})
+    if bound >= 2 ** 20:
+        assert [str(c) for c in beyond.constraints] == [f"h <= {bound}"] and not beyond.unresolved()
+    else:
+        assert beyond.unresolved()

@@ -211,3 +211,14 @@ def test_slice_with_runtime_bounds_keeps_other_axes():
     shape = res.shape("y")
     assert shape[0] == dims.sym("batch") and shape[2] == 4
     assert len(res.unresolved()) == 1
+
+
+@pytest.mark.parametrize("start,end,step", [(-100, 2**63 - 1, -2), (-(2**63), 2**63 - 1, -1), (5, 2**31 - 1, -1),
+                                            (-(2**63), -(2**63), -2), (0, 2**31 - 1, 2), (-1, -(2**31), -3)])
+def test_slice_int_max_ends_as_onnxruntime_reads_them(start, end, step):
+    """An end of INT_MAX with a negative step runs to the first element in onnxruntime
+    (the spec's clamping would stop at the last): found by the fuzzer."""
+    inputs = [("x", F, ["batch", "seq"])]
+    inits = [init("s", [start]), init("e", [end]), init("a", [1]), init("st", [step])]
+    m = build([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inputs, ["y"], inits)
+    no_fresh(check(m, inputs, [{"batch": 2, "seq": 1}, {"batch": 3, "seq": 2}, {"batch": 1, "seq": 7}]))

@@ -1,0 +1,56 @@
+"""The join of values of which any one may be the real one: the branches of an
+If, the items of a sequence. What all agree on is kept; a dim on which they
+differ becomes a fresh symbol whose range covers them all."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence as Seq
+
+from . import dims
+from .dims import Dim
+from .values import Opaque, Optional_, Sequence, Tensor, Value
+
+# fresh(axis, reason, lo, hi) -> a new symbol
+Fresh = Callable[[int, str, int, int], Dim]
+
+
+def join_dim(ds: Seq[Dim], axis: int, fresh: Fresh, why: str) -> Dim:
+    if all(d == ds[0] for d in ds):
+        return ds[0]
+    ranges = [dims.range_of(d) for d in ds]
+    return fresh(axis, f"{why}: " + ", ".join(map(str, ds)), min(r[0] for r in ranges), max(r[1] for r in ranges))
+
+
+def join_tensors(ts: Seq[Optional[Tensor]], fresh: Fresh, why: str) -> Tensor:
+    dtype = next((t.dtype for t in ts if t is not None and t.dtype), 0)
+    if any(t is None or t.shape is None for t in ts) or len({len(t.shape) for t in ts}) > 1:
+        return Tensor(dtype, None)
+    shape = tuple(join_dim([t.shape[a] for t in ts], a, fresh, why) for a in range(len(ts[0].shape)))
+    value = ts[0].value if all(t.value == ts[0].value for t in ts) else None
+    return Tensor(dtype, shape, value)
+
+
+def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
+    items = None
+    if all(s.items is not None and len(s.items) == len(ss[0].items) for s in ss):
+        items = tuple(join_tensors(col, fresh, why) for col in zip(*(s.items for s in ss)))
+    length = ss[0].count if all(s.count == ss[0].count for s in ss) else None
+    filled = [s for s in ss if s.items != ()]  # an empty sequence says nothing of an item
+    if not filled:
+        return Sequence(ss[0].elem, items, length)
+    elems = [s.elem for s in filled]
+    return Sequence(None if None in elems else join_tensors(elems, fresh, why), items, length)
+
+
+def join(vs: Seq[Optional[Value]], fresh: Fresh, why: str) -> Optional[Value]:
+    """The join of ``vs``; ``None`` when they are not all of one kind."""
+    if all(isinstance(v, Tensor) for v in vs):
+        return join_tensors(vs, fresh, why)
+    if all(isinstance(v, Sequence) for v in vs):
+        return join_sequences(vs, fresh, why)
+    if all(isinstance(v, Optional_) for v in vs):
+        elems = [v.elem for v in vs]
+        return Optional_(None if None in elems else join(elems, fresh, why))
+    if all(isinstance(v, Opaque) for v in vs):
+        return vs[0]
+    return None

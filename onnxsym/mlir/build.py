@@ -1,0 +1,200 @@
+"""An inference result as a small MLIR-shaped tree: one function, blocks, ops, values.
+
+Every tensor value carries its binding (per dim, an int or a Symbol). Symbols are
+made here, in the order the printed text first uses them, so that ``@S0, @S1, ...``
+number them stably whatever style is printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import onnx
+
+from ..engine import node_inputs, node_label, topological_order
+from ..values import Tensor
+from .attrs import Resources, attribute, string_attr
+from .names import Namer
+from .symbols import Entry, Symbols
+from .types import value_type
+
+
+NO_VALUE = "none"  # the value of an omitted optional input, of MLIR type none
+
+
+@dataclass(eq=False)
+class Val:
+    ref: str                         # how operands name it: %x or %x#1
+    value: object                    # the onnxsym value (Tensor, Sequence, ...), None if unknown
+    binding: Optional[List[Entry]] = None
+
+
+@dataclass(eq=False)
+class Block:
+    args: List[Val] = field(default_factory=list)
+    ops: List["Op"] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Op:
+    name: str                        # "onnx.Add", "onnx.Initializer", "func.return", ...
+    operands: List[Val]
+    results: List[Val]
+    attrs: List[Tuple[str, str]] = field(default_factory=list)
+    regions: List[Block] = field(default_factory=list)
+    result_name: str = ""            # %x for the results as a group
+
+
+@dataclass
+class Func:
+    name: str
+    body: Block
+    outputs: List[Val]
+
+
+@dataclass
+class Program:
+    func: Func
+    symbols: Symbols
+    resources: Resources
+    namer: Namer
+
+
+class _Builder:
+    def __init__(self, result, user_names: bool, resources: Resources):
+        self.result = result
+        self.namer = Namer()
+        self.symbols = Symbols(self.namer, user_names)
+        self.res = resources
+        self.none: Optional[Val] = None
+        self.entry: Optional[Block] = None
+
+    def value(self, name: str):
+        v = self.result.values.get(name)
+        if v is None:
+            v = self.result.subgraph_values.get(name)
+        return v
+
+    def val(self, ref: str, value, concat_parts=None) -> Val:
+        v = Val(ref, value)
+        if isinstance(value, Tensor) and value.shape is not None:
+            if concat_parts is not None:
+                axis, parts = concat_parts
+                self.symbols.sum_of(value.shape[axis], parts)
+            v.binding = self.symbols.binding(value.shape)
+        return v
+
+    def graph(self, g: onnx.GraphProto, scope: Dict[str, Val], block: Block) -> None:
+        """Fill ``block`` with the graph's initializers and nodes; ``scope`` maps names to values."""
+        for t in g.initializer:
+            if t.name in scope and t.name in {i.name for i in g.input}:
+                continue  # an input with a default: the caller's value wins
+            v = self.val(self.namer.fresh(t.name), self.value(t.name) or Tensor(t.data_type, tuple(t.dims)))
+            block.ops.append(Op("onnx.Initializer", [], [v], [("onnx.name", string_attr(t.name)),
+                                                               ("value", self.res.tensor(t, t.name))]))
+            scope[t.name] = v
+        for i in _order(g, set(scope)):
+            block.ops.append(self.node(g.node[i], i, scope))
+
+    def operand(self, name: str, scope: Dict[str, Val]) -> Val:
+        if name:
+            return scope[name]
+        if self.none is None:  # one "no value" for every omitted optional input
+            self.none = Val(self.namer.fresh("none"), NO_VALUE)
+            self.entry.ops.insert(0, Op("onnx.NoValue", [], [self.none]))
+        return self.none
+
+    def node(self, n: onnx.NodeProto, index: int, scope: Dict[str, Val]) -> Op:
+        label = node_label(n, index)
+        operands = [self.operand(x, scope) for x in n.input]
+        attrs = [("onnx.name", string_attr(label))]
+        if n.domain not in ("", "ai.onnx"):
+            attrs.append(("onnx.domain", string_attr(n.domain)))
+        regions, region_names = [], []
+        for a in sorted(n.attribute, key=_region_order):
+            if a.type == onnx.AttributeProto.GRAPH:
+                regions.append(self.subgraph(a.g, scope))
+                region_names.append(a.name)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                regions.extend(self.subgraph(sg, scope) for sg in a.graphs)
+                region_names.extend(a.name for _ in a.graphs)
+            else:
+                attrs.append((a.name, attribute(a, self.res, f"{label}_{a.name}")))
+        if regions:  # which graph attribute each region is
+            attrs.append(("onnx.regions", "[" + ", ".join(string_attr(r) for r in region_names) + "]"))
+        outs = list(n.output)
+        group = self.namer.fresh(next((o for o in outs if o), label))
+        concat = self._concat_parts(n)
+        results = []
+        for k, o in enumerate(outs):
+            ref = group if len(outs) == 1 else f"{group}#{k}"
+            v = self.val(ref, self.value(o) if o else None, concat if k == 0 else None)
+            results.append(v)
+            if o:
+                scope[o] = v
+        return Op(f"onnx.{n.op_type}", operands, results, attrs, regions, group)
+
+    def _concat_parts(self, n: onnx.NodeProto):
+        """For a Concat, the axis and the inputs' dims along it (to define the output's dim as their sum)."""
+        if n.op_type != "Concat" or n.domain not in ("", "ai.onnx") or not n.output or not n.output[0]:
+            return None
+        out = self.value(n.output[0])
+        ins = [self.value(x) for x in n.input if x]
+        axis = next((a.i for a in n.attribute if a.name == "axis"), None)
+        if axis is None or not isinstance(out, Tensor) or out.shape is None or \
+                not all(isinstance(t, Tensor) and t.shape is not None and len(t.shape) == len(out.shape) for t in ins):
+            return None
+        axis = axis + len(out.shape) if axis < 0 else axis
+        if not 0 <= axis < len(out.shape):
+            return None
+        return axis, [t.shape[axis] for t in ins]
+
+    def subgraph(self, g: onnx.GraphProto, outer: Dict[str, Val]) -> Block:
+        scope = dict(outer)
+        block = Block()
+        for inp in g.input:
+            v = self.val(self.namer.fresh(inp.name), self.value(inp.name))
+            block.args.append(v)
+            scope[inp.name] = v
+        self.graph(g, scope, block)
+        block.ops.append(Op("onnx.Yield", [scope[o.name] for o in g.output], []))
+        return block
+
+
+def _region_order(a: onnx.AttributeProto):
+    """If's branches as then, else (as onnx-mlir has them); other graphs by name."""
+    return (a.name != "then_branch", a.name != "else_branch", a.name)
+
+
+def _order(g: onnx.GraphProto, available: set) -> List[int]:
+    """The nodes in the file's order when it is topological (ONNX requires it), else sorted."""
+    have = set(available)
+    for n in g.node:
+        if not all(x in have for x in node_inputs(n)):
+            return topological_order(g, available)
+        have.update(n.output)
+    return list(range(len(g.node)))
+
+
+def build(result, user_names: bool = False, weights: bool = False, base_dir: Optional[str] = None) -> Program:
+    """The program of an inference result (the main graph as one function)."""
+    b = _Builder(result, user_names, Resources(weights, base_dir))
+    g = result.model.graph
+    body = Block()
+    b.entry = body
+    scope: Dict[str, Val] = {}
+    for i, inp in enumerate(g.input):
+        v = b.val(b.namer.fresh(f"arg{i}"), b.value(inp.name))
+        body.args.append(v)
+        scope[inp.name] = v
+    b.graph(g, scope, body)
+    outputs = [scope[o.name] for o in g.output]
+    body.ops.append(Op("func.return", outputs, []))
+    return Program(Func(g.name or "main", body, outputs), b.symbols, b.res, b.namer)
+
+
+def type_of(v: Val, encoding: Optional[str] = None) -> str:
+    if v.value is NO_VALUE:
+        return "none"
+    return value_type(v.value, encoding)

@@ -1,0 +1,369 @@
+"""Attention ops of onnxruntime's contrib set (what the transformer optimizer fuses
+to), with their KV-cache outputs.
+
+Names follow onnxruntime's docs: B batch, S sequence (query) length, L kv length,
+P past length, T total length, N heads, H head size. A cache that shares its buffer
+with the past (past_present_share_buffer, max-length caches) keeps the past's shape;
+otherwise the present cache holds P + L positions.
+"""
+
+from __future__ import annotations
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .contrib_common import I32, MS, arg, exact_div, present, rank, scalar_value
+
+
+def _heads(node, name="num_heads"):
+    n = node.attr(name)
+    if not n or n <= 0:
+        raise ShapeContradiction(f"attribute {name} must be a positive int, got {n!r}")
+    return n
+
+
+def _unknown(node, dtypes):
+    return [Tensor(dt, None) for dt in dtypes][:max(node.num_outputs, 1)]
+
+
+def _past_length(node, i, axis, past, output):
+    """The past sequence length: 0 without a past input, else its dim (fresh when the
+    past's shape is unknown)."""
+    if not present(node, i):
+        return 0
+    if past.shape is not None:
+        return past.shape[axis]
+    return node.fresh("the past's shape is unknown", output, axis)  # the present's axis too
+
+
+# --------------------------------------------------------------------------- Attention
+
+
+def _qkv_sizes(node, weights, bias):
+    """(q, k, v) hidden sizes: the attribute, else a third of the merged projection each."""
+    sizes = node.attr("qkv_hidden_sizes")
+    if sizes:
+        if len(sizes) != 3:
+            raise ShapeContradiction(f"qkv_hidden_sizes must have 3 entries, got {sizes}")
+        return tuple(sizes)
+    if weights.shape is not None and len(weights.shape) == 2:
+        total = weights.shape[1]
+    elif bias.shape is not None and len(bias.shape) == 1:
+        total = bias.shape[0]
+    else:
+        return None
+    h = exact_div(total, 3, "merged QKV projection width")
+    return h, h, h
+
+
+@register("Attention QAttention", domain=MS)
+def attention(node):
+    """input (B, S, D) -> output (B, S, v_hidden); present (2, B, N, P + S, H)."""
+    quant = node.op_type == "QAttention"
+    x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
+    past = arg(node, 8 if quant else 4)
+    dtype = (bias.dtype if quant else x.dtype) or x.dtype
+    if rank(x, 3) is None:
+        return _unknown(node, [dtype, dtype])
+    n = _heads(node)
+    b, s = x.shape[0], x.shape[1]
+    sizes = _qkv_sizes(node, w, bias)
+    if sizes is None:
+        v_hidden = node.fresh("Attention projection width unknown", 0, 2)
+        v_head = node.fresh("Attention projection width unknown", 1, 4)
+    else:
+        v_hidden = sizes[2]
+        v_head = exact_div(v_hidden, n, "value hidden size over num_heads")
+    outs = [Tensor(dtype, (b, s, v_hidden))]
+    if node.has_output(1):  # keys and values share the present tensor: onnxruntime sizes it by V's head
+        rank(past, 5)
+        if present(node, 8 if quant else 4) and node.attr("past_present_share_buffer", 0):
+            outs.append(Tensor(dtype, past.shape))
+        else:
+            p = _past_length(node, 8 if quant else 4, 3, past, 1)
+            h = past.shape[4] if past.shape is not None else v_head
+            outs.append(Tensor(dtype, (2, b, n, p + s, h)))
+    return outs
+
+
+# --------------------------------------------------------------------------- MultiHeadAttention
+
+
+def _mha_layout(node, q, k, v, n):
+    """(B, S, output hidden, L, qk head size, v head size) of the MHA input layouts."""
+    if rank(q, 3, 5) == 5:  # packed QKV (B, S, N, 3, H)
+        b, s, heads, _, h = q.shape
+        return b, s, heads * h, s, h, h
+    b, s = q.shape[0], q.shape[1]
+    if k.shape is not None and len(k.shape) == 5:  # packed KV (B, L, N, 2, H)
+        h = k.shape[4]
+        return b, s, q.shape[2], k.shape[1], h, h
+    if k.shape is not None and len(k.shape) == 4:  # key, value already as (B, N, L, H)
+        vh = v.shape[3] if v.shape is not None else node.fresh("value shape unknown", 0, 2)
+        return b, s, n * vh, k.shape[2], k.shape[3], vh
+    if k.shape is None or v.shape is None:
+        return None
+    rank(k, 3)
+    rank(v, 3)
+    v_hidden = v.shape[2]
+    return (b, s, v_hidden, k.shape[1], exact_div(q.shape[2], n, "query hidden size over num_heads"),
+            exact_div(v_hidden, n, "value hidden size over num_heads"))
+
+
+def _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype):
+    """present_key and present_value (outputs 1 and 2)."""
+    if shared:
+        return [Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)]
+    t = p_len + l_len
+    return [Tensor(dtype, (b, n, t, qk_head)), Tensor(dtype, (b, n, t, v_head))]
+
+
+@register("MultiHeadAttention", domain=MS)
+def multi_head_attention(node):
+    """output (B, S, v_hidden); present_key/value (B, N, P + L, H); qk (B, N, S, P + L)."""
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
+    past_k, past_v = arg(node, 6), arg(node, 7)
+    dtype = q.dtype
+    if q.shape is None:
+        return _unknown(node, [dtype] * 4)
+    n = _heads(node)
+    layout = _mha_layout(node, q, k, v, n)
+    if layout is None:
+        return _unknown(node, [dtype] * 4)
+    b, s, hidden, l_len, qk_head, v_head = layout
+    outs = [Tensor(dtype, (b, s, hidden))]
+    rank(past_k, 4)
+    p_len = _past_length(node, 6, 2, past_k, 1)
+    shared = present(node, 8) and present(node, 6)  # a past_sequence_length input means buffer sharing
+    outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
+    if node.has_output(3):
+        total = outs[1].shape[2] if not shared else node.fresh("qk length follows past_sequence_length", 3, 3)
+        outs.append(Tensor(dtype, (b, n, s, total)))
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("DecoderMaskedMultiHeadAttention", domain=MS)
+def decoder_masked_mha(node):
+    """One decoding step: query (B, 1, hidden) or packed QKV (B, 1, 3*hidden); key/value
+    as (B, 1, hidden) (self attention) or (B, N, L, H) (cross attention)."""
+    q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
+    past_k, past_v = arg(node, 5), arg(node, 6)
+    dtype = q.dtype
+    if rank(q, 3) is None:
+        return _unknown(node, [dtype] * 4)
+    n = _heads(node)
+    b, s = q.shape[0], q.shape[1]
+    if not present(node, 1):  # packed QKV with equal Q, K and V widths
+        hidden = exact_div(q.shape[2], 3, "packed QKV width")
+        qk_head = v_head = exact_div(hidden, n, "hidden size over num_heads")
+        l_len, cross = s, False
+    elif rank(k, 3, 4) == 4:
+        qk_head = k.shape[3]
+        v_head = v.shape[3] if v.shape is not None else node.fresh("value shape unknown", 0, 2)
+        hidden, l_len, cross = n * v_head, k.shape[2], True
+    elif k.shape is not None and v.shape is not None:
+        hidden = v.shape[2]
+        qk_head = exact_div(q.shape[2], n, "query hidden size over num_heads")
+        v_head = exact_div(hidden, n, "value hidden size over num_heads")
+        l_len, cross = s, False
+    else:
+        return _unknown(node, [dtype] * 4)
+    outs = [Tensor(dtype, (b, s, hidden))]
+    shared = bool(node.attr("past_present_share_buffer", 0))
+    if cross:
+        total = l_len
+        outs += [Tensor(dtype, None), Tensor(dtype, None)]
+    else:
+        rank(past_k, 4)
+        p_len = _past_length(node, 5, 2, past_k, 1)
+        shared = shared and present(node, 5)
+        outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
+        if shared:
+            past_len = scalar_value(node, 7)
+            total = past_len + l_len if past_len is not None else node.fresh(
+                "qk length is past_sequence_length (a tensor input) + 1", 3, 3)
+        else:
+            total = p_len + l_len
+    if node.has_output(3):
+        outs.append(Tensor(dtype, (b, n, 1, total)))
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("DecoderMaskedSelfAttention", domain=MS)
+def decoder_masked_self_attention(node):
+    """Attention for one decoding step, with the past/present as one (2, B, N, P, H) tensor."""
+    return attention(node)
+
+
+# --------------------------------------------------------------------------- grouped-query attention
+
+
+def _gqa_head(node, width, n, kv):
+    """The head size from the query's width: N heads, or N + 2*kv_num_heads when Q, K
+    and V come packed in the query (no key input)."""
+    if present(node, 1):
+        return exact_div(width, n, "query hidden size over num_heads")
+    return exact_div(width, n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
+
+
+@register("GroupQueryAttention", domain=MS)
+def group_query_attention(node):
+    """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
+    output_qk (B, N, S, total_sequence_length)."""
+    q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
+    dtype = q.dtype
+    if rank(q, 3) is None:
+        return _unknown(node, [dtype] * 4)
+    n, kv = _heads(node), _heads(node, "kv_num_heads")
+    b, s = q.shape[0], q.shape[1]
+    head = _gqa_head(node, q.shape[2], n, kv)
+    outs = [Tensor(dtype, (b, s, n * head))]
+    total = scalar_value(node, 6)
+    if present(node, 3) and past_k.shape is None:  # a past we know nothing of
+        return outs + [Tensor(past_k.dtype or dtype, None), Tensor(past_v.dtype or dtype, None),
+                       Tensor(dtype, None)][:max(node.num_outputs, 1) - 1]
+    if past_k.shape is not None and rank(past_k, 4) and node.attr("sliding_window_cache", 0):
+        # window-sized caches keep their capacity
+        length = past_k.shape[2]
+        kd, vd = past_k.dtype or dtype, past_v.dtype or dtype
+        k_shape, v_shape = past_k.shape, past_v.shape
+    elif past_k.shape is not None and rank(past_k, 4):
+        p_len = past_k.shape[2]
+        # The cache is max(P, total_sequence_length) long; a shared buffer is never shorter.
+        length = dims.dmax(p_len, total) if total is not None else node.fresh(
+            "present length is max(past length, total_sequence_length), a tensor input",
+            1, 2, lo=dims.range_of(p_len)[0])
+        kd, vd = past_k.dtype or dtype, past_v.dtype or dtype
+        k_shape = (past_k.shape[0], past_k.shape[1], length, past_k.shape[3])
+        v_last = past_v.shape[3] if past_v.shape is not None else past_k.shape[3]
+        v_shape = (past_k.shape[0], past_k.shape[1], length, v_last)
+    else:
+        length = total if total is not None else node.fresh(
+            "present length is total_sequence_length, a tensor input", 1, 2)
+        kd = vd = dtype
+        k_shape = v_shape = (b, kv, length, head)
+    outs += [Tensor(kd, k_shape), Tensor(vd, v_shape)]
+    if node.has_output(3):  # scores over the total length, even when the cache is longer
+        if total is None:
+            total = length if not present(node, 3) else node.fresh(
+                "output_qk length is total_sequence_length, a tensor input", 3, 3)
+        outs.append(Tensor(dtype, (b, n, s, total)))
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("SparseAttention", domain=MS)
+def sparse_attention(node):
+    """output (B, S, N*H); the present caches are the past caches (max length)."""
+    q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
+    dtype = q.dtype
+    if rank(q, 3) is None:
+        return _unknown(node, [dtype] * 3)
+    n, kv = _heads(node), _heads(node, "kv_num_heads")
+    head = _gqa_head(node, q.shape[2], n, kv)
+    return [Tensor(dtype, (q.shape[0], q.shape[1], n * head)),
+            Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)][:max(node.num_outputs, 1)]
+
+
+@register("PagedAttention", domain=MS)
+def paged_attention(node):
+    """query (tokens, hidden) -> output (tokens, N * v_head_size); the caches are
+    updated in place, so the outputs alias them."""
+    q, kc, vc = arg(node, 0), arg(node, 3), arg(node, 4)
+    dtype = q.dtype
+    if rank(q, 2) is None:
+        return _unknown(node, [dtype, kc.dtype, vc.dtype])
+    n, kv = _heads(node), _heads(node, "kv_num_heads")
+    v_head = node.attr("v_head_size", 0) or _gqa_head(node, q.shape[1], n, kv)
+    return [Tensor(dtype, (q.shape[0], n * v_head)), Tensor(kc.dtype, kc.shape),
+            Tensor(vc.dtype, vc.shape)][:max(node.num_outputs, 1)]
+
+
+# --------------------------------------------------------------------------- packed (padding-free) attention
+
+
+@register("PackedAttention", domain=MS)
+def packed_attention(node):
+    """input (tokens, D) -> output (tokens, v_hidden)."""
+    x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
+    if rank(x, 2) is None:
+        return [Tensor(x.dtype, None)]
+    _heads(node)
+    sizes = _qkv_sizes(node, w, bias)
+    v_hidden = sizes[2] if sizes else node.fresh("PackedAttention projection width unknown", 0, 1)
+    return [Tensor(x.dtype, (x.shape[0], v_hidden))]
+
+
+@register("PackedMultiHeadAttention", domain=MS)
+def packed_multi_head_attention(node):
+    """query (tokens, hidden) or packed QKV (tokens, N, 3, H) -> (tokens, v_hidden)."""
+    q, v = arg(node, 0), arg(node, 2)
+    if rank(q, 2, 4) is None:
+        return [Tensor(q.dtype, None)]
+    n = _heads(node)
+    if len(q.shape) == 4:
+        hidden = n * q.shape[3]
+    elif present(node, 2) and rank(v, 2):
+        hidden = v.shape[1]
+    else:
+        hidden = q.shape[1]
+    return [Tensor(q.dtype, (q.shape[0], hidden))]
+
+
+@register("RemovePadding", domain=MS)
+def remove_padding(node):
+    """(B, S, H) -> (tokens, H), token_offset (B, S), cumulated_seq_len (B + 1), max_seq_len (1).
+    The token count is the sum of the sequence_token_count input: data."""
+    x = arg(node, 0)
+    if rank(x, 3) is None:
+        return _unknown(node, [x.dtype, I32, I32, I32])
+    b, s, h = x.shape
+    bound = b * s
+    hi = bound if isinstance(bound, int) else dims.INT64_MAX
+    tokens = node.fresh(f"RemovePadding keeps the tokens that sequence_token_count counts (at most {bound})",
+                        0, 0, lo=0, hi=hi)
+    return [Tensor(x.dtype, (tokens, h)), Tensor(I32, (b, s)), Tensor(I32, (b + 1,)),
+            Tensor(I32, (1,))][:max(node.num_outputs, 1)]
+
+
+@register("RestorePadding", domain=MS)
+def restore_padding(node):
+    """(tokens, H) with token_offset (B, S) -> (B, S, H)."""
+    x, offset = arg(node, 0), arg(node, 1)
+    if rank(x, 2) is None or rank(offset, 2) is None:
+        return [Tensor(x.dtype, None)]
+    return [Tensor(x.dtype, (offset.shape[0], offset.shape[1], x.shape[1]))]
+
+
+# --------------------------------------------------------------------------- position biases
+
+
+@register("RelativePositionBias", domain=MS)
+def relative_position_bias(node):
+    """bias_table (buckets, N) with query_length, key_length -> (1, N, query_length, key_length)."""
+    table = arg(node, 0)
+    if rank(table, 2) is None:
+        return [Tensor(table.dtype, None)]
+    lengths = []
+    for i, what in ((1, "query_length"), (2, "key_length")):
+        v = scalar_value(node, i)
+        lengths.append(v if v is not None else node.fresh(f"{what} is a tensor input whose value is unknown",
+                                                          0, 1 + i))
+    return [Tensor(table.dtype, (1, table.shape[1], lengths[0], lengths[1]))]
+
+
+@register("GatedRelativePositionBias", domain=MS)
+def gated_relative_position_bias(node):
+    """query_layer (B, S, N*H), or (tokens, N*H) with token_offset (B, S) -> (B, N, S, S)."""
+    q, offset = arg(node, 0), arg(node, 6)
+    n = _heads(node)
+    if present(node, 6):
+        if rank(offset, 2) is None:
+            return [Tensor(q.dtype, None)]
+        b, s = offset.shape
+    else:
+        if rank(q, 3) is None:
+            return [Tensor(q.dtype, None)]
+        b, s = q.shape[0], q.shape[1]
+    return [Tensor(q.dtype, (b, n, s, s))]

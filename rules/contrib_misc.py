@@ -1,0 +1,281 @@
+"""com.microsoft contrib ops that onnxruntime's fusions emit outside attention,
+normalization and quantization: fused activations, fused MatMul/Gemm/Conv, NHWC conv,
+mixture-of-experts."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
+from onnxsym.values import Tensor
+
+from . import shape_ops
+from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar_value,
+                             to_channels_first)
+from .nn import conv, gemm, matmul, pool
+
+
+@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
+          "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
+          "QOrderedLayerNormalization SampleOp", domain=MS)
+def same_shape(node):
+    """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
+    return [same_as(node, 0)]
+
+
+@register("BiasDropout BitmaskBiasDropout BitmaskDropout", domain=MS)
+def bias_dropout(node):
+    x = arg(node, 0)
+    outs = [Tensor(x.dtype, x.shape)]
+    if node.num_outputs > 1:
+        if node.op_type == "BiasDropout":
+            outs.append(Tensor(TensorProto.BOOL, x.shape))
+        else:  # one bit per element, packed in uint32 words
+            words = None if x.shape is None else (dims.ceil_div(prod(x.shape), 32),)
+            outs.append(Tensor(TensorProto.UINT32, words))
+    return outs
+
+
+@register("BiasSplitGelu", domain=MS)
+def bias_split_gelu(node):
+    """(N, S, D) -> (N, S, D/2): the two halves of the last axis gate each other."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    d = exact_div(x.shape[-1], 2, "BiasSplitGelu hidden size")
+    return [Tensor(x.dtype, tuple(x.shape[:-1]) + (d,))]
+
+
+@register("GemmFastGelu", domain=MS)
+def gemm_fast_gelu(node):
+    return matmul(node)
+
+
+def _fused_operand(shape, trans_batch, trans):
+    """The operand's shape after FusedMatMul's transBatch and trans flags."""
+    s = list(shape)
+    if trans_batch and len(s) >= 3:  # dim 0 moves in front of the last dim
+        s = s[1:-1] + [s[0], s[-1]]
+    if trans and len(s) >= 2:
+        s[-1], s[-2] = s[-2], s[-1]
+    return tuple(s)
+
+
+@register("FusedMatMul TransposeMatMul FusedMatMulActivation", domain=MS)
+def fused_matmul(node):
+    """MatMul after transposing the operands as the attributes say."""
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(a.dtype, None)]
+    sa = _fused_operand(a.shape, node.attr("transBatchA", 0), node.attr("transA", 0))
+    sb = _fused_operand(b.shape, node.attr("transBatchB", 0), node.attr("transB", 0))
+    return _matmul_of(node, Tensor(a.dtype, sa), Tensor(b.dtype, sb))
+
+
+def _matmul_of(node, a, b):
+    """The ONNX MatMul rule applied to two given operands."""
+    return matmul(WithInputs(node, [a, b], "MatMul"))
+
+
+@register("FusedGemm", domain=MS)
+def fused_gemm(node):
+    return gemm(node)
+
+
+@register("FusedConv", domain=MS)
+def fused_conv(node):
+    return conv(node)
+
+
+@register("NhwcConv NhwcFusedConv", domain=MS)
+def nhwc_conv(node):
+    """Conv in channels-last layout: X (N, spatial..., C), W (M, kernel..., C/group)."""
+    x, w = arg(node, 0), arg(node, 1)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    w_oihw = Tensor(w.dtype, None if w.shape is None else to_channels_first(w.shape))
+    return channels_last_rule(node, conv, "Conv", [Tensor(x.dtype, to_channels_first(x.shape)), w_oihw])
+
+
+@register("CDist", domain=MS)
+def cdist(node):
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(a.dtype, None)]
+    return [Tensor(a.dtype, (a.shape[0], b.shape[0]))]
+
+
+@register("Range", domain=MS)
+def ms_range(node):
+    """The ONNX Range, whose delta (input 2) defaults to 1 here."""
+    if present(node, 2):
+        return shape_ops.range_rule(node)
+    start = arg(node, 0)
+    delta = Tensor(start.dtype, (), (1,))
+    return shape_ops.range_rule(WithInputs(node, [start, arg(node, 1), delta]))
+
+
+# onnxruntime's contrib Pad reads its pads from input 1 like ONNX Pad-11 does.
+register("Pad", domain=MS)(shape_ops.pad_v11)
+
+
+@register("ExpandDims", domain=MS)
+def expand_dims(node):
+    """Insert a 1 at the axis given by the scalar input 1."""
+    x = arg(node, 0)
+    axis = scalar_value(node, 1)
+    if x.shape is None or axis is None:
+        return [Tensor(x.dtype, None)]
+    r = len(x.shape) + 1
+    axis = normalize_axis(axis, r)
+    return [Tensor(x.dtype, tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:]))]
+
+
+@register("GemmaRotaryEmbedding", domain=MS)
+def gemma_rotary_embedding(node):
+    """Rotated q (input 1) and k (input 3)."""
+    return [same_as(node, 1), same_as(node, 3)]
+
+
+@register("SwiGLU", domain=MS)
+def swiglu(node):
+    """Shaped like one half: the gate itself when ``up`` is given, else half its last axis."""
+    g = arg(node, 0)
+    if present(node, 1) or g.shape is None:
+        return [Tensor(g.dtype, g.shape)]
+    half = exact_div(g.shape[-1], 2, "SwiGLU concatenated halves")
+    return [Tensor(g.dtype, tuple(g.shape[:-1]) + (half,))]
+
+
+@register("ComplexMul ComplexMulConj", domain=MS)
+def complex_mul(node):
+    a, b = arg(node, 0), arg(node, 1)
+    if a.shape is None or b.shape is None:
+        return [Tensor(a.dtype, None)]
+    return [Tensor(a.dtype, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
+                                             node.assume))]
+
+
+@register("MulInteger", domain=MS)
+def mul_integer(node):
+    """A (0) times B (2), broadcast, in int32."""
+    a, b = arg(node, 0), arg(node, 2)
+    if a.shape is None or b.shape is None:
+        return [Tensor(TensorProto.INT32, None)]
+    return [Tensor(TensorProto.INT32, broadcast_shapes([a.shape, b.shape],
+                                                       lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+
+
+@register("IsAllFinite", domain=MS)
+def is_all_finite(node):
+    return [Tensor(TensorProto.BOOL, ())]
+
+
+@register("MurmurHash3", domain=MS)
+def murmur_hash3(node):
+    x = arg(node, 0)
+    return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else TensorProto.INT32, x.shape)]
+
+
+@register("NGramRepeatBlock", domain=MS)
+def ngram_repeat_block(node):
+    return [same_as(node, 1)]
+
+
+@register("TorchEmbedding", domain=MS)
+def torch_embedding(node):
+    """indices.shape + (embedding size,)."""
+    w, idx = arg(node, 0), arg(node, 1)
+    if w.shape is None or idx.shape is None:
+        return [Tensor(w.dtype, None)]
+    return [Tensor(w.dtype, tuple(idx.shape) + (w.shape[-1],))]
+
+
+@register("GridSample", domain=MS)
+def grid_sample(node):
+    """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
+    x, grid = arg(node, 0), arg(node, 1)
+    if x.shape is None or grid.shape is None:
+        return [Tensor(x.dtype, None)]
+    return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
+
+
+@register("CropAndResize", domain=MS)
+def crop_and_resize(node):
+    """(num_rois, C, crop_height, crop_width); the crop size is the value of input 3."""
+    x, rois = arg(node, 0), arg(node, 1)
+    if x.shape is None or rois.shape is None:
+        return [Tensor(x.dtype, None)]
+    size = node.value(3)
+    if size is not None and len(size) == 2:
+        h, w = size
+    else:
+        h, w = (node.fresh("crop_size is a tensor input whose value is unknown", 0, a) for a in (2, 3))
+    return [Tensor(x.dtype, (rois.shape[0], x.shape[1], h, w))]
+
+
+@register("MaxpoolWithMask", domain=MS)
+def maxpool_with_mask(node):
+    return pool(WithInputs(node, [arg(node, 0)], "MaxPool"))[:1]
+
+
+@register("NhwcMaxPool", domain=MS)
+def nhwc_max_pool(node):
+    """MaxPool in channels-last layout (N, spatial..., C)."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    return channels_last_rule(node, pool, "MaxPool", [Tensor(x.dtype, to_channels_first(x.shape))])
+
+
+@register("Unique", domain=MS)
+def unique(node):
+    """y and counts have as many entries as distinct values: data (at most len(x))."""
+    x = arg(node, 0)
+    n = x.shape[0] if x.shape is not None and len(x.shape) == 1 else None
+    hi = n if isinstance(n, int) else dims.INT64_MAX
+    k = node.fresh("the number of distinct values of x is data", 0, 0, lo=0, hi=hi)
+    return [Tensor(x.dtype, (k,)), Tensor(TensorProto.INT64, None if n is None else (n,)),
+            Tensor(TensorProto.INT64, (k,))]
+
+
+@register("DecoderAttention", domain=MS)
+def decoder_attention(node):
+    """output is shaped like query (S, B, hidden); the new caches keep the cache's batch,
+    heads and head size, and their length depends on the static_kv/use_past flags (data)."""
+    q, cache = arg(node, 0), arg(node, 6)
+    outs = [Tensor(q.dtype, q.shape)]
+    for i in (1, 2):
+        if cache.shape is not None and len(cache.shape) == 4:
+            c = cache.shape
+            outs.append(Tensor(q.dtype, (c[0], c[1], node.fresh("new cache length depends on the "
+                                                                "static_kv and use_past inputs", i, 2), c[3])))
+        else:
+            outs.append(Tensor(q.dtype, None))
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("UnfoldTensor", domain=MS)
+def unfold_tensor(node):
+    """torch's unfold: axis ``dim`` holds the (d - size)//step + 1 windows, a new last
+    axis the ``size`` elements of each."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    axis = normalize_axis(node.attr("dim", -1), len(x.shape))
+    size, step = node.attr("size"), node.attr("step", 1)
+    shape = list(x.shape)
+    shape[axis] = dims.floordiv(shape[axis] - size, step) + 1
+    return [Tensor(x.dtype, tuple(shape) + (size,))]
+
+
+@register("GatherND", domain=MS)
+def gather_nd(node):
+    """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
+    last index axis does not address."""
+    data, idx = arg(node, 0), arg(node, 1)
+    if data.shape is None or idx.shape is None or not isinstance(idx.shape[-1], int):
+        return [Tensor(data.dtype, None)]
+    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[idx.shape[-1]:]))]

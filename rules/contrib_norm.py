@@ -1,0 +1,64 @@
+"""Normalization ops of onnxruntime's contrib set: the fused skip/embed layer norms,
+SimplifiedLayerNormalization (RMS norm, registered by onnxruntime in the ONNX domain)
+and the NHWC group norms of the diffusion fusions."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Tensor
+
+from .contrib_common import I32, MS, arg, rank
+
+F32 = TensorProto.FLOAT
+
+
+def _stat_shape(x, axis):
+    """Per-row statistics of a norm over axes ``axis..``: those axes become 1."""
+    if x.shape is None:
+        return None
+    axis = normalize_axis(axis, len(x.shape))
+    return tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
+
+
+@register("SkipLayerNormalization SkipSimplifiedLayerNormalization", domain=MS)
+def skip_layer_norm(node):
+    """output and input_skip_bias_sum have the input's shape; mean and inv_std_var
+    (training outputs) one value per row."""
+    x = arg(node, 0)
+    stats = Tensor(F32, _stat_shape(x, -1))
+    return [Tensor(x.dtype, x.shape), stats, stats, Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
+
+
+@register("SimplifiedLayerNormalization")
+def simplified_layer_norm(node):
+    """RMS norm over axes ``axis..``; inv_std_var keeps the leading axes."""
+    x = arg(node, 0)
+    outs = [Tensor(x.dtype, x.shape)]
+    if node.num_outputs > 1:
+        outs.append(Tensor(node.attr("stash_type", 1), _stat_shape(x, node.attr("axis", -1))))
+    return outs
+
+
+@register("EmbedLayerNormalization QEmbedLayerNormalization", domain=MS)
+def embed_layer_norm(node):
+    """input_ids (batch, seq) and word_embedding (vocab, hidden) give (batch, seq, hidden);
+    mask_index is one int32 per batch row; embedding_sum is the pre-norm sum."""
+    ids, words = arg(node, 0), arg(node, 2)
+    rank(ids, 2)
+    dtype = F32 if node.op_type == "QEmbedLayerNormalization" else words.dtype
+    if ids.shape is None or words.shape is None:
+        shape = None
+    else:
+        shape = (ids.shape[0], ids.shape[1], words.shape[-1])
+    mask = Tensor(I32, None if ids.shape is None else (ids.shape[0],))
+    return [Tensor(dtype, shape), mask, Tensor(dtype, shape)][:max(node.num_outputs, 1)]
+
+
+@register("GroupNorm SkipGroupNorm", domain=MS)
+def group_norm(node):
+    """Y (and SkipGroupNorm's sum S) keep the input's shape in either layout."""
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)] * max(node.num_outputs, 1)

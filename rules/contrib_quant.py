@@ -1,0 +1,197 @@
+"""Quantized ops of onnxruntime's contrib set (what onnxruntime.quantization and the
+weight-only quantizers emit): QLinear* ops, integer MatMuls, block-quantized MatMul and
+Gather, and the contrib QuantizeLinear/DequantizeLinear."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.registry import register
+from onnxsym.shapes import broadcast_shapes, normalize_axis
+from onnxsym.values import Tensor
+
+from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
+from .nn import conv, global_pool, matmul, pool
+from .shape_ops import sum_dims
+
+F32 = TensorProto.FLOAT
+I32 = TensorProto.INT32
+
+
+def _broadcast(node, ts, dtype):
+    if any(t.shape is None for t in ts):
+        return [Tensor(dtype, None)]
+    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis), node.assume)
+    return [Tensor(dtype, shape)]
+
+
+@register("QLinearAdd QLinearMul", domain=MS)
+def qlinear_binary(node):
+    """A (input 0) and B (input 3) broadcast; the result is quantized like A."""
+    a = arg(node, 0)
+    return _broadcast(node, [a, arg(node, 3)], a.dtype)
+
+
+@register("QLinearWhere", domain=MS)
+def qlinear_where(node):
+    """condition (0), X (1) and Y (4) broadcast."""
+    x = arg(node, 1)
+    return _broadcast(node, [arg(node, 0), x, arg(node, 4)], x.dtype)
+
+
+@register("QLinearSigmoid QLinearLeakyRelu QLinearSoftmax", domain=MS)
+def qlinear_unary(node):
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("QuantizeLinear", domain=MS)
+def quantize_linear(node):
+    """Same shape; the element type of the zero point (uint8 without one)."""
+    x = arg(node, 0)
+    return [Tensor(arg(node, 2).dtype if present(node, 2) else TensorProto.UINT8, x.shape)]
+
+
+@register("DequantizeLinear", domain=MS)
+def dequantize_linear(node):
+    """Same shape; the element type of the scale."""
+    x, scale = arg(node, 0), arg(node, 1)
+    return [Tensor(scale.dtype or F32, x.shape)]
+
+
+@register("QLinearConcat", domain=MS)
+def qlinear_concat(node):
+    """Y_scale, Y_zero_point, then (X, scale, zero_point) per input; concatenated along axis."""
+    y_zp = arg(node, 1)
+    ts = [arg(node, i) for i in range(2, len(node.inputs), 3)]
+    dtype = y_zp.dtype or (ts[0].dtype if ts else 0)
+    if not ts or any(t.shape is None for t in ts):
+        return [Tensor(dtype, None)]
+    r = len(ts[0].shape)
+    axis = normalize_axis(node.attr("axis"), r)
+    out = list(ts[0].shape)
+    out[axis] = dims.add(0, sum_dims(t.shape[axis] for t in ts))
+    return [Tensor(dtype, tuple(out))]
+
+
+def _channels_first(x):
+    return Tensor(x.dtype, to_channels_first(x.shape))
+
+
+@register("QLinearAveragePool", domain=MS)
+def qlinear_average_pool(node):
+    """AveragePool, in NCHW or (channels_last) NHWC layout."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if node.attr("channels_last", 0):
+        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x)])
+    return pool(WithInputs(node, [x], "AveragePool"))[:1]
+
+
+@register("QLinearGlobalAveragePool", domain=MS)
+def qlinear_global_average_pool(node):
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    if node.attr("channels_last", 0):
+        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x)])
+    return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
+
+
+@register("QLinearConv", domain=MS)
+def qlinear_conv(node):
+    """The ONNX QLinearConv, or with channels_last its NHWC form (weights stay OIHW)."""
+    if not node.attr("channels_last", 0):
+        return conv(node)
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(arg(node, 7).dtype or x.dtype, None)]
+    inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
+    return channels_last_rule(node, conv, "QLinearConv", inputs)
+
+
+@register("QLinearReduceMean ReduceSumInteger", domain=MS)
+def qlinear_reduce_mean(node):
+    """Reduce over the ``axes`` attribute (all axes when empty)."""
+    x = arg(node, 0)
+    dtype = I32 if node.op_type == "ReduceSumInteger" else x.dtype
+    if x.shape is None:
+        return [Tensor(dtype, None)]
+    r = len(x.shape)
+    axes = node.attr("axes")
+    red = {normalize_axis(a, r) for a in axes} if axes else set(range(r))
+    keep = node.attr("keepdims", 1)
+    shape = tuple(1 if i in red else d for i, d in enumerate(x.shape) if keep or i not in red)
+    return [Tensor(dtype, shape)]
+
+
+def _matmul_as(node, dtype):
+    out = matmul(node)
+    return [Tensor(dtype, out[0].shape)]
+
+
+@register("MatMulInteger16", domain=MS)
+def matmul_integer16(node):
+    return _matmul_as(node, I32)
+
+
+@register("MatMulIntegerToFloat", domain=MS)
+def matmul_integer_to_float(node):
+    """MatMul of the integer A and B, in the element type of a_scale."""
+    return _matmul_as(node, arg(node, 2).dtype or F32)
+
+
+@register("DynamicQuantizeMatMul", domain=MS)
+def dynamic_quantize_matmul(node):
+    return _matmul_as(node, arg(node, 0).dtype or F32)
+
+
+@register("QGemm", domain=MS)
+def qgemm(node):
+    """Gemm of A (0) and B (3); quantized like y_zero_point when y_scale is given, else float."""
+    a, b = arg(node, 0), arg(node, 3)
+    if not present(node, 7):
+        dtype = F32
+    else:
+        dtype = arg(node, 8).dtype if present(node, 8) else TensorProto.UINT8
+    if a.shape is None or b.shape is None:
+        return [Tensor(dtype, None)]
+    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
+    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
+    return [Tensor(dtype, (m, n))]
+
+
+@register("MatMulNBits MatMulBnb4", domain=MS)
+def matmul_nbits(node):
+    """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
+    a = arg(node, 0)
+    n = node.attr("N")
+    if a.shape is None:
+        return [Tensor(a.dtype, None)]
+    if not a.shape:
+        raise ShapeContradiction(f"{node.op_type} of a scalar")
+    return [Tensor(a.dtype, tuple(a.shape[:-1]) + (n,))]
+
+
+_PACKED = {TensorProto.UINT8}
+
+
+@register("GatherBlockQuantized", domain=MS)
+def gather_block_quantized(node):
+    """Gather along gather_axis, dequantized to the scales' type. A uint8 ``data`` with
+    bits < 8 packs 8/bits values per byte along the last axis."""
+    data, idx, scales = arg(node, 0), arg(node, 1), arg(node, 2)
+    dtype = scales.dtype
+    if data.shape is None or idx.shape is None:
+        return [Tensor(dtype, None)]
+    r = len(data.shape)
+    g = normalize_axis(node.attr("gather_axis", 0), r)
+    shape = list(data.shape)
+    bits = node.attr("bits", 4)
+    if data.dtype in _PACKED and bits < 8:
+        shape[-1] = dims.mul(shape[-1], 8 // bits)
+    return [Tensor(dtype, tuple(shape[:g]) + tuple(idx.shape) + tuple(shape[g + 1:]))]
+

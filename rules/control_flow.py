@@ -1,0 +1,277 @@
+"""Rules for control flow: If, Loop, Scan. Their bodies are inferred as
+subgraphs that see every value of the enclosing scopes."""
+
+from __future__ import annotations
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.join import join
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Optional_, Sequence, Tensor
+
+INT64 = 7
+BOOL = 9
+
+
+def _fresh_for(node, output):
+    return lambda axis, why, lo, hi: node.fresh(why, output, axis, lo, hi)
+
+
+# --------------------------------------------------------------------- If
+
+@register("If")
+def if_rule(node):
+    branches = [node.attr("then_branch"), node.attr("else_branch")]
+    cond = node.value(0)
+    if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
+        return node.infer_graph(branches[0 if cond[0] else 1], [])
+    then_out, else_out = (node.infer_graph(g, []) for g in branches)
+    outs = []
+    for k, (a, b) in enumerate(zip(then_out, else_out)):
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and None not in (a.rank, b.rank) and a.rank != b.rank:
+            outs.append(node.unknown_rank(f"the If branches give ranks {a.rank} and {b.rank}", k, a.dtype or b.dtype))
+        else:
+            outs.append(join([a, b], _fresh_for(node, k), "the If branches differ"))
+    return outs
+
+
+# --------------------------------------------------------------------- carried values
+
+CHANGES = "the loop-carried dim changes from one iteration to the next"
+
+
+def _widen(node, k, tmpl, out, varying):
+    """The body input that covers both ``tmpl`` and what the body returned for it
+    (``out``); ``tmpl`` itself when it already does. Dims made fresh here go into
+    ``varying``."""
+    if isinstance(tmpl, Tensor):
+        if tmpl.shape is None:
+            return tmpl
+        if not isinstance(out, Tensor) or out.rank != tmpl.rank:
+            return Tensor(tmpl.dtype, None)
+        shape = list(tmpl.shape)
+        for axis, (t, o) in enumerate(zip(tmpl.shape, out.shape)):
+            if t != o and t not in varying:
+                shape[axis] = node.fresh(CHANGES, k, axis)
+                varying.add(shape[axis])
+        value = tmpl.value if tmpl.value == out.value else None
+        if tuple(shape) == tmpl.shape and value == tmpl.value:
+            return tmpl
+        return Tensor(tmpl.dtype, tuple(shape), value)
+    if isinstance(tmpl, Sequence):
+        if not isinstance(out, Sequence):
+            return tmpl if tmpl == Sequence(None) else Sequence(None)
+        items = tmpl.items if tmpl.items == out.items else None
+        if tmpl.items == ():  # nothing was known of an item: the body's are the first
+            elem = out.elem
+        else:
+            elem = None if tmpl.elem is None else _widen(node, k, tmpl.elem, out.elem, varying)
+        length = tmpl.count
+        if length is not None and length != out.count and length not in varying:
+            length = node.fresh("the number of items changes from one iteration to the next", k)
+            varying.add(length)
+        if (items, elem, length) == (tmpl.items, tmpl.elem, tmpl.count):
+            return tmpl
+        return Sequence(elem, items, length)
+    if isinstance(tmpl, Optional_):
+        if not isinstance(out, Optional_):
+            return tmpl if tmpl == Optional_(None) else Optional_(None)
+        elem = None if tmpl.elem is None else _widen(node, k, tmpl.elem, out.elem, varying)
+        return tmpl if elem is tmpl.elem else Optional_(elem)
+    return tmpl
+
+
+def _after(node, k, tmpl, varying):
+    """The carried value after the loop: a dim that changes gets a new symbol of the outer scope."""
+    if isinstance(tmpl, Tensor):
+        if tmpl.shape is None:
+            return node.unknown_rank("the loop-carried value changes rank from one iteration to the next",
+                                     k, tmpl.dtype)
+        shape = tuple(node.fresh(CHANGES, k, axis) if d in varying else d for axis, d in enumerate(tmpl.shape))
+        return Tensor(tmpl.dtype, shape, tmpl.value)
+    if isinstance(tmpl, Sequence):
+        length = tmpl.length
+        if length in varying:
+            length = node.fresh("the number of items changes from one iteration to the next", k)
+        return Sequence(None if tmpl.elem is None else _after(node, k, tmpl.elem, varying), tmpl.items, length)
+    if isinstance(tmpl, Optional_):
+        return Optional_(None if tmpl.elem is None else _after(node, k, tmpl.elem, varying))
+    return tmpl
+
+
+MAX_PASSES = 8
+
+
+def _iterate(node, body, initial, inputs_for, first):
+    """Infer ``body`` until the carried values it is given cover what it returns for
+    them: a dim the body leaves unchanged keeps its expression, one it changes gets a
+    symbol that stands for any iteration's. ``inputs_for(carried)`` are the body's
+    inputs, ``first`` the position of the carried values among its outputs.
+
+    Returns the carried values as the body last saw them, its outputs then, the dims
+    made to vary and the names of all symbols that may differ between iterations."""
+    varying = set()
+    carried = [v if v is not None else Tensor(0, None) for v in initial]
+    for n_pass in range(MAX_PASSES + 1):
+        born = set()
+        outs = node.infer_graph(body, inputs_for(carried), born)
+        outs = list(outs) + [None] * (first + len(carried) - len(outs))
+        wider = [_widen(node, k, c, outs[first + k], varying) for k, c in enumerate(carried)]
+        if all(w is c for w, c in zip(wider, carried)):
+            break
+        if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
+            wider = [Tensor(c.dtype, None) if isinstance(c, Tensor) else type(c)(None) for c in carried]
+        carried = wider
+    return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
+
+
+def _finish(node, initial, carried, outs, varying, unstable, trip):
+    """The carried values after the loop. A dim that grows by the same step in every
+    iteration ends at its initial value plus ``trip`` steps, when ``trip`` is exact."""
+    after = []
+    for k, (c, v, out) in enumerate(zip(carried, initial, outs)):
+        if c is v:
+            after.append(v)
+            continue
+        if trip is not None and isinstance(c, Tensor) and c.shape is not None and isinstance(out, Tensor) \
+                and out.rank == c.rank:
+            shape = tuple(_grown(d, o, d0, trip, varying, unstable) for d, o, d0 in zip(c.shape, out.shape, v.shape))
+            c = Tensor(c.dtype, shape, c.value)
+        if trip is not None and isinstance(c, Sequence) and isinstance(out, Sequence) and c.length is not None \
+                and out.count is not None and v.count is not None:
+            c = Sequence(c.elem, c.items, _grown(c.length, out.count, v.count, trip, varying, unstable))
+        after.append(_after(node, k, c, varying))
+    return after
+
+
+def _grown(d, out, initial, trip, varying, unstable):
+    """``d`` after ``trip`` iterations if each adds the same step to it (``out - d``), else ``d``."""
+    step = dims.sub(out, d)
+    if d in varying and not any(s.name in unstable for s in dims.free_symbols(step)):
+        return dims.add(initial, dims.mul(trip, step))
+    return d
+
+
+def _stacked(node, k, per_iter, count, axis, unstable):
+    """A scan output: the per-iteration values stacked along ``axis``."""
+    if not isinstance(per_iter, Tensor) or per_iter.shape is None:
+        return Tensor(per_iter.dtype if isinstance(per_iter, Tensor) else 0, None)
+    shape = list(per_iter.shape)
+    for a, d in enumerate(shape):
+        if any(s.name in unstable for s in dims.free_symbols(d)):
+            shape[a] = node.fresh(f"the scan output's dim may differ between iterations: {d}", k, a)
+    axis = normalize_axis(axis, len(shape) + 1)
+    return Tensor(per_iter.dtype, tuple(shape[:axis]) + (count,) + tuple(shape[axis:]))
+
+
+# --------------------------------------------------------------------- Loop
+
+@register("Loop")
+def loop_rule(node):
+    body = node.attr("body")
+    has_trip, has_cond = (i < len(node.input_names) and node.input_names[i] != "" for i in (0, 1))
+    m = _max_trip(node) if has_trip else None
+    initial = node.inputs[2:]
+    n = len(initial)
+    # The iteration number counts from 0 to below M: a symbol that differs between iterations.
+    last = max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX
+    i = Tensor(INT64, (), (node.fresh("the iteration number", 0, None, 0, last),))
+    # The body only runs while the condition holds, so inside it the condition is true.
+    cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
+    carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [i, cond_in] + c, 1)
+    unstable |= {s.name for s in dims.free_symbols(i.value[0])}
+    exact = _exact_trip(node, m, has_cond, outs[0])
+    after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
+    trip = exact if exact is not None else _unknown_trip(node, m)
+    scans = [_stacked(node, n + j, v, trip, 0, unstable)
+             for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
+    return after + scans
+
+
+def _max_trip(node):
+    """M, when known; a negative M runs no iteration."""
+    m = node.value(0)[0] if node.value(0) else None
+    if m is not None and dims.range_of(m)[0] < 0:
+        return 0 if isinstance(m, int) else None
+    return m
+
+
+def _is_true(value):
+    return value is not None and len(value) == 1 and isinstance(value[0], int) and bool(value[0])
+
+
+def _exact_trip(node, m, has_cond, cond_out):
+    """The number of iterations, when nothing can end the loop before M."""
+    if m is not None and (not has_cond or (_is_true(node.value(1)) and isinstance(cond_out, Tensor)
+                                           and _is_true(cond_out.value))):
+        return m
+    return None
+
+
+def _unknown_trip(node, m):
+    hi = dims.range_of(m)[1] if m is not None else dims.INT64_MAX
+    why = "the loop's trip count is unknown" if m is None else "the loop's condition may end it early"
+    return node.fresh(why, node.num_outputs - 1, 0, 0, hi)
+
+
+# --------------------------------------------------------------------- Scan
+
+def _scan_length(node, xs, axes, out):
+    length = None
+    for x, a in zip(xs, axes):
+        if x is None or x.shape is None:
+            continue
+        d = x.shape[normalize_axis(a, len(x.shape))]
+        if length is None:
+            length = d
+        elif d != length:
+            if dims.try_eq(d, length) is False:
+                raise ShapeContradiction(f"scan inputs have different lengths {length} and {d}")
+            node.assume(d, length, "scan inputs have one length")
+    return length if length is not None else node.fresh("no scan input has a known shape", out, 0)
+
+
+def _slice(x, axis):
+    if x is None or x.shape is None:
+        return Tensor(x.dtype if x is not None else 0, None)
+    axis = normalize_axis(axis, len(x.shape))
+    return Tensor(x.dtype, x.shape[:axis] + x.shape[axis + 1:])
+
+
+@register("Scan", since=9)
+def scan_rule(node):
+    body = node.attr("body")
+    m = node.attr("num_scan_inputs")
+    n = len(node.inputs) - m
+    states, xs = node.inputs[:n], node.inputs[n:]
+    in_axes = node.attr("scan_input_axes") or [0] * m
+    out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
+    length = _scan_length(node, xs, in_axes, n)
+    slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
+    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
+    after = _finish(node, states, carried, outs[:n], varying, unstable, length)
+    return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
+                    for j, v in enumerate(outs[n:node.num_outputs])]
+
+
+@register("Scan", since=8)
+def scan_v8(node):
+    """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
+    body = node.attr("body")
+    m = node.attr("num_scan_inputs")
+    ins = node.inputs[1:]
+    n = len(ins) - m
+    states, xs = ins[:n], ins[n:]
+    known = [t for t in ins if t is not None and t.shape]
+    batch = known[0].shape[0] if known else node.fresh("no input has a known shape", 0, 0)
+    length = _scan_length(node, [_slice(x, 0) for x in xs], [0] * m, n)
+    inner = [_slice(s, 0) for s in states]
+    slices = [_slice(_slice(x, 0), 0) for x in xs]
+    carried, outs, varying, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
+    # With sequence_lens each batch entry may run a different number of steps.
+    after = _finish(node, inner, carried, outs[:n], varying, unstable, length if node.input(0) is None else None)
+    batched = [Tensor(t.dtype, None if t.shape is None else (batch,) + t.shape) if isinstance(t, Tensor) else t
+               for t in after]
+    scans = [_stacked(node, n + j, v, length, 0, unstable) for j, v in enumerate(outs[n:node.num_outputs])]
+    return batched + [Tensor(s.dtype, None if s.shape is None else (batch,) + s.shape) for s in scans]

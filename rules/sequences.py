@@ -1,0 +1,197 @@
+"""Rules for sequence ops. A sequence keeps its items one by one while their
+number and positions are known; otherwise only what holds for every item."""
+
+from __future__ import annotations
+
+from onnxsym import dims
+from onnxsym.errors import ShapeContradiction
+from onnxsym.join import join_tensors
+from onnxsym.registry import register
+from onnxsym.shapes import normalize_axis
+from onnxsym.values import Sequence, Tensor
+
+INT64 = 7
+FLOAT = 1
+
+
+def _fresh_for(node, output):
+    return lambda axis, why, lo, hi: node.fresh(why, output, axis, lo, hi)
+
+
+def _of_items(node, items, dtype=0, output=0):
+    """A sequence of known items; its element type is their join."""
+    items = tuple(t if isinstance(t, Tensor) else Tensor(0, None) for t in items)
+    elem = join_tensors(items, _fresh_for(node, output), "the sequence items differ") if items else Tensor(dtype, None)
+    return Sequence(elem, items)
+
+
+def any_item(node, seq, output=0):
+    """An item at a position not known here. Dims that may differ between items
+    get new symbols: two such items need not be alike."""
+    if not isinstance(seq, Sequence):
+        return Tensor(0, None)
+    if seq.items:
+        return join_tensors(seq.items, _fresh_for(node, output), "the sequence items differ")
+    elem = seq.elem
+    if elem is None or elem.shape is None:
+        return Tensor(elem.dtype if elem is not None else 0, None)
+    return Tensor(elem.dtype, tuple(
+        d if node.is_resolved(d) else node.fresh(f"an item's dim {d} may differ between items", output, axis)
+        for axis, d in enumerate(elem.shape)))
+
+
+def _position(node, i, n, default, insert=False):
+    """Input ``i`` as an index into ``n`` items (``default`` when omitted); ``None`` when unknown."""
+    v = node.value(i) if node.input(i) is not None else (default,)
+    if v is None or len(v) != 1 or not isinstance(v[0], int) or n is None:
+        return None
+    p, hi = v[0], n + 1 if insert else n
+    if not -n <= p < hi:
+        raise ShapeContradiction(f"position {p} is out of range for a sequence of {n} items")
+    return p + n if p < 0 else p
+
+
+def _count(seq):
+    """The number of items, when they are known one by one."""
+    return len(seq.items) if isinstance(seq, Sequence) and seq.items is not None else None
+
+
+def _length(seq):
+    """The number of items, when known."""
+    return seq.count if isinstance(seq, Sequence) else None
+
+
+def _add(n, k):
+    return None if n is None else dims.add(n, k)
+
+
+@register("SequenceEmpty")
+def sequence_empty_rule(node):
+    return [Sequence(Tensor(node.attr("dtype", FLOAT), None), ())]
+
+
+@register("SequenceConstruct")
+def sequence_construct_rule(node):
+    return [_of_items(node, node.inputs)]
+
+
+@register("SequenceAt")
+def sequence_at_rule(node):
+    seq = node.input(0)
+    p = _position(node, 1, _count(seq), None)
+    return [seq.items[p] if p is not None else any_item(node, seq)]
+
+
+@register("SequenceInsert")
+def sequence_insert_rule(node):
+    seq, t = node.input(0), node.tensor(1)
+    n = _count(seq)
+    p = _position(node, 2, n, n if n is not None else -1, insert=True)
+    if p is not None:
+        return [_of_items(node, seq.items[:p] + (t,) + seq.items[p:], seq.elem.dtype if seq.elem else 0)]
+    if not isinstance(seq, Sequence) or seq.elem is None or t is None:
+        return [Sequence(None)]
+    if seq.items == ():
+        return [Sequence(t, None, 1)]
+    return [Sequence(join_tensors([seq.elem, t], _fresh_for(node, 0), "the inserted item differs"), None,
+                     _add(seq.length, 1))]
+
+
+@register("SequenceErase")
+def sequence_erase_rule(node):
+    seq = node.input(0)
+    p = _position(node, 1, _count(seq), -1)
+    if p is not None:
+        return [_of_items(node, seq.items[:p] + seq.items[p + 1:], seq.elem.dtype if seq.elem else 0)]
+    if not isinstance(seq, Sequence):
+        return [Sequence(None)]
+    return [Sequence(seq.elem, None, _add(seq.length, -1))]
+
+
+@register("SequenceLength")
+def sequence_length_rule(node):
+    n = _length(node.input(0))
+    return [Tensor(INT64, (), None if n is None else (n,))]
+
+
+@register("SplitToSequence")
+def split_to_sequence_rule(node):
+    x = node.tensor(0)
+    if x is None or x.shape is None:
+        return [Sequence(Tensor(x.dtype if x else 0, None))]
+    axis = normalize_axis(node.attr("axis", 0), len(x.shape))
+    d = x.shape[axis]
+
+    def piece(size, keep=True):
+        mid = (size,) if keep else ()
+        return Tensor(x.dtype, x.shape[:axis] + mid + x.shape[axis + 1:])
+
+    split = node.tensor(1)
+    if split is None:  # pieces of length 1
+        one = piece(1, node.attr("keepdims", 1) != 0)
+        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
+    sizes = split.value
+    if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
+        s = sizes[0]
+        if isinstance(d, int) and isinstance(s, int):
+            k = -(-d // s)
+            return [_of_items(node, [piece(s)] * (k - 1) + [piece(d - s * (k - 1))])]
+        if dims.mod(d, s) == 0:
+            return [Sequence(piece(s), None, dims.floordiv(d, s))]
+        return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)), None, dims.ceil_div(d, s))]
+    if sizes is not None:
+        return [_of_items(node, [piece(s) for s in sizes])]
+    if split.rank == 1 and isinstance(split.shape[0], int):
+        return [_of_items(node, [piece(node.fresh("split sizes unknown", 0, axis)) for _ in range(split.shape[0])])]
+    return [Sequence(piece(node.fresh("split sizes unknown", 0, axis)))]
+
+
+@register("ConcatFromSequence")
+def concat_from_sequence_rule(node):
+    seq = node.input(0)
+    stack = node.attr("new_axis", 0) == 1
+    items = seq.items if isinstance(seq, Sequence) and seq.items else None
+    if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
+        # Every item has the same dims off the axis: a static one says which.
+        like = tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
+        if stack:
+            axis = normalize_axis(node.attr("axis"), len(like) + 1)
+            return [Tensor(items[0].dtype, like[:axis] + (len(items),) + like[axis:])]
+        axis = normalize_axis(node.attr("axis"), len(like))
+        total = 0
+        for t in items:
+            total = dims.add(total, t.shape[axis])
+        return [Tensor(items[0].dtype, like[:axis] + (total,) + like[axis + 1:])]
+    item = any_item(node, seq)
+    if item.shape is None:
+        return [item]
+    rank = len(item.shape) + stack
+    axis = normalize_axis(node.attr("axis"), rank)
+    n = _length(seq)
+    if stack and n is not None:
+        count = n
+    elif not stack and n is not None and node.is_resolved(item.shape[axis]):  # every item is as long
+        count = dims.mul(n, item.shape[axis])
+    else:
+        count = node.fresh("the number of items is unknown" if stack else "the items' lengths are unknown", 0, axis)
+    return [Tensor(item.dtype, item.shape[:axis] + (count,) + item.shape[axis + (0 if stack else 1):])]
+
+
+@register("SequenceMap")
+def sequence_map_rule(node):
+    """The body runs once per item; tensor inputs are given whole to every run."""
+    body = node.attr("body")
+    seqs = [v for v in node.inputs if isinstance(v, Sequence)]
+    counts = {_count(s) for s in seqs}
+    general = [any_item(node, v) if isinstance(v, Sequence) else v for v in node.inputs]
+    per_item = None
+    if len(counts) == 1 and None not in counts:
+        n = counts.pop()
+        per_item = [node.infer_graph(body, [v.items[i] if isinstance(v, Sequence) else v for v in node.inputs])
+                    for i in range(n)]
+    # Inferred last with an item of any position, so that the body's own values hold for every run.
+    outs = node.infer_graph(body, general)
+    if per_item is None:
+        n = _length(seqs[0]) if seqs else None
+        return [Sequence(o if isinstance(o, Tensor) else None, None, n) for o in outs]
+    return [_of_items(node, [run[k] for run in per_item], output=k) for k in range(len(outs))]

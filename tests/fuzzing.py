@@ -1,0 +1,615 @@
+"""A fuzzer for onnxsym: random valid graphs, checked against onnxruntime.
+
+Each graph is built from random op steps over symbolic inputs (broadcasting,
+shape-tensor arithmetic chains, reshapes with -1 and 0, slices with negative and
+out-of-range bounds, pads to a multiple, pools and convs, ...). The generator
+keeps its own idea of every tensor's shape only to pick operands that are likely
+valid; onnxruntime is the judge: an assignment it refuses to run is skipped, and
+every dim onnxsym infers is compared with the runtime's at every assignment that
+runs. A failing graph is shrunk to a small reproducer and saved.
+
+    python bench/fuzz.py --count 10000          # the long tier
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxsym
+from onnxsym import dims
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+SYMBOLS = ["batch", "seq", "h", "w"]
+BIG = 2**63 - 1
+
+
+@dataclass
+class T:
+    """A tensor of the graph being built; ``shape`` is the generator's guess."""
+
+    name: str
+    shape: tuple
+    dtype: int = F
+
+
+class Builder:
+    """Accumulates nodes and constants; every step adds nodes through here."""
+
+    def __init__(self, rng: random.Random, opset: int):
+        self.rng = rng
+        self.opset = opset
+        self.nodes: List[onnx.NodeProto] = []
+        self.inits: List[onnx.TensorProto] = []
+        self.tensors: List[T] = []
+        self._n = 0
+
+    def name(self, base: str) -> str:
+        self._n += 1
+        return f"{base}{self._n}"
+
+    def node(self, op: str, inputs: List[str], n_out: int = 1, **attrs) -> List[str]:
+        outs = [self.name(op.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=self.name(op + "_"), **attrs))
+        return outs
+
+    def const(self, values, dtype=np.int64) -> str:
+        name = self.name("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(values, dtype=dtype), name))
+        return name
+
+    def add(self, name: str, shape, dtype=F) -> T:
+        t = T(name, tuple(shape), dtype)
+        self.tensors.append(t)
+        return t
+
+    def pick(self, pred: Callable[[T], bool] = lambda t: True) -> Optional[T]:
+        cands = [t for t in self.tensors if t.dtype == F and t.shape is not None and pred(t)]
+        return self.rng.choice(cands) if cands else None
+
+    def axes_input_or_attr(self, op: str, since: int, x: str, axes: List[int], **attrs) -> List[str]:
+        """``op`` with its axes given as an input from opset ``since`` on, else as an attribute."""
+        if self.opset >= since:
+            return self.node(op, [x, self.const(axes)], **attrs)
+        return self.node(op, [x], axes=axes, **attrs)
+
+    # shape-tensor arithmetic: one dim of a tensor as a 1-element int64 tensor
+    def dim_of(self, t: T, axis: int) -> str:
+        (s,) = self.node("Shape", [t.name])
+        (g,) = self.node("Gather", [s, self.const([axis])], axis=0)
+        return g
+
+
+def _is_static(d) -> bool:
+    return isinstance(d, int)
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def step_unary(b: Builder) -> None:
+    x = b.pick()
+    if x is None:
+        return
+    op = b.rng.choice(["Relu", "Sigmoid", "Neg", "Abs", "Tanh", "Softmax", "Identity"])
+    attrs = {"axis": b.rng.randrange(-len(x.shape), len(x.shape))} if op == "Softmax" and x.shape else {}
+    (y,) = b.node(op, [x.name], **attrs)
+    b.add(y, x.shape)
+
+
+def step_binary(b: Builder) -> None:
+    x = b.pick()
+    if x is None:
+        return
+    same = [t for t in b.tensors if t.dtype == F and t.shape == x.shape]
+    r = b.rng.random()
+    if r < 0.4 and same:
+        other = b.rng.choice(same).name
+    elif r < 0.7 and x.shape:
+        # a reduced copy broadcasts back: 1s where it was reduced
+        axes = sorted(b.rng.sample(range(len(x.shape)), b.rng.randint(1, len(x.shape))))
+        other = b.axes_input_or_attr("ReduceMean", 18, x.name, axes, keepdims=1)[0]
+    elif x.shape and _is_static(x.shape[-1]):
+        other = b.const(np.ones([x.shape[-1]]), np.float32)  # a bias over the last axis
+    else:
+        other = b.const(np.ones([1] * b.rng.randint(0, len(x.shape) + 1)), np.float32)
+    op = b.rng.choice(["Add", "Mul", "Sub", "Max", "Min", "Div", "Where"])
+    a, c = (x.name, other) if b.rng.random() < 0.5 else (other, x.name)
+    if op == "Where":
+        (cond,) = b.node("Greater", [a, c])
+        (y,) = b.node("Where", [cond, a, c])
+    else:
+        (y,) = b.node(op, [a, c])
+    b.add(y, x.shape)
+
+
+def step_transpose(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 2)
+    if x is None:
+        return
+    perm = list(range(len(x.shape)))
+    b.rng.shuffle(perm)
+    (y,) = b.node("Transpose", [x.name], perm=perm)
+    b.add(y, tuple(x.shape[p] for p in perm))
+
+
+def step_unsqueeze_squeeze(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) <= 4)
+    if x is None:
+        return
+    axis = b.rng.randint(0, len(x.shape))
+    (u,) = b.axes_input_or_attr("Unsqueeze", 13, x.name, [axis])
+    shape = x.shape[:axis] + (1,) + x.shape[axis:]
+    b.add(u, shape)
+    if b.rng.random() < 0.5:
+        (s,) = b.axes_input_or_attr("Squeeze", 13, u, [axis - len(shape) if b.rng.random() < 0.5 else axis])
+        b.add(s, x.shape)
+
+
+def step_reduce(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axes = sorted(b.rng.sample(range(len(x.shape)), b.rng.randint(1, len(x.shape))))
+    keep = b.rng.randint(0, 1)
+    op = b.rng.choice(["ReduceSum", "ReduceMean", "ReduceMax"])
+    (y,) = b.axes_input_or_attr(op, 13 if op == "ReduceSum" else 18, x.name, axes, keepdims=keep)
+    shape = tuple((1 if keep else None) if i in axes else d for i, d in enumerate(x.shape))
+    b.add(y, tuple(d for d in shape if d is not None))
+
+
+def step_concat_split(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    (y,) = b.node("Concat", [x.name, x.name], axis=axis - len(x.shape) * b.rng.randint(0, 1))
+    shape = list(x.shape)
+    shape[axis] = shape[axis] * 2
+    b.add(y, shape)
+    if b.rng.random() < 0.6:
+        if b.opset >= 18 and b.rng.random() < 0.5:
+            k = b.rng.randint(2, 3)
+            outs = b.node("Split", [y], n_out=k, axis=axis, num_outputs=k)
+            for o in outs:  # uneven pieces: the generator does not track them
+                b.add(o, None)
+        else:
+            outs = b.node("Split", [y], n_out=2, axis=axis)
+            for o in outs:
+                b.add(o, x.shape)
+
+
+def step_reshape(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 2)
+    if x is None:
+        return
+    r = len(x.shape)
+    kind = b.rng.choice(["merge_last", "zero_minus", "split_static", "flatten"])
+    if kind == "merge_last":
+        # shape computed in the graph: [d0, ..., d(r-3), d(r-2)*d(r-1)]
+        (s,) = b.node("Shape", [x.name])
+        (head,) = b.node("Slice", [s, b.const([0]), b.const([r - 2])])
+        (tail,) = b.node("Slice", [s, b.const([r - 2]), b.const([BIG])])
+        (prod,) = b.axes_input_or_attr("ReduceProd", 18, tail, [0], keepdims=1)
+        (target,) = b.node("Concat", [head, prod], axis=0)
+        (y,) = b.node("Reshape", [x.name, target])
+        b.add(y, x.shape[:-2] + (x.shape[-2] * x.shape[-1],))
+    elif kind == "zero_minus":
+        keep = b.rng.randint(1, r - 1)
+        (y,) = b.node("Reshape", [x.name, b.const([0] * keep + [-1])])
+        rest = 1
+        for d in x.shape[keep:]:
+            rest = rest * d
+        b.add(y, x.shape[:keep] + (rest,))
+    elif kind == "split_static":
+        axis = next((i for i, d in enumerate(x.shape) if _is_static(d) and d % 2 == 0 and d > 0), None)
+        if axis is None:
+            return
+        target = [0] * axis + [2, -1]
+        tail = x.shape[axis + 1:]
+        (y,) = b.node("Reshape", [x.name, b.const(target)])
+        rest = x.shape[axis] // 2
+        for d in tail:
+            rest = rest * d
+        b.add(y, x.shape[:axis] + (2, rest))
+    else:
+        axis = b.rng.randint(0, r)
+        (y,) = b.node("Flatten", [x.name], axis=axis)
+        b.add(y, None)
+
+
+def _slice_bound(rng: random.Random) -> int:
+    return rng.choice([0, 1, 2, -1, -2, -3, 5, 100, -100, BIG, -BIG - 1])
+
+
+def step_slice(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    step = b.rng.choice([1, 1, 2, -1, -2, 3])
+    if b.rng.random() < 0.3:
+        # the end computed from the shape: d - k
+        d = b.dim_of(x, axis)
+        (end,) = b.node("Sub", [d, b.const([b.rng.randint(0, 3)])])
+        start = b.const([b.rng.choice([0, 1])])
+        step = 1
+    else:
+        start, end = b.const([_slice_bound(b.rng)]), b.const([_slice_bound(b.rng)])
+    (y,) = b.node("Slice", [x.name, start, end, b.const([axis - len(x.shape) * b.rng.randint(0, 1)]),
+                            b.const([step])])
+    b.add(y, None)
+
+
+def step_pad(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    r = len(x.shape)
+    if b.rng.random() < 0.5:
+        # pad the last axis up to a multiple of k: (k - n % k) % k, computed in the graph
+        k = b.rng.choice([2, 3, 4, 8])
+        n = b.dim_of(x, r - 1)
+        kc = b.const([k])
+        (m,) = b.node("Mod", [n, kc])
+        (d,) = b.node("Sub", [kc, m])
+        (p,) = b.node("Mod", [d, kc])
+        pads = b.node("Concat", [b.const([0] * (2 * r - 1)), p], axis=0)[0]
+    else:
+        pads = b.const([b.rng.randint(0, 2) for _ in range(2 * r)])
+    (y,) = b.node("Pad", [x.name, pads], mode=b.rng.choice(["constant", "edge"]))
+    b.add(y, None)
+
+
+def step_expand_tile(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    if b.rng.random() < 0.5:
+        axes = [i for i in range(len(x.shape)) if b.rng.random() < 0.5] or [0]
+        (red,) = b.axes_input_or_attr("ReduceMax", 18, x.name, axes, keepdims=1)
+        (s,) = b.node("Shape", [x.name])
+        (y,) = b.node("Expand", [red, s])
+        b.add(y, x.shape)
+    else:
+        reps = [b.rng.randint(1, 3) for _ in x.shape]
+        (y,) = b.node("Tile", [x.name, b.const(reps)])
+        b.add(y, tuple(d * k for d, k in zip(x.shape, reps)))
+
+
+def step_gather(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    idx = b.const(b.rng.choice([[0], 0, [0, 0], [-1], [[0, -1]]]))
+    (y,) = b.node("Gather", [x.name, idx], axis=axis)
+    b.add(y, None)
+
+
+def step_matmul(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 2)
+    if x is None:
+        return
+    if _is_static(x.shape[-1]) and b.rng.random() < 0.5:
+        n = b.rng.randint(1, 5)
+        w = b.const(np.ones([x.shape[-1], n]), np.float32)
+        (y,) = b.node("MatMul", [x.name, w])
+        b.add(y, x.shape[:-1] + (n,))
+    else:
+        perm = list(range(len(x.shape)))
+        perm[-1], perm[-2] = perm[-2], perm[-1]
+        (xt,) = b.node("Transpose", [x.name], perm=perm)
+        (y,) = b.node("MatMul", [x.name, xt])
+        b.add(y, x.shape[:-1] + (x.shape[-2],))
+
+
+def step_range(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    (d,) = b.node("Squeeze", [b.dim_of(x, axis), b.const([0])])
+    start = b.rng.choice([0, 1, 3])
+    delta = b.rng.choice([1, 2, 3])
+    (r,) = b.node("Range", [b.const(start), d, b.const(delta)])
+    (f,) = b.node("Cast", [r], to=F)
+    b.add(f, None)
+    if b.rng.random() < 0.5:
+        (c,) = b.node("ConstantOfShape", [b.node("Shape", [x.name])[0]],
+                      value=numpy_helper.from_array(np.array([1.0], np.float32)))
+        b.add(c, x.shape)
+
+
+def step_pool_conv(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 4 and _is_static(t.shape[1]))
+    if x is None:
+        return
+    k = b.rng.randint(1, 3)
+    s = b.rng.randint(1, 2)
+    attrs = {"kernel_shape": [k, k], "strides": [s, s]}
+    auto = b.rng.choice(["NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
+    if auto == "NOTSET":
+        attrs["pads"] = [b.rng.randint(0, k - 1) for _ in range(4)]
+    else:
+        attrs["auto_pad"] = auto
+    op = b.rng.choice(["MaxPool", "AveragePool", "Conv"])
+    if op == "Conv":
+        if auto == "NOTSET" or b.rng.random() < 0.5:
+            attrs["dilations"] = [b.rng.randint(1, 2)] * 2
+        c = x.shape[1]
+        m = b.rng.randint(1, 3)
+        w = b.const(np.ones([m, c, k, k]), np.float32)
+        (y,) = b.node("Conv", [x.name, w], **attrs)
+    else:
+        if auto == "NOTSET" and b.rng.random() < 0.5:
+            attrs["ceil_mode"] = 1
+        (y,) = b.node(op, [x.name], **attrs)
+    b.add(y, None)
+
+
+def step_resize(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 4)
+    if x is None:
+        return
+    sc = b.rng.choice([2.0, 0.5, 3.0, 1.0])
+    scales = b.const([1.0, 1.0, sc, sc], np.float32)
+    (y,) = b.node("Resize", [x.name, "", scales], mode="nearest")
+    b.add(y, None)
+
+
+def step_broadcast_pair(b: Builder) -> None:
+    """Two tensors of one rank with different dims: valid where they broadcast (a 1, or equal
+    sizes), which onnxsym must express honestly (max, or a recorded constraint)."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    y = b.pick(lambda t: x is not None and len(t.shape) == len(x.shape) and t.name != x.name)
+    if x is None or y is None:
+        return
+    op = b.rng.choice(["Add", "Mul", "Max"])
+    (z,) = b.node(op, [x.name, y.name])
+    b.add(z, None)
+
+
+def step_depth_space(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 4 and _is_static(t.shape[1]))
+    if x is None:
+        return
+    k = 2
+    (s2d,) = b.node("SpaceToDepth", [x.name], blocksize=k)
+    b.add(s2d, None)
+    if b.rng.random() < 0.6:
+        (d2s,) = b.node("DepthToSpace", [s2d], blocksize=k, mode=b.rng.choice(["DCR", "CRD"]))
+        b.add(d2s, None)
+
+
+def step_topk_sort(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    if b.rng.random() < 0.5:
+        k = b.const([1])
+    else:  # k computed in the graph: min(2, d) from the shape
+        k = b.node("Min", [b.dim_of(x, axis), b.const([2])])[0]
+    vals, idx = b.node("TopK", [x.name, k], n_out=2, axis=axis)
+    b.add(vals, None)
+    (idx_f,) = b.node("Cast", [idx], to=F)
+    b.add(idx_f, None)
+
+
+def step_einsum(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) == 3)
+    if x is None:
+        return
+    eq = b.rng.choice(["bij,bkj->bik", "bij->bji", "bij,bij->bi", "bij->j"])
+    operands = [x.name] * eq.split("->")[0].count(",") + [x.name]
+    (y,) = b.node("Einsum", operands, equation=eq)
+    b.add(y, None)
+
+
+def step_split_sizes(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    # sizes computed in the graph: [1, d - 1]
+    d = b.dim_of(x, axis)
+    (rest,) = b.node("Sub", [d, b.const([1])])
+    (sizes,) = b.node("Concat", [b.const([1]), rest], axis=0)
+    if b.opset >= 13:
+        outs = b.node("Split", [x.name, sizes], n_out=2, axis=axis)
+    else:
+        return
+    for o in outs:
+        b.add(o, None)
+
+
+def step_cumsum_gather_elements(b: Builder) -> None:
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    (c,) = b.node("CumSum", [x.name, b.const(axis)])
+    b.add(c, x.shape)
+    (idx,) = b.node("Cast", [b.node("Mul", [c, b.const(0.0, np.float32)])[0]], to=I64)
+    (g,) = b.node("GatherElements", [x.name, idx], axis=axis)
+    b.add(g, x.shape)
+
+
+def step_nonzero(b: Builder) -> None:
+    """A data-dependent count: onnxsym must give a fresh symbol, never a number it cannot know."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    (nz,) = b.node("NonZero", [b.node("Greater", [x.name, b.const(0.0, np.float32)])[0]])
+    (f,) = b.node("Cast", [nz], to=F)
+    b.add(f, None)
+
+
+STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_squeeze, step_reduce,
+         step_concat_split, step_reshape, step_reshape, step_slice, step_slice, step_pad, step_expand_tile,
+         step_gather, step_matmul, step_range, step_pool_conv, step_resize, step_broadcast_pair,
+         step_depth_space, step_topk_sort, step_einsum, step_split_sizes, step_cumsum_gather_elements,
+         step_nonzero]
+
+
+def random_model(seed: int, max_steps: int = 8) -> onnx.ModelProto:
+    """A random graph over symbolic inputs; valid in most assignments, not promised in all."""
+    rng = random.Random(seed)
+    opset = rng.choice([13, 17, 18])
+    b = Builder(rng, opset)
+    inputs = []
+    for i in range(rng.randint(1, 2)):
+        rank = rng.randint(1, 4)
+        shape = [rng.choice(SYMBOLS[:3] + [2, 3, 4]) for _ in range(rank)]
+        if rank == 4 and rng.random() < 0.7:
+            shape = [rng.choice(["batch", 1]), rng.choice([1, 2, 3]), "h", "w"]
+        name = f"x{i}"
+        inputs.append(helper.make_tensor_value_info(name, F, shape))
+        b.add(name, tuple(dims.sym(d) if isinstance(d, str) else d for d in shape))
+    for _ in range(rng.randint(1, max_steps)):
+        try:
+            rng.choice(STEPS)(b)
+        except (TypeError, dims.SymbolicDimError, dims.UndecidableError):
+            pass  # the generator's own shape guess was not enough for this step
+    b.tensors = [t for t in b.tensors if t.name not in {i.name for i in inputs}] or b.tensors
+    return _assemble(b.nodes, b.inits, inputs, opset, f"fuzz_{seed}")
+
+
+def _assemble(nodes, inits, inputs, opset, name) -> onnx.ModelProto:
+    produced = [o for n in nodes for o in n.output]
+    used = {i for n in nodes for i in n.input}
+    outs = [o for o in produced if o not in used] or produced[-1:] or [inputs[0].name]
+    g = helper.make_graph(list(nodes), name, list(inputs), [helper.make_empty_tensor_value_info(o) for o in outs],
+                          initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+# --------------------------------------------------------------------------- checking
+
+
+@dataclass
+class Outcome:
+    kind: str  # "ok", "invalid" (onnxruntime runs no assignment), "wrong", "crash"
+    detail: str = ""
+    checked_dims: int = 0
+
+
+def assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
+    rng = random.Random(seed * 7919 + 1)
+    return [{s: rng.choice([1, 2, 3, 4, 5, 7, 8, 11]) for s in SYMBOLS} for _ in range(count)]
+
+
+def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Outcome:
+    """Infer, then compare with onnxruntime at every assignment it can run."""
+    from onnxsym.verify import verify
+
+    try:
+        result = onnxsym.infer(model)
+    except onnxsym.OnnxsymError as exc:
+        refused = _runs_anywhere(model, assignments)
+        if refused:
+            return Outcome("crash", f"onnxsym refused a graph onnxruntime runs: {type(exc).__name__}: {exc}")
+        return Outcome("invalid", str(exc))
+    except Exception as exc:  # noqa: BLE001 - any other exception is a bug
+        return Outcome("crash", f"{type(exc).__name__}: {exc}")
+    ran = 0
+    checked = 0
+    for a in assignments:
+        try:
+            report = verify(model, assignments=[a], result=result)
+        except onnxsym.OnnxsymError:
+            continue  # onnxruntime refuses this assignment: the graph is invalid there
+        ran += 1
+        checked += report.checked_dims
+        if report.mismatches:
+            return Outcome("wrong", str(report.mismatches[0]), checked)
+    return Outcome("ok" if ran else "invalid", "", checked)
+
+
+def _runs_anywhere(model, assignments) -> bool:
+    import onnxruntime as ort
+
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001
+        return False
+    for a in assignments:
+        feeds = {}
+        for i in model.graph.input:
+            shape = [d.dim_value if d.HasField("dim_value") else a[d.dim_param] for d in i.type.tensor_type.shape.dim]
+            feeds[i.name] = np.ones(shape, np.float32)
+        try:
+            sess.run(None, feeds)
+            return True
+        except Exception:  # noqa: BLE001
+            continue
+    return False
+
+
+# --------------------------------------------------------------------------- shrinking
+
+
+def _without(model: onnx.ModelProto, drop: int) -> Optional[onnx.ModelProto]:
+    """The model without node ``drop`` and every node that depends on it."""
+    nodes = list(model.graph.node)
+    dead = set(nodes[drop].output)
+    kept = []
+    for i, n in enumerate(nodes):
+        if i == drop or any(x in dead for x in n.input):
+            dead.update(n.output)
+            continue
+        kept.append(n)
+    if not kept:
+        return None
+    used = {x for n in kept for x in n.input}
+    inits = [t for t in model.graph.initializer if t.name in used]
+    return _assemble(kept, inits, list(model.graph.input), model.opset_import[0].version, model.graph.name)
+
+
+def shrink(model: onnx.ModelProto, assignments, kind: str) -> onnx.ModelProto:
+    """A smaller model that still fails the same way (greedy node removal)."""
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(len(model.graph.node))):
+            smaller = _without(model, i)
+            if smaller is not None and check_model(smaller, assignments).kind == kind:
+                model, changed = smaller, True
+                break
+    return model
+
+
+def save_failure(model, outcome: Outcome, assignments, folder: str) -> str:
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{model.graph.name}_{outcome.kind}.onnx")
+    model.doc_string = f"{outcome.kind}: {outcome.detail}\nassignments: {assignments}"
+    onnx.save(model, path)
+    return path
+
+
+def run(seeds, failures_dir: Optional[str] = None, max_steps: int = 8):
+    """Fuzz the given seeds; returns {kind: count} and the list of (seed, outcome, saved path)."""
+    counts: Dict[str, int] = {}
+    failures = []
+    for seed in seeds:
+        model = random_model(seed, max_steps)
+        a = assignments_for(seed)
+        out = check_model(model, a)
+        counts[out.kind] = counts.get(out.kind, 0) + 1
+        counts["dims"] = counts.get("dims", 0) + out.checked_dims
+        if out.kind in ("wrong", "crash"):
+            small = shrink(model, a, out.kind)
+            again = check_model(small, a)
+            path = save_failure(small, again, a, failures_dir) if failures_dir else None
+            failures.append((seed, again, path))
+    return counts, failures

@@ -1,0 +1,127 @@
+"""Nodes inferred through a function body: model-local functions (attribute
+references, nested calls) and ONNX ops the standard defines by a function."""
+
+import numpy as np
+import pytest
+from onnx import AttributeProto, helper
+
+import onnxsym
+from onnxsym import registry
+from helpers import F, I64, check_runs
+from test_control_flow import SIZES, dims_text
+
+LOCAL = "local.fn"
+
+
+def ref_attr(name, ref, kind=AttributeProto.INT):
+    a = AttributeProto()
+    a.name, a.ref_attr_name, a.type = name, ref, kind
+    return a
+
+
+def cat_function():
+    """Cat<axis>(a, b) = Relu(Concat<axis=axis>(a, b))."""
+    concat = helper.make_node("Concat", ["a", "b"], ["c"])
+    concat.attribute.append(ref_attr("axis", "axis"))
+    return helper.make_function(LOCAL, "Cat", ["a", "b"], ["y"], [concat, helper.make_node("Relu", ["c"], ["y"])],
+                                [helper.make_opsetid("", 17)], attributes=["axis"])
+
+
+def twice_function():
+    """Twice<axis>(a) = Cat<axis>(Cat<axis=0>(a, a), a): a function calling a function."""
+    inner = helper.make_node("Cat", ["a", "a"], ["aa"], domain=LOCAL, axis=0)
+    outer = helper.make_node("Cat", ["aa", "aa"], ["y"], domain=LOCAL)
+    outer.attribute.append(ref_attr("axis", "axis"))
+    return helper.make_function(LOCAL, "Twice", ["a"], ["y"], [inner, outer],
+                                [helper.make_opsetid("", 17), helper.make_opsetid(LOCAL, 1)], attributes=["axis"])
+
+
+def model(nodes, outputs, functions, opset=17, inputs=(("x", F, ["batch", "seq"]),)):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_empty_tensor_value_info(o) for o in outputs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(LOCAL, 1)],
+                          functions=functions)
+    m.ir_version = 8
+    return m
+
+
+def cases(shape=lambda b: (b["batch"], b["seq"])):
+    return [(b, {"x": np.random.default_rng(i).standard_normal(shape(b)).astype(np.float32)})
+            for i, b in enumerate(SIZES)]
+
+
+def test_local_function_with_an_attribute_reference():
+    m = model([helper.make_node("Cat", ["x", "x"], ["by_col"], domain=LOCAL, axis=1),
+               helper.make_node("Cat", ["x", "by_col"], ["by_row"], domain=LOCAL, axis=0)],
+              ["by_col", "by_row"], [cat_function()])
+    m.graph.node[1].input[1] = "x"
+    res = check_runs(m, cases(), resolved=["by_col", "by_row"])
+    assert dims_text(res, "by_col") == ["batch", "2*seq"]
+    assert dims_text(res, "by_row") == ["2*batch", "seq"]
+    assert not res.no_rule
+
+
+def test_nested_function_calls():
+    m = model([helper.make_node("Twice", ["x"], ["y"], domain=LOCAL, axis=1)], ["y"],
+              [cat_function(), twice_function()])
+    res = check_runs(m, cases(), resolved=["y"])
+    assert dims_text(res, "y") == ["2*batch", "2*seq"]
+
+
+def test_function_values_do_not_leak_into_the_graph():
+    """The function's inner names ('c', 'y') may equal the graph's own."""
+    m = model([helper.make_node("Cat", ["x", "x"], ["c"], domain=LOCAL, axis=1),
+               helper.make_node("Flatten", ["c"], ["y"], axis=0)], ["c", "y"], [cat_function()])
+    res = check_runs(m, cases(), resolved=["c", "y"])
+    assert dims_text(res, "c") == ["batch", "2*seq"] and dims_text(res, "y") == ["1", "2*batch*seq"]
+
+
+def test_recursive_function_gets_unknown_outputs_not_a_hang():
+    loop = helper.make_function(LOCAL, "Self", ["a"], ["y"], [helper.make_node("Self", ["a"], ["y"], domain=LOCAL)],
+                                [helper.make_opsetid(LOCAL, 1)])
+    res = onnxsym.infer(model([helper.make_node("Self", ["x"], ["y"], domain=LOCAL)], ["y"], [loop]))
+    assert res.shape("y") is None
+
+
+@pytest.fixture
+def without_rule(monkeypatch):
+    """Takes an op's rule away for one test, so that its function body must serve."""
+    import onnxsym.rules  # noqa: F401  (registers the built-in rules first)
+
+    def remove(op):
+        monkeypatch.delitem(registry._rules, ("", op), raising=False)
+    return remove
+
+
+def test_op_without_a_rule_is_inferred_through_its_schema_function(without_rule):
+    """Swish (opset 24) is defined by a function body in the standard."""
+    without_rule("Swish")
+    m = model([helper.make_node("Swish", ["x"], ["y"], alpha=0.5)], ["y"], [], opset=24)
+    m.ir_version = 10
+    res = check_runs(m, cases(), resolved=["y"])
+    assert dims_text(res, "y") == ["batch", "seq"] and not res.no_rule
+
+
+def test_schema_function_with_values_the_rules_cannot_follow_gives_honest_unknowns(without_rule):
+    """CenterCropPad's body computes its pads with integer division of shape values:
+    the rank is known through the body and no dim is wrong."""
+    without_rule("CenterCropPad")
+    m = model([helper.make_node("Shape", ["x"], ["shp"]),
+               helper.make_node("Concat", ["three", "shp"], ["target"], axis=0),
+               helper.make_node("Slice", ["target", "zero", "two"], ["crop"]),
+               helper.make_node("CenterCropPad", ["x", "crop"], ["y"])], ["y"], [], opset=18)
+    m.graph.initializer.extend([helper.make_tensor(n, I64, [1], [v])
+                                for n, v in (("zero", 0), ("two", 2), ("three", 3))])
+    res = check_runs(m, cases())
+    assert len(res.shape("y")) == 2 and not res.no_rule
+
+
+def test_context_dependent_schema_function(without_rule):
+    """RMSNormalization's body (opset 23) is built for the call's input types."""
+    without_rule("RMSNormalization")
+    m = model([helper.make_node("RMSNormalization", ["x", "scale"], ["y"], axis=-1)], ["y"], [], opset=23,
+              inputs=(("x", F, ["batch", "seq"]), ("scale", F, ["seq"])))
+    m.ir_version = 10
+    both = [(b, {**f, "scale": np.ones(b["seq"], np.float32)}) for b, f in cases()]
+    res = check_runs(m, both, resolved=["y"])
+    assert dims_text(res, "y") == ["batch", "seq"] and not res.no_rule
