@@ -208,7 +208,8 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         model = copy
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
                  result.keep_declared)
-    write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
+    if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
+        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
     ranges = result.symbol_ranges()
     table = result.symbols
     write_metadata(model, {
