@@ -50,7 +50,7 @@ PY = sys.executable
 JOBS = {
     "floor": [PY, "-c", "import onnx, sys; onnx.save(onnx.load(sys.argv[1], load_external_data=False), sys.argv[2])",
               "{i}", "{o}"],
-    "onnxsym": [PY, "-m", "onnxsym.cli", "annotate", "{i}", "-o", "{o}", "-q"],
+    "onnxsym": [PY, "-m", "onnxsym.cli", "annotate", "{i}", "-o", "{o}", "-q", "--force"],
     "onnx": [PY, "-c", "import onnx.shape_inference as s, sys; s.infer_shapes_path(sys.argv[1], sys.argv[2], data_prop=True)",
              "{i}", "{o}"],
     "ort": [PY, "-m", "onnxruntime.tools.symbolic_shape_infer", "--input", "{i}", "--output", "{o}", "--auto_merge"],
@@ -192,7 +192,7 @@ def measure(label, path, tools, repeat):
 def run_annotated(path: str) -> None:
     """Annotate beside the weights, then load and run the result in onnxruntime."""
     out = os.path.join(os.path.dirname(path), "model.sym.onnx")
-    subprocess.run(JOBS["onnxsym"][:-4] + [path, "-o", out, "-q"], cwd=ROOT, env=_env(), check=True)
+    subprocess.run([a.format(i=path, o=out) for a in JOBS["onnxsym"]], cwd=ROOT, env=_env(), check=True)
     code = ("import onnxruntime as ort, numpy as np, sys; "
             "s = ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider']); "
             "print(s.run(None, {'input_ids': np.array([[1, 2, 3]], np.int64)})[0].shape)")

@@ -103,10 +103,10 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
 
 
 def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tuple]]:
-    """What :meth:`Engine._infer_node` reads of each node, ``(op_type, domain, input
-    names, output names, attributes, name)``, when the nodes as stored are a valid
-    order (exporters write them so), in one pass; ``None`` when they are not, or when
-    anything is unusual (a subgraph, a name made twice): the full check handles that."""
+    """Each node's ``(op_type, domain, input names, output names)`` when the nodes as
+    stored are a valid order (exporters write them so), in one pass; ``None`` when they
+    are not, or when anything is unusual (a subgraph, a name made twice): the full
+    check handles that."""
     seen = set(available)
     seen.add("")  # an omitted optional input or output
     io = []
@@ -126,7 +126,7 @@ def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tup
             if len(set(made)) != len(made) or not seen.isdisjoint(made):
                 return None
             seen.update(made)
-        io.append((op_type, domain, ins, outs, n.attribute, n.name))
+        io.append((op_type, domain, ins, outs))
     return io
 
 
@@ -356,8 +356,9 @@ class Engine:
     def _infer_node(self, n: onnx.NodeProto, index: int, io: Optional[tuple] = None) -> None:
         """Infer node ``n``; ``io`` is what :func:`ordered_io` read of it, when it did."""
         if io is None:
-            io = (n.op_type, n.domain, list(n.input), list(n.output), n.attribute, n.name)
-        op_type, domain, input_names, output_names, attributes, node_name = io
+            io = (n.op_type, n.domain, list(n.input), list(n.output))
+        op_type, domain, input_names, output_names = io
+        attributes = n.attribute
         op = self._ops.get((domain, op_type))
         if op is None:
             op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
@@ -374,7 +375,7 @@ class Engine:
         outs: Seq[Optional[Value]]
         known = self.memo.get(memo_key)
         if known is not None:
-            made_by = f"{op_type} node '{node_name or f'{op_type}_{index}'}'"
+            made_by = f"{op_type} node '{n.name or f'{op_type}_{index}'}'"
             for name, v in zip(output_names, known):
                 if name:
                     env[name] = v
@@ -386,7 +387,7 @@ class Engine:
         validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
         attrs = {a.name: a for a in attributes} if attributes else {}
-        node = Node(op_type, domain, node_name or f"{op_type}_{index}", opset, inputs, input_names,
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
                     output_names, attrs, convert_attribute, self._watched, index)
         if rule is None:
             outs = self._no_rule(node, n)
