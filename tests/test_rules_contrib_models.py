@@ -2,7 +2,8 @@
 the fused com.microsoft ops must resolve fully and match onnxruntime on every dim.
 
 The optimizer runs at test time on the models in models/ (see models/README.md for
-their sizes)."""
+their sizes) at opt_level 0; what needs torch or onnx_ir to make is stored in
+models/optimized/ by models/make_optimized.py."""
 
 import collections
 import logging
@@ -22,7 +23,15 @@ MS = "com.microsoft"
 HIDDEN = {"whisper": 48, "swin": 32, "vit": 32}  # widths from models/README.md (BERT: 64, 4 heads)
 
 
+def stored(name):
+    """A model models/make_optimized.py saved: the optimizer imports torch at opt_level >= 1
+    and the 4-bit quantizer needs onnx_ir, neither of which the tests install."""
+    return onnx.load(os.path.join(HERE, "..", "models", "optimized", name + ".onnx"))
+
+
 def optimized(name, model_type, opt_level, **fusion_options):
+    if opt_level > 0 and not fusion_options:
+        return stored(f"{name}_opt{opt_level}")
     from onnxruntime.transformers.fusion_options import FusionOptions
 
     logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
@@ -184,15 +193,7 @@ def test_session_optimized_export_resolves_and_verifies(name, fused, tmp_path):
 
 def test_weight_only_4bit_quantized_gpt():
     """onnxruntime's MatMulNBits quantizer: 4-bit MatMul weights and embedding tables."""
-    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
-
-    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
-    config = DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=True, op_types_to_quantize=("MatMul", "Gather"),
-                                          quant_axes=(("MatMul", 0), ("Gather", 1)))
-    quantizer = MatMulNBitsQuantizer(onnx.load(os.path.join(HERE, "..", "models", "gpt_tiny_ts.onnx")),
-                                     algo_config=config)
-    quantizer.process()
-    model = quantizer.model.model
+    model = stored("gpt_tiny_ts_nbits4")
     ops = contrib_ops(model)
     assert ops["MatMulNBits"] == 13 and ops["GatherBlockQuantized"] == 2, ops
     assert_resolves_and_verifies(model)
