@@ -176,7 +176,7 @@ def measure(label, path, tools, repeat):
     rows = {}
     for tool in tools:
         w = warm(tool, path, repeat) if tool != "floor" else None
-        j, m = job(tool, path, max(2, repeat - 1))
+        j, m = job(tool, path, repeat)
         rows[tool] = (w, j, m)
     print("| tool | warm s | job s | peak MB | warm: tool / onnxsym | job: tool / onnxsym | peak: tool / onnxsym |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
