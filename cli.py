@@ -12,7 +12,7 @@ import onnx
 
 from onnxsym import api
 from onnxsym.errors import OnnxsymError
-from onnxsym.external import link_weights
+from onnxsym.external import check_output_folder
 from onnxsym.progress import Progress
 
 # check, show and explain import their modules when they run: annotate starts faster.
@@ -74,7 +74,7 @@ def _fail(exc: Exception) -> None:
 
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model.
-    External weights stay where they are (hard-linked beside OUT when OUT is elsewhere)."""
+    References to external weights are kept: OUT's folder must hold them."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
@@ -82,7 +82,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> 
         raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
                            f"a model over 2 GB must keep its weights as external data") from None
     if model_dir is not None:
-        link_weights(model, model_dir, folder)
+        check_output_folder(model, model_dir, folder)
     fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:

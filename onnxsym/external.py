@@ -2,11 +2,11 @@
 written to another folder.
 
 onnx and onnxruntime only accept external-data locations inside the model's own
-folder: no absolute paths, no ``..``, no symbolic links. So the references are
-left as they are and each weight file is hard-linked into the output folder:
-no byte is copied or read, and the output folder then holds a complete model. A
-hard link needs both folders on one filesystem; otherwise this fails with a
-message and nothing is written.
+folder: no absolute paths, no ``..``, no symbolic links, and onnx refuses a
+weight file with more than one hard link (for the original model too). So the
+references are left as they are, and an output in another folder is written only
+when that folder already holds the weight files under the same names (copied
+there by the user); otherwise it is refused, before anything is written.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Iterator, Set
 
 import onnx
 
-from .errors import ModelLoadError
+from .errors import UserInputError
 
 _EXTERNAL = onnx.TensorProto.EXTERNAL
 
@@ -48,27 +48,17 @@ def external_locations(model: onnx.ModelProto) -> Set[str]:
     return out
 
 
-def link_weights(model: onnx.ModelProto, src_dir: str, dst_dir: str) -> None:
-    """Make every external-data file of ``model`` (in ``src_dir``) also appear, under
-    the same relative name, in ``dst_dir``."""
+def check_output_folder(model: onnx.ModelProto, src_dir: str, dst_dir: str) -> None:
+    """Refuse to write ``model`` into ``dst_dir`` when its weight files (in ``src_dir``)
+    would not resolve from there."""
     src_dir, dst_dir = os.path.realpath(src_dir), os.path.realpath(dst_dir)
     if src_dir == dst_dir:
         return
-    for loc in sorted(external_locations(model)):
-        src = os.path.realpath(os.path.join(src_dir, loc))
-        if os.path.isabs(loc) or os.path.commonpath([src, src_dir]) != src_dir:
-            raise ModelLoadError(f"external data '{loc}' is outside the model's folder {src_dir}")
-        if not os.path.exists(src):
-            raise ModelLoadError(f"external data '{loc}' is missing from {src_dir}")
-        dst = os.path.join(dst_dir, loc)
-        if os.path.exists(dst):
-            if os.path.samefile(src, dst):
-                continue
-            raise ModelLoadError(f"{dst} exists and is not the model's weight file '{loc}'; "
-                                 f"refusing to overwrite it")
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        try:
-            os.link(src, dst)
-        except OSError as exc:
-            raise ModelLoadError(f"cannot link the weight file '{loc}' into {dst_dir} ({exc.strerror}); "
-                                 f"write the output into {src_dir} or copy the weights there yourself") from None
+    missing = sorted(loc for loc in external_locations(model) if not os.path.exists(os.path.join(dst_dir, loc)))
+    if missing:
+        raise UserInputError(
+            f"the model keeps its weights in {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} "
+            f"beside it, in {src_dir}; an annotated copy in {dst_dir} would not find them (onnx and "
+            f"onnxruntime accept no path out of a model's folder, no symbolic link, and onnx no hard link). "
+            f"Write the output into {src_dir} (the default MODEL.sym.onnx is there), or copy the weight "
+            f"files into {dst_dir} first")

@@ -1,5 +1,5 @@
 """Models with external data: annotating reads no weight byte, and the annotated
-model still runs in onnxruntime with its weights, wherever it is written."""
+model still runs in onnxruntime with its weights, or is refused where it would not."""
 
 import os
 import shutil
@@ -70,11 +70,18 @@ def test_annotating_reads_no_weight_byte_and_the_result_runs(tmp_path):
         [list(t.external_data) for t in onnx.load(src, load_external_data=False).graph.initializer]
     _same_outputs(_run(beside), expected)
 
-    # In another folder: the weight file is hard-linked there (no copy), and it runs too.
+    # In another folder, without the weights there: refused, nothing written
+    # (onnx and onnxruntime accept no path out of the model's folder, nor links).
+    os.makedirs(str(tmp_path / "b"))
+    r = _annotate(src, "-o", str(tmp_path / "b" / "m.onnx"))
+    assert r.returncode == 2 and "weights.bin" in r.stderr and "Traceback" not in r.stderr
+    assert os.listdir(str(tmp_path / "b")) == []
+    # With the weights copied there, it is written and runs with them.
+    shutil.copyfile(str(weights), str(tmp_path / "b" / "weights.bin"))
     r = _annotate(src, "-o", str(tmp_path / "b" / "m.onnx"))
     assert r.returncode == 0, r.stderr
-    assert os.path.samefile(str(tmp_path / "b" / "weights.bin"), str(weights))
     _same_outputs(_run(str(tmp_path / "b" / "m.onnx")), expected)
+    onnx.load(str(tmp_path / "b" / "m.onnx"))  # onnx loads it, weights and all
 
 
 def test_small_external_values_are_read_one_by_one(tmp_path):
