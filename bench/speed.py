@@ -26,8 +26,8 @@ machine these are wall times:
 - peak: the job's peak resident memory (ru_maxrss of that process).
 "floor" is a process that only imports onnx, loads the model (without external
 data) and saves it: no tool can take less. On the 2.6 GB model onnxruntime's tool
-and onnx-shape-inference load every weight (minutes, gigabytes); they run there
-only with --big-peers.
+loads every weight (tens of seconds, gigabytes): it and onnx-shape-inference run
+there only with --big-peers.
 """
 
 from __future__ import annotations
