@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from typing import Optional
 
 import click
 import onnx
 
 from onnxsym import api
-from onnxsym import report as check_report
-from onnxsym import show as show_mod
 from onnxsym.errors import OnnxsymError
-from onnxsym.explain import Lineage
+from onnxsym.external import check_output_folder
 from onnxsym.progress import Progress
+
+# check, show and explain import their modules when they run: annotate starts faster.
 
 
 def _bindings(pairs) -> dict:
@@ -71,13 +72,21 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
-def _save(model: onnx.ModelProto, out: str) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model."""
+def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
+    """Write to a temporary file beside OUT, then rename: never a half-written model.
+    References to external weights are kept: OUT's folder must hold them."""
     folder = os.path.dirname(os.path.abspath(out))
+    try:
+        data = model.SerializeToString()
+    except Exception as exc:  # protobuf refuses messages over 2 GB
+        raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
+                           f"a model over 2 GB must keep its weights as external data") from None
+    if model_dir is not None:
+        check_output_folder(model, model_dir, folder)
     fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(model.SerializeToString())
+            f.write(data)
         os.replace(tmp, out)
     except BaseException:
         if os.path.exists(tmp):
@@ -143,7 +152,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
         result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                            allow_zero=allow_zero)
         annotated = api.write_result(result, inplace=True)
-        _save(annotated, target)
+        _save(annotated, target, os.path.dirname(os.path.abspath(model)))
         if mlir_out:
             from onnxsym.mlir import files, to_mlir
             files.write_text(mlir_out, to_mlir(result))
@@ -209,6 +218,7 @@ def _styler(color):
     """click.style by dim kind; click.echo drops the colours when stdout is not a terminal."""
     colors = {"symbolic": dict(fg="cyan"), "unresolved": dict(fg="red", bold=True), "head": dict(bold=True)}
     if color is False:
+        from onnxsym import show as show_mod
         return show_mod.plain
     return lambda text, kind: click.style(text, **colors[kind]) if kind in colors else text
 
@@ -241,6 +251,8 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
+    from onnxsym import report as check_report
+
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
@@ -280,6 +292,8 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
 
     Example: onnxsym show model.onnx --op Reshape --unresolved
     """
+    from onnxsym import show as show_mod
+
     result = _infer_with_progress(model, bind, quiet)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
@@ -302,6 +316,8 @@ def explain(model, value, axis, bind, quiet, verbose):
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
+    from onnxsym.explain import Lineage
+
     result = _infer_with_progress(model, bind, quiet)
     lineage = Lineage(result)
     if axis is None:

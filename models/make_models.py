@@ -283,10 +283,10 @@ def _torch_models():
             return x, k, v
 
     class LlamaTiny(nn.Module):
-        def __init__(self):
+        def __init__(self, layers=LAYERS):
             super().__init__()
             self.embed = nn.Embedding(VOCAB, HIDDEN)
-            self.blocks = nn.ModuleList([LlamaBlock() for _ in range(LAYERS)])
+            self.blocks = nn.ModuleList([LlamaBlock() for _ in range(layers)])
             self.norm = RMSNorm(HIDDEN)
             self.lm_head = nn.Linear(HIDDEN, VOCAB, bias=False)
             inv_freq = 1.0 / (
@@ -294,9 +294,9 @@ def _torch_models():
             )
             self.register_buffer("inv_freq", inv_freq, persistent=False)
 
-        def forward(self, input_ids, past_key_0, past_value_0, past_key_1, past_value_1):
+        def forward(self, input_ids, *past_kv):  # past_key_0, past_value_0, past_key_1, ...
             seq = input_ids.size(1)
-            past = past_key_0.size(2)
+            past = past_kv[0].size(2)
             x = self.embed(input_ids)
             # rotary embeddings from positions past .. past+seq-1
             pos = torch.arange(seq, device=x.device).to(torch.float32) + past
@@ -310,7 +310,7 @@ def _torch_models():
             add_mask = torch.zeros(seq, past + seq, dtype=x.dtype, device=x.device).masked_fill(
                 kj > qi, float("-inf")
             )
-            pasts = [(past_key_0, past_value_0), (past_key_1, past_value_1)]
+            pasts = list(zip(past_kv[0::2], past_kv[1::2]))
             presents = []
             for blk, (pk, pv) in zip(self.blocks, pasts):
                 x, k, v = blk(x, cos, sin, add_mask, pk, pv)

@@ -50,6 +50,19 @@ class Result:
     # (value, axis) where the writer keeps the model's declared dim_param.
     keep_declared: frozenset = frozenset()
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
+    _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
+        """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
+        static or an expression over the input symbols only."""
+        if isinstance(d, int) or not self.fresh:
+            return ()
+        prov = self._fresh_of.get(d)
+        if prov is None:
+            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+                                             if s.name in self.fresh)
+        return prov
 
     @property
     def constraints(self) -> List[Constraint]:
@@ -90,6 +103,9 @@ class Result:
 
     def unresolved(self) -> List[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
+        if not self.fresh:
+            return [UnresolvedDim(name, None, None, (self.unknown_rank[name],))
+                    for name in self.produced if name in self.unknown_rank]
         out = []
         for name in self.produced:
             if name in self.unknown_rank:
@@ -99,10 +115,7 @@ class Result:
             if shape is None:
                 continue
             for axis, d in enumerate(shape):
-                if isinstance(d, int):
-                    continue
-                prov = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
-                             if s.name in self.fresh)
+                prov = self.fresh_provenance(d)
                 if prov:
                     out.append(UnresolvedDim(name, axis, d, prov))
         return out
@@ -119,7 +132,7 @@ class Result:
             for d in shape:
                 if isinstance(d, int):
                     static += 1
-                elif any(s.name in self.fresh for s in dims.free_symbols(d)):
+                elif self.fresh_provenance(d):
                     unresolved += 1
                 else:
                     symbolic += 1
@@ -147,11 +160,10 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
-    engine = Engine(model, table)
+    engine = Engine(model, table, base_dir)
     engine.progress = progress
     engine.run()
-    produced = [o for n in model.graph.node for o in n.output if o]
-    return Result(model, engine.env, produced, table, engine.fresh, engine.unknown_rank,
+    return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.assumptions, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   frozenset(engine.keep_declared), engine.subgraph_values)
 
@@ -196,7 +208,8 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         model = copy
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
                  result.keep_declared)
-    write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
+    if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
+        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
     ranges = result.symbol_ranges()
     table = result.symbols
     write_metadata(model, {

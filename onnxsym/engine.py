@@ -21,6 +21,7 @@ from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
+from .memo import RuleMemo, Watched
 from .node import Node
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
@@ -101,6 +102,43 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
+def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tuple]]:
+    """Each node's ``(op_type, domain, input names, output names)`` when the nodes as
+    stored are a valid order (exporters write them so), in one pass; ``None`` when they
+    are not, or when anything is unusual (a subgraph, a name made twice): the full
+    check handles that."""
+    seen = set(available)
+    seen.add("")  # an omitted optional input or output
+    io = []
+    for n in graph.node:
+        op_type, domain = n.op_type, n.domain
+        if (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n):
+            return None
+        ins, outs = list(n.input), list(n.output)
+        if not seen.issuperset(ins):
+            return None
+        if len(outs) == 1:
+            if outs[0] in seen:
+                return None
+            seen.add(outs[0])
+        else:
+            made = [o for o in outs if o]
+            if len(set(made)) != len(made) or not seen.isdisjoint(made):
+                return None
+            seen.update(made)
+        io.append((op_type, domain, ins, outs))
+    return io
+
+
+# The standard ops with graph attributes; other domains' ops are checked one by one.
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def has_subgraph(n: onnx.NodeProto) -> bool:
+    return any(a.type in _GRAPH_ATTRS for a in n.attribute)
+
+
 def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
     """Node indices in an order where every input is produced before use."""
     producer: Dict[str, int] = {}
@@ -148,8 +186,10 @@ def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
-    def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None):
+    def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None,
+                 base_dir: Optional[str] = None):
         self.model = model
+        self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.opsets: Dict[str, int] = {}
         for op in model.opset_import:
@@ -176,6 +216,10 @@ class Engine:
         self._calls: List[tuple] = []  # the function calls being expanded, innermost last
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Optional[Callable[[int, int], None]] = None
+        self.produced: List[str] = []  # what the main graph's nodes produce, in node order
+        self._ops: Dict[Tuple[str, str], tuple] = {}  # (domain, op_type) -> _resolve_op's answer
+        self.memo = RuleMemo()
+        self._watched = Watched(self)
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -233,27 +277,31 @@ class Engine:
         g = self.model.graph
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            self.env[t.name] = initializer_value(t)
+            self.env[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
         for t in g.sparse_initializer:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
             # An initializer that is also an input is only a default: the caller may feed it.
-            self.env[inp.name] = self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name)
+            self.env[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
             self.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
             self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
                                      "--assume", "", "given by the user", kind="user")
-        self._run_nodes(g, set(self.env) | init_names)
+        self.produced = self._run_nodes(g, set(self.env) | init_names)
         self._match_declared(g)
+        done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
         for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
             for k, v in store.items():
-                store[k] = resolve_value(v, self.constraints.resolve)
+                known = done.get(id(v))
+                if known is None:
+                    known = done[id(v)] = (v, resolve_value(v, self.constraints.resolve))
+                store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
         """Relate the dims the model declares on produced values to the inferred ones:
         a new name becomes a derived symbol (``total_seq == past + seq``)."""
-        produced = {o for n in g.node for o in n.output if o}
+        produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
             tp = vi.type
@@ -291,29 +339,56 @@ class Engine:
             shape.append(d)
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
-    def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> None:
-        order = topological_order(graph, available)
+    def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
+        """Infer every node of ``graph``; returns the names its nodes produce, in node order."""
+        nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
+        io = ordered_io(graph, available)
+        order = range(len(nodes)) if io is not None else topological_order(graph, available)
         for k, i in enumerate(order):
-            self._infer_node(graph.node[i], i)
+            self._infer_node(nodes[i], i, None if io is None else io[i])
             if progress is not None:
                 progress(k + 1, len(order))
+        if io is not None:
+            return [o for node_io in io for o in node_io[3] if o]
+        return [o for n in nodes for o in n.output if o]
 
-    def _infer_node(self, n: onnx.NodeProto, index: int) -> None:
-        domain = registry.canonical_domain(n.domain)
-        opset = self.opsets.get(domain)
-        if opset is None:
-            if domain == "":
-                raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
-            opset = 1
-        validate.check_attributes(n, domain, opset, node_label(n, index))
-        self._rewritten = set()
-        inputs = [self._resolved(x) if x else None for x in n.input]
-        attrs = {a.name: a for a in n.attribute}
-        node = Node(n.op_type, domain, n.name or f"{n.op_type}_{index}", opset, inputs, list(n.input),
-                    list(n.output), attrs, convert_attribute, self, index)
-        rule = registry.find_rule(domain, n.op_type, opset)
+    def _infer_node(self, n: onnx.NodeProto, index: int, io: Optional[tuple] = None) -> None:
+        """Infer node ``n``; ``io`` is what :func:`ordered_io` read of it, when it did."""
+        if io is None:
+            io = (n.op_type, n.domain, list(n.input), list(n.output))
+        op_type, domain, input_names, output_names = io
+        attributes = n.attribute
+        op = self._ops.get((domain, op_type))
+        if op is None:
+            op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
+        domain, opset, rule = op
+        env = self.env
+        if self.constraints.derived:
+            self._rewritten = set()
+            inputs = [self._resolved(x) if x else None for x in input_names]
+        else:  # nothing to rewrite; "" (an omitted input) is never a key: None
+            inputs = list(map(env.get, input_names))
+        memo_key = None
+        if rule is not None and not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
+            memo_key = self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
         outs: Seq[Optional[Value]]
+        known = self.memo.get(memo_key)
+        if known is not None:
+            made_by = f"{op_type} node '{n.name or f'{op_type}_{index}'}'"
+            for name, v in zip(output_names, known):
+                if name:
+                    env[name] = v
+                    self.producer[name] = made_by
+                    if self.constraints.derived:
+                        self._resolved(name)
+            return
+        # (a reused result was validated with the same attributes)
+        validate.check_attributes(n, domain, opset, node_label(n, index))
+        self._watched.used = False
+        attrs = {a.name: a for a in attributes} if attributes else {}
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
+                    output_names, attrs, convert_attribute, self._watched, index)
         if rule is None:
             outs = self._no_rule(node, n)
         else:
@@ -333,14 +408,16 @@ class Engine:
                 outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}")
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
-        for i, name in enumerate(n.output):
+            if not self._watched.used:
+                self.memo.put(memo_key, inputs, outs, len(output_names))
+        for i, name in enumerate(output_names):
             if name:
                 v = outs[i] if i < len(outs) else None
                 if v is None or (isinstance(v, Tensor) and v.shape is None):
                     if name not in self.unknown_rank:
                         self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
                                                              "the rule could not tell the rank")
-                self.env[name] = v if v is not None else Tensor(0, None)
+                self.env[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
                 self.producer[name] = f"{n.op_type} node '{node.name}'"
                 if self.constraints.derived:
                     self._resolved(name)
@@ -353,6 +430,16 @@ class Engine:
             if isinstance(v, Tensor) and v.shape is not None and x in self.producer:
                 parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self.producer[x]}")
         return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
+
+    def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:
+        """``(canonical domain, opset, rule or None)`` of an op."""
+        domain = registry.canonical_domain(domain)
+        opset = self.opsets.get(domain)
+        if opset is None:
+            if domain == "":
+                raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
+            opset = 1
+        return domain, opset, registry.find_rule(domain, op_type, opset)
 
     def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Value]:
         fn = self.functions.get((node.domain, node.op_type, proto.overload))
@@ -393,7 +480,7 @@ class Engine:
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         try:
             for t in graph.initializer:
-                self.env[t.name] = initializer_value(t)
+                self.env[t.name] = initializer_value(t, self.base_dir)
             for i, inp in enumerate(graph.input):
                 self.producer[inp.name] = f"subgraph input '{inp.name}'"
                 v = inputs[i] if i < len(inputs) else None

@@ -21,6 +21,10 @@ from .exprtext import ExprSyntaxError, parse_dim
 from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
 
 
+# The largest message protobuf parses or writes.
+PROTOBUF_LIMIT = 2**31 - 1
+
+
 def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple[onnx.ModelProto, Optional[str]]:
     """The model and the folder its external data is relative to (``None`` for an
     in-memory model). External data is not loaded."""
@@ -31,6 +35,11 @@ def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple
         raise ModelLoadError(f"{path}: no such file")
     if os.path.isdir(path):
         raise ModelLoadError(f"{path}: is a folder, not an ONNX file")
+    size = os.path.getsize(path)
+    if size > PROTOBUF_LIMIT:
+        raise ModelLoadError(f"{path}: the graph file is {size / 2**30:.1f} GB, over protobuf's 2 GB limit; "
+                             f"store the weights as external data (onnx.save(model, path, "
+                             f"save_as_external_data=True)) and annotate that")
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -167,17 +176,31 @@ def value_from_type(tp, table: SymbolTable, name: str) -> Value:
     return Opaque(tp)
 
 
-def initializer_value(t: onnx.TensorProto) -> Tensor:
-    """An initializer as a tensor; small inline ones keep their elements."""
+def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None) -> Tensor:
+    """An initializer as a tensor; small ones keep their elements (an external one is
+    read by itself, from ``base_dir``; large ones, the weights, are never read)."""
     shape = tuple(t.dims)
     n = 1
     for d in shape:
         n *= d
     value = None
-    external = t.data_location == onnx.TensorProto.EXTERNAL
-    if n <= MAX_VALUE_ELEMENTS and not external and t.data_type != onnx.TensorProto.STRING:
+    if n <= MAX_VALUE_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
         try:
-            value = tuple(numpy_helper.to_array(t).reshape(-1).tolist())
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                value = _small_external_value(t, base_dir)
+            else:
+                value = tuple(numpy_helper.to_array(t).reshape(-1).tolist())
         except Exception:
             value = None
     return Tensor(t.data_type, shape, value)
+
+
+def _small_external_value(t: onnx.TensorProto, base_dir: Optional[str]) -> Optional[tuple]:
+    if base_dir is None:
+        return None
+    from onnx.external_data_helper import load_external_data_for_tensor
+
+    copy = onnx.TensorProto()
+    copy.CopyFrom(t)
+    load_external_data_for_tensor(copy, base_dir)  # onnx's own checks: inside base_dir, in bounds
+    return tuple(numpy_helper.to_array(copy).reshape(-1).tolist())

@@ -93,6 +93,8 @@ class Node:
 
     def assume(self, a: Dim, b: Dim, reason: str) -> None:
         """Record that this node is only valid when ``a == b``."""
+        if a is b or (type(a) is int and a == b):
+            return  # holds by itself (and leaves the rule's result reusable for identical nodes)
         self._engine.record_assumption(self, a, b, reason)
 
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:

@@ -76,6 +76,7 @@ def check_external_data(model: onnx.ModelProto, base_dir: Optional[str]) -> None
         if location is None or location in seen:
             continue
         seen.add(location)
-        if not os.path.isfile(os.path.join(base_dir, location)):
+        where = os.path.join(base_dir, location)
+        if not os.path.exists(where) or os.path.isdir(where):  # any file: a pipe, a device
             raise ModelLoadError(f"initializer '{t.name}': its external data file '{location}' "
                                  f"is missing (looked in {base_dir})")

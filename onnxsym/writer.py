@@ -15,6 +15,7 @@ from . import dims
 from .dims import Dim
 from .errors import ShapeContradiction
 from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .wire import ValueInfoBytes
 
 META_PREFIX = "onnxsym."
 
@@ -107,24 +108,28 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                  fresh, warnings: List[str], keep_declared=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
-    outputs = {o.name: o for o in graph.output}
-    existing = {vi.name: vi for vi in graph.value_info}
+    declared_at = {vi.name: vi for vi in graph.value_info}
+    declared_at.update((o.name, o) for o in graph.output)
+    added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
         if v is None:
             continue
-        target = outputs.get(name)
-        if target is None:
-            target = existing.get(name)
+        target = declared_at.get(name)
+        if target is None and type(v) is Tensor:
+            if v.dtype:
+                added.add_tensor(name, v.dtype, v.shape)
+            continue
         declared = target.type if target is not None and target.HasField("type") else None
         keep = {axis for value, axis in keep_declared if value == name}
         tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep)
         if tp is None:
             continue
         if target is None:
-            target = graph.value_info.add()
-            target.name = name
-        target.type.CopyFrom(tp)
+            added.add(name, tp.SerializeToString())
+        else:
+            target.type.CopyFrom(tp)
+    added.merge_into(graph)
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str]) -> None:

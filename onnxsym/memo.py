@@ -1,0 +1,68 @@
+"""Reusing rule results across structurally identical nodes.
+
+An exported LLM repeats one layer many times: its nodes differ in names only. A
+rule's result depends only on the op, its opset, its attributes and its input
+values, unless the rule touched the engine (a fresh symbol, an assumption, a
+subgraph): such results belong to their node and are never reused.
+
+Values are interned (equal values become one object), so a node's inputs are
+compared by identity: cheap, and exact, since the memo keeps every object whose
+identity is in a key alive.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence
+
+from .values import Tensor
+
+
+class Watched:
+    """The engine as one node's rule sees it; ``used`` tells whether the rule reached it."""
+
+    __slots__ = ("_engine", "used")
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.used = False
+
+    def __getattr__(self, name):
+        self.used = True
+        return getattr(self._engine, name)
+
+
+class RuleMemo:
+    """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
+
+    def __init__(self):
+        self._results: Dict[tuple, tuple] = {}
+        self._values: Dict[object, object] = {}
+
+    def intern(self, value):
+        """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
+        try:
+            return self._values.setdefault(value, value)
+        except TypeError:
+            return value
+
+    @staticmethod
+    def key(op_type: str, domain: str, opset: int, attributes, inputs: Sequence, output_names) -> tuple:
+        """The key of a node without subgraphs (their inference is the node's own)."""
+        attrs = tuple([a.SerializeToString() for a in attributes]) if attributes else ()
+        return (op_type, domain, opset, attrs, tuple(map(id, inputs)), tuple(map(bool, output_names)))
+
+    def get(self, key: Optional[tuple]) -> Optional[tuple]:
+        if key is None:
+            return None
+        known = self._results.get(key)
+        return None if known is None else known[1]
+
+    def put(self, key: Optional[tuple], inputs: Sequence, outs: Sequence, num_outputs: int) -> None:
+        """Keep ``outs`` when it describes every output with a known rank."""
+        if key is None or len(outs) < num_outputs:
+            return
+        for v in outs[:num_outputs]:
+            if v is None or (isinstance(v, Tensor) and v.shape is None):
+                return
+        # the inputs stay alive with the result: no other object can take their ids
+        self._results[key] = (tuple(inputs), tuple(self.intern(v) for v in outs))

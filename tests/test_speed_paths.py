@@ -1,0 +1,51 @@
+"""The fast paths give the same answers as the general ones: value_info bytes,
+reused rule results, graphs stored out of order."""
+
+import onnx
+from onnx import TensorProto, helper
+
+import onnxsym
+from onnxsym import dims
+from onnxsym.wire import tensor_type_bytes
+from helpers import F, I64, build
+
+
+def test_value_info_bytes_parse_as_the_type_protobuf_builds():
+    b = dims.sym("batch")
+    for shape in [(), (3,), (b, 2 * b + 1, 0), (2**40, b // 2), None]:
+        want = helper.make_tensor_type_proto(TensorProto.FLOAT, None if shape is None else
+                                             [d if isinstance(d, int) else str(d) for d in shape])
+        got = onnx.TypeProto.FromString(tensor_type_bytes(TensorProto.FLOAT, shape))
+        assert got == want, shape
+
+
+def test_identical_nodes_that_make_fresh_symbols_get_their_own():
+    # A Reshape to a shape that is runtime data: two of them are two unknowns each.
+    m = build([helper.make_node("Reshape", ["x", "s"], ["a"], name="r1"),
+               helper.make_node("Reshape", ["x", "s"], ["b"], name="r2")],
+              [("x", F, ["batch", 4]), ("s", I64, [2])], ["a", "b"])
+    r = onnxsym.infer(m)
+    a, b = r.shape("a"), r.shape("b")
+    assert len(a) == len(b) == 2
+    assert all(x is not y for x, y in zip(a, b))
+    assert {u.value for u in r.unresolved()} == {"a", "b"}
+
+
+def test_identical_nodes_share_results_and_names_stay_their_own():
+    nodes = [helper.make_node("Transpose", ["x"], ["t1"], name="a", perm=[1, 0]),
+             helper.make_node("Transpose", ["x"], ["t2"], name="b", perm=[1, 0]),
+             helper.make_node("Transpose", ["x"], ["t3"], name="c", perm=[0, 1])]
+    r = onnxsym.infer(build(nodes, [("x", F, ["batch", 4])], ["t1", "t2", "t3"]))
+    batch = dims.expr_of(r.symbols.symbols["batch"])
+    assert r.shape("t1") == r.shape("t2") == (4, batch)
+    assert r.shape("t3") == (batch, 4)  # another attribute: not the cached result
+
+
+def test_a_graph_stored_out_of_order_infers_the_same():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r"),
+             helper.make_node("Shape", ["y"], ["s"], name="s"),
+             helper.make_node("Reshape", ["x", "s"], ["z"], name="z")]
+    inputs = [("x", F, ["batch", 3])]
+    forward = onnxsym.infer(build(nodes, inputs, ["z"]))
+    backward = onnxsym.infer(build(nodes[::-1], inputs, ["z"]))
+    assert forward.shape("z") == backward.shape("z") == forward.shape("y")
