@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
 
+import onnx
+
 from .values import Tensor
+
+_serialize = onnx.AttributeProto.SerializeToString
 
 
 class Watched:
@@ -46,10 +50,11 @@ class RuleMemo:
             return value
 
     @staticmethod
-    def key(op_type: str, domain: str, opset: int, attributes, inputs: Sequence, output_names) -> tuple:
-        """The key of a node without subgraphs (their inference is the node's own)."""
-        attrs = tuple([a.SerializeToString() for a in attributes]) if attributes else ()
-        return (op_type, domain, opset, attrs, tuple(map(id, inputs)), tuple(map(bool, output_names)))
+    def key(op_type: str, domain: str, opset: int, attributes, input_ids: tuple, output_names) -> tuple:
+        """The key of a node without subgraphs (their inference is the node's own);
+        ``input_ids`` are the ids of its input values."""
+        attrs = tuple(map(_serialize, attributes)) if attributes else ()
+        return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
     def get(self, key: Optional[tuple]) -> Optional[tuple]:
         if key is None:
