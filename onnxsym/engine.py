@@ -337,13 +337,34 @@ class Engine:
 
     def _run_stored_order(self, nodes, produced: List[str], progress) -> int:
         """Infer ``nodes`` in stored order while each one's inputs are known and its outputs
-        new; returns how many were inferred. ``produced`` receives their outputs' names."""
+        new; returns how many were inferred. ``produced`` receives their outputs' names.
+
+        The hot loop of a large model: a node that repeats an earlier one (same op,
+        attributes and input values: most nodes of a many-layer model) takes its result
+        here; every other node goes through :meth:`_infer_node`."""
+        ops, producer, key, lookup = self._ops, self.producer, self.memo.key, self.memo.lookup
         for index, n in enumerate(nodes):
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
-            fields = (op_type, domain, input_names[:], output_names[:], attributes)
+            env = self.env  # (a subgraph's inference replaces it: read per node)
+            op = ops.get((domain, op_type))
+            if op is not None and op[2] is not None and len(output_names) == 1 and not self.constraints.derived:
+                name = output_names[0]
+                ids = tuple(map(id, map(env.get, input_names)))
+                if _NONE_ID not in ids and name and name not in env and \
+                        not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
+                    known = lookup(key(op_type, op[0], op[1], attributes, ids, (name,)))
+                    if known is not None:
+                        env[name] = known[0]
+                        producer[name] = (nodes, index)
+                        produced.append(name)
+                        if progress is not None:
+                            progress(index + 1, len(nodes))
+                        continue
+            input_names, output_names = input_names[:], output_names[:]
+            fields = (op_type, domain, input_names, output_names, attributes)
             if not self._infer_node(nodes, index, n, fields, check_order=True):
                 return index
-            produced.extend([o for o in fields[3] if o])
+            produced.extend([o for o in output_names if o])
             if progress is not None:
                 progress(index + 1, len(nodes))
         return len(nodes)
@@ -380,7 +401,7 @@ class Engine:
         memo_key = None
         if rule is not None and not subgraphs:
             memo_key = self.memo.key(op_type, domain, opset, attributes, ids, output_names)
-        known = self.memo.get(memo_key)
+        known = None if memo_key is None else self.memo.lookup(memo_key)
         if known is not None:
             made_by = (nodes, index)
             for name, v in zip(output_names, known):
