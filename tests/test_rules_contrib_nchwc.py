@@ -1,0 +1,106 @@
+"""com.microsoft.nchwc: a small CNN rewritten by onnxruntime's NchwcTransformer
+(ORT_ENABLE_ALL, saved with optimized_model_filepath) resolves fully and onnxsym.verify
+(which runs the saved model as written, optimizations off) finds no wrong dim. The block
+size is the machine's, so the test only requires what every machine with NCHWc kernels
+writes: the blocked Conv and the reorders."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxsym
+from onnxsym.errors import VerificationError
+from onnxsym.verify import verify
+from onnxsym import dims
+
+ort = pytest.importorskip("onnxruntime")
+F = TensorProto.FLOAT
+
+
+def _w(rng, name, *shape):
+    return numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name)
+
+
+def _cnn():
+    """NHWC input (a Transpose the transformer folds into ReorderInput), 16- and 32-channel
+    convs, a 20-channel conv (padded to the block size), pools, a 2x nearest resize."""
+    rng = np.random.default_rng(0)
+    n = helper.make_node
+    nodes = [
+        n("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2]),
+        n("Conv", ["xt", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        n("Relu", ["c1"], ["r1"]),
+        n("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], dilations=[2, 2]),
+        n("MaxPool", ["c2"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+        n("AveragePool", ["p1"], ["p2"], kernel_shape=[2, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
+        n("Resize", ["p2", "", "sc"], ["u1"], mode="nearest", coordinate_transformation_mode="asymmetric",
+          nearest_mode="floor"),
+        n("Conv", ["u1", "w3", "b3"], ["c3"], kernel_shape=[1, 1]),
+        n("Conv", ["c3", "w4"], ["c4"], kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2]),
+        n("GlobalAveragePool", ["c3"], ["g1"]),
+        n("GlobalMaxPool", ["p2"], ["g2"]),
+        n("Conv", ["xt", "w5"], ["c5"], kernel_shape=[3, 3], pads=[0, 1, 0, 1]),
+        n("Conv", ["img", "w6", "b6"], ["c6"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        n("Relu", ["c6"], ["y6"]),
+    ]
+    inits = [_w(rng, "w1", 32, 16, 3, 3), _w(rng, "b1", 32), _w(rng, "w2", 32, 32, 3, 3), _w(rng, "b2", 32),
+             _w(rng, "w3", 16, 32, 1, 1), _w(rng, "b3", 16), _w(rng, "w4", 20, 16, 3, 3),
+             _w(rng, "w5", 48, 16, 3, 3), _w(rng, "w6", 16, 3, 3, 3), _w(rng, "b6", 16),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")]
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(nodes, "cnn", [vi("x", F, ["n", "h", "w", 16]), vi("img", F, ["n", 3, "h", "w"])],
+                          [helper.make_empty_tensor_value_info(o) for o in ("c4", "g1", "g2", "c5", "y6")],
+                          initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _optimized(tmp_path):
+    src, dst = tmp_path / "cnn.onnx", tmp_path / "cnn_nchwc.onnx"
+    onnx.save(_cnn(), src)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.optimized_model_filepath = str(dst)
+    so.log_severity_level = 3
+    ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"])
+    return onnx.load(dst)
+
+
+def test_an_nchwc_rewritten_cnn_resolves_and_verifies(tmp_path):
+    m = _optimized(tmp_path)
+    ops = {n.op_type for n in m.graph.node if n.domain == "com.microsoft.nchwc"}
+    if not ops:
+        pytest.skip("this machine's MLAS has no NCHWc kernels: the transformer wrote nothing to check")
+    assert {"Conv", "ReorderInput", "ReorderOutput"} <= ops, ops
+    res = onnxsym.infer(m)
+    assert res.unresolved() == [], res.unresolved()
+    sizes = [{"n": 1, "h": 17, "w": 9}, {"n": 2, "h": 32, "w": 21}, {"n": 3, "h": 8, "w": 40}]
+    report = verify(m, sizes, result=res)
+    assert report.mismatches == [] and report.unresolved_dims == 0
+    assert report.checked_dims > 40
+
+
+def test_reorder_output_reads_the_real_channel_count():
+    """The shapes that ReorderOutput and Upsample give by their kernels' definition, checked
+    on a hand-built blocked graph in onnxruntime (16 channels: a multiple of every block size)."""
+    n = helper.make_node
+    nodes = [n("ReorderInput", ["x"], ["b"], domain="com.microsoft.nchwc"),
+             n("Upsample", ["b"], ["u"], domain="com.microsoft.nchwc", scales=[1, 1, 3, 2]),
+             n("ReorderOutput", ["u"], ["y"], domain="com.microsoft.nchwc", channels=16, channels_last=1),
+             n("ReorderInput", ["y"], ["b2"], domain="com.microsoft.nchwc", channels_last=1),
+             n("ReorderOutput", ["b2"], ["y2"], domain="com.microsoft.nchwc", channels=13)]
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(nodes, "g", [vi("x", F, ["n", 16, "h", "w"])],
+                          [helper.make_empty_tensor_value_info(o) for o in ("y", "y2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft.nchwc", 1)])
+    m.ir_version = 8
+    res = onnxsym.infer(m)
+    nn, h, w = (dims.sym(s) for s in "nhw")
+    assert res.shape("y") == (nn, 3 * h, 2 * w, 16) and res.shape("y2") == (nn, 13, 3 * h, 2 * w)
+    try:
+        report = verify(m, [{"n": 1, "h": 3, "w": 5}, {"n": 2, "h": 4, "w": 7}], result=res)
+    except VerificationError as e:  # a machine without NCHWc kernels
+        pytest.skip(str(e))
+    assert report.mismatches == [] and report.checked_dims >= 8
