@@ -6,4 +6,4 @@ from . import data_dependent, losses, ml, random, scatter_gather, strings, tenso
 from . import attention, image, quantize, recurrent, signal  # noqa: F401
 from . import control_flow, optional, sequences  # noqa: F401
 from . import contrib_attention, contrib_generation, contrib_misc, contrib_nchwc, contrib_norm, contrib_quant  # noqa: F401
-from . import contrib_blocks, contrib_recurrent  # noqa: F401
+from . import contrib_blocks, contrib_recurrent, contrib_sparse  # noqa: F401

@@ -9,13 +9,13 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .contrib_common import MS, arg, exact_div, present, same_as
+from .contrib_common import MS, arg, exact_div, present, same_as, same_shape
 
 F32 = TensorProto.FLOAT
 
 
 @register("GatedRMSNorm BranchwiseRMSNorm GatedAdd HyperConnectionPostMix MoEPacked", domain=MS)
-def same_shape(node):
+def keeps_shape(node):
     """Output 0 has the shape of input 0 (scales, gates, mixes and experts only read)."""
     return [same_as(node, 0)]
 
@@ -92,3 +92,46 @@ def router_gate_up_proj(node):
     lead = tuple(x.shape[:-1])
     inter = exact_div(w.shape[-1] - r, 2, "shared expert gate/up width")
     return [Tensor(x.dtype, lead + (r,)), Tensor(x.dtype, lead + (inter,))][:max(node.num_outputs, 1)]
+
+
+@register("RMSNormRotary", domain=MS)
+def rms_norm_rotary(node):
+    """X (B, S, heads, stride): Y (B, S, heads*width) or, flatten_batch, (1, B*S, heads*width),
+    float16 with output_fp16 else bfloat16; normalized_fp32 (B, S, heads, width). width is
+    input_width, or the whole last axis when that is 0."""
+    x = arg(node, 0)
+    y_dtype = TensorProto.FLOAT16 if node.attr("output_fp16", 0) else TensorProto.BFLOAT16
+    if x.shape is None or len(x.shape) != 4:
+        return [Tensor(y_dtype, None), Tensor(F32, None)][:max(node.num_outputs, 1)]
+    b, s, heads, stride = x.shape
+    width = node.attr("input_width", 0) or stride
+    if not node.attr("input_width", 0) and node.attr("input_start", 0):
+        width = node.fresh("RMSNormRotary with an input_start and no input_width", 1, 3)
+    y = (1, b * s, heads * width) if node.attr("flatten_batch", 0) else (b, s, heads * width)
+    return [Tensor(y_dtype, y), Tensor(F32, (b, s, heads, width))][:max(node.num_outputs, 1)]
+
+
+@register("Mamba2Verify", domain=MS)
+def mamba2_verify(node):
+    """projection (R, width), di = heads*head_dim: Y and readout (R, di); the snapshots have
+    the states' shapes; xbc (R, channels) with channels = di + 2*n_groups*d_state."""
+    proj, conv, ssm = arg(node, 0), arg(node, 1), arg(node, 2)
+    di = node.attr("heads") * node.attr("head_dim", 64)
+    channels = di + 2 * node.attr("n_groups") * node.attr("d_state", 128)
+    r = proj.shape[0] if proj.shape else None
+    rows = (lambda n: None) if r is None else (lambda n: (r, n))
+    outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),
+            Tensor(F32, rows(di))]
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("SpeculativePrefixCommit", domain=MS)
+def speculative_prefix_commit(node):
+    """head_c (batch,), batch from next_tokens (batch, rows) (1 for (rows,)); the updated
+    states keep ctl's and ctx_commit's shapes."""
+    nxt = arg(node, 0)
+    batch = None
+    if nxt.shape is not None:
+        batch = (nxt.shape[0] if len(nxt.shape) == 2 else 1,) if len(nxt.shape) in (1, 2) else None
+    return [Tensor(TensorProto.INT32, batch), same_shape(arg(node, 3)), same_shape(arg(node, 4))][
+        :max(node.num_outputs, 1)]

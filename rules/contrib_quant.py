@@ -316,3 +316,14 @@ def qordered_attention(node):
 @register("QOrderedLongformerAttention", domain=MS)
 def qordered_longformer_attention(node):
     return [Tensor(TensorProto.INT8, arg(node, 0).shape)]
+
+
+@register("QuantizeBFP", domain=MS)
+def quantize_bfp(node):
+    """y: 1-D packed BFP bytes (their count depends on the BFP type's block layout, not
+    modelled: fresh); shape and strides: one int64 per axis of x."""
+    x = arg(node, 0)
+    per_axis = None if x.shape is None else (len(x.shape),)
+    y = node.fresh("the packed size depends on the BFP type's block layout", 0, 0)
+    return [Tensor(TensorProto.UINT8, (y,)), Tensor(TensorProto.INT64, per_axis),
+            Tensor(TensorProto.INT64, per_axis)][:max(node.num_outputs, 1)]

@@ -231,3 +231,69 @@ def test_ordered_int8_and_fft_ops():
     assert res.shape("dq") == (b, s, 32) and res.values["q"].dtype == I8
     assert res.shape("mm") == (b, s, 16) and res.shape("att") == (b, s, 16)
     assert res.shape("spec1") == (b, t // 2 + 1, 2) and res.shape("sig1") == (b, 2 * t - 2)
+
+
+# --------------------------------------------------------------------------- 1.32 sparse attention and state ops
+
+
+def test_sparse_attention_indexers():
+    """CUDA/WebGPU only: capacities from the attributes, as the schema docs state: token_budget
+    + compress_ratio - 1 ("qsa") or index_topk ("csa"); fixed-shape states pass through."""
+    inputs = [("q", F, ["b", "s", 64]), ("pk", F, ["b", "t", 16]), ("buf", F, [2, "b", 3, 32]),
+              ("pq", F, ["s", 64]), ("ks", F, ["b", 8, 16]), ("kvb", F, ["b", 7, 16]), ("len", I32, ["b", 2]),
+              ("base", I32, [5, 9]), ("rows", I32, ["s"])]
+    tail = ["", "", "", "", ""]
+    nodes = [ms_node("SparseAttentionIndexer", ["q", "", "n", "n", "cs", "cs", "", "pk"], ["sel", "present"],
+                     policy_mode="qsa", token_budget=8, compress_ratio=4),
+             ms_node("SparseAttentionIndexer", ["q", "", "n", "n", "cs", "cs", "", "pk"] + tail + ["buf"],
+                     ["sel2", "present2", "buf2"], policy_mode="csa", index_topk=6, compress_ratio=4),
+             ms_node("SparseAttentionIndexer", ["q", "", "n", "n", "cs", "cs", "", "pk"] + tail[:4] + ["plen"],
+                     ["sel3", "present3"], policy_mode="qsa", token_budget=8, compress_ratio=4),
+             ms_node("PackedSparseAttentionIndexer", ["pq", "", "n", "n", "cs", "cs", "cu", "pl"] + tail[:4]
+                     + ["ks", "kvb", "", "len"], ["psel", "pcnt", "pks", "pkvb", "", "plen2"], policy_mode="qsa",
+                     token_budget=8, compress_ratio=4, state_capacity=8),
+             ms_node("PackedSparseAttentionIndexerMerge", ["base", "rows", "rows", "rows", "rows"],
+                     ["msel", "mcnt", "mst"], max_output_entries=12)]
+    inits = [w("n", 16), w("cs", 32, 8), init("plen", np.array([3], np.int32)), init("cu", np.array([0, 1], np.int32)),
+             init("pl", np.array([0], np.int32))]
+    outs = ["sel", "present", "sel2", "present2", "buf2", "sel3", "present3", "psel", "pcnt", "pks", "pkvb", "plen2",
+            "msel", "mcnt", "mst"]
+    res = infer(nodes, inputs, outs, inits)
+    assert res.shape("sel") == (b, s, 11) and res.shape("present") == (b, t + s, 16)
+    assert res.shape("sel2") == (b, s, 6) and res.shape("sel3") == (b, s, 11) and res.shape("present3") == (b, t, 16)
+    fresh = {u.value for u in res.unresolved()}
+    assert fresh == {"present2", "buf2"}, res.unresolved()
+    assert res.shape("psel") == (s, 11) and res.shape("pcnt") == (s,) and res.shape("pkvb") == (b, 7, 16)
+    assert res.shape("msel") == (s, 12) and res.shape("mst") == (s,)
+
+
+def test_sparse_attention_ops_and_decoder_state_ops():
+    """CUDA/WebGPU only (docs): DynamicSparseAttention's output (B, S, N*H) and caches whose
+    length it appends to (fresh, one symbol for both); SparsePagedAttention like PagedAttention;
+    RMSNormRotary, Mamba2Verify, SpeculativePrefixCommit, the state replays and QuantizeBFP."""
+    inputs = [("q", F, ["b", "s", 64]), ("pk", F, ["b", 2, "t", 16]), ("pq", F, ["s", 64]),
+              ("kc", F, [32, 16, 2, 16]), ("x", F, ["b", "s", 4, 24]), ("proj", F, ["s", 400]),
+              ("cst", F, [4, 160, 3]), ("sst", F, [4, 2, 32, 64]), ("nt", I64, ["b", 5]), ("ctl", I64, ["b", 16]),
+              ("back", F, ["t"])]
+    i32 = [init("i", np.zeros(1, np.int32))]
+    nodes = [ms_node("DynamicSparseAttention", ["q", "", "", "pk", "pk", "", "", "i", "i", "i", "i"],
+                     ["o", "k", "v"], num_heads=2, kv_num_heads=1, output_bf16=1),
+             ms_node("SparsePagedAttention", ["pq", "pq", "pq", "kc", "kc", "i", "i", "i", "", "i", "i"],
+                     ["po", "pkc", "pvc"], num_heads=4, kv_num_heads=4),
+             ms_node("RMSNormRotary", ["x", "i", "i", "i", "i"], ["ry", "rn"], input_width=16, flatten_batch=1,
+                     rotary_embedding_dim=8),
+             ms_node("Mamba2Verify", ["proj", "cst", "sst", "i", "i", "i", "i", "i", "i", "i"],
+                     ["my", "mc", "ms", "mx", "mr"], heads=2, head_dim=64, n_groups=1, d_state=16),
+             ms_node("SpeculativePrefixCommit", ["nt", "nt", "i", "ctl", "ctl", "ctl", "ctl"], ["hc", "uc", "ux"]),
+             ms_node("GatedDeltaNetStateReplay", ["back", "back", "back", "i"], ["rep"]),
+             ms_node("QuantizeBFP", ["x"], ["bfp", "shape", "strides"], bfp_type=1)]
+    outs = ["o", "k", "v", "po", "pkc", "ry", "rn", "my", "mc", "mx", "mr", "hc", "uc", "rep", "bfp", "shape"]
+    res = infer(nodes, inputs, outs, i32)
+    assert res.shape("o") == (b, s, 32) and res.values["o"].dtype == TensorProto.BFLOAT16
+    k, v = res.shape("k"), res.shape("v")
+    assert k[:2] == (b, 2) and k[2] is v[2] and dims.range_of(k[2])[0] == dims.range_of(t)[0]
+    assert res.shape("po") == (s, 64) and res.shape("pkc") == (32, 16, 2, 16)
+    assert res.shape("ry") == (1, b * s, 64) and res.shape("rn") == (b, s, 4, 16)
+    assert res.shape("my") == (s, 128) and res.shape("mx") == (s, 160) and res.shape("mc") == (4, 160, 3)
+    assert res.shape("hc") == (b,) and res.shape("uc") == (b, 16) and res.shape("rep") == (t,)
+    assert res.shape("shape") == (4,) and {u.value for u in res.unresolved()} == {"k", "v", "bfp"}
