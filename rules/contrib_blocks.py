@@ -9,6 +9,7 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
+from .common import required_attr
 from .contrib_common import MS, arg, exact_div, present, same_as, same_shape
 
 F32 = TensorProto.FLOAT
@@ -57,7 +58,7 @@ def ngram_hash_mapping(node):
     """hash_ids: input_ids' shape + ((max_ngram_size - 1) * n_head_per_ngram,); present_ids
     (batch, max_ngram_size - 1), batch from input_ids or, packed, cumulative_sequence_length."""
     ids = arg(node, 0)
-    m, n = node.attr("max_ngram_size"), node.attr("n_head_per_ngram")
+    m, n = required_attr(node, "max_ngram_size"), required_attr(node, "n_head_per_ngram")
     hashes = None if ids.shape is None else tuple(ids.shape) + ((m - 1) * n,)
     if node.op_type == "NGramHashMapping":
         batch = None if ids.shape is None else ids.shape[0]
@@ -116,8 +117,8 @@ def mamba2_verify(node):
     """projection (R, width), di = heads*head_dim: Y and readout (R, di); the snapshots have
     the states' shapes; xbc (R, channels) with channels = di + 2*n_groups*d_state."""
     proj, conv, ssm = arg(node, 0), arg(node, 1), arg(node, 2)
-    di = node.attr("heads") * node.attr("head_dim", 64)
-    channels = di + 2 * node.attr("n_groups") * node.attr("d_state", 128)
+    di = required_attr(node, "heads") * node.attr("head_dim", 64)
+    channels = di + 2 * required_attr(node, "n_groups") * node.attr("d_state", 128)
     r = proj.shape[0] if proj.shape else None
     rows = (lambda n: None) if r is None else (lambda n: (r, n))
     outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),

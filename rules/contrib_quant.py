@@ -12,6 +12,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
+from .common import required_attr
 from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
 from .nn import conv, global_pool, matmul, pool
 from .shape_ops import sum_dims
@@ -213,21 +214,21 @@ def _last_replaced(node, a, n, dtype=None):
 @register("MatMulNBitsQLoRA MatMulPacked", domain=MS)
 def matmul_n_attr(node):
     """(..., N) with N the attribute."""
-    return [_last_replaced(node, arg(node, 0), node.attr("N"))]
+    return [_last_replaced(node, arg(node, 0), required_attr(node, "N"))]
 
 
 @register("MatMulNBitsMlp", domain=MS)
 def matmul_nbits_mlp(node):
     """Y (..., N) = activation(gate) * up; input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    return [_last_replaced(node, a, node.attr("N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
+    return [_last_replaced(node, a, required_attr(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
 @register("MatMulNBitsQkv", domain=MS)
 def matmul_nbits_qkv(node):
     """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    q, kv = _last_replaced(node, a, node.attr("Nq")), _last_replaced(node, a, node.attr("Nkv"))
+    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"))
     return [q, kv, kv, Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
@@ -271,10 +272,10 @@ def gemm_float8(node):
 def gather_packed(node):
     """Rows of a packed (rows, ...) table dequantized to K values: indices.shape + (K,)."""
     idx = arg(node, 1)
-    dtype = node.attr("output_dtype", 0) or TensorProto.FLOAT
+    dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
     if idx.shape is None:
         return [Tensor(dtype, None)]
-    return [Tensor(dtype, tuple(idx.shape) + (node.attr("K"),))]
+    return [Tensor(dtype, tuple(idx.shape) + (required_attr(node, "K"),))]
 
 
 # --------------------------------------------------------------------------- cuBLASLt-ordered int8 (CUDA)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnxsym.values import Tensor
 from onnxsym.registry import register
 
+from .common import required_attr
 from .contrib_common import MS, WithInputs, arg, exact_div, present, rank
 from .recurrent import recurrent
 
@@ -33,7 +34,7 @@ def linear_attention(node):
     q, v = arg(node, 0), arg(node, 2)
     if rank(q, 3) is None or rank(v, 3) is None:
         return [Tensor(q.dtype, None), Tensor(q.dtype, None)][:max(node.num_outputs, 1)]
-    hq, hkv = node.attr("q_num_heads"), node.attr("kv_num_heads")
+    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     dk = exact_div(q.shape[2], hq, "query width over q_num_heads")
     dv = exact_div(v.shape[2], hkv, "value width over kv_num_heads")
     b = q.shape[0]

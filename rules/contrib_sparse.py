@@ -11,6 +11,7 @@ from onnxsym.registry import register
 from onnxsym.values import Tensor
 
 from .contrib_attention import _gqa_head, _heads, paged_attention
+from .common import required_attr
 from .contrib_common import I32, MS, arg, present, rank, same_shape
 
 # Paged main caches updated in place: PagedAttention's shapes, inputs 0-4 in the same places.
@@ -20,8 +21,8 @@ register("SparsePagedAttention", domain=MS)(paged_attention)
 def _capacity(node):
     """Selected entries per query: token_budget + compress_ratio - 1 ("qsa") or index_topk ("csa")."""
     if node.attr("policy_mode") == "csa":
-        return node.attr("index_topk")
-    return node.attr("token_budget") + node.attr("compress_ratio") - 1
+        return required_attr(node, "index_topk")
+    return required_attr(node, "token_budget") + required_attr(node, "compress_ratio") - 1
 
 
 @register("SparseAttentionIndexer", domain=MS)
@@ -47,7 +48,7 @@ def sparse_attention_indexer(node):
         shape = None
         if csa and buf.shape is not None and rank(buf, 4):
             fresh = node.fresh("the buffered projections left after compression", 2, 2, lo=0,
-                               hi=2 * node.attr("compress_ratio") - 1)
+                               hi=2 * required_attr(node, "compress_ratio") - 1)
             shape = (buf.shape[0], buf.shape[1], fresh, buf.shape[3])
         outs.append(Tensor(buf.dtype or q.dtype, shape))
     return outs[:max(node.num_outputs, 1)]
@@ -80,7 +81,7 @@ def packed_sparse_attention_indexer_merge(node):
     n = rows.shape[0] if rank(rows, 1) is not None else None
     if n is None:
         return [Tensor(I32, None)] * max(node.num_outputs, 1)
-    return [Tensor(I32, (n, node.attr("max_output_entries"))), Tensor(I32, (n,)),
+    return [Tensor(I32, (n, required_attr(node, "max_output_entries"))), Tensor(I32, (n,)),
             Tensor(I32, (n,))][:max(node.num_outputs, 1)]
 
 

@@ -104,3 +104,24 @@ def test_reorder_output_reads_the_real_channel_count():
     except VerificationError as e:  # a machine without NCHWc kernels
         pytest.skip(str(e))
     assert report.mismatches == [] and report.checked_dims >= 8
+
+
+def test_nchwc_rules_take_inputs_of_unknown_shape_and_never_guess_the_block():
+    """Inputs an unknown op produced give unknown outputs, never a failure; a channel count
+    that is not a multiple of 16 gets a fresh symbol in [C, C + 15] (the machine's block)."""
+    n = helper.make_node
+    ops = ["Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "ReorderInput", "ReorderOutput",
+           "Upsample"]
+    nodes = [n("Mystery", ["x"], ["u"], domain="my.ops"), n("ReorderInput", ["x"], ["r"], domain="com.microsoft.nchwc")]
+    nodes += [n(op, ["u", "u"][:2 if op == "Conv" else 1], [f"y_{op}"], domain="com.microsoft.nchwc",
+                **({"kernel_shape": [2, 2]} if "Pool" in op and "Global" not in op else {})) for op in ops]
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(nodes, "g", [vi("x", F, ["n", 20, "h", "w"])],
+                          [helper.make_empty_tensor_value_info(o) for o in ["r"] + [f"y_{op}" for op in ops]])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft.nchwc", 1),
+                                            helper.make_opsetid("my.ops", 1)])
+    res = onnxsym.infer(m)
+    assert [w for w in res.warnings if "rule failed" in w] == []
+    c = res.shape("r")[1]
+    assert dims.range_of(c) == (20, 35) and res.shape("r")[2:] == (dims.sym("h"), dims.sym("w"))
+    assert [u.axis for u in res.unresolved() if u.value == "r"] == [1]
