@@ -283,8 +283,8 @@ def gather_nd(node):
 
 @register("Rfft", domain=MS)
 def rfft(node):
-    """torch.rfft's layout: the last signal axis n becomes n//2 + 1 (onesided) and a
-    trailing axis of 2 holds real and imaginary parts."""
+    """The last signal axis n becomes n//2 + 1 (onesided) and a trailing axis of 2 holds
+    real and imaginary parts (onnxruntime's CUDA kernel, as torch.rfft)."""
     x = arg(node, 0)
     if x.shape is None or not x.shape:
         return [Tensor(x.dtype, None)]
@@ -296,13 +296,14 @@ def rfft(node):
 
 @register("Irfft", domain=MS)
 def irfft(node):
-    """The inverse: (..., m, 2) -> (..., 2*(m - 1)) onesided, else (..., m)."""
+    """The inverse: (..., m, 2) -> (..., m) or, onesided, (..., 2*m - 1): the size
+    onnxruntime's CUDA kernel gives it (not torch.irfft's 2*(m - 1))."""
     x = arg(node, 0)
     if x.shape is None or len(x.shape) < 2:
         return [Tensor(x.dtype, None)]
     shape = list(x.shape[:-1])
     if node.attr("onesided", 1):
-        shape[-1] = 2 * (shape[-1] - 1)
+        shape[-1] = 2 * shape[-1] - 1
     return [Tensor(x.dtype, tuple(shape))]
 
 

@@ -216,8 +216,8 @@ def test_fused_weight_only_matmuls():
 
 def test_ordered_int8_and_fft_ops():
     """CUDA only: QuantizeWithOrder/DequantizeWithOrder keep the shape, QOrderedMatMul is a
-    MatMul, QOrderedAttention (B, S, v_hidden); Rfft/Irfft follow torch.rfft/irfft, which
-    they implement: (..., n) <-> (..., n//2 + 1, 2) (docs)."""
+    MatMul, QOrderedAttention (B, S, v_hidden) (schema docs); Rfft (..., n) -> (..., n//2 + 1, 2)
+    and Irfft (..., m, 2) -> (..., 2*m - 1) as onnxruntime's CUDA kernel (fft_ops.cc) sizes them."""
     inputs = [("x", F, ["b", "s", 32]), ("sig", F, ["b", "t"]), ("spec", F, ["b", "t", 2])]
     nodes = [ms_node("QuantizeWithOrder", ["x", "sc"], ["q"], order_input=1, order_output=1),
              ms_node("DequantizeWithOrder", ["q", "sc"], ["dq"], order_input=1, order_output=1, to=F),
@@ -230,7 +230,7 @@ def test_ordered_int8_and_fft_ops():
                 [init("sc", np.float32(1)), init("wq", np.zeros((32, 16), np.int8))])
     assert res.shape("dq") == (b, s, 32) and res.values["q"].dtype == I8
     assert res.shape("mm") == (b, s, 16) and res.shape("att") == (b, s, 16)
-    assert res.shape("spec1") == (b, t // 2 + 1, 2) and res.shape("sig1") == (b, 2 * t - 2)
+    assert res.shape("spec1") == (b, t // 2 + 1, 2) and res.shape("sig1") == (b, 2 * t - 1)
 
 
 # --------------------------------------------------------------------------- 1.32 sparse attention and state ops
