@@ -159,3 +159,24 @@ def test_nchwc_rules_take_inputs_of_unknown_shape_and_never_guess_the_block():
     c = res.shape("r")[1]
     assert dims.range_of(c) == (20, 35) and res.shape("r")[2:] == (dims.sym("h"), dims.sym("w"))
     assert [u.axis for u in res.unresolved() if u.value == "r"] == [1]
+
+
+@pytest.mark.parametrize("name", ["cnn_tiny_ts", "cnn_tiny_dynamo", "vit_tiny_ts"])
+def test_real_exports_at_ort_enable_all_resolve_and_verify(tmp_path, name):
+    """The repository's torch exports as onnxruntime writes them at ORT_ENABLE_ALL: blocked
+    convs, pools and resizes (and the fused transformer ops of the ViT)."""
+    import os
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    so.log_severity_level = 3
+    ort.InferenceSession(os.path.join(os.path.dirname(__file__), "..", "models", name + ".onnx"), so,
+                         providers=["CPUExecutionProvider"])
+    m = onnx.load(so.optimized_model_filepath)
+    if not any(n.domain == "com.microsoft.nchwc" for n in m.graph.node):
+        pytest.skip("this machine's MLAS has no NCHWc kernels")
+    res = onnxsym.infer(m)
+    assert res.unresolved() == [], res.unresolved()
+    report = verify(m, result=res)
+    assert report.mismatches == [] and report.unresolved_dims == 0 and report.checked_dims > 80
