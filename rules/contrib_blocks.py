@@ -10,7 +10,7 @@ from onnxsym.registry import register
 from onnxsym.values import Tensor
 
 from .common import required_attr
-from .contrib_common import MS, arg, exact_div, present, same_as, same_shape
+from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shape
 
 F32 = TensorProto.FLOAT
 
@@ -55,8 +55,9 @@ def engram_gate(node):
 
 @register("NGramHashMapping VarlenNGramHashMapping", domain=MS)
 def ngram_hash_mapping(node):
-    """hash_ids: input_ids' shape + ((max_ngram_size - 1) * n_head_per_ngram,); present_ids
-    (batch, max_ngram_size - 1), batch from input_ids or, packed, cumulative_sequence_length."""
+    """hash_ids: input_ids' shape + ((max_ngram_size - 1) * n_head_per_ngram,); present_ids and
+    present_segment_ids (batch, max_ngram_size - 1), batch from input_ids or, packed,
+    cumulative_sequence_length; state_update (batch, state_update_capacity, max_ngram_size - 1)."""
     ids = arg(node, 0)
     m, n = required_attr(node, "max_ngram_size"), required_attr(node, "n_head_per_ngram")
     hashes = None if ids.shape is None else tuple(ids.shape) + ((m - 1) * n,)
@@ -66,8 +67,9 @@ def ngram_hash_mapping(node):
         cum = arg(node, 3)
         batch = None if cum.shape is None or len(cum.shape) != 1 else cum.shape[0] - 1
     hist = None if batch is None else (batch, m - 1)
-    outs = [Tensor(ids.dtype, hashes), Tensor(ids.dtype, hist), Tensor(ids.dtype, hist),
-            Tensor(ids.dtype, None)]
+    cap = node.attr("state_update_capacity", 0)
+    update = None if batch is None or cap <= 0 else (batch, cap, m - 1)
+    outs = [Tensor(ids.dtype, hashes), Tensor(ids.dtype, hist), Tensor(I32, hist), Tensor(ids.dtype, update)]
     return outs[:max(node.num_outputs, 1)]
 
 

@@ -143,6 +143,23 @@ def test_ngram_hashes_and_moe_router():
     assert res.shape("h") == (b, s, 4) and res.shape("p") == (b, 2) and res.shape("ss") == (s, 8)
 
 
+def test_packed_ngram_hashes():
+    """hash_ids (tokens, (max_ngram_size - 1) * heads); present ids per request."""
+    inputs = [("ids", I64, ["t"]), ("cu", I32, ["c"]), ("seg", I32, ["t"]), ("cap", I32, ["c-1"])]
+    fixed = {"cu": lambda z: np.linspace(0, z["t"], z["c"]).astype(np.int32),
+             "cap": lambda z: np.ones(z["c-1"], np.int32)}
+    inits = [init("mul", np.ones(3, np.int64)), init("voc", np.full(4, 7, np.int64))]
+    nodes = [ms_node("VarlenNGramHashMapping", ["ids", "mul", "voc", "cu"], ["h", "p"], max_ngram_size=3,
+                     n_head_per_ngram=2, pad_id=0),
+             ms_node("VarlenNGramHashMapping", ["ids", "mul", "voc", "cu", "", "", "", "seg", "", "cap"],
+                     ["h2", "p2", "ps2", "su2"], max_ngram_size=3, n_head_per_ngram=2, pad_id=0,
+                     state_update_capacity=2)]
+    model = build_ms(nodes, inputs, ["h", "p", "ps2", "su2"], inits)
+    res = check_feeds(model, inputs, [{"t": 4, "c": 3, "c-1": 2}, {"t": 7, "c": 2, "c-1": 1}], fixed)
+    c = dims.sym("c")
+    assert res.shape("h") == (t, 4) and res.shape("p") == (c - 1, 2) and res.shape("su2") == (c - 1, 2, 2)
+
+
 def test_gpu_only_blocks():
     """CUDA/WebGPU only: HyperConnectionLowRankMix (pre_output (..., H), post_gate (..., C)),
     RouterGateUpProj (N = router_size + 2*inter), VarlenNGramHashMapping, MoEPacked (docs)."""
