@@ -82,11 +82,13 @@ def test_gated_delta_net_token_major_and_batched():
     inputs = [("q", F, ["t", 2, 5]), ("v", F, ["t", 4, 6]), ("g", F, ["t", 4]), ("st", F, ["b", 4, 6, 5]),
               ("q4", F, ["b", "s", 2, 5]), ("v4", F, ["b", "s", 4, 6]), ("g4", F, ["b", "s", 4])]
     cu = {"cu": lambda z: np.array([0, z["t"]], np.int32)}
-    inputs.append(("cu", I32, [2]))
+    inputs += [("cu", I32, [2]), ("qkv", F, ["t", 2 * 2 * 5 + 4 * 6]), ("st1", F, [1, 4, 6, 5])]
     nodes = [ms_node("GatedDeltaNet", ["q", "q", "v", "cu", "g", "g"], ["o", "fs"]),
-             ms_node("GatedDeltaNet", ["q4", "q4", "v4", "", "g4", "g4", "st"], ["o4", "fs4"])]
-    res = run(nodes, inputs, ["o", "fs", "o4", "fs4"], fixed=cu)
+             ms_node("GatedDeltaNet", ["q4", "q4", "v4", "", "g4", "g4", "st"], ["o4", "fs4"]),
+             ms_node("GatedDeltaNet", ["qkv", "", "", "cu", "g", "g", "st1"], ["op", "fsp"])]
+    res = run(nodes, inputs, ["o", "fs", "o4", "fs4", "op", "fsp"], fixed=cu)
     assert res.shape("o") == (t, 4, 6) and res.shape("fs") == (1, 4, 6, 5) and res.shape("fs4") == (b, 4, 6, 5)
+    assert res.shape("op") == (t, 4, 6)
 
 
 def test_causal_convs_with_state():
@@ -314,3 +316,33 @@ def test_sparse_attention_ops_and_decoder_state_ops():
     assert res.shape("my") == (s, 128) and res.shape("mx") == (s, 160) and res.shape("mc") == (4, 160, 3)
     assert res.shape("hc") == (b,) and res.shape("uc") == (b, 16) and res.shape("rep") == (t,)
     assert res.shape("shape") == (4,) and {u.value for u in res.unresolved()} == {"k", "v", "bfp"}
+
+
+def test_sparse_to_dense_matmul_with_a_sparse_input():
+    """A COO sparse A times a dense B, fed to onnxruntime's CPU kernel as a SparseTensor."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    nodes = [ms_node("SparseToDenseMatMul", ["A", "B"], ["Y"]),
+             ms_node("SparseToDenseMatMul", ["A", "B2"], ["Y2"], transA=1, transB=1)]
+    g = helper.make_graph(nodes, "g", [helper.make_sparse_tensor_value_info("A", F, ["s", "t"]),
+                                       helper.make_tensor_value_info("B", F, ["t", "b"]),
+                                       helper.make_tensor_value_info("B2", F, ["b", "s"])],
+                          [helper.make_empty_tensor_value_info(o) for o in ("Y", "Y2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    res = onnxsym.infer(m)
+    assert res.shape("Y") == (s, b) and res.shape("Y2") == (t, b)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for z in SIZES:
+        coo = ort.SparseTensor.sparse_coo_from_numpy([z["s"], z["t"]], np.ones(1, np.float32),
+                                                     np.zeros((1, 2), np.int64), ort.OrtDevice.make("cpu", 0))
+        io = sess.io_binding()
+        io.bind_ortvalue_input("A", ort.OrtValue.ort_value_from_sparse_tensor(coo))
+        io.bind_cpu_input("B", np.ones((z["t"], z["b"]), np.float32))
+        io.bind_cpu_input("B2", np.ones((z["b"], z["s"]), np.float32))
+        io.bind_output("Y")
+        io.bind_output("Y2")
+        sess.run_with_iobinding(io)
+        for name, out in zip(("Y", "Y2"), io.get_outputs()):
+            assert tuple(dims.evaluate(d, z) for d in res.shape(name)) == tuple(out.shape()), name
