@@ -346,3 +346,12 @@ def test_sparse_to_dense_matmul_with_a_sparse_input():
         sess.run_with_iobinding(io)
         for name, out in zip(("Y", "Y2"), io.get_outputs()):
             assert tuple(dims.evaluate(d, z) for d in res.shape(name)) == tuple(out.shape()), name
+
+
+def test_matmul_fp_q4_reads_n_from_b_shape():
+    """The packed int4 blob (blk_quant_type 1: 21 bytes per 32-row block of a column) with
+    B_shape (K, N) = (64, 40): A (..., 64) -> (..., 40) in onnxruntime's CPU kernel."""
+    inputs = [("a", F, ["b", "s", 64])]
+    inits = [init("blob", np.zeros(2 * 40 * 21, np.uint8)), init("bshape", np.array([64, 40], np.int64))]
+    res = run([ms_node("MatMulFpQ4", ["a", "blob", "bshape"], ["y"], blk_quant_type=1)], inputs, ["y"], inits)
+    assert res.shape("y") == (b, s, 40)
