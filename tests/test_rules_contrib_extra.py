@@ -355,3 +355,13 @@ def test_matmul_fp_q4_reads_n_from_b_shape():
     inits = [init("blob", np.zeros(2 * 40 * 21, np.uint8)), init("bshape", np.array([64, 40], np.int64))]
     res = run([ms_node("MatMulFpQ4", ["a", "blob", "bshape"], ["y"], blk_quant_type=1)], inputs, ["y"], inits)
     assert res.shape("y") == (b, s, 40)
+
+
+def test_gather_packed_rows_are_k_wide():
+    """Packed format 0 (GGML f32: 4*K bytes a row): indices (b, s) -> (b, s, K) in
+    onnxruntime's CPU kernel."""
+    inputs = [("ids", I64, ["b", "s"])]
+    inits = [init("table", np.zeros((10, 4 * 64), np.uint8))]
+    res = run([ms_node("GatherPacked", ["table", "ids"], ["y"], packed_type=0, K=64, output_dtype=F)], inputs, ["y"],
+              inits)
+    assert res.shape("y") == (b, s, 64) and res.values["y"].dtype == F
