@@ -212,7 +212,7 @@ def test_word_conv_embedding_and_dynamic_pads():
 
 def test_fused_weight_only_matmuls():
     """CUDA/WebGPU only: MatMulNBitsMlp/Qkv/QLoRA, MatMulPacked, the FP4/FP8 block
-    quantized MatMuls, GatherPacked: (..., N) per the schema docs."""
+    quantized MatMuls: (..., N) per the schema docs (GatherPacked is also checked on CPU below)."""
     inputs = [("a", F, ["b", "s", 32]), ("ids", I64, ["b", "s"])]
     q = ["qb", "qs"]
     nodes = [ms_node("MatMulNBitsMlp", ["a", "", "g", "qb", "qs", "", "qb", "qs"], ["mlp"], N=48, K=32,
@@ -365,3 +365,20 @@ def test_gather_packed_rows_are_k_wide():
     res = run([ms_node("GatherPacked", ["table", "ids"], ["y"], packed_type=0, K=64, output_dtype=F)], inputs, ["y"],
               inits)
     assert res.shape("y") == (b, s, 64) and res.values["y"].dtype == F
+
+
+def test_gpu_only_gemm_longformer_and_bfp_ops():
+    """CUDA/WebGPU only (schema docs): GemmFloat8 (M, N) after transA/transB in ``dtype``;
+    QOrderedLongformerAttention keeps the input's shape; ConvStateReplay's output is bound to
+    destination_backing; DequantizeBFP restores the shape its ``shape`` input holds."""
+    inputs = [("a", F, [16, "s"]), ("w", F, ["t", 16]), ("x", I8, ["b", "s", 32]), ("back", F, ["t"]),
+              ("raw", U8, ["t"])]
+    nodes = [ms_node("GemmFloat8", ["a", "w"], ["g"], transA=1, transB=1, dtype=TensorProto.FLOAT16),
+             ms_node("QOrderedLongformerAttention", ["x"] + ["x"] * 13, ["lf"], num_heads=2, window=2,
+                     order_input=1, order_weight=0, order_global_weight=0, order_output=1),
+             ms_node("ConvStateReplay", ["back", "back", "back", "meta"], ["rep"]),
+             ms_node("DequantizeBFP", ["raw", "shape", "shape"], ["deq"], bfp_type=1)]
+    inits = [init("meta", np.zeros(8, np.int64)), init("shape", np.array([4, 6, 8], np.int64))]
+    res = infer(nodes, inputs, ["g", "lf", "rep", "deq"], inits)
+    assert res.shape("g") == (s, t) and res.values["g"].dtype == TensorProto.FLOAT16
+    assert res.shape("lf") == (b, s, 32) and res.shape("rep") == (t,) and res.shape("deq") == (4, 6, 8)
