@@ -177,3 +177,15 @@ def test_try_eq_is_sound(x, y, b):
     answer = dims.try_eq(x[0], y[0])
     if answer is not None:
         assert answer == (x[1](b) == y[1](b))
+
+
+def test_broadcast_of_dims_that_may_be_zero_is_exact_in_every_valid_case():
+    """n and m broadcast when equal or when one is 1; a 0 meets only a 1 (or a 0)."""
+    inputs = [("x", F, ["n"]), ("y", F, ["m"])]
+    m = build([N("Add", ["x", "y"], ["z"])], inputs, ["z"])
+    sizes = [{"n": 0, "m": 1}, {"n": 1, "m": 0}, {"n": 0, "m": 0}, {"n": 1, "m": 5}, {"n": 4, "m": 4},
+             {"n": 3, "m": 1}]
+    res = check(m, inputs, sizes, ranges={"n": (0, 100), "m": (0, 100)})
+    assert not res.unresolved()
+    # with both known >= 1 the factors for 0 drop out
+    assert str(check(m, inputs, sizes[3:]).shape("z")[0]) == "max(m, n)"
