@@ -49,8 +49,42 @@ def coverage() -> List[DomainCoverage]:
     return table
 
 
+# The contrib domains whose schemas the installed onnxruntime registers.
+RUNTIME_DOMAINS = ("com.microsoft", "com.microsoft.nchwc")
+
+
+def runtime_ops() -> Dict[str, List[str]]:
+    """Operator names per contrib domain that the installed onnxruntime registers
+    (empty when onnxruntime, or its schema listing, is not there)."""
+    try:
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+        schemas = ort_c.get_all_operator_schema()
+    except (ImportError, AttributeError):
+        return {}
+    out: Dict[str, set] = {d: set() for d in RUNTIME_DOMAINS}
+    for s in schemas:
+        if s.domain in out:
+            out[s.domain].add(s.name)
+    return {d: sorted(ops) for d, ops in out.items()}
+
+
+def runtime_coverage() -> List[DomainCoverage]:
+    """Like :func:`coverage` for the contrib ops onnxruntime registers; the domain reads
+    e.g. "com.microsoft (onnxruntime 1.32.0)"."""
+    from . import rules  # noqa: F401
+
+    try:
+        import onnxruntime
+        version = onnxruntime.__version__
+    except ImportError:
+        return []
+    registered = registry.registered_ops()
+    return [DomainCoverage(f"{d} (onnxruntime {version})", ops, [op for op in ops if (d, op) in registered])
+            for d, ops in runtime_ops().items()]
+
+
 def markdown(table: List[DomainCoverage]) -> str:
-    lines = ["| domain | ops in onnx's schema set | ops with rules | missing |",
+    lines = ["| domain | ops in the schema set | ops with rules | missing |",
              "|---|---:|---:|---|"]
     for c in table:
         lines.append(f"| {c.domain} | {len(c.ops)} | {len(c.covered)} | {', '.join(c.missing) or '-'} |")
@@ -61,4 +95,4 @@ if __name__ == "__main__":
     import onnx
 
     print(f"onnx {onnx.__version__}\n")
-    print(markdown(coverage()))
+    print(markdown(coverage() + runtime_coverage()))

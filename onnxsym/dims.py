@@ -564,6 +564,10 @@ def _mod(a: Dim, b: Dim) -> Dim:
             return rest
         if lo // b == hi // b:
             return sub(rest, (lo // b) * b)
+        if rest.terms[-1][1] < 0 and rest.terms[-1][0] != ():
+            # (-y) % b == b*ceil(y/b) - y: one form for "pad y up to a multiple of b",
+            # whether a graph computes it with % (Pad) or with // (Reshape)
+            return add(mul(b, floordiv(add(neg(rest), b - 1), b)), rest)
         return _atom_expr(_OpAtom("mod", (rest, b)))
     q = floordiv(a, b)
     if not _has_atom(q, "floordiv"):

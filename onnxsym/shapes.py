@@ -35,8 +35,8 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
 
     Every dim that is not 1 must equal every other dim that is not 1, so a static
     dim other than 1 decides the result; a dim provably not 1 decides it too. Two
-    different dims that both may be 1 broadcast to their ``max`` when both are at
-    least 1 (exact in every valid case), else to a fresh symbol.
+    different dims that both may be 1 broadcast to their ``max`` (exact in every
+    valid case), times ``min(d, 1)`` for each dim ``d`` that may be 0.
     """
     rest: List[Dim] = []
     for d in ds:
@@ -62,9 +62,15 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
                 if assume is not None:
                     assume(d, decided, "broadcast of two dims that are not 1")
         return decided
-    if all(dims.range_of(d)[0] >= 1 for d in rest):
-        return dims.dmax(*rest)
-    return fresh("broadcast of dims that may be 0 or 1: " + ", ".join(str(d) for d in rest))
+    if all(dims.range_of(d)[0] >= 0 for d in rest):
+        # A 0 broadcasts only against 1s (and 0s), giving 0: each dim that may be 0
+        # contributes a factor min(d, 1), which the ranges drop for dims known >= 1.
+        out = dims.dmax(*rest)
+        for d in rest:
+            if dims.range_of(d)[0] < 1:
+                out = dims.mul(dims.dmin(d, 1), out)
+        return out
+    return fresh("broadcast of dims that may be negative: " + ", ".join(str(d) for d in rest))
 
 
 def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],

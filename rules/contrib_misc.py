@@ -14,7 +14,7 @@ from onnxsym.values import Tensor
 from . import shape_ops
 from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar_value,
                              to_channels_first)
-from .nn import conv, gemm, matmul, pool
+from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
@@ -279,3 +279,120 @@ def gather_nd(node):
     if data.shape is None or idx.shape is None or not isinstance(idx.shape[-1], int):
         return [Tensor(data.dtype, None)]
     return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[idx.shape[-1]:]))]
+
+
+@register("Rfft", domain=MS)
+def rfft(node):
+    """The last signal axis n becomes n//2 + 1 (onesided) and a trailing axis of 2 holds
+    real and imaginary parts (onnxruntime's CUDA kernel, as torch.rfft)."""
+    x = arg(node, 0)
+    if x.shape is None or not x.shape:
+        return [Tensor(x.dtype, None)]
+    shape = list(x.shape)
+    if node.attr("onesided", 1):
+        shape[-1] = dims.floordiv(shape[-1], 2) + 1
+    return [Tensor(x.dtype, tuple(shape) + (2,))]
+
+
+@register("Irfft", domain=MS)
+def irfft(node):
+    """The inverse: (..., m, 2) -> (..., m) or, onesided, (..., 2*m - 1): the size
+    onnxruntime's CUDA kernel gives it (not torch.irfft's 2*(m - 1))."""
+    x = arg(node, 0)
+    if x.shape is None or len(x.shape) < 2:
+        return [Tensor(x.dtype, None)]
+    shape = list(x.shape[:-1])
+    if node.attr("onesided", 1):
+        shape[-1] = 2 * shape[-1] - 1
+    return [Tensor(x.dtype, tuple(shape))]
+
+
+@register("WordConvEmbedding", domain=MS)
+def word_conv_embedding(node):
+    """Sequence (words, chars): one embedding per word, as wide as the conv has filters
+    (W's rows); onnxruntime's kernel keeps only the first axis of a longer Sequence."""
+    seq, w = arg(node, 0), arg(node, 1)
+    if seq.shape is None or not seq.shape:
+        return [Tensor(w.dtype, None)]
+    width = w.shape[0] if w.shape else node.fresh("the conv weight's shape is unknown", 0, 1)
+    return [Tensor(w.dtype or TensorProto.FLOAT, (seq.shape[0], width))]
+
+
+@register("Tokenizer", domain=MS)
+def tokenizer(node):
+    """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(TensorProto.STRING, None)]
+    d = node.fresh("the most tokens any string splits into is data", 0, len(x.shape), lo=0)
+    return [Tensor(TensorProto.STRING, tuple(x.shape) + (d,))]
+
+
+@register("DynamicTimeWarping", domain=MS)
+def dynamic_time_warping(node):
+    """(2, path length): the path from (0, 0) to (M-1, N-1) takes between max(M, N)
+    and M + N - 1 steps, which ones is data."""
+    x = arg(node, 0)
+    lo, hi = 0, dims.INT64_MAX
+    if x.shape is not None and len(x.shape) == 2 and all(isinstance(d, int) for d in x.shape):
+        lo, hi = max(x.shape), sum(x.shape) - 1
+    return [Tensor(TensorProto.INT32, (2, node.fresh("the warping path's length is data", 0, 1, lo=lo, hi=hi)))]
+
+
+@register("BifurcationDetector", domain=MS)
+def bifurcation_detector(node):
+    """tokens: cur_tokens, plus the predicted tokens from the bifurcation index on (data);
+    suffix_match_idx a scalar."""
+    cur = arg(node, 1)
+    idx = Tensor(arg(node, 2).dtype or cur.dtype, ())
+    if not present(node, 3):
+        return [Tensor(cur.dtype, cur.shape), idx][:max(node.num_outputs, 1)]
+    n = None
+    if cur.shape is not None and len(cur.shape) == 1:
+        n = node.fresh("how many predicted tokens follow the bifurcation index is data", 0, 0,
+                       lo=dims.range_of(cur.shape[0])[0])
+    return [Tensor(cur.dtype, None if n is None else (n,)), idx][:max(node.num_outputs, 1)]
+
+
+class _WithPads(WithInputs):
+    """``node`` with its pads attribute read from a tensor input."""
+
+    def __init__(self, node, pads):
+        super().__init__(node, node.inputs, "ConvTranspose")
+        self._pads = pads
+
+    def attr(self, name, default=None):
+        return list(self._pads) if name == "pads" else self._node.attr(name, default)
+
+
+@register("ConvTransposeWithDynamicPads", domain=MS)
+def conv_transpose_with_dynamic_pads(node):
+    """ConvTranspose whose pads come from input 2."""
+    pads = node.value(2)
+    if pads is not None:
+        return conv_transpose(_WithPads(node, pads))
+    out = conv_transpose(node)[0]
+    if not present(node, 2) or out.shape is None:
+        return [out]
+    sp = tuple(node.fresh("ConvTranspose pads are a tensor input whose value is unknown", 0, a)
+               for a in range(2, len(out.shape)))
+    return [Tensor(out.dtype, tuple(out.shape[:2]) + sp)]
+
+
+@register("ConvStateReplay GatedDeltaNetStateReplay", domain=MS)
+def state_replay(node):
+    """The output is bound to destination_backing's allocation: its shape."""
+    return [same_as(node, 2)]
+
+
+@register("DequantizeBFP", domain=MS)
+def dequantize_bfp(node):
+    """The original tensor: its shape is the value of input 1."""
+    shape = node.value(1)
+    dtype = node.attr("dtype", TensorProto.FLOAT)
+    if shape is None:
+        t = arg(node, 1)
+        if t.shape is None or len(t.shape) != 1 or not isinstance(t.shape[0], int):
+            return [Tensor(dtype, None)]
+        return [Tensor(dtype, node.fresh_shape(t.shape[0], "the shape is a tensor input whose value is unknown"))]
+    return [Tensor(dtype, tuple(shape))]

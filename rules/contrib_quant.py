@@ -12,6 +12,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
+from .common import required_attr
 from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
 from .nn import conv, global_pool, matmul, pool
 from .shape_ops import sum_dims
@@ -195,3 +196,135 @@ def gather_block_quantized(node):
         shape[-1] = dims.mul(shape[-1], 8 // bits)
     return [Tensor(dtype, tuple(shape[:g]) + tuple(idx.shape) + tuple(shape[g + 1:]))]
 
+
+
+# --------------------------------------------------------------------------- fused and other weight-only MatMuls
+
+
+def _last_replaced(node, a, n, dtype=None):
+    """A (..., K) times a weight with ``n`` columns: (..., n)."""
+    dtype = a.dtype if dtype is None else dtype
+    if a.shape is None:
+        return Tensor(dtype, None)
+    if not a.shape:
+        raise ShapeContradiction(f"{node.op_type} of a scalar")
+    return Tensor(dtype, tuple(a.shape[:-1]) + (n,))
+
+
+@register("MatMulNBitsQLoRA MatMulPacked", domain=MS)
+def matmul_n_attr(node):
+    """(..., N) with N the attribute."""
+    return [_last_replaced(node, arg(node, 0), required_attr(node, "N"))]
+
+
+@register("MatMulNBitsMlp", domain=MS)
+def matmul_nbits_mlp(node):
+    """Y (..., N) = activation(gate) * up; input_skip_bias_sum has A's shape."""
+    a = arg(node, 0)
+    return [_last_replaced(node, a, required_attr(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
+
+
+@register("MatMulNBitsQkv", domain=MS)
+def matmul_nbits_qkv(node):
+    """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
+    a = arg(node, 0)
+    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"))
+    return [q, kv, kv, Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
+
+
+@register("MatMulBlockQuantizedFp4Weight MatMulBlockQuantizedFp8Weight", domain=MS)
+def matmul_block_quantized_weight(node):
+    """B is stored (N, ...): A (..., K) -> (..., N)."""
+    a, b = arg(node, 0), arg(node, 1)
+    if b.shape:
+        n = b.shape[0]
+    else:
+        n = node.fresh("the weight's shape is unknown", 0, None if a.shape is None else len(a.shape) - 1)
+    return [_last_replaced(node, a, n)]
+
+
+@register("MatMulFpQ4", domain=MS)
+def matmul_fp_q4(node):
+    """B_shape (a tensor input) holds (K, N) of the packed weight: A (..., K) -> (..., N)."""
+    shape = node.value(2)
+    a = arg(node, 0)
+    if shape is None or len(shape) != 2:
+        n = node.fresh("MatMulFpQ4's B_shape is a tensor input whose value is unknown", 0,
+                       None if a.shape is None else len(a.shape) - 1)
+    else:
+        n = shape[1]
+    return [_last_replaced(node, a, n)]
+
+
+@register("GemmFloat8 SparseToDenseMatMul", domain=MS)
+def gemm_float8(node):
+    """(M, N) after transA/transB; GemmFloat8 in the element type ``dtype`` names (0: A's)."""
+    a, b = arg(node, 0), arg(node, 1)
+    dtype = node.attr("dtype", 0) or a.dtype
+    if a.shape is None or b.shape is None or len(a.shape) != 2 or len(b.shape) != 2:
+        return [Tensor(dtype, None)]
+    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
+    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
+    return [Tensor(dtype, (m, n))]
+
+
+@register("GatherPacked", domain=MS)
+def gather_packed(node):
+    """Rows of a packed (rows, ...) table dequantized to K values: indices.shape + (K,)."""
+    idx = arg(node, 1)
+    dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
+    if idx.shape is None:
+        return [Tensor(dtype, None)]
+    return [Tensor(dtype, tuple(idx.shape) + (required_attr(node, "K"),))]
+
+
+# --------------------------------------------------------------------------- cuBLASLt-ordered int8 (CUDA)
+
+
+@register("QuantizeWithOrder", domain=MS)
+def quantize_with_order(node):
+    return [Tensor(TensorProto.INT8, arg(node, 0).shape)]
+
+
+@register("DequantizeWithOrder", domain=MS)
+def dequantize_with_order(node):
+    return [Tensor(node.attr("to", F32), arg(node, 0).shape)]
+
+
+@register("QOrderedMatMul", domain=MS)
+def qordered_matmul(node):
+    """MatMul of A (0) and B (2) as given, in int8."""
+    out = matmul(WithInputs(node, [arg(node, 0), arg(node, 2)], "MatMul"))
+    return [Tensor(TensorProto.INT8, out[0].shape)]
+
+
+@register("QOrderedAttention", domain=MS)
+def qordered_attention(node):
+    """input (B, S, D) -> (B, S, v_hidden), v_hidden the V weight's columns."""
+    x, wv = arg(node, 0), arg(node, 7)
+    if x.shape is None or len(x.shape) != 3:
+        return [Tensor(TensorProto.INT8, None)]
+    sizes = node.attr("qkv_hidden_sizes")
+    if sizes:
+        v = sizes[2]
+    elif wv.shape is not None and len(wv.shape) == 2:
+        v = wv.shape[1]
+    else:
+        v = node.fresh("the V weight's shape is unknown", 0, 2)
+    return [Tensor(TensorProto.INT8, (x.shape[0], x.shape[1], v))]
+
+
+@register("QOrderedLongformerAttention", domain=MS)
+def qordered_longformer_attention(node):
+    return [Tensor(TensorProto.INT8, arg(node, 0).shape)]
+
+
+@register("QuantizeBFP", domain=MS)
+def quantize_bfp(node):
+    """y: 1-D packed BFP bytes (their count depends on the BFP type's block layout, not
+    modelled: fresh); shape and strides: one int64 per axis of x."""
+    x = arg(node, 0)
+    per_axis = None if x.shape is None else (len(x.shape),)
+    y = node.fresh("the packed size depends on the BFP type's block layout", 0, 0)
+    return [Tensor(TensorProto.UINT8, (y,)), Tensor(TensorProto.INT64, per_axis),
+            Tensor(TensorProto.INT64, per_axis)][:max(node.num_outputs, 1)]

@@ -171,6 +171,22 @@ def test_unknown_domain_is_legal_but_unknowable_fresh_symbols_and_a_warning(tmp_
     assert cli.exit_code == 0 and "acme.ops::Foo" in cli.stderr
 
 
+def test_if_with_branches_of_different_rank_is_an_unknown_rank_with_its_reason(tmp_path):
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                               [helper.make_empty_tensor_value_info("t")])
+    else_g = helper.make_graph([helper.make_node("Unsqueeze", ["x", "axes"], ["e"])], "else", [],
+                               [helper.make_empty_tensor_value_info("e")])
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    m = model([helper.make_node("If", ["c"], ["y"], name="branchy", then_branch=then_g, else_branch=else_g)],
+              [("c", onnx.TensorProto.BOOL, []), ("x", F, ["batch", 3])], [("y", F, None)], initializers=[axes])
+    (u,) = onnxsym.infer(m).unresolved()
+    assert (u.value, u.axis) == ("y", None) and "ranks 2 and 3" in u.provenance[0].reason
+    p = tmp_path / "m.onnx"
+    onnx.save(m, str(p))
+    r = CliRunner().invoke(main, ["annotate", str(p), "-o", str(tmp_path / "out.onnx")])
+    assert r.exit_code == 0 and "unresolved y (rank): If 'branchy': the If branches give ranks 2 and 3" in r.output
+
+
 def test_unparsable_dim_param_is_one_symbol_with_a_warning():
     r = onnxsym.infer(_relu(inputs=(("x", F, ["(batch", 3]),)))
     (d, three) = r.shape("y")

@@ -349,7 +349,9 @@ def test_every_contrib_rule_takes_inputs_of_unknown_shape():
     ops = sorted(op for (domain, op) in registry.registered_ops() if domain == "com.microsoft")
     assert len(ops) > 90
     attrs = dict(num_heads=2, kv_num_heads=1, axis=1, axes=[0], keepdims=1, kernel_shape=[2, 2], N=4, K=8,
-                 block_size=16, size=2, sparse_block_size=16, groups=1, activation=0, max_distance=4, ngram_size=2)
+                 block_size=16, size=2, sparse_block_size=16, groups=1, activation=0, max_distance=4, ngram_size=2,
+                 heads=2, n_groups=1, q_num_heads=2, max_ngram_size=3, n_head_per_ngram=1, Nq=4, Nkv=4,
+                 token_budget=4, compress_ratio=2, max_output_entries=4)
     unknown = [helper.make_node("Mystery", ["x"], [f"i{k}"], domain="my.ops") for k in range(9)]
     nodes = unknown + [ms_node(op, [f"i{k}" for k in range(9)], [f"{op}_{k}" for k in range(4)], **attrs)
                        for op in ops]

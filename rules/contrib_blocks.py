@@ -1,0 +1,140 @@
+"""Fused building blocks of recent decoders in onnxruntime's contrib set: gated and
+branch-wise RMS norms, hyper-connection mixes, Engram gates and n-gram hashes, MoE
+routers and the shared-expert projection."""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from onnxsym.registry import register
+from onnxsym.values import Tensor
+
+from .common import required_attr
+from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shape
+
+F32 = TensorProto.FLOAT
+
+
+@register("GatedRMSNorm BranchwiseRMSNorm GatedAdd HyperConnectionPostMix MoEPacked", domain=MS)
+def keeps_shape(node):
+    """Output 0 has the shape of input 0 (scales, gates, mixes and experts only read)."""
+    return [same_as(node, 0)]
+
+
+@register("HyperConnectionPreMix", domain=MS)
+def hyper_connection_pre_mix(node):
+    """C streams of width H reduced to one: (..., C, H) -> (..., H), or flattened
+    (..., C*H) -> (..., H) when num_branches gives C."""
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Tensor(x.dtype, None)]
+    c = node.attr("num_branches", 0)
+    if c:
+        return [Tensor(x.dtype, tuple(x.shape[:-1]) + (exact_div(x.shape[-1], c, "stream width over num_branches"),))]
+    return [Tensor(x.dtype, tuple(x.shape[:-2]) + (x.shape[-1],))]
+
+
+@register("HyperConnectionLowRankMix", domain=MS)
+def hyper_connection_low_rank_mix(node):
+    """streams (..., C*H): pre_output (..., H), post_gate (..., C), streams_out like streams."""
+    x = arg(node, 0)
+    c = node.attr("num_branches", 0)
+    if x.shape is None or not c:
+        return [Tensor(x.dtype, None), Tensor(x.dtype, None), Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
+    lead = tuple(x.shape[:-1])
+    h = exact_div(x.shape[-1], c, "stream width over num_branches")
+    return [Tensor(x.dtype, lead + (h,)), Tensor(x.dtype, lead + (c,)), Tensor(x.dtype, x.shape)][
+        :max(node.num_outputs, 1)]
+
+
+@register("EngramGate", domain=MS)
+def engram_gate(node):
+    """output and gated_value_normed are key-shaped: (B, S, hc_mult, H)."""
+    return [same_as(node, 0)] * max(node.num_outputs, 1)
+
+
+@register("NGramHashMapping VarlenNGramHashMapping", domain=MS)
+def ngram_hash_mapping(node):
+    """hash_ids: input_ids' shape + ((max_ngram_size - 1) * n_head_per_ngram,); present_ids and
+    present_segment_ids (batch, max_ngram_size - 1), batch from input_ids or, packed,
+    cumulative_sequence_length; state_update (batch, state_update_capacity, max_ngram_size - 1)."""
+    ids = arg(node, 0)
+    m, n = required_attr(node, "max_ngram_size"), required_attr(node, "n_head_per_ngram")
+    hashes = None if ids.shape is None else tuple(ids.shape) + ((m - 1) * n,)
+    if node.op_type == "NGramHashMapping":
+        batch = None if ids.shape is None else ids.shape[0]
+    else:
+        cum = arg(node, 3)
+        batch = None if cum.shape is None or len(cum.shape) != 1 else cum.shape[0] - 1
+    hist = None if batch is None else (batch, m - 1)
+    cap = node.attr("state_update_capacity", 0)
+    update = None if batch is None or cap <= 0 else (batch, cap, m - 1)
+    outs = [Tensor(ids.dtype, hashes), Tensor(ids.dtype, hist), Tensor(I32, hist), Tensor(ids.dtype, update)]
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("MoEGroupRouter", domain=MS)
+def moe_group_router(node):
+    """(tokens, num_experts): the logits' shape, or with projection_weight (experts, width)
+    the projected rows; the full-score outputs are float32 of that shape."""
+    logits, proj = arg(node, 0), arg(node, 2)
+    shape = logits.shape
+    if present(node, 2):
+        shape = None if shape is None or proj.shape is None else tuple(shape[:-1]) + (proj.shape[0],)
+    return [Tensor(logits.dtype, shape), Tensor(F32, shape), Tensor(F32, shape)][:max(node.num_outputs, 1)]
+
+
+@register("RouterGateUpProj", domain=MS)
+def router_gate_up_proj(node):
+    """Y = X @ W (..., router_size + 2*inter) split into router (..., router_size) and
+    activated (..., inter)."""
+    x, w = arg(node, 0), arg(node, 1)
+    r = node.attr("router_size")
+    if x.shape is None or w.shape is None or r is None:
+        return [Tensor(x.dtype, None), Tensor(x.dtype, None)][:max(node.num_outputs, 1)]
+    lead = tuple(x.shape[:-1])
+    inter = exact_div(w.shape[-1] - r, 2, "shared expert gate/up width")
+    return [Tensor(x.dtype, lead + (r,)), Tensor(x.dtype, lead + (inter,))][:max(node.num_outputs, 1)]
+
+
+@register("RMSNormRotary", domain=MS)
+def rms_norm_rotary(node):
+    """X (B, S, heads, stride): Y (B, S, heads*width) or, flatten_batch, (1, B*S, heads*width),
+    float16 with output_fp16 else bfloat16; normalized_fp32 (B, S, heads, width). width is
+    input_width, or the whole last axis when that is 0."""
+    x = arg(node, 0)
+    y_dtype = TensorProto.FLOAT16 if node.attr("output_fp16", 0) else TensorProto.BFLOAT16
+    if x.shape is None or len(x.shape) != 4:
+        return [Tensor(y_dtype, None), Tensor(F32, None)][:max(node.num_outputs, 1)]
+    b, s, heads, stride = x.shape
+    width = node.attr("input_width", 0) or stride
+    if not node.attr("input_width", 0) and node.attr("input_start", 0):
+        width = node.fresh("RMSNormRotary with an input_start and no input_width", 1, 3)
+    y = (1, b * s, heads * width) if node.attr("flatten_batch", 0) else (b, s, heads * width)
+    return [Tensor(y_dtype, y), Tensor(F32, (b, s, heads, width))][:max(node.num_outputs, 1)]
+
+
+@register("Mamba2Verify", domain=MS)
+def mamba2_verify(node):
+    """projection (R, width), di = heads*head_dim: Y and readout (R, di); the snapshots have
+    the states' shapes; xbc (R, channels) with channels = di + 2*n_groups*d_state."""
+    proj, conv, ssm = arg(node, 0), arg(node, 1), arg(node, 2)
+    di = required_attr(node, "heads") * node.attr("head_dim", 64)
+    channels = di + 2 * required_attr(node, "n_groups") * node.attr("d_state", 128)
+    r = proj.shape[0] if proj.shape else None
+    rows = (lambda n: None) if r is None else (lambda n: (r, n))
+    outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),
+            Tensor(F32, rows(di))]
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("SpeculativePrefixCommit", domain=MS)
+def speculative_prefix_commit(node):
+    """head_c (batch,), batch from next_tokens (batch, rows) (1 for (rows,)); the updated
+    states keep ctl's and ctx_commit's shapes."""
+    nxt = arg(node, 0)
+    batch = None
+    if nxt.shape is not None:
+        batch = (nxt.shape[0] if len(nxt.shape) == 2 else 1,) if len(nxt.shape) in (1, 2) else None
+    return [Tensor(TensorProto.INT32, batch), same_shape(arg(node, 3)), same_shape(arg(node, 4))][
+        :max(node.num_outputs, 1)]

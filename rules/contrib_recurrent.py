@@ -1,0 +1,118 @@
+"""Recurrent ops of onnxruntime's contrib set: the attention-wrapped and dynamically
+quantized LSTMs, linear attention and gated delta networks (explicit recurrent state),
+and the stateful causal convolutions that feed them."""
+
+from __future__ import annotations
+
+from onnxsym.values import Tensor
+from onnxsym.registry import register
+
+from .common import required_attr
+from .contrib_common import MS, WithInputs, arg, exact_div, present, rank
+from .recurrent import recurrent
+
+
+@register("AttnLSTM", domain=MS)
+def attn_lstm(node):
+    """The LSTM's outputs: Y (seq, dirs, batch, hidden), Y_h and Y_c (dirs, batch, hidden)."""
+    return recurrent(node)
+
+
+@register("DynamicQuantizeLSTM", domain=MS)
+def dynamic_quantize_lstm(node):
+    """The LSTM's outputs; its R is stored transposed, (dirs, hidden, 4*hidden)."""
+    r = arg(node, 2)
+    if r.shape is not None and len(r.shape) == 3:
+        r = Tensor(r.dtype, (r.shape[0], r.shape[2], r.shape[1]))
+    return recurrent(WithInputs(node, [arg(node, 0), arg(node, 1), r]))
+
+
+@register("LinearAttention", domain=MS)
+def linear_attention(node):
+    """query (B, T, Hq*Dk), value (B, T, Hkv*Dv) -> output (B, T, max(Hq, Hkv)*Dv);
+    present_state (B, Hkv, Dk, Dv)."""
+    q, v = arg(node, 0), arg(node, 2)
+    if rank(q, 3) is None or rank(v, 3) is None:
+        return [Tensor(q.dtype, None), Tensor(q.dtype, None)][:max(node.num_outputs, 1)]
+    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
+    dk = exact_div(q.shape[2], hq, "query width over q_num_heads")
+    dv = exact_div(v.shape[2], hkv, "value width over kv_num_heads")
+    b = q.shape[0]
+    state = arg(node, 3)
+    st_dtype = state.dtype or q.dtype
+    st = state.shape if present(node, 3) and state.shape is not None else (b, hkv, dk, dv)
+    return [Tensor(q.dtype, (b, q.shape[1], max(hq, hkv) * dv)), Tensor(st_dtype, st)][:max(node.num_outputs, 1)]
+
+
+@register("LinearAttentionGate", domain=MS)
+def linear_attention_gate(node):
+    """decay has the shape of a, beta that of b."""
+    return [Tensor(arg(node, 0).dtype, arg(node, 0).shape), Tensor(arg(node, 3).dtype, arg(node, 3).shape)][
+        :max(node.num_outputs, 1)]
+
+
+@register("GatedDeltaNet", domain=MS)
+def gated_delta_net(node):
+    """output is value-shaped: (tokens, Hv, Dv) or (B, S, Hv, Dv) (packed QKV: Hv and Dv
+    from initial_state); final_state (B, Hv, Dv, Dk), B from initial_state or cu_seqlens."""
+    q, v, init = arg(node, 0), arg(node, 2), arg(node, 6)
+    if q.shape is None:
+        return [Tensor(q.dtype, None), Tensor(init.dtype, None)][:max(node.num_outputs, 1)]
+    if present(node, 2):
+        out = v.shape
+    elif init.shape is not None and len(init.shape) == 4 and len(q.shape) == 2:
+        out = (q.shape[0], init.shape[1], init.shape[2])
+    else:
+        out = None
+    if init.shape is not None:
+        state = init.shape
+    elif out is not None and present(node, 3) and arg(node, 3).shape is not None and len(q.shape) == 3:
+        state = (arg(node, 3).shape[0] - 1, out[-2], out[-1], q.shape[-1])
+    else:
+        state = None
+    outs = [Tensor(q.dtype, out), Tensor(init.dtype or 1, state)]
+    if node.num_outputs > 2:
+        outs.append(Tensor(1, None))  # compact state updates: sized by data-layout attributes not modelled
+    return outs[:max(node.num_outputs, 1)]
+
+
+def _state_length(node, w):
+    """(k - 1) * dilation positions of history along the causal axis."""
+    if w.shape is None or not w.shape:
+        return node.fresh("the convolution weight's shape is unknown", 1, 2)
+    return (w.shape[-1] - 1) * node.attr("dilation", 1)
+
+
+@register("CausalConvWithState", domain=MS)
+def causal_conv_with_state(node):
+    """output has the input's shape; present_state holds the last (k-1)*dilation
+    positions: (B, C, state) or, channels_last, (B, state, C) (1-D; ndim 1)."""
+    x, w, past = arg(node, 0), arg(node, 1), arg(node, 3)
+    outs = [Tensor(x.dtype, x.shape)]
+    if present(node, 3):
+        outs.append(Tensor(past.dtype or x.dtype, past.shape))
+    elif x.shape is None or len(x.shape) != 3 or node.attr("ndim", 1) != 1 or node.attr("state_window", 0):
+        outs.append(Tensor(x.dtype, None))
+    else:
+        k = _state_length(node, w)
+        b = x.shape[0]
+        last = node.attr("channels_last", 0)
+        c = x.shape[2] if last else x.shape[1]
+        state_last = node.attr("state_channels_last", -1)
+        state_last = last if state_last == -1 else state_last
+        outs.append(Tensor(x.dtype, (b, k, c) if state_last else (b, c, k)))
+    outs.append(Tensor(x.dtype, None))
+    return outs[:max(node.num_outputs, 1)]
+
+
+@register("VarlenCausalConvWithState", domain=MS)
+def varlen_causal_conv_with_state(node):
+    """output (tokens, C) like the input; final_state like initial_state (B, C, state);
+    state_update (B, state_update_capacity, C)."""
+    x, init = arg(node, 0), arg(node, 4)
+    cap = node.attr("state_update_capacity", 0)
+    update = None
+    if init.shape is not None and x.shape is not None and len(x.shape) == 2 and cap > 0:
+        update = (init.shape[0], cap, x.shape[1])
+    return [Tensor(x.dtype, x.shape), Tensor(init.dtype or x.dtype, init.shape),
+            Tensor(x.dtype, update)][:max(node.num_outputs, 1)]
