@@ -194,7 +194,8 @@ class Engine:
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Optional[Callable[[int, int], None]] = None
         self.produced: List[str] = []  # what the main graph's nodes produce, in node order
-        self._ops: Dict[Tuple[str, str], tuple] = {}  # (domain, op_type) -> _resolve_op's answer
+        # (domain, op_type), or op_type alone in the default domain -> _resolve_op's answer
+        self._ops: Dict[object, tuple] = {}
         self.memo = RuleMemo()
         self._watched = Watched(self)
 
@@ -343,11 +344,12 @@ class Engine:
         attributes and input values: most nodes of a many-layer model) takes its result
         here; every other node goes through :meth:`_infer_node`."""
         ops, producer, key, lookup = self._ops, self.producer, self.memo.key, self.memo.lookup
+        constraints = self.constraints
         for index, n in enumerate(nodes):
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
             env = self.env  # (a subgraph's inference replaces it: read per node)
-            op = ops.get((domain, op_type))
-            if op is not None and op[2] is not None and len(output_names) == 1 and not self.constraints.derived:
+            op = ops.get((domain, op_type) if domain else op_type)
+            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
                 name = output_names[0]
                 ids = tuple(map(id, map(env.get, input_names)))
                 if _NONE_ID not in ids and name and name not in env and \
@@ -374,9 +376,9 @@ class Engine:
         output names, attributes)``. With ``check_order``, a node whose inputs are not all known yet or
         whose outputs already are is left alone: returns False."""
         op_type, domain, input_names, output_names, attributes = fields
-        op = self._ops.get((domain, op_type))
+        op = self._ops.get((domain, op_type) if domain else op_type)
         if op is None:
-            op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
+            op = self._ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
         domain, opset, rule = op
         env = self.env  # (a subgraph's inference replaces it: read per node)
         if self.constraints.derived:
