@@ -403,6 +403,7 @@ class Engine:
         memo_key = None
         if rule is not None and not subgraphs:
             memo_key = self.memo.key(op_type, domain, opset, attributes, ids, output_names)
+        outs: Seq[Optional[Value]]
         known = None if memo_key is None else self.memo.lookup(memo_key)
         if known is not None:
             made_by = (nodes, index)
