@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 import onnxsym
 from onnxsym import GraphError
 from onnxsym import dims
-from onnxsym.wire import tensor_type_bytes
+from onnxsym.wire import ValueInfoBytes, tensor_type_bytes
 from helpers import F, I64, build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,3 +97,18 @@ def test_the_mlir_export_loads_only_when_used():
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith("onnxsym.mlir")
+
+
+def test_value_info_entries_of_any_name_length_parse_as_protobuf_builds_them():
+    b = dims.sym("batch")
+    names = ["y", "x" * 120, "z" * 200, "w" * 3000, "größe/Mul_output_0"]
+    shapes = [(b, 4), (b, 2 * b + 1), (), None, (b, 3)]
+    added = ValueInfoBytes()
+    for name, shape in zip(names, shapes):
+        added.add_tensor(name, TensorProto.FLOAT, shape)
+    got = onnx.GraphProto()
+    added.merge_into(got)
+    want = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None if shape is None else
+                                          [d if isinstance(d, int) else str(d) for d in shape])
+            for name, shape in zip(names, shapes)]
+    assert list(got.value_info) == want
