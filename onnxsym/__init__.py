@@ -21,7 +21,6 @@ from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div,
 from .errors import GraphError, ModelLoadError, OnnxsymError, ShapeContradiction  # noqa: E402
 from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
 from .registry import register_rule  # noqa: E402
-from .mlir import to_mlir  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
 
 __all__ = [
@@ -30,3 +29,11 @@ __all__ = [
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
     "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
+
+
+def __getattr__(name):
+    # The MLIR export loads when first used: annotating needs none of it.
+    if name == "to_mlir":
+        from .mlir import to_mlir
+        return to_mlir
+    raise AttributeError(f"module 'onnxsym' has no attribute {name!r}")

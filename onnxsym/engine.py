@@ -8,6 +8,7 @@ rank) with the reason recorded.
 
 from __future__ import annotations
 
+import operator
 import re
 
 from dataclasses import dataclass
@@ -102,37 +103,12 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
-def ordered_io(graph: onnx.GraphProto, available: Set[str]) -> Optional[List[tuple]]:
-    """Each node's ``(op_type, domain, input names, output names)`` when the nodes as
-    stored are a valid order (exporters write them so), in one pass; ``None`` when they
-    are not, or when anything is unusual (a subgraph, a name made twice): the full
-    check handles that."""
-    seen = set(available)
-    seen.add("")  # an omitted optional input or output
-    io = []
-    for n in graph.node:
-        op_type, domain = n.op_type, n.domain
-        if (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n):
-            return None
-        ins, outs = list(n.input), list(n.output)
-        if not seen.issuperset(ins):
-            return None
-        if len(outs) == 1:
-            if outs[0] in seen:
-                return None
-            seen.add(outs[0])
-        else:
-            made = [o for o in outs if o]
-            if len(set(made)) != len(made) or not seen.isdisjoint(made):
-                return None
-            seen.update(made)
-        io.append((op_type, domain, ins, outs))
-    return io
-
-
 # The standard ops with graph attributes; other domains' ops are checked one by one.
 _SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+# What the engine reads of a node, in one call (each protobuf field read costs).
+_NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
+_NONE_ID = id(None)
 
 
 def has_subgraph(n: onnx.NodeProto) -> bool:
@@ -206,7 +182,8 @@ class Engine:
         self.declared: Set[str] = set()
         # (value, axis) whose declared dim_param the writer keeps: it equals the inferred dim.
         self.keep_declared: Set[Tuple[str, int]] = set()
-        self.producer: Dict[str, str] = {}
+        # What made each value: a text, or (the nodes of its graph, the node's index); see _made_by.
+        self.producer: Dict[str, object] = {}
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
         self._rewritten: Set[dims.Sym] = set()
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
@@ -217,7 +194,8 @@ class Engine:
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Optional[Callable[[int, int], None]] = None
         self.produced: List[str] = []  # what the main graph's nodes produce, in node order
-        self._ops: Dict[Tuple[str, str], tuple] = {}  # (domain, op_type) -> _resolve_op's answer
+        # (domain, op_type), or op_type alone in the default domain -> _resolve_op's answer
+        self._ops: Dict[object, tuple] = {}
         self.memo = RuleMemo()
         self._watched = Watched(self)
 
@@ -316,7 +294,7 @@ class Engine:
                 # A new name is defined by what the graph computes; a declaration over the input
                 # symbols alone may be sloppy (an output called 'batch' that is 1): recorded, not solved.
                 names_new = any(s.name in self.declared for s in dims.free_symbols(known))
-                self.constraints.require(known, d, self.producer.get(vi.name, vi.name), "",
+                self.constraints.require(known, d, self._made_by(vi.name), "",
                                          f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'",
                                          solve=names_new, kind="declared")
                 if self.constraints.resolve(known) is self.constraints.resolve(d):
@@ -340,49 +318,102 @@ class Engine:
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
-        """Infer every node of ``graph``; returns the names its nodes produce, in node order."""
+        """Infer every node of ``graph``; returns the names its nodes produce, in node order.
+        Exporters store nodes in a valid order: they run so, checked as they go; from where
+        the stored order breaks, the rest follow a topological order (which names what is
+        wrong with a bad graph)."""
         nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
-        io = ordered_io(graph, available)
-        order = range(len(nodes)) if io is not None else topological_order(graph, available)
-        for k, i in enumerate(order):
-            self._infer_node(nodes[i], i, None if io is None else io[i])
+        produced: List[str] = []
+        done = self._run_stored_order(nodes, produced, progress)
+        if done == len(nodes):
+            return produced
+        rest = [i for i in topological_order(graph, available) if i >= done]
+        for k, i in enumerate(rest, done):
+            n = nodes[i]
+            self._infer_node(nodes, i, n, (n.op_type, n.domain, list(n.input), list(n.output), n.attribute))
             if progress is not None:
-                progress(k + 1, len(order))
-        if io is not None:
-            return [o for node_io in io for o in node_io[3] if o]
+                progress(k + 1, len(nodes))
         return [o for n in nodes for o in n.output if o]
 
-    def _infer_node(self, n: onnx.NodeProto, index: int, io: Optional[tuple] = None) -> None:
-        """Infer node ``n``; ``io`` is what :func:`ordered_io` read of it, when it did."""
-        if io is None:
-            io = (n.op_type, n.domain, list(n.input), list(n.output))
-        op_type, domain, input_names, output_names = io
-        attributes = n.attribute
-        op = self._ops.get((domain, op_type))
+    def _run_stored_order(self, nodes, produced: List[str], progress) -> int:
+        """Infer ``nodes`` in stored order while each one's inputs are known and its outputs
+        new; returns how many were inferred. ``produced`` receives their outputs' names.
+
+        The hot loop of a large model: a node that repeats an earlier one (same op,
+        attributes and input values: most nodes of a many-layer model) takes its result
+        here; every other node goes through :meth:`_infer_node`."""
+        ops, producer, key, lookup = self._ops, self.producer, self.memo.key, self.memo.lookup
+        constraints = self.constraints
+        for index, n in enumerate(nodes):
+            op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
+            env = self.env  # (a subgraph's inference replaces it: read per node)
+            op = ops.get((domain, op_type) if domain else op_type)
+            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
+                name = output_names[0]
+                ids = tuple(map(id, map(env.get, input_names)))
+                if _NONE_ID not in ids and name and name not in env and \
+                        not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
+                    known = lookup(key(op_type, op[0], op[1], attributes, ids, (name,)))
+                    if known is not None:
+                        env[name] = known[0]
+                        producer[name] = (nodes, index)
+                        produced.append(name)
+                        if progress is not None:
+                            progress(index + 1, len(nodes))
+                        continue
+            input_names, output_names = input_names[:], output_names[:]
+            fields = (op_type, domain, input_names, output_names, attributes)
+            if not self._infer_node(nodes, index, n, fields, check_order=True):
+                return index
+            produced.extend([o for o in output_names if o])
+            if progress is not None:
+                progress(index + 1, len(nodes))
+        return len(nodes)
+
+    def _infer_node(self, nodes, index: int, n: onnx.NodeProto, fields: tuple, check_order: bool = False) -> bool:
+        """Infer node ``n`` (``nodes[index]``); ``fields`` are its ``(op_type, domain, input names,
+        output names, attributes)``. With ``check_order``, a node whose inputs are not all known yet or
+        whose outputs already are is left alone: returns False."""
+        op_type, domain, input_names, output_names, attributes = fields
+        op = self._ops.get((domain, op_type) if domain else op_type)
         if op is None:
-            op = self._ops[(domain, op_type)] = self._resolve_op(domain, op_type, n, index)
+            op = self._ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
         domain, opset, rule = op
-        env = self.env
+        env = self.env  # (a subgraph's inference replaces it: read per node)
         if self.constraints.derived:
             self._rewritten = set()
             inputs = [self._resolved(x) if x else None for x in input_names]
         else:  # nothing to rewrite; "" (an omitted input) is never a key: None
             inputs = list(map(env.get, input_names))
+        ids = tuple(map(id, inputs))
+        subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+        if check_order:
+            if _NONE_ID in ids and not all(x in env for x in input_names if x):
+                return False
+            if len(output_names) == 1:
+                if output_names[0] in env:
+                    return False
+            else:
+                made = [o for o in output_names if o]
+                if len(set(made)) != len(made) or any(o in env for o in made):
+                    return False
+            if subgraphs and not all(x in env for x in node_inputs(n)):
+                return False
         memo_key = None
-        if rule is not None and not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
-            memo_key = self.memo.key(op_type, domain, opset, attributes, inputs, output_names)
+        if rule is not None and not subgraphs:
+            memo_key = self.memo.key(op_type, domain, opset, attributes, ids, output_names)
         outs: Seq[Optional[Value]]
-        known = self.memo.get(memo_key)
+        known = None if memo_key is None else self.memo.lookup(memo_key)
         if known is not None:
-            made_by = f"{op_type} node '{n.name or f'{op_type}_{index}'}'"
+            made_by = (nodes, index)
             for name, v in zip(output_names, known):
                 if name:
                     env[name] = v
                     self.producer[name] = made_by
                     if self.constraints.derived:
                         self._resolved(name)
-            return
+            return True
         # (a reused result was validated with the same attributes)
         validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
@@ -410,6 +441,7 @@ class Engine:
                 outs = [outs]
             if not self._watched.used:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
+        made_by = (nodes, index)
         for i, name in enumerate(output_names):
             if name:
                 v = outs[i] if i < len(outs) else None
@@ -418,9 +450,18 @@ class Engine:
                         self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
                                                              "the rule could not tell the rank")
                 self.env[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
-                self.producer[name] = f"{n.op_type} node '{node.name}'"
+                self.producer[name] = made_by
                 if self.constraints.derived:
                     self._resolved(name)
+        return True
+
+    def _made_by(self, name: str) -> str:
+        """What produced value ``name``, in words."""
+        p = self.producer.get(name, name)
+        if isinstance(p, tuple):  # a node, as (the nodes of its graph, its index): no wrapper kept
+            n = p[0][p[1]]
+            return f"{n.op_type} node '{node_label(n, p[1])}'"
+        return p
 
     def _input_sources(self, n: onnx.NodeProto) -> str:
         """Where a node's inputs come from, with their shapes: the other side of a contradiction."""
@@ -428,7 +469,7 @@ class Engine:
         for x in n.input:
             v = self.env.get(x) if x else None
             if isinstance(v, Tensor) and v.shape is not None and x in self.producer:
-                parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self.producer[x]}")
+                parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self._made_by(x)}")
         return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
 
     def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
 
+import onnx
+
 from .values import Tensor
+
+_serialize = onnx.AttributeProto.SerializeToString
 
 
 class Watched:
@@ -36,7 +40,9 @@ class RuleMemo:
 
     def __init__(self):
         self._results: Dict[tuple, tuple] = {}
+        self._alive: list = []  # the inputs of each kept result: no other object can take their ids
         self._values: Dict[object, object] = {}
+        self.lookup = self._results.get  # key -> the outputs' values, or None
 
     def intern(self, value):
         """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
@@ -46,16 +52,11 @@ class RuleMemo:
             return value
 
     @staticmethod
-    def key(op_type: str, domain: str, opset: int, attributes, inputs: Sequence, output_names) -> tuple:
-        """The key of a node without subgraphs (their inference is the node's own)."""
-        attrs = tuple([a.SerializeToString() for a in attributes]) if attributes else ()
-        return (op_type, domain, opset, attrs, tuple(map(id, inputs)), tuple(map(bool, output_names)))
-
-    def get(self, key: Optional[tuple]) -> Optional[tuple]:
-        if key is None:
-            return None
-        known = self._results.get(key)
-        return None if known is None else known[1]
+    def key(op_type: str, domain: str, opset: int, attributes, input_ids: tuple, output_names) -> tuple:
+        """The key of a node without subgraphs (their inference is the node's own);
+        ``input_ids`` are the ids of its input values."""
+        attrs = tuple(map(_serialize, attributes)) if attributes else ()
+        return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
     def put(self, key: Optional[tuple], inputs: Sequence, outs: Sequence, num_outputs: int) -> None:
         """Keep ``outs`` when it describes every output with a known rank."""
@@ -64,5 +65,5 @@ class RuleMemo:
         for v in outs[:num_outputs]:
             if v is None or (isinstance(v, Tensor) and v.shape is None):
                 return
-        # the inputs stay alive with the result: no other object can take their ids
-        self._results[key] = (tuple(inputs), tuple(self.intern(v) for v in outs))
+        self._alive.append(tuple(inputs))
+        self._results[key] = tuple(self.intern(v) for v in outs)

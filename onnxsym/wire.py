@@ -34,6 +34,7 @@ def field(tag: int, payload: bytes) -> bytes:
 _VI_NAME, _VI_TYPE, _TP_TENSOR, _T_SHAPE, _SHAPE_DIM, _DIM_PARAM = 0x0A, 0x12, 0x0A, 0x12, 0x0A, 0x12
 _T_ELEM, _DIM_VALUE = 0x08, 0x08
 _GRAPH_VALUE_INFO = 0x6A
+_VALUE_INFO_TAG, _NAME_TAG = bytes((_GRAPH_VALUE_INFO,)), bytes((_VI_NAME,))
 
 
 def tensor_type_bytes(dtype: int, shape: Tuple) -> bytes:
@@ -50,6 +51,9 @@ def tensor_type_bytes(dtype: int, shape: Tuple) -> bytes:
     return field(_TP_TENSOR, bytes((_T_ELEM,)) + varint(dtype) + field(_T_SHAPE, b"".join(dims)))
 
 
+_VARINTS = [varint(n) for n in range(0x800)]  # the lengths of names and entries, ready
+
+
 class ValueInfoBytes:
     """Collects value_info entries as bytes for :meth:`merge_into`."""
 
@@ -62,7 +66,15 @@ class ValueInfoBytes:
         typed = self._types.get(key)
         if typed is None:
             typed = self._types[key] = field(_VI_TYPE, tensor_type_bytes(dtype, shape))
-        self._add(name, typed)
+        # (the hot path of a large graph: no function call per name)
+        named = name.encode("utf-8")
+        k = len(named)
+        n = k + len(typed)
+        if n < 0x7F0:
+            n += len(_VARINTS[k]) + 1
+            self._parts += (_VALUE_INFO_TAG, _VARINTS[n], _NAME_TAG, _VARINTS[k], named, typed)
+        else:
+            self._add(name, typed)
 
     def add(self, name: str, type_bytes: bytes) -> None:
         self._add(name, field(_VI_TYPE, type_bytes))

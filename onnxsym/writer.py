@@ -110,6 +110,9 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
+    keep_axes: Dict[str, set] = {}
+    for value, axis in keep_declared:
+        keep_axes.setdefault(value, set()).add(axis)
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
@@ -121,8 +124,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        keep = {axis for value, axis in keep_declared if value == name}
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep)
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()))
         if tp is None:
             continue
         if target is None:

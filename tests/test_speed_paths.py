@@ -1,13 +1,21 @@
 """The fast paths give the same answers as the general ones: value_info bytes,
 reused rule results, graphs stored out of order."""
 
+import os
+import subprocess
+import sys
+
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 import onnxsym
+from onnxsym import GraphError
 from onnxsym import dims
-from onnxsym.wire import tensor_type_bytes
+from onnxsym.wire import ValueInfoBytes, tensor_type_bytes
 from helpers import F, I64, build
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_value_info_bytes_parse_as_the_type_protobuf_builds():
@@ -49,3 +57,58 @@ def test_a_graph_stored_out_of_order_infers_the_same():
     forward = onnxsym.infer(build(nodes, inputs, ["z"]))
     backward = onnxsym.infer(build(nodes[::-1], inputs, ["z"]))
     assert forward.shape("z") == backward.shape("z") == forward.shape("y")
+
+
+def test_an_order_that_breaks_midway_infers_the_same_and_reports_progress_once_per_node():
+    # 'late' reads 'b' before the node making it: the nodes before it ran in stored order.
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="a"),
+             helper.make_node("Add", ["b", "a"], ["late"], name="late"),
+             helper.make_node("Relu", ["x"], ["b"], name="b"),
+             helper.make_node("Relu", ["a"], ["c"], name="c"),
+             helper.make_node("Shape", ["late"], ["s"], name="s")]
+    inputs = [("x", F, ["batch", 3])]
+    in_order = onnxsym.infer(build([nodes[0], nodes[2], nodes[1], nodes[3], nodes[4]], inputs, ["s", "c"]))
+    calls = []
+    broken = onnxsym.infer(build(nodes, inputs, ["s", "c"]), progress=lambda done, total: calls.append((done, total)))
+    for name in "a", "b", "c", "late", "s":
+        assert broken.shape(name) == in_order.shape(name), name
+    assert broken.values["s"].value == in_order.values["s"].value
+    assert calls == [(k, 5) for k in range(1, 6)]
+
+
+def test_a_bad_graph_after_a_good_start_is_still_named():
+    start = [helper.make_node("Relu", ["x"], ["a"], name="fine")]
+    bad = {
+        "cycle through nodes: n1, n2": [helper.make_node("Relu", ["q"], ["p"], name="n1"),
+                                        helper.make_node("Relu", ["p"], ["q"], name="n2")],
+        "'x2' produces 'x', which is already a graph input": [helper.make_node("Relu", ["a"], ["x"], name="x2")],
+        "'a' is produced twice": [helper.make_node("Relu", ["x"], ["a"], name="again")],
+        "reads its own output 'o'": [helper.make_node("Add", ["a", "o"], ["o"], name="self")],
+    }
+    for message, nodes in bad.items():
+        with pytest.raises(GraphError, match=message):
+            onnxsym.infer(build(start + nodes, [("x", F, ["batch", 3])], ["a"]))
+
+
+def test_the_mlir_export_loads_only_when_used():
+    # annotating needs none of it: the command line starts faster
+    code = "import sys, onnxsym.cli; assert 'onnxsym.mlir' not in sys.modules; from onnxsym import to_mlir; print(to_mlir.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith("onnxsym.mlir")
+
+
+def test_value_info_entries_of_any_name_length_parse_as_protobuf_builds_them():
+    b = dims.sym("batch")
+    names = ["y", "x" * 120, "z" * 200, "w" * 3000, "größe/Mul_output_0"]
+    shapes = [(b, 4), (b, 2 * b + 1), (), None, (b, 3)]
+    added = ValueInfoBytes()
+    for name, shape in zip(names, shapes):
+        added.add_tensor(name, TensorProto.FLOAT, shape)
+    got = onnx.GraphProto()
+    added.merge_into(got)
+    want = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None if shape is None else
+                                          [d if isinstance(d, int) else str(d) for d in shape])
+            for name, shape in zip(names, shapes)]
+    assert list(got.value_info) == want
