@@ -545,9 +545,11 @@ class Engine:
         if key in self._calls:
             return self._unknown_outputs(node, f"function '{fn.name}' calls itself")
         body, bound = functions.instantiate(fn, proto, node.inputs)
-        saved = (self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer)
+        saved = (self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer, self._ops)
         self.env, self.unknown_rank, self.subgraph_values, self.producer = bound, {}, {}, {}
-        self.opsets = {**self.opsets, **{registry.canonical_domain(o.domain): o.version for o in fn.opset_import}}
+        opsets = {**self.opsets, **{registry.canonical_domain(o.domain): o.version for o in fn.opset_import}}
+        if opsets != self.opsets:  # the body's rules are those of its own opsets
+            self.opsets, self._ops = opsets, {}
         self._calls.append(key)
         try:
             self._run_nodes(body, set(bound))
@@ -556,7 +558,7 @@ class Engine:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
         finally:
             self._calls.pop()
-            self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer = saved
+            self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer, self._ops = saved
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

@@ -3,6 +3,7 @@ references, nested calls) and ONNX ops the standard defines by a function."""
 
 import numpy as np
 import pytest
+import onnx
 from onnx import AttributeProto, helper
 
 import onnxsym
@@ -125,3 +126,29 @@ def test_context_dependent_schema_function(without_rule):
     both = [(b, {**f, "scale": np.ones(b["seq"], np.float32)}) for b, f in cases()]
     res = check_runs(m, both, resolved=["y"])
     assert dims_text(res, "y") == ["batch", "seq"] and not res.no_rule
+
+
+def test_a_function_body_runs_at_its_own_opset_even_after_the_graph_used_the_op():
+    """The main graph (opset 17) uses Squeeze with axes as an input; the function body
+    imports opset 11, where axes is an attribute. Checked against onnx's reference
+    evaluator, which honors the function's opset import (onnxruntime refuses the model)."""
+    import numpy as np
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    fn = helper.make_function("local", "SqueezeOld", ["x"], ["y"], [helper.make_node("Squeeze", ["x"], ["y"], axes=[1])],
+                              opset_imports=[helper.make_opsetid("", 11)])
+    g = helper.make_graph([helper.make_node("Squeeze", ["x", "ax"], ["s"], name="new"),
+                           helper.make_node("SqueezeOld", ["x"], ["y"], domain="local", name="call")], "g",
+                          [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 1, 3])],
+                          [helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.array([1], np.int64), "ax")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+                          functions=[fn])
+    m.ir_version = 8
+    res = onnxsym.infer(m)
+    for batch in (2, 5):
+        real = ReferenceEvaluator(m).run(None, {"x": np.ones((batch, 1, 3), np.float32)})
+        for name, arr in zip(["s", "y"], real):
+            assert tuple(onnxsym.evaluate(d, {"batch": batch}) for d in res.shape(name)) == arr.shape
