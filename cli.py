@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import Optional
 
 import click
 import onnx
 
 from onnxsym import api
+from onnxsym.atomic import write_atomically
 from onnxsym.errors import OnnxsymError
 from onnxsym.external import check_output_folder
 from onnxsym.progress import Progress
@@ -83,15 +83,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> 
                            f"a model over 2 GB must keep its weights as external data") from None
     if model_dir is not None:
         check_output_folder(model, model_dir, folder)
-    fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(out, data)
 
 
 class _Main(click.Group):

@@ -169,7 +169,7 @@ def qgemm(node):
 def matmul_nbits(node):
     """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
     a = arg(node, 0)
-    n = node.attr("N")
+    n = required_attr(node, "N")
     if a.shape is None:
         return [Tensor(a.dtype, None)]
     if not a.shape:

@@ -207,19 +207,29 @@ def test_annotate_refuses_to_replace_an_existing_output_without_force(tmp_path):
     assert onnx.load(str(out)).graph.output[0].type.tensor_type.shape.dim[0].dim_param == "batch"
 
 
-def test_an_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
-    from onnxsym import cli
+def test_an_interrupted_write_leaves_no_file_and_the_old_one_intact(tmp_path, monkeypatch):
+    """Ctrl-C after the bytes are written but before the rename: the temporary file goes,
+    the existing output stays as it was."""
+    from onnxsym import atomic, cli
 
     out = tmp_path / "out.onnx"
+    out.write_bytes(b"the old output")
 
-    class Boom(KeyboardInterrupt):
-        pass
+    def interrupted(src, dst):
+        raise KeyboardInterrupt()
 
-    def explode(self):
-        raise Boom()
+    monkeypatch.setattr(atomic.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cli._save(_relu(), str(out))
+    assert os.listdir(tmp_path) == ["out.onnx"] and out.read_bytes() == b"the old output"
 
-    m = _relu()
-    monkeypatch.setattr(onnx.ModelProto, "SerializeToString", explode)
-    with pytest.raises(Boom):
-        cli._save(m, str(out))
-    assert os.listdir(tmp_path) == []
+
+def test_the_annotated_file_gets_the_mode_a_plain_write_gives(tmp_path):
+    p = tmp_path / "m.onnx"
+    onnx.save(_relu(), str(p))
+    out = tmp_path / "out.onnx"
+    r = CliRunner().invoke(main, ["annotate", str(p), "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask

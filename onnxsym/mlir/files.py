@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Optional
 
+from ..atomic import write_atomically
 from ..errors import ModelLoadError, OnnxsymError
 
 
@@ -15,19 +15,10 @@ class OutputError(OnnxsymError):
 
 def write_text(path: str, text: str) -> None:
     """Write to a temporary file beside ``path``, then rename: never a half-written file."""
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(suffix=".mlir.tmp", dir=folder)
+        write_atomically(path, text.encode("utf-8"))
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def default_output(src: str) -> str:
