@@ -11,7 +11,7 @@ import onnx
 from . import dims, validate
 from .dims import Dim
 from .constraints import Constraint
-from .engine import Assumption, Engine, Provenance
+from .engine import Engine, Provenance
 from .errors import UserInputError
 from .loader import SymbolTable, load_model
 from .values import Optional_, Sequence, Tensor, Value
@@ -42,7 +42,7 @@ class Result:
     symbols: SymbolTable
     fresh: Dict[str, Provenance]
     unknown_rank: Dict[str, Provenance]
-    assumptions: List[Assumption]
+    assumptions: List[Constraint]
     warnings: List[str]
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
     # Symbol -> its definition over the remaining symbols, from solved constraints.
@@ -66,7 +66,8 @@ class Result:
 
     @property
     def constraints(self) -> List[Constraint]:
-        """Every equality the model is only valid under, each with the node that requires it."""
+        """Every equality (or float32 bound) the model is only valid under, each with the node
+        that requires it; ``assumptions`` is the same list."""
         return self.assumptions
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
@@ -164,7 +165,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.progress = progress
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
-                  engine.assumptions, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
+                  engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   frozenset(engine.keep_declared), engine.subgraph_values)
 
 

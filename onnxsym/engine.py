@@ -42,10 +42,6 @@ class Provenance:
 # The names onnx's shape inference gives to dims it cannot name: not the user's names.
 ANONYMOUS = re.compile(r"unk__\d+")
 
-# A relation ``lhs == rhs`` that a node is only valid under (the older name).
-Assumption = Constraint
-
-
 def convert_attribute(a: onnx.AttributeProto):
     """An attribute as a plain Python value."""
     T = onnx.AttributeProto
@@ -177,7 +173,6 @@ class Engine:
         # Values computed inside subgraphs (If/Loop bodies), by name.
         self.subgraph_values: Dict[str, Value] = {}
         self.constraints = Constraints(self._elimination_rank)
-        self.assumptions: List[Constraint] = self.constraints.items
         # Names the model declares on produced values that are not graph-input symbols.
         self.declared: Set[str] = set()
         # (value, axis) whose declared dim_param the writer keeps: it equals the inferred dim.

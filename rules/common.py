@@ -1,4 +1,4 @@
-"""Small helpers that the rule modules for data, ml and training ops share."""
+"""Small helpers that the rule modules share."""
 
 from __future__ import annotations
 

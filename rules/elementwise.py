@@ -9,14 +9,11 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
+from .common import arg
+
 BOOL = TensorProto.BOOL
 _INT_TYPES = {TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
               TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}
-
-
-def _in(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
 
 
 @register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
@@ -24,7 +21,7 @@ def _in(node, i=0):
           "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "
           "Hardmax Shrink BitwiseNot")
 def unary(node):
-    x = _in(node)
+    x = arg(node, 0)
     value = None
     if x.value is not None and x.shape is not None:
         op = node.op_type
@@ -48,13 +45,13 @@ def unary(node):
 
 @register("IsNaN IsInf")
 def is_nan_inf(node):
-    x = _in(node)
+    x = arg(node, 0)
     return [Tensor(BOOL, x.shape)]
 
 
 @register("Dropout")
 def dropout(node):
-    x = _in(node)
+    x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
         outs.append(Tensor(BOOL, x.shape))

@@ -14,12 +14,9 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
+from .common import arg
+
 I64 = TensorProto.INT64
-
-
-def _x(node, i=0):
-    t = node.tensor(i)
-    return t if t is not None else Tensor(0, None)
 
 
 def _bshapes(node, shapes, output=0):
@@ -31,7 +28,7 @@ def _bshapes(node, shapes, output=0):
 
 @register("MatMul MatMulInteger")
 def matmul(node):
-    a, b = _x(node, 0), _x(node, 1)
+    a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
         dtype = TensorProto.INT32
@@ -65,7 +62,7 @@ def matmul_shape(node, sa, sb):
 
 @register("Gemm")
 def gemm(node):
-    a, b = _x(node, 0), _x(node, 1)
+    a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
         return [Tensor(a.dtype, None)]
     m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
@@ -148,12 +145,12 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 @register("Conv ConvInteger QLinearConv")
 def conv(node):
     xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
-    x, w = _x(node, xi), _x(node, wi)
+    x, w = arg(node, xi), arg(node, wi)
     dtype = x.dtype
     if node.op_type == "ConvInteger":
         dtype = TensorProto.INT32
     elif node.op_type == "QLinearConv":
-        dtype = _x(node, 7).dtype or x.dtype
+        dtype = arg(node, 7).dtype or x.dtype
     if x.shape is None:
         return [Tensor(dtype, None)]
     nsp = len(x.shape) - 2
@@ -170,7 +167,7 @@ def conv(node):
 
 @register("ConvTranspose")
 def conv_transpose(node):
-    x, w = _x(node, 0), _x(node, 1)
+    x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     nsp = len(x.shape) - 2
@@ -206,7 +203,7 @@ def conv_transpose(node):
 
 @register("MaxPool AveragePool LpPool")
 def pool(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)] + [Tensor(I64, None)] * (node.num_outputs - 1)
     kernel = node.attr("kernel_shape")
@@ -223,7 +220,7 @@ def pool(node):
 
 @register("GlobalAveragePool GlobalMaxPool GlobalLpPool")
 def global_pool(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     return [Tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
@@ -234,9 +231,9 @@ def global_pool(node):
 
 @register("BatchNormalization")
 def batch_norm(node):
-    x = _x(node)
+    x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
-    scale = _x(node, 1)
+    scale = arg(node, 1)
     if scale.shape is not None and len(scale.shape) == 1:
         c = scale.shape
     elif x.shape is not None and len(x.shape) >= 2:
@@ -244,14 +241,14 @@ def batch_norm(node):
     else:
         c = None
     for i in range(1, node.num_outputs):
-        src = _x(node, 3 if i in (1, 3) else 4) if i < 3 else scale
+        src = arg(node, 3 if i in (1, 3) else 4) if i < 3 else scale
         outs.append(Tensor(src.dtype or x.dtype, c))
     return outs
 
 
 @register("LayerNormalization")
 def layer_norm(node):
-    x = _x(node)
+    x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
         stash = node.attr("stash_type", 1)
@@ -268,7 +265,7 @@ def layer_norm(node):
 @register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
           "CumSum Trilu LRN")
 def same_shape(node):
-    x = _x(node)
+    x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
 
@@ -292,7 +289,7 @@ def _parse_term(term):
 @register("Einsum")
 def einsum(node):
     eq = node.attr("equation", "").replace(" ", "")
-    ts = [_x(node, i) for i in range(len(node.inputs))]
+    ts = [arg(node, i) for i in range(len(node.inputs))]
     dtype = ts[0].dtype if ts else 0
     if any(t.shape is None for t in ts):
         return [Tensor(dtype, None)]
@@ -337,7 +334,7 @@ def einsum(node):
 
 @register("TopK")
 def topk(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None), Tensor(I64, None)]
     axis = normalize_axis(node.attr("axis", -1), len(x.shape))
@@ -354,7 +351,7 @@ def topk(node):
 
 @register("ArgMax ArgMin")
 def argmax(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(I64, None)]
     axis = normalize_axis(node.attr("axis", 0), len(x.shape))
@@ -449,7 +446,7 @@ def _resize_shape(node, x, scales, sizes, axes):
 
 @register("Resize")
 def resize(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     if node.opset < 11:
@@ -465,7 +462,7 @@ def resize(node):
 
 @register("Upsample")
 def upsample(node):
-    x = _x(node)
+    x = arg(node, 0)
     if x.shape is None:
         return [Tensor(x.dtype, None)]
     if node.opset < 9:
