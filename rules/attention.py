@@ -9,6 +9,7 @@ from onnxsym.registry import register
 from onnxsym.values import Tensor
 
 from .common import arg, required_attr
+from .nn import same_shape
 
 
 def _heads(node, t, attr, rank4_axis, output, axis):
@@ -83,10 +84,9 @@ def linear_attention(node):
     return outs[:node.num_outputs]
 
 
-@register("RotaryEmbedding", since=23)
-def rotary_embedding(node):
-    x = arg(node, 0)
-    return [Tensor(x.dtype, x.shape)]
+# Y has X's shape and type.
+register("RotaryEmbedding", since=23)(same_shape)
+register("Swish", since=24)(same_shape)
 
 
 @register("RMSNormalization", since=23)
@@ -95,11 +95,6 @@ def rms_normalization(node):
     x = arg(node, 0)
     return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
 
-
-@register("Swish", since=24)
-def swish(node):
-    x = arg(node, 0)
-    return [Tensor(x.dtype, x.shape)]
 
 
 @register("SwiGLU", since=28)

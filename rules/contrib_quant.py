@@ -14,7 +14,7 @@ from onnxsym.values import Tensor
 
 from .common import required_attr
 from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
-from .nn import conv, global_pool, matmul, pool
+from .nn import conv, gemm_shape, global_pool, matmul, pool
 from .shape_ops import sum_dims
 
 F32 = TensorProto.FLOAT
@@ -158,11 +158,7 @@ def qgemm(node):
         dtype = F32
     else:
         dtype = arg(node, 8).dtype if present(node, 8) else TensorProto.UINT8
-    if a.shape is None or b.shape is None:
-        return [Tensor(dtype, None)]
-    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
-    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
-    return [Tensor(dtype, (m, n))]
+    return [Tensor(dtype, gemm_shape(node, a, b))]
 
 
 @register("MatMulNBits MatMulBnb4", domain=MS)
@@ -261,11 +257,9 @@ def gemm_float8(node):
     """(M, N) after transA/transB; GemmFloat8 in the element type ``dtype`` names (0: A's)."""
     a, b = arg(node, 0), arg(node, 1)
     dtype = node.attr("dtype", 0) or a.dtype
-    if a.shape is None or b.shape is None or len(a.shape) != 2 or len(b.shape) != 2:
+    if a.shape is not None and len(a.shape) != 2 or b.shape is not None and len(b.shape) != 2:
         return [Tensor(dtype, None)]
-    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
-    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
-    return [Tensor(dtype, (m, n))]
+    return [Tensor(dtype, gemm_shape(node, a, b))]
 
 
 @register("GatherPacked", domain=MS)

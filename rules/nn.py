@@ -60,14 +60,19 @@ def matmul_shape(node, sa, sb):
     return out
 
 
-@register("Gemm")
-def gemm(node):
-    a, b = arg(node, 0), arg(node, 1)
+def gemm_shape(node, a: Tensor, b: Tensor):
+    """``(M, N)`` of ``op(A) @ op(B)`` under transA/transB, or ``None`` when a rank is unknown."""
     if a.shape is None or b.shape is None:
-        return [Tensor(a.dtype, None)]
+        return None
     m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
     n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
-    return [Tensor(a.dtype, (m, n))]
+    return m, n
+
+
+@register("Gemm")
+def gemm(node):
+    a = arg(node, 0)
+    return [Tensor(a.dtype, gemm_shape(node, a, arg(node, 1)))]
 
 
 # --------------------------------------------------------------------------- Conv and pools
