@@ -9,7 +9,7 @@ from onnxsym.registry import register
 from onnxsym.values import Tensor
 
 from .common import arg, required_attr
-from .nn import same_shape
+from .nn import keeps_input_shape
 
 
 def _heads(node, t, attr, rank4_axis, output, axis):
@@ -85,8 +85,8 @@ def linear_attention(node):
 
 
 # Y has X's shape and type.
-register("RotaryEmbedding", since=23)(same_shape)
-register("Swish", since=24)(same_shape)
+register("RotaryEmbedding", since=23)(keeps_input_shape)
+register("Swish", since=24)(keeps_input_shape)
 
 
 @register("RMSNormalization", since=23)

@@ -20,7 +20,7 @@ from .nn import conv, conv_transpose, gemm, matmul, pool
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
           "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
           "QOrderedLayerNormalization SampleOp", domain=MS)
-def same_shape(node):
+def keeps_input_shape(node):
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
 

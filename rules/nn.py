@@ -269,7 +269,7 @@ def layer_norm(node):
 
 @register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
           "CumSum Trilu LRN")
-def same_shape(node):
+def keeps_input_shape(node):
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
