@@ -12,7 +12,7 @@ there by the user); otherwise it is refused, before anything is written.
 from __future__ import annotations
 
 import os
-from typing import Iterator, Set
+from typing import Iterable, Iterator, Set, Tuple
 
 import onnx
 
@@ -37,15 +37,18 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
                 yield from _tensors(g)
 
 
-def external_locations(model: onnx.ModelProto) -> Set[str]:
-    """The files (relative to the model's folder) that hold its external data."""
-    out = set()
-    for t in _tensors(model.graph):
+def external_references(tensors: Iterable[onnx.TensorProto]) -> Iterator[Tuple[onnx.TensorProto, str]]:
+    """Each of ``tensors`` kept in an external file, with that file (relative to the model's folder)."""
+    for t in tensors:
         if t.data_location == _EXTERNAL:
             for e in t.external_data:
                 if e.key == "location":
-                    out.add(e.value)
-    return out
+                    yield t, e.value
+
+
+def external_locations(model: onnx.ModelProto) -> Set[str]:
+    """The files (relative to the model's folder) that hold its external data."""
+    return {location for _, location in external_references(_tensors(model.graph))}
 
 
 def check_output_folder(model: onnx.ModelProto, src_dir: str, dst_dir: str) -> None:

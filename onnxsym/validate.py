@@ -11,6 +11,7 @@ import onnx
 from onnx import defs
 
 from .errors import GraphError, ModelLoadError
+from .external import external_references
 
 _ATTR_NAMES = {v: k for k, v in onnx.AttributeProto.AttributeType.items()}
 
@@ -69,11 +70,8 @@ def check_external_data(model: onnx.ModelProto, base_dir: Optional[str]) -> None
     if base_dir is None:
         return
     seen = set()
-    for t in model.graph.initializer:
-        if t.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        location = next((e.value for e in t.external_data if e.key == "location"), None)
-        if location is None or location in seen:
+    for t, location in external_references(model.graph.initializer):
+        if location in seen:
             continue
         seen.add(location)
         where = os.path.join(base_dir, location)
