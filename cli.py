@@ -45,6 +45,9 @@ def _ranges(pairs) -> dict:
     return out
 
 
+_bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+
+
 def _knowledge(f):
     """The options that tell onnxsym what the user knows about the input symbols."""
     f = click.option("--allow-zero", is_flag=True, help="Input dims may be 0 (their range starts at 1 otherwise).")(f)
@@ -62,14 +65,6 @@ def _print_constraints(result, limit: int = 10) -> None:
         click.echo(line)
     if len(lines) > limit:
         click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
-
-
-def _fail(exc: Exception) -> None:
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.meta.get("onnxsym.debug"):
-        raise exc
-    click.echo(f"onnxsym: error: {exc}", err=True)
-    sys.exit(2)
 
 
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
@@ -122,7 +117,7 @@ def main(ctx, debug) -> None:
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-@click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+@_bind_opt
 @_knowledge
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
@@ -140,16 +135,12 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
-    try:
-        result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
-                           allow_zero=allow_zero)
-        annotated = api.write_result(result, inplace=True)
-        _save(annotated, target, os.path.dirname(os.path.abspath(model)))
-        if mlir_out:
-            from onnxsym.mlir import files, to_mlir
-            files.write_text(mlir_out, to_mlir(result))
-    except OnnxsymError as exc:
-        _fail(exc)
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    annotated = api.write_result(result, inplace=True)
+    _save(annotated, target, os.path.dirname(os.path.abspath(model)))
+    if mlir_out:
+        from onnxsym.mlir import files, to_mlir
+        files.write_text(mlir_out, to_mlir(result))
     if quiet:
         return
     st = result.stats()
@@ -179,14 +170,10 @@ def verify(model, bind, ranges, assume, allow_zero):
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
-    try:
-        result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
-        b = _bindings(bind)
-        assignments = constrained_assignments(result, count=1, fixed=b) if b else None
-        report = run_verify(model, assignments=assignments, result=result,
-                            base_dir=os.path.dirname(os.path.abspath(model)))
-    except OnnxsymError as exc:
-        _fail(exc)
+    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    b = _bindings(bind)
+    assignments = constrained_assignments(result, count=1, fixed=b) if b else None
+    report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
     click.echo(f"{model}: {report.checked_values} values at {len(report.assignments)} assignment(s); "
@@ -217,7 +204,6 @@ def _styler(color):
 
 _quiet = click.option("--quiet", "-q", is_flag=True, help="Print less: only failures and errors.")
 _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail.")
-_bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 
 
 @main.command()
@@ -343,10 +329,7 @@ def mlir(model, out, style, generic, weights, names, force):
     """
     from onnxsym.mlir.files import convert
 
-    try:
-        target = convert(model, out, style, generic, weights, names, force)
-    except OnnxsymError as exc:
-        _fail(exc)
+    target = convert(model, out, style, generic, weights, names, force)
     click.echo(f"{target}: written")
 
 
