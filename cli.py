@@ -10,6 +10,8 @@ import click
 import onnx
 
 from onnxsym import api
+from onnxsym.dims import free_symbols
+from onnxsym.edges import grouped
 from onnxsym.atomic import write_atomically
 from onnxsym.errors import OnnxsymError
 from onnxsym.external import check_output_folder
@@ -48,9 +50,22 @@ def _ranges(pairs) -> dict:
 _bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
 
 
+_EVERY = "\0every"  # what a bare --allow-zero gives
+
+
+def _allow_zero(ctx, param, values):
+    """``--allow-zero`` bare: every input dim may be 0 (True); with names: those symbols."""
+    if _EVERY in values:
+        return True
+    return list(values) or False
+
+
 def _knowledge(f):
     """The options that tell onnxsym what the user knows about the input symbols."""
-    f = click.option("--allow-zero", is_flag=True, help="Input dims may be 0 (their range starts at 1 otherwise).")(f)
+    f = click.option("--allow-zero", "allow_zero", multiple=True, is_flag=False, flag_value=_EVERY, metavar="[NAME]",
+                     callback=_allow_zero,
+                     help="Input dims may be 0 (their range starts at 1 otherwise); with NAME, that symbol's "
+                          "(repeatable). Bare, put it after MODEL.")(f)
     f = click.option("--assume", multiple=True, metavar="'EXPR == EXPR'",
                      help="A constraint between input symbols, e.g. 'past == seq'.")(f)
     return click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
@@ -59,12 +74,26 @@ def _knowledge(f):
 
 def _print_constraints(result, limit: int = 10) -> None:
     label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
-    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
+    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints if c.kind != "positive"]
+    lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
         click.echo(line)
     if len(lines) > limit:
         click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
+    hint = zero_hint(result)
+    if hint:
+        click.echo(f"  {hint}")
+
+
+def zero_hint(result) -> str:
+    """The suggestion to give ``--allow-zero NAME`` where a decision assumed a symbol >= 1."""
+    names = sorted({s.name for c in result.positive_assumptions() for s in free_symbols(c.lhs)})
+    if not names:
+        return ""
+    opts = " ".join(f"--allow-zero {n}" for n in names)
+    return (f"the shapes hold where {', '.join(n for n in names)} {'is' if len(names) == 1 else 'are'} >= 1; "
+            f"for one that can be 0, rerun with --allow-zero NAME ({opts})")
 
 
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:

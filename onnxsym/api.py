@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import onnx
 
@@ -18,6 +18,8 @@ from .values import Optional_, Sequence, Tensor, Value
 from .writer import write_metadata, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
+# True: every graph-input dim may be 0; or the names of the symbols that may be.
+AllowZero = Union[bool, str, Iterable[str]]
 
 __version__ = "0.1.0"
 
@@ -69,6 +71,11 @@ class Result:
         """Every equality (or float32 bound) the model is only valid under, each with the node
         that requires it; ``assumptions`` is the same list."""
         return self.assumptions
+
+    def positive_assumptions(self) -> List[Constraint]:
+        """The decisions taken because a graph-input symbol's default range starts at 1
+        (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
+        return [c for c in self.assumptions if c.kind == "positive"]
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
         """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
@@ -143,14 +150,15 @@ class Result:
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
+          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
-    (their range starts at 1 otherwise); ``progress(done, total)`` is called after
+    (their range starts at 1 otherwise): ``True`` for every one, or the names of the
+    symbols that may be 0 (``["past_seq"]``); ``progress(done, total)`` is called after
     each node.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
@@ -160,13 +168,23 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_external_data(model, base_dir)
     table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
                         assume=[parse_assumption(a) for a in assume],
-                        default_lo=0 if allow_zero else dims.DEFAULT_LO)
+                        default_lo=0 if allow_zero is True else dims.DEFAULT_LO,
+                        zero_ok=_zero_names(allow_zero))
     engine = Engine(model, table, base_dir)
     engine.progress = progress
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   frozenset(engine.keep_declared), engine.subgraph_values)
+
+
+def _zero_names(allow_zero: AllowZero) -> frozenset:
+    """The symbols ``allow_zero`` names (none when it is a bool)."""
+    if isinstance(allow_zero, bool) or not allow_zero:
+        return frozenset()
+    if isinstance(allow_zero, str):
+        return frozenset([allow_zero])
+    return frozenset(str(n) for n in allow_zero)
 
 
 def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
@@ -192,7 +210,7 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
-             allow_zero: bool = False) -> onnx.ModelProto:
+             allow_zero: AllowZero = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``."""
@@ -223,7 +241,7 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
         "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},
                  "assume": [f"{a} == {b}" for a, b in table.assume],
-                 "allow_zero": table.default_lo == 0},
+                 "allow_zero": table.default_lo == 0, "allow_zero_symbols": sorted(table.zero_ok)},
         "unresolved": [{"value": u.value, "axis": u.axis, "dim": None if u.dim is None else str(u.dim),
                         "reasons": [f"{p.op_type} '{p.node}': {p.reason}" for p in u.provenance]}
                        for u in result.unresolved()],

@@ -33,8 +33,14 @@ class Constraint:
     op_type: str
     reason: str
     # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
-    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes).
+    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
+    # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1.
     kind: str = "node"
+
+    @property
+    def lhs_name(self) -> str:
+        """The text of ``lhs``: for a ``positive`` assumption, the symbol (or the sum of symbols) assumed >= 1."""
+        return str(self.lhs)
 
     @property
     def where(self) -> str:
@@ -42,10 +48,13 @@ class Constraint:
 
     def holds(self, bindings) -> bool:
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
-        return lhs <= rhs if self.kind == "bound" else lhs == rhs
+        if self.kind == "bound":
+            return lhs <= rhs
+        return lhs >= rhs if self.kind == "positive" else lhs == rhs
 
     def __str__(self) -> str:
-        return f"{str(self.lhs)} {'<=' if self.kind == 'bound' else '=='} {str(self.rhs)}"
+        sign = {"bound": "<=", "positive": ">="}.get(self.kind, "==")
+        return f"{str(self.lhs)} {sign} {str(self.rhs)}"
 
 
 class ConstraintContradiction(ShapeContradiction):

@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, functions, registry, validate
+from . import dims, edges, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .errors import GraphError, OnnxsymError, ShapeContradiction
@@ -193,6 +193,10 @@ class Engine:
         self._ops: Dict[object, tuple] = {}
         self.memo = RuleMemo()
         self._watched = Watched(self)
+        # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
+        self.pending: Dict[str, frozenset] = {}
+        self._acted: Set[tuple] = set()  # pending decisions a node acted on (and so recorded)
+        self._positive: Set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -228,6 +232,52 @@ class Engine:
         if c not in self.constraints.items:
             self.constraints.items.append(c)
 
+    def check_positive(self, node: Node, compute, args, what: Callable[[], str], output: Optional[int]) -> None:
+        """Record (or, with ``output``, attach to that output) the symbols ``compute(*args)``
+        relies on being >= 1 by default."""
+        relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
+        if not relied:
+            return
+        text = what()
+        if output is None or not node.has_output(output):
+            for d in relied:
+                self.record_positive(d, node.name, node.op_type, text)
+            return
+        name = node.output_names[output]
+        self.pending[name] = self.pending.get(name, frozenset()) | {(d, node.name, node.op_type, text) for d in relied}
+
+    def act_on_pending(self, node: Node, value: str, what: str) -> None:
+        for rec in sorted(self.pending.get(value, ()), key=str):
+            self._acted.add(rec)
+            self.record_positive(rec[0], node.name, node.op_type, f"{what} {rec[3]}")
+
+    def record_positive(self, lhs: Dim, node: str, op_type: str, reason: str) -> None:
+        """Record ``lhs >= 1`` (a symbol, or a sum of symbols): ``node`` decided something
+        only the default ranges allow. One record per (lhs, node)."""
+        if (lhs, node) in self._positive:
+            return
+        self._positive.add((lhs, node))
+        if self._subgraphs:
+            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive"))
+
+    def _flush_pending(self) -> None:
+        """Decisions no node acted on are recorded with the node that took them."""
+        for recs in list(self.pending.values()):
+            for rec in sorted(recs - self._acted, key=str):
+                self._acted.add(rec)
+                self.record_positive(rec[0], rec[1], rec[2], rec[3])
+
+    def _pass_pending(self, input_names, output_names) -> None:
+        """A value computed from one that rests on a decision rests on it too (only values
+        whose elements are known carry a decision on)."""
+        recs = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
+        if recs:
+            for o in output_names:
+                v = self.env.get(o) if o else None
+                if isinstance(v, Tensor) and v.value is not None:
+                    self.pending[o] = self.pending.get(o, frozenset()) | recs
+
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
         kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
@@ -262,6 +312,7 @@ class Engine:
             self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
                                      "--assume", "", "given by the user", kind="user")
         self.produced = self._run_nodes(g, set(self.env) | init_names)
+        self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
         for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
@@ -344,7 +395,8 @@ class Engine:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
             env = self.env  # (a subgraph's inference replaces it: read per node)
             op = ops.get((domain, op_type) if domain else op_type)
-            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
+            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived \
+                    and not self.pending:
                 name = output_names[0]
                 ids = tuple(map(id, map(env.get, input_names)))
                 if _NONE_ID not in ids and name and name not in env and \
@@ -408,6 +460,8 @@ class Engine:
                     self.producer[name] = made_by
                     if self.constraints.derived:
                         self._resolved(name)
+            if self.pending:
+                self._pass_pending(input_names, output_names)
             return True
         # (a reused result was validated with the same attributes)
         validate.check_attributes(n, domain, opset, node_label(n, index))
@@ -448,6 +502,8 @@ class Engine:
                 self.producer[name] = made_by
                 if self.constraints.derived:
                     self._resolved(name)
+        if self.pending:
+            self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
         return True
 
     def _made_by(self, name: str) -> str:

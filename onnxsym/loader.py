@@ -79,6 +79,10 @@ class SymbolTable:
     assume: List[Tuple[str, str]] = field(default_factory=list)
     # The lower end of a graph-input dim's range (0 with --allow-zero).
     default_lo: int = dims.DEFAULT_LO
+    # Symbols that may be 0 although the default range starts at 1 (--allow-zero NAME).
+    zero_ok: frozenset = frozenset()
+    # Symbols whose lower bound 1 is only the default: a decision relying on it is an assumption.
+    defaulted: set = field(default_factory=set)
     _declared: Dict[str, Dim] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, origin: str) -> Dim:
@@ -87,24 +91,31 @@ class SymbolTable:
             return self.bound[name]
         s = self.symbols.get(name)
         if s is None:
-            lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
+            lo, hi = self.range_for(name)
+            if name not in self.ranges and lo >= 1:
+                self.defaulted.add(name)
             s = dims.Sym(name, lo, hi)
             self.symbols[name] = s
             self.origin[name] = origin
         return dims.expr_of(s)
 
+    def range_for(self, name: str) -> Tuple[int, int]:
+        """The range a new graph-input symbol ``name`` gets."""
+        lo = 0 if name in self.zero_ok else self.default_lo
+        return self.ranges.get(name, (lo, dims.INT64_MAX))
+
     def check_user_names(self) -> None:
         """Every name the user binds or ranges must be a symbol of the model."""
-        for opt, names in (("--bind", self.bound), ("--range", self.ranges)):
+        for opt, names in (("--bind", self.bound), ("--range", self.ranges), ("--allow-zero", self.zero_ok)):
             for name in names:
                 if name not in self.origin:
                     known = ", ".join(sorted(self.origin)) or "none"
                     raise UserInputError(f"{opt} {name}: the model has no input symbol '{name}' (its symbols: {known})")
         for name, v in self.bound.items():
-            lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
+            lo, hi = self.range_for(name)
             if not lo <= v <= hi:
                 raise UserInputError(f"--bind {name}={v}: outside the range [{lo}, {hi}]"
-                                     + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
+                                     + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
 
     def parse_known(self, text: str) -> Dim:
         """An expression over the model's input symbols (an unknown name is an error)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence
 
-from . import dims
+from . import dims, edges
 from .dims import Dim
 from .values import Tensor, Value
 
@@ -101,6 +101,23 @@ class Node:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""
         self._engine.record_bound(self, d, hi, reason)
+
+    def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
+               output: Optional[int] = None) -> Any:
+        """``compute(*args)`` (free of side effects), recording where its answer holds only
+        because a graph-input symbol is >= 1 by default: ``what(answer)`` says what was
+        decided. With ``output``, the record goes with that output's value and the node
+        that acts on it (an If taking a branch) records it; see :mod:`onnxsym.edges`."""
+        answer = compute(*args)
+        if edges.may_rely(args):
+            self._engine.check_positive(self, compute, args, lambda: what(answer), output)
+        return answer
+
+    def act_on(self, i: int, what: str) -> None:
+        """This node takes a decision from input ``i``'s value (an If's branch, a Where's
+        pick): the ``>= 1`` assumptions behind that value are recorded with this node."""
+        if i < len(self.input_names) and self.input_names[i]:
+            self._engine.act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None) -> List[Optional[Value]]:
         """Infer a subgraph attribute with the given input values; returns its outputs.

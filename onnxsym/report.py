@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .api import Result, UnresolvedDim, __version__, infer
+from .constraints import Constraint
+from .edges import grouped
 from .errors import OnnxsymError
 from .explain import Lineage
 from .writer import type_proto
@@ -59,6 +61,9 @@ class ModelReport:
     stats: Dict[str, int] = field(default_factory=dict)
     entries: List[Entry] = field(default_factory=list)
     max_unresolved: int = 0
+    # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
+    assumptions: List[Dict[str, str]] = field(default_factory=list)
+    positive: List[Constraint] = field(default_factory=list)  # the same, as constraints
 
     @property
     def failing(self) -> List[Entry]:
@@ -132,6 +137,9 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         check_declared(result)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
+        report.positive = result.positive_assumptions()
+        report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
+                               "reason": c.reason} for c in report.positive]
     except OnnxsymError as exc:
         if reraise:
             raise
@@ -170,6 +178,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         lines += [f"  unresolved {e.describe()}" for e in failing]
         if verbose:
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
+        lines += [f"  assumed {line}" for line in grouped(r.positive)]
     return lines
 
 
@@ -189,6 +198,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "unresolved_count": len(r.failing) if r.error is None else 0,
             "allowed_count": len(r.entries) - len(r.failing),
             "entries": [asdict(e) for e in r.entries],
+            "assumptions": r.assumptions,
         } for r in reports],
     }
 

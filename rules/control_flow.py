@@ -25,6 +25,7 @@ def if_rule(node):
     branches = [node.attr("then_branch"), node.attr("else_branch")]
     cond = node.value(0)
     if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
+        node.act_on(0, "condition")
         return node.infer_graph(branches[0 if cond[0] else 1], [])
     then_out, else_out = (node.infer_graph(g, []) for g in branches)
     outs = []
@@ -153,14 +154,24 @@ def _grown(d, out, initial, trip, varying, unstable):
     return d
 
 
-def _stacked(node, k, per_iter, count, axis, unstable):
-    """A scan output: the per-iteration values stacked along ``axis``."""
+ZERO_TRIPS = "the loop may run no iteration, where onnxruntime gives this dim as its own inference knows it, else 0"
+
+
+def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
+    """A scan output: the per-iteration values stacked along ``axis``. Where the loop may
+    run no iteration (``runs`` None) or runs none (False), onnxruntime gives the output a
+    0 for each dim of the body's output that its own shape inference does not know: a
+    symbolic dim is then 0 (``min(count, 1)*d``); a static one is 0 or itself."""
     if not isinstance(per_iter, Tensor) or per_iter.shape is None:
         return Tensor(per_iter.dtype if isinstance(per_iter, Tensor) else 0, None)
     shape = list(per_iter.shape)
     for a, d in enumerate(shape):
-        if any(s.name in unstable for s in dims.free_symbols(d)):
+        if any(s.name in unstable for s in dims.free_symbols(d)) and runs is not False:
             shape[a] = node.fresh(f"the scan output's dim may differ between iterations: {d}", k, a)
+        elif runs is not True and (isinstance(d, int) or any(s.name in unstable for s in dims.free_symbols(d))):
+            shape[a] = 0 if d == 0 else node.fresh(ZERO_TRIPS, k, a, 0, max(dims.range_of(d)[1], 0))
+        elif runs is not True:
+            shape[a] = dims.mul(dims.dmin(count, 1), d)
     axis = normalize_axis(axis, len(shape) + 1)
     return Tensor(per_iter.dtype, tuple(shape[:axis]) + (count,) + tuple(shape[axis:]))
 
@@ -181,12 +192,34 @@ def loop_rule(node):
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
     carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [i, cond_in] + c, 1)
     unstable |= {s.name for s in dims.free_symbols(i.value[0])}
-    exact = _exact_trip(node, m, has_cond, outs[0])
-    after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
-    trip = exact if exact is not None else _unknown_trip(node, m)
-    scans = [_stacked(node, n + j, v, trip, 0, unstable)
+    runs = _runs_at_least_once(node, m, has_cond)
+    if runs is False:  # no iteration: the carried values come out as they went in
+        after, trip = [v if v is not None else Tensor(0, None) for v in initial], 0
+    else:
+        exact = _exact_trip(node, m, has_cond, outs[0])
+        after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
+        trip = exact if exact is not None else _unknown_trip(node, m)
+    scans = [_stacked(node, n + j, v, trip, 0, unstable, runs)
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
+
+
+def _runs_at_least_once(node, m, has_cond):
+    """True when the loop provably runs an iteration, False when it provably runs none
+    (M is 0, or the initial condition is false), None when either may be."""
+    has_trip = m is not None or (node.input_names and node.input_names[0] != "")
+    cond0 = node.value(1) if has_cond else None
+    if (has_cond and cond0 is not None and len(cond0) == 1 and not cond0[0]) or (isinstance(m, int) and m <= 0):
+        return False
+    cond_true = not has_cond or _is_true(cond0)
+    if has_cond and cond_true:
+        node.act_on(1, "initial condition")
+    if not has_trip:
+        return True if cond_true else None
+    if m is None:
+        return None
+    trip_positive = node.decide(lambda t: dims.try_le(1, t), (m,), lambda r: f"the loop runs at least once: {m} >= 1")
+    return True if cond_true and trip_positive is True else None
 
 
 def _max_trip(node):

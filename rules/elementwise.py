@@ -5,6 +5,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.edges import comparison_text
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
@@ -121,22 +122,22 @@ def _combine(op, a, b, node):
         if not isinstance(b, int) and dims.try_eq(b, 0) is not False:
             return None
         return dims.mod(a, b)
-    if op == "Max":
-        return dims.dmax(a, b)
-    if op == "Min":
-        return dims.dmin(a, b)
-    if op == "Equal":
-        r = dims.try_eq(a, b)
-        return None if r is None else r
-    if op == "Less":
-        return dims.try_lt(a, b)
-    if op == "Greater":
-        return dims.try_lt(b, a)
-    if op == "LessOrEqual":
-        return dims.try_le(a, b)
-    if op == "GreaterOrEqual":
-        return dims.try_le(b, a)
+    if op in ("Max", "Min"):
+        f = dims.dmax if op == "Max" else dims.dmin
+        return node.decide(f, (a, b), lambda r: f"{op.lower()}({a}, {b}) taken as {r}")
+    if op in _DECIDE:
+        return node.decide(_DECIDE[op], (a, b), lambda r: f"{comparison_text(op, a, b)} taken as {r}", output=0)
     return None
+
+
+# The comparisons of shape values, each decided from the ranges (None: undecided).
+_DECIDE = {
+    "Equal": dims.try_eq,
+    "Less": dims.try_lt,
+    "Greater": lambda a, b: dims.try_lt(b, a),
+    "LessOrEqual": dims.try_le,
+    "GreaterOrEqual": lambda a, b: dims.try_le(b, a),
+}
 
 
 def _bool_combine(op, a, b):

@@ -8,6 +8,7 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
+from onnxsym.edges import never_equals
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
@@ -142,23 +143,72 @@ def identity_rule(node):
 
 # --------------------------------------------------------------------- Reshape
 
-def _reshape(node, x, target, allowzero):
+def _element_case(d, allowzero, same):
+    """What else than a size a computed target element may be: "0" (copy the input's
+    dim; no matter when ``same``, the element being that dim), "-1" (infer), both, or None."""
+    zero = not allowzero and not same and not never_equals(d, 0)
+    cases = [w for w, m in (("0", zero), ("-1", not never_equals(d, -1))) if m]
+    return " or ".join(cases) or None
+
+
+def _counts_match(lit, x):
+    """Whether a target taken literally keeps the element count identically, for an input
+    of at least one element: then no element can be 0 or -1 in a run that is valid."""
+    return dims.try_le(1, x) is True and dims.try_eq(lit, x) is True
+
+
+def _literal(x, target, allowzero):
+    """The target's elements as sizes, a static 0 copying the input's dim (None: -1)."""
     out = []
-    minus = None
     for i, d in enumerate(target):
         if isinstance(d, int) and d == -1:
-            minus = i
             out.append(None)
-        elif isinstance(d, int) and d == 0 and not allowzero:
-            if x.shape is None or i >= len(x.shape):
-                out.append(node.fresh("reshape 0 copies an unknown dim", 0, i))
-            else:
-                out.append(x.shape[i])
+        elif isinstance(d, int) and d == 0 and not allowzero and x.shape is not None and i < len(x.shape):
+            out.append(x.shape[i])
         else:
             out.append(d)
+    return out
+
+
+def _unclear_elements(node, x, target, allowzero):
+    """The computed target elements whose case (a size, 0, -1) is not known, with why.
+    An element that may be -1 beside a literal -1 may be taken as a size (two -1s are
+    invalid); without a -1, a target whose literal reading keeps the element count
+    identically has no element 0 or -1 in any valid run."""
+    unclear = {}
+    for i, d in enumerate(target):
+        if not isinstance(d, int):
+            same = x.shape is not None and i < len(x.shape) and d == x.shape[i]
+            case = node.decide(_element_case, (d, allowzero, same),
+                               lambda r, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
+            if case is not None:
+                unclear[i] = case
+    if not unclear:
+        return unclear
+    if -1 in target:
+        return {i: c for i, c in unclear.items() if "0" in c}
+    lit = _literal(x, target, allowzero)
+    if x.shape is not None and None not in lit and \
+            node.decide(_counts_match, (prod(lit), prod(x.shape)),
+                        lambda r: f"target {', '.join(map(str, target))} taken as sizes: it keeps the element count"):
+        return {}
+    return unclear
+
+
+def _reshape(node, x, target, allowzero):
+    unclear = _unclear_elements(node, x, target, allowzero)
+    out = _literal(x, target, allowzero)
+    for i, case in unclear.items():
+        out[i] = node.fresh(f"reshape target element {target[i]} may be {case}", 0, i)
+    for i, d in enumerate(target):
+        if isinstance(d, int) and d == 0 and not allowzero and (x.shape is None or i >= len(x.shape)):
+            out[i] = node.fresh("reshape 0 copies an unknown dim", 0, i)
+    minus = out.index(None) if None in out else None
     if minus is not None:
         if x.shape is None:
             out[minus] = node.fresh("reshape -1 of input of unknown rank", 0, minus)
+        elif unclear:
+            out[minus] = node.fresh("reshape -1 beside a target element whose case is unknown", 0, minus)
         else:
             rest = prod(d for d in out if d is not None)
             total = prod(x.shape)
@@ -168,7 +218,7 @@ def _reshape(node, x, target, allowzero):
                 if isinstance(total, int) and isinstance(rest, int) and total % rest:
                     raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
                 out[minus] = dims.floordiv(total, rest)
-    elif x.shape is not None:
+    elif x.shape is not None and not unclear:
         node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
 
@@ -601,6 +651,7 @@ def where_rule(node):
         ca, aa, ba = (np.broadcast_to(x, out) for x in arrs)
         flat = [av if bool(cv) else bv for cv, av, bv in zip(ca.reshape(-1), aa.reshape(-1), ba.reshape(-1))]
         value = _keep(flat)
+        node.act_on(0, "condition")
     return [Tensor(dtype, out, value)]
 
 
