@@ -109,3 +109,33 @@ def test_reshape_element_equal_to_the_input_dim_is_exact_in_both_cases():
     m = edge_models.reshape_p_minus_1(same=True)
     res, report = assert_right(m, {"q": [1, 3]}, allow_zero=True)  # (q = 0: -1 of nothing, refused)
     assert [str(d) for d in res.shape("r")] == ["q", "6"] and report.unresolved_dims == 0
+
+
+# ------------------------------------------------------------------ where the user reads them
+
+def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists_it(tmp_path):
+    import json
+
+    import onnx
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+    from test_cli_check import _check_json
+
+    p, out = str(tmp_path / "kv.onnx"), str(tmp_path / "kv.sym.onnx")
+    onnx.save(edge_models.kv_cache_if(), p)
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out])
+    assert r.exit_code == 0, r.output
+    assert "assumed past_seq >= 1 (If node '/decoder/If': condition past_seq > 0" in r.output
+    assert "--allow-zero past_seq" in r.output
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", "--allow-zero", "past_seq"])
+    assert r.exit_code == 0 and "assumed" not in r.output and "2 unresolved" in r.output, r.output
+    r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--allow-zero", "--force"])
+    assert r.exit_code == 0 and json.loads({m.key: m.value for m in onnx.load(out).metadata_props}
+                                           ["onnxsym.user"])["allow_zero"] is True
+    r = CliRunner().invoke(main, ["check", "--format", "json", p])
+    doc = json.loads(r.stdout)
+    _check_json(doc)
+    [a] = doc["models"][0]["assumptions"]
+    assert (a["symbol"], a["constraint"], a["node"], a["op_type"]) == ("past_seq", "past_seq >= 1", "/decoder/If", "If")
+    assert "assumed past_seq >= 1" in CliRunner().invoke(main, ["check", p]).output
