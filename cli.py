@@ -12,7 +12,8 @@ import onnx
 from onnxsym import api
 from onnxsym.atomic import write_atomically
 from onnxsym.errors import OnnxsymError
-from onnxsym.external import check_output_folder
+from onnxsym.external import check_output_folder, external_locations
+from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
 
 # check, show and explain import their modules when they run: annotate starts faster.
@@ -129,15 +130,21 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
     if in_place and out:
         raise click.UsageError("give either -o or --in-place, not both")
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
-    if os.path.abspath(target) == os.path.abspath(model) and not in_place:
+    if not in_place and same_file(target, model):
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    outputs = ([] if in_place else [("the output", target)]) + ([("the MLIR output", mlir_out)] if mlir_out else [])
+    check_outputs(outputs, [("the input model", model)])
     if not in_place and not force and os.path.exists(target):
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
     result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    model_dir = os.path.dirname(os.path.abspath(model))
+    check_outputs(outputs + ([("the output", target)] if in_place else []),
+                  [("a weight file of the input model", os.path.join(model_dir, loc))
+                   for loc in external_locations(result.model)])
     annotated = api.write_result(result, inplace=True)
-    _save(annotated, target, os.path.dirname(os.path.abspath(model)))
+    _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
