@@ -6,7 +6,7 @@ model runs satisfies ``d >= lo``, and the ranges of ``d``'s symbols may be narro
 to the values that allow it: ``(width - 1)//4 + 1 >= 8`` gives ``width >= 29``.
 
 :func:`implied_ranges` is the algebra: for each symbol ``s`` of ``d`` in which ``d``
-is monotone (provably, from its structure), the narrowest range of ``s`` that still
+is provably monotone, the narrowest range of ``s`` that still
 lets ``d`` reach ``lo`` with every other symbol free in its range. It never narrows
 more than the fact allows: a value is cut off only when the interval range of ``d``
 with ``s`` fixed there proves ``d < lo``.
@@ -70,59 +70,13 @@ def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> Tuple[int, int]:
 
 def direction(d: Dim, s: Sym) -> Optional[int]:
     """+1 if ``d`` provably never decreases as ``s`` grows, -1 if it never increases,
-    0 if it does not depend on ``s``, None when its structure does not tell."""
-    if isinstance(d, int):
+    0 if it does not depend on ``s``, None when the ranges cannot tell. The proof is
+    ``d(s) <= d(s + 1)`` (or ``>=``) for every value of every symbol."""
+    if s not in dims.free_symbols(d):
         return 0
-    total = 0
-    for mono, coef in d.terms:
-        way = _mono_direction(mono, s)
-        if way is None:
-            return None
-        total = _join(total, way if coef > 0 else -way)
-        if total is None:
-            return None
-    return total
-
-
-def _join(a: Optional[int], b: Optional[int]) -> Optional[int]:
-    """The direction of a sum (or of a product of nonnegative factors) of two parts."""
-    if a is None or b is None:
-        return None
-    if a == 0 or b == 0 or a == b:
-        return a or b
+    step = dims.sub(dims.substitute(d, {s: dims.add(dims.expr_of(s), 1)}), d)
+    if dims.try_le(0, step) is True:
+        return 1
+    if dims.try_le(step, 0) is True:
+        return -1
     return None
-
-
-def _mono_direction(mono, s: Sym) -> Optional[int]:
-    """A product of atoms: monotone when it is one atom, or when every factor is nonnegative."""
-    if len(mono) == 1 and mono[0][1] == 1:
-        return _atom_direction(mono[0][0], s)
-    ways = [_atom_direction(atom, s) for atom, _ in mono]
-    if None in ways:
-        return None
-    if not any(ways):
-        return 0
-    if any(atom.range()[0] < 0 for atom, _ in mono):
-        return None
-    total: Optional[int] = 0
-    for way in ways:
-        total = _join(total, way)
-    return total
-
-
-def _atom_direction(atom, s: Sym) -> Optional[int]:
-    if isinstance(atom, Sym):
-        return 1 if atom is s else 0
-    kind, args = atom.kind, atom.args
-    if kind == "floordiv":
-        n, q = args
-        if direction(q, s) == 0 and dims.range_of(q)[0] > 0:
-            return direction(n, s)
-        return None if direction(n, s) != 0 or direction(q, s) != 0 else 0
-    if kind in ("max", "min"):
-        total: Optional[int] = 0
-        for x in args:
-            total = _join(total, direction(x, s))
-        return total
-    # mod, or any other kind: monotone only when constant in s
-    return 0 if all(direction(x, s) == 0 for x in args) else None
