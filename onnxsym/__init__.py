@@ -24,7 +24,7 @@ from .registry import register_rule  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
 
 __all__ = [
-    "annotate", "infer", "write_result", "to_mlir", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
+    "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
     "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
@@ -36,4 +36,7 @@ def __getattr__(name):
     if name == "to_mlir":
         from .mlir import to_mlir
         return to_mlir
+    if name == "from_sympy":  # sympy loads only when the bridge is used
+        from .sympy_bridge import from_sympy
+        return from_sympy
     raise AttributeError(f"module 'onnxsym' has no attribute {name!r}")

@@ -138,6 +138,11 @@ class Expr:
     def __reduce__(self):
         return (Expr, (self.terms,))
 
+    def to_sympy(self):
+        """This dim as a sympy expression (see :mod:`onnxsym.sympy_bridge`)."""
+        from .sympy_bridge import to_sympy
+        return to_sympy(self)
+
     def __copy__(self):
         return self
 
