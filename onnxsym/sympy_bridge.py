@@ -51,8 +51,11 @@ def sympy_symbol(s: Sym) -> sympy.Symbol:
     return out
 
 
-_KINDS = {"floordiv": lambda a, b: sympy.floor(a / b), "mod": sympy.Mod,
-          "max": sympy.Max, "min": sympy.Min}
+# Unevaluated, so that the terms are the algebra's: sympy would drop a max(0, a**2) the
+# algebra keeps, and from_sympy(to_sympy(e)) must be e itself (sympy simplifies on request).
+_KINDS = {"floordiv": lambda a, b: sympy.floor(a / b, evaluate=False),
+          "mod": lambda a, b: sympy.Mod(a, b, evaluate=False),
+          "max": lambda *a: sympy.Max(*a, evaluate=False), "min": lambda *a: sympy.Min(*a, evaluate=False)}
 
 
 def to_sympy(d: Dim) -> sympy.Expr:
