@@ -224,8 +224,9 @@ def quick(repeat: int) -> None:
         sympy_loaded = sympy_loaded or loaded == "True"
     startup = _child(["--job", "startup", path, "--repeat", str(repeat)])[0]
     annotate_job = job("onnxsym", path, repeat)[0]
-    print(f"start-up (onnxsym --version): {startup:.3f} s CPU; annotate {os.path.basename(path)}: job {annotate_job:.3f} s, "
-          f"warm {warm_s * 1000:.1f} ms; sympy imported by annotate: {sympy_loaded}")
+    print(f"start-up (onnxsym --version): {startup:.3f} s CPU; "
+          f"annotate {os.path.basename(path)}: job {annotate_job:.3f} s, warm {warm_s * 1000:.1f} ms; "
+          f"sympy imported by annotate: {sympy_loaded}")
 
 
 def main() -> None:

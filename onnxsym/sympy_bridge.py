@@ -19,7 +19,7 @@ from typing import Dict, Mapping, Optional, Tuple, Union
 import sympy
 
 from . import dims
-from .dims import Dim, Expr, Sym
+from .dims import Dim, Sym
 
 # The onnxsym symbol each sympy symbol was made from, so that from_sympy gives back
 # the same range (sympy keeps only the sign).

@@ -10,7 +10,6 @@ import os
 from types import SimpleNamespace
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 

@@ -24,7 +24,8 @@ def _check_round_trip(tree, leaves, values):
     s = to_sympy(e)
     assert from_sympy(s) is e or (isinstance(e, int) and from_sympy(s) == e), f"{e} -> {s} -> {from_sympy(s)}"
     env = {dims.as_sym(leaves[n]).name: v for n, v in values.items()}
-    assert int(s.subs({to_sympy(leaves[n]): v for n, v in values.items()})) == dims.evaluate(e, env) == build(tree, lambda n: values[n]), str(e)
+    at = {to_sympy(leaves[n]): v for n, v in values.items()}
+    assert int(s.subs(at)) == dims.evaluate(e, env) == build(tree, lambda n: values[n]), str(e)
 
 
 @settings(max_examples=200, deadline=None)

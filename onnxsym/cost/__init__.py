@@ -78,7 +78,7 @@ def model_cost(result) -> Cost:
     value_bytes: Dict[str, Optional[Dim]] = {n: size(n) for n in list(inits) + inputs}
     params: Dim = _sum(_known(value_bytes[n]) for n in inits)
     activations: Dim = 0
-    tracked: Dict[str, Dim] = {n: value_bytes[n] for n in inputs if value_bytes[n] is not None}
+    tracked: Dict[str, Dim] = {n: b for n in inputs for b in (value_bytes[n],) if b is not None}
     nodes: List[NodeCost] = []
     total_flops: Dim = 0
     by_family: Dict[str, Dim] = {}
@@ -94,7 +94,7 @@ def model_cost(result) -> Cost:
             activations = dims.add(activations, _known(out_bytes))
             tracked.update((n, b) for n, b in outs.items() if b is not None)
         family, flops = node_flops(node, values)
-        if flops is not None:
+        if family is not None and flops is not None:
             total_flops = dims.add(total_flops, flops)
             by_family[family] = dims.add(by_family.get(family, 0), flops)
         nodes.append(NodeCost(node.name, node.op_type, family, flops, node_params, out_bytes))

@@ -87,12 +87,14 @@ def present_outputs(graph: onnx.GraphProto) -> List[str]:
     return [o.name for o in graph.output if _PRESENT.search(o.name)]
 
 
-def kv_factors(names: Sequence[str], shapes: Sequence[Optional[tuple]], dtypes: Sequence[int]) -> Optional[List[Tuple[str, str]]]:
+def kv_factors(names: Sequence[str], shapes: Sequence[Optional[tuple]],
+               dtypes: Sequence[int]) -> Optional[List[Tuple[str, str]]]:
     """The KV cache's bytes as factors with what each is: ``[("2", "key/value"), ("2", "layers"),
     ("batch", "dim 0"), ..., ("4", "itemsize")]``, when every present output has the same type
     and shape (``None`` otherwise)."""
     from .sizes import itemsize_text
-    if not names or any(s is None for s in shapes) or len(set(shapes)) != 1 or len(set(dtypes)) != 1:
+    shape = shapes[0] if shapes else None
+    if shape is None or any(s != shape for s in shapes) or len(set(dtypes)) != 1:
         return None
     keys = sum("key" in n.lower() for n in names)
     values = sum("value" in n.lower() for n in names)
@@ -100,7 +102,7 @@ def kv_factors(names: Sequence[str], shapes: Sequence[Optional[tuple]], dtypes: 
         head = [("2", "key/value"), (str(len(names) // 2), "layers")]
     else:
         head = [(str(len(names)), "outputs")]
-    return head + [(_factor(d), f"dim {i}") for i, d in enumerate(shapes[0])] + [(itemsize_text(dtypes[0]), "itemsize")]
+    return head + [(_factor(d), f"dim {i}") for i, d in enumerate(shape)] + [(itemsize_text(dtypes[0]), "itemsize")]
 
 
 def _factor(d: Dim) -> str:

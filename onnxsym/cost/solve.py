@@ -11,7 +11,7 @@ top of the range).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim
@@ -38,7 +38,7 @@ class Solution:
     value: int  # the largest value that fits
     memory: Dim  # memory as an expression in the symbol (the others bound)
     at_value: int  # bytes at the answer
-    at_next: int  # bytes at the answer plus one (None at the top of the range)
+    at_next: Optional[int]  # bytes at the answer plus one (None at the top of the range)
     budget: int
     range_top: bool  # the whole range fits: the answer is its upper end
 
@@ -66,7 +66,8 @@ def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tup
     from ..sympy_bridge import to_sympy
 
     if symbol not in ranges:
-        raise UserInputError(f"--solve {symbol}: not an unbound symbol of the model (those: {', '.join(sorted(ranges))})")
+        raise UserInputError(f"--solve {symbol}: not an unbound symbol of the model "
+                             f"(those: {', '.join(sorted(ranges))})")
     memory = _substituted(memory, bind)
     if symbol not in {s.name for s in dims.free_symbols(memory)}:
         raise UserInputError(f"--solve {symbol}: the memory does not depend on {symbol} (it is {memory} bytes)")
@@ -102,7 +103,7 @@ def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tup
     return Solution(symbol, value, memory, at_value, at_next, budget, value == hi)
 
 
-def _largest_integer(s) -> int:
+def _largest_integer(s) -> Optional[int]:
     import sympy
     if s.is_empty:
         return None

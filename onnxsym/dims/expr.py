@@ -42,6 +42,9 @@ class _Later:
     def format(self, e: "Expr") -> str:
         return repr(e.terms)
 
+    def to_sympy(self, e: "Expr"):
+        raise NotImplementedError  # onnxsym installs the sympy bridge's
+
 
 later = _Later()
 
@@ -137,8 +140,7 @@ class Expr:
 
     def to_sympy(self):
         """This dim as a sympy expression (see :mod:`onnxsym.sympy_bridge`)."""
-        from ..sympy_bridge import to_sympy
-        return to_sympy(self)
+        return later.to_sympy(self)
 
     def __copy__(self):
         return self
