@@ -365,21 +365,26 @@ def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
-@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
-              show_default=True, help="Which symbol-dialect form.")
+@click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
+              help="symbol: the symbol dialect (bishengir-opt); torch: torch-mlir's ONNX import form (iree-compile).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
+              help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def mlir(model, out, style, generic, weights, names, force):
+def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
     A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
+    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
-    target = convert(model, out, style, generic, weights, names, force)
+    if dialect == "torch" and (style is not None or generic):
+        raise click.UsageError("the torch dialect has one form: no --style, no --generic")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
     click.echo(f"{target}: written")
 
 
