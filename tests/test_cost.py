@@ -231,3 +231,65 @@ def test_flops_of_the_families_beyond_matmul_follow_their_definitions():
                                                      "Mystery": "None"}
     assert [n.op_type for n in cost.not_counted] == ["Mystery"]
     assert str(cost.flops) == "72*b"
+
+
+def _attention_models():
+    """ONNX Attention (4-D, opset 23) and com.microsoft MultiHeadAttention (3-D): keys of
+    another length than the queries, values of another head size than the keys."""
+    vi = helper.make_tensor_value_info
+    four = helper.make_graph([helper.make_node("Attention", ["q", "k", "v"], ["y"])], "g",
+                             [vi("q", TensorProto.FLOAT, ["b", 2, "s", 8]),
+                              vi("k", TensorProto.FLOAT, ["b", 2, "l", 8]),
+                              vi("v", TensorProto.FLOAT, ["b", 2, "l", 4])], [helper.make_empty_tensor_value_info("y")])
+    mha = helper.make_graph([helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["y"], domain="com.microsoft",
+                                              num_heads=2)], "g",
+                            [vi("q", TensorProto.FLOAT, ["b", "s", 16]), vi("k", TensorProto.FLOAT, ["b", "l", 16]),
+                             vi("v", TensorProto.FLOAT, ["b", "l", 8])], [helper.make_empty_tensor_value_info("y")])
+    out = []
+    for g, opsets, heads in ((four, [("", 23)], None), (mha, [("", 17), ("com.microsoft", 1)], 2)):
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+        m.ir_version = 10
+        out.append((m, heads))
+    return out
+
+
+@pytest.mark.parametrize("m, heads", _attention_models(), ids=["Attention", "MultiHeadAttention"])
+def test_attention_flops_match_a_count_from_the_real_shapes(m, heads):
+    """Scores ``2*B*H*S*L*Dk`` plus the weighted sum ``2*B*H*S*L*Dv``, with B, H, S, L, Dk,
+    Dv read off the tensors onnxruntime takes and returns."""
+    result = onnxsym.infer(m)
+    flops = result.cost().nodes[0].flops
+    for bindings, seen in _runtime(result):
+        q, k, y = seen["q"][0], seen["k"][0], seen["y"][0]
+        if heads is None:  # [B, H, S, D]
+            b, h, s, dk = q
+            length, dv = k[2], y[3]
+        else:  # [B, S, H*D]
+            b, s, h, dk = q[0], q[1], heads, q[2] // heads
+            length, dv = k[1], y[2] // heads
+        assert dims.evaluate(flops, bindings) == 2 * b * h * s * length * (dk + dv), bindings
+
+
+def test_the_peak_is_a_max_that_ranges_simplify():
+    """Two moments compete: x and relu(x) together (8n bytes), or relu(x) with a 200-byte
+    buffer (4n + 204). Below n = 51 the second is larger; a range from 100 decides."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node("ConstantOfShape", ["fifty"], ["z"]),
+             helper.make_node("ReduceSum", ["z"], ["r"], keepdims=0)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+                          [helper.make_empty_tensor_value_info("a"), helper.make_empty_tensor_value_info("r")],
+                          initializer=[numpy_helper.from_array(np.array([50], np.int64), "fifty")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    free = onnxsym.infer(m).cost().peak
+    n = onnxsym.sym("n")
+    assert free is onnxsym.dmax(8 * n, 4 * n + 204)
+    ranged = onnxsym.infer(m, ranges={"n": (100, 10**6)})
+    assert str(ranged.cost().peak) == "8*n"
+    for result, peak in ((onnxsym.infer(m), free), (ranged, ranged.cost().peak)):
+        for n in (1, 50, 51, 100, 300):
+            if n < result.symbol_ranges()["n"][0]:
+                continue
+            [(bindings, seen)] = _runtime(result, count=1, fixed={"n": n})
+            walked = _peak_by_walk(m.graph, {k: b for k, (_, b) in seen.items()}, set())
+            assert dims.evaluate(peak, bindings) == walked, n
