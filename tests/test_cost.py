@@ -77,9 +77,10 @@ def _peak_by_walk(graph, nbytes, constants):
         for o in node.output:
             if o and o not in constants:
                 born[o] = i
+    reads = [set(n.input) | _body_reads(n) for n in nodes]
     dies = {}
     for name, b in born.items():
-        readers = [j for j, n in enumerate(nodes) if name in n.input or name in _body_reads(n)]
+        readers = [j for j, r in enumerate(reads) if name in r]
         dies[name] = len(nodes) - 1 if name in outputs else max(readers, default=b)
     return max(sum(nbytes[name] for name, b in born.items() if b <= i <= dies[name]) for i in range(len(nodes)))
 
