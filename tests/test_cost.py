@@ -157,22 +157,30 @@ def test_solve_answers_the_24_gib_question_exactly():
     assert s["bytes_at_value"] <= budget < s["bytes_at_next"]
 
 
-def test_solve_agrees_with_runs_at_the_answer_and_one_more():
+@pytest.mark.parametrize("name, symbol, bind, budget", [
+    ("llama_tiny_ts", "batch", {"seq": 5, "past": 3}, 1_000_000),
+    # height under floor divisions ((height + 1)//2, (height + 3)//4): split by residue
+    ("cnn_tiny_ts", "height", {"batch": 1, "width": 24}, 3_000_000),
+])
+def test_solve_agrees_with_runs_at_the_answer_and_one_more(name, symbol, bind, budget):
     """At small sizes the budget can be checked against onnxruntime: parameters plus the
-    walked peak of the real tensors fit at the answer and not at the answer plus one."""
-    result = onnxsym.infer(LLAMA)
-    budget = 1_000_000
-    s = result.cost().solve("batch", budget, bind={"seq": 5, "past": 3})
+    walked peak of the real tensors fit at the answer and not at the answer plus one; and
+    no larger value up to twice the answer fits (brute force over the checked expression)."""
+    result = onnxsym.infer(os.path.join(HERE, "..", "models", name + ".onnx"))
+    cost = result.cost()
+    s = cost.solve(symbol, budget, bind=bind)
     graph = result.model.graph
     constants = {n.output[0] for n in graph.node if n.op_type == "Constant"}
     measured = {}
-    for batch in (s.value, s.value + 1):
-        [(bindings, seen)] = _runtime(result, count=1, fixed={"batch": batch, "seq": 5, "past": 3})
+    for v in (s.value, s.value + 1):
+        [(bindings, seen)] = _runtime(result, count=1, fixed={symbol: v, **bind})
         nbytes = {n: b for n, (_, b) in seen.items()}
         params = sum(nbytes[t.name] for t in graph.initializer) + sum(nbytes[c] for c in constants)
-        measured[batch] = params + _peak_by_walk(graph, nbytes, constants)
+        measured[v] = params + _peak_by_walk(graph, nbytes, constants)
     assert measured[s.value] <= budget < measured[s.value + 1]
     assert measured[s.value] == s.at_value and measured[s.value + 1] == s.at_next
+    assert not [v for v in range(s.value + 1, 2 * s.value + 2)
+                if dims.evaluate(cost.memory, {symbol: v, **bind}) <= budget]
 
 
 def test_sub_byte_activations_are_packed_as_onnxruntime_packs_them():
