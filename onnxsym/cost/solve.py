@@ -63,7 +63,6 @@ def _arguments(d: Dim) -> Tuple[Dim, List[Dim]]:
 
 def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tuple[int, int]],
                  bind: Mapping[str, int]) -> Solution:
-
     if symbol not in ranges:
         raise UserInputError(f"--solve {symbol}: not an unbound symbol of the model "
                              f"(those: {', '.join(sorted(ranges))})")
