@@ -62,8 +62,9 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
-    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
+             "at_least": "requires"}
+    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
         click.echo(line)

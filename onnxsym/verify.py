@@ -62,7 +62,9 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
         b = {}
         for name in result.roots():
             lo, hi = ranges[name]
-            lo2, hi2 = max(lo, 2 if attempt < tries // 2 else lo), min(hi, 9)
+            # small sizes: 2 to 9, or the 8 smallest a learned lower bound leaves (a Conv's need)
+            lo2 = max(lo, 2 if attempt < tries // 2 else lo)
+            hi2 = min(hi, max(lo2, 2) + 7)
             b[name] = rng.randint(lo2, hi2) if lo2 <= hi2 else (lo if hi < 2 else hi)
         b.update(fixed or {})
         for name, d in derived.items():
