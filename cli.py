@@ -352,11 +352,12 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 @click.argument("model", type=click.Path(dir_okay=False))
 @_bind_opt
 @_knowledge
+@_constant_inits
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
 @click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
 @click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
-def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
     """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
     each as an expression over the input symbols.
 
@@ -369,7 +370,8 @@ def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
     c = result.cost()
     solution = c.solve(solve, limit) if solve is not None else None
     if fmt == "json":
