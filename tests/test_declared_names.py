@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments
-from written import check_written, written_dims
+from written import annotate_cli, check_written, written_dims
 
 F = TensorProto.FLOAT
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,10 +65,7 @@ def test_torchscript_placeholders_are_written_as_the_computed_dims():
 
 
 def test_cli_annotate_show_explain_use_the_aliases(tmp_path):
-    p = str(tmp_path / "m.onnx")
-    onnx.save(_ts_like(), p)
-    out = str(tmp_path / "o.onnx")
-    r = CliRunner().invoke(main, ["annotate", p, "-o", out])
+    p, out, r = annotate_cli(_ts_like(), tmp_path)
     assert r.exit_code == 0 and "4 dim names the model declares on produced values are aliases" in r.output, r.output
     assert [written_dims(o) for o in onnx.load(out).graph.output][1] == ["batch", "past + seq", 8]
     r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", "--keep-declared-names", "-q"])

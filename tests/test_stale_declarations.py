@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 
 import onnxsym
 from onnxsym.cli import main
-from written import check_written, written_dims
+from written import annotate_cli, check_written, written_dims
 
 F = TensorProto.FLOAT
 SIZES = [{"width": 4}, {"width": 7}]
@@ -66,10 +66,7 @@ def test_contradictions_between_computed_shapes_stay_errors():
 
 
 def test_cli_annotate_warns_and_check_lists_the_stale_declaration(tmp_path):
-    p = str(tmp_path / "ocr.onnx")
-    onnx.save(_ocr_like(), p)
-    out = str(tmp_path / "o.onnx")
-    r = CliRunner().invoke(main, ["annotate", p, "-o", out])
+    p, out, r = annotate_cli(_ocr_like(), tmp_path)
     assert r.exit_code == 0 and "warning: value 'probs': the model declares [1, seqlen]" in r.stderr, r.output
     assert written_dims(onnx.load(out).graph.output[0]) == [1, "width", 3]
     r = CliRunner().invoke(main, ["check", p])

@@ -75,3 +75,16 @@ def check_written(annotated, bindings, feeds=None):
                 assert value == real, f"{name}[{axis}] at {binding}: written {text!r} = {value}, real {real}"
                 checked += 1
     return checked
+
+
+def annotate_cli(model, folder, *args):
+    """Save ``model`` in ``folder`` and run ``onnxsym annotate`` on it: (model path, output path, result)."""
+    import os
+
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")
+    onnx.save(model, path)
+    return path, out, CliRunner().invoke(main, ["annotate", path, "-o", out, *args])
