@@ -14,7 +14,8 @@ from onnxsym.dims import free_symbols
 from onnxsym.edges import grouped
 from onnxsym.atomic import write_atomically
 from onnxsym.errors import OnnxsymError
-from onnxsym.external import check_output_folder
+from onnxsym.external import check_output_folder, external_locations
+from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
 
 # check, show and explain import their modules when they run: annotate starts faster.
@@ -48,6 +49,9 @@ def _ranges(pairs) -> dict:
 
 
 _bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+_constant_inits = click.option(
+    "--constant-initializers", is_flag=True,
+    help="Initializers listed as graph inputs are constants (always so below IR version 4).")
 
 
 _EVERY = "\0every"  # what a bare --allow-zero gives
@@ -73,8 +77,10 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
-    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints if c.kind != "positive"]
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
+             "at_least": "requires"}
+    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints
+             if c.kind != "positive"]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -148,9 +154,14 @@ def main(ctx, debug) -> None:
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @_bind_opt
 @_knowledge
+@_constant_inits
+@click.option("--keep-declared-names", is_flag=True,
+              help="Keep a dim name the model declares on a produced value where it equals the inferred dim "
+                   "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet, mlir_out):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
+             keep_declared_names, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -158,15 +169,22 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
     if in_place and out:
         raise click.UsageError("give either -o or --in-place, not both")
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
-    if os.path.abspath(target) == os.path.abspath(model) and not in_place:
+    if not in_place and same_file(target, model):
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    outputs = ([] if in_place else [("the output", target)]) + ([("the MLIR output", mlir_out)] if mlir_out else [])
+    check_outputs(outputs, [("the input model", model)])
     if not in_place and not force and os.path.exists(target):
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
-    annotated = api.write_result(result, inplace=True)
-    _save(annotated, target, os.path.dirname(os.path.abspath(model)))
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
+    model_dir = os.path.dirname(os.path.abspath(model))
+    check_outputs(outputs + ([("the output", target)] if in_place else []),
+                  [("a weight file of the input model", os.path.join(model_dir, loc))
+                   for loc in external_locations(result.model)])
+    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
@@ -183,6 +201,10 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
     _print_constraints(result)
+    if result.aliases:
+        n = len(result.aliases)
+        click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
+                   f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
@@ -192,14 +214,16 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; default: two random assignments).")
 @_knowledge
-def verify(model, bind, ranges, assume, allow_zero):
+@_constant_inits
+def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
     Exits 1 if any dim is wrong. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
-    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
     b = _bindings(bind)
     assignments = constrained_assignments(result, count=1, fixed=b) if b else None
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
@@ -213,11 +237,11 @@ def verify(model, bind, ranges, assume, allow_zero):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet):
+def _infer_with_progress(model, bind, quiet, constant_initializers):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return api.infer(model, bind=_bindings(bind), progress=bar)
+        return api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers)
     finally:
         bar.close()
 
@@ -244,30 +268,36 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @click.option("--outputs-only", is_flag=True, help="Only the graph outputs' dims must resolve.")
 @click.option("--max-unresolved", type=click.IntRange(min=0), default=0, show_default=True,
               help="Pass a model with at most N unresolved dims.")
+@click.option("--allow-stale", is_flag=True,
+              help="Do not fail on a stale declaration (a declared output or value_info shape the graph contradicts).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, bind,
+          constant_initializers, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
-    and provenance), 2 on an error (bad file, contradiction).
+    and provenance) or the model declares a shape its graph contradicts (a stale
+    declaration), 2 on an error (bad file, contradiction).
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
     from onnxsym import report as check_report
 
-    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
     for m in models:
         bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
         try:
-            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
+            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
+                                                    constant_initializers=constant_initializers))
         finally:
             bar.close()
     if fmt == "json":
@@ -290,9 +320,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
+def show(model, name, ops, outputs, unresolved, color, bind, constant_initializers, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -301,7 +332,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -312,28 +343,34 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, quiet, verbose):
+def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
     or to the node that made the unresolved dim and the upstream node that
-    caused it. Without AXIS: every dim of VALUE.
+    caused it. Without AXIS: every dim of VALUE. VALUE may also be a dim name the
+    model declares on produced values (an alias): each place it is declared.
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers)
     lineage = Lineage(result)
-    if axis is None:
+    if value not in result.values and value in result.aliases:
+        # A name the model declares on produced values: explain where it is declared.
+        places = result.alias_places(value)
+        click.echo(f"{value}: an alias the model declares, = {result.aliases[value]}")
+    elif axis is None:
         shape = result.shape(value)
-        axes = [None] if shape is None else list(range(len(shape)))
+        places = [(value, a) for a in ([None] if shape is None else range(len(shape)))]
     else:
-        axes = [axis]
-    for a in axes:
-        e = lineage.explain(value, a)
+        places = [(value, axis)]
+    for v, a in places:
+        e = lineage.explain(v, a)
         if quiet:
             click.echo(e.headline())
             continue
@@ -343,22 +380,60 @@ def explain(model, value, axis, bind, quiet, verbose):
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
+@_bind_opt
+@_knowledge
+@_constant_inits
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
+@click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
+    """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
+    each as an expression over the input symbols.
+
+    Memory is the parameters plus the peak of the activations live along the node
+    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096
+    """
+    from onnxsym.cost.report import as_json, text_lines
+    from onnxsym.cost.solve import parse_budget
+
+    if (solve is None) != (budget is None):
+        raise click.UsageError("--solve and --budget go together")
+    limit = parse_budget(budget) if budget is not None else None
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
+    c = result.cost()
+    solution = c.solve(solve, limit) if solve is not None else None
+    if fmt == "json":
+        click.echo(as_json(model, c, solution))
+        return
+    for line in text_lines(model, c, per_node, solution):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
-@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
-              show_default=True, help="Which symbol-dialect form.")
+@click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
+              help="symbol: the symbol dialect (bishengir-opt); torch: torch-mlir's ONNX import form (iree-compile).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
+              help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def mlir(model, out, style, generic, weights, names, force):
+def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
     A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
+    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
-    target = convert(model, out, style, generic, weights, names, force)
+    if dialect == "torch" and (style is not None or generic):
+        raise click.UsageError("the torch dialect has one form: no --style, no --generic")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
     click.echo(f"{target}: written")
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..atomic import write_atomically
 from ..errors import ModelLoadError, OnnxsymError
+from ..paths import check_outputs
 
 
 class OutputError(OnnxsymError):
@@ -28,14 +29,13 @@ def default_output(src: str) -> str:
 
 
 def convert(src: str, out: Optional[str], style: str = "propagate", generic: bool = False,
-            weights: bool = False, names: bool = False, force: bool = False) -> str:
+            weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol") -> str:
     """Export ``src`` (an ONNX model) to ``out``; or, for a ``.mlir`` file in onnxsym's
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
 
     out = out or default_output(src)
-    if os.path.abspath(out) == os.path.abspath(src):
-        raise ModelLoadError(f"{out}: the output would overwrite the input")
+    check_outputs([("the output", out)], [("the input", src)])
     if not force and os.path.exists(out):
         raise OutputError(f"{out} exists; use --force to replace it")
     if src.endswith(".mlir"):
@@ -46,5 +46,5 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
             raise ModelLoadError(f"{src}: cannot read: {exc.strerror}") from None
         write_text(out, encoding_to_symbol(text))
     else:
-        write_text(out, to_mlir(src, style=style, generic=generic, weights=weights, names=names))
+        write_text(out, to_mlir(src, style=style, generic=generic, weights=weights, names=names, dialect=dialect))
     return out
