@@ -116,14 +116,14 @@ class Node:
         decided. With ``output``, the record goes with that output's value and the node
         that acts on it (an If taking a branch) records it; see :mod:`onnxsym.edges`."""
         answer = compute(*args)
-        if edges.may_rely(args):
+        if self._engine is not None and edges.may_rely(args):
             self._engine.check_positive(self, compute, args, lambda: what(answer), output)
         return answer
 
     def act_on(self, i: int, what: str) -> None:
         """This node takes a decision from input ``i``'s value (an If's branch, a Where's
         pick): the ``>= 1`` assumptions behind that value are recorded with this node."""
-        if i < len(self.input_names) and self.input_names[i]:
+        if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
             self._engine.act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None) -> List[Optional[Value]]:
