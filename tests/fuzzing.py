@@ -520,8 +520,10 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Ou
         if refused:
             return Outcome("crash", f"onnxsym refused a graph onnxruntime runs: {type(exc).__name__}: {exc}")
         return Outcome("invalid", str(exc))
-    except Exception as exc:  # noqa: BLE001 - any other exception is a bug
+    except Exception as exc:  # noqa: BLE001 - any other exception is a bug (a failed rule in strict mode)
         return Outcome("crash", f"{type(exc).__name__}: {exc}")
+    if result.rule_failures:  # outside strict mode a failed rule is only a warning: still a crash
+        return Outcome("crash", f"a rule failed: {result.rule_failures[0]}")
     ran = 0
     checked = 0
     for a in assignments:
