@@ -96,3 +96,30 @@ def test_the_fuzzer_counts_a_failed_rule_as_a_crash_in_both_modes():
 def test_without_the_planted_rule_the_same_model_verifies():
     report = verify(_model(), SIZES)
     assert report.ok and report.unknown_rank_values == 0 and report.checked_dims == 12  # r, t, n: 2 dims, 2 sizes
+
+
+@pytest.mark.parametrize("op, attrs, pads", [
+    ("MaxPool", {"kernel_shape": [1, 3]}, None),
+    ("Conv", {"pads": [0, 1, 0, 0]}, None),
+    ("Pad", {"mode": "edge"}, [0, 0, 1, 0, 0, 0, 1, 0]),
+])
+def test_attributes_for_another_rank_are_a_contradiction_not_a_failed_rule(op, attrs, pads):
+    """Found by the fuzzer once failed rules counted: a rank-5 input with rank-4 attributes
+    raised IndexError inside the rule; onnxruntime refuses such a node too."""
+    import numpy as np
+    from helpers import init
+
+    inputs = [("x", F, [1, 2, 3, "h", "w"])]
+    ins, inits = ["x"], []
+    if op == "Conv":
+        ins, inits = ["x", "k"], [init("k", np.ones([1, 2, 1, 3], np.float32))]
+    if op == "Pad":
+        ins, inits = ["x", "p"], [init("p", np.array(pads, np.int64))]
+    g = helper.make_graph([helper.make_node(op, ins, ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info(*i) for i in inputs], [helper.make_empty_tensor_value_info("y")],
+                          initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    with pytest.raises(onnxsym.ShapeContradiction, match="entries"):
+        onnxsym.infer(m)
+    assert fuzzing.check_model(m, fuzzing.assignments_for(0)).kind == "invalid"  # onnxruntime runs no size
