@@ -154,24 +154,23 @@ def _grown(d, out, initial, trip, varying, unstable):
     return d
 
 
-ZERO_TRIPS = "the loop may run no iteration, where onnxruntime gives this dim as its own inference knows it, else 0"
+ZERO_TRIPS = ("the loop may run no iteration: onnxruntime then gives the scan output the shape its own "
+              "inference knows of the body's output (even the rank may be lost), with 0 for the unknown dims")
 
 
 def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
     """A scan output: the per-iteration values stacked along ``axis``. Where the loop may
-    run no iteration (``runs`` None) or runs none (False), onnxruntime gives the output a
-    0 for each dim of the body's output that its own shape inference does not know: a
-    symbolic dim is then 0 (``min(count, 1)*d``); a static one is 0 or itself."""
+    run no iteration (``runs`` None) or runs none (False), its shape is what onnxruntime's
+    own shape inference knows (tried: a Reshape computed from shapes loses the rank):
+    unknown here."""
     if not isinstance(per_iter, Tensor) or per_iter.shape is None:
         return Tensor(per_iter.dtype if isinstance(per_iter, Tensor) else 0, None)
+    if runs is not True:
+        return node.unknown_rank(ZERO_TRIPS, k, per_iter.dtype)
     shape = list(per_iter.shape)
     for a, d in enumerate(shape):
-        if any(s.name in unstable for s in dims.free_symbols(d)) and runs is not False:
+        if any(s.name in unstable for s in dims.free_symbols(d)):
             shape[a] = node.fresh(f"the scan output's dim may differ between iterations: {d}", k, a)
-        elif runs is not True and (isinstance(d, int) or any(s.name in unstable for s in dims.free_symbols(d))):
-            shape[a] = 0 if d == 0 else node.fresh(ZERO_TRIPS, k, a, 0, max(dims.range_of(d)[1], 0))
-        elif runs is not True:
-            shape[a] = dims.mul(dims.dmin(count, 1), d)
     axis = normalize_axis(axis, len(shape) + 1)
     return Tensor(per_iter.dtype, tuple(shape[:axis]) + (count,) + tuple(shape[axis:]))
 
@@ -198,7 +197,7 @@ def loop_rule(node):
     else:
         exact = _exact_trip(node, m, has_cond, outs[0])
         after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
-        trip = exact if exact is not None else _unknown_trip(node, m)
+        trip = exact if exact is not None else _unknown_trip(node, m, 1 if runs else 0)
     scans = [_stacked(node, n + j, v, trip, 0, unstable, runs)
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
@@ -242,10 +241,11 @@ def _exact_trip(node, m, has_cond, cond_out):
     return None
 
 
-def _unknown_trip(node, m):
+def _unknown_trip(node, m, lo):
+    """The number of iterations, unknown: at least ``lo`` (1 where an iteration surely runs)."""
     hi = dims.range_of(m)[1] if m is not None else dims.INT64_MAX
     why = "the loop's trip count is unknown" if m is None else "the loop's condition may end it early"
-    return node.fresh(why, node.num_outputs - 1, 0, 0, hi)
+    return node.fresh(why, node.num_outputs - 1, 0, lo, max(hi, lo))
 
 
 # --------------------------------------------------------------------- Scan

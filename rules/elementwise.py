@@ -134,6 +134,28 @@ _DECIDE = {
 }
 
 
+def _float_compare(op, vals, node):
+    """A comparison of float elements where one side is an integer constant of at most 2**24
+    and the other an integer (a cast shape value): float32 rounding is monotone and keeps
+    every integer up to 2**24, so the float comparison is the integer one (``0.0 < seq``)."""
+    out = []
+    for a, b in zip(*vals):
+        x, y = _as_integer(a), _as_integer(b)
+        if x is None or y is None or not (isinstance(x, int) and abs(x) <= 2**24 or isinstance(y, int) and abs(y) <= 2**24):
+            return None
+        r = _combine(op, x, y, node)
+        if r is None:
+            return None
+        out.append(r)
+    return tuple(out)
+
+
+def _as_integer(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v if intops.is_dim(v) else None
+
+
 def _bool_combine(op, a, b):
     a, b = bool(a), bool(b)
     if op == "And":
@@ -182,6 +204,8 @@ def _fold(op, in_dtype, vals, node):
                 acc = _bool_combine(op, acc, v[i])
             out.append(acc)
         return tuple(out)
+    if in_dtype in floatops.FLOAT_TYPES and op in _DECIDE and len(vals) == 2:
+        return _float_compare(op, vals, node)
     if in_dtype in floatops.FLOAT_TYPES:
         return floatops.fold(node, in_dtype, vals)
     if in_dtype not in INT_TYPES:

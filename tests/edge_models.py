@@ -130,3 +130,24 @@ def reshape_p_minus_1(same=False):
         nodes.append(helper.make_node("Relu", ["y"], ["y_out"]))
     return _model(nodes, inputs, outs, [("zero", np.array(0, np.int64)), ("minus1", np.array([-1], np.int64)),
                                         ("axes0", np.array([0], np.int64))])
+
+
+def nested_if_on_data():
+    """silero VAD's structure: an If on the sample rate (a data input), whose then branch holds
+    another If on data (is the input's sum positive?). ``state_out`` has one shape in every
+    branch; ``frames`` is ``[batch, 2*samples]`` in the then branches, ``[batch, samples]`` else."""
+    inner_then = _graph([helper.make_node("Relu", ["state"], ["st_a"]),
+                         helper.make_node("Concat", ["x", "x"], ["fr_a"], axis=1)], "inner_then", ["st_a", "fr_a"])
+    inner_else = _graph([helper.make_node("Neg", ["state"], ["st_b"]),
+                         helper.make_node("Concat", ["x", "x"], ["fr_b"], axis=1)], "inner_else", ["st_b", "fr_b"])
+    outer_then = _graph([helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+                         helper.make_node("Greater", ["total", "zero_f"], ["positive"]),
+                         helper.make_node("If", ["positive"], ["st_t", "fr_t"], name="/inner/If",
+                                          then_branch=inner_then, else_branch=inner_else)], "outer_then", ["st_t", "fr_t"])
+    outer_else = _graph([helper.make_node("Sigmoid", ["state"], ["st_e"]),
+                         helper.make_node("Identity", ["x"], ["fr_e"])], "outer_else", ["st_e", "fr_e"])
+    nodes = [helper.make_node("Equal", ["sr", "sr16k"], ["is16k"]),
+             helper.make_node("If", ["is16k"], ["state_out", "frames"], name="/sr/If",
+                              then_branch=outer_then, else_branch=outer_else)]
+    return _model(nodes, [("x", F, ["batch", "samples"]), ("state", F, [2, "batch", 128]), ("sr", I64, [])],
+                  ["state_out", "frames"], [("sr16k", np.array(16000, np.int64)), ("zero_f", np.array(0.0, np.float32))])
