@@ -94,27 +94,29 @@ class SymbolTable:
 
     def check_user_names(self) -> None:
         """Every name the user binds or ranges must be a symbol of the model."""
-        for opt, names in (("--bind", self.bound), ("--range", self.ranges)):
+        for arg, opt, names in (("bind", "--bind", self.bound), ("ranges", "--range", self.ranges)):
             for name in names:
                 if name not in self.origin:
-                    known = ", ".join(sorted(self.origin)) or "none"
-                    raise UserInputError(f"{opt} {name}: the model has no input symbol '{name}' (its symbols: {known})")
+                    why = f"the model has no input symbol '{name}' (its symbols: {', '.join(sorted(self.origin)) or 'none'})"
+                    raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
         for name, v in self.bound.items():
             lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
             if not lo <= v <= hi:
-                raise UserInputError(f"--bind {name}={v}: outside the range [{lo}, {hi}]"
-                                     + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
+                why = f"outside the range [{lo}, {hi}]"
+                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (" (allow_zero=True lets dims be 0)" if v == 0 else ""),
+                                     f"--bind {name}={v}: {why}" + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
 
     def parse_known(self, text: str) -> Dim:
         """An expression over the model's input symbols (an unknown name is an error)."""
         def lookup(name):
             if name not in self.origin:
-                raise UserInputError(f"--assume '{text}': the model has no input symbol '{name}'")
+                why = f"the model has no input symbol '{name}'"
+                raise UserInputError(f"assume '{text}': {why}", f"--assume '{text}': {why}")
             return self.get(name, "")
         try:
             return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError) as exc:
-            raise UserInputError(f"--assume '{text}': {exc}") from None
+            raise UserInputError(f"assume '{text}': {exc}", f"--assume '{text}': {exc}") from None
 
     def unique(self, base: str) -> str:
         name, n = base, 1
