@@ -31,3 +31,9 @@ class UserInputError(OnnxsymError):
     def __init__(self, message: str, cli: str = ""):
         super().__init__(message)
         self.cli = cli or message
+
+
+class RuleFailure(Exception):
+    """A rule raised where it should have inferred: a bug in onnxsym, not in the model.
+    Raised in strict mode (the tests run in it); otherwise the node's outputs get unknown
+    shapes, a warning, and an entry in ``Result.rule_failures``."""
