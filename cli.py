@@ -12,7 +12,8 @@ import onnx
 from onnxsym import api
 from onnxsym.atomic import write_atomically
 from onnxsym.errors import OnnxsymError
-from onnxsym.external import check_output_folder
+from onnxsym.external import check_output_folder, external_locations
+from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
 
 # check, show and explain import their modules when they run: annotate starts faster.
@@ -46,6 +47,9 @@ def _ranges(pairs) -> dict:
 
 
 _bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+_constant_inits = click.option(
+    "--constant-initializers", is_flag=True,
+    help="Initializers listed as graph inputs are constants (always so below IR version 4).")
 
 
 def _knowledge(f):
@@ -119,9 +123,10 @@ def main(ctx, debug) -> None:
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @_bind_opt
 @_knowledge
+@_constant_inits
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quiet, mlir_out):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -129,15 +134,22 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
     if in_place and out:
         raise click.UsageError("give either -o or --in-place, not both")
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
-    if os.path.abspath(target) == os.path.abspath(model) and not in_place:
+    if not in_place and same_file(target, model):
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    outputs = ([] if in_place else [("the output", target)]) + ([("the MLIR output", mlir_out)] if mlir_out else [])
+    check_outputs(outputs, [("the input model", model)])
     if not in_place and not force and os.path.exists(target):
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
+    model_dir = os.path.dirname(os.path.abspath(model))
+    check_outputs(outputs + ([("the output", target)] if in_place else []),
+                  [("a weight file of the input model", os.path.join(model_dir, loc))
+                   for loc in external_locations(result.model)])
     annotated = api.write_result(result, inplace=True)
-    _save(annotated, target, os.path.dirname(os.path.abspath(model)))
+    _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
@@ -163,14 +175,16 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, quie
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; default: two random assignments).")
 @_knowledge
-def verify(model, bind, ranges, assume, allow_zero):
+@_constant_inits
+def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
     Exits 1 if any dim is wrong. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
-    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
     b = _bindings(bind)
     assignments = constrained_assignments(result, count=1, fixed=b) if b else None
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
@@ -184,11 +198,11 @@ def verify(model, bind, ranges, assume, allow_zero):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet):
+def _infer_with_progress(model, bind, quiet, constant_initializers):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return api.infer(model, bind=_bindings(bind), progress=bar)
+        return api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers)
     finally:
         bar.close()
 
@@ -218,9 +232,11 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, constant_initializers,
+          quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
@@ -238,7 +254,8 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
     for m in models:
         bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
         try:
-            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug))
+            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
+                                                    constant_initializers=constant_initializers))
         finally:
             bar.close()
     if fmt == "json":
@@ -261,9 +278,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
+def show(model, name, ops, outputs, unresolved, color, bind, constant_initializers, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -272,7 +290,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -283,9 +301,10 @@ def show(model, name, ops, outputs, unresolved, color, bind, quiet, verbose):
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
+@_constant_inits
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, quiet, verbose):
+def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -296,7 +315,7 @@ def explain(model, value, axis, bind, quiet, verbose):
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers)
     lineage = Lineage(result)
     if axis is None:
         shape = result.shape(value)

@@ -144,14 +144,16 @@ class Result:
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
-          progress: Optional[Callable[[int, int], None]] = None) -> Result:
+          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise); ``progress(done, total)`` is called after
-    each node.
+    each node. An initializer that is also a graph input may be fed by the caller from
+    IR version 4 on, so only its declared shape is known; ``constant_initializers``
+    takes its value as a constant, as onnxruntime does below IR version 4.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
@@ -161,7 +163,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
-    engine = Engine(model, table, base_dir)
+    engine = Engine(model, table, base_dir, constant_initializers)
     engine.progress = progress
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
@@ -192,11 +194,12 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
-             allow_zero: bool = False) -> onnx.ModelProto:
+             allow_zero: bool = False, constant_initializers: bool = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``."""
-    result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero)
+    result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
+                   constant_initializers=constant_initializers)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto))
 
 

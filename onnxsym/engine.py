@@ -159,8 +159,11 @@ class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
     def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None,
-                 base_dir: Optional[str] = None):
+                 base_dir: Optional[str] = None, constant_initializers: bool = False):
         self.model = model
+        # An initializer also listed as a graph input is a constant below IR version 4 (onnxruntime
+        # lets a caller override it only from IR 4 on), or when the caller says so.
+        self.constant_initializers = constant_initializers or model.ir_version < 4
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.opsets: Dict[str, int] = {}
@@ -254,6 +257,8 @@ class Engine:
         for t in g.sparse_initializer:
             self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
+            if inp.name in init_names and self.constant_initializers:
+                continue
             # An initializer that is also an input is only a default: the caller may feed it.
             self.env[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
             self.producer[inp.name] = f"graph input '{inp.name}'"

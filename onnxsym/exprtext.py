@@ -21,7 +21,8 @@ import ast
 from typing import Callable, Optional
 
 from . import dims
-from .dims import Dim, Expr, Sym, _OpAtom
+from .dims import Dim, Expr, Sym
+from .dims.expr import _OpAtom
 
 
 class ExprSyntaxError(ValueError):
@@ -146,3 +147,6 @@ def _eval(node, symbol, text) -> Dim:
             raise ExprSyntaxError(f"{text!r}: ceil_div takes two arguments")
         return _FUNCS[node.func.id](*args)
     raise ExprSyntaxError(f"{text!r}: unsupported syntax {ast.unparse(node)!r}")
+
+
+dims.later.format = format_expr  # str() of an Expr is its text in this grammar

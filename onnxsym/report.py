@@ -124,11 +124,12 @@ def check_declared(result: Result) -> None:
 
 
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
-                progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False) -> ModelReport:
+                progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
+                constant_initializers: bool = False) -> ModelReport:
     """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
     try:
-        result = infer(path, bind=bind, progress=progress)
+        result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers)
         check_declared(result)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)

@@ -53,8 +53,8 @@ def is_nan_inf(node):
 def dropout(node):
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
-    if node.num_outputs > 1:
-        outs.append(Tensor(BOOL, x.shape))
+    if node.num_outputs > 1:  # the mask is bool from opset 10 on, of x's type before
+        outs.append(Tensor(BOOL if node.opset >= 10 else x.dtype, x.shape))
     return outs
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..atomic import write_atomically
 from ..errors import ModelLoadError, OnnxsymError
+from ..paths import check_outputs
 
 
 class OutputError(OnnxsymError):
@@ -34,8 +35,7 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
     from . import encoding_to_symbol, to_mlir
 
     out = out or default_output(src)
-    if os.path.abspath(out) == os.path.abspath(src):
-        raise ModelLoadError(f"{out}: the output would overwrite the input")
+    check_outputs([("the output", out)], [("the input", src)])
     if not force and os.path.exists(out):
         raise OutputError(f"{out} exists; use --force to replace it")
     if src.endswith(".mlir"):

@@ -1,0 +1,42 @@
+"""The Dim algebra: a dimension is a plain ``int`` or an :class:`Expr`.
+
+An ``Expr`` is kept in one canonical form, a polynomial with integer coefficients
+whose variables ("atoms") are symbols or non-polynomial terms (floor division,
+max, min) over canonical expressions. Every ``Expr`` is interned: two
+expressions with the same canonical form are the same object, so equality and
+hashing are identity operations, as cheap as for ints.
+
+``==`` between dims means "provably the same value" (structural equality of
+canonical forms). It never means "possibly equal". Ordering comparisons
+(``<``, ``<=``, ...) answer from interval ranges and raise
+:class:`UndecidableError` when the ranges cannot decide; ``try_*`` variants
+return ``None`` instead. Converting a symbolic Expr to ``int`` raises
+:class:`SymbolicDimError`: a rule that needs a concrete number does not support
+dynamic shapes, and must say so.
+
+The modules, each built on the ones before it: ``expr`` (the representation and
+polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
+``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution).
+"""
+
+from . import division as _division
+from . import ranges as _ranges
+from .division import ceil_div, floordiv, mod
+from .expr import (DEFAULT_LO, FRESH_LO, INT64_MAX, Atom, Dim, Expr, Sym, SymbolicDimError, UndecidableError, add,
+                   as_sym, atoms, evaluate, expr_of, free_symbols, is_static, later, mul, neg, sub, sym)
+from .minmax import dmax, dmin
+from .ranges import known_ne, lower_bound, range_of, try_eq, try_le, try_lt
+from .rewrite import substitute
+
+# Expr's operators that the layers above the representation define.
+later.floordiv = _division.floordiv
+later.mod = _division.mod
+later.try_lt = _ranges.try_lt
+later.try_le = _ranges.try_le
+
+__all__ = [
+    "DEFAULT_LO", "FRESH_LO", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
+    "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
+    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "sub", "substitute", "sym", "try_eq",
+    "try_le", "try_lt",
+]

@@ -1,0 +1,409 @@
+"""The representation of dims: atoms, the interned ``Expr`` and polynomial arithmetic.
+
+An ``Expr`` is kept in one canonical form, a polynomial with integer coefficients
+whose variables ("atoms") are symbols or non-polynomial terms (floor division,
+modulo, max, min) over canonical expressions. Every ``Expr`` is interned: two
+expressions with the same canonical form are the same object, so equality and
+hashing are identity operations, as cheap as for ints.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Mapping, Optional, Tuple, Union
+
+INT64_MAX = 2**63 - 1
+# Default range of a dim given by the model (graph input or declared name).
+DEFAULT_LO = 1
+# Default range of a dim nobody can name (data-dependent counts, unknown ops).
+FRESH_LO = 0
+
+
+class SymbolicDimError(TypeError):
+    """A symbolic dim was used where a concrete integer is required."""
+
+
+class UndecidableError(ValueError):
+    """A comparison between dims cannot be decided from what is known."""
+
+
+Dim = Union[int, "Expr"]
+
+
+class _Later:
+    """The operations of ``Expr`` defined by the layers above this one (division,
+    ranges, the printer): ``onnxsym.dims`` installs them, so that the representation
+    imports none of the modules built on it."""
+
+    def floordiv(self, a, b):
+        raise NotImplementedError
+
+    mod = try_lt = try_le = floordiv
+
+    def format(self, e: "Expr") -> str:
+        return repr(e.terms)
+
+
+later = _Later()
+
+
+# --------------------------------------------------------------------------- atoms
+
+
+class Atom:
+    """A variable of the polynomial form: a symbol or a non-polynomial term."""
+
+    __slots__ = ("key", "_range", "__weakref__")
+
+
+class Sym(Atom):
+    """A named integer symbol with an inclusive range ``[lo, hi]``."""
+
+    __slots__ = ("name", "lo", "hi")
+    _table: Dict[tuple, "Sym"] = {}
+
+    def __new__(cls, name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> "Sym":
+        k = (name, lo, hi)
+        s = cls._table.get(k)
+        if s is None:
+            s = object.__new__(cls)
+            s.name, s.lo, s.hi = name, lo, hi
+            s.key = (0, name, lo, hi)
+            s._range = (lo, hi)
+            cls._table[k] = s
+        return s
+
+    def __reduce__(self):
+        return (Sym, (self.name, self.lo, self.hi))
+
+    def __repr__(self) -> str:
+        return f"Sym({self.name!r}, {self.lo}, {self.hi})"
+
+
+class _OpAtom(Atom):
+    """An interned term ``kind(args...)`` whose args are canonical dims."""
+
+    __slots__ = ("kind", "args")
+    _table: Dict[tuple, "_OpAtom"] = {}
+    _ORDER = {"floordiv": 1, "mod": 2, "max": 3, "min": 4}
+
+    def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
+        k = (kind, args)
+        a = cls._table.get(k)
+        if a is None:
+            a = object.__new__(cls)
+            a.kind, a.args = kind, args
+            a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
+            a._range = None
+            cls._table[k] = a
+        return a
+
+    def __reduce__(self):
+        return (_OpAtom, (self.kind, self.args))
+
+
+def _dim_key(d: Dim) -> tuple:
+    return (0, d) if isinstance(d, int) else (1, d.key)
+
+
+# --------------------------------------------------------------------------- Expr
+
+Mono = Tuple[Tuple[Atom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
+Terms = Tuple[Tuple[Mono, int], ...]  # sorted (monomial, coefficient) pairs
+
+
+def _mono_key(m: Mono) -> tuple:
+    return tuple((a.key, e) for a, e in m)
+
+
+class Expr:
+    """A symbolic dim in canonical form. Build with :func:`sym` and arithmetic."""
+
+    __slots__ = ("terms", "key", "_range", "_text", "__weakref__")
+    _table: Dict[Terms, "Expr"] = {}
+
+    def __new__(cls, terms: Terms) -> "Expr":
+        e = cls._table.get(terms)
+        if e is None:
+            e = object.__new__(cls)
+            e.terms = terms
+            e.key = tuple((_mono_key(m), c) for m, c in terms)
+            e._range = None
+            e._text = None
+            cls._table[terms] = e
+        return e
+
+    def __reduce__(self):
+        return (Expr, (self.terms,))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    # -- arithmetic ---------------------------------------------------------
+    def __add__(self, other):
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return add(self, neg(other))
+
+    def __rsub__(self, other):
+        return add(other, neg(self))
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __floordiv__(self, other):
+        return later.floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        return later.floordiv(other, self)
+
+    def __mod__(self, other):
+        return later.mod(self, other)
+
+    def __rmod__(self, other):
+        return later.mod(other, self)
+
+    def __pow__(self, other):
+        if not isinstance(other, int) or other < 0:
+            raise SymbolicDimError(f"power {other!r} of a dim must be a non-negative int")
+        out: Dim = 1
+        for _ in range(other):
+            out = mul(out, self)
+        return out
+
+    # -- comparisons: only what the ranges prove ------------------------------
+    def __lt__(self, other):
+        return _decided(later.try_lt(self, other), self, "<", other)
+
+    def __le__(self, other):
+        return _decided(later.try_le(self, other), self, "<=", other)
+
+    def __gt__(self, other):
+        return _decided(later.try_lt(other, self), self, ">", other)
+
+    def __ge__(self, other):
+        return _decided(later.try_le(other, self), self, ">=", other)
+
+    # Identity equality and hashing are inherited from object (interning).
+
+    # -- conversions ----------------------------------------------------------
+    def __int__(self):
+        raise SymbolicDimError(f"dim '{self}' is symbolic; a concrete int is required here")
+
+    __index__ = __int__
+
+    def __bool__(self):
+        raise SymbolicDimError(f"dim '{self}' is symbolic; its truth value is unknown")
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = later.format(self)
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Expr({str(self)!r})"
+
+
+def _decided(answer: Optional[bool], a, op: str, b) -> bool:
+    if answer is None:
+        raise UndecidableError(f"cannot decide {a} {op} {b}")
+    return answer
+
+
+# --------------------------------------------------------------------------- construction
+
+
+def sym(name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> Expr:
+    """The dim that is the symbol ``name`` with range ``[lo, hi]``."""
+    return _atom_expr(Sym(name, lo, hi))
+
+
+def expr_of(s: Sym) -> Expr:
+    """The dim that is the symbol ``s``."""
+    return _atom_expr(s)
+
+
+def _atom_expr(atom: Atom) -> Expr:
+    return Expr(((((atom, 1),), 1),))
+
+
+def _from_dict(d: Dict[Mono, int]) -> Dim:
+    items = [(m, c) for m, c in d.items() if c != 0]
+    if not items:
+        return 0
+    if len(items) == 1 and items[0][0] == ():
+        return items[0][1]
+    items.sort(key=lambda mc: _mono_key(mc[0]))
+    return Expr(tuple(items))
+
+
+def _terms(d: Dim) -> Terms:
+    if isinstance(d, int):
+        return (((), d),) if d else ()
+    if isinstance(d, Expr):
+        return d.terms
+    raise TypeError(f"not a dim: {d!r}")
+
+
+def _check(d) -> None:
+    if not isinstance(d, (int, Expr)) or isinstance(d, bool):
+        raise TypeError(f"not a dim: {d!r}")
+
+
+# --------------------------------------------------------------------------- operations
+
+_add_cache: Dict[tuple, Dim] = {}
+_mul_cache: Dict[tuple, Dim] = {}
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    _check(a)
+    _check(b)
+    if b == 0:
+        return a
+    if a == 0:
+        return b
+    k = (a, b)
+    r = _add_cache.get(k)
+    if r is None:
+        d = dict(_terms(a))
+        for m, c in _terms(b):
+            d[m] = d.get(m, 0) + c
+        r = _from_dict(d)
+        _add_cache[k] = r
+    return r
+
+
+def neg(a: Dim) -> Dim:
+    return mul(a, -1)
+
+
+def sub(a: Dim, b: Dim) -> Dim:
+    return add(a, neg(b))
+
+
+def _mono_mul(m1: Mono, m2: Mono) -> Mono:
+    if not m1:
+        return m2
+    if not m2:
+        return m1
+    d = dict(m1)
+    for a, e in m2:
+        d[a] = d.get(a, 0) + e
+    return tuple(sorted(d.items(), key=lambda ae: ae[0].key))
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    _check(a)
+    _check(b)
+    if isinstance(a, int):
+        a, b = b, a
+    if b == 1:
+        return a
+    if b == 0:
+        return 0
+    k = (a, b)
+    r = _mul_cache.get(k)
+    if r is None:
+        if isinstance(b, int):
+            r = Expr(tuple((m, c * b) for m, c in a.terms))
+        else:
+            d: Dict[Mono, int] = {}
+            for m1, c1 in a.terms:
+                for m2, c2 in b.terms:
+                    m = _mono_mul(m1, m2)
+                    d[m] = d.get(m, 0) + c1 * c2
+            r = _from_dict(d)
+        _mul_cache[k] = r
+    return r
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+def is_static(d: Dim) -> bool:
+    return isinstance(d, int)
+
+
+def atoms(d: Dim):
+    """The atoms of ``d``'s top level polynomial."""
+    if isinstance(d, int):
+        return
+    for m, _ in d.terms:
+        for atom, _ in m:
+            yield atom
+
+
+def free_symbols(d: Dim) -> frozenset:
+    """The symbols ``d`` depends on, at any depth."""
+    out = set()
+    _collect(d, out)
+    return frozenset(out)
+
+
+def _collect(d: Dim, out: set) -> None:
+    for atom in atoms(d):
+        if isinstance(atom, Sym):
+            out.add(atom)
+        else:
+            for x in atom.args:
+                _collect(x, out)
+
+
+def evaluate(d: Dim, bindings: Mapping[Union[str, Sym], int]) -> int:
+    """The value of ``d`` when every symbol is replaced by its bound int.
+
+    ``bindings`` is keyed by symbol name or by :class:`Sym`; a missing symbol
+    raises ``KeyError``.
+    """
+    if isinstance(d, int):
+        return d
+    total = 0
+    for m, c in d.terms:
+        v = c
+        for atom, e in m:
+            v *= _eval_atom(atom, bindings) ** e
+        total += v
+    return total
+
+
+def _eval_atom(atom: Atom, bindings) -> int:
+    if isinstance(atom, Sym):
+        if atom in bindings:
+            return bindings[atom]
+        return bindings[atom.name]
+    vals = [evaluate(x, bindings) for x in atom.args]
+    if atom.kind == "floordiv":
+        return vals[0] // vals[1]
+    if atom.kind == "mod":
+        return vals[0] % vals[1]
+    if atom.kind == "max":
+        return max(vals)
+    return min(vals)
+
+
+
+def as_sym(d: Dim) -> Optional[Sym]:
+    """The symbol ``d`` is, if ``d`` is a bare symbol."""
+    if isinstance(d, Expr) and len(d.terms) == 1 and d.terms[0][1] == 1:
+        m = d.terms[0][0]
+        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], Sym):
+            return m[0][0]
+    return None

@@ -1,0 +1,149 @@
+"""Ranges of dims: an interval for every dim, and the comparisons they decide."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+from .expr import INT64_MAX, Atom, Dim, Expr, Terms, _atom_expr, _OpAtom, add, mul, neg, sub
+
+
+def _imul(a: Tuple[int, int], b: Tuple[int, int]) -> Tuple[int, int]:
+    p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+    return min(p), max(p)
+
+
+def _poly_range(terms: Terms) -> Tuple[int, int]:
+    lo = hi = 0
+    for m, c in terms:
+        r = (1, 1)
+        for atom, e in m:
+            ar = _atom_range(atom)
+            for _ in range(e):
+                r = _imul(r, ar)
+        r = _imul(r, (c, c))
+        lo += r[0]
+        hi += r[1]
+    return lo, hi
+
+
+def _op_range(kind: str, args: tuple) -> Tuple[int, int]:
+    rs = [range_of(x) for x in args]
+    if kind == "max":
+        return max(r[0] for r in rs), max(r[1] for r in rs)
+    if kind == "min":
+        return min(r[0] for r in rs), min(r[1] for r in rs)
+    (nlo, nhi), (dlo, dhi) = rs
+    if kind == "floordiv":
+        if dlo > 0:
+            c = (nlo // dlo, nlo // dhi, nhi // dlo, nhi // dhi)
+            return min(c), max(c)
+        return -INT64_MAX * INT64_MAX, INT64_MAX * INT64_MAX
+    # mod
+    if dlo > 0:
+        if nlo >= 0:
+            return 0, min(nhi, dhi - 1)
+        return 0, dhi - 1
+    return -max(abs(dlo), abs(dhi)), max(abs(dlo), abs(dhi))
+
+
+def _atom_range(atom: Atom) -> Tuple[int, int]:
+    r = atom._range
+    if r is None:
+        assert isinstance(atom, _OpAtom)  # a Sym's range is set when it is made
+        r = atom._range = _op_range(atom.kind, atom.args)
+    return r
+
+
+def range_of(d: Dim) -> Tuple[int, int]:
+    """An inclusive interval ``[lo, hi]`` that contains every value of ``d``."""
+    if isinstance(d, int):
+        return d, d
+    r = d._range
+    if r is None:
+        r = d._range = _poly_range(d.terms)
+    return r
+
+
+def try_le(a: Dim, b: Dim) -> Optional[bool]:
+    """``a <= b`` if the ranges prove or refute it, else ``None``."""
+    d = sub(b, a)
+    lo, hi = range_of(d)
+    if lo >= 0:
+        return True
+    if hi < 0:
+        return False
+    if lower_bound(d) >= 0:
+        return True
+    if lower_bound(neg(d)) > 0:
+        return False
+    return None
+
+
+_lower_cache: Dict[Expr, int] = {}
+
+
+def lower_bound(d: Dim, depth: int = 3) -> int:
+    """A lower bound of ``d``, tighter than its interval range where the terms are related.
+
+    Interval arithmetic treats ``(x + 7)//8`` and ``x`` as independent; here a term
+    ``k*(x//c)`` is rewritten exactly as ``k*(x - x%c)/c`` so that ``x`` can cancel,
+    a ``-min(p, q)`` is at least ``-p`` and a ``max(p, q)`` at least ``p``.
+    """
+    if isinstance(d, int):
+        return d
+    if depth == 0:
+        return range_of(d)[0]
+    key = (d, depth)
+    r = _lower_cache.get(key)
+    if r is not None:
+        return r
+    best = range_of(d)[0]
+    for m, k in d.terms:
+        if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
+            continue
+        atom = m[0][0]
+        rest = sub(d, mul(k, _atom_expr(atom)))
+        if atom.kind == "floordiv" and isinstance(atom.args[1], int) and atom.args[1] > 0:
+            x, c = atom.args
+            scaled = add(mul(c, rest), mul(k, sub(x, _atom_expr(_OpAtom("mod", (x, c))))))
+            best = max(best, -((-lower_bound(scaled, depth - 1)) // c))  # ceil: d is an integer
+        elif (atom.kind == "min" and k < 0) or (atom.kind == "max" and k > 0):
+            # rest + k*max(p, q) >= rest + k*p, and likewise for each argument
+            for arg in atom.args:
+                best = max(best, lower_bound(add(rest, mul(k, arg)), depth - 1))
+        elif atom.kind in ("min", "max"):
+            # rest + k*min(p, q) == min(rest + k*p, rest + k*q) for k > 0 (max for k < 0)
+            best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
+    _lower_cache[key] = best
+    return best
+
+
+def try_lt(a: Dim, b: Dim) -> Optional[bool]:
+    """``a < b`` if the ranges prove or refute it, else ``None``."""
+    return try_le(add(a, 1), b)
+
+
+def try_eq(a: Dim, b: Dim) -> Optional[bool]:
+    """``True`` if provably equal, ``False`` if provably different, else ``None``."""
+    if a is b or (isinstance(a, int) and isinstance(b, int) and a == b):
+        return True
+    d = sub(a, b)
+    lo, hi = range_of(d)
+    if lo > 0 or hi < 0:
+        return False
+    if lo == hi == 0:
+        return True
+    if isinstance(d, int):
+        return d == 0
+    up, down = lower_bound(d), lower_bound(neg(d))
+    if up > 0 or down > 0:
+        return False
+    if up == down == 0:
+        return True
+    return None
+
+
+def known_ne(a: Dim, b: Dim) -> bool:
+    """Whether ``a`` and ``b`` provably differ."""
+    return try_eq(a, b) is False
+

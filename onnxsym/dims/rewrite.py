@@ -1,0 +1,37 @@
+"""Substituting dims for symbols, re-canonicalizing the result."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from .division import floordiv, mod
+from .expr import Atom, Dim, Sym, _atom_expr, add, mul
+from .minmax import dmax, dmin
+
+
+def substitute(d: Dim, mapping: Mapping[Sym, Dim]) -> Dim:
+    """``d`` with each symbol in ``mapping`` replaced by a dim, re-canonicalized."""
+    if isinstance(d, int) or not mapping:
+        return d
+    total: Dim = 0
+    for m, c in d.terms:
+        v: Dim = c
+        for atom, e in m:
+            x = _subst_atom(atom, mapping)
+            for _ in range(e):
+                v = mul(v, x)
+        total = add(total, v)
+    return total
+
+
+def _subst_atom(atom: Atom, mapping) -> Dim:
+    if isinstance(atom, Sym):
+        return mapping.get(atom, _atom_expr(atom))
+    args = [substitute(x, mapping) for x in atom.args]
+    if atom.kind == "floordiv":
+        return floordiv(*args)
+    if atom.kind == "mod":
+        return mod(*args)
+    return dmax(*args) if atom.kind == "max" else dmin(*args)
+
+
