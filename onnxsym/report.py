@@ -21,6 +21,8 @@ class CheckOptions:
     allow: Tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
     outputs_only: bool = False
     max_unresolved: int = 0
+    # --require NAME=LO:HI: sizes the model's domain must contain, as (name, lo, hi)
+    require: Tuple[Tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -59,6 +61,8 @@ class ModelReport:
     stats: Dict[str, int] = field(default_factory=dict)
     entries: List[Entry] = field(default_factory=list)
     max_unresolved: int = 0
+    # The first domain condition that cuts the required sizes (None: they are inside, or none required).
+    outside: Optional[Dict[str, object]] = None
 
     @property
     def failing(self) -> List[Entry]:
@@ -68,11 +72,13 @@ class ModelReport:
     def status(self) -> str:
         if self.error is not None:
             return "error"
+        if self.outside is not None:
+            return "outside"
         return "unresolved" if len(self.failing) > self.max_unresolved else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "unresolved": 1, "error": 2}[self.status]
+        return {"ok": 0, "unresolved": 1, "outside": 1, "error": 2}[self.status]
 
 
 def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
@@ -133,12 +139,36 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         check_declared(result)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
+        if opts.require:
+            report.outside = outside_of(result, opts.require)
     except OnnxsymError as exc:
         if reraise:
             raise
         msg = one_line(str(exc))
         report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
     return report
+
+
+def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optional[Dict[str, object]]:
+    """The first condition of the model's domain that the required sizes leave, as the
+    report's ``outside`` entry, or None when they are all inside."""
+    from .domain.box import check_box
+
+    box: Dict[str, Tuple[int, int]] = {}
+    for name, lo, hi in require:
+        box[name] = (max(lo, box[name][0]), min(hi, box[name][1])) if name in box else (lo, hi)
+    cut = check_box(result.domain(), result, box)
+    if cut is None:
+        return None
+    c, src = cut.condition, cut.condition.sources[0]
+    return {"required": {n: list(r) for n, r in box.items()}, "condition": c.text, "kind": c.kind,
+            "node": src.node, "op_type": src.op_type, "reason": src.reason, "assumed": c.assumed or None,
+            "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
+
+
+def _required_text(outside: Dict[str, object]) -> str:
+    req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
+    return f"the domain does not contain {req}: {outside['message']}"
 
 
 def one_line(text: str) -> str:
@@ -166,6 +196,8 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         if quiet and r.status == "ok":
             continue
         lines.append(summary)
+        if r.outside is not None:
+            lines.append(f"  outside: {_required_text(r.outside)}")
         if quiet:
             continue
         lines += [f"  unresolved {e.describe()}" for e in failing]
@@ -181,7 +213,8 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
         "version": __version__,
         "exit_code": exit_code(reports),
         "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
-                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved},
+                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved,
+                    "require": {n: [lo, hi] for n, lo, hi in opts.require}},
         "models": [{
             "path": r.path,
             "status": r.status,
@@ -190,6 +223,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "unresolved_count": len(r.failing) if r.error is None else 0,
             "allowed_count": len(r.entries) - len(r.failing),
             "entries": [asdict(e) for e in r.entries],
+            "outside": r.outside,
         } for r in reports],
     }
 
@@ -218,6 +252,9 @@ def format_github(reports: Sequence[ModelReport]) -> List[str]:
         if r.error is not None:
             lines.append(gh_command("error", r.path, "onnxsym: error", r.error))
             continue
+        if r.outside is not None:
+            lines.append(gh_command("error", r.path, "onnxsym: required sizes outside the domain",
+                                    _required_text(r.outside)))
         if r.status == "ok":
             lines.append(gh_command("notice", r.path, "onnxsym: ok",
                                     f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))

@@ -69,6 +69,9 @@ def _recorded(result, order: Dict[str, int], resolve) -> Iterator[Raw]:
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
+        if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
+            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
+            continue
         if c.kind == "bound":
             yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
             continue

@@ -26,6 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import dims
 from ..dims import Dim, Sym
+from . import structure as st
 
 # The largest period tried for a residue analysis (substitutions cost).
 MAX_PERIOD = 256
@@ -69,7 +70,9 @@ class Form:
             parts.append(self.symbol)
             if self.hi < default[1]:
                 parts.append(f"<= {self.hi}")
-            return " ".join(parts) if len(parts) > 1 else f"{self.lo} <= {self.symbol} <= {self.hi}"
+            if len(parts) > 1:
+                return " ".join(parts)
+            return f"{self.symbol} >= {self.lo}" if self.hi >= default[1] else f"{self.lo} <= {self.symbol} <= {self.hi}"
         if self.kind == "divisible":
             if len(self.residues) == 1:
                 return f"{self.symbol} % {self.modulus} == {self.residues[0]}"
@@ -83,8 +86,8 @@ class Form:
     def linear(self) -> bool:
         """An ``other`` form whose sides are linear in the symbols (``past + seq <= 64``)."""
         sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab]
-        return all(isinstance(d, int) or all(len(m) <= 1 and (not m or (m[0][1] == 1 and isinstance(m[0][0], Sym)))
-                                             for m, _ in d.terms) for d in sides)
+        return all(len(m) <= 1 and (not m or (m[0][1] == 1 and st.kind(m[0][0]) == "sym"))
+                   for d in sides for m, _ in st.monomials(d))
 
     @property
     def symbols(self) -> Tuple[str, ...]:
@@ -102,6 +105,9 @@ def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[Tuple[Dim, Dim]] = ())
         return _disjunction(list(alts))
     if rel == "<=":
         return _at_most(lhs, rhs)
+    if rel == "atleast":  # lhs (a symbol) >= rhs, stated even where its range says so: an assumption
+        s = dims.as_sym(lhs)
+        return [Form("range", s.name, rhs, s.hi)] if s is not None and isinstance(rhs, int) else _at_most(rhs, lhs)
     return _equal(lhs, rhs)
 
 
@@ -123,19 +129,10 @@ def _moved(lhs: Dim, rhs: Dim) -> Tuple[Dim, Dim]:
 def _constant(d: Dim) -> int:
     if isinstance(d, int):
         return d
-    return sum(k for m, k in d.terms if m == ())
+    return st.constant(d)
 
 
 # ------------------------------------------------------------------ <=
-
-def _atom_symbols(atom) -> frozenset:
-    if isinstance(atom, Sym):
-        return frozenset((atom,))
-    out: frozenset = frozenset()
-    for x in atom.args:
-        out |= dims.free_symbols(x)
-    return out
-
 
 def _at_most(lhs: Dim, rhs: Dim) -> List[Form]:
     answer = dims.try_le(lhs, rhs)
@@ -187,7 +184,7 @@ def _monotone(d: Dim, s: Sym) -> Optional[int]:
     if isinstance(d, int) or s not in dims.free_symbols(d):
         return 0
     total = 0
-    for m, k in d.terms:
+    for m, k in st.monomials(d):
         sign = 1 if k > 0 else -1
         inner = 0
         for atom, e in m:
@@ -195,10 +192,10 @@ def _monotone(d: Dim, s: Sym) -> Optional[int]:
             if a is None:
                 return None
             if a == 0:
-                if atom.range()[0] < 0:
+                if st.atom_range(atom)[0] < 0:
                     return None  # a factor that may be negative flips the direction
                 continue
-            if atom.range()[0] < 0 and len(m) > 1:
+            if st.atom_range(atom)[0] < 0 and len(m) > 1:
                 return None
             if inner not in (0, a):
                 return None
@@ -213,9 +210,9 @@ def _monotone(d: Dim, s: Sym) -> Optional[int]:
 
 
 def _atom_monotone(atom, s: Sym) -> Optional[int]:
-    if isinstance(atom, Sym):
+    kind, args = st.kind(atom), st.args(atom)
+    if kind == "sym":
         return 1 if atom is s else 0
-    kind, args = atom.kind, atom.args
     if kind == "floordiv":
         x, c = args
         if isinstance(c, int) and c > 0:
@@ -226,7 +223,7 @@ def _atom_monotone(atom, s: Sym) -> Optional[int]:
         if None in ds or len(ds) > 1:
             return None
         return ds.pop() if ds else 0
-    return 0 if s not in _atom_symbols(atom) else None
+    return 0 if s not in st.symbols_of(atom) else None
 
 
 # ------------------------------------------------------------------ ==
@@ -239,12 +236,12 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
         return _other("==", lhs, rhs)
     for a, b in ((lhs, rhs), (rhs, lhs)):
         atom = _lone_minmax(a)
-        if atom is not None and any(x is b for x in atom.args):
+        if atom is not None and any(x is b for x in st.args(atom)):
             # min(p, b) == b  <=>  b <= p for every other argument (max: b >= p)
             out: List[Form] = []
-            for x in atom.args:
+            for x in st.args(atom):
                 if x is not b:
-                    out += _at_most(b, x) if atom.kind == "min" else _at_most(x, b)
+                    out += _at_most(b, x) if st.kind(atom) == "min" else _at_most(x, b)
             return out
     diff = dims.sub(lhs, rhs)
     syms = dims.free_symbols(diff)
@@ -260,12 +257,8 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
 
 def _lone_minmax(d: Dim):
     """The min/max atom ``d`` is, if it is one alone."""
-    if isinstance(d, int) or len(d.terms) != 1 or d.terms[0][1] != 1:
-        return None
-    m = d.terms[0][0]
-    if len(m) == 1 and m[0][1] == 1 and not isinstance(m[0][0], Sym) and m[0][0].kind in ("min", "max"):
-        return m[0][0]
-    return None
+    atom = st.lone_atom(d)
+    return atom if atom is not None and st.kind(atom) in ("min", "max") else None
 
 
 def period(d: Dim, s: Sym) -> Optional[int]:
@@ -275,15 +268,13 @@ def period(d: Dim, s: Sym) -> Optional[int]:
     if isinstance(d, int):
         return 1
     out = 1
-    for m, _ in d.terms:
+    for m, _ in st.monomials(d):
         for atom, _e in m:
-            if isinstance(atom, Sym):
+            if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
                 continue
-            if s not in _atom_symbols(atom):
-                continue
-            if atom.kind in ("min", "max"):
+            if st.kind(atom) in ("min", "max"):
                 return None
-            x, c = atom.args
+            x, c = st.args(atom)
             if not isinstance(c, int) or c <= 0:
                 return None
             inner = period(x, s)
@@ -299,13 +290,13 @@ def degree(d: Dim, s: Sym) -> int:
     if isinstance(d, int):
         return 0
     best = 0
-    for m, _ in d.terms:
+    for m, _ in st.monomials(d):
         total = 0
         for atom, e in m:
             if atom is s:
                 total += e
-            elif not isinstance(atom, Sym) and atom.kind == "floordiv":
-                total += e * degree(atom.args[0], s)
+            elif st.kind(atom) == "floordiv":
+                total += e * degree(st.args(atom)[0], s)
         best = max(best, total)
     return best
 
@@ -321,8 +312,9 @@ def _residues(diff: Dim, s: Sym) -> Optional[List[Form]]:
         return None
     points = range(1, degree(diff, s) + 2)
     good = []
+    f = st.compiled(diff, (s,))
     for r in range(L):
-        seen = {dims.evaluate(diff, {s: L * q + r}) for q in points}
+        seen = {f(L * q + r) for q in points}
         if seen == {0}:
             good.append(r)
         elif len(seen) > 1:
@@ -350,9 +342,9 @@ def identically_zero(diff: Dim) -> bool:
         count *= p * len(g)
     if count > MAX_EVALUATIONS:
         return False
+    f = st.compiled(diff, tuple(syms))
     for point in itertools.product(*[range(p * len(g)) for p, g in zip(periods, grids)]):
-        b = {s: p * (1 + k // p) + k % p for s, p, k in zip(syms, periods, point)}
-        if dims.evaluate(diff, b) != 0:
+        if f(*[p * (1 + k // p) + k % p for p, k in zip(periods, point)]) != 0:
             return False
     return True
 
