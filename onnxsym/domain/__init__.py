@@ -11,6 +11,7 @@ changes) outside it, *assumed* when onnxsym relies on it without knowing that
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple
 
@@ -115,7 +116,8 @@ def compute(result) -> Domain:
         if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
             src = _equality_source(result, n)
             _merge(merged, ("equal", f"{n} == {derived[n]}"), None, src, -1, "", definition=derived[n], symbol=n)
-    conditions = [_condition(key, m) for key, m in merged.items()]
+    _merge_residues(merged)
+    conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
     ranges = ranges_of([c.form for c in ordered if c.kind == "range"], base)
@@ -142,6 +144,48 @@ def _condition(key, m) -> tuple:
     symbols = (m["symbol"],) + tuple(sorted(s.name for s in dims.free_symbols(m["definition"]))) \
         if kind == "equal" else form.symbols
     return Condition(kind, text, symbols, tuple(m["sources"]), assumed, form, m["definition"]), m["order"]
+
+
+def _merge_residues(merged) -> None:
+    """The divisibility conditions on one symbol as one: the residues all allow, every source."""
+    by_symbol: Dict[str, list] = {}
+    for key, m in merged.items():
+        if key[0] == "divisible":
+            by_symbol.setdefault(m["form"].symbol, []).append(key)
+    for name, keys in by_symbol.items():
+        if len(keys) < 2:
+            continue
+        ms = [merged.pop(k) for k in keys]
+        modulus = 1
+        for m in ms:
+            modulus = math.lcm(modulus, m["form"].modulus)
+        residues = tuple(r for r in range(modulus) if all(m["form"].holds({name: r}) for m in ms))
+        form = Form("divisible", name, modulus=modulus, residues=residues)
+        first = min(ms, key=lambda m: m["order"])
+        sources = [src for m in ms for src in m["sources"]]
+        merged[("divisible", form.text())] = {**first, "form": form, "sources": list(dict.fromkeys(sources)),
+                                             "assumed": "" if any(not m["assumed"] for m in ms) else first["assumed"]}
+
+
+def _tightest(conditions: List[tuple], base: Dict[str, Tuple[int, int]]) -> List[tuple]:
+    """Range conditions without those another one on the same symbol implies
+    (``seq <= 64`` beside ``seq <= 16``): the model fails at the tighter one first."""
+    his: Dict[str, int] = {}
+    los: Dict[str, int] = {}
+    for c, _ in conditions:
+        if c.kind == "range":
+            f = c.form
+            his[f.symbol] = min(his.get(f.symbol, f.hi), f.hi)
+            los[f.symbol] = max(los.get(f.symbol, f.lo), f.lo)
+
+    def kept(c) -> bool:
+        if c.kind != "range":
+            return True
+        f, (lo, hi) = c.form, base[c.form.symbol]
+        if f.lo <= lo and f.hi >= hi:
+            return True  # states the symbol's own range: an assumption inference relied on
+        return (f.hi < hi and f.hi == his[f.symbol]) or (f.lo > lo and f.lo == los[f.symbol])
+    return [(c, order) for c, order in conditions if kept(c)]
 
 
 def _equality_source(result, name: str) -> Source:

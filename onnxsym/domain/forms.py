@@ -64,6 +64,8 @@ class Form:
     def text(self, default: Tuple[int, int] = (1, dims.INT64_MAX)) -> str:
         """How a person reads it; ``default`` is the symbol's own range (bounds it already has are left out)."""
         if self.kind == "range":
+            if self.lo == self.hi:
+                return f"{self.symbol} == {self.lo}"
             parts = []
             if self.lo > default[0]:
                 parts.append(f"{self.lo} <=")
@@ -247,6 +249,10 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
     syms = dims.free_symbols(diff)
     if len(syms) == 1:
         (s,) = syms
+        both = _at_most(lhs, rhs) + _at_most(rhs, lhs)
+        if _monotone(diff, s) and all(f.kind == "range" for f in both):
+            # monotone: equal exactly between the two bounds (one size, or none)
+            return [Form("range", s.name, max(f.lo for f in both), min(f.hi for f in both))]
         forms = _residues(diff, s)
         if forms is not None:
             return forms
