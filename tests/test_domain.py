@@ -195,7 +195,7 @@ def test_what_does_not_simplify_is_assumed_with_why():
 # ----------------------------------------------------------------- narrowing
 
 def test_domain_narrows_the_ranges_in_the_table_the_metadata_and_mlir():
-    path = os.path.join(ROOT, "models", "gpt2_mask_ts.onnx")
+    path = os.path.join(ROOT, "models", "domain", "gpt2_mask_ts.onnx")
     result = onnxsym.infer(path)
     assert result.symbol_ranges()["seq"] == (1, dims.INT64_MAX)
     result.domain()
@@ -216,7 +216,7 @@ def cli(*args):
 
 
 def test_cli_domain_text_and_json():
-    path = os.path.join(ROOT, "models", "kv_decoder_ts.onnx")
+    path = os.path.join(ROOT, "models", "domain", "kv_decoder_ts.onnx")
     r = cli("domain", path)
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == [
@@ -231,7 +231,7 @@ def test_cli_domain_text_and_json():
 
 
 def test_cli_domain_is_the_same_text_in_another_process():
-    path = os.path.join(ROOT, "models", "unet_tiny_ts.onnx")
+    path = os.path.join(ROOT, "models", "domain", "unet_tiny_ts.onnx")
     outs = [subprocess.run([sys.executable, "-m", "onnxsym.cli", "domain", path, "-v"], capture_output=True,
                            text=True, env={**os.environ, "PYTHONHASHSEED": seed}, cwd=ROOT).stdout
             for seed in ("1", "2")]
@@ -270,11 +270,11 @@ def test_check_require_json_and_github():
 
 
 def test_check_require_divisibility_and_sums():
-    unet = os.path.join(ROOT, "models", "unet_tiny_ts.onnx")
+    unet = os.path.join(ROOT, "models", "domain", "unet_tiny_ts.onnx")
     assert cli("check", unet, "--require", "height=64:64").exit_code == 0
     r = cli("check", unet, "--require", "height=62:64")
     assert r.exit_code == 1 and "height % 4 == 0 from Concat '/Concat'" in r.output and "height = 62" in r.output
-    kv = os.path.join(ROOT, "models", "kv_decoder_ts.onnx")
+    kv = os.path.join(ROOT, "models", "domain", "kv_decoder_ts.onnx")
     assert cli("check", kv, "--require", "seq=1:32", "--require", "past_k=1:32").exit_code == 0
     r = cli("check", kv, "--require", "seq=1:32", "--require", "past_v=1:33")
     assert r.exit_code == 1 and "past_k + seq <= 64" in r.output and "past_k = 33, seq = 32" in r.output

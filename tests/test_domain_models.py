@@ -10,6 +10,11 @@ import onnxsym
 from domain_boundary import check_all, expected, run
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+OURS = {"gpt2_mask_ts", "unet_tiny_ts", "kv_decoder_ts"}  # in models/domain/
+
+
+def _path(name):
+    return os.path.join(MODELS, "domain" if name in OURS else "", name + ".onnx")
 
 CASES = [
     # BERT: the 64-row position table
@@ -34,12 +39,12 @@ CASES = [
 
 @pytest.mark.parametrize("name, base, texts, nodes", CASES, ids=[c[0] for c in CASES])
 def test_boundaries_match_onnxruntime(name, base, texts, nodes):
-    _, _, outcomes = check_all(os.path.join(MODELS, name + ".onnx"), base, expect=texts)
+    _, _, outcomes = check_all(_path(name), base, expect=texts)
     assert [o[2] for o in outcomes] == [f"fails at {n}" for n in nodes]
 
 
 def test_unet_every_residue_fails_at_a_concat():
-    path = os.path.join(MODELS, "unet_tiny_ts.onnx")
+    path = _path("unet_tiny_ts")
     result = onnxsym.infer(path)
     result.domain()
     seen = {}
@@ -66,8 +71,8 @@ def test_swin_window_pad_leaves_every_size_valid(name):
         assert err is None and shapes == expected(result, b), (h, w, err)
 
 
-@pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(MODELS) if f.endswith(".onnx")))
+@pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(MODELS) if f.endswith(".onnx")) + sorted(OURS))
 def test_domain_is_stable(name):
-    path = os.path.join(MODELS, name + ".onnx")
+    path = _path(name)
     texts = [onnxsym.infer(path).domain().lines() for _ in range(2)]
     assert texts[0] == texts[1]

@@ -1,9 +1,11 @@
 #!/usr/bin/env python
 """Export the small models whose valid input domain the domain tests check
-(tests/test_domain_models.py). Needs torch (2.13 was used); the tests need only
+(tests/test_domain_models.py). They live apart from
+models/*.onnx because they run only at some sizes (the tests that run every model there
+use sizes these would refuse). Needs torch (2.13 was used); the tests need only
 the .onnx files. TorchScript exporter, opset 17, weights random (seed 0).
 
-    python models/make_domain_models.py
+    python models/domain/make_models.py
 
 * ``gpt2_mask_ts``: a one-layer GPT-2 whose causal mask is a registered buffer of
   16 x 16 sliced to ``[:seq, :seq]`` (as HF GPT-2 slices its ``bias``), beside a
