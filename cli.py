@@ -62,8 +62,9 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
-    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
+             "at_least": "requires"}
+    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
         click.echo(line)
@@ -385,22 +386,58 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
+@_bind_opt
+@_knowledge
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
+@click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
+def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
+    """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
+    each as an expression over the input symbols.
+
+    Memory is the parameters plus the peak of the activations live along the node
+    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096
+    """
+    from onnxsym.cost.report import as_json, text_lines
+    from onnxsym.cost.solve import parse_budget
+
+    if (solve is None) != (budget is None):
+        raise click.UsageError("--solve and --budget go together")
+    limit = parse_budget(budget) if budget is not None else None
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    c = result.cost()
+    solution = c.solve(solve, limit) if solve is not None else None
+    if fmt == "json":
+        click.echo(as_json(model, c, solution))
+        return
+    for line in text_lines(model, c, per_node, solution):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
-@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
-              show_default=True, help="Which symbol-dialect form.")
+@click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
+              help="symbol: the symbol dialect (bishengir-opt); torch: torch-mlir's ONNX import form (iree-compile).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
+              help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def mlir(model, out, style, generic, weights, names, force):
+def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
     A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
+    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
-    target = convert(model, out, style, generic, weights, names, force)
+    if dialect == "torch" and (style is not None or generic):
+        raise click.UsageError("the torch dialect has one form: no --style, no --generic")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
     click.echo(f"{target}: written")
 
 

@@ -107,6 +107,17 @@ class Result:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
 
+    def sympy_shape(self, name: str):
+        """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
+        from .sympy_bridge import to_sympy
+        shape = self.shape(name)
+        return None if shape is None else tuple(to_sympy(d) for d in shape)
+
+    def cost(self):
+        """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
+        from .cost import model_cost
+        return model_cost(self)
+
     def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
         """The dims a value is annotated with: a sequence's or optional's are its element's."""
         v = self.values.get(name)
@@ -165,16 +176,19 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise); ``progress(done, total)`` is called after
-    each node. An initializer that is also a graph input may be fed by the caller from
-    IR version 4 on, so only its declared shape is known; ``constant_initializers``
-    takes its value as a constant, as onnxruntime does below IR version 4.
+    each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
+    symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
+    torch ``ExportedProgram``); ``assume`` takes ``sympy.Eq(past, seq)``. An initializer
+    that is also a graph input may be fed by the caller from IR version 4 on, so only its
+    declared shape is known; ``constant_initializers`` takes its value as a constant, as
+    onnxruntime does below IR version 4.
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model, base_dir = load_model(model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
-    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
+    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(_plain_ranges(ranges or {})),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table, base_dir, constant_initializers)
@@ -185,8 +199,14 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                   frozenset(engine.keep_declared), engine.subgraph_values)
 
 
-def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
-    """``"past == seq"`` (or a pair of texts) as ``(lhs, rhs)``."""
+def parse_assumption(a) -> Tuple[str, str]:
+    """``"past == seq"`` (or a pair of texts, or a ``sympy.Eq``) as ``(lhs, rhs)``."""
+    if not isinstance(a, (str, tuple, list)):
+        from .sympy_bridge import relation_texts
+        try:
+            return relation_texts(a)
+        except ValueError as exc:
+            raise UserInputError(f"assume: {exc}") from None
     if not isinstance(a, str):
         lhs, rhs = a
         return str(lhs), str(rhs)
@@ -194,6 +214,18 @@ def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
     if not sep or not lhs.strip() or not rhs.strip() or "==" in rhs:
         raise UserInputError(f"--assume '{a}': expected 'EXPR == EXPR'")
     return lhs.strip(), rhs.strip()
+
+
+def _plain_ranges(ranges: Mapping) -> Mapping[str, Tuple[int, int]]:
+    """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, and
+    objects with ``lower``/``upper`` (torch.export's range_constraints), go through the bridge."""
+    if all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+        return ranges
+    from .sympy_bridge import sympy_ranges
+    try:
+        return sympy_ranges(ranges)
+    except (ValueError, AttributeError) as exc:
+        raise UserInputError(f"ranges: {exc}") from None
 
 
 def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:

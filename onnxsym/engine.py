@@ -223,6 +223,18 @@ class Engine:
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
+    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
+        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges (in a subgraph,
+        which may never run, only record it)."""
+        if not self._subgraphs:
+            self.constraints.at_least(d, lo, node.name, node.op_type, reason)
+            return
+        try:
+            self.constraints.at_least(d, lo, node.name, node.op_type,
+                                      f"{reason}, in a subgraph of {self._subgraphs[-1]}", narrow=False)
+        except ConstraintContradiction as exc:
+            self.warnings.append(f"{exc} (that subgraph can never run)")
+
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:

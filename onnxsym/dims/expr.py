@@ -42,6 +42,9 @@ class _Later:
     def format(self, e: "Expr") -> str:
         return repr(e.terms)
 
+    def to_sympy(self, e: "Expr"):
+        raise NotImplementedError  # onnxsym installs the sympy bridge's
+
 
 later = _Later()
 
@@ -134,6 +137,10 @@ class Expr:
 
     def __reduce__(self):
         return (Expr, (self.terms,))
+
+    def to_sympy(self):
+        """This dim as a sympy expression (see :mod:`onnxsym.sympy_bridge`)."""
+        return later.to_sympy(self)
 
     def __copy__(self):
         return self
