@@ -290,3 +290,18 @@ def test_annotate_prints_the_domain(tmp_path):
     meta = {p.key: json.loads(p.value) for p in onnx.load(str(out)).metadata_props if p.key != "onnxsym.version"}
     assert meta["onnxsym.symbols"]["frames"]["range"] == [1, 128]
     assert [c["condition"] for c in meta["onnxsym.domain"]["conditions"]] == ["frames <= 128", "past + seq <= 64"]
+
+
+def test_readme_require_recipe():
+    import re
+    import shlex
+
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## The valid input domain"):]
+    section = section[:section.index("\n## ", 3)]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    args = shlex.split(re.search(r"run: (.*)", block).group(1))
+    assert args[:2] == ["onnxsym", "check"] and args[-1].endswith(".onnx")
+    r = cli(*args[1:-1], BERT)  # the BERT's 64 positions do not reach seq 4096
+    assert r.exit_code == 1 and "::error file=" in r.output and "seq <= 64" in r.output, r.output

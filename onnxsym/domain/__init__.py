@@ -99,7 +99,7 @@ def input_symbols(result) -> List[str]:
 def compute(result) -> Domain:
     """The domain of an inference result."""
     names = input_symbols(result)
-    derived = {s.name: v for s, v in result.derived.items()}
+    derived = result.derived_symbols()  # eliminated symbols (a narrowed one keeps its name)
     roots = [n for n in names if n not in derived]
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: Dict[tuple, dict] = {}

@@ -41,7 +41,7 @@ def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cu
 
 def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
     out: Dict[str, Tuple[int, int]] = {}
-    derived = {s.name: v for s, v in result.derived.items()}
+    derived = result.derived_symbols()
     for name, (lo, hi) in box.items():
         if lo > hi:
             raise UserInputError(f"--require {name}={lo}:{hi}: expected LO <= HI")

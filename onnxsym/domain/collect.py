@@ -54,7 +54,9 @@ def raw_conditions(result) -> List[Raw]:
     graph = result.model.graph
     order = {node_label(n, i): i for i, n in enumerate(graph.node)}
     resolve = (lambda d: dims.substitute(d, result.derived)) if result.derived else (lambda d: d)
-    out = list(_recorded(result, order, resolve))
+    # what a condition inference narrowed the ranges by is stated over the ranges before it
+    eliminated = {s: v for s, v in result.derived.items() if (dims.as_sym(v) or s).name != s.name}
+    out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
     out += list(_from_nodes(result, graph))
     out.sort(key=lambda r: r.order)  # stable: recorded first within a node
     return out
@@ -62,13 +64,16 @@ def raw_conditions(result) -> List[Raw]:
 
 # ------------------------------------------------------------------ recorded constraints
 
-def _recorded(result, order: Dict[str, int], resolve) -> Iterator[Raw]:
+def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Raw]:
     reshape_ok: Dict[str, bool] = {}
     for c in result.constraints:
         if c.kind == "user":
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
+        if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at)
+            continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
             yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
             continue

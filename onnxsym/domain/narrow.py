@@ -19,12 +19,19 @@ def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
     """Give ``result``'s symbols the ``ranges`` (an empty range is left alone) and
     rewrite its values and derived symbols over them."""
     table = result.symbols.symbols
+    # the symbol a dim mentions: the table's, or the one inference narrowed (same name, derived)
+    current = {name: {s} for name, s in table.items()}
+    for v in result.derived.values():
+        s = dims.as_sym(v)
+        if s is not None and s.name in current:
+            current[s.name].add(s)
     mapping = {}
     for name, (lo, hi) in ranges.items():
         s = table.get(name)
         if s is not None and lo <= hi and (s.lo, s.hi) != (lo, hi):
             table[name] = dims.Sym(name, lo, hi)
-            mapping[s] = dims.expr_of(table[name])
+            for old in current[name]:
+                mapping[old] = dims.expr_of(table[name])
     if not mapping:
         return
     memo: Dict[object, object] = {}
