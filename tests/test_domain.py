@@ -17,7 +17,7 @@ from onnxsym import dims
 from onnxsym.cli import main
 from onnxsym.domain.forms import simplify
 from domain_boundary import check_all
-from helpers import F, I64, init, model
+from helpers import F, init, model
 from test_cli_check import _check_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -53,7 +53,8 @@ class Condition:
 
     def holds(self, bindings: Mapping[str, int]) -> bool:
         if self.kind == "equal":
-            return bindings[self.symbols[0]] == dims.evaluate(self.definition, bindings)
+            return bindings[self.symbols[0]] == dims.evaluate(self.definition, dict(bindings))
+        assert self.form is not None  # every other kind has one
         return self.form.holds(bindings)
 
     def describe(self) -> str:

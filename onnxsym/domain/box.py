@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
 
 from .. import dims
 from ..errors import UserInputError
+
+if TYPE_CHECKING:
+    from . import Condition
 
 
 @dataclass(frozen=True)
@@ -16,7 +19,7 @@ class Cut:
     """``condition`` fails at ``point`` inside the box (``proven`` False: no size was
     found where it fails, but onnxsym cannot prove it holds on the whole box)."""
 
-    condition: object
+    condition: "Condition"
     point: Dict[str, int]
     proven: bool = True
 

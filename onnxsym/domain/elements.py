@@ -75,11 +75,11 @@ class Elements:
             b = self.bounds(ins[0])
             return None if b is None else (dims.neg(b[1]), dims.neg(b[0]))
         if op in ("Min", "Max"):
-            bs = [self.bounds(x) for x in ins if x]
-            if any(b is None for b in bs):
+            known = [b for b in (self.bounds(x) for x in ins if x) if b is not None]
+            if len(known) != len([x for x in ins if x]):
                 return None
             f = dims.dmin if op == "Min" else dims.dmax
-            return f(*[b[0] for b in bs]), f(*[b[1] for b in bs])
+            return f(*[b[0] for b in known]), f(*[b[1] for b in known])
         return None
 
     def _range(self, n: onnx.NodeProto, out: Tensor) -> Bounds:

@@ -189,7 +189,7 @@ def _monotone(d: Dim, s: Sym) -> Optional[int]:
     for m, k in st.monomials(d):
         sign = 1 if k > 0 else -1
         inner = 0
-        for atom, e in m:
+        for atom, _e in m:
             a = _atom_monotone(atom, s)
             if a is None:
                 return None
@@ -339,8 +339,9 @@ def identically_zero(diff: Dim) -> bool:
     """Whether ``diff`` is 0 for every value of its symbols: for each combination of
     residues, a polynomial in the ``q`` s, zero on a grid of ``degree + 1`` points per symbol."""
     syms = sorted(dims.free_symbols(diff), key=lambda s: s.name)
-    periods = [period(diff, s) for s in syms]
-    if any(p is None for p in periods):
+    maybe = [period(diff, s) for s in syms]
+    periods = [p for p in maybe if p is not None]
+    if len(periods) != len(maybe):
         return False
     grids = [range(1, degree(diff, s) + 2) for s in syms]
     count = 1
