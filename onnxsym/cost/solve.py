@@ -5,7 +5,8 @@
 bound, which sympy solves over the reals. The answer is the largest integer in the
 intersection, within the symbol's range, checked with onnxsym's own exact
 arithmetic: the answer fits, and the answer plus one does not (unless it is the
-top of the range).
+top of the range). Floor divisions of the symbol by constants are split by residue
+first, which makes them polynomials (see ``_largest_fitting``).
 """
 
 from __future__ import annotations
@@ -62,9 +63,6 @@ def _arguments(d: Dim) -> Tuple[Dim, List[Dim]]:
 
 def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tuple[int, int]],
                  bind: Mapping[str, int]) -> Solution:
-    import sympy
-    from ..sympy_bridge import to_sympy
-
     if symbol not in ranges:
         raise UserInputError(f"--solve {symbol}: not an unbound symbol of the model "
                              f"(those: {', '.join(sorted(ranges))})")
@@ -76,6 +74,68 @@ def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tup
         raise UserInputError(f"--solve {symbol}: the memory depends on {', '.join(others)} too; "
                              f"give {' '.join(f'--bind {o}=INT' for o in others)} (--allow-zero for 0)")
     lo, hi = ranges[symbol]
+    value = _largest_fitting(memory, symbol, budget, lo, hi, depth=3)
+    if value is None:
+        raise UserInputError(f"--solve {symbol}: nothing fits in {budget} bytes "
+                             f"(at {symbol}={lo}: {dims.evaluate(memory, {symbol: lo})} bytes)")
+    at_value = dims.evaluate(memory, {symbol: value})
+    at_next = dims.evaluate(memory, {symbol: value + 1}) if value < hi else None
+    # Checked with the exact integer arithmetic, not taken from sympy's word.
+    if at_value > budget or (at_next is not None and at_next <= budget):
+        raise AssertionError(f"solving {symbol}: {value} gives {at_value}, {value + 1} gives {at_next} "
+                             f"against {budget}")
+    return Solution(symbol, value, memory, at_value, at_next, budget, value == hi)
+
+
+def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, depth: int) -> Optional[int]:
+    """The largest integer ``symbol`` in ``[lo, hi]`` with ``memory <= budget``, or ``None``.
+
+    Floor divisions and modulos of the symbol by constants are taken apart exactly: with
+    ``L`` their least common multiple, ``symbol = L*t + r`` for each residue ``r`` makes
+    every ``(a*symbol + b)//c`` with ``c | a*L`` a polynomial in ``t`` (nested ones after
+    another round), and each residue is solved on its own.
+    """
+    import math
+
+    import sympy
+
+    from ..sympy_bridge import to_sympy
+
+    s = to_sympy(memory)
+    divisors = set()
+    for f in s.atoms(sympy.floor, sympy.Mod):
+        den = sympy.fraction(sympy.together(f.args[0]))[1] if isinstance(f, sympy.floor) else f.args[1]
+        if f.free_symbols and den.is_Integer:
+            divisors.add(abs(int(den)))
+        elif f.free_symbols:
+            raise UserInputError(f"--solve {symbol}: sympy cannot solve {memory} <= {budget}")
+    if not divisors or divisors == {1}:
+        return _largest_solved(memory, symbol, budget, lo, hi)
+    period = math.lcm(*divisors)
+    if depth == 0 or period > 4096:
+        raise UserInputError(f"--solve {symbol}: sympy cannot solve {memory} <= {budget}")
+    best = None
+    base = next(x for x in dims.free_symbols(memory) if x.name == symbol)
+    for r in range(period):
+        t_lo, t_hi = -(-(lo - r) // period), (hi - r) // period
+        if t_lo > t_hi:
+            continue
+        name = f"{symbol}_div{period}"  # the only other symbol: every other one is bound
+        per_residue = dims.substitute(memory, {base: dims.add(dims.mul(period, dims.sym(name, t_lo, t_hi)), r)})
+        got = _largest_fitting(per_residue, name, budget, t_lo, t_hi, depth - 1) \
+            if not isinstance(per_residue, int) else (t_hi if per_residue <= budget else None)
+        if got is not None:
+            value = period * got + r
+            best = value if best is None else max(best, value)
+    return best
+
+
+def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> Optional[int]:
+    """The largest integer in ``[lo, hi]`` where ``memory <= budget``, a polynomial (or a
+    sum with one top-level max) in ``symbol``, solved by sympy over the reals."""
+    import sympy
+    from ..sympy_bridge import to_sympy
+
     rest, args = _arguments(memory)
     parts = [dims.add(rest, a) for a in args] or [memory]
     x = sympy.Symbol(symbol, real=True)
@@ -90,17 +150,7 @@ def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tup
         if got is None or isinstance(got, sympy.ConditionSet):
             raise UserInputError(f"--solve {symbol}: sympy cannot solve {part} <= {budget}")
         feasible = feasible.intersect(got)
-    value = _largest_integer(feasible)
-    if value is None:
-        raise UserInputError(f"--solve {symbol}: nothing fits in {budget} bytes "
-                             f"(at {symbol}={lo}: {dims.evaluate(memory, {symbol: lo})} bytes)")
-    at_value = dims.evaluate(memory, {symbol: value})
-    at_next = dims.evaluate(memory, {symbol: value + 1}) if value < hi else None
-    # Checked with the exact integer arithmetic, not taken from sympy's word.
-    if at_value > budget or (at_next is not None and at_next <= budget):
-        raise AssertionError(f"solving {symbol}: {value} gives {at_value}, {value + 1} gives {at_next} "
-                             f"against {budget}")
-    return Solution(symbol, value, memory, at_value, at_next, budget, value == hi)
+    return _largest_integer(feasible)
 
 
 def _largest_integer(s) -> Optional[int]:
