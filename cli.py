@@ -11,7 +11,7 @@ import onnx
 
 from onnxsym import api
 from onnxsym.atomic import write_atomically
-from onnxsym.errors import OnnxsymError
+from onnxsym.errors import OnnxsymError, UserInputError
 from onnxsym.external import check_output_folder, external_locations
 from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
@@ -108,7 +108,8 @@ class _Main(click.Group):
         except Exception as exc:
             if ctx.meta.get("onnxsym.debug"):
                 raise
-            msg = " ".join(str(exc).split())
+            # (a UserInputError names the library's argument; here, the command line's option)
+            msg = " ".join((exc.cli if isinstance(exc, UserInputError) else str(exc)).split())
             if isinstance(exc, OnnxsymError):
                 click.echo(f"onnxsym: error: {msg}", err=True)
             else:

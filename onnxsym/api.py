@@ -236,7 +236,7 @@ def parse_assumption(a) -> Tuple[str, str]:
         return str(lhs), str(rhs)
     lhs, sep, rhs = a.partition("==")
     if not sep or not lhs.strip() or not rhs.strip() or "==" in rhs:
-        raise UserInputError(f"--assume '{a}': expected 'EXPR == EXPR'")
+        raise UserInputError(f"assume '{a}': expected 'EXPR == EXPR'", f"--assume '{a}': expected 'EXPR == EXPR'")
     return lhs.strip(), rhs.strip()
 
 
@@ -256,7 +256,8 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
     out = {}
     for name, (lo, hi) in ranges.items():
         if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
-            raise UserInputError(f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
         out[name] = (lo, hi)
     return out
 
