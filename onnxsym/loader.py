@@ -115,7 +115,7 @@ class SymbolTable:
             lo, hi = self.range_for(name)
             if not lo <= v <= hi:
                 why = f"outside the range [{lo}, {hi}]"
-                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=[{name!r}] lets it be 0)" if v == 0 else ""),
+                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""),
                                      f"--bind {name}={v}: {why}" + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
 
     def parse_known(self, text: str) -> Dim:

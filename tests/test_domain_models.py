@@ -63,8 +63,9 @@ def test_swin_window_pad_leaves_every_size_valid(name):
     path = os.path.join(MODELS, name + ".onnx")
     result = onnxsym.infer(path)
     domain = result.domain()
-    assert domain.conditions == ()
-    assert any(c.op_type == "Reshape" for c in result.constraints)  # recorded, then proven
+    # only the default lower bounds that inference relied on (a window count read as a size)
+    assert all(c.assumed and c.text.endswith(">= 1") for c in domain.conditions), domain.conditions
+    assert any(c.op_type == "Reshape" and c.kind == "node" for c in result.constraints)  # recorded, then proven
     for h, w in ((1, 2), (5, 13), (23, 7), (16, 17)):
         b = {"batch": 1, "height": h, "width": w}
         err, shapes = run(path, result, b)
