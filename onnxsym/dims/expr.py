@@ -42,6 +42,9 @@ class _Later:
     def format(self, e: "Expr") -> str:
         return repr(e.terms)
 
+    def normalize(self, terms) -> "Optional[Dim]":
+        return None
+
 
 later = _Later()
 
@@ -82,9 +85,9 @@ class Sym(Atom):
 class _OpAtom(Atom):
     """An interned term ``kind(args...)`` whose args are canonical dims."""
 
-    __slots__ = ("kind", "args")
+    __slots__ = ("kind", "args", "periods")
     _table: Dict[tuple, "_OpAtom"] = {}
-    _ORDER = {"floordiv": 1, "mod": 2, "max": 3, "min": 4}
+    _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
     def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
         k = (kind, args)
@@ -94,6 +97,7 @@ class _OpAtom(Atom):
             a.kind, a.args = kind, args
             a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
             a._range = None
+            a.periods = False  # not yet known (see quasi.atom_periods)
             cls._table[k] = a
         return a
 
@@ -124,6 +128,10 @@ class Expr:
     def __new__(cls, terms: Terms) -> "Expr":
         e = cls._table.get(terms)
         if e is None:
+            canonical = later.normalize(terms)
+            if canonical is not None:
+                cls._table[terms] = canonical
+                return canonical
             e = object.__new__(cls)
             e.terms = terms
             e.key = tuple((_mono_key(m), c) for m, c in terms)
