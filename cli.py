@@ -62,8 +62,9 @@ def _knowledge(f):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed"}
-    lines = [f"  {label[c.kind]} {c} ({c.where}: {c.reason})" for c in result.constraints]
+    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
+             "at_least": "requires"}
+    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
         click.echo(line)
@@ -124,9 +125,13 @@ def main(ctx, debug) -> None:
 @_bind_opt
 @_knowledge
 @_constant_inits
+@click.option("--keep-declared-names", is_flag=True,
+              help="Keep a dim name the model declares on a produced value where it equals the inferred dim "
+                   "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers, quiet, mlir_out):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
+             keep_declared_names, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -148,7 +153,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
-    annotated = api.write_result(result, inplace=True)
+    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
@@ -166,6 +171,10 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
     _print_constraints(result)
+    if result.aliases:
+        n = len(result.aliases)
+        click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
+                   f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
@@ -179,7 +188,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
-    Exits 1 if any dim is wrong. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
+    Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
@@ -190,10 +199,16 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
+    for failure in report.rule_failures:
+        click.echo(f"FAILED {failure}")
+    unknown = f" ({report.unknown_rank_values} values of unknown rank)" if report.unknown_rank_values else ""
     click.echo(f"{model}: {report.checked_values} values at {len(report.assignments)} assignment(s); "
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
-               f"{report.unresolved_dims} unresolved")
-    sys.exit(1 if report.mismatches else 0)
+               f"{report.unresolved_dims} unresolved{unknown}"
+               + (f", {len(report.rule_failures)} rules failed" if report.rule_failures else ""))
+    if report.checked_dims == 0:
+        click.echo(f"{model}: nothing was verified: 0 dims checked", err=True)
+    sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
 
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
@@ -229,25 +244,28 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @click.option("--outputs-only", is_flag=True, help="Only the graph outputs' dims must resolve.")
 @click.option("--max-unresolved", type=click.IntRange(min=0), default=0, show_default=True,
               help="Pass a model with at most N unresolved dims.")
+@click.option("--allow-stale", is_flag=True,
+              help="Do not fail on a stale declaration (a declared output or value_info shape the graph contradicts).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @_bind_opt
 @_constant_inits
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, constant_initializers,
-          quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, bind,
+          constant_initializers, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
-    and provenance), 2 on an error (bad file, contradiction).
+    and provenance) or the model declares a shape its graph contradicts (a stale
+    declaration), 2 on an error (bad file, contradiction).
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
     from onnxsym import report as check_report
 
-    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
@@ -309,7 +327,8 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
     or to the node that made the unresolved dim and the upstream node that
-    caused it. Without AXIS: every dim of VALUE.
+    caused it. Without AXIS: every dim of VALUE. VALUE may also be a dim name the
+    model declares on produced values (an alias): each place it is declared.
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
@@ -317,13 +336,17 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers)
     lineage = Lineage(result)
-    if axis is None:
+    if value not in result.values and value in result.aliases:
+        # A name the model declares on produced values: explain where it is declared.
+        places = result.alias_places(value)
+        click.echo(f"{value}: an alias the model declares, = {result.aliases[value]}")
+    elif axis is None:
         shape = result.shape(value)
-        axes = [None] if shape is None else list(range(len(shape)))
+        places = [(value, a) for a in ([None] if shape is None else range(len(shape)))]
     else:
-        axes = [axis]
-    for a in axes:
-        e = lineage.explain(value, a)
+        places = [(value, axis)]
+    for v, a in places:
+        e = lineage.explain(v, a)
         if quiet:
             click.echo(e.headline())
             continue
@@ -333,22 +356,60 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
+@_bind_opt
+@_knowledge
+@_constant_inits
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
+@click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
+    """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
+    each as an expression over the input symbols.
+
+    Memory is the parameters plus the peak of the activations live along the node
+    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096
+    """
+    from onnxsym.cost.report import as_json, text_lines
+    from onnxsym.cost.solve import parse_budget
+
+    if (solve is None) != (budget is None):
+        raise click.UsageError("--solve and --budget go together")
+    limit = parse_budget(budget) if budget is not None else None
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
+    c = result.cost()
+    solution = c.solve(solve, limit) if solve is not None else None
+    if fmt == "json":
+        click.echo(as_json(model, c, solution))
+        return
+    for line in text_lines(model, c, per_node, solution):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
-@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default="propagate",
-              show_default=True, help="Which symbol-dialect form.")
+@click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
+              help="symbol: the symbol dialect (bishengir-opt); torch: torch-mlir's ONNX import form (iree-compile).")
+@click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
+              help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def mlir(model, out, style, generic, weights, names, force):
+def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
     A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic
+    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
+    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
-    target = convert(model, out, style, generic, weights, names, force)
+    if dialect == "torch" and (style is not None or generic):
+        raise click.UsageError("the torch dialect has one form: no --style, no --generic")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
     click.echo(f"{target}: written")
 
 

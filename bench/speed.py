@@ -2,6 +2,7 @@
 """Speed and memory of onnxsym against its peers, side by side, on LLM-shaped graphs.
 
     python bench/speed.py [--repeat N] [--big-peers]
+    python bench/speed.py --quick [--repeat N]   # start-up and annotate only, on models/, seconds
 
 Models (made on first use, cached in bench/.cache; see bench_models.py): TorchScript
 exports of a LLaMA-shaped model with 8, 32 and 96 layers (dynamic batch, seq, past),
@@ -59,6 +60,7 @@ JOBS = {
     "ort": [PY, "-m", "onnxruntime.tools.symbolic_shape_infer", "--input", "{i}", "--output", "{o}", "--auto_merge"],
     "osi": [OSI_PYTHON, "-m", "onnx_shape_inference", "{i}", "-o", "{o}"],
 }
+JOBS["startup"] = [PY, "-m", "onnxsym.cli", "--version"]  # writes nothing: start-up alone
 # Over 2 GB, onnxruntime's tool can only save with the weights written out again.
 JOBS["ort_big"] = JOBS["ort"] + ["--save_as_external_data", "--all_tensors_to_one_file",
                                  "--external_data_location", "ort_big_weights.bin"]
@@ -161,7 +163,7 @@ def launcher(tool: str, path: str, repeat: int) -> None:
             elapsed = usage.ru_utime + usage.ru_stime
             err = p.stderr.read().decode(errors="replace")
             p.stderr.close()
-            if status != 0 or not os.path.exists(out):
+            if status != 0 or ("{o}" in JOBS[tool] and not os.path.exists(out)):
                 raise RuntimeError(f"{tool} failed on {path}: {err.strip()[-300:]}")
             best, peak = min(best, elapsed), max(peak, usage.ru_maxrss / 1024)
     finally:
@@ -206,6 +208,27 @@ def run_annotated(path: str) -> None:
         os.unlink(out)
 
 
+def quick(repeat: int) -> None:
+    """CLI start-up (``onnxsym --version``) and annotate (job and warm) on the shipped
+    LLaMA export: the numbers a change to what onnxsym imports would move. Also says
+    whether annotating imported sympy (it must not: only the bridge and cost use it)."""
+    path = os.path.join(ROOT, "models", "llama_tiny_ts.onnx")
+    code = ("import sys, time, onnx, onnxsym; m = onnx.load(sys.argv[1]); onnxsym.annotate(m); "
+            "t = time.process_time(); [onnxsym.annotate(m) for _ in range(20)]; "
+            "print((time.process_time() - t) / 20, 'sympy' in sys.modules)")
+    warm_s, sympy_loaded = 0.0, False
+    for _ in range(repeat):
+        out = subprocess.run([PY, "-c", code, path], cwd=ROOT, env=_env(), capture_output=True, text=True, check=True)
+        w, loaded = out.stdout.split()
+        warm_s = min(warm_s or float("inf"), float(w))
+        sympy_loaded = sympy_loaded or loaded == "True"
+    startup = _child(["--job", "startup", path, "--repeat", str(repeat)])[0]
+    annotate_job = job("onnxsym", path, repeat)[0]
+    print(f"start-up (onnxsym --version): {startup:.3f} s CPU; "
+          f"annotate {os.path.basename(path)}: job {annotate_job:.3f} s, warm {warm_s * 1000:.1f} ms; "
+          f"sympy imported by annotate: {sympy_loaded}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts")
@@ -213,6 +236,7 @@ def main() -> None:
                     help="also run onnxruntime's tool and onnx-shape-inference on the 2.6 GB model (slow, GBs)")
     ap.add_argument("--run-big", action="store_true",
                     help="then run the annotated 2.6 GB model in onnxruntime with its (all-zero) weights")
+    ap.add_argument("--quick", action="store_true", help="only CLI start-up and annotate on models/llama_tiny_ts.onnx")
     ap.add_argument("--worker", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
     ap.add_argument("--job", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -221,6 +245,9 @@ def main() -> None:
         return
     if args.job:
         launcher(args.job[0], args.job[1], args.repeat)
+        return
+    if args.quick:
+        quick(args.repeat)
         return
     sys.path.insert(0, HERE)
     import bench_models

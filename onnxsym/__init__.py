@@ -18,17 +18,27 @@ if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "rules")) and \
 from .api import Result, UnresolvedDim, __version__, annotate, infer, write_result  # noqa: E402
 from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin,  # noqa: E402
                    evaluate, free_symbols, is_static, sym)
-from .errors import GraphError, ModelLoadError, OnnxsymError, ShapeContradiction  # noqa: E402
+from . import dims as _dims  # noqa: E402
+from .errors import GraphError, ModelLoadError, OnnxsymError, RuleFailure, ShapeContradiction  # noqa: E402
 from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
 from .registry import register_rule  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
 
 __all__ = [
-    "annotate", "infer", "write_result", "to_mlir", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
+    "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
-    "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
+    "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
+
+
+def _to_sympy(d):
+    # Expr.to_sympy: the bridge, and sympy with it, loads on first use
+    from .sympy_bridge import to_sympy
+    return to_sympy(d)
+
+
+_dims.later.to_sympy = _to_sympy
 
 
 def __getattr__(name):
@@ -36,4 +46,7 @@ def __getattr__(name):
     if name == "to_mlir":
         from .mlir import to_mlir
         return to_mlir
+    if name == "from_sympy":  # sympy loads only when the bridge is used
+        from .sympy_bridge import from_sympy
+        return from_sympy
     raise AttributeError(f"module 'onnxsym' has no attribute {name!r}")

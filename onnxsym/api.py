@@ -11,6 +11,7 @@ import onnx
 from . import dims, validate
 from .dims import Dim
 from .constraints import Constraint
+from .declared import Declarations, StaleDeclaration
 from .engine import Engine, Provenance
 from .errors import UserInputError
 from .loader import SymbolTable, load_model
@@ -47,9 +48,11 @@ class Result:
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
     # Symbol -> its definition over the remaining symbols, from solved constraints.
     derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
-    # (value, axis) where the writer keeps the model's declared dim_param.
-    keep_declared: frozenset = frozenset()
+    # The names the model declares on produced values (aliases) and its stale declarations.
+    declarations: Declarations = field(default_factory=Declarations)
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
+    rule_failures: List[str] = field(default_factory=list)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -69,6 +72,23 @@ class Result:
         """Every equality (or float32 bound) the model is only valid under, each with the node
         that requires it; ``assumptions`` is the same list."""
         return self.assumptions
+
+    @property
+    def aliases(self) -> Dict[str, Dim]:
+        """Each name the model declares on a produced value that is not a graph-input symbol
+        (``LayerNormalizationout_dim_0``), with the dim it names (``batch``): a number, an
+        expression over the input symbols, or the fresh symbol the name is kept for."""
+        return self.declarations.aliases
+
+    def alias_places(self, name: str) -> List[Tuple[str, int]]:
+        """The (value, axis) where the model declares the alias ``name``."""
+        return list(self.declarations.places.get(name, ()))
+
+    @property
+    def stale(self) -> List[StaleDeclaration]:
+        """The produced values whose declared shape the graph contradicts (another rank or
+        number): their computed shapes are written; each is also a warning."""
+        return self.declarations.stale
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
         """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
@@ -92,6 +112,17 @@ class Result:
     def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
+
+    def sympy_shape(self, name: str):
+        """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
+        from .sympy_bridge import to_sympy
+        shape = self.shape(name)
+        return None if shape is None else tuple(to_sympy(d) for d in shape)
+
+    def cost(self):
+        """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
+        from .cost import model_cost
+        return model_cost(self)
 
     def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
         """The dims a value is annotated with: a sequence's or optional's are its element's."""
@@ -144,35 +175,48 @@ class Result:
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
-          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False) -> Result:
+          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
+          strict: Optional[bool] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise); ``progress(done, total)`` is called after
-    each node. An initializer that is also a graph input may be fed by the caller from
-    IR version 4 on, so only its declared shape is known; ``constant_initializers``
-    takes its value as a constant, as onnxruntime does below IR version 4.
+    each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
+    symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
+    torch ``ExportedProgram``); ``assume`` takes ``sympy.Eq(past, seq)``. An initializer
+    that is also a graph input may be fed by the caller from IR version 4 on, so only its
+    declared shape is known; ``constant_initializers`` takes its value as a constant, as
+    onnxruntime does below IR version 4. ``strict=True`` raises :class:`RuleFailure` when
+    a rule fails (default: ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model, base_dir = load_model(model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
-    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(ranges or {}),
+    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(_plain_ranges(ranges or {})),
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table, base_dir, constant_initializers)
     engine.progress = progress
+    if strict is not None:
+        engine.strict = strict
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  frozenset(engine.keep_declared), engine.subgraph_values)
+                  engine.declarations, engine.subgraph_values, engine.rule_failures)
 
 
-def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
-    """``"past == seq"`` (or a pair of texts) as ``(lhs, rhs)``."""
+def parse_assumption(a) -> Tuple[str, str]:
+    """``"past == seq"`` (or a pair of texts, or a ``sympy.Eq``) as ``(lhs, rhs)``."""
+    if not isinstance(a, (str, tuple, list)):
+        from .sympy_bridge import relation_texts
+        try:
+            return relation_texts(a)
+        except ValueError as exc:
+            raise UserInputError(f"assume: {exc}") from None
     if not isinstance(a, str):
         lhs, rhs = a
         return str(lhs), str(rhs)
@@ -180,6 +224,18 @@ def parse_assumption(a: Union[str, Tuple[str, str]]) -> Tuple[str, str]:
     if not sep or not lhs.strip() or not rhs.strip() or "==" in rhs:
         raise UserInputError(f"--assume '{a}': expected 'EXPR == EXPR'")
     return lhs.strip(), rhs.strip()
+
+
+def _plain_ranges(ranges: Mapping) -> Mapping[str, Tuple[int, int]]:
+    """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, and
+    objects with ``lower``/``upper`` (torch.export's range_constraints), go through the bridge."""
+    if all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+        return ranges
+    from .sympy_bridge import sympy_ranges
+    try:
+        return sympy_ranges(ranges)
+    except (ValueError, AttributeError) as exc:
+        raise UserInputError(f"ranges: {exc}") from None
 
 
 def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
@@ -194,26 +250,36 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
-             allow_zero: bool = False, constant_initializers: bool = False) -> onnx.ModelProto:
+             allow_zero: bool = False, constant_initializers: bool = False,
+             keep_declared_names: bool = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
-    ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``."""
+    ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
+    ``keep_declared_names``: see :func:`write_result`."""
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
                    constant_initializers=constant_initializers)
-    return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto))
+    return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
+                        keep_declared_names=keep_declared_names)
 
 
-def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
-    """The annotated model for an inference result."""
+def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
+    """The annotated model for an inference result. Every produced value gets its inferred
+    dims; a name the model declares there is kept only where the dim is a fresh symbol
+    (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
+    keeps a declared name wherever it is proven equal to the inferred dim, or where the
+    inferred dim is over fresh symbols only (the rule before aliases)."""
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
+    decl = result.declarations
+    keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 result.keep_declared)
+                 keep, keep_declared_names)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
+        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
+                              keep, keep_declared_names)
     ranges = result.symbol_ranges()
     table = result.symbols
     write_metadata(model, {
@@ -224,6 +290,9 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
                          "kind": c.kind}
                         for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
+        "aliases": {name: str(v) for name, v in sorted(result.aliases.items())},
+        "stale": [{"value": st.value, "declared": list(st.declared), "computed": list(st.computed)}
+                  for st in result.stale],
         "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},
                  "assume": [f"{a} == {b}" for a, b in table.assume],
                  "allow_zero": table.default_lo == 0},

@@ -14,12 +14,13 @@ cannot hold raises :class:`ConstraintContradiction`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Tuple
+from typing import AbstractSet, Callable, Dict, List, Optional, Tuple
 
 from . import dims
 from .dims import structure
 from .dims import Dim, Sym
 from .errors import ShapeContradiction
+from .narrowing import Unreachable, implied_ranges
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class Constraint:
     op_type: str
     reason: str
     # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
-    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes).
+    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
+    # "at_least": lhs >= rhs, what a node needs to run (a Conv's input at least its kernel).
     kind: str = "node"
 
     @property
@@ -42,10 +44,13 @@ class Constraint:
 
     def holds(self, bindings) -> bool:
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
-        return lhs <= rhs if self.kind == "bound" else lhs == rhs
+        if self.kind == "bound":
+            return lhs <= rhs
+        return lhs >= rhs if self.kind == "at_least" else lhs == rhs
 
     def __str__(self) -> str:
-        return f"{str(self.lhs)} {'<=' if self.kind == 'bound' else '=='} {str(self.rhs)}"
+        op = {"bound": "<=", "at_least": ">="}.get(self.kind, "==")
+        return f"{str(self.lhs)} {op} {str(self.rhs)}"
 
 
 class ConstraintContradiction(ShapeContradiction):
@@ -82,9 +87,9 @@ class Constraints:
         return r
 
     def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
-                kind: str = "node") -> None:
+                kind: str = "node", only: Optional[AbstractSet[Sym]] = None) -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
-        it without rewriting any symbol."""
+        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
@@ -100,13 +105,32 @@ class Constraints:
         self.items.append(c)
         self._unsolved.add(pair)
         if solve:
-            self._solve(c, ra, rb)
+            self._solve(c, ra, rb, only)
+
+    def at_least(self, d: Dim, lo: int, node: str, op_type: str, reason: str, narrow: bool = True) -> None:
+        """Record that ``node`` runs only when ``d >= lo`` (unless the ranges prove it) and,
+        with ``narrow``, narrow the ranges of ``d``'s symbols to the values that allow it
+        (``(width - 1)//4 + 1 >= 8``: ``width`` in ``[29, ...]``). Raise if it cannot hold."""
+        rd = self.resolve(d)
+        if dims.try_le(lo, rd) is True:
+            return
+        c = Constraint(d, lo, node, op_type, reason, kind="at_least")
+        try:
+            ranges = implied_ranges(rd, lo)
+        except Unreachable as exc:
+            self._contradiction(c, rd, lo, f"it can never hold: {exc}")
+        if c not in self.items:
+            self.items.append(c)
+        if narrow and ranges:
+            self._rewrite({s: dims.sym(s.name, a, b) for s, (a, b) in ranges.items()}, c)
 
     # -- solving ----------------------------------------------------------------
-    def _solve(self, c: Constraint, ra: Dim, rb: Dim) -> None:
+    def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Optional[AbstractSet[Sym]] = None) -> None:
         diff = structure.without_positive_factor(dims.sub(ra, rb))  # 32*b*seq == 32*b*n is seq == n
         best = None
         for s, k, rest in _linear_symbols(diff):
+            if only is not None and s not in only:
+                continue
             if best is None or self._rank(s) > self._rank(best[0]):
                 best = (s, k, rest)
         if best is None:
@@ -122,6 +146,10 @@ class Constraints:
             # Two symbols unified: the representative takes the intersection of the ranges.
             narrowed = dims.expr_of(Sym(other.name, max(other.lo, s.lo), min(other.hi, s.hi)))
             update = {other: narrowed, s: narrowed}
+        self._rewrite(update, c)
+
+    def _rewrite(self, update: Dict[Sym, Dim], c: Constraint) -> None:
+        """Make each symbol of ``update`` derived (a narrowed range: the same name), because of ``c``."""
         self.derived = {k2: dims.substitute(v, update) for k2, v in self.derived.items()}
         for k2, v in update.items():
             if v is not dims.expr_of(k2):
@@ -143,7 +171,7 @@ class Constraints:
         earlier = self.given(dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs), c.lhs, c.rhs)
         msg = f"{c.where} requires {c} ({c.reason})"
         if ra is not c.lhs or rb is not c.rhs:
-            msg += f", that is {str(ra)} == {str(rb)}"
+            msg += f", that is {Constraint(ra, rb, c.node, c.op_type, c.reason, c.kind)}"
         if earlier:
             msg += ", given " + "; ".join(f"{p} from {p.where}" for p in earlier)
         msg += ": " + (why or "these can never be equal")

@@ -97,6 +97,13 @@ class Node:
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
         self._engine.record_assumption(self, a, b, reason)
 
+    def require_at_least(self, d: Dim, lo: int, reason: str) -> None:
+        """Record that this node runs only when ``d >= lo`` (onnxruntime refuses it otherwise):
+        the ranges of ``d``'s symbols narrow to the values that allow it."""
+        if dims.try_le(lo, d) is True:
+            return  # holds by itself (and leaves the rule's result reusable for identical nodes)
+        self._engine.record_at_least(self, d, lo, reason)
+
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""

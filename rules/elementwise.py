@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym import dims
+from onnxsym import dims, intops
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
-from .common import arg
+from .common import arg, present, scalar
 
 BOOL = TensorProto.BOOL
-_INT_TYPES = {TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-              TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}
+INT_TYPES = intops.INT_TYPES
 
 
 @register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
@@ -24,23 +23,34 @@ def unary(node):
     x = arg(node, 0)
     value = None
     if x.value is not None and x.shape is not None:
-        op = node.op_type
-        if op == "Neg" and x.dtype in _INT_TYPES:
-            value = tuple(dims.neg(v) for v in x.value)
-        elif op == "Abs" and x.dtype in _INT_TYPES:
-            out = []
-            for v in x.value:
-                if dims.try_le(0, v) is True:
-                    out.append(v)
-                elif dims.try_le(v, 0) is True:
-                    out.append(dims.neg(v))
-                else:
-                    out = None
-                    break
-            value = out
-        elif op == "Not" and x.dtype == BOOL:
+        if x.dtype in INT_TYPES:
+            value = _int_unary(node, x)
+        elif node.op_type == "Not" and x.dtype == BOOL:
             value = tuple(not bool(v) for v in x.value)
     return [Tensor(x.dtype, x.shape, None if value is None else tuple(value))]
+
+
+def _int_unary(node, x):
+    """The elements of an integer Neg, Abs, Sign, Relu or Clip, exact in ``x``'s type; None otherwise."""
+    op = node.op_type
+    if op == "Clip":
+        lo, hi = (scalar(node, i) if present(node, i) else None for i in (1, 2))
+        if any(b is not None and not intops.is_dim(b) for b in (lo, hi)) or \
+                any(present(node, i) and scalar(node, i) is None for i in (1, 2)):
+            return None
+        f = lambda v: intops.clip(v, lo, hi)  # noqa: E731
+    else:
+        f = {"Neg": dims.neg, "Abs": intops.absolute, "Sign": intops.sign,
+             "Relu": lambda v: dims.dmax(v, 0)}.get(op)
+    if f is None or not all(intops.is_dim(v) for v in x.value):
+        return None
+    out = []
+    for v in x.value:
+        r = intops.fit(node, f(v), x.dtype, f"{op} of {v} in {intops.type_name(x.dtype)}")
+        if r is None:
+            return None
+        out.append(r)
+    return out
 
 
 @register("IsNaN IsInf")
@@ -91,12 +101,8 @@ def _broadcast_values(node, shape, tensors):
     return outs
 
 
-def _is_dim(v):
-    return isinstance(v, (int, dims.Expr)) and not isinstance(v, bool)
-
-
 def _combine(op, a, b, node):
-    """One element of a binary op on integer values; None when not exactly known."""
+    """One element of a binary op on integer values, before wrapping; None when not exactly known."""
     if op in ("Add", "Sum"):
         return dims.add(a, b)
     if op == "Sub":
@@ -104,23 +110,9 @@ def _combine(op, a, b, node):
     if op == "Mul":
         return dims.mul(a, b)
     if op == "Div":
-        if dims.try_le(0, a) is True and dims.try_le(1, b) is True:
-            return dims.floordiv(a, b)
-        if isinstance(a, int) and isinstance(b, int) and b != 0:
-            q = abs(a) // abs(b)
-            return q if (a >= 0) == (b > 0) else -q
-        return None
+        return intops.trunc_div(a, b)
     if op == "Mod":
-        if node.attr("fmod", 0) != 0:
-            if isinstance(a, int) and isinstance(b, int) and b != 0:
-                import math
-                return int(math.fmod(a, b))
-            return None
-        if isinstance(b, int) and b == 0:
-            return None
-        if not isinstance(b, int) and dims.try_eq(b, 0) is not False:
-            return None
-        return dims.mod(a, b)
+        return intops.c_fmod(a, b) if node.attr("fmod", 0) else intops.py_mod(a, b)
     if op == "Max":
         return dims.dmax(a, b)
     if op == "Min":
@@ -187,7 +179,7 @@ def _fold(op, in_dtype, vals, node):
                 acc = _bool_combine(op, acc, v[i])
             out.append(acc)
         return tuple(out)
-    if in_dtype not in _INT_TYPES:
+    if in_dtype not in INT_TYPES:
         return None
     if op in ("Mean", "Pow", "BitShift", "PRelu", "And", "Or", "Xor") or op.startswith("Bitwise"):
         return None
@@ -195,17 +187,22 @@ def _fold(op, in_dtype, vals, node):
         return tuple(vals[0])
     if op not in ("Max", "Min", "Sum") and len(vals) != 2:
         return None
+    compares = op in _COMPARE
     out = []
     for i in range(n):
         acc = vals[0][i]
-        if not _is_dim(acc):
+        if not intops.is_dim(acc):
             return None
         for v in vals[1:]:
             b = v[i]
-            if not _is_dim(b):
+            if not intops.is_dim(b):
                 return None
             acc = _combine(op, acc, b, node)
             if acc is None:
                 return None
+            if not compares:  # each step of a variadic Sum wraps, as onnxruntime's does
+                acc = intops.fit(node, acc, in_dtype, f"{op} in {intops.type_name(in_dtype)}")
+                if acc is None:
+                    return None
         out.append(acc)
     return tuple(out)

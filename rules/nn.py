@@ -8,7 +8,7 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from onnxsym import dims
+from onnxsym import dims, intops
 from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
@@ -83,6 +83,10 @@ def _spatial_params(node, nsp, kernel):
     dil = node.attr("dilations") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
     auto_pad = node.attr("auto_pad", "NOTSET")
+    for name, v, n in (("kernel_shape", kernel, nsp), ("strides", strides, nsp), ("dilations", dil, nsp),
+                       ("pads", pads, 2 * nsp)):
+        if len(v) != n:  # onnxruntime refuses it too
+            raise ShapeContradiction(f"{name} has {len(v)} entries; the input has {nsp} spatial axes")
     return list(strides), list(dil), list(pads), auto_pad
 
 
@@ -98,6 +102,9 @@ def _conv_out(node, in_dims, kernel):
             out.append(dims.ceil_div(d, s))
             continue
         pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
+        node.require_at_least(d, dl * (k - 1) + 1 - pb - pe,
+                              f"onnxruntime runs a {node.op_type} only on input dims at least the "
+                              f"dilated kernel minus the pads (axis {i + 2})")
         out.append(dims.floordiv(d + pb + pe - dl * (k - 1) - 1, s) + 1)
     return out
 
@@ -107,11 +114,6 @@ FLOAT32_EXACT = 2 ** 24
 # A float32 size formula exact up to at least this is taken as exact, with the bound
 # recorded as an assumption; a smaller bound is one a real model may pass.
 ASSUMABLE_BOUND = 2 ** 20
-
-
-def trunc_div(n, s: int):
-    """C++ integer division ``n / s`` (rounds toward zero) for a positive ``s``."""
-    return dims.floordiv(dims.dmax(n, 0), s) - dims.floordiv(dims.dmax(-n, 0), s)
 
 
 def _pool_out(node, in_dims, kernel, ceil_mode):
@@ -126,14 +128,19 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
         k, s, dl = kernel[i], strides[i], dil[i]
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             total = (dims.ceil_div(d, s) - 1) * s + k - d
-            head = trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
+            head = intops.trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
         elif auto_pad == "VALID":
             total = head = 0
         else:
             total, head = pads[i] + pads[i + nsp], pads[i]
         n = d + total - dl * (k - 1) - 1
+        if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+            # onnxruntime refuses a negative output size, trunc(n/s) + 1 < 0 (ceil mode too)
+            node.require_at_least(d, 2 - 2 * s - total + dl * (k - 1),
+                                  f"onnxruntime runs a {node.op_type} only where its output size "
+                                  f"is not negative (axis {i + 2})")
         if not ceil_mode:
-            out.append(trunc_div(n, s) + 1)
+            out.append(intops.trunc_div(n, s) + 1)
             continue
         lo, hi = dims.range_of(n)
         if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT:

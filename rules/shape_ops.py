@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from onnxsym import dims
+from onnxsym import dims, intops
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
@@ -13,7 +13,7 @@ from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
 INT64 = 7
-INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
+INT_TYPES = intops.INT_TYPES
 FLOAT_TYPES = {1, 10, 11, 16}
 
 
@@ -636,34 +636,39 @@ def _pad(node, pads, axes):
         axes = tuple(range(r))
     axes = [normalize_axis(a, r) for a in axes]
     k = len(axes)
+    if len(pads) != 2 * k:  # onnxruntime refuses it too
+        raise ShapeContradiction(f"pads has {len(pads)} entries for {k} axes")
     out = list(x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
     return [Tensor(x.dtype, tuple(out))]
 
 
-def _cast_value(value, src, dst):
+def _cast_value(node, value, src, dst):
+    """The elements of a Cast from ``src`` to ``dst`` as onnxruntime computes them; None when
+    one of them cannot be known exactly."""
     if value is None:
         return None
-    if src in INT_TYPES and dst in INT_TYPES:
-        return value if dst in (6, 7) else None
-    if src in INT_TYPES and dst in FLOAT_TYPES:
-        # symbolic elements stay Exprs: they stand for exact integral floats
-        return tuple(float(v) if isinstance(v, int) else v for v in value)
-    if src in FLOAT_TYPES and dst in (6, 7):
-        out = []
-        for v in value:
-            if isinstance(v, float):
-                if not v.is_integer():
-                    return None
-                v = int(v)
-            elif not isinstance(v, (int, dims.Expr)):
-                return None
-            out.append(v)
-        return tuple(out)
-    if src == 9 and dst in INT_TYPES:
-        return tuple(int(bool(v)) for v in value)
-    return None
+    if src in INT_TYPES:
+        if dst in INT_TYPES:
+            convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731
+        elif dst in FLOAT_TYPES:
+            # a symbolic element stays an Expr: it stands for an exact integral float
+            convert = lambda v: intops.as_float(node, v, dst)  # noqa: E731
+        elif dst == TensorProto.BOOL:
+            convert = lambda v: None if dims.try_eq(v, 0) is None else not dims.try_eq(v, 0)  # noqa: E731
+        else:
+            return None
+        out = [convert(v) if intops.is_dim(v) else None for v in value]
+    elif src in FLOAT_TYPES and dst in INT_TYPES:
+        out = [intops.from_float(v, dst) if isinstance(v, float) else
+               intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if intops.is_dim(v) else None
+               for v in value]
+    elif src == TensorProto.BOOL and dst in INT_TYPES:
+        out = [int(bool(v)) for v in value]
+    else:
+        return None
+    return None if any(v is None for v in out) else tuple(out)
 
 
 @register("Cast")
@@ -672,11 +677,11 @@ def cast_rule(node):
     to = node.attr("to")
     if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "INT64", ...
         to = TensorProto.DataType.Value(to) if to in TensorProto.DataType.keys() else 0
-    return [Tensor(to, x.shape, _cast_value(x.value, x.dtype, to))]
+    return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]
 
 
 @register("CastLike")
 def castlike_rule(node):
     x, y = _t(node, 0), _t(node, 1)
     to = y.dtype
-    return [Tensor(to, x.shape, _cast_value(x.value, x.dtype, to))]
+    return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]

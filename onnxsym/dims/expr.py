@@ -45,6 +45,9 @@ class _Later:
     def normalize(self, terms) -> "Optional[Dim]":
         return None
 
+    def to_sympy(self, e: "Expr"):
+        raise NotImplementedError  # onnxsym installs the sympy bridge's
+
 
 later = _Later()
 
@@ -142,6 +145,10 @@ class Expr:
 
     def __reduce__(self):
         return (Expr, (self.terms,))
+
+    def to_sympy(self):
+        """This dim as a sympy expression (see :mod:`onnxsym.sympy_bridge`)."""
+        return later.to_sympy(self)
 
     def __copy__(self):
         return self

@@ -73,8 +73,17 @@ def range_of(d: Dim) -> Tuple[int, int]:
         return d, d
     r = d._range
     if r is None:
-        r = d._range = _poly_range(d.terms)
+        r = _poly_range(d.terms)
+        if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
+            # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
+            r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
+        d._range = r
     return r
+
+
+def _divides_by_constant(m) -> bool:
+    return len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind == "floordiv" \
+        and isinstance(m[0][0].args[1], int)
 
 
 def try_le(a: Dim, b: Dim) -> Optional[bool]:
@@ -105,12 +114,12 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     if isinstance(d, int):
         return d
     if depth == 0:
-        return range_of(d)[0]
+        return _poly_range(d.terms)[0]
     key = (d, depth)
     r = _lower_cache.get(key)
     if r is not None:
         return r
-    best = range_of(d)[0]
+    best = _poly_range(d.terms)[0]
     for m, k in d.terms:
         if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
             continue

@@ -2,6 +2,7 @@
 
     text = onnxsym.to_mlir("model.onnx")                       # propagate-symbol form
     text = onnxsym.to_mlir(result, style="unfolded", generic=True)
+    text = onnxsym.to_mlir("model.onnx", dialect="torch", weights=True)  # for iree-compile
 """
 
 from __future__ import annotations
@@ -12,28 +13,41 @@ from typing import Optional
 from .build import build
 from .encoding import encoding_to_symbol
 from .printer import STYLES, Printer
+from .torch import TorchPrinter, torch_resources
 
-__all__ = ["to_mlir", "encoding_to_symbol", "STYLES"]
+__all__ = ["to_mlir", "encoding_to_symbol", "STYLES", "DIALECTS"]
+
+DIALECTS = ("symbol", "torch")
 
 
 def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, weights: bool = False,
-            names: bool = False, base_dir: Optional[str] = None) -> str:
+            names: bool = False, base_dir: Optional[str] = None, dialect: str = "symbol") -> str:
     """MLIR text for a model (path or ModelProto) or an :class:`onnxsym.Result`.
 
     ``style``: one of ``propagate`` (default), ``erased``, ``encoding``, ``unfolded``;
     ``generic``: MLIR's generic op form (parses with ``--allow-unregistered-dialect``);
     ``weights``: embed initializer contents as ``dense_resource`` blobs (elided otherwise);
-    ``names``: symbols named as in the model (``@batch``) instead of ``@S0, @S1, ...``.
+    ``names``: symbols named as in the model (``@batch``) instead of ``@S0, @S1, ...``;
+    ``dialect``: ``symbol`` (default) or ``torch``, the form torch-mlir's ONNX importer writes
+    (``torch.operator "onnx.*"``, ``torch.symbolic_int``), which IREE compiles; it has one
+    style and no generic form.
     """
     from ..api import Result, infer
 
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; one of {', '.join(STYLES)}")
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; one of {', '.join(DIALECTS)}")
+    if dialect == "torch" and (style != "propagate" or generic):
+        raise ValueError("the torch dialect has one form: no style, no generic form")
     if isinstance(model_or_result, Result):
         result = model_or_result
     else:
         if base_dir is None and isinstance(model_or_result, (str, os.PathLike)):
             base_dir = os.path.dirname(os.path.abspath(os.fspath(model_or_result)))
         result = infer(model_or_result)
+    if dialect == "torch":
+        prog = build(result, user_names=names)
+        return TorchPrinter(prog, result.model, torch_resources(weights, base_dir)).run()
     prog = build(result, user_names=names, weights=weights, base_dir=base_dir)
     return Printer(prog, style, generic).run()

@@ -50,14 +50,17 @@ def float_literal(x: float, ty: str = "f32") -> str:
 class Resources:
     """The blobs of ``dense_resource`` attributes, by unique key."""
 
-    def __init__(self, weights: bool, base_dir: Optional[str] = None):
+    def __init__(self, weights: bool, base_dir: Optional[str] = None, type_text=tensor_type,
+                 alignment: Optional[int] = None):
         self.weights = weights
         self.base_dir = base_dir
+        self.type_text = type_text    # (dtype, dims) -> the attribute's builtin tensor type
+        self.alignment = alignment    # of every blob; None: the element's size
         self.blobs: Dict[str, str] = {}
 
     def tensor(self, t: onnx.TensorProto, hint: str = "tensor") -> str:
         """An ONNX tensor as an elements attribute with its type."""
-        ty = tensor_type(t.data_type, list(t.dims))
+        ty = self.type_text(t.data_type, list(t.dims))
         n = math.prod(t.dims)
         external = t.data_location == onnx.TensorProto.EXTERNAL
         if n <= INLINE_ELEMENTS and t.data_type in _INLINE_TYPES and not external:
@@ -72,7 +75,7 @@ class Resources:
         except Exception as exc:  # external data missing or unreadable
             raise ModelLoadError(f"tensor '{t.name}': cannot read its data: {str(exc).splitlines()[0]}") from None
         key = _key(hint, self.blobs)
-        align = max(1, arr.dtype.itemsize if t.data_type not in (14, 15) else arr.dtype.itemsize // 2)
+        align = self.alignment or max(1, arr.dtype.itemsize if t.data_type not in (14, 15) else arr.dtype.itemsize // 2)
         self.blobs[key] = "0x" + struct.pack("<I", align).hex().upper() + arr.astype(arr.dtype.newbyteorder("<")).tobytes().hex().upper()
         return f"dense_resource<{key}> : {ty}"
 

@@ -44,6 +44,8 @@ class Op:
     attrs: List[Tuple[str, str]] = field(default_factory=list)
     regions: List[Block] = field(default_factory=list)
     result_name: str = ""            # %x for the results as a group
+    source: object = None            # the NodeProto or initializer TensorProto it stands for
+    region_names: List[str] = field(default_factory=list)  # the graph attribute of each region
 
 
 @dataclass
@@ -92,7 +94,7 @@ class _Builder:
                 continue  # an input with a default: the caller's value wins
             v = self.val(self.namer.fresh(t.name), self.value(t.name) or Tensor(t.data_type, tuple(t.dims)))
             block.ops.append(Op("onnx.Initializer", [], [v], [("onnx.name", string_attr(t.name)),
-                                                               ("value", self.res.tensor(t, t.name))]))
+                                                               ("value", self.res.tensor(t, t.name))], source=t))
             scope[t.name] = v
         for i in _order(g, set(scope)):
             block.ops.append(self.node(g.node[i], i, scope))
@@ -133,7 +135,7 @@ class _Builder:
             results.append(v)
             if o:
                 scope[o] = v
-        return Op(f"onnx.{n.op_type}", operands, results, attrs, regions, group)
+        return Op(f"onnx.{n.op_type}", operands, results, attrs, regions, group, n, region_names)
 
     def _concat_parts(self, n: onnx.NodeProto):
         """For a Concat, the axis and the inputs' dims along it (to define the output's dim as their sum)."""

@@ -29,7 +29,7 @@ def default_output(src: str) -> str:
 
 
 def convert(src: str, out: Optional[str], style: str = "propagate", generic: bool = False,
-            weights: bool = False, names: bool = False, force: bool = False) -> str:
+            weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol") -> str:
     """Export ``src`` (an ONNX model) to ``out``; or, for a ``.mlir`` file in onnxsym's
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
@@ -46,5 +46,5 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
             raise ModelLoadError(f"{src}: cannot read: {exc.strerror}") from None
         write_text(out, encoding_to_symbol(text))
     else:
-        write_text(out, to_mlir(src, style=style, generic=generic, weights=weights, names=names))
+        write_text(out, to_mlir(src, style=style, generic=generic, weights=weights, names=names, dialect=dialect))
     return out

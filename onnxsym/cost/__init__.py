@@ -1,0 +1,122 @@
+"""Symbolic cost of a model: parameter and activation bytes, FLOPs, KV cache, peak memory.
+
+Every number is an expression over the input symbols (``onnxsym.Expr``), so it holds at
+every size; ``Result.cost()`` makes a :class:`Cost`. Parameters are the initializers and
+the outputs of Constant nodes; activations are the graph inputs and every other node
+output. ``Cost.solve`` (sympy) finds the largest value of one symbol under a budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from .. import dims
+from ..dims import Dim
+from ..values import Tensor
+from .flops import node_flops
+from .memory import kv_factors, live_bytes, peak, present_outputs
+from .sizes import tensor_bytes
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    name: str
+    op_type: str
+    family: Optional[str]  # None: not counted (control flow, an op of no family)
+    flops: Optional[Dim]
+    param_bytes: Dim  # of the initializers it reads (a shared one counts at each reader)
+    output_bytes: Optional[Dim]  # None when an output's size is unknown
+
+
+@dataclass
+class Cost:
+    nodes: List[NodeCost]
+    value_bytes: Dict[str, Optional[Dim]]  # every tensor value of the main graph
+    param_bytes: Dim
+    input_bytes: Dim
+    activation_bytes: Dim  # node outputs, Constants excepted
+    flops: Dim
+    flops_by_family: Dict[str, Dim]
+    live: List[Dim]  # bytes live while each node runs
+    peak: Dim
+    kv_outputs: List[str]
+    kv_cache: Optional[Dim]
+    kv_factors: Optional[List[Tuple[str, str]]]  # (factor, what it is)
+    ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def not_counted(self) -> List[NodeCost]:
+        return [n for n in self.nodes if n.flops is None]
+
+    @property
+    def unknown_sizes(self) -> List[str]:
+        return [name for name, b in self.value_bytes.items() if b is None]
+
+    @property
+    def memory(self) -> Dim:
+        """What running the model needs: its parameters and the peak of live activations."""
+        return dims.add(self.param_bytes, self.peak)
+
+    def solve(self, symbol: str, budget: int, bind: Optional[Mapping[str, int]] = None):
+        """The largest value of ``symbol`` whose :attr:`memory` fits ``budget`` bytes,
+        the other symbols given by ``bind`` (a :class:`onnxsym.cost.solve.Solution`)."""
+        from .solve import solve_budget
+        return solve_budget(self.memory, symbol, budget, self.ranges, bind or {})
+
+
+def model_cost(result) -> Cost:
+    graph = result.model.graph
+    values = result.values
+
+    def size(name: str) -> Optional[Dim]:
+        v = values.get(name)
+        return tensor_bytes(v.dtype, v.shape) if isinstance(v, Tensor) else None
+
+    inits = {t.name for t in graph.initializer}
+    inputs = [i.name for i in graph.input if i.name not in inits]
+    value_bytes: Dict[str, Optional[Dim]] = {n: size(n) for n in list(inits) + inputs}
+    params: Dim = _sum(_known(value_bytes[n]) for n in inits)
+    activations: Dim = 0
+    tracked: Dict[str, Dim] = {n: b for n in inputs for b in (value_bytes[n],) if b is not None}
+    nodes: List[NodeCost] = []
+    total_flops: Dim = 0
+    by_family: Dict[str, Dim] = {}
+    for node in graph.node:
+        outs = {n: size(n) for n in node.output if n}
+        value_bytes.update(outs)
+        out_bytes = None if any(b is None for b in outs.values()) else _sum(outs.values())
+        node_params = _sum(_known(value_bytes[n]) for n in set(node.input) if n in inits)
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            params = dims.add(params, _known(out_bytes))
+            node_params = dims.add(node_params, _known(out_bytes))
+        else:
+            activations = dims.add(activations, _known(out_bytes))
+            tracked.update((n, b) for n, b in outs.items() if b is not None)
+        family, flops = node_flops(node, values)
+        if family is not None and flops is not None:
+            total_flops = dims.add(total_flops, flops)
+            by_family[family] = dims.add(by_family.get(family, 0), flops)
+        nodes.append(NodeCost(node.name, node.op_type, family, flops, node_params, out_bytes))
+    steps = live_bytes(graph, tracked)
+    kv = present_outputs(graph)
+    kv_vals = [values.get(n) for n in kv]
+    kv_bytes = None
+    if kv and all(value_bytes.get(n) is not None for n in kv):
+        kv_bytes = _sum(value_bytes[n] for n in kv)
+    factors = kv_factors(kv, [v.shape if isinstance(v, Tensor) else None for v in kv_vals],
+                         [v.dtype if isinstance(v, Tensor) else 0 for v in kv_vals])
+    return Cost(nodes, value_bytes, params, _sum(tracked[n] for n in inputs if n in tracked), activations,
+                total_flops, by_family, steps, peak(steps), kv, kv_bytes, factors, result.symbol_ranges())
+
+
+def _known(b: Optional[Dim]) -> Dim:
+    """A size, with an unknown one (listed in ``unknown_sizes``) as 0."""
+    return 0 if b is None else b
+
+
+def _sum(xs) -> Dim:
+    total: Dim = 0
+    for x in xs:
+        total = dims.add(total, x)
+    return total
