@@ -2,7 +2,7 @@
 
 An ``Expr`` is kept in one canonical form, a polynomial with integer coefficients
 whose variables ("atoms") are symbols or non-polynomial terms (floor division,
-modulo, max, min) over canonical expressions. Every ``Expr`` is interned: two
+max, min) over canonical expressions. Every ``Expr`` is interned: two
 expressions with the same canonical form are the same object, so equality and
 hashing are identity operations, as cheap as for ints.
 """
@@ -407,8 +407,6 @@ def _eval_atom(atom: Atom, bindings) -> int:
     vals = [evaluate(x, bindings) for x in atom.args]
     if atom.kind == "floordiv":
         return vals[0] // vals[1]
-    if atom.kind == "mod":
-        return vals[0] % vals[1]
     if atom.kind == "max":
         return max(vals)
     return min(vals)

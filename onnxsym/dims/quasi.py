@@ -21,7 +21,7 @@ import math
 from fractions import Fraction
 from typing import Dict, List, Optional, Tuple
 
-from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom
+from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
 
 # Largest period examined: beyond it a function keeps the form its construction gave.
 MAX_PERIOD = 64
@@ -86,18 +86,6 @@ def normalized_division(n: Dim, d: int) -> bool:
     return q * d <= MAX_PERIOD and s.hi - s.lo >= q * d
 
 
-def _value(d: Dim, env) -> int:
-    if isinstance(d, int):
-        return d
-    total = 0
-    for m, c in d.terms:
-        v = c
-        for atom, e in m:
-            v *= _eval_atom(atom, env) ** e
-        total += v
-    return total
-
-
 # --------------------------------------------------------------------------- deciding zero
 
 
@@ -117,7 +105,7 @@ def identically_zero(d: Dim) -> Optional[bool]:
             return None
     syms = [s for s, _ in axes]
     for point in itertools.product(*(r for _, r in axes)):
-        if _value(d, dict(zip(syms, point))):
+        if evaluate(d, dict(zip(syms, point))):
             return False
     return True
 
