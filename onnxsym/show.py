@@ -14,6 +14,7 @@ import click
 import onnx
 
 from . import dims
+from .edges import grouped
 from .api import Result
 from .explain import Lineage
 from .values import Optional_, Sequence as SeqValue, Tensor
@@ -140,7 +141,10 @@ def assumption_lines(result: Result, style: Style = plain) -> List[str]:
         return []
     out = [style("assumptions", "head")]
     for a in result.assumptions:
-        out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
+        if a.kind != "positive":
+            out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
+    # the default lower bounds relied on: one line per symbol, not per node
+    out += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     return out
 
 
