@@ -125,9 +125,13 @@ def main(ctx, debug) -> None:
 @_bind_opt
 @_knowledge
 @_constant_inits
+@click.option("--keep-declared-names", is_flag=True,
+              help="Keep a dim name the model declares on a produced value where it equals the inferred dim "
+                   "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
-def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers, quiet, mlir_out):
+def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
+             keep_declared_names, quiet, mlir_out):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -149,7 +153,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
-    annotated = api.write_result(result, inplace=True)
+    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
@@ -167,6 +171,10 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
     _print_constraints(result)
+    if result.aliases:
+        n = len(result.aliases)
+        click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
+                   f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
@@ -230,25 +238,28 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @click.option("--outputs-only", is_flag=True, help="Only the graph outputs' dims must resolve.")
 @click.option("--max-unresolved", type=click.IntRange(min=0), default=0, show_default=True,
               help="Pass a model with at most N unresolved dims.")
+@click.option("--allow-stale", is_flag=True,
+              help="Do not fail on a stale declaration (a declared output or value_info shape the graph contradicts).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @_bind_opt
 @_constant_inits
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, fmt, bind, constant_initializers,
-          quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, bind,
+          constant_initializers, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
-    and provenance), 2 on an error (bad file, contradiction).
+    and provenance) or the model declares a shape its graph contradicts (a stale
+    declaration), 2 on an error (bad file, contradiction).
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github
     """
     from onnxsym import report as check_report
 
-    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved)
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
@@ -310,7 +321,8 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
     or to the node that made the unresolved dim and the upstream node that
-    caused it. Without AXIS: every dim of VALUE.
+    caused it. Without AXIS: every dim of VALUE. VALUE may also be a dim name the
+    model declares on produced values (an alias): each place it is declared.
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
@@ -318,13 +330,17 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers)
     lineage = Lineage(result)
-    if axis is None:
+    if value not in result.values and value in result.aliases:
+        # A name the model declares on produced values: explain where it is declared.
+        places = result.alias_places(value)
+        click.echo(f"{value}: an alias the model declares, = {result.aliases[value]}")
+    elif axis is None:
         shape = result.shape(value)
-        axes = [None] if shape is None else list(range(len(shape)))
+        places = [(value, a) for a in ([None] if shape is None else range(len(shape)))]
     else:
-        axes = [axis]
-    for a in axes:
-        e = lineage.explain(value, a)
+        places = [(value, axis)]
+    for v, a in places:
+        e = lineage.explain(v, a)
         if quiet:
             click.echo(e.headline())
             continue
@@ -336,11 +352,12 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 @click.argument("model", type=click.Path(dir_okay=False))
 @_bind_opt
 @_knowledge
+@_constant_inits
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
 @click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
 @click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
-def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
     """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
     each as an expression over the input symbols.
 
@@ -353,7 +370,8 @@ def cost(model, bind, ranges, assume, allow_zero, fmt, per_node, solve, budget):
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero)
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
     c = result.cost()
     solution = c.solve(solve, limit) if solve is not None else None
     if fmt == "json":

@@ -1,166 +1,146 @@
-"""Resolution side by side: onnxsym, onnx's infer_shapes(data_prop=True),
-onnxruntime's symbolic_shape_infer and onnx-shape-inference (PyPI, on onnx_ir),
-on the models in models/ (or those given).
+"""Resolution side by side: onnxsym, onnxruntime's symbolic_shape_infer, onnx's
+infer_shapes(data_prop=True) and onnx-shape-inference (PyPI, on onnx_ir), on the
+corpus of real models in models/real/ (manifest.json) and the project's models/.
 
-For every value a node produces, a dim counts as resolved when it is a number or an
-expression over the graph inputs' symbols; every resolved dim is then checked
-against onnxruntime at two assignments of the symbols, and a dim that differs
-counts as wrong.
+For every value a node of the main graph produces, each dim a tool writes counts as
+resolved when it is a number or an expression over the graph inputs' dim_params; a
+resolved dim is correct when it equals onnxruntime's at every size (the manifest's
+sizes for a corpus model, two random ones for models/), else wrong. A tool that raises
+has refused the model. See bench/resolution.py.
 
-    python bench/compare_resolution.py [MODEL ...]
+    python bench/compare_resolution.py                 # corpus and models/
+    python bench/compare_resolution.py --corpus        # the corpus only
+    python bench/compare_resolution.py MODEL.onnx ...  # given files (random sizes)
+    python bench/compare_resolution.py --markdown      # also the README's tables
 """
 
+from __future__ import annotations
+
+import argparse
 import glob
 import os
 import sys
-import warnings
 
 import onnx
 
-import onnxsym
-from onnxsym import dims
-from onnxsym.exprtext import ExprSyntaxError, parse_dim
-from onnxsym.verify import default_assignments, _expose_all, _feed
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.resolution import ROOT, TOOLS, Score, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
 
 
-def _runtime_shapes(model, result, assignments):
-    import onnxruntime as ort
+def project_models(paths):
+    from onnxsym.verify import default_assignments
 
-    exposed = _expose_all(model, result.produced, result)
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(exposed.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    init = {t.name for t in model.graph.initializer}
-    runs = []
-    for b in assignments:
-        feeds = {i.name: _feed(result.values[i.name], i.name, b) for i in model.graph.input if i.name not in init}
-        runs.append(dict(zip(names, (tuple(a.shape) for a in sess.run(names, feeds)))))
-    return runs
+    for path in paths:
+        model = onnx.load(path)
+        yield {"name": os.path.basename(path)[:-5], "group": "project models/", "path": path,
+               "sizes": default_assignments(input_roots(model), seed=1), "feeds": {}}
 
 
-def _declared(model):
-    """name -> list of dims (int, Expr, or None when not over input symbols)."""
-    roots = set()
-    for i in model.graph.input:
-        for d in i.type.tensor_type.shape.dim:
-            if d.HasField("dim_param"):
-                roots |= {s.name for s in dims.free_symbols(parse_dim(d.dim_param))}
-    out = {}
-    for vi in list(model.graph.value_info) + list(model.graph.output):
-        if not vi.type.tensor_type.HasField("shape"):
+def measure(entries, tools, out=sys.stdout):
+    """Rows (name, group, tool, Score)."""
+    rows = []
+    print(f"{'model':32} {'tool':26} {'dims':>6} {'correct':>8} {'wrong':>6} {'unres':>6}", file=out)
+    for e in entries:
+        model = onnx.load(e["path"])
+        try:
+            runs = runtime_shapes(model, e["sizes"], e.get("feeds"))
+        except Exception as exc:
+            print(f"{e['name']:32} onnxruntime cannot run it: {str(exc).splitlines()[0][:120]}", file=out)
             continue
-        ds = []
-        for d in vi.type.tensor_type.shape.dim:
-            if d.HasField("dim_value"):
-                ds.append(d.dim_value)
-            elif d.HasField("dim_param"):
-                ds.append(_peer_dim(d.dim_param, roots))
-            else:
-                ds.append(None)
-        out[vi.name] = ds
+        for tool in tools:
+            s = run_tool(tool, model, runs, e["sizes"])
+            rows.append((e["name"], e["group"], tool, s))
+            flag = f"  REFUSED {s.error}" if s.refused else ""
+            print(f"{e['name']:32} {tool:26} {s.total:6} {s.correct:8} {s.wrong:6} {s.unresolved:6}{flag}",
+                  file=out, flush=True)
+    return rows
+
+
+def summary(rows, tools, key):
+    """{group: {tool: [total, correct, wrong, refused models, models]}}"""
+    agg = {}
+    for name, group, tool, s in rows:
+        a = agg.setdefault(key(group), {}).setdefault(tool, [0, 0, 0, 0, 0])
+        a[0] += s.total
+        a[1] += s.correct
+        a[2] += s.wrong
+        a[3] += s.refused
+        a[4] += 1
+    return agg
+
+
+def behind(rows):
+    """Models where onnxsym has fewer correct dims than some peer, or refuses."""
+    by = {}
+    for name, group, tool, s in rows:
+        by.setdefault(name, {})[tool] = s
+    out = []
+    for name, scores in by.items():
+        mine = scores.get("onnxsym")
+        best = max((s.correct for t, s in scores.items() if t != "onnxsym"), default=0)
+        if mine is not None and (mine.refused or mine.correct < best or mine.wrong):
+            out.append((name, mine.correct, best, mine.wrong, mine.refused))
     return out
 
 
-def _peer_dim(text, roots):
-    """A dim_param as a function of the bindings, or None when it is not over input symbols.
-    onnxruntime's tool writes sympy text (``floor(height/2 - 1/2) + 1``): sympy reads that."""
-    try:
-        e = parse_dim(text)
-        if all(s.name in roots for s in dims.free_symbols(e)):
-            return lambda b: dims.evaluate(e, b)
-        return None
-    except (ExprSyntaxError, ZeroDivisionError):
-        pass
-    import sympy
-
-    try:
-        e = sympy.sympify(text)
-    except (sympy.SympifyError, TypeError):
-        return None
-    if not all(str(s) in roots for s in e.free_symbols):
-        return None
-    return lambda b: int(e.subs({sympy.Symbol(k): v for k, v in b.items()}))
-
-
-def _score(shapes, produced, runs, assignments):
-    total = resolved = wrong = 0
-    for name in produced:
-        if name not in runs[0]:
-            continue
-        actual = runs[0][name]
-        total += len(actual)
-        ds = shapes.get(name)
-        if ds is None or len(ds) != len(actual):
-            wrong += ds is not None
-            continue
-        for axis, d in enumerate(ds):
-            if d is None:
-                continue
-            resolved += 1
-            if any((d if isinstance(d, int) else d(b)) != r[name][axis] for b, r in zip(assignments, runs)):
-                wrong += 1
-    return total, resolved, wrong
+def markdown(rows, tools, out=sys.stdout):
+    groups = summary(rows, tools, lambda g: g)
+    print("| source | models | dims | " + " | ".join(tools) + " |", file=out)
+    print("| --- | ---: | ---: | " + " | ".join("---" for _ in tools) + " |", file=out)
+    order = sorted(groups, key=lambda g: (g == "project models/", g))
+    for g in order + ["all"]:
+        if g == "all":
+            per = summary(rows, tools, lambda g: "all")["all"]
+        else:
+            per = groups[g]
+        first = per[tools[0]]
+        cells = []
+        for t in tools:
+            total, correct, wrong, refused, _ = per.get(t, [0, 0, 0, 0, 0])
+            cell = f"{correct} ({100.0 * correct / max(total, 1):.1f}%)"
+            if wrong:
+                cell += f", **{wrong} wrong**"
+            if refused:
+                cell += f", {refused} refused"
+            cells.append(cell)
+        label = "**all**" if g == "all" else g
+        print(f"| {label} | {first[4]} | {first[0]} | " + " | ".join(cells) + " |", file=out)
 
 
-def peers(path):
-    model = onnx.load(path)
-    del model.graph.value_info[:]
-    yield "onnxsym", onnxsym.annotate(model)
-    try:
-        yield "onnx infer_shapes", onnx.shape_inference.infer_shapes(model, data_prop=True)
-    except Exception as exc:
-        print(f"  onnx infer_shapes failed: {exc}", file=sys.stderr)
-    try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield "ort symbolic_shape_infer", SymbolicShapeInference.infer_shapes(model, auto_merge=True)
-    except Exception as exc:
-        print(f"  ort symbolic_shape_infer failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-    try:
-        yield "onnx-shape-inference", _onnx_shape_inference(model)
-    except ImportError:
-        print("  onnx-shape-inference is not installed", file=sys.stderr)
-    except Exception as exc:
-        print(f"  onnx-shape-inference failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-
-
-def _onnx_shape_inference(model):
-    """onnx-shape-inference works on an onnx_ir model; its shapes come back as value_info."""
-    import onnx_ir as ir
-    from onnx_shape_inference import infer_symbolic_shapes
-
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    ir_model = ir.from_proto(copy)
-    infer_symbolic_shapes(ir_model, warn_on_missing=False)
-    return ir.to_proto(ir_model)
-
-
-def main(paths):
-    paths = paths or sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))
-    totals = {}
-    print(f"{'model':28} {'tool':26} {'dims':>6} {'resolved':>9} {'wrong':>6}")
-    for path in paths:
-        result = onnxsym.infer(path)
-        roots = sorted(n for n in result.symbols.symbols if n not in result.fresh)
-        assignments = default_assignments(roots, seed=1)
-        runs = _runtime_shapes(result.model, result, assignments)
-        for tool, annotated in peers(path):
-            t, r, w = _score(_declared(annotated), result.produced, runs, assignments)
-            agg = totals.setdefault(tool, [0, 0, 0])
-            agg[0] += t
-            agg[1] += r
-            agg[2] += w
-            print(f"{os.path.basename(path):28} {tool:26} {t:6} {r:9} {w:6}")
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", help="model files (default: the corpus and models/*.onnx)")
+    ap.add_argument("--corpus", action="store_true", help="the corpus only")
+    ap.add_argument("--markdown", action="store_true", help="print the summary as the README's table")
+    args = ap.parse_args(argv)
+    tools = [t for t in TOOLS if available(t)]
+    for t in TOOLS:
+        if t not in tools:
+            print(f"({t} is not installed: skipped)")
+    if args.models:
+        entries = list(project_models(args.models))
+    else:
+        entries = corpus()
+        if not args.corpus:
+            entries += list(project_models(sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))))
+    rows = measure(entries, tools)
     print()
-    for tool, (t, r, w) in totals.items():
-        print(f"{'ALL':28} {tool:26} {t:6} {r:9} {w:6}   ({100.0 * r / max(t, 1):.1f}% resolved)")
+    for g, per in sorted(summary(rows, tools, lambda g: g).items()):
+        for t, (total, correct, wrong, refused, n) in per.items():
+            print(f"{g:22} {t:26} models {n:3} dims {total:6} correct {correct:6} "
+                  f"({100.0 * correct / max(total, 1):5.1f}%) wrong {wrong:4} refused {refused}")
+    for t, (total, correct, wrong, refused, n) in summary(rows, tools, lambda g: "ALL")["ALL"].items():
+        print(f"{'ALL':22} {t:26} models {n:3} dims {total:6} correct {correct:6} "
+              f"({100.0 * correct / max(total, 1):5.1f}%) wrong {wrong:4} refused {refused}")
+    gaps = behind(rows)
+    if gaps:
+        print("\nonnxsym behind the best peer, wrong, or refusing:")
+        for name, mine, best, wrong, refused in gaps:
+            print(f"  {name}: onnxsym {mine} correct, best peer {best}, wrong {wrong}" + (", REFUSED" if refused else ""))
+    if args.markdown:
+        print()
+        markdown(rows, tools)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -11,6 +11,7 @@ import onnx
 from . import dims, validate
 from .dims import Dim
 from .constraints import Constraint
+from .declared import Declarations, StaleDeclaration
 from .engine import Engine, Provenance
 from .errors import UserInputError
 from .loader import SymbolTable, load_model
@@ -47,8 +48,8 @@ class Result:
     no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
     # Symbol -> its definition over the remaining symbols, from solved constraints.
     derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
-    # (value, axis) where the writer keeps the model's declared dim_param.
-    keep_declared: frozenset = frozenset()
+    # The names the model declares on produced values (aliases) and its stale declarations.
+    declarations: Declarations = field(default_factory=Declarations)
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
@@ -69,6 +70,23 @@ class Result:
         """Every equality (or float32 bound) the model is only valid under, each with the node
         that requires it; ``assumptions`` is the same list."""
         return self.assumptions
+
+    @property
+    def aliases(self) -> Dict[str, Dim]:
+        """Each name the model declares on a produced value that is not a graph-input symbol
+        (``LayerNormalizationout_dim_0``), with the dim it names (``batch``): a number, an
+        expression over the input symbols, or the fresh symbol the name is kept for."""
+        return self.declarations.aliases
+
+    def alias_places(self, name: str) -> List[Tuple[str, int]]:
+        """The (value, axis) where the model declares the alias ``name``."""
+        return list(self.declarations.places.get(name, ()))
+
+    @property
+    def stale(self) -> List[StaleDeclaration]:
+        """The produced values whose declared shape the graph contradicts (another rank or
+        number): their computed shapes are written; each is also a warning."""
+        return self.declarations.stale
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
         """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
@@ -184,7 +202,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  frozenset(engine.keep_declared), engine.subgraph_values)
+                  engine.declarations, engine.subgraph_values)
 
 
 def parse_assumption(a) -> Tuple[str, str]:
@@ -231,26 +249,36 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
-             allow_zero: bool = False, constant_initializers: bool = False) -> onnx.ModelProto:
+             allow_zero: bool = False, constant_initializers: bool = False,
+             keep_declared_names: bool = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
-    ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``."""
+    ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
+    ``keep_declared_names``: see :func:`write_result`."""
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
                    constant_initializers=constant_initializers)
-    return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto))
+    return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
+                        keep_declared_names=keep_declared_names)
 
 
-def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
-    """The annotated model for an inference result."""
+def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
+    """The annotated model for an inference result. Every produced value gets its inferred
+    dims; a name the model declares there is kept only where the dim is a fresh symbol
+    (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
+    keeps a declared name wherever it is proven equal to the inferred dim, or where the
+    inferred dim is over fresh symbols only (the rule before aliases)."""
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
+    decl = result.declarations
+    keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 result.keep_declared)
+                 keep, keep_declared_names)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings)
+        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
+                              keep, keep_declared_names)
     ranges = result.symbol_ranges()
     table = result.symbols
     write_metadata(model, {
@@ -261,6 +289,9 @@ def write_result(result: Result, inplace: bool = False) -> onnx.ModelProto:
                          "kind": c.kind}
                         for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
+        "aliases": {name: str(v) for name, v in sorted(result.aliases.items())},
+        "stale": [{"value": st.value, "declared": list(st.declared), "computed": list(st.computed)}
+                  for st in result.stale],
         "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},
                  "assume": [f"{a} == {b}" for a, b in table.assume],
                  "allow_zero": table.default_lo == 0},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Tuple
+from typing import AbstractSet, Callable, Dict, List, Optional, Tuple
 
 from . import dims
 from .dims import Dim, Sym
@@ -87,9 +87,9 @@ class Constraints:
         return r
 
     def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
-                kind: str = "node") -> None:
+                kind: str = "node", only: Optional[AbstractSet[Sym]] = None) -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
-        it without rewriting any symbol."""
+        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
@@ -105,7 +105,7 @@ class Constraints:
         self.items.append(c)
         self._unsolved.add(pair)
         if solve:
-            self._solve(c, ra, rb)
+            self._solve(c, ra, rb, only)
 
     def at_least(self, d: Dim, lo: int, node: str, op_type: str, reason: str, narrow: bool = True) -> None:
         """Record that ``node`` runs only when ``d >= lo`` (unless the ranges prove it) and,
@@ -125,10 +125,12 @@ class Constraints:
             self._rewrite({s: dims.sym(s.name, a, b) for s, (a, b) in ranges.items()}, c)
 
     # -- solving ----------------------------------------------------------------
-    def _solve(self, c: Constraint, ra: Dim, rb: Dim) -> None:
+    def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Optional[AbstractSet[Sym]] = None) -> None:
         diff = _without_positive_factor(dims.sub(ra, rb))
         best = None
         for s, k, rest in _linear_symbols(diff):
+            if only is not None and s not in only:
+                continue
             if best is None or self._rank(s) > self._rank(best[0]):
                 best = (s, k, rest)
         if best is None:

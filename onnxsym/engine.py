@@ -9,7 +9,6 @@ rank) with the reason recorded.
 from __future__ import annotations
 
 import operator
-import re
 
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
@@ -20,6 +19,7 @@ from onnx import helper, numpy_helper
 from . import dims, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
+from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, OnnxsymError, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo, Watched
@@ -39,8 +39,6 @@ class Provenance:
     reason: str
 
 
-# The names onnx's shape inference gives to dims it cannot name: not the user's names.
-ANONYMOUS = re.compile(r"unk__\d+")
 
 def convert_attribute(a: onnx.AttributeProto):
     """An attribute as a plain Python value."""
@@ -176,10 +174,8 @@ class Engine:
         # Values computed inside subgraphs (If/Loop bodies), by name.
         self.subgraph_values: Dict[str, Value] = {}
         self.constraints = Constraints(self._elimination_rank)
-        # Names the model declares on produced values that are not graph-input symbols.
-        self.declared: Set[str] = set()
-        # (value, axis) whose declared dim_param the writer keeps: it equals the inferred dim.
-        self.keep_declared: Set[Tuple[str, int]] = set()
+        # What the model declares on produced values, against what they compute: aliases, stale shapes.
+        self.declarations = Declarations()
         # What made each value: a text, or (the nodes of its graph, the node's index); see _made_by.
         self.producer: Dict[str, object] = {}
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
@@ -245,7 +241,7 @@ class Engine:
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 2 if s.name in self.fresh else 1 if s.name in self.declared else 0
+        kind = 2 if s.name in self.fresh else 1 if self.declarations.is_new(s.name) else 0
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
@@ -289,28 +285,20 @@ class Engine:
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
-        """Relate the dims the model declares on produced values to the inferred ones:
-        a new name becomes a derived symbol (``total_seq == past + seq``)."""
+        """Relate the dims the model declares on produced values (graph outputs, value_info,
+        subgraphs' value_info) to the computed ones: aliases, and stale declarations."""
+        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints, self.declarations, self.warnings)
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
-            tp = vi.type
-            if not isinstance(t, Tensor) or t.shape is None or tp.WhichOneof("value") != "tensor_type" \
-                    or not tp.tensor_type.HasField("shape") or len(tp.tensor_type.shape.dim) != len(t.shape):
-                continue
-            for axis, (decl, d) in enumerate(zip(tp.tensor_type.shape.dim, t.shape)):
-                if not decl.HasField("dim_param") or not decl.dim_param.strip() or \
-                        ANONYMOUS.fullmatch(decl.dim_param) or any(s.name in self.fresh for s in dims.free_symbols(d)):
-                    continue
-                known = self.table.parse_declared(decl.dim_param, f"declared: {vi.name}[{axis}]", self.declared)
-                # A new name is defined by what the graph computes; a declaration over the input
-                # symbols alone may be sloppy (an output called 'batch' that is 1): recorded, not solved.
-                names_new = any(s.name in self.declared for s in dims.free_symbols(known))
-                self.constraints.require(known, d, self._made_by(vi.name), "",
-                                         f"the model declares {vi.name}[{axis}] as '{decl.dim_param}'",
-                                         solve=names_new, kind="declared")
-                if self.constraints.resolve(known) is self.constraints.resolve(d):
-                    self.keep_declared.add((vi.name, axis))
+            if isinstance(t, Tensor):
+                matcher.match(vi, t, self._made_by(vi.name), relate=True)
+        if self.subgraph_values:
+            for vi in _subgraph_value_info(g):
+                t = resolve_value(self.subgraph_values.get(vi.name), self.constraints.resolve)
+                if isinstance(t, Tensor):
+                    matcher.match(vi, t, self._made_by(vi.name), relate=False)
+        self.declarations.resolve(self.constraints.resolve)
 
     def _per_item(self, v: Value, name: str) -> Value:
         """A sequence input's declared item shape holds for each item, not for all
@@ -571,6 +559,15 @@ class Engine:
         finally:
             self._calls.pop()
             self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer, self._ops = saved
+
+
+def _subgraph_value_info(g: onnx.GraphProto):
+    """The value_info entries of every subgraph of ``g``, nested ones too."""
+    for n in g.node:
+        for a in n.attribute:
+            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                yield from sg.value_info
+                yield from _subgraph_value_info(sg)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

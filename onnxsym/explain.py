@@ -81,6 +81,7 @@ class Explanation:
     lost_input: str  # how the lost node's troubled input is named, "" if none
     cause: Optional[Cause]
     symbols: Dict[str, str]  # input symbol -> where it comes from
+    declared: Tuple[str, ...] = ()  # the names the model declares at this place (aliases of the dim)
 
     @property
     def resolved(self) -> bool:
@@ -88,15 +89,16 @@ class Explanation:
 
     def headline(self) -> str:
         where = f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (rank)"
+        named = "".join(f"; the model names it '{n}' (an alias)" for n in self.declared)
         if self.lost is None:
             if isinstance(self.dim, int):
-                return f"{where} = {self.dim}: static"
-            return f"{where} = {self.dim}: resolved over input symbols {', '.join(sorted(self.symbols))}"
+                return f"{where} = {self.dim}: static{named}"
+            return f"{where} = {self.dim}: resolved over input symbols {', '.join(sorted(self.symbols))}{named}"
         text = f"{where} unresolved: {self.lost.op_type} '{self.lost.node}': {self.lost.reason}"
         c = self.cause
         if c is not None and c.node != self.lost.node:
             text += f"; {self.lost_input} computed by {c.op_type} '{c.node}': {c.reason}"
-        return text
+        return text + named
 
     def lines(self, max_steps: Optional[int] = None) -> List[str]:
         """The headline, the chain (its middle elided beyond ``max_steps``), the loss and its cause."""
@@ -295,7 +297,8 @@ class Lineage:
             table = self.result.symbols
             symbols = {s.name: table.origin.get(s.name, "") for s in dims.free_symbols(d)
                        if s.name not in self.result.fresh}
-        return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols)
+        declared = tuple(n for n in sorted(self.result.aliases) if (value, axis) in self.result.alias_places(n))
+        return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols, declared)
 
     def _trace(self, value: str, axis: Optional[int], d: Dim):
         steps: List[Step] = []

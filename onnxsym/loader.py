@@ -79,7 +79,6 @@ class SymbolTable:
     assume: List[Tuple[str, str]] = field(default_factory=list)
     # The lower end of a graph-input dim's range (0 with --allow-zero).
     default_lo: int = dims.DEFAULT_LO
-    _declared: Dict[str, Dim] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, origin: str) -> Dim:
         if name in self.bound:
@@ -116,21 +115,6 @@ class SymbolTable:
             return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError) as exc:
             raise UserInputError(f"--assume '{text}': {exc}") from None
-
-    def parse_declared(self, text: str, origin: str, new_names: set) -> Dim:
-        """A dim_param the model declares on a produced value; new names are added to ``new_names``."""
-        def lookup(name):
-            if name not in self.origin:
-                new_names.add(name)
-            return self.get(name, origin)
-        d = self._declared.get(text)
-        if d is None:
-            try:
-                d = parse_dim(text, lookup)
-            except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
-                d = lookup(text)
-            self._declared[text] = d
-        return d
 
     def unique(self, base: str) -> str:
         name, n = base, 1

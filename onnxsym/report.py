@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .api import Result, UnresolvedDim, __version__, infer
+from .declared import StaleDeclaration
 from .errors import OnnxsymError
 from .explain import Lineage
-from .writer import type_proto
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class CheckOptions:
     allow: Tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
     outputs_only: bool = False
     max_unresolved: int = 0
+    allow_stale: bool = False  # a stale declaration (a declared shape the graph contradicts) passes
 
 
 @dataclass
@@ -53,26 +54,46 @@ class Entry:
 
 
 @dataclass
+class Stale:
+    """A produced value whose declared shape the graph contradicts."""
+
+    value: str
+    declared: List[str]
+    computed: List[str]
+    allowed_by: Optional[str] = None
+
+    def describe(self) -> str:
+        return StaleDeclaration(self.value, tuple(self.declared), tuple(self.computed)).describe()
+
+
+@dataclass
 class ModelReport:
     path: str
     error: Optional[str] = None
     stats: Dict[str, int] = field(default_factory=dict)
     entries: List[Entry] = field(default_factory=list)
     max_unresolved: int = 0
+    stale: List[Stale] = field(default_factory=list)
 
     @property
     def failing(self) -> List[Entry]:
         return [e for e in self.entries if e.allowed_by is None]
 
     @property
+    def failing_stale(self) -> List[Stale]:
+        return [s for s in self.stale if s.allowed_by is None]
+
+    @property
     def status(self) -> str:
         if self.error is not None:
             return "error"
-        return "unresolved" if len(self.failing) > self.max_unresolved else "ok"
+        if len(self.failing) > self.max_unresolved:
+            return "unresolved"
+        return "stale" if self.failing_stale else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "unresolved": 1, "error": 2}[self.status]
+        return {"ok": 0, "unresolved": 1, "stale": 1, "error": 2}[self.status]
 
 
 def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
@@ -113,16 +134,6 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
     return e
 
 
-def check_declared(result: Result) -> None:
-    """Raise :class:`ShapeContradiction` where the model declares a shape (graph
-    outputs, value_info) that the graph does not compute, as annotating would."""
-    g = result.model.graph
-    for vi in list(g.output) + list(g.value_info):
-        v = result.values.get(vi.name)
-        if v is not None and vi.HasField("type"):
-            type_proto(v, vi.type, f"value '{vi.name}'", result.fresh, [])
-
-
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
                 progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
                 constant_initializers: bool = False) -> ModelReport:
@@ -130,9 +141,10 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
     try:
         result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers)
-        check_declared(result)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
+        report.stale = [Stale(st.value, list(st.declared), list(st.computed),
+                              "--allow-stale" if opts.allow_stale else None) for st in result.stale]
     except OnnxsymError as exc:
         if reraise:
             raise
@@ -162,6 +174,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         summary = (f"{r.path}: {r.status}: {len(failing)} unresolved"
                    + (f" (at most {r.max_unresolved} allowed)" if r.max_unresolved else "")
                    + (f", {len(allowed)} allowed" if allowed else "")
+                   + (f", {len(r.stale)} stale declaration{'s' if len(r.stale) > 1 else ''}" if r.stale else "")
                    + f"; {r.stats.get('values', 0)} values, {dims} dims")
         if quiet and r.status == "ok":
             continue
@@ -169,8 +182,10 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         if quiet:
             continue
         lines += [f"  unresolved {e.describe()}" for e in failing]
+        lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
         if verbose:
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
+            lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
     return lines
 
 
@@ -181,7 +196,8 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
         "version": __version__,
         "exit_code": exit_code(reports),
         "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
-                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved},
+                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved,
+                    "allow_stale": opts.allow_stale},
         "models": [{
             "path": r.path,
             "status": r.status,
@@ -190,6 +206,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "unresolved_count": len(r.failing) if r.error is None else 0,
             "allowed_count": len(r.entries) - len(r.failing),
             "entries": [asdict(e) for e in r.entries],
+            "stale_declarations": [asdict(s) for s in r.stale],
         } for r in reports],
     }
 
@@ -212,16 +229,20 @@ def gh_command(kind: str, path: str, title: str, message: str) -> str:
 
 
 def format_github(reports: Sequence[ModelReport]) -> List[str]:
-    """One ``::error`` per unresolved dim or failed model, one ``::notice`` per passing model."""
+    """One ``::error`` per unresolved dim, stale declaration or failed model (a ``::warning``
+    for an allowed stale declaration), one ``::notice`` per passing model."""
     lines = []
     for r in reports:
         if r.error is not None:
             lines.append(gh_command("error", r.path, "onnxsym: error", r.error))
             continue
+        for s in r.stale:
+            lines.append(gh_command("warning" if s.allowed_by else "error", r.path, "onnxsym: stale declaration",
+                                    s.describe()))
         if r.status == "ok":
             lines.append(gh_command("notice", r.path, "onnxsym: ok",
                                     f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))
-            continue
-        for e in r.failing:
-            lines.append(gh_command("error", r.path, "onnxsym: unresolved dim", e.describe()))
+        elif r.status == "unresolved":
+            for e in r.failing:
+                lines.append(gh_command("error", r.path, "onnxsym: unresolved dim", e.describe()))
     return lines

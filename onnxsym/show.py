@@ -142,6 +142,32 @@ def assumption_lines(result: Result, style: Style = plain) -> List[str]:
     return out
 
 
+def _places(places, limit: int = 3) -> str:
+    text = ", ".join(f"{v}[{a}]" for v, a in places[:limit])
+    return text + (f" (+{len(places) - limit} more)" if len(places) > limit else "")
+
+
+def alias_lines(result: Result, style: Style = plain) -> List[str]:
+    """Each dim name the model declares on produced values, with the dim it names and where."""
+    if not result.aliases:
+        return []
+    items = sorted(result.aliases.items())
+    widths = [max(len(name) for name, _ in items), max(len(str(d)) for _, d in items)]
+    out = [style("aliases (dim names the model declares on produced values)", "head")]
+    for name, d in items:
+        text = style(str(d), _dim_kind(d, result.fresh)) + " " * (widths[1] - len(str(d)))
+        out.append(f"  {name.ljust(widths[0])} = {text}  {_places(result.alias_places(name))}")
+    return out
+
+
+def stale_lines(result: Result, style: Style = plain) -> List[str]:
+    """The produced values whose declared shape the graph contradicts."""
+    if not result.stale:
+        return []
+    return [style("stale declarations (the computed shape is written)", "head")] + \
+        [f"  {s.describe()}" for s in result.stale]
+
+
 def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[str]:
     rows = value_rows(result, flt, style, verbose)
     header = ["value", "op"] + (["node"] if verbose else []) + ["type"]
@@ -149,7 +175,8 @@ def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: b
     st = result.stats()
     out.append(f"{len(rows)} of {len(value_names(result))} values shown; dims: "
                f"{st['static_dims']} static, {st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
-    for section in (symbol_lines(result, style), assumption_lines(result, style)):
+    for section in (symbol_lines(result, style), alias_lines(result, style), assumption_lines(result, style),
+                    stale_lines(result, style)):
         if section:
             out += [""] + section
     if verbose and result.warnings:

@@ -13,43 +13,37 @@ import onnx
 
 from . import dims
 from .dims import Dim
-from .errors import ShapeContradiction
+from .declared import declared_dims
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
 META_PREFIX = "onnxsym."
 
 
-def _declared_dims(tp: onnx.TypeProto):
-    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
-        return None
-    return list(tp.tensor_type.shape.dim)
-
-
 def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
-              keep: bool = False):
+              keep: bool = False, names_win: bool = False):
     """The dim to write, given what the model declares and what was inferred:
-    ``(value, param)`` with exactly one of them set. ``keep``: the declared
-    dim_param is proven equal to the inferred dim (a declared name wins)."""
+    ``(value, param)`` with exactly one of them set. The inferred dim is written, except
+    where ``keep`` says the declared dim_param names it (a fresh symbol, or with
+    --keep-declared-names a proven equal dim); ``names_win``: the old rule, where a
+    declared name also replaces any dim over fresh symbols only."""
     if isinstance(inferred, int):
-        # A number says more than any name, a declared one included (its relation is in the metadata).
-        if declared is not None and declared.HasField("dim_value") and declared.dim_value != inferred:
-            raise ShapeContradiction(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}")
+        # A number says more than any name (a contradicting declared number is a stale
+        # declaration, reported by inference).
         return inferred, None
     if keep:
         return None, declared.dim_param
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")
-    if declared is not None and declared.HasField("dim_param") and declared.dim_param:
-        if all(s.name in fresh for s in dims.free_symbols(inferred)):
-            # Nothing was known of this dim: the model's own name for it says more.
-            return None, declared.dim_param
+    if names_win and declared is not None and declared.HasField("dim_param") and declared.dim_param and \
+            all(s.name in fresh for s in dims.free_symbols(inferred)):
+        return None, declared.dim_param
     return None, str(inferred)
 
 
 def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=()) -> Optional[onnx.TypeProto]:
+                keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
     dtype = t.dtype
     if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
         dtype = declared.tensor_type.elem_type
@@ -57,19 +51,18 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
         return None
     tp = onnx.TypeProto()
     tp.tensor_type.elem_type = dtype
-    declared_dims = _declared_dims(declared) if declared is not None else None
+    decl = declared_dims(declared) if declared is not None else None
     if t.shape is None:
-        if declared_dims is not None:
+        if decl is not None:
             tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
         return tp
-    if declared_dims is not None and len(declared_dims) != len(t.shape):
-        raise ShapeContradiction(f"{where}: the model declares rank {len(declared_dims)}, "
-                                 f"the graph computes rank {len(t.shape)}")
+    if decl is not None and len(decl) != len(t.shape):
+        decl = None  # a stale declaration (reported by inference): the computed shape is written
     shape = tp.tensor_type.shape
     shape.SetInParent()
     for i, d in enumerate(t.shape):
-        value, param = merge_dim(declared_dims[i] if declared_dims else None, d, f"{where}[{i}]", fresh, warnings,
-                                 i in keep)
+        value, param = merge_dim(decl[i] if decl else None, d, f"{where}[{i}]", fresh, warnings,
+                                 i in keep, names_win)
         dim = shape.dim.add()
         if value is not None:
             dim.dim_value = value
@@ -79,33 +72,25 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
 
 
 def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=()) -> Optional[onnx.TypeProto]:
+               keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings, keep)
-    if isinstance(v, Sequence):
-        inner_decl = declared.sequence_type.elem_type if declared is not None and \
-            declared.WhichOneof("value") == "sequence_type" else None
-        elem = type_proto(v.elem, inner_decl, where, fresh, warnings) if v.elem is not None else None
+        return tensor_type(v, declared, where, fresh, warnings, keep, names_win)
+    if isinstance(v, (Sequence, Optional_)):
+        field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
+        inner_decl = getattr(declared, field).elem_type if declared is not None and \
+            declared.WhichOneof("value") == field else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, (), names_win) if v.elem is not None else None
         if elem is None:
             return declared
         tp = onnx.TypeProto()
-        tp.sequence_type.elem_type.CopyFrom(elem)
-        return tp
-    if isinstance(v, Optional_):
-        inner_decl = declared.optional_type.elem_type if declared is not None and \
-            declared.WhichOneof("value") == "optional_type" else None
-        elem = type_proto(v.elem, inner_decl, where, fresh, warnings) if v.elem is not None else None
-        if elem is None:
-            return declared
-        tp = onnx.TypeProto()
-        tp.optional_type.elem_type.CopyFrom(elem)
+        getattr(tp, field).elem_type.CopyFrom(elem)
         return tp
     return declared
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset()) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
     declared_at = {vi.name: vi for vi in graph.value_info}
@@ -124,7 +109,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()))
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win)
         if tp is None:
             continue
         if target is None:
@@ -134,7 +119,8 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str]) -> None:
+def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
+                          keep_declared=frozenset(), names_win: bool = False) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values
     computed inside it; its declared inputs and outputs are left as they are."""
     for n in graph.node:
@@ -142,8 +128,8 @@ def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fres
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings)
-                write_subgraph_shapes(g, values, fresh, warnings)
+                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win)
+                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win)
 
 
 def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:

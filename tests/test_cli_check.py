@@ -83,7 +83,8 @@ def _check_json(doc):
 
 def test_the_validator_rejects_what_the_schema_forbids():
     good = {"tool": "onnxsym", "version": "x", "exit_code": 0,
-            "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0},
+            "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0,
+                        "allow_stale": False},
             "models": []}
     assert validate(good, _schema()) == []
     assert validate({**good, "exit_code": 3}, _schema())
@@ -147,8 +148,7 @@ def test_exit_1_lists_each_unresolved_dim_with_place_and_provenance(paths):
 
 
 def test_exit_2_on_a_bad_file_and_on_a_contradiction(paths):
-    for key, words in (("bad", "not an ONNX model"), ("clash", "cannot broadcast"),
-                       ("declared", "value 'y'[1]: the model declares 4, the graph computes 3")):
+    for key, words in (("bad", "not an ONNX model"), ("clash", "cannot broadcast")):
         r = cli("check", paths[key])
         assert r.exit_code == 2 and words in r.output, r.output
 
@@ -236,7 +236,7 @@ def test_json_entries_are_the_results_unresolved_dims(paths):
     assert bad["status"] == "error" and "not an ONNX model" in bad["error"]
 
 
-GH_LINE = re.compile(r"^::(error|notice) file=(?P<file>[^,:]*),title=(?P<title>[^,:]*)::(?P<msg>.+)$")
+GH_LINE = re.compile(r"^::(error|warning|notice) file=(?P<file>[^,:]*),title=(?P<title>[^,:]*)::(?P<msg>.+)$")
 
 
 def _unescape(s):
@@ -261,6 +261,25 @@ def test_github_format_line_by_line(paths):
     assert notice.group(1) == "notice" and _unescape(notice.group("file")) == paths["good"]
     assert error.group(1) == "error" and _unescape(error.group("title")) == "onnxsym: error"
     assert "not an ONNX model" in error.group("msg")
+
+
+def test_a_stale_declaration_is_its_own_finding_in_every_format(paths):
+    """The model declares y as [batch, 4]; Relu of x [batch, 3] computes [batch, 3]."""
+    doc, code = as_json(paths["declared"])
+    (m,) = doc["models"]
+    assert code == 1 and m["status"] == "stale" and m["entries"] == [] and doc["options"]["allow_stale"] is False
+    assert m["stale_declarations"] == [{"value": "y", "declared": ["batch", "4"], "computed": ["batch", "3"],
+                                        "allowed_by": None}]
+    doc, code = as_json("--allow-stale", paths["declared"])
+    assert code == 0 and doc["models"][0]["status"] == "ok"
+    assert doc["models"][0]["stale_declarations"][0]["allowed_by"] == "--allow-stale"
+    for args, kinds in (((), ["error"]), (("--allow-stale",), ["warning", "notice"])):
+        r = cli("check", "--format", "github", *args, paths["declared"])
+        parsed = [GH_LINE.match(line) for line in r.stdout.splitlines()]
+        assert r.exit_code == (1 if not args else 0) and [p.group(1) for p in parsed] == kinds, r.output
+        assert _unescape(parsed[0].group("title")) == "onnxsym: stale declaration"
+        assert _unescape(parsed[0].group("msg")) == \
+            "value 'y': the model declares [batch, 4], the graph computes [batch, 3]"
 
 
 def test_github_escaping():

@@ -1,0 +1,241 @@
+"""Models converted here by real converters: skl2onnx, onnxmltools, tf2onnx and
+onnxruntime's quantizer, each on a small model trained or built in this file
+(random data, fixed seeds). Used by make_real.py."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import onnx
+
+from make_real import entry
+
+MAKERS = []
+ROWS = [{"N": 1}, {"N": 7}]
+
+
+def maker(fn):
+    MAKERS.append(fn)
+    return fn
+
+
+def _version(mod):
+    return __import__(mod).__version__
+
+
+def _sk_source(script_part, converter="skl2onnx"):
+    import sklearn
+
+    return {"kind": "converter", "converter": converter, "version": _version(converter),
+            "trained with": f"scikit-learn {sklearn.__version__}", "script": f"models/real/make_converted.py:{script_part}"}
+
+
+def _data(n=64, k=4, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(np.int64)
+    return x, y
+
+
+@maker
+def sklearn_models():
+    from skl2onnx import to_onnx
+    from sklearn.cluster import KMeans
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC, SVR
+
+    x, y = _data()
+    models = {
+        "sk_scaler_logreg": make_pipeline(StandardScaler(), LogisticRegression()),
+        "sk_random_forest": RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0),
+        "sk_gbr": GradientBoostingRegressor(n_estimators=5, max_depth=2, random_state=0),
+        "sk_svc": SVC(probability=True, random_state=0),
+        "sk_svr": SVR(),
+        "sk_kmeans": KMeans(n_clusters=3, n_init=2, random_state=0),
+    }
+    for name, est in models.items():
+        est.fit(x, y.astype(np.float32) if name in ("sk_gbr", "sk_svr") else y)
+        m = to_onnx(est, x[:1], target_opset={"": 17, "ai.onnx.ml": 3})
+        (inp,) = m.graph.input
+        yield m, entry(name, "sklearn/onnxmltools", _sk_source("sklearn_models"), {inp.name: ["N", 4]}, ROWS)
+
+
+@maker
+def sklearn_column_transformer():
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import FloatTensorType, StringTensorType
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    cats = np.array(["red", "green", "blue"])
+    df = pd.DataFrame({"num": rng.standard_normal(60).astype(np.float32),
+                       "num2": rng.standard_normal(60).astype(np.float32),
+                       "color": rng.choice(cats, 60)})
+    y = (df["num"] > 0).astype(np.int64)
+    pipe = Pipeline([("prep", ColumnTransformer([("scale", StandardScaler(), ["num", "num2"]),
+                                                  ("onehot", OneHotEncoder(handle_unknown="ignore"), ["color"])])),
+                     ("clf", LogisticRegression())])
+    pipe.fit(df, y)
+    types = [("num", FloatTensorType([None, 1])), ("num2", FloatTensorType([None, 1])),
+             ("color", StringTensorType([None, 1]))]
+    m = convert_sklearn(pipe, initial_types=types, target_opset={"": 17, "ai.onnx.ml": 3})
+    yield m, entry("sk_column_transformer", "sklearn/onnxmltools", _sk_source("sklearn_column_transformer"),
+                   {"num": ["N", 1], "num2": ["N", 1], "color": ["N", 1]}, ROWS,
+                   feeds={"color": {"strings": ["red", "green", "blue"]}})
+
+
+@maker
+def onnxmltools_models():
+    import lightgbm
+    import xgboost
+    from onnxmltools import convert_lightgbm, convert_xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    x, y = _data(200)
+    lgb = lightgbm.LGBMClassifier(n_estimators=5, num_leaves=4, verbose=-1).fit(x, y)
+    m = convert_lightgbm(lgb, initial_types=[("X", FloatTensorType([None, 4]))], target_opset=15,
+                         zipmap=False)
+    src = _sk_source("onnxmltools_models", "onnxmltools")
+    src["trained with"] = f"lightgbm {lightgbm.__version__}"
+    yield m, entry("lgbm_classifier", "sklearn/onnxmltools", src, {"X": ["N", 4]}, ROWS)
+    xgb = xgboost.XGBRegressor(n_estimators=5, max_depth=2).fit(x, y.astype(np.float32))
+    m = convert_xgboost(xgb, initial_types=[("X", FloatTensorType([None, 4]))], target_opset=15)
+    src = dict(src, **{"trained with": f"xgboost {xgboost.__version__}"})
+    yield m, entry("xgb_regressor", "sklearn/onnxmltools", src, {"X": ["N", 4]}, ROWS)
+
+
+# ---------------------------------------------------------------- tf2onnx
+
+def _tf_source(part):
+    import tensorflow as tf
+
+    return {"kind": "converter", "converter": "tf2onnx", "version": _version("tf2onnx"),
+            "built with": f"tensorflow {tf.__version__}", "script": f"models/real/make_converted.py:{part}"}
+
+
+def _tf_convert(fn, signature):
+    import tf2onnx
+
+    m, _ = tf2onnx.convert.from_function(fn, input_signature=signature, opset=17)
+    return m
+
+
+@maker
+def tf_models():
+    import tensorflow as tf
+
+    tf.random.set_seed(0)
+    keras = tf.keras
+    cnn = keras.Sequential([
+        keras.Input((None, None, 3)),
+        keras.layers.Conv2D(8, 3, strides=2, padding="same", activation="relu"),
+        keras.layers.DepthwiseConv2D(3, strides=2, padding="same"),
+        keras.layers.MaxPooling2D(2, padding="same"),
+        keras.layers.Conv2D(16, 3, padding="valid"),
+        keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(5),
+    ])
+    sig = [tf.TensorSpec([None, None, None, 3], tf.float32, name="image")]
+    m = _tf_convert(tf.function(lambda x: cnn(x)), sig)
+    (inp,) = m.graph.input
+    yield m, entry("tf_cnn_same_stride2", "tf2onnx", _tf_source("tf_models"),
+                   {inp.name: ["batch", "height", "width", 3]},
+                   [{"batch": 1, "height": 32, "width": 24}, {"batch": 2, "height": 45, "width": 61}])
+    for kind in ("LSTM", "GRU"):
+        rnn = keras.Sequential([
+            keras.Input((None,), dtype="int32"),
+            keras.layers.Embedding(50, 8),
+            getattr(keras.layers, kind)(12, return_sequences=True),
+            getattr(keras.layers, kind)(6),
+            keras.layers.Dense(3),
+        ])
+        sig = [tf.TensorSpec([None, None], tf.int32, name="tokens")]
+        m = _tf_convert(tf.function(lambda x, rnn=rnn: rnn(x)), sig)
+        (inp,) = m.graph.input
+        yield m, entry(f"tf_{kind.lower()}_text", "tf2onnx", _tf_source("tf_models"),
+                       {inp.name: ["batch", "seq"]}, [{"batch": 1, "seq": 7}, {"batch": 3, "seq": 12}],
+                       feeds={inp.name: {"int": [0, 50]}})
+
+
+# ---------------------------------------------------------------- onnxruntime quantizer
+
+def _quant_source(part, how):
+    import onnxruntime
+
+    return {"kind": "converter", "converter": f"onnxruntime.quantization.{how}", "version": onnxruntime.__version__,
+            "float model": "torch TorchScript export in the same function",
+            "script": f"models/real/make_converted.py:{part}"}
+
+
+def _torch_export(module, args, names, dynamic_axes, path):
+    import torch
+
+    torch.onnx.export(module, args, path, input_names=names[0], output_names=names[1], opset_version=17,
+                      dynamic_axes=dynamic_axes, dynamo=False)
+
+
+@maker
+def quantized_models():
+    import torch
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
+
+    torch.manual_seed(0)
+    tmp = tempfile.mkdtemp()
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 8, 3, padding=1, groups=2), torch.nn.ReLU(),
+                              torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 4)).eval()
+    f32 = os.path.join(tmp, "cnn.onnx")
+    axes = {"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}}
+    _torch_export(cnn, (torch.randn(1, 3, 16, 16),), (["image"], ["logits"]), axes, f32)
+    sizes = [{"batch": 1, "height": 16, "width": 20}, {"batch": 2, "height": 33, "width": 17}]
+    inputs = {"image": ["batch", 3, "height", "width"]}
+
+    out = os.path.join(tmp, "cnn_dyn.onnx")
+    quantize_dynamic(f32, out, op_types_to_quantize=["Conv", "MatMul", "Gemm"], weight_type=QuantType.QUInt8)
+    yield onnx.load(out), entry("quant_dynamic_convinteger", "quantized",
+                                _quant_source("quantized_models", "quantize_dynamic"), inputs, sizes)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"image": np.random.default_rng(i).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+                            for i in range(4)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    for fmt in ("QDQ", "QOperator"):
+        out = os.path.join(tmp, f"cnn_{fmt}.onnx")
+        quantize_static(f32, out, Reader(), quant_format=getattr(QuantFormat, fmt))
+        yield onnx.load(out), entry(f"quant_static_{fmt.lower()}", "quantized",
+                                    _quant_source("quantized_models", f"quantize_static({fmt})"), inputs, sizes)
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(40, 16)
+            self.lstm = torch.nn.LSTM(16, 24, num_layers=1, batch_first=True, bidirectional=True)
+            self.out = torch.nn.Linear(48, 5)
+
+        def forward(self, tokens):
+            h, _ = self.lstm(self.emb(tokens))
+            return self.out(h)
+
+    f32 = os.path.join(tmp, "lstm.onnx")
+    _torch_export(Tagger().eval(), (torch.ones(2, 5, dtype=torch.long),), (["tokens"], ["tags"]),
+                  {"tokens": {0: "batch", 1: "seq"}, "tags": {0: "batch", 1: "seq"}}, f32)
+    out = os.path.join(tmp, "lstm_dyn.onnx")
+    quantize_dynamic(f32, out, op_types_to_quantize=["LSTM", "MatMul", "Gather"], weight_type=QuantType.QInt8)
+    yield onnx.load(out), entry("quant_dynamic_lstm", "quantized",
+                                _quant_source("quantized_models", "quantize_dynamic"),
+                                {"tokens": ["batch", "seq"]}, [{"batch": 1, "seq": 6}, {"batch": 3, "seq": 11}],
+                                feeds={"tokens": {"int": [0, 40]}})

@@ -1,0 +1,80 @@
+"""A shape declared on a produced value that the graph contradicts is stale: a warning
+naming the value, the computed shape written, a finding of its own in `check`. Shapes
+the graph computes that contradict each other stay errors; a graph input's declared
+shape stays the truth. Checked against onnxruntime at two sizes."""
+
+import json
+
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper
+
+import onnxsym
+from onnxsym.cli import main
+from written import annotate_cli, check_written, written_dims
+
+F = TensorProto.FLOAT
+SIZES = [{"width": 4}, {"width": 7}]
+
+
+def _ocr_like(declared_out=(1, "seqlen"), declared_mid=None):
+    """As rapidocr's paddle recognizer ships: the output declared [1, 'seqlen'], the graph
+    computing rank 3 (onnxruntime runs it and only warns)."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1], name="tr"),
+             helper.make_node("Softmax", ["t"], ["probs"], axis=2, name="softmax")]
+    vi = [helper.make_tensor_value_info("t", F, list(declared_mid))] if declared_mid else []
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [1, 3, "width"])],
+                          [helper.make_tensor_value_info("probs", F, list(declared_out))], value_info=vi)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_declared_rank_the_graph_contradicts_is_stale_and_the_computed_shape_written():
+    m = _ocr_like()
+    res = onnxsym.infer(m)
+    assert [(s.value, s.declared, s.computed) for s in res.stale] == [("probs", ("1", "seqlen"), ("1", "width", "3"))]
+    assert "value 'probs': the model declares [1, seqlen], the graph computes [1, width, 3]: " \
+           "a stale declaration; the computed shape is written" in res.warnings
+    out = onnxsym.write_result(res)
+    assert written_dims(out.graph.output[0]) == [1, "width", 3]
+    assert list(out.graph.input) == list(m.graph.input)  # the input's declaration is the contract
+    assert json.loads({p.key: p.value for p in out.metadata_props}["onnxsym.stale"]) == [
+        {"value": "probs", "declared": ["1", "seqlen"], "computed": ["1", "width", "3"]}]
+    assert check_written(out, SIZES) == 12
+
+
+def test_a_declared_number_the_graph_contradicts_is_stale():
+    m = _ocr_like(declared_out=(1, "width", 4), declared_mid=(1, "width", 5))
+    res = onnxsym.infer(m)
+    assert [(s.value, s.declared) for s in res.stale] == [("probs", ("1", "width", "4")), ("t", ("1", "width", "5"))]
+    out = onnxsym.write_result(res)
+    assert written_dims(out.graph.output[0]) == written_dims(out.graph.value_info[0]) == [1, "width", 3]
+    assert check_written(out, SIZES) == 12
+
+
+def test_contradictions_between_computed_shapes_stay_errors():
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1], name="tr"),
+             helper.make_node("Add", ["t", "y"], ["s"], name="add")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [1, 3, "width"]),
+                                       helper.make_tensor_value_info("y", F, [1, "width", 4])],
+                          [helper.make_tensor_value_info("s", F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(onnxsym.ShapeContradiction, match="'add'"):
+        onnxsym.infer(m)
+
+
+def test_cli_annotate_warns_and_check_lists_the_stale_declaration(tmp_path):
+    p, out, r = annotate_cli(_ocr_like(), tmp_path)
+    assert r.exit_code == 0 and "warning: value 'probs': the model declares [1, seqlen]" in r.stderr, r.output
+    assert written_dims(onnx.load(out).graph.output[0]) == [1, "width", 3]
+    r = CliRunner().invoke(main, ["check", p])
+    assert r.exit_code == 1
+    assert r.output.splitlines() == [
+        f"{p}: stale: 0 unresolved, 1 stale declaration; 2 values, 6 dims",
+        "  stale declaration value 'probs': the model declares [1, seqlen], the graph computes [1, width, 3]"]
+    r = CliRunner().invoke(main, ["check", p, "--allow-stale", "-v"])
+    assert r.exit_code == 0 and "  allowed (--allow-stale) stale declaration value 'probs'" in r.output, r.output
+    r = CliRunner().invoke(main, ["show", p])
+    assert "stale declarations (the computed shape is written)" in r.output
