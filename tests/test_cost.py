@@ -124,7 +124,8 @@ def test_cost_of_every_model_matches_onnxruntime(path, sizes):
         for name, (_, nbytes) in seen.items():
             if not decided(cost.value_bytes[name]):  # only a real model has such values, each for a reason
                 v = result.values[name]
-                assert sizes and (v.dtype == TensorProto.STRING or v.shape is None or cost.value_bytes[name] is not None)
+                assert sizes and (v.dtype == TensorProto.STRING or v.shape is None
+                                  or cost.value_bytes[name] is not None)
                 continue
             assert at(cost.value_bytes[name]) == nbytes, f"{name} at {bindings}"
             checked += 1
