@@ -188,7 +188,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
-    Exits 1 if any dim is wrong. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
+    Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
@@ -199,10 +199,16 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
+    for failure in report.rule_failures:
+        click.echo(f"FAILED {failure}")
+    unknown = f" ({report.unknown_rank_values} values of unknown rank)" if report.unknown_rank_values else ""
     click.echo(f"{model}: {report.checked_values} values at {len(report.assignments)} assignment(s); "
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
-               f"{report.unresolved_dims} unresolved")
-    sys.exit(1 if report.mismatches else 0)
+               f"{report.unresolved_dims} unresolved{unknown}"
+               + (f", {len(report.rule_failures)} rules failed" if report.rule_failures else ""))
+    if report.checked_dims == 0:
+        click.echo(f"{model}: nothing was verified: 0 dims checked", err=True)
+    sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
 
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----

@@ -19,7 +19,7 @@ from .api import Result, UnresolvedDim, __version__, annotate, infer, write_resu
 from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin,  # noqa: E402
                    evaluate, free_symbols, is_static, sym)
 from . import dims as _dims  # noqa: E402
-from .errors import GraphError, ModelLoadError, OnnxsymError, ShapeContradiction  # noqa: E402
+from .errors import GraphError, ModelLoadError, OnnxsymError, RuleFailure, ShapeContradiction  # noqa: E402
 from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
 from .registry import register_rule  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
@@ -28,7 +28,7 @@ __all__ = [
     "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
-    "ShapeContradiction", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
+    "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
 
 

@@ -51,6 +51,8 @@ class Result:
     # The names the model declares on produced values (aliases) and its stale declarations.
     declarations: Declarations = field(default_factory=Declarations)
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
+    rule_failures: List[str] = field(default_factory=list)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -173,7 +175,8 @@ class Result:
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: bool = False,
-          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False) -> Result:
+          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
+          strict: Optional[bool] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
@@ -186,7 +189,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     ``sympy.Eq(past, seq)``. An initializer that is also a graph input may be fed by the
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
-    version 4.
+    version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
+    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
@@ -199,10 +203,12 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table, base_dir, constant_initializers)
     engine.progress = progress
+    if strict is not None:
+        engine.strict = strict
     engine.run()
     return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, engine.subgraph_values)
+                  engine.declarations, engine.subgraph_values, engine.rule_failures)
 
 
 def parse_assumption(a) -> Tuple[str, str]:

@@ -9,6 +9,7 @@ rank) with the reason recorded.
 from __future__ import annotations
 
 import operator
+import os
 
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
@@ -20,7 +21,7 @@ from . import dims, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
-from .errors import GraphError, OnnxsymError, ShapeContradiction
+from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo, Watched
 from .node import Node
@@ -39,6 +40,9 @@ class Provenance:
     reason: str
 
 
+# Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
+# default of every Engine; the tests set it (tests/conftest.py), as does ONNXSYM_STRICT=1.
+STRICT = os.environ.get("ONNXSYM_STRICT", "") not in ("", "0")
 
 def convert_attribute(a: onnx.AttributeProto):
     """An attribute as a plain Python value."""
@@ -182,6 +186,8 @@ class Engine:
         self._rewritten: Set[dims.Sym] = set()
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
+        self.strict = STRICT
+        self.rule_failures: List[str] = []  # (outside strict mode) each rule that raised, with its node
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
         self._calls: List[tuple] = []  # the function calls being expanded, innermost last
@@ -434,8 +440,12 @@ class Engine:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
                 outs = self._unknown_outputs(node, f"the rule needs a static value: {exc}")
-            except Exception as exc:  # a rule's own failure must not stop inference
-                self.warnings.append(f"{n.op_type} node '{node.name}': rule failed: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # a rule's own failure: a bug, loud in strict mode
+                failure = f"{n.op_type} node '{node.name}': rule failed: {type(exc).__name__}: {exc}"
+                if self.strict:
+                    raise RuleFailure(failure) from exc
+                self.rule_failures.append(failure)
+                self.warnings.append(failure)
                 outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}")
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]

@@ -25,3 +25,9 @@ class VerificationError(OnnxsymError):
 
 class UserInputError(OnnxsymError):
     """A --bind, --range or --assume that does not fit the model."""
+
+
+class RuleFailure(Exception):
+    """A rule raised where it should have inferred: a bug in onnxsym, not in the model.
+    Raised in strict mode (the tests run in it); otherwise the node's outputs get unknown
+    shapes, a warning, and an entry in ``Result.rule_failures``."""

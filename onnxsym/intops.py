@@ -5,8 +5,9 @@ expressions), but onnxruntime computes them in the tensor's integer type: ``Div`
 truncates toward zero, ``Mod`` follows the divisor's sign (``fmod=0``) or the
 dividend's (``fmod=1``), and every result wraps to the type's width (uint8 ``1 - 2``
 is 255). Each function here returns the exact element, or ``None`` when it cannot be
-known exactly; a symbolic element kept in a narrow type records the bound under which
-it does not wrap (``x <= 2**31 - 1``), as the float32 sizes of Resize do.
+known exactly; a symbolic element kept in a 32-bit type records the bound under which
+it does not wrap (``x <= 2**31 - 1``), as the float32 sizes of Resize do, and one in a
+narrower type wraps exactly (``x % 256``).
 """
 
 from __future__ import annotations
@@ -51,21 +52,24 @@ def wrap_int(v: int, dtype: int) -> int:
 
 def fit(node, v: Dim, dtype: int, why: str) -> Optional[Dim]:
     """Element ``v`` computed in integer type ``dtype``: an int wraps; an expression is kept
-    where its range fits the type, else with a bound recorded on ``node`` (``None`` when the
-    bound would be one a real model passes, or below zero for an unsigned type)."""
+    where its range fits the type. Else a type of up to 16 bits (and uint32 below zero) wraps
+    it exactly, ``lo + (v - lo) % 2**bits``; a 32-bit type keeps it with the bound recorded on
+    ``node`` (``seq <= 2**31 - 1``); uint64 below zero is not known (``None``)."""
     if isinstance(v, int):
         return wrap_int(v, dtype)
     lo, hi = INT_RANGES[dtype]
-    if hi >= dims.INT64_MAX:
-        hi = None  # every dim is an int64: a symbolic one never passes 2**63 - 1 (nor 2**64 - 1)
     vlo, vhi = dims.range_of(v)
-    if vlo < lo and lo > -2**63:
-        if lo == 0 or -lo < SMALLEST_ASSUMABLE:
-            return None
+    # every dim is an int64: a symbolic one never passes 2**63 - 1 (nor below -2**63)
+    below, above = vlo < lo and lo > -2**63, vhi > hi and hi < dims.INT64_MAX
+    if not (below or above):
+        return v
+    if dtype == TensorProto.UINT64:
+        return None  # 2**64 + v would pass int64, which every dim is
+    if hi - lo < SMALLEST_ASSUMABLE or (below and lo == 0):
+        return dims.add(lo, dims.mod(dims.sub(v, lo), hi - lo + 1))
+    if below:
         node.assume_at_most(dims.neg(v), -lo, f"{why}: onnxruntime wraps it below {lo}")
-    if hi is not None and vhi > hi:
-        if hi < SMALLEST_ASSUMABLE:
-            return None
+    if above:
         node.assume_at_most(v, hi, f"{why}: onnxruntime wraps it above {_power_text(hi)}")
     return v
 

@@ -32,13 +32,16 @@ class Mismatch:
 class Report:
     checked_values: int = 0
     checked_dims: int = 0
-    unresolved_dims: int = 0
+    unresolved_dims: int = 0  # fresh dims, and every dim of a value whose rank is unknown
+    unknown_rank_values: int = 0
     mismatches: List[Mismatch] = field(default_factory=list)
     assignments: List[Dict[str, int]] = field(default_factory=list)
+    rule_failures: List[str] = field(default_factory=list)  # rules that raised: nothing they touch is known
 
     @property
     def ok(self) -> bool:
-        return not self.mismatches
+        """No wrong dim and no failed rule (a failed rule's outputs escape the check)."""
+        return not self.mismatches and not self.rule_failures
 
 
 def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -> List[Dict[str, int]]:
@@ -99,11 +102,12 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
     have = {o.name for o in m.graph.output}
     for name in names:
         v = result.values.get(name)
-        if name in have or not isinstance(v, Tensor) or not v.dtype:
+        if name in have or not isinstance(v, Tensor):
             continue
         vi = m.graph.output.add()
         vi.name = name
-        vi.type.tensor_type.elem_type = v.dtype
+        if v.dtype:  # (an unknown value has no type here: onnxruntime fills it in)
+            vi.type.tensor_type.elem_type = v.dtype
     for o in m.graph.output:  # declared output shapes must not constrain the run
         if o.type.HasField("tensor_type"):
             o.type.tensor_type.ClearField("shape")
@@ -161,7 +165,7 @@ def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
     result = result or infer(model_or_path)
     assignments = assignments or constrained_assignments(result)
     sess = _session(result, base_dir)
-    report = Report(assignments=assignments)
+    report = Report(assignments=assignments, rule_failures=list(result.rule_failures))
     out_names = [o.name for o in sess.get_outputs()]
     for bindings in assignments:
         feeds = _feeds(result, bindings)
@@ -171,7 +175,11 @@ def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
             raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
         for name, arr in zip(out_names, outs):
             t = result.values.get(name)
-            if not isinstance(t, Tensor) or t.shape is None or not isinstance(arr, np.ndarray):
+            if not isinstance(arr, np.ndarray) or not isinstance(t, Tensor):
+                continue
+            if t.shape is None:  # nothing inferred is nothing checked: unresolved, every dim
+                report.unknown_rank_values += 1
+                report.unresolved_dims += arr.ndim
                 continue
             report.checked_values += 1
             actual = tuple(arr.shape)

@@ -83,6 +83,10 @@ def _spatial_params(node, nsp, kernel):
     dil = node.attr("dilations") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
     auto_pad = node.attr("auto_pad", "NOTSET")
+    for name, v, n in (("kernel_shape", kernel, nsp), ("strides", strides, nsp), ("dilations", dil, nsp),
+                       ("pads", pads, 2 * nsp)):
+        if len(v) != n:  # onnxruntime refuses it too
+            raise ShapeContradiction(f"{name} has {len(v)} entries; the input has {nsp} spatial axes")
     return list(strides), list(dil), list(pads), auto_pad
 
 

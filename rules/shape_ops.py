@@ -636,6 +636,8 @@ def _pad(node, pads, axes):
         axes = tuple(range(r))
     axes = [normalize_axis(a, r) for a in axes]
     k = len(axes)
+    if len(pads) != 2 * k:  # onnxruntime refuses it too
+        raise ShapeContradiction(f"pads has {len(pads)} entries for {k} axes")
     out = list(x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])

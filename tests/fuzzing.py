@@ -453,11 +453,90 @@ def step_nonzero(b: Builder) -> None:
     b.add(f, None)
 
 
+
+# --------------------------------------------------------------------------- integer semantics
+# (issue 12, item 4) shape values computed in narrow integer types, truncating Div and both
+# Mods on values of either sign, and window lengths a graph computes before its Conv or pool.
+# Each ends in a ConstantOfShape: the element becomes a dim, which verify compares.
+
+_NARROW = [TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32,
+           TensorProto.UINT32, TensorProto.UINT64]
+
+
+def _as_dim(b: Builder, v: str, small: bool = False) -> None:
+    """An int64 [1] value ``v`` (of either sign) made a dim: ``|v|``, or ``v mod 13`` (one of
+    them when ``small``, since |v| of a wrapped value may be huge), as a ConstantOfShape's."""
+    if small or b.rng.random() < 0.5:
+        (v,) = b.node("Mod", [v, b.const([13])])
+    else:
+        (v,) = b.node("Abs", [v])
+    b.node("ConstantOfShape", [v], value=numpy_helper.from_array(np.array([1.0], np.float32)))
+
+
+def step_shape_div_mod(b: Builder) -> None:
+    """``(d - k) op c`` for a dim d: Div, Mod (fmod 0 or 1) by a divisor of either sign,
+    then one of Neg, Abs, Sign, Clip, Min, Max."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    d = b.dim_of(x, b.rng.randrange(len(x.shape)))
+    (v,) = b.node("Sub", [d, b.const([b.rng.randint(-3, 8)])])
+    op = b.rng.choice(["Div", "Div", "Mod", "fmod"])
+    c = b.const([b.rng.choice([-3, -2, 2, 3, 4])])
+    (v,) = b.node("Mod", [v, c], fmod=1) if op == "fmod" else b.node(op, [v, c])
+    after = b.rng.choice(["", "Neg", "Abs", "Sign", "Clip", "Min", "Max"])
+    if after == "Clip":
+        (v,) = b.node("Clip", [v, b.const(b.rng.randint(-2, 0)), b.const(b.rng.randint(1, 4))])
+    elif after in ("Min", "Max"):
+        (v,) = b.node(after, [v, b.const([b.rng.randint(-2, 3)])])
+    elif after:
+        (v,) = b.node(after, [v])
+    _as_dim(b, v)
+
+
+def step_narrow_int(b: Builder) -> None:
+    """A dim cast to a narrow integer type, an arithmetic step there that may wrap, cast back."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    dtype = b.rng.choice(_NARROW)
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    (v,) = b.node("Cast", [b.dim_of(x, b.rng.randrange(len(x.shape)))], to=dtype)
+    op = b.rng.choice(["Add", "Sub", "Mul", "Div"])
+    k = {"Add": [1, 120, 250], "Sub": [1, 5, 9], "Mul": [3, 50, 2**15], "Div": [2, 3]}[op]
+    c = b.const(np.array([b.rng.choice(k)]).astype(np_type), np_type)  # (wrapped to the type)
+    (v,) = b.node(op, [v, c] if b.rng.random() < 0.8 else [c, v])
+    (v,) = b.node("Cast", [v], to=I64)
+    _as_dim(b, v, small=True)
+
+
+def step_computed_window_len(b: Builder) -> None:
+    """The output length of a Conv or pool computed in the graph, with a truncating Div, before
+    the node itself: its numerator is negative at sizes where the node cannot run."""
+    x = b.pick(lambda t: len(t.shape) == 4 and _is_static(t.shape[1]))
+    if x is None:
+        return
+    k, s = b.rng.randint(2, 5), b.rng.randint(1, 3)
+    p0, p1 = b.rng.randint(0, 1), b.rng.randint(0, 1)
+    (n,) = b.node("Sub", [b.dim_of(x, 3), b.const([k - p0 - p1])])
+    (q,) = b.node("Div", [n, b.const([s])])
+    (length,) = b.node("Add", [q, b.const([1])])
+    b.node("ConstantOfShape", [length], value=numpy_helper.from_array(np.array([1.0], np.float32)))
+    attrs = {"kernel_shape": [1, k], "strides": [1, s], "pads": [0, p0, 0, p1]}
+    if b.rng.random() < 0.5:
+        b.node("Conv", [x.name, b.const(np.ones([2, x.shape[1], 1, k]), np.float32)], **attrs)
+    else:
+        b.node(b.rng.choice(["MaxPool", "AveragePool"]), [x.name], **attrs)
+
+
+INT_STEPS = [step_shape_div_mod, step_narrow_int, step_computed_window_len]
+
 STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_squeeze, step_reduce,
          step_concat_split, step_reshape, step_reshape, step_slice, step_slice, step_pad, step_expand_tile,
          step_gather, step_matmul, step_range, step_pool_conv, step_resize, step_broadcast_pair,
          step_depth_space, step_topk_sort, step_einsum, step_split_sizes, step_cumsum_gather_elements,
          step_nonzero]
+STEPS += INT_STEPS
 
 
 def random_model(seed: int, max_steps: int = 8) -> onnx.ModelProto:
@@ -520,8 +599,10 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Ou
         if refused:
             return Outcome("crash", f"onnxsym refused a graph onnxruntime runs: {type(exc).__name__}: {exc}")
         return Outcome("invalid", str(exc))
-    except Exception as exc:  # noqa: BLE001 - any other exception is a bug
+    except Exception as exc:  # noqa: BLE001 - any other exception is a bug (a failed rule in strict mode)
         return Outcome("crash", f"{type(exc).__name__}: {exc}")
+    if result.rule_failures:  # outside strict mode a failed rule is only a warning: still a crash
+        return Outcome("crash", f"a rule failed: {result.rule_failures[0]}")
     ran = 0
     checked = 0
     for a in assignments:

@@ -197,12 +197,27 @@ def test_a_symbolic_element_cast_to_int32_records_its_bound():
         ("batch <= 2147483647", "bound"), ("seq <= 2147483647", "bound")]
 
 
-def test_a_symbolic_element_that_may_be_negative_in_an_unsigned_type_is_unknown():
+def test_a_symbolic_element_wraps_exactly_in_a_narrow_type():
+    """``seq - 5`` in uint8 is ``(seq - 5) % 256`` (252 at seq=1), and in int8 ``seq * 50``
+    wraps to ``-128 + (50*seq + 128) % 256``; in uint64 a negative value would pass int64:
+    not known."""
     inputs = [("x", F, ["batch", "seq"])]
-    inits = [init("one", np.array([1], np.int64)), init("five", np.array([5], np.int64))]
-    nodes = _seq_minus("five") + [helper.make_node("Cast", ["d"], ["u"], to=TensorProto.UINT8)]
-    res = onnxsym.infer(build(nodes, inputs, ["u"], inits))
-    assert res.values["u"].value is None
+    inits = [init("one", np.array([1], np.int64)), init("five", np.array([5], np.int64)),
+             init("fifty", np.array([50], np.int8)), init("k", np.array([300], np.int64))]
+    nodes = _seq_minus("five") + [
+        helper.make_node("Cast", ["d"], ["u"], to=TensorProto.UINT8),
+        helper.make_node("Cast", ["u"], ["u64"], to=I64),
+        helper.make_node("Cast", ["seq"], ["s8"], to=TensorProto.INT8),
+        helper.make_node("Mul", ["s8", "fifty"], ["p8"]),
+        helper.make_node("Cast", ["p8"], ["p64"], to=I64),
+        helper.make_node("Add", ["p64", "k"], ["pos"]),  # -128 <= p8 <= 127: a valid size
+        helper.make_node("Concat", ["u64", "pos"], ["target"], axis=0),
+        helper.make_node("ConstantOfShape", ["target"], ["y"]),
+        helper.make_node("Cast", ["d"], ["big"], to=TensorProto.UINT64)]
+    m = build(nodes, inputs, ["y", "big"], inits)
+    res = check(m, inputs, [{"batch": 1, "seq": 1}, {"batch": 1, "seq": 3}, {"batch": 2, "seq": 7}])
+    no_fresh(res)
+    assert res.values["big"].value is None and not res.constraints
 
 
 # --------------------------------------------------------------------------- the algebra
