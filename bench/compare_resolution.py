@@ -117,8 +117,9 @@ def main(argv=None):
     for t in TOOLS:
         if t not in tools:
             print(f"({t} is not installed: skipped)")
-    if args.models:
-        entries = list(project_models(args.models))
+    if args.models:  # a corpus file keeps its manifest's sizes and feeds
+        known = {os.path.realpath(e["path"]): e for e in corpus()}
+        entries = [known.get(os.path.realpath(p)) or next(project_models([p])) for p in args.models]
     else:
         entries = corpus()
         if not args.corpus:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym import dims, intops
+from onnxsym import dims, floatops, intops
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
@@ -27,6 +27,8 @@ def unary(node):
             value = _int_unary(node, x)
         elif node.op_type == "Not" and x.dtype == BOOL:
             value = tuple(not bool(v) for v in x.value)
+        elif x.dtype in floatops.FLOAT_TYPES:
+            value = floatops.unary(node, x.dtype, x.value)
     return [Tensor(x.dtype, x.shape, None if value is None else tuple(value))]
 
 
@@ -179,6 +181,8 @@ def _fold(op, in_dtype, vals, node):
                 acc = _bool_combine(op, acc, v[i])
             out.append(acc)
         return tuple(out)
+    if in_dtype in floatops.FLOAT_TYPES:
+        return floatops.fold(node, in_dtype, vals)
     if in_dtype not in INT_TYPES:
         return None
     if op in ("Mean", "Pow", "BitShift", "PRelu", "And", "Or", "Xor") or op.startswith("Bitwise"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from onnxsym import dims, intops
+from onnxsym import dims, floatops, intops
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
@@ -576,7 +576,8 @@ def range_rule(node):
             import math
             n = max(int(math.ceil((limit - start) / delta)), 0)
             return [Tensor(dtype, (n,), _keep(tuple(start + i * delta for i in range(n))) if n <= MAX_VALUE_ELEMENTS else None)]
-        return [Tensor(dtype, (node.fresh("range of float bounds", 0, 0),))]
+        n = floatops.range_length(node, dtype, start, limit, delta)
+        return [Tensor(dtype, (n if n is not None else node.fresh("range of float bounds", 0, 0),))]
     up = dims.try_lt(0, delta)
     if up is None or (isinstance(delta, int) and delta == 0):
         return [Tensor(dtype, (node.fresh("range delta of unknown sign", 0, 0),))]
