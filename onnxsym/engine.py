@@ -24,6 +24,7 @@ from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (A
 from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo, Watched
+from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
@@ -226,16 +227,17 @@ class Engine:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
-        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges (in a subgraph,
-        which may never run, only record it)."""
+        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, which
+        may never run, nothing is learned (nor demanded of verify's sizes); only a need that can
+        never hold is a warning."""
         if not self._subgraphs:
             self.constraints.at_least(d, lo, node.name, node.op_type, reason)
             return
         try:
-            self.constraints.at_least(d, lo, node.name, node.op_type,
-                                      f"{reason}, in a subgraph of {self._subgraphs[-1]}", narrow=False)
-        except ConstraintContradiction as exc:
-            self.warnings.append(f"{exc} (that subgraph can never run)")
+            implied_ranges(self.constraints.resolve(d), lo)
+        except Unreachable as exc:
+            self.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
+                                 f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""

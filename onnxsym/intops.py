@@ -12,7 +12,7 @@ narrower type wraps exactly (``x % 256``).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 from onnx import TensorProto
 
@@ -20,7 +20,7 @@ from . import dims
 from .dims import Dim
 
 # (lowest, highest) element of each integer type
-INT_RANGES = {
+INT_RANGES: Dict[int, Tuple[int, int]] = {
     TensorProto.INT8: (-2**7, 2**7 - 1), TensorProto.INT16: (-2**15, 2**15 - 1),
     TensorProto.INT32: (-2**31, 2**31 - 1), TensorProto.INT64: (-2**63, 2**63 - 1),
     TensorProto.UINT8: (0, 2**8 - 1), TensorProto.UINT16: (0, 2**16 - 1),
@@ -28,7 +28,7 @@ INT_RANGES = {
 }
 INT_TYPES = frozenset(INT_RANGES)
 # The largest integer up to which every integer is exact in each float type.
-FLOAT_EXACT = {TensorProto.FLOAT: 2**24, TensorProto.DOUBLE: 2**53, TensorProto.FLOAT16: 2**11,
+FLOAT_EXACT: Dict[int, int] = {TensorProto.FLOAT: 2**24, TensorProto.DOUBLE: 2**53, TensorProto.FLOAT16: 2**11,
                TensorProto.BFLOAT16: 2**8}
 # A bound below this would be one a real model passes: no bound, the value is unknown.
 SMALLEST_ASSUMABLE = 2**20

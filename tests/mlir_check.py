@@ -75,6 +75,11 @@ def runtime_shapes_at(result, assignments):
     return out
 
 
+def derived(op) -> bool:
+    """A symbolic_int defined by a map (a root's int_expressions is the empty map)."""
+    return "int_expressions" in op.attributes and len(op.attributes["int_expressions"].value.results) > 0
+
+
 class Checker:
     """Binds every symbolic_int to a number at one runtime assignment and checks every binding."""
 
@@ -134,18 +139,18 @@ class Checker:
                 for k, e in enumerate(amap.results):
                     if isinstance(e, ir.AffineSymbolExpr):
                         s = op.operands[1 + e.position]
-                        if "int_expressions" not in s.owner.attributes:
+                        if not derived(s.owner):
                             value.setdefault(s, real[k])
         roots = {}
         for op in ops:
-            if op.name == "symbol.symbolic_int" and "int_expressions" not in op.attributes \
+            if op.name == "symbol.symbolic_int" and not derived(op) \
                     and "expression" not in op.attributes and op.results[0] in value:
-                roots[op.attributes["sym_name"].value] = value[op.results[0]]
+                roots[op.attributes["symbol_name"].value] = value[op.results[0]]
         compared = 0
         for op in ops:
             if op.name == "symbol.symbolic_int":
                 s = op.results[0]
-                if "int_expressions" in op.attributes:
+                if derived(op):
                     amap = op.attributes["int_expressions"].value
                     value[s] = evaluate(amap.results[0], [value[o] for o in op.operands])
                 if "expression" in op.attributes:  # checked where bound directly, else computed
@@ -163,3 +168,29 @@ class Checker:
                 assert all(d == g for d, g in zip(static, got) if d != ir.ShapedType.get_dynamic_size())
                 compared += len(got)
         return compared
+
+
+def with_definitions(default_text, encoded_text):
+    """The encoding form with the default form's symbolic_ints put back at the top of the function
+    (symbol-to-encoding drops them; encoding-to-symbol needs them)."""
+    defs = [line for line in default_text.splitlines() if "symbol.symbolic_int" in line]
+    lines = encoded_text.splitlines()
+    k = next(i for i, line in enumerate(lines) if line.strip().startswith(("func.func", "^bb0")))
+    return "\n".join(lines[:k + 1] + defs + lines[k + 1:]) + "\n"
+
+
+def bound_symbols(module, model):
+    """For each main-graph value with a binding, per dim the number or the bound symbol's name."""
+    check = Checker(module, model)
+    out = {}
+    for op in walk(check.entry):
+        if op.name != "symbol.bind_symbolic_shape" or check.onnx_name(op.operands[0]) is None:
+            continue
+        dims = []
+        for e in op.attributes["shape_expressions"].value.results:
+            if isinstance(e, ir.AffineConstantExpr):
+                dims.append(e.value)
+            else:
+                dims.append(op.operands[1 + e.position].owner.attributes["symbol_name"].value)
+        out[check.onnx_name(op.operands[0])] = tuple(dims)
+    return out

@@ -246,3 +246,18 @@ def test_trunc_div_and_fmod_forms_agree_with_c_on_every_value(k, b, v):
     assert dims.evaluate(q, {"x": v}) == c_q
     assert dims.evaluate(r, {"x": v}) == int(np.fmod(n, b))
     assert dims.evaluate(m, {"x": v}) == n % b
+
+
+def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
+    """onnxruntime runs the If below at w=2 when c is false: the Conv's need is not the model's."""
+    conv = helper.make_graph([helper.make_node("Conv", ["x", "k"], ["y"])], "then", [],
+                             [helper.make_tensor_value_info("y", F, None)])
+    keep = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "else", [],
+                             [helper.make_tensor_value_info("y", F, None)])
+    inputs = [("x", F, [1, 1, "w"]), ("c", TensorProto.BOOL, [])]
+    m = build([helper.make_node("If", ["c"], ["o"], then_branch=conv, else_branch=keep)], inputs, ["o"],
+              [init("k", np.ones([1, 1, 5], np.float32))])
+    res = onnxsym.infer(m)
+    assert res.symbol_ranges()["w"] == (1, dims.INT64_MAX) and not res.constraints
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, {"x": np.ones([1, 1, 2], np.float32), "c": np.array(False)})[0].shape == (1, 1, 2)

@@ -62,10 +62,12 @@ def _attrs(op):
 @pytest.mark.parametrize("path", MODELS, ids=os.path.basename)
 def test_torch_export_is_the_importers_form_with_onnxsyms_types(path):
     model = onnx.load(path)
-    ours_m, our_args, ours = _ops(to_mlir(path, dialect="torch"))
+    ours_parsed = _ops(to_mlir(path, dialect="torch"))  # (module, args, ops): the module keeps the ops alive
+    _, our_args, ours = ours_parsed
     plain = importer_text(model)
     assert torch_mlir_importer_text(model) == plain  # torch-mlir's importer and IREE's write the same
-    theirs_m, their_args, theirs = _ops(plain)
+    theirs_parsed = _ops(plain)
+    _, their_args, theirs = theirs_parsed
     assert len(ours) == len(theirs)
     sharper = sum(_refines(a, b) for a, b in zip(our_args, their_args))
     assert len(our_args) == len(their_args)

@@ -65,8 +65,8 @@ def test_the_suite_runs_in_strict_mode_and_a_failing_rule_fails_the_test_helpers
 def test_outside_strict_mode_a_failing_rule_is_recorded_and_fails_verify():
     with planted_failure(), lenient():
         res = onnxsym.infer(_model())
-        assert res.rule_failures == ["Relu node 'r': rule failed: AttributeError: "
-                                     "'Node' object has no attribute 'no_such_field'"]
+        failure = "Relu node 'r': rule failed: AttributeError: 'Node' object has no attribute 'no_such_field'"
+        assert res.rule_failures == [failure]
         report = verify(_model(), SIZES, result=res)
     assert not report.ok and not report.mismatches
     # r and t have unknown ranks: unresolved, every dim of both at both sizes; n is checked

@@ -1,10 +1,13 @@
-"""encoding-to-symbol: onnxsym's encoding form read back into the propagate-symbol form.
+"""encoding-to-symbol: a text whose tensor types name their symbols (``tensor<?x640xf16, [@S0, 640]>``)
+read back into bindings, as ``bishengir-opt --encoding-to-symbol`` does.
 
-The encoding form (``tensor<?x640x?xf16, [@S0, @S1]>``: one symbol per dynamic
-dim) moves every binding into the types; this moves it back out: the encodings
-are stripped and a ``symbol.bind_symbolic_shape`` follows each value's definition.
-It reads the text onnxsym writes (pretty or generic), one op per line; it is not
-a general MLIR parser.
+Like the tool, it needs the ``symbol.symbolic_int`` ops that define the names: the
+encodings are stripped and a ``symbol.bind_symbolic_shape`` is inserted after each
+value's definition (a function argument's: after the function's first op), or after the
+last symbolic_int it names when that comes later. ``--style encoding`` (what
+symbol-to-encoding makes) has no symbolic_int left, so it cannot be read back; this
+reads a text that kept them. It reads the text onnxsym writes (pretty or generic), one op
+per line; it is not a general MLIR parser.
 """
 
 from __future__ import annotations
@@ -14,16 +17,16 @@ from typing import Dict, List, Tuple
 
 from ..errors import OnnxsymError
 from .printer import bind_line
-from .symbols import bind_map
+from .affine import affine_map
 
 
 class MlirFormatError(OnnxsymError):
     """The text is not onnxsym's encoding form."""
 
 
-_ENCODED = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([^<>]*(?:<[^<>]*>)?[^<>]*?), \[(@[^\]]*)\]>")
+_ENCODED = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([^<>]*(?:<[^<>]*>)?[^<>]*?), \[([^\]]*)\]>")
 _SYM_PRETTY = re.compile(r"^\s*(%\S+) = symbol\.symbolic_int (@\"(?:[^\"\\]|\\.)*\"|@\S+)")
-_SYM_GENERIC = re.compile(r"^\s*(%\S+) = \"symbol\.symbolic_int\"\(.*sym_name = \"((?:[^\"\\]|\\.)*)\"")
+_SYM_GENERIC = re.compile(r"^\s*(%\S+) = \"symbol\.symbolic_int\"\(.*symbol_name = (@\"(?:[^\"\\]|\\.)*\"|@[^\s}>,]+)")
 _DEF = re.compile(r"^(\s*)(%[^\s:=]+)(?::(\d+))? = ")
 
 
@@ -55,58 +58,60 @@ def _result_types(line: str) -> List[str]:
     return [sig]
 
 
-def _unescape(name: str) -> str:
-    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), name)
-
-
 def encoding_to_symbol(text: str) -> str:
-    """The propagate-symbol form of onnxsym's encoding form (same syntax, pretty or generic)."""
-    from .printer import symbol_ref
-
+    """The bindings of a text whose types carry symbol encodings (same syntax, pretty or generic)."""
     generic = text.lstrip().startswith('"builtin.module"')
     lines = text.split("\n")
     syms: Dict[str, str] = {}
-    for line in lines:
+    where: Dict[str, int] = {}  # symbol ssa -> its line
+    for k, line in enumerate(lines):
         m = _SYM_PRETTY.match(line)
         if m:
             syms[m.group(2)] = m.group(1)
+            where[m.group(1)] = k
         m = _SYM_GENERIC.match(line)
         if m:
-            syms[symbol_ref(_unescape(m.group(2)))] = m.group(1)
+            syms[m.group(2)] = m.group(1)
+            where[m.group(1)] = k
     if "symbol.bind_symbolic_shape" in text:
         raise MlirFormatError("the text already binds shapes with symbol.bind_symbolic_shape: "
-                              "not onnxsym's encoding form")
+                              "not an encoding form")
     if not text.lstrip().startswith(('"builtin.module"', "module {")):
         raise MlirFormatError("not an MLIR module written by onnxsym")
 
-    def binds(refs_types: List[Tuple[str, str]], ind: str) -> List[str]:
-        out = []
-        for ref, ty in refs_types:
-            m = _ENCODED.fullmatch(ty)
-            if not m:
-                continue
-            shape = [d for d in m.group(1).split("x") if d]
-            refs = _split_top(m.group(3))
-            try:
-                it = iter(syms[r] for r in refs)
-                entries = [int(d) if d != "?" else next(it) for d in shape]
-            except (KeyError, StopIteration):
-                raise MlirFormatError(f"the encoding of {ref} ({ty}) names an unknown symbol or too few") from None
-            operands, amap = bind_map(entries)
-            out.append(bind_line(ref, _ENCODED.sub(_plain, ty), operands, amap, generic, ind))
-        return out
+    after: Dict[int, List[str]] = {}  # line -> the bindings inserted after it, in text order
 
-    out: List[str] = []
-    pending_entry: List[str] = []   # the function's argument bindings: after its symbolic_ints
-    regions: List[Tuple[str, str, int]] = []  # open region ops: indent, result name, count
-    entry_seen = False
-    for line in lines:
+    def insert(pos: int, ref: str, ty: str, ind: str) -> None:
+        m = _ENCODED.fullmatch(ty)
+        if not m:
+            return
+        shape = [d for d in m.group(1).split("x") if d]
+        refs = _split_top(m.group(3))
+        if len(refs) != len(shape):
+            raise MlirFormatError(f"the encoding of {ref} ({ty}) does not name every dim")
+        operands, results = [], []  # as the tool: one operand per named dim, repeats included
+        for r in refs:
+            if r.startswith("@"):
+                if r not in syms:
+                    raise MlirFormatError(f"the encoding of {ref} ({ty}) names {r}, which no symbol.symbolic_int "
+                                          "defines (symbol-to-encoding drops them; read a text that kept them)")
+                results.append(f"s{len(operands)}")
+                operands.append(syms[r])
+                pos = max(pos, where[syms[r]])
+            else:
+                results.append(r)
+        amap = affine_map(len(operands), results)
+        # each new binding goes right after its anchor, before those inserted there earlier
+        after.setdefault(pos, []).insert(0, bind_line(ref, _ENCODED.sub(_plain, ty), operands, amap, generic, ind))
+
+    regions: List[Tuple[str, str, int, int]] = []  # open region ops: indent, result name, count, line
+    entry_args: List[Tuple[str, str]] = []
+    entry_ind, first_op = "", None
+    for k, line in enumerate(lines):
         stripped = line.strip()
-        if pending_entry and not (_SYM_PRETTY.match(line) or _SYM_GENERIC.match(line)):
-            out += pending_entry
-            pending_entry = []
-        out.append(_ENCODED.sub(_plain, line))
         ind = line[:len(line) - len(line.lstrip())]
+        if entry_args and first_op is None and stripped:
+            first_op, entry_ind = k, ind
         header = None
         if stripped.startswith("func.func "):
             header = stripped[stripped.index("(") + 1:stripped.rindex(") ->") if ") ->" in stripped else stripped.rindex(")")]
@@ -114,25 +119,33 @@ def encoding_to_symbol(text: str) -> str:
             header = stripped[len("^bb0("):stripped.rindex("):")]
         if header is not None:
             args = [tuple(a.split(": ", 1)) for a in _split_top(header)]
-            is_entry = not entry_seen
-            entry_seen = True
-            new = binds([(a, t) for a, t in args], ind + "  ")
-            if is_entry:
-                pending_entry = new
-            else:
-                out += new
+            if first_op is None and not entry_args:
+                entry_args = args or [("", "")]
+            else:  # a region's arguments: bound at the start of its block
+                for a, t in reversed(args):
+                    insert(k, a, t, ind + "  ")
             continue
         if stripped.startswith("})") and regions and regions[-1][0] == ind:
-            _, name, count = regions.pop()
-            out += binds(_refs(name, count, _result_types(stripped)), ind)
+            _, name, count, _ = regions.pop()
+            for ref, ty in _refs(name, count, _result_types(stripped)):
+                insert(k, ref, ty, ind)
             continue
         m = _DEF.match(line)
         if m and not _SYM_PRETTY.match(line) and not _SYM_GENERIC.match(line):
             count = int(m.group(3) or 1)
             if stripped.endswith("({"):
-                regions.append((ind, m.group(2), count))
+                regions.append((ind, m.group(2), count, k))
             else:
-                out += binds(_refs(m.group(2), count, _result_types(stripped)), ind)
+                for ref, ty in _refs(m.group(2), count, _result_types(stripped)):
+                    insert(k, ref, ty, ind)
+    if first_op is not None:
+        for a, t in entry_args:
+            if a:
+                insert(first_op, a, t, entry_ind)
+    out: List[str] = []
+    for k, line in enumerate(lines):
+        out.append(_ENCODED.sub(_plain, line))
+        out += after.get(k, [])
     return "\n".join(out)
 
 

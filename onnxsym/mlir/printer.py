@@ -1,23 +1,25 @@
 """Printing a program in one of the symbol dialect's forms, pretty or generic.
 
-Styles, each the result of one of the seed's passes:
+Each style is what one of ``bishengir-opt``'s passes makes (the tool defines them; the
+tests compare after both texts go through it once):
 
-- ``propagate`` (propagate-symbol): a ``symbol.symbolic_int`` per symbol at the top
-  of the function, a ``symbol.bind_symbolic_shape`` after every value with a
-  dynamic dim;
+- ``propagate`` (propagate-symbol's layout): each ``symbol.symbolic_int`` just before its
+  first use: a function argument's symbols, then its ``symbol.bind_symbolic_shape``; a node's
+  new symbols (a derived one after its operands) before the node, its bindings after it
+  (for a value inside a region, the symbols go before the top-level op that holds it);
 - ``erased`` (erase-symbol): no symbol ops;
-- ``encoding`` (symbol-to-encoding): the bindings moved into the tensor types'
-  encodings, ``tensor<?x640xf16, [@S0]>`` (one symbol per dynamic dim);
-- ``unfolded`` (unfold-symbolic-int): each symbolic_int without a map replaced by
-  ``tensor.dim`` of the first value bound to it, where that binding names it
-  directly (an identity binding) in the function's own block; a binding that
-  only restates those dims is dropped. A root that a remaining opaque symbol's
-  expression names stays a symbolic_int, so that the name still resolves.
+- ``encoding`` (symbol-to-encoding): every binding moved into its value's type, all dims
+  named, ``tensor<?x3x?xf32, [@S0, 3, @S1]>``; the symbolic_ints, left without a use, are
+  gone (and with them the ranges and maps);
+- ``unfolded`` (unfold-symbolic-int): each symbolic_int defined by a map becomes an
+  ``affine.apply`` of it where it stood; each other one becomes ``tensor.dim`` of the first
+  value bound to it (inserted after that value's definition, or at the start of its block);
+  every binding is gone. A symbolic_int no binding names directly stays.
 
 The ``symbol`` ops are not registered in upstream MLIR, so only the generic form
-(``--generic``) parses there (with ``--allow-unregistered-dialect``). In generic
-form a symbolic_int carries ``sym_name``, ``min_val``, ``max_val`` and, when
-derived, ``int_expressions`` (its map over its operands); a bind carries
+(``--generic``) parses there (with ``--allow-unregistered-dialect``). The generic form
+is bishengir-opt's: a symbolic_int's properties are ``int_expressions`` (its map over its
+operands, empty for a root), ``max_val``, ``min_val`` and ``symbol_name``; a bind's
 ``shape_expressions``.
 """
 
@@ -49,7 +51,7 @@ def bind_line(ref: str, type_text: str, symbols: List[str], amap: str, generic: 
     if generic:
         types = ", ".join([type_text] + ["index"] * len(symbols))
         ops = "".join(", " + s for s in symbols)
-        return f'{ind}"symbol.bind_symbolic_shape"({ref}{ops}) {{shape_expressions = {amap}}} : ({types}) -> ()'
+        return f'{ind}"symbol.bind_symbolic_shape"({ref}{ops}) <{{shape_expressions = {amap}}}> : ({types}) -> ()'
     return f"{ind}symbol.bind_symbolic_shape {ref}, [{', '.join(symbols)}], {amap} : {type_text}"
 
 
@@ -61,102 +63,88 @@ class Printer:
         self.style = style
         self.generic = generic
         self.lines: List[str] = []
-        self.top: List[Symbol] = []
-        self.after: Dict[int, list] = defaultdict(list)     # id(val) -> [("dim", sym, axis) | ("sym", sym)]
-        self.before: Dict[int, List[Symbol]] = defaultdict(list)  # id(top-level op) -> derived symbols
-        self.drop: set = set()
-        if style in ("propagate", "encoding"):
-            self.top = list(prog.symbols.order)
-        elif style == "unfolded":
+        self.before: Dict[int, List[Symbol]] = defaultdict(list)  # id(top-level op or argument) -> symbols
+        self.dims: Dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis)], in insertion order
+        self.unfolded: set = set()
+        if style in ("propagate", "unfolded"):
+            self._place()
+        if style == "unfolded":
             self._plan_unfold()
 
     # -- types ------------------------------------------------------------------
     def ty(self, v: Val) -> str:
         if self.style == "encoding" and v.binding:
-            refs = [symbol_ref(e.name) for e in v.binding if isinstance(e, Symbol)]
+            refs = [symbol_ref(e.name) if isinstance(e, Symbol) else str(e) for e in v.binding]
             return type_of(v, "[" + ", ".join(refs) + "]")
         return type_of(v)
 
-    # -- the unfold plan ----------------------------------------------------------
+    # -- where symbols are defined and unfolded ---------------------------------------
     def _sites(self, block: Block, depth: int, anchor: Optional[Op]):
+        """Every value in text order: (value, depth, the top-level op or argument it hangs on, its owner)."""
         for a in block.args:
-            yield a, depth, anchor
+            yield a, depth, anchor if depth else a, block
         for op in block.ops:
             here = op if depth == 0 else anchor
             for r in op.regions:
                 yield from self._sites(r, depth + 1, here)
             for v in op.results:
-                yield v, depth, here
+                yield v, depth, here, op
+
+    def _place(self) -> None:
+        """Each symbol before its first use, operands first (propagate-symbol's layout)."""
+        defined: set = set()
+
+        def need(s: Symbol, at) -> None:
+            if s in defined:
+                return
+            for o in s.operands + s.names:
+                need(o, at)
+            self.before[id(at)].append(s)
+            defined.add(s)
+
+        for val, _, anchor, _ in self._sites(self.prog.func.body, 0, None):
+            for e in val.binding or ():
+                if isinstance(e, Symbol):
+                    need(e, anchor)
 
     def _plan_unfold(self) -> None:
-        pinned: set = set()
-        while True:
-            unfolded = self._plan(pinned)
-            named = {r for s in self.top if s.expression is not None for r in s.names if r in unfolded}
-            if not named:
-                return
-            pinned |= named
-
-    def _plan(self, pinned: set) -> set:
-        """Where each symbol is defined; returns the symbols unfolded into tensor.dim."""
-        self.after.clear()
-        self.before.clear()
-        self.drop.clear()
-        defined, unfolded = set(), set()
-        rank = {id(s): i for i, s in enumerate(self.prog.symbols.order)}
-        top = []
-        for val, depth, anchor in self._sites(self.prog.func.body, 0, None):
-            if not val.binding:
-                continue
-            direct = {}
-            for axis, e in enumerate(val.binding):
-                if isinstance(e, Symbol) and e not in direct:
-                    direct[e] = axis
-            here: Dict[Symbol, int] = {}
-
-            def need(s: Symbol) -> None:
-                if s in defined:
-                    return
-                if s.defined_by_map:
-                    for o in s.operands:
-                        need(o)
-                    if depth == 0:
-                        self.after[id(val)].append(("sym", s))
-                    else:
-                        self.before[id(anchor)].append(s)
-                elif depth == 0 and s in direct and s not in pinned:
-                    self.after[id(val)].append(("dim", s, direct[s]))
-                    here[s] = direct[s]
-                    unfolded.add(s)
-                else:
-                    top.append(s)
-                defined.add(s)
-
-            for e in val.binding:
-                if isinstance(e, Symbol):
-                    need(e)
-            if all(not isinstance(e, Symbol) or here.get(e) == axis for axis, e in enumerate(val.binding)):
-                self.drop.add(id(val))
-        self.top = sorted(top, key=lambda s: rank[id(s)])
-        return unfolded
+        """As unfold-symbolic-int walks the bindings: a symbol without a map becomes
+        tensor.dim of the first value whose binding names it directly."""
+        for val, _, _, owner in self._sites(self.prog.func.body, 0, None):
+            for axis, e in enumerate(val.binding or ()):
+                if isinstance(e, Symbol) and e.map is None and e not in self.unfolded:
+                    self.unfolded.add(e)
+                    self.dims[id(owner)].append((val, e, axis))
 
     # -- symbol ops ---------------------------------------------------------------
     def symbolic_int(self, s: Symbol, ind: str) -> None:
-        attrs = []
-        if s.expression is not None:
-            attrs.append(f"expression = {string_attr(s.expression)}")
-        attrs += [f"max_val = {s.hi} : i64", f"min_val = {s.lo} : i64"]
-        ops = ", ".join(o.ssa for o in s.operands)
-        if self.generic:
+        if self.style == "unfolded":
             if s.map:
-                attrs.insert(0, f"int_expressions = {s.map}")
-            attrs.append(f"sym_name = {string_attr(s.name)}")
-            self.lines.append(f'{ind}{s.ssa} = "symbol.symbolic_int"({ops}) {{{", ".join(attrs)}}} : '
+                self.affine_apply(s, ind)
+                return
+            if s in self.unfolded:
+                return  # a tensor.dim defines it
+        expression = f"expression = {string_attr(s.expression)}" if s.expression is not None else None
+        ops = ", ".join(o.ssa for o in s.operands)
+        if self.generic:  # as bishengir-opt prints it: the definition in properties, a root's map empty
+            props = (f"int_expressions = {s.map or 'affine_map<() -> ()>'}, max_val = {s.hi} : i64, "
+                     f"min_val = {s.lo} : i64, symbol_name = {symbol_ref(s.name)}")
+            extra = f" {{{expression}}}" if expression else ""
+            self.lines.append(f'{ind}{s.ssa} = "symbol.symbolic_int"({ops}) <{{{props}}}>{extra} : '
                               f'{_fn_type(["index"] * len(s.operands), ["index"])}')
         else:
+            attrs = ([expression] if expression else []) + [f"max_val = {s.hi} : i64", f"min_val = {s.lo} : i64"]
             definition = f" [{ops}], {s.map}" if s.map else ""
             self.lines.append(f"{ind}{s.ssa} = symbol.symbolic_int {symbol_ref(s.name)}{definition} "
                               f"{{{', '.join(attrs)}}} : index")
+
+    def affine_apply(self, s: Symbol, ind: str) -> None:
+        ops = ", ".join(o.ssa for o in s.operands)
+        if self.generic:
+            self.lines.append(f'{ind}{s.ssa} = "affine.apply"({ops}) <{{map = {s.map}}}> : '
+                              f'{_fn_type(["index"] * len(s.operands), ["index"])}')
+        else:
+            self.lines.append(f"{ind}{s.ssa} = affine.apply {s.map}()[{ops}]")
 
     def bind(self, v: Val, ind: str) -> None:
         syms, amap = bind_map(v.binding)
@@ -171,23 +159,22 @@ class Printer:
             self.lines.append(f"{ind}{c} = arith.constant {axis} : index")
             self.lines.append(f"{ind}{s.ssa} = tensor.dim {v.ref}, {c} : {self.ty(v)}")
 
+    def unfolded_dims(self, owner, ind: str) -> None:
+        # each is inserted right after the definition (or at the block's start): the last first
+        for v, s, axis in reversed(self.dims.get(id(owner), ())):
+            self.tensor_dim(v, s, axis, ind)
+
+    def symbols_before(self, at, ind: str) -> None:
+        for s in self.before.get(id(at), ()):
+            self.symbolic_int(s, ind)
+
     def site(self, v: Val, ind: str) -> None:
-        """What follows a value's definition: unfolded dims, derived symbols, its binding."""
-        if self.style == "unfolded":
-            for item in self.after.get(id(v), ()):
-                if item[0] == "dim":
-                    self.tensor_dim(v, item[1], item[2], ind)
-                else:
-                    self.symbolic_int(item[1], ind)
-            if v.binding and id(v) not in self.drop:
-                self.bind(v, ind)
-        elif self.style == "propagate" and v.binding:
+        if self.style == "propagate" and v.binding:
             self.bind(v, ind)
 
     # -- ops and blocks -------------------------------------------------------------
     def op(self, op: Op, ind: str) -> None:
-        for s in self.before.get(id(op), ()):
-            self.symbolic_int(s, ind)
+        self.symbols_before(op, ind)
         if op.name == "func.return" and not self.generic:
             outs = ", ".join(v.ref for v in op.operands)
             types = ", ".join(self.ty(v) for v in op.operands)
@@ -210,6 +197,7 @@ class Printer:
                     self.lines.append(f"{ind}}}, {{")
                 self.block(r, ind, ind + "  ")
             self.lines.append(f"{ind}}}){attrs} : {sig}")
+        self.unfolded_dims(op, ind)
         for v in op.results:
             self.site(v, ind)
 
@@ -217,7 +205,9 @@ class Printer:
         if b.args and header:
             args = ", ".join(f"{a.ref}: {self.ty(a)}" for a in b.args)
             self.lines.append(f"{label_ind}^bb0({args}):")
+        self.unfolded_dims(b, ind)
         for a in b.args:
+            self.symbols_before(a, ind)
             self.site(a, ind)
         for op in b.ops:
             self.op(op, ind)
@@ -231,7 +221,7 @@ class Printer:
             self.lines.append('"builtin.module"() ({')
             self.lines.append(f'  "func.func"() <{{function_type = {_fn_type(ins, outs)}, '
                               f"sym_name = {string_attr(f.name)}}}> ({{")
-            self._body("    ", "  ")
+            self.block(f.body, "  ", "    ")
             self.lines.append("  }) : () -> ()")
             self.lines.append("}) : () -> ()")
         else:
@@ -239,16 +229,8 @@ class Printer:
             res = "" if not outs else " -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
             self.lines.append("module {")
             self.lines.append(f"  func.func {name}({args}){res} {{")
-            self._body("    ", None)
+            self.block(f.body, "    ", "    ", header=False)
             self.lines.append("  }")
             self.lines.append("}")
         self.lines += self.prog.resources.section()
         return "\n".join(self.lines) + "\n"
-
-    def _body(self, ind: str, label_ind: Optional[str]) -> None:
-        b = self.prog.func.body
-        if label_ind is not None and b.args:
-            self.lines.append(f"{label_ind}^bb0({', '.join(f'{a.ref}: {self.ty(a)}' for a in b.args)}):")
-        for s in self.top:
-            self.symbolic_int(s, ind)
-        self.block(b, ind, ind, header=False)
