@@ -11,7 +11,7 @@ import onnx
 
 from onnxsym import api
 from onnxsym.atomic import write_atomically
-from onnxsym.errors import OnnxsymError
+from onnxsym.errors import OnnxsymError, UserInputError
 from onnxsym.external import check_output_folder, external_locations
 from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
@@ -32,7 +32,7 @@ def _bindings(pairs) -> dict:
     return out
 
 
-def _ranges(pairs) -> dict:
+def _ranges(pairs, option: str = "--range") -> dict:
     out = {}
     for p in pairs:
         name, sep, val = p.partition("=")
@@ -42,7 +42,7 @@ def _ranges(pairs) -> dict:
                 raise ValueError
             out[name.strip()] = (int(lo), int(hi))
         except ValueError:
-            raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint="--range") from None
+            raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint=option) from None
     return out
 
 
@@ -72,6 +72,17 @@ def _print_constraints(result, limit: int = 10) -> None:
         click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
 
 
+def _print_domain(domain, limit: int = 5) -> None:
+    """The domain's conditions in annotate's summary (all of them: ``onnxsym domain``)."""
+    if not domain.conditions:
+        click.echo(f"  domain: every size of {', '.join(domain.symbols)}" if domain.symbols else "  domain: static")
+        return
+    for c in domain.conditions[:limit]:
+        click.echo(f"  domain {c.describe()}")
+    if len(domain.conditions) > limit:
+        click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
+
+
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model.
     References to external weights are kept: OUT's folder must hold them."""
@@ -97,7 +108,8 @@ class _Main(click.Group):
         except Exception as exc:
             if ctx.meta.get("onnxsym.debug"):
                 raise
-            msg = " ".join(str(exc).split())
+            # (a UserInputError names the library's argument; here, the command line's option)
+            msg = " ".join((exc.cli if isinstance(exc, UserInputError) else str(exc)).split())
             if isinstance(exc, OnnxsymError):
                 click.echo(f"onnxsym: error: {msg}", err=True)
             else:
@@ -153,6 +165,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
+    domain = result.domain()  # narrows the symbols' ranges to it before writing
     annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
@@ -175,6 +188,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         n = len(result.aliases)
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
                    f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
+    _print_domain(domain)
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
@@ -248,24 +262,30 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
               help="Do not fail on a stale declaration (a declared output or value_info shape the graph contradicts).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
+@click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
+              help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
 @_bind_opt
 @_constant_inits
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, bind,
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, bind,
           constant_initializers, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
-    and provenance) or the model declares a shape its graph contradicts (a stale
-    declaration), 2 on an error (bad file, contradiction).
+    and provenance), the model declares a shape its graph contradicts (a stale
+    declaration) or the model is not valid for every size --require gives
+    (naming the first condition that cuts them and its node), 2 on an error
+    (bad file, contradiction).
 
-    Example: onnxsym check model.onnx --allow-data-dependent --format github
+    Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
     """
     from onnxsym import report as check_report
 
-    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale)
+    required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require").items())
+    opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale,
+                                     required)
     b = _bindings(bind)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
@@ -352,6 +372,40 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
             continue
         for line in e.lines(max_steps=None if verbose else 10):
             click.echo(line)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text, or one JSON document (symbols, ranges, conditions with their sources).")
+@_bind_opt
+@_knowledge
+@_constant_inits
+@_verbose
+def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, verbose):
+    """Print the input sizes MODEL is valid for: ranges, divisibility, equalities
+    and what does not simplify, each with the nodes it comes from and why.
+
+    Example: onnxsym domain model.onnx
+    """
+    import json
+
+    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers)
+    d = result.domain()
+    if fmt == "json":
+        click.echo(json.dumps({"model": model, **d.to_json()}, indent=2))
+        return
+    symbols = ", ".join(d.symbols) or "no input symbol"
+    click.echo(f"{model}: {len(d.conditions)} condition{'s' if len(d.conditions) != 1 else ''} on {symbols}")
+    for c in d.conditions:
+        click.echo(f"  {c.describe() if not verbose else ('assumed ' if c.assumed else '') + c.text}")
+        if verbose:
+            for src in c.sources:
+                click.echo(f"    from {src}")
+            if c.assumed:
+                click.echo(f"    assumed: {c.assumed}")
+    click.echo("  ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in d.ranges.items()))
 
 
 @main.command()

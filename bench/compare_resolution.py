@@ -24,7 +24,7 @@ import sys
 import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.resolution import ROOT, TOOLS, Score, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
+from bench.resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
 
 
 def project_models(paths):

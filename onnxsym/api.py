@@ -55,6 +55,7 @@ class Result:
     rule_failures: List[str] = field(default_factory=list)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _domain: Optional[object] = field(default=None, repr=False, compare=False)  # see domain()
 
     def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
         """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
@@ -72,6 +73,19 @@ class Result:
         """Every equality (or float32 bound) the model is only valid under, each with the node
         that requires it; ``assumptions`` is the same list."""
         return self.assumptions
+
+    def domain(self):
+        """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
+        input symbols under which every node's shape is valid. Computing it narrows the
+        symbols' ranges to it (the symbol table, the metadata and the MLIR export then
+        carry ``seq`` in ``[1, 64]``) and rewrites the dims over them."""
+        if self._domain is None:
+            from .domain import compute
+            from .domain.narrow import narrow
+
+            self._domain = compute(self)
+            narrow(self, self._domain.ranges)
+        return self._domain
 
     @property
     def aliases(self) -> Dict[str, Dim]:
@@ -224,7 +238,7 @@ def parse_assumption(a) -> Tuple[str, str]:
         return str(lhs), str(rhs)
     lhs, sep, rhs = a.partition("==")
     if not sep or not lhs.strip() or not rhs.strip() or "==" in rhs:
-        raise UserInputError(f"--assume '{a}': expected 'EXPR == EXPR'")
+        raise UserInputError(f"assume '{a}': expected 'EXPR == EXPR'", f"--assume '{a}': expected 'EXPR == EXPR'")
     return lhs.strip(), rhs.strip()
 
 
@@ -247,7 +261,8 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
     out = {}
     for name, (lo, hi) in ranges.items():
         if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
-            raise UserInputError(f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
         out[name] = (lo, hi)
     return out
 
@@ -305,4 +320,6 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
                         "reasons": [f"{p.op_type} '{p.node}': {p.reason}" for p in u.provenance]}
                        for u in result.unresolved()],
     })
+    if result._domain is not None:  # computed: the ranges above are its
+        write_metadata(model, {"domain": result._domain.to_json()})
     return model

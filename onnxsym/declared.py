@@ -26,7 +26,7 @@ from . import dims
 from .constraints import ConstraintContradiction, Constraints
 from .dims import Dim
 from .exprtext import ExprSyntaxError, parse_dim
-from .loader import SymbolTable
+from .loader import UNNAMED_PARAMS, SymbolTable
 from .values import Tensor
 
 # The names onnx's shape inference gives to dims it cannot name: not the model's names.
@@ -109,10 +109,10 @@ class DeclaredMatcher:
 
     def _dim(self, value: str, axis: int, decl, d: Dim, made_by: str, relate: bool) -> bool:
         """Match one dim; False when the declaration contradicts it."""
-        if decl.HasField("dim_value"):
-            return not isinstance(d, int) or d == decl.dim_value
+        if decl.HasField("dim_value"):  # (a negative number is never a size)
+            return decl.dim_value >= 0 and (not isinstance(d, int) or d == decl.dim_value)
         text = decl.dim_param
-        if not text.strip() or ANONYMOUS.fullmatch(text):
+        if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return True
         known, new, name = self._parse(text)
         place = (value, axis)

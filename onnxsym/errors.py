@@ -24,7 +24,13 @@ class VerificationError(OnnxsymError):
 
 
 class UserInputError(OnnxsymError):
-    """A --bind, --range or --assume that does not fit the model."""
+    """An argument (``bind``, ``ranges``, ``assume``, ...) that does not fit the model. The
+    message names the library's argument; ``cli`` is the same message naming the
+    command-line option, which the command line prints."""
+
+    def __init__(self, message: str, cli: str = ""):
+        super().__init__(message)
+        self.cli = cli or message
 
 
 class RuleFailure(Exception):

@@ -94,27 +94,29 @@ class SymbolTable:
 
     def check_user_names(self) -> None:
         """Every name the user binds or ranges must be a symbol of the model."""
-        for opt, names in (("--bind", self.bound), ("--range", self.ranges)):
+        for arg, opt, names in (("bind", "--bind", self.bound), ("ranges", "--range", self.ranges)):
             for name in names:
                 if name not in self.origin:
-                    known = ", ".join(sorted(self.origin)) or "none"
-                    raise UserInputError(f"{opt} {name}: the model has no input symbol '{name}' (its symbols: {known})")
+                    why = f"the model has no input symbol '{name}' (its symbols: {', '.join(sorted(self.origin)) or 'none'})"
+                    raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
         for name, v in self.bound.items():
             lo, hi = self.ranges.get(name, (self.default_lo, dims.INT64_MAX))
             if not lo <= v <= hi:
-                raise UserInputError(f"--bind {name}={v}: outside the range [{lo}, {hi}]"
-                                     + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
+                why = f"outside the range [{lo}, {hi}]"
+                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (" (allow_zero=True lets dims be 0)" if v == 0 else ""),
+                                     f"--bind {name}={v}: {why}" + (" (--allow-zero lets dims be 0)" if v == 0 else ""))
 
     def parse_known(self, text: str) -> Dim:
         """An expression over the model's input symbols (an unknown name is an error)."""
         def lookup(name):
             if name not in self.origin:
-                raise UserInputError(f"--assume '{text}': the model has no input symbol '{name}'")
+                why = f"the model has no input symbol '{name}'"
+                raise UserInputError(f"assume '{text}': {why}", f"--assume '{text}': {why}")
             return self.get(name, "")
         try:
             return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError) as exc:
-            raise UserInputError(f"--assume '{text}': {exc}") from None
+            raise UserInputError(f"assume '{text}': {exc}", f"--assume '{text}': {exc}") from None
 
     def unique(self, base: str) -> str:
         name, n = base, 1
@@ -124,20 +126,33 @@ class SymbolTable:
         return name
 
 
+# dim_params that exporters write for "unknown" (paddle2onnx's '?'): no name, one unknown each.
+UNNAMED_PARAMS = frozenset({"?"})
+
+
 def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
-    """A dim of a declared shape: a number, a parsed dim_param, or a fresh symbol."""
+    """A dim of a declared shape: a number, a parsed dim_param, or, for a dim with neither,
+    a symbol of its own. A negative number or a '?' is no size and no name (exporters write
+    them for "unknown"): a symbol of its own too, with a warning."""
     if d.HasField("dim_value"):
-        return d.dim_value
-    if d.HasField("dim_param") and d.dim_param.strip():
+        if d.dim_value >= 0:
+            return d.dim_value
+        table.warnings.append(f"{where}: dim_value {d.dim_value} is not a size; taken as an unnamed dim")
+    elif d.HasField("dim_param") and d.dim_param.strip() and d.dim_param.strip() not in UNNAMED_PARAMS:
         text = d.dim_param
         try:
-            return parse_dim(text, lambda n: table.get(n, where))
+            v = parse_dim(text, lambda n: table.get(n, where))
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             # Any string is a legal dim_param: one outside the grammar is an opaque name.
             if text not in table.symbols:
                 table.warnings.append(f"{where}: dim_param {text!r} is not an expression; "
                                       f"taken as the name of one symbol")
             return table.get(text, where)
+        if not isinstance(v, int) or v >= 0:
+            return v
+        table.warnings.append(f"{where}: dim_param {text!r} is not a size; taken as an unnamed dim")
+    elif d.HasField("dim_param") and d.dim_param.strip():
+        table.warnings.append(f"{where}: dim_param {d.dim_param!r} names no dim; taken as an unnamed dim")
     return table.get(table.unique(fresh_base), where)
 
 

@@ -22,6 +22,8 @@ class CheckOptions:
     outputs_only: bool = False
     max_unresolved: int = 0
     allow_stale: bool = False  # a stale declaration (a declared shape the graph contradicts) passes
+    # --require NAME=LO:HI: sizes the model's domain must contain, as (name, lo, hi)
+    require: Tuple[Tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -74,6 +76,8 @@ class ModelReport:
     entries: List[Entry] = field(default_factory=list)
     max_unresolved: int = 0
     stale: List[Stale] = field(default_factory=list)
+    # The first domain condition that cuts the required sizes (None: they are inside, or none required).
+    outside: Optional[Dict[str, object]] = None
 
     @property
     def failing(self) -> List[Entry]:
@@ -87,13 +91,15 @@ class ModelReport:
     def status(self) -> str:
         if self.error is not None:
             return "error"
+        if self.outside is not None:
+            return "outside"
         if len(self.failing) > self.max_unresolved:
             return "unresolved"
         return "stale" if self.failing_stale else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "unresolved": 1, "stale": 1, "error": 2}[self.status]
+        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "error": 2}[self.status]
 
 
 def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
@@ -145,12 +151,36 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         report.entries = entries_of(result, opts)
         report.stale = [Stale(st.value, list(st.declared), list(st.computed),
                               "--allow-stale" if opts.allow_stale else None) for st in result.stale]
+        if opts.require:
+            report.outside = outside_of(result, opts.require)
     except OnnxsymError as exc:
         if reraise:
             raise
         msg = one_line(str(exc))
         report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
     return report
+
+
+def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optional[Dict[str, object]]:
+    """The first condition of the model's domain that the required sizes leave, as the
+    report's ``outside`` entry, or None when they are all inside."""
+    from .domain.box import check_box
+
+    box: Dict[str, Tuple[int, int]] = {}
+    for name, lo, hi in require:
+        box[name] = (max(lo, box[name][0]), min(hi, box[name][1])) if name in box else (lo, hi)
+    cut = check_box(result.domain(), result, box)
+    if cut is None:
+        return None
+    c, src = cut.condition, cut.condition.sources[0]
+    return {"required": {n: list(r) for n, r in box.items()}, "condition": c.text, "kind": c.kind,
+            "node": src.node, "op_type": src.op_type, "reason": src.reason, "assumed": c.assumed or None,
+            "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
+
+
+def _required_text(outside: Dict[str, object]) -> str:
+    req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
+    return f"the domain does not contain {req}: {outside['message']}"
 
 
 def one_line(text: str) -> str:
@@ -179,6 +209,8 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         if quiet and r.status == "ok":
             continue
         lines.append(summary)
+        if r.outside is not None:
+            lines.append(f"  outside: {_required_text(r.outside)}")
         if quiet:
             continue
         lines += [f"  unresolved {e.describe()}" for e in failing]
@@ -197,7 +229,8 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
         "exit_code": exit_code(reports),
         "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
                     "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved,
-                    "allow_stale": opts.allow_stale},
+                    "allow_stale": opts.allow_stale,
+                    "require": {n: [lo, hi] for n, lo, hi in opts.require}},
         "models": [{
             "path": r.path,
             "status": r.status,
@@ -207,6 +240,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "allowed_count": len(r.entries) - len(r.failing),
             "entries": [asdict(e) for e in r.entries],
             "stale_declarations": [asdict(s) for s in r.stale],
+            "outside": r.outside,
         } for r in reports],
     }
 
@@ -236,6 +270,9 @@ def format_github(reports: Sequence[ModelReport]) -> List[str]:
         if r.error is not None:
             lines.append(gh_command("error", r.path, "onnxsym: error", r.error))
             continue
+        if r.outside is not None:
+            lines.append(gh_command("error", r.path, "onnxsym: required sizes outside the domain",
+                                    _required_text(r.outside)))
         for s in r.stale:
             lines.append(gh_command("warning" if s.allowed_by else "error", r.path, "onnxsym: stale declaration",
                                     s.describe()))

@@ -55,8 +55,13 @@ def validate(doc, schema, root=None, where="$"):
     if isinstance(doc, dict):
         props = schema.get("properties", {})
         errors += [f"{where}: missing {k}" for k in schema.get("required", []) if k not in doc]
-        if schema.get("additionalProperties") is False:
+        extra = schema.get("additionalProperties")
+        if extra is False:
             errors += [f"{where}: unexpected {k}" for k in doc if k not in props]
+        elif isinstance(extra, dict):
+            for k in doc:
+                if k not in props:
+                    errors += validate(doc[k], extra, root, f"{where}.{k}")
         for k, sub in props.items():
             if k in doc:
                 errors += validate(doc[k], sub, root, f"{where}.{k}")
@@ -84,16 +89,19 @@ def _check_json(doc):
 def test_the_validator_rejects_what_the_schema_forbids():
     good = {"tool": "onnxsym", "version": "x", "exit_code": 0,
             "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0,
-                        "allow_stale": False},
+                        "allow_stale": False, "require": {}},
             "models": []}
     assert validate(good, _schema()) == []
     assert validate({**good, "exit_code": 3}, _schema())
     assert validate({**good, "extra": 1}, _schema())
     assert validate({k: v for k, v in good.items() if k != "models"}, _schema())
     bad_model = {"path": "m", "status": "ok", "error": None, "stats": {}, "unresolved_count": -1,
-                 "allowed_count": 0, "entries": [{"value": "v"}]}
+                 "allowed_count": 0, "entries": [{"value": "v"}], "outside": None}
     errs = validate({**good, "models": [bad_model]}, _schema())
     assert any("unresolved_count" in e for e in errs) and any("missing axis" in e for e in errs)
+    assert validate({**good, "options": {**good["options"], "require": {"seq": ["1"]}}}, _schema())
+    assert validate({**good, "models": [{**bad_model, "unresolved_count": 0, "entries": [],
+                                         "outside": {"condition": "seq <= 64"}}]}, _schema())
 
 
 # ----------------------------------------------------------------- fixtures
@@ -390,6 +398,7 @@ def test_pre_commit_hook_and_readme_recipes(paths):
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
     section = readme[readme.index("## CI gate"):]
+    section = section[:section.index("\n## ", 3)]
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     step, remote, local = blocks
     assert "onnxsym check --format github" in step[0]["run"]

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, check, init, no_fresh  # noqa: E402
+from helpers import F, build, check, init, no_fresh  # noqa: E402
 
 import onnxsym  # noqa: E402
 

@@ -5,6 +5,8 @@ shape stays the truth. Checked against onnxruntime at two sizes."""
 
 import json
 
+import numpy as np
+
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -78,3 +80,22 @@ def test_cli_annotate_warns_and_check_lists_the_stale_declaration(tmp_path):
     assert r.exit_code == 0 and "  allowed (--allow-stale) stale declaration value 'probs'" in r.output, r.output
     r = CliRunner().invoke(main, ["show", p])
     assert "stale declarations (the computed shape is written)" in r.output
+
+
+def test_paddle_unknown_markers_on_inputs_are_unnamed_dims_and_a_declared_minus_one_is_stale():
+    """rapidocr's shipped paddle classifier: input [-1, 3, '?', '?'], output [-1, 2]. A -1
+    is no size and '?' no name: each is a symbol of its own (height and width differ)."""
+    g = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1], name="tr")], "g",
+                          [helper.make_tensor_value_info("x", F, [-1, 3, "?", "?"])],
+                          [helper.make_tensor_value_info("y", F, [-1, "?", "?", 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    res = onnxsym.infer(m)
+    assert [str(d) for d in res.shape("y")] == ["x_d0", "x_d2", "x_d3", "3"]
+    assert "x[0]: dim_value -1 is not a size; taken as an unnamed dim" in res.warnings
+    assert res.aliases == {} and res.constraints == []
+    assert [(s.value, s.declared) for s in res.stale] == [("y", ("-1", "?", "?", "3"))]
+    out = onnxsym.write_result(res)
+    assert written_dims(out.graph.output[0]) == ["x_d0", "x_d2", "x_d3", 3]
+    feeds = lambda b: {"x": np.ones((b["x_d0"], 3, b["x_d2"], b["x_d3"]), np.float32)}  # noqa: E731
+    assert check_written(out, [{"x_d0": 2, "x_d2": 4, "x_d3": 7}, {"x_d0": 1, "x_d2": 5, "x_d3": 3}], feeds) == 8

@@ -1,0 +1,197 @@
+"""The valid input domain of a model: for which sizes of its input symbols every
+node's shape is valid.
+
+:func:`compute` collects what the nodes need (:mod:`.collect`), simplifies each
+condition to a range, a divisibility, an equality or what does not simplify
+(:mod:`.forms`), and merges conditions that read the same, keeping every node they
+come from. A condition is *required* when the named node fails (or its shape
+changes) outside it, *assumed* when onnxsym relies on it without knowing that
+(a float32 bound, a declared dim, a branch that may not run): ``assumed`` says why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from .. import dims
+from ..dims import Dim
+from .collect import raw_conditions
+from .forms import Form, ranges_of, simplify
+
+# Why a condition that does not simplify is assumed rather than known to cut.
+UNDECIDED = "onnxsym cannot decide for which sizes this holds"
+
+_KIND_ORDER = {"range": 0, "divisible": 1, "equal": 2, "other": 3}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A node that needs a condition, and why."""
+
+    node: str
+    op_type: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.op_type} '{self.node}': {self.reason}" if self.op_type else f"{self.node}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition on the input symbols. ``kind``: range, divisible, equal or other."""
+
+    kind: str
+    text: str
+    symbols: Tuple[str, ...]
+    sources: Tuple[Source, ...]
+    assumed: str = ""  # empty: a node needs it; else why onnxsym assumes it
+    form: Optional[Form] = field(default=None, compare=False)
+    # equal: symbol == definition
+    definition: Dim = field(default=0, compare=False)
+
+    def holds(self, bindings: Mapping[str, int]) -> bool:
+        if self.kind == "equal":
+            return bindings[self.symbols[0]] == dims.evaluate(self.definition, dict(bindings))
+        assert self.form is not None  # every other kind has one
+        return self.form.holds(bindings)
+
+    def describe(self) -> str:
+        """One line: the condition, then where it comes from."""
+        head = ("assumed " if self.assumed else "") + self.text
+        return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
+
+    def to_json(self) -> Dict[str, object]:
+        return {"kind": self.kind, "condition": self.text, "symbols": list(self.symbols),
+                "assumed": self.assumed or None,
+                "sources": [{"node": s.node, "op_type": s.op_type, "reason": s.reason} for s in self.sources]}
+
+
+@dataclass
+class Domain:
+    """The conditions of one model, over its input symbols, and the ranges they give."""
+
+    symbols: Tuple[str, ...]
+    conditions: Tuple[Condition, ...]
+    ranges: Dict[str, Tuple[int, int]]
+
+    def violated(self, bindings: Mapping[str, int]) -> Optional[Condition]:
+        """The first condition that ``bindings`` (every input symbol) breaks, or None."""
+        return next((c for c in self.conditions if not c.holds(bindings)), None)
+
+    def lines(self) -> List[str]:
+        out = [c.describe() for c in self.conditions]
+        out.append("ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in self.ranges.items()))
+        return out
+
+    def to_json(self) -> Dict[str, object]:
+        return {"symbols": list(self.symbols), "ranges": {n: list(r) for n, r in self.ranges.items()},
+                "conditions": [c.to_json() for c in self.conditions]}
+
+
+def input_symbols(result) -> List[str]:
+    """The graph-input symbols (neither fresh nor declared on a produced value), in order."""
+    origin = result.symbols.origin
+    return [n for n in result.symbols.symbols
+            if n not in result.fresh and not origin.get(n, "").startswith(("fresh", "declared"))]
+
+
+def compute(result) -> Domain:
+    """The domain of an inference result."""
+    names = input_symbols(result)
+    derived = result.derived_symbols()  # eliminated symbols (a narrowed one keeps its name)
+    roots = [n for n in names if n not in derived]
+    base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
+    merged: Dict[tuple, dict] = {}
+    for raw in raw_conditions(result):
+        forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
+        src = Source(raw.node, raw.op_type, raw.reason)
+        for f in forms:
+            if any(s not in base for s in f.symbols):
+                continue  # over a fresh symbol: what it needs is not about the inputs
+            text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
+            assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
+            _merge(merged, (f.kind, text), f, src, raw.order, assumed)
+    for n in names:
+        if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
+            src = _equality_source(result, n)
+            _merge(merged, ("equal", f"{n} == {derived[n]}"), None, src, -1, "", definition=derived[n], symbol=n)
+    _merge_residues(merged)
+    conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
+    conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
+    ordered = tuple(c for c, _ in conditions)
+    ranges = ranges_of([c.form for c in ordered if c.kind == "range"], base)
+    return Domain(tuple(roots), ordered, ranges)
+
+
+def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):
+    """One condition per text: its sources gathered; required when any source requires it."""
+    m = merged.get(key)
+    if m is None:
+        merged[key] = {"form": form, "sources": [src], "order": order, "definition": definition, "symbol": symbol,
+                       "assumed": assumed}
+        return
+    if src not in m["sources"]:
+        m["sources"].append(src)
+    if not assumed:
+        m["assumed"] = ""
+
+
+def _condition(key, m) -> tuple:
+    kind, text = key
+    assumed = m["assumed"]
+    form = m["form"]
+    symbols = (m["symbol"],) + tuple(sorted(s.name for s in dims.free_symbols(m["definition"]))) \
+        if kind == "equal" else form.symbols
+    return Condition(kind, text, symbols, tuple(m["sources"]), assumed, form, m["definition"]), m["order"]
+
+
+def _merge_residues(merged) -> None:
+    """The divisibility conditions on one symbol as one: the residues all allow, every source."""
+    by_symbol: Dict[str, list] = {}
+    for key, m in merged.items():
+        if key[0] == "divisible":
+            by_symbol.setdefault(m["form"].symbol, []).append(key)
+    for name, keys in by_symbol.items():
+        if len(keys) < 2:
+            continue
+        ms = [merged.pop(k) for k in keys]
+        modulus = 1
+        for m in ms:
+            modulus = math.lcm(modulus, m["form"].modulus)
+        residues = tuple(r for r in range(modulus) if all(m["form"].holds({name: r}) for m in ms))
+        form = Form("divisible", name, modulus=modulus, residues=residues)
+        first = min(ms, key=lambda m: m["order"])
+        sources = [src for m in ms for src in m["sources"]]
+        merged[("divisible", form.text())] = {**first, "form": form, "sources": list(dict.fromkeys(sources)),
+                                             "assumed": "" if any(not m["assumed"] for m in ms) else first["assumed"]}
+
+
+def _tightest(conditions: List[tuple], base: Dict[str, Tuple[int, int]]) -> List[tuple]:
+    """Range conditions without those another one on the same symbol implies
+    (``seq <= 64`` beside ``seq <= 16``): the model fails at the tighter one first."""
+    his: Dict[str, int] = {}
+    los: Dict[str, int] = {}
+    for c, _ in conditions:
+        if c.kind == "range":
+            f = c.form
+            his[f.symbol] = min(his.get(f.symbol, f.hi), f.hi)
+            los[f.symbol] = max(los.get(f.symbol, f.lo), f.lo)
+
+    def kept(c) -> bool:
+        if c.kind != "range":
+            return True
+        f, (lo, hi) = c.form, base[c.form.symbol]
+        if f.lo <= lo and f.hi >= hi:
+            return True  # states the symbol's own range: an assumption inference relied on
+        return (f.hi < hi and f.hi == his[f.symbol]) or (f.lo > lo and f.lo == los[f.symbol])
+    return [(c, order) for c, order in conditions if kept(c)]
+
+
+def _equality_source(result, name: str) -> Source:
+    """The first recorded constraint that mentions the eliminated symbol ``name``."""
+    for c in result.constraints:
+        if any(s.name == name for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs)):
+            return Source(c.node, c.op_type, f"{c.reason}: {c}")
+    return Source("", "", "solved")

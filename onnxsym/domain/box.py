@@ -1,0 +1,105 @@
+"""Whether a domain contains a box of sizes (``check --require seq=1:4096``), and if
+not, the first condition that cuts it and a size where it fails."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
+
+from .. import dims
+from ..errors import UserInputError
+
+if TYPE_CHECKING:
+    from . import Condition
+
+
+@dataclass(frozen=True)
+class Cut:
+    """``condition`` fails at ``point`` inside the box (``proven`` False: no size was
+    found where it fails, but onnxsym cannot prove it holds on the whole box)."""
+
+    condition: "Condition"
+    point: Dict[str, int]
+    proven: bool = True
+
+    def describe(self) -> str:
+        c = self.condition
+        at = ", ".join(f"{k} = {v}" for k, v in self.point.items())
+        how = f"fails at {at}" if self.proven else f"not proven for the whole box (tried {at})"
+        return f"{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
+
+
+def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cut]:
+    """The first condition of ``domain`` that the ``box`` (symbol -> (lo, hi)) leaves, or None."""
+    box = _on_roots(domain, result, box)
+    for c in domain.conditions:
+        if c.kind == "equal" or not set(c.symbols) & set(box):
+            continue
+        cut = _cuts(c, domain, box)
+        if cut is not None:
+            return cut
+    return None
+
+
+def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
+    out: Dict[str, Tuple[int, int]] = {}
+    derived = result.derived_symbols()
+    for name, (lo, hi) in box.items():
+        if lo > hi:
+            raise UserInputError(f"--require {name}={lo}:{hi}: expected LO <= HI")
+        target = name
+        if name in derived:
+            s = dims.as_sym(derived[name])
+            if s is None:
+                raise UserInputError(f"--require {name}: '{name}' is {derived[name]} in this model; require its symbols")
+            target = s.name
+        if target not in domain.symbols:
+            known = ", ".join(domain.symbols) or "none"
+            raise UserInputError(f"--require {name}: the model has no input symbol '{name}' (its symbols: {known})")
+        if target in out:
+            lo, hi = max(lo, out[target][0]), min(hi, out[target][1])
+        out[target] = (lo, hi)
+    return out
+
+
+def _cuts(c, domain, box) -> Optional[Cut]:
+    f = c.form
+    if c.kind == "range":
+        lo, hi = box[f.symbol]
+        for v in (lo, hi):
+            if not f.holds({f.symbol: v}):
+                return Cut(c, {f.symbol: v})
+        return None
+    if c.kind == "divisible":
+        lo, hi = box[f.symbol]
+        for v in range(lo, min(hi, lo + f.modulus - 1) + 1):
+            if not f.holds({f.symbol: v}):
+                return Cut(c, {f.symbol: v})
+        return None
+    fixed = {s: domain.ranges[s][0] for s in c.symbols if s not in box}
+    names = [s for s in c.symbols if s in box]
+    point = {}
+    for corner in itertools.product(*[sorted(set(box[s])) for s in names]):
+        point = dict(zip(names, corner), **fixed)
+        if not c.holds(point):
+            return Cut(c, {k: point[k] for k in c.symbols})
+    if _proven(f, box, fixed):
+        return None
+    return Cut(c, {k: point[k] for k in c.symbols}, proven=False)
+
+
+def _proven(f, box, fixed) -> bool:
+    """``f`` holds for every size in the box (the other symbols at ``fixed``)."""
+    def narrowed(d):
+        mapping = {}
+        for s in dims.free_symbols(d):
+            if s.name in box:
+                mapping[s] = dims.expr_of(dims.Sym(s.name, *box[s.name]))
+            elif s.name in fixed:
+                mapping[s] = fixed[s.name]
+        return dims.substitute(d, mapping)
+    if f.rel == "or":
+        return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
+    lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
+    return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True

@@ -1,0 +1,146 @@
+"""The smallest and largest element of an integer tensor, as dims.
+
+Index inputs (of Gather, GatherElements, GatherND, ScatterND ...) are mostly
+computed from shapes: ``Range(0, seq)``, ``Range(past, past + seq)``, a shape
+element minus one. Their element bounds give the index bounds a node needs.
+Bounds are found on demand, walking back through the ops that keep, combine or
+shift elements; anything else has no bound (``None``), and no condition is made.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import onnx
+from onnx import numpy_helper
+
+from .. import dims
+from ..dims import Dim
+from ..values import Tensor
+
+Bounds = Optional[Tuple[Dim, Dim]]
+
+_INT_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+              onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+# Ops whose output elements are some of input 0's elements.
+_KEEPS = {"Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand", "Tile", "Transpose", "Slice",
+          "Gather", "GatherElements", "GatherND", "Cast", "ReduceMax", "ReduceMin"}
+
+
+class Elements:
+    """Element bounds of the values of one inference result (main graph)."""
+
+    def __init__(self, result):
+        self.values = result.values
+        graph = result.model.graph
+        self.producer: Dict[str, onnx.NodeProto] = {o: n for n in graph.node for o in n.output if o}
+        self.initializers = {t.name: t for t in graph.initializer}
+        self._memo: Dict[str, Bounds] = {}
+
+    def bounds(self, name: str) -> Bounds:
+        if name in self._memo:
+            return self._memo[name]
+        self._memo[name] = None  # (a cycle cannot happen in a valid graph; guard anyway)
+        b = self._compute(name)
+        self._memo[name] = b
+        return b
+
+    def _compute(self, name: str) -> Bounds:
+        v = self.values.get(name)
+        if not isinstance(v, Tensor) or v.dtype not in _INT_TYPES:
+            return None
+        if v.value is not None:
+            return _of_elements(v.value)
+        t = self.initializers.get(name)
+        if t is not None:
+            return _of_initializer(t)
+        n = self.producer.get(name)
+        if n is None:
+            return None
+        op = n.op_type if n.domain in ("", "ai.onnx") else ""
+        ins = list(n.input)
+        if op in _KEEPS and ins:
+            if op == "Cast" and _attr(n, "to") not in _INT_TYPES:
+                return None
+            return self.bounds(ins[0])
+        if op == "Range" and len(ins) == 3:
+            return self._range(n, v)
+        if op == "Concat":
+            return _union([self.bounds(x) for x in ins if x])
+        if op == "Where" and len(ins) == 3:
+            return _union([self.bounds(ins[1]), self.bounds(ins[2])])
+        if op in ("Add", "Sub", "Mul") and len(ins) == 2:
+            return _arith(op, self.bounds(ins[0]), self.bounds(ins[1]))
+        if op == "Neg":
+            b = self.bounds(ins[0])
+            return None if b is None else (dims.neg(b[1]), dims.neg(b[0]))
+        if op in ("Min", "Max"):
+            known = [b for b in (self.bounds(x) for x in ins if x) if b is not None]
+            if len(known) != len([x for x in ins if x]):
+                return None
+            f = dims.dmin if op == "Min" else dims.dmax
+            return f(*[b[0] for b in known]), f(*[b[1] for b in known])
+        return None
+
+    def _range(self, n: onnx.NodeProto, out: Tensor) -> Bounds:
+        start, limit, delta = (self._scalar(x) for x in n.input)
+        if start is None or delta is None or not isinstance(delta, int) or delta == 0 or out.shape is None:
+            return None
+        count = out.shape[0]
+        last = dims.add(start, dims.mul(delta, dims.sub(count, 1)))
+        return (start, last) if delta > 0 else (last, start)
+
+    def _scalar(self, name: str) -> Optional[Dim]:
+        v = self.values.get(name)
+        if isinstance(v, Tensor) and v.value is not None and len(v.value) == 1 and not isinstance(v.value[0], float):
+            return v.value[0]
+        return None
+
+
+def _attr(n: onnx.NodeProto, name: str):
+    for a in n.attribute:
+        if a.name == name:
+            return a.i
+    return None
+
+
+def _of_elements(value: tuple) -> Bounds:
+    if not value:
+        return None
+    if any(isinstance(x, (bool, float)) or not isinstance(x, (int, dims.Expr)) for x in value):
+        return None  # not indices
+    ints = [x for x in value if isinstance(x, int)]
+    exprs = list(dict.fromkeys(x for x in value if isinstance(x, dims.Expr)))
+    parts = ([min(ints), max(ints)] if ints else []) + exprs
+    return dims.dmin(*parts), dims.dmax(*parts)
+
+
+def _of_initializer(t: onnx.TensorProto) -> Bounds:
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        return None  # a weight file is not read for this
+    arr = numpy_helper.to_array(t)
+    if arr.size == 0:
+        return None
+    return int(arr.min()), int(arr.max())
+
+
+def _union(bs) -> Bounds:
+    if not bs or any(b is None for b in bs):
+        return None
+    return dims.dmin(*[b[0] for b in bs]), dims.dmax(*[b[1] for b in bs])
+
+
+def _arith(op: str, a: Bounds, b: Bounds) -> Bounds:
+    if a is None or b is None:
+        return None
+    if op == "Add":
+        return dims.add(a[0], b[0]), dims.add(a[1], b[1])
+    if op == "Sub":
+        return dims.sub(a[0], b[1]), dims.sub(a[1], b[0])
+    # Mul: exact only by a known non-negative constant
+    for x, c in ((a, b), (b, a)):
+        if c[0] is c[1] or c[0] == c[1]:
+            k = c[0]
+            if isinstance(k, int) and k >= 0:
+                return dims.mul(k, x[0]), dims.mul(k, x[1])
+    return None

@@ -1,0 +1,407 @@
+"""A condition on dims, simplified to the form a person reads.
+
+A raw condition is ``lhs == rhs``, ``lhs <= rhs`` or a disjunction of equalities
+(a broadcast: ``a == b or a == 1 or b == 1``). :func:`simplify` turns it into
+zero or more :class:`Form` s:
+
+- ``range``: one symbol between two numbers (``seq <= 64``), found by bisection
+  when the condition is monotone in its only symbol;
+- ``divisible``: one symbol in some residue classes (``height % 4 == 0``), found
+  by substituting ``s = L*q + r`` for each residue ``r``: where every floor and
+  modulo of ``s`` has a divisor dividing ``L``, each side is a polynomial in
+  ``q`` and the algebra decides it exactly;
+- ``other``: what does not simplify (``past + seq <= 64``), kept as it is.
+
+An empty list means the condition always holds. Every decision here is exact
+(a proof by the algebra, or an evaluation at every residue); where none is
+possible the condition stays ``other``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .. import dims
+from ..dims import Dim, Sym
+from . import structure as st
+
+# The largest period tried for a residue analysis (substitutions cost).
+MAX_PERIOD = 256
+
+
+@dataclass(frozen=True)
+class Form:
+    """One simplified condition. ``kind``: range, divisible or other.
+
+    range: ``symbol`` in ``[lo, hi]``; divisible: ``symbol % modulus`` in
+    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``<=`` or ``or`` with ``alts``).
+    """
+
+    kind: str
+    symbol: str = ""
+    lo: int = 0
+    hi: int = 0
+    modulus: int = 0
+    residues: Tuple[int, ...] = ()
+    rel: str = ""
+    lhs: Dim = 0
+    rhs: Dim = 0
+    alts: Tuple[Tuple[Dim, Dim], ...] = ()
+
+    def holds(self, bindings) -> bool:
+        if self.kind == "range":
+            return self.lo <= bindings[self.symbol] <= self.hi
+        if self.kind == "divisible":
+            return bindings[self.symbol] % self.modulus in self.residues
+        if self.rel == "or":
+            return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
+        lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
+        return lhs <= rhs if self.rel == "<=" else lhs == rhs
+
+    def text(self, default: Tuple[int, int] = (1, dims.INT64_MAX)) -> str:
+        """How a person reads it; ``default`` is the symbol's own range (bounds it already has are left out)."""
+        if self.kind == "range":
+            if self.lo == self.hi:
+                return f"{self.symbol} == {self.lo}"
+            parts = []
+            if self.lo > default[0]:
+                parts.append(f"{self.lo} <=")
+            parts.append(self.symbol)
+            if self.hi < default[1]:
+                parts.append(f"<= {self.hi}")
+            if len(parts) > 1:
+                return " ".join(parts)
+            return f"{self.symbol} >= {self.lo}" if self.hi >= default[1] else f"{self.lo} <= {self.symbol} <= {self.hi}"
+        if self.kind == "divisible":
+            if len(self.residues) == 1:
+                return f"{self.symbol} % {self.modulus} == {self.residues[0]}"
+            return f"{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+        if self.rel == "or":
+            (a, b), rest = self.alts[0], self.alts[1:]
+            return f"{a} == {b} (or {' or '.join(f'{x} == {y}' for x, y in rest)})"
+        return f"{self.lhs} {self.rel} {self.rhs}"
+
+    @property
+    def linear(self) -> bool:
+        """An ``other`` form whose sides are linear in the symbols (``past + seq <= 64``)."""
+        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab]
+        return all(len(m) <= 1 and (not m or (m[0][1] == 1 and st.kind(m[0][0]) == "sym"))
+                   for d in sides for m, _ in st.monomials(d))
+
+    @property
+    def symbols(self) -> Tuple[str, ...]:
+        if self.kind != "other":
+            return (self.symbol,)
+        found = set()
+        for a, b in self.alts or ((self.lhs, self.rhs),):
+            found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+        return tuple(sorted(found))
+
+
+def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[Tuple[Dim, Dim]] = ()) -> List[Form]:
+    """``lhs rel rhs`` (or, for rel ``or``, any of ``alts``) as forms; [] when it always holds."""
+    if rel == "or":
+        return _disjunction(list(alts))
+    if rel == "<=":
+        return _at_most(lhs, rhs)
+    if rel == "atleast":  # lhs (a symbol) >= rhs, stated even where its range says so: an assumption
+        s = dims.as_sym(lhs)
+        return [Form("range", s.name, rhs, s.hi)] if s is not None and isinstance(rhs, int) else _at_most(rhs, lhs)
+    return _equal(lhs, rhs)
+
+
+def _other(rel, lhs, rhs, alts=()) -> List[Form]:
+    if rel == "<=":
+        lhs, rhs = _moved(lhs, rhs)
+    return [Form("other", rel=rel, lhs=lhs, rhs=rhs, alts=tuple(alts))]
+
+
+def _moved(lhs: Dim, rhs: Dim) -> Tuple[Dim, Dim]:
+    """``lhs <= rhs`` with the constant on the right: ``past + seq <= 64``."""
+    diff = dims.sub(lhs, rhs)
+    const = _constant(diff)
+    if isinstance(diff, int):
+        return diff, 0
+    return dims.sub(diff, const), -const
+
+
+def _constant(d: Dim) -> int:
+    if isinstance(d, int):
+        return d
+    return st.constant(d)
+
+
+# ------------------------------------------------------------------ <=
+
+def _at_most(lhs: Dim, rhs: Dim) -> List[Form]:
+    answer = dims.try_le(lhs, rhs)
+    if answer is True:
+        return []
+    g = dims.sub(rhs, lhs)  # the condition is g >= 0
+    syms = dims.free_symbols(g)
+    if answer is None and len(syms) == 1:
+        (s,) = syms
+        form = _monotone_range(g, s)
+        if form is not None:
+            return [form]
+    return _other("<=", lhs, rhs)
+
+
+def _monotone_range(g: Dim, s: Sym) -> Optional[Form]:
+    """``g >= 0`` as a range of ``s``, when ``g`` is monotone in ``s``."""
+    direction = _monotone(g, s)
+    if direction is None or direction == 0:
+        return None
+    lo, hi = s.lo, s.hi
+    ok = lambda v: dims.evaluate(g, {s: v}) >= 0  # noqa: E731
+    if direction < 0:  # holds for small s: find the largest s where it holds
+        if not ok(lo):
+            return Form("range", s.name, lo, lo - 1)  # never
+        a, b = lo, hi  # ok(a), find last ok
+        while a < b:
+            m = (a + b + 1) // 2
+            if ok(m):
+                a = m
+            else:
+                b = m - 1
+        return Form("range", s.name, lo, a)
+    if not ok(hi):
+        return Form("range", s.name, hi + 1, hi)  # never
+    a, b = lo, hi  # find the first ok
+    while a < b:
+        m = (a + b) // 2
+        if ok(m):
+            b = m
+        else:
+            a = m + 1
+    return Form("range", s.name, a, hi)
+
+
+def _monotone(d: Dim, s: Sym) -> Optional[int]:
+    """+1 when ``d`` never decreases as ``s`` grows, -1 when it never increases, 0 when
+    it does not depend on ``s``, None when the structure does not tell."""
+    if isinstance(d, int) or s not in dims.free_symbols(d):
+        return 0
+    total = 0
+    for m, k in st.monomials(d):
+        sign = 1 if k > 0 else -1
+        inner = 0
+        for atom, _e in m:
+            a = _atom_monotone(atom, s)
+            if a is None:
+                return None
+            if a == 0:
+                if st.atom_range(atom)[0] < 0:
+                    return None  # a factor that may be negative flips the direction
+                continue
+            if st.atom_range(atom)[0] < 0 and len(m) > 1:
+                return None
+            if inner not in (0, a):
+                return None
+            inner = a
+        d_term = sign * inner
+        if d_term == 0:
+            continue
+        if total not in (0, d_term):
+            return None
+        total = d_term
+    return total
+
+
+def _atom_monotone(atom, s: Sym) -> Optional[int]:
+    kind, args = st.kind(atom), st.args(atom)
+    if kind == "sym":
+        return 1 if atom is s else 0
+    if kind == "floordiv":
+        x, c = args
+        if isinstance(c, int) and c > 0:
+            return _monotone(x, s)
+        return None
+    if kind in ("min", "max"):
+        ds = {_monotone(x, s) for x in args} - {0}
+        if None in ds or len(ds) > 1:
+            return None
+        return ds.pop() if ds else 0
+    return 0 if s not in st.symbols_of(atom) else None
+
+
+# ------------------------------------------------------------------ ==
+
+def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
+    answer = dims.try_eq(lhs, rhs)
+    if answer is True:
+        return []
+    if answer is False:
+        return _other("==", lhs, rhs)
+    for a, b in ((lhs, rhs), (rhs, lhs)):
+        atom = _lone_minmax(a)
+        if atom is not None and any(x is b for x in st.args(atom)):
+            # min(p, b) == b  <=>  b <= p for every other argument (max: b >= p)
+            out: List[Form] = []
+            for x in st.args(atom):
+                if x is not b:
+                    out += _at_most(b, x) if st.kind(atom) == "min" else _at_most(x, b)
+            return out
+    diff = dims.sub(lhs, rhs)
+    syms = dims.free_symbols(diff)
+    if len(syms) == 1:
+        (s,) = syms
+        both = _at_most(lhs, rhs) + _at_most(rhs, lhs)
+        if _monotone(diff, s) and all(f.kind == "range" for f in both):
+            # monotone: equal exactly between the two bounds (one size, or none)
+            return [Form("range", s.name, max(f.lo for f in both), min(f.hi for f in both))]
+        forms = _residues(diff, s)
+        if forms is not None:
+            return forms
+    elif identically_zero(diff):
+        return []
+    return _other("==", lhs, rhs)
+
+
+def _lone_minmax(d: Dim):
+    """The min/max atom ``d`` is, if it is one alone."""
+    atom = st.lone_atom(d)
+    return atom if atom is not None and st.kind(atom) in ("min", "max") else None
+
+
+def period(d: Dim, s: Sym) -> Optional[int]:
+    """An ``L`` such that, with ``s = L*q + r``, every floor and modulo in ``d`` becomes a
+    polynomial in ``q`` (the lcm, over nested divisions, of the products of divisors);
+    None when a min/max or a symbolic divisor depends on ``s``."""
+    if isinstance(d, int):
+        return 1
+    out = 1
+    for m, _ in st.monomials(d):
+        for atom, _e in m:
+            if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
+                continue
+            if st.kind(atom) in ("min", "max"):
+                return None
+            x, c = st.args(atom)
+            if not isinstance(c, int) or c <= 0:
+                return None
+            inner = period(x, s)
+            if inner is None:
+                return None
+            out = math.lcm(out, c * inner)
+    return out
+
+
+def degree(d: Dim, s: Sym) -> int:
+    """The degree in ``q`` of ``d`` with ``s = L*q + r`` (``L`` a :func:`period`): a floor
+    is as high as its argument, a modulo is constant."""
+    if isinstance(d, int):
+        return 0
+    best = 0
+    for m, _ in st.monomials(d):
+        total = 0
+        for atom, e in m:
+            if atom is s:
+                total += e
+            elif st.kind(atom) == "floordiv":
+                total += e * degree(st.args(atom)[0], s)
+        best = max(best, total)
+    return best
+
+
+def _residues(diff: Dim, s: Sym) -> Optional[List[Form]]:
+    """``diff == 0`` as residue classes of ``s``, or None when that cannot be decided.
+
+    With ``s = L*q + r``, ``diff`` is a polynomial in ``q`` of degree at most ``D``
+    for each ``r``: it is zero for every ``q`` when it is zero at ``D + 1`` of them,
+    and never zero when it is the same non-zero number at all of them."""
+    L = period(diff, s)
+    if L is None or L > MAX_PERIOD or L == 1:
+        return None
+    points = range(1, degree(diff, s) + 2)
+    good = []
+    f = st.compiled(diff, (s,))
+    for r in range(L):
+        seen = {f(L * q + r) for q in points}
+        if seen == {0}:
+            good.append(r)
+        elif len(seen) > 1:
+            return None  # zero at some q only: not a residue class
+    if len(good) == L:
+        return []
+    m = _smallest_modulus(good, L)
+    return [Form("divisible", s.name, modulus=m, residues=tuple(r for r in good if r < m))]
+
+
+# The most evaluations tried to prove a condition over several symbols.
+MAX_EVALUATIONS = 4096
+
+
+def identically_zero(diff: Dim) -> bool:
+    """Whether ``diff`` is 0 for every value of its symbols: for each combination of
+    residues, a polynomial in the ``q`` s, zero on a grid of ``degree + 1`` points per symbol."""
+    syms = sorted(dims.free_symbols(diff), key=lambda s: s.name)
+    maybe = [period(diff, s) for s in syms]
+    periods = [p for p in maybe if p is not None]
+    if len(periods) != len(maybe):
+        return False
+    grids = [range(1, degree(diff, s) + 2) for s in syms]
+    count = 1
+    for p, g in zip(periods, grids):
+        count *= p * len(g)
+    if count > MAX_EVALUATIONS:
+        return False
+    f = st.compiled(diff, tuple(syms))
+    for point in itertools.product(*[range(p * len(g)) for p, g in zip(periods, grids)]):
+        if f(*[p * (1 + k // p) + k % p for p, k in zip(periods, point)]) != 0:
+            return False
+    return True
+
+
+def _smallest_modulus(good: List[int], L: int) -> int:
+    """The smallest divisor ``m`` of ``L`` such that ``good`` is a union of classes mod ``m``."""
+    gs = set(good)
+    for m in sorted(k for k in range(1, L + 1) if L % k == 0):
+        if all(((r % m) in {g % m for g in gs}) == (r in gs) for r in range(L)):
+            return m
+    return L
+
+
+# ------------------------------------------------------------------ or
+
+def _disjunction(alts: List[Tuple[Dim, Dim]]) -> List[Form]:
+    """``any(a == b for a, b in alts)``: the first alternative's forms when the others
+    cannot hold where it fails; else kept as it is."""
+    kept = []
+    for a, b in alts:
+        eq = dims.try_eq(a, b)
+        if eq is True:
+            return []
+        if eq is None:
+            kept.append((a, b))
+    if not kept:
+        return _other("or", alts[0][0], alts[0][1], alts)
+    if len(kept) == 1:
+        return _equal(*kept[0])
+    main = _equal(*kept[0])
+    if len(main) == 1 and main[0].kind == "range":
+        f = main[0]
+        s = next(x for x in dims.free_symbols(kept[0][0]) | dims.free_symbols(kept[0][1]) if x.name == f.symbol)
+        outside = [(s.lo, f.lo - 1), (f.hi + 1, s.hi)]
+        if all(_never(kept[1:], s, lo, hi) for lo, hi in outside if lo <= hi):
+            return main
+    return _other("or", kept[0][0], kept[0][1], kept)
+
+
+def _never(alts, s: Sym, lo: int, hi: int) -> bool:
+    """No alternative can hold while ``s`` is in ``[lo, hi]``."""
+    narrowed = {s: dims.expr_of(Sym(s.name, lo, hi))}
+    return all(dims.try_eq(dims.substitute(a, narrowed), dims.substitute(b, narrowed)) is False for a, b in alts)
+
+
+def ranges_of(forms: Sequence[Form], base: Dict[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
+    """``base`` narrowed by every range form."""
+    out = dict(base)
+    for f in forms:
+        if f.kind == "range" and f.symbol in out:
+            lo, hi = out[f.symbol]
+            out[f.symbol] = (max(lo, f.lo), min(hi, f.hi))
+    return out

@@ -1,0 +1,91 @@
+"""The few structural reads of a dim the domain needs, in one place.
+
+The algebra exposes no visitor yet (/work/notes/algebra.md: one is coming); until it
+does, this module alone reads an ``Expr``'s monomials and its atoms' kind and
+arguments, so that porting to the visitor touches nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from .. import dims
+from ..dims import Dim, Sym
+
+
+def monomials(d: Dim) -> List[Tuple[Tuple[Tuple[object, int], ...], int]]:
+    """``d`` as ``[(((atom, exponent), ...), coefficient), ...]``; the constant has no atoms."""
+    if isinstance(d, int):
+        return [((), d)] if d else []
+    return list(d.terms)
+
+
+def kind(atom) -> str:
+    """``sym``, ``floordiv``, ``mod``, ``max`` or ``min``."""
+    return "sym" if isinstance(atom, Sym) else atom.kind
+
+
+def args(atom) -> tuple:
+    return () if isinstance(atom, Sym) else atom.args
+
+
+def as_dim(atom) -> Dim:
+    """The dim that is ``atom`` alone."""
+    if isinstance(atom, Sym):
+        return dims.expr_of(atom)
+    return dims.Expr(((((atom, 1),), 1),))
+
+
+def atom_range(atom) -> Tuple[int, int]:
+    return (atom.lo, atom.hi) if isinstance(atom, Sym) else dims.range_of(as_dim(atom))
+
+
+def symbols_of(atom) -> frozenset:
+    return dims.free_symbols(as_dim(atom))
+
+
+def lone_atom(d: Dim) -> Optional[object]:
+    """The atom ``d`` is, when ``d`` is one atom with coefficient and exponent 1."""
+    m = monomials(d)
+    if len(m) == 1 and m[0][1] == 1 and len(m[0][0]) == 1 and m[0][0][0][1] == 1:
+        return m[0][0][0][0]
+    return None
+
+
+def constant(d: Dim) -> int:
+    """The constant term of ``d``."""
+    return sum(k for m, k in monomials(d) if not m)
+
+
+_compiled: dict = {}
+
+
+def compiled(d: Dim, syms: Tuple[Sym, ...]):
+    """``d`` as a Python function of the values of ``syms`` (in that order): the same
+    value as ``dims.evaluate``, for the many evaluations a residue analysis makes."""
+    key = (d, syms)
+    f = _compiled.get(key)
+    if f is None:
+        names = {s: f"v{i}" for i, s in enumerate(syms)}
+        f = _compiled[key] = eval(f"lambda {', '.join(names.values()) or '_'}: {_source(d, names)}")  # noqa: S307
+    return f
+
+
+def _source(d: Dim, names) -> str:
+    parts = []
+    for m, k in monomials(d):
+        factors = [str(k)] + [f"{_atom_source(a, names)}**{e}" if e > 1 else _atom_source(a, names) for a, e in m]
+        parts.append("*".join(factors))
+    return "(" + (" + ".join(parts) or "0") + ")"
+
+
+def _atom_source(atom, names) -> str:
+    k = kind(atom)
+    if k == "sym":
+        return names[atom]
+    xs = [_source(x, names) for x in args(atom)]
+    if k == "floordiv":
+        return f"({xs[0]}//{xs[1]})"
+    if k == "mod":
+        return f"({xs[0]}%{xs[1]})"
+    return f"{k}({', '.join(xs)})"

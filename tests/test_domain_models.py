@@ -1,0 +1,78 @@
+"""The domain of real exports, checked against onnxruntime at its boundaries: sizes just
+inside run with the inferred shapes; sizes just outside fail at the condition's node
+(and fail, or give other shapes, with onnxruntime's optimizer on too)."""
+
+import os
+
+import pytest
+
+import onnxsym
+from domain_boundary import check_all, expected, run
+
+MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+OURS = {"gpt2_mask_ts", "unet_tiny_ts", "kv_decoder_ts"}  # in models/domain/
+
+
+def _path(name):
+    return os.path.join(MODELS, "domain" if name in OURS else "", name + ".onnx")
+
+CASES = [
+    # BERT: the 64-row position table
+    ("bert_tiny_ts", {"batch": 2, "seq": 5}, ["seq <= 64"], ["/pos/Gather"]),
+    ("bert_tiny_dynamo", {"batch": 2, "seq": 5}, ["seq <= 64"], ["node_embedding_1"]),
+    ("gpt_tiny_dynamo", {"batch": 2, "seq": 5}, ["seq <= 64"], ["node_embedding_1"]),
+    # GPT-2 whose causal-mask buffer is 16 long: the Where broadcast, not the 64-row table, limits it
+    ("gpt2_mask_ts", {"batch": 2, "seq": 5}, ["seq <= 16"], ["/Where"]),
+    # UNet: the skip Concats need multiples of 4
+    ("unet_tiny_ts", {"batch": 1, "height": 8, "width": 12}, ["height % 4 == 0", "width % 4 == 0"],
+     ["/Concat", "/Concat"]),
+    # KV cache whose key and value name their past apart; positions into a 64-row table
+    ("kv_decoder_ts", {"batch": 2, "seq": 3, "past_k": 4}, ["past_v == past_k", "past_k + seq <= 64"],
+     ["/MatMul_1", "/pos/Gather"]),
+    # whisper: the encoder's 64-row position table sliced to the frames (a clamp), the decoder's positions
+    ("whisper_tiny_ts", {"batch": 2, "seq": 3, "past": 4, "frames": 20}, ["frames <= 128", "past + seq <= 64"],
+     ["/Add_2", "/dec_pos/Gather"]),
+    ("whisper_tiny_dynamo", {"batch": 2, "seq": 3, "past": 4, "frames": 20}, ["frames <= 128", "past + seq <= 64"],
+     ["node_add_25", "node_embedding_1"]),
+]
+
+
+@pytest.mark.parametrize("name, base, texts, nodes", CASES, ids=[c[0] for c in CASES])
+def test_boundaries_match_onnxruntime(name, base, texts, nodes):
+    _, _, outcomes = check_all(_path(name), base, expect=texts)
+    assert [o[2] for o in outcomes] == [f"fails at {n}" for n in nodes]
+
+
+def test_unet_every_residue_fails_at_a_concat():
+    path = _path("unet_tiny_ts")
+    result = onnxsym.infer(path)
+    result.domain()
+    seen = {}
+    for h in (9, 10, 11, 12):
+        err, shapes = run(path, result, {"batch": 1, "height": h, "width": 8})
+        seen[h] = "ok" if err is None and shapes == expected(result, {"batch": 1, "height": h, "width": 8}) \
+            else err.split("Name:'")[1].split("'")[0]
+    # h % 4 == 1 or 2: the inner Concat sees 2*ceil(ceil(h/2)/2) != ceil(h/2); 3: the outer one
+    assert seen == {9: "/Concat", 10: "/Concat", 11: "/Concat_1", 12: "ok"}
+
+
+@pytest.mark.parametrize("name", ["swin_tiny_ts", "swin_tiny_dynamo"])
+def test_swin_window_pad_leaves_every_size_valid(name):
+    """Swin pads each stage to a multiple of its window: the window Reshape's element
+    count holds for every size (proven factor by factor), and onnxruntime agrees."""
+    path = os.path.join(MODELS, name + ".onnx")
+    result = onnxsym.infer(path)
+    domain = result.domain()
+    assert domain.conditions == ()
+    assert any(c.op_type == "Reshape" for c in result.constraints)  # recorded, then proven
+    for h, w in ((1, 2), (5, 13), (23, 7), (16, 17)):
+        b = {"batch": 1, "height": h, "width": w}
+        err, shapes = run(path, result, b)
+        assert err is None and shapes == expected(result, b), (h, w, err)
+
+
+@pytest.mark.parametrize("name", sorted(f[:-5] for f in os.listdir(MODELS) if f.endswith(".onnx")) + sorted(OURS))
+def test_domain_is_stable(name):
+    path = _path(name)
+    texts = [onnxsym.infer(path).domain().lines() for _ in range(2)]
+    assert texts[0] == texts[1]
