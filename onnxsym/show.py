@@ -116,10 +116,12 @@ def _bound(n: int) -> str:
 def symbol_lines(result: Result, style: Style = plain) -> List[str]:
     """Each symbol with its range and where it comes from (a graph input, or why it is fresh)."""
     rows = []
-    for name, s in sorted(result.symbols.symbols.items()):
+    ranges = result.symbol_ranges()  # narrowed by unification and by what the nodes need
+    for name in sorted(result.symbols.symbols):
         p = result.fresh.get(name)
         origin = f"fresh: {p.op_type} '{p.node}': {p.reason}" if p else result.symbols.origin.get(name, "")
-        rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(s.lo)}, {_bound(s.hi)}]", origin])
+        lo, hi = ranges[name]
+        rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(lo)}, {_bound(hi)}]", origin])
     if result.symbols.bound:
         rows += [[name, f"= {v}", "bound by --bind"] for name, v in sorted(result.symbols.bound.items())]
     if not rows:

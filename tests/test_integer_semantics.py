@@ -261,3 +261,15 @@ def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
     assert res.symbol_ranges()["w"] == (1, dims.INT64_MAX) and not res.constraints
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert sess.run(None, {"x": np.ones([1, 1, 2], np.float32), "c": np.array(False)})[0].shape == (1, 1, 2)
+
+
+def test_show_lists_the_learned_ranges():
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    r = CliRunner().invoke(main, ["show", SEGFORMER, "--name", "logits"])
+    assert r.exit_code == 0, r.output
+    rows = {line.split()[0]: line.split()[1:3] for line in r.output.splitlines() if line.startswith("  ")}
+    assert rows["width"] == ["[29,", "2**63-1]"] and rows["batch"] == ["[1,", "2**63-1]"]
+    assert "(width + 3)//4 >= 8" in r.output or ">= 8" in r.output
