@@ -66,7 +66,7 @@ def with_derived(result, binding: Dict[str, int]) -> Dict[str, int]:
 
 
 def _roots(result, binding):
-    derived = {s.name for s in result.derived}
+    derived = set(result.derived_symbols())  # (a symbol inference only narrowed keeps its name)
     return {k: v for k, v in binding.items() if k not in derived}
 
 

@@ -172,6 +172,8 @@ S, H, P = dims.sym("seq"), dims.sym("height"), dims.sym("past")
     # always true: the window pad makes (H + pad) a multiple of the window
     ("==", (H + (7 - H % 7) % 7) % 7, 0, (), []),
     ("<=", S, S + 1, (), []),
+    # a quotient by a symbolic divisor that divides exactly (a ViT's MatMul inner dims)
+    ("==", (32 * S + 32 * S * (H // 2)) // (S + S * (H // 2)), 32, (), []),
 ])
 def test_simplify(rel, lhs, rhs, alts, text):
     forms = simplify(rel, lhs, rhs, alts)

@@ -29,6 +29,9 @@ CASES = [
     # KV cache whose key and value name their past apart; positions into a 64-row table
     ("kv_decoder_ts", {"batch": 2, "seq": 3, "past_k": 4}, ["past_v == past_k", "past_k + seq <= 64"],
      ["/MatMul_1", "/pos/Gather"]),
+    # ViT: the 2x2 patch Conv needs 2 rows and columns (a lower bound inference learns from the Conv)
+    ("vit_tiny_ts", {"batch": 1, "height": 4, "width": 6}, ["height >= 2", "width >= 2"],
+     ["/embed/Conv", "/embed/Conv"]),
     # whisper: the encoder's 64-row position table sliced to the frames (a clamp), the decoder's positions
     ("whisper_tiny_ts", {"batch": 2, "seq": 3, "past": 4, "frames": 20}, ["frames <= 128", "past + seq <= 64"],
      ["/Add_2", "/dec_pos/Gather"]),

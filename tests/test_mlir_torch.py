@@ -152,5 +152,25 @@ def test_cli_dialect_torch(tmp_path):
     r = CliRunner().invoke(main, ["mlir", src, "--dialect", "torch", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert out.read_text() == to_mlir(src, dialect="torch")
+    # weights elided unless asked for, then embedded as blobs (the run test computes with them)
+    assert "dense_resource<__elided__>" in out.read_text() and "dialect_resources" not in out.read_text()
+    assert "dialect_resources" in to_mlir(src, dialect="torch", weights=True)
     r = CliRunner().invoke(main, ["mlir", src, "--dialect", "torch", "--style", "unfolded", "-o", str(tmp_path / "x.mlir")])
     assert r.exit_code == 2 and "torch dialect" in r.output and not (tmp_path / "x.mlir").exists()
+
+
+def test_initializers_listed_as_inputs_are_constants_in_the_importers_order():
+    """IR version 3 lists initializers as graph inputs; the importer makes them no argument but
+    constants, all initializers first in the graph's order."""
+    from onnx import TensorProto, helper
+    from helpers import build, init
+    m = build([helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Mul", ["y", "a"], ["z"])],
+              [("x", TensorProto.FLOAT, ["n", 3])], ["z"],
+              [init("a", np.ones((1, 3), np.float32)), init("b", np.full((3,), 2, np.float32))])
+    m.graph.input.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, [3]))
+    m.ir_version = 3
+    ours_parsed = _ops(to_mlir(m, dialect="torch"))
+    theirs_parsed = _ops(importer_text(m))
+    assert ours_parsed[1] == theirs_parsed[1] == ["!torch.vtensor<[?,3],f32>"]
+    assert [_attrs(op) for op in ours_parsed[2]] == [_attrs(op) for op in theirs_parsed[2]]
+    assert [str(op.results[0].type) for op in ours_parsed[2][:2]] == ["!torch.vtensor<[1,3],f32>", "!torch.vtensor<[3],f32>"]

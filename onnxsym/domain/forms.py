@@ -237,6 +237,12 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
     if answer is False:
         return _other("==", lhs, rhs)
     for a, b in ((lhs, rhs), (rhs, lhs)):
+        q = st.lone_atom(a)
+        if q is not None and st.kind(q) == "floordiv":
+            n, d = st.args(q)
+            if dims.range_of(d)[0] >= 1 and dims.sub(n, dims.mul(b, d)) == 0:
+                return []  # n == b*d exactly: n // d is b (what the algebra leaves for a symbolic divisor)
+    for a, b in ((lhs, rhs), (rhs, lhs)):
         atom = _lone_minmax(a)
         if atom is not None and any(x is b for x in st.args(atom)):
             # min(p, b) == b  <=>  b <= p for every other argument (max: b >= p)

@@ -226,13 +226,18 @@ class TorchPrinter:
         ind = "    "
         for s in self.torch_syms:
             self.symbolic_int(s, ind)
-        for a in body.args:
-            if a.ref in defaults:
-                self.op(Op("onnx.Initializer", [], [a], source=defaults[a.ref]), ind)
-            else:
-                self.site(a, ind)
+        for a in args:
+            self.site(a, ind)
+        # the importer's order: every initializer first, as listed in the graph (an input's default too)
+        constants = {op.source.name: op for op in body.ops if op.name == "onnx.Initializer"}
+        constants.update({t.name: Op("onnx.Initializer", [], [a], source=t) for a, t in
+                          ((a, defaults[a.ref]) for a in body.args if a.ref in defaults)})
+        for t in g.initializer:
+            if t.name in constants:
+                self.op(constants.pop(t.name), ind)
         for op in body.ops:
-            self.op(op, ind)
+            if op.name != "onnx.Initializer":
+                self.op(op, ind)
         self.lines.append("  }")
         self.lines.append("}")
         self.lines += self.res.section()
