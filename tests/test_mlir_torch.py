@@ -113,7 +113,7 @@ def test_derived_dims_are_affine_expressions_over_the_roots():
 
 
 # IREE compiles and runs these; the CNNs' dynamic Resize it cannot compile (test below).
-RUN = ["bert_tiny_dynamo", "llama_tiny_dynamo", "gpt_tiny_dynamo"]
+RUN = ["bert_tiny_dynamo", "llama_tiny_dynamo", "gpt_tiny_dynamo", "vit_tiny_dynamo"]
 
 
 @pytest.mark.parametrize("name", RUN)

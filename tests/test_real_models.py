@@ -74,3 +74,29 @@ def test_resolves_at_least_as_many_dims_as_the_best_peer(name):
     assert mine.correct >= best[0].correct, \
         f"{best[1]} resolves {best[0].correct} correct dims, onnxsym {mine.correct}: " \
         f"{sorted(best[0].correct_at - mine.correct_at)[:5]}"
+
+
+def test_the_scoring_sees_a_wrong_dim_and_a_refusal():
+    """The harness itself: one dim written wrong in onnxsym's output counts as one wrong dim,
+    a dim over no input symbol as unresolved, and a tool that raises as a refusal."""
+    import onnxsym
+    from bench import resolution
+
+    e, model, runs = _truth("unet_dynamo")
+    written = onnxsym.annotate(model)
+    vi = next(v for v in written.graph.value_info if v.name in runs[0] and len(runs[0][v.name]) == 4)
+    good = resolution.score(resolution.written_shapes(written, ["batch", "height", "width"]), runs, e["sizes"])
+    d = vi.type.tensor_type.shape.dim
+    d[0].Clear()
+    d[0].dim_param = "batch + 1"
+    d[2].Clear()
+    d[2].dim_param = "nobody_knows"
+    bad = resolution.score(resolution.written_shapes(written, ["batch", "height", "width"]), runs, e["sizes"])
+    assert (good.wrong, bad.wrong) == (0, 1) and bad.correct == good.correct - 2
+    assert (vi.name, 0) in bad.wrong_at
+    resolution.RUNNERS["raises"] = lambda m: (_ for _ in ()).throw(RuntimeError("no"))
+    try:
+        s = resolution.run_tool("raises", model, runs, e["sizes"])
+    finally:
+        del resolution.RUNNERS["raises"]
+    assert s.refused and s.correct == 0 and "RuntimeError" in s.error

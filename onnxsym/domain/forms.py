@@ -66,15 +66,12 @@ class Form:
         if self.kind == "range":
             if self.lo == self.hi:
                 return f"{self.symbol} == {self.lo}"
-            parts = []
-            if self.lo > default[0]:
-                parts.append(f"{self.lo} <=")
-            parts.append(self.symbol)
-            if self.hi < default[1]:
-                parts.append(f"<= {self.hi}")
-            if len(parts) > 1:
-                return " ".join(parts)
-            return f"{self.symbol} >= {self.lo}" if self.hi >= default[1] else f"{self.lo} <= {self.symbol} <= {self.hi}"
+            low, high = self.lo > default[0], self.hi < default[1]
+            if low and high:
+                return f"{self.lo} <= {self.symbol} <= {self.hi}"
+            if high:
+                return f"{self.symbol} <= {self.hi}"
+            return f"{self.symbol} >= {self.lo}"  # (also a bound the range already has: stated, assumed)
         if self.kind == "divisible":
             if len(self.residues) == 1:
                 return f"{self.symbol} % {self.modulus} == {self.residues[0]}"
