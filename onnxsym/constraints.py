@@ -13,11 +13,11 @@ cannot hold raises :class:`ConstraintContradiction`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import AbstractSet, Callable, Dict, List, Optional, Tuple
 
 from . import dims
+from .dims import structure
 from .dims import Dim, Sym
 from .errors import ShapeContradiction
 from .narrowing import Unreachable, implied_ranges
@@ -126,7 +126,7 @@ class Constraints:
 
     # -- solving ----------------------------------------------------------------
     def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Optional[AbstractSet[Sym]] = None) -> None:
-        diff = _without_positive_factor(dims.sub(ra, rb))
+        diff = structure.without_positive_factor(dims.sub(ra, rb))  # 32*b*seq == 32*b*n is seq == n
         best = None
         for s, k, rest in _linear_symbols(diff):
             if only is not None and s not in only:
@@ -192,43 +192,12 @@ class Constraints:
         return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
 
 
-def _without_positive_factor(diff: Dim) -> Dim:
-    """``diff`` divided by the factor common to all its terms when that factor is provably
-    positive (``32*b*seq - 32*b*n == 0`` is ``seq - n == 0`` for ``b >= 1``)."""
-    if isinstance(diff, int) or len(diff.terms) < 2:
-        return diff
-    shared = dict(diff.terms[0][0])
-    g = 0
-    for m, k in diff.terms:
-        md = dict(m)
-        shared = {a: min(e, md[a]) for a, e in shared.items() if a in md}
-        g = math.gcd(g, k)
-    factor = dims.mul(g, dims.Expr(((tuple(sorted(shared.items(), key=lambda ae: ae[0].key)), 1),))) \
-        if shared else g
-    if factor == 1 or dims.range_of(factor)[0] < 1:
-        return diff
-    return dims.floordiv(diff, factor)  # exact: the factor divides every term
-
-
 def _linear_symbols(diff: Dim):
     """Each symbol ``s`` with ``diff == k*s + rest`` (``k`` is +-1, ``s`` not in ``rest``)."""
-    if isinstance(diff, int):
-        return
-    for m, k in diff.terms:
-        if abs(k) != 1 or len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], Sym):
+    for k, factors in structure.terms(diff):
+        s = dims.as_sym(factors[0][0]) if len(factors) == 1 and factors[0][1] == 1 else None
+        if s is None or abs(k) != 1:
             continue
-        s = m[0][0]
-        rest = dims.sub(diff, dims.mul(k, dims.expr_of(s)))
+        rest = dims.sub(diff, dims.mul(k, factors[0][0]))
         if s not in dims.free_symbols(rest):
             yield s, k, rest
-
-
-def narrowed_symbols(c: Constraints) -> Dict[str, Sym]:
-    """Representatives whose range a unification narrowed, by name."""
-    out = {}
-    for v in c.derived.values():
-        s = dims.as_sym(v)
-        if s is not None:
-            out[s.name] = s
-    return out
-

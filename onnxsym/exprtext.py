@@ -21,8 +21,7 @@ import ast
 from typing import Callable, Optional
 
 from . import dims
-from .dims import Dim, Expr, Sym
-from .dims.expr import _OpAtom
+from .dims import Dim, Expr, Sym, structure
 
 
 class ExprSyntaxError(ValueError):
@@ -43,53 +42,86 @@ def _name(s: Sym) -> str:
 def _is_sum(d: Dim) -> bool:
     if isinstance(d, int):
         return d < 0
-    return len(d.terms) > 1 or d.terms[0][1] < 0
+    ts = structure.terms(d)
+    return len(ts) > 1 or ts[0][0] < 0
 
 
-def _atom_text(atom) -> str:
-    if isinstance(atom, Sym):
-        return _name(atom)
-    if atom.kind in ("max", "min"):
-        return f"{atom.kind}({', '.join(str(a) for a in atom.args)})"
-    n, d = atom.args
-    op = "//" if atom.kind == "floordiv" else " % "
-    return f"{_operand(n, False)}{op}{_operand(d, True)}"
+def _is_division(f: Dim) -> bool:
+    op = structure.operation(f)
+    return op is not None and op[0] == "floordiv"
+
+
+def _atom_text(f: Dim) -> str:
+    s = dims.as_sym(f)
+    if s is not None:
+        return _name(s)
+    kind, args = structure.operation(f)
+    if kind in ("max", "min"):
+        return f"{kind}({', '.join(str(a) for a in args)})"
+    n, d = args
+    return f"{_operand(n, False)}//{_operand(d, True)}"
 
 
 def _operand(d: Dim, right: bool) -> str:
     """``d`` as an operand of ``//`` or ``%``; parenthesized unless it is a single factor."""
-    text = format_expr(d) if isinstance(d, Expr) else str(d)
-    if _is_sum(d):
+    text = str(d)
+    if _is_sum(d) or (not isinstance(d, int) and (not structure.is_atom(d) or _is_division(d))):
         return f"({text})"
-    if isinstance(d, Expr):
-        (m, c), = d.terms
-        single = c == 1 and len(m) == 1 and m[0][1] == 1
-        if not single or (isinstance(m[0][0], _OpAtom) and m[0][0].kind in ("floordiv", "mod")):
-            return f"({text})"
     return text
 
 
-def _mono_text(m, c: int, negated: bool) -> str:
+def _mono_text(factors, c: int, negated: bool) -> str:
     """A monomial with a non-negative coefficient ``c``, to be printed after a sign."""
-    factors = []
-    for atom, e in m:
-        t = _atom_text(atom)
+    parts = []
+    for f, e in factors:
+        t = _atom_text(f)
         # "-s % 4" would read as "(-s) % 4": a leading minus needs the parentheses too.
-        if isinstance(atom, _OpAtom) and atom.kind in ("floordiv", "mod") and (
-                len(m) > 1 or c != 1 or e != 1 or negated):
+        if _is_division(f) and (len(factors) > 1 or c != 1 or e != 1 or negated):
             t = f"({t})"
-        factors.append(t if e == 1 else f"{t}**{e}")
+        parts.append(t if e == 1 else f"{t}**{e}")
     if c != 1:
-        factors.insert(0, str(c))
-    return "*".join(factors)
+        parts.insert(0, str(c))
+    return "*".join(parts)
+
+
+def _remainders(e: Dim):
+    """``e`` as ``rest + sum(k*(n % c))``: each ``n - c*(n//c)`` in ``e`` (the algebra's one form of a
+    remainder) taken out whole, where that leaves fewer terms and ``rest`` keeps its terms as they are."""
+    mods = []
+    for _, factors in structure.terms(e):
+        for f, _ in factors:
+            op = structure.operation(f)
+            if op is None or op[0] != "floordiv" or isinstance(e, int):
+                continue
+            n, c = op[1]
+            k = structure.exact_quotient(dims.neg(structure.coefficient(e, f)), c)
+            if not isinstance(k, int) or k <= 0:
+                continue
+            rest = dims.sub(e, dims.mul(k, dims.sub(n, dims.mul(c, f))))
+            kept = set(structure.terms(e))
+            if len(structure.terms(rest)) + 1 < len(kept) and set(structure.terms(rest)) <= kept:
+                mods.append((k, n, c))
+                e = rest
+                break
+        else:
+            continue
+        break
+    if mods and not isinstance(e, int):
+        more, e = _remainders(e)
+        mods += more
+    return mods, e
 
 
 def format_expr(e: Expr) -> str:
-    # Symbolic terms in canonical order, the constant last: "2*s + t - 1".
-    terms = [t for t in e.terms if t[0] != ()] + [t for t in e.terms if t[0] == ()]
+    # Symbolic terms in canonical order, then remainders, the constant last: "2*s + t % 4 - 1".
+    mods, rest = _remainders(e)
+    ts = structure.terms(rest)
+    pieces = [(c, _mono_text(fs, abs(c), i == 0 and c < 0)) for i, (c, fs) in enumerate(x for x in ts if x[1])]
+    pieces += [(k, ("" if k == 1 else f"{k}*(") + f"{_operand(n, False)} % {_operand(c, True)}" + ("" if k == 1 else ")"))
+               for k, n, c in mods]
+    pieces += [(c, str(abs(c))) for c, fs in ts if not fs]
     out = []
-    for i, (m, c) in enumerate(terms):
-        body = str(abs(c)) if m == () else _mono_text(m, abs(c), i == 0 and c < 0)
+    for i, (c, body) in enumerate(pieces):
         if i == 0:
             out.append(("-" + body) if c < 0 else body)
         else:

@@ -15,7 +15,7 @@ Fresh = Callable[[int, str, int, int], Dim]
 
 
 def join_dim(ds: Seq[Dim], axis: int, fresh: Fresh, why: str) -> Dim:
-    if all(d == ds[0] for d in ds):
+    if all(dims.same(d, ds[0]) for d in ds):
         return ds[0]
     ranges = [dims.range_of(d) for d in ds]
     return fresh(axis, f"{why}: " + ", ".join(map(str, ds)), min(r[0] for r in ranges), max(r[1] for r in ranges))
@@ -34,7 +34,8 @@ def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
     items = None
     if all(s.items is not None and len(s.items) == len(ss[0].items) for s in ss):
         items = tuple(join_tensors(col, fresh, why) for col in zip(*(s.items for s in ss)))
-    length = ss[0].count if all(s.count == ss[0].count for s in ss) else None
+    first = ss[0].count
+    length = first if first is not None and all(s.count is not None and dims.same(s.count, first) for s in ss) else None
     filled = [s for s in ss if s.items != ()]  # an empty sequence says nothing of an item
     if not filled:
         return Sequence(ss[0].elem, items, length)

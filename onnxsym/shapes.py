@@ -40,7 +40,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
     """
     rest: List[Dim] = []
     for d in ds:
-        if not _is_one(d) and not any(d == r for r in rest):
+        if not _is_one(d) and not any(dims.same(d, r) for r in rest):
             rest.append(d)
     if not rest:
         return 1
@@ -56,7 +56,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
         decided = not_one[0] if not_one else None
     if decided is not None:
         for d in rest:
-            if d != decided and dims.try_eq(d, 1) is False:
+            if not dims.same(d, decided) and dims.try_eq(d, 1) is False:
                 if dims.try_eq(d, decided) is False:
                     raise ShapeContradiction(f"cannot broadcast dim {d} against {decided}")
                 if assume is not None:

@@ -8,7 +8,7 @@ those forms back (and ``ceiling``, ``Pow`` by a non-negative integer) into the
 canonical algebra; anything else (a non-integer ratio, a float, ``sqrt``) is a
 ``ValueError`` naming it. sympy is imported here only: annotating never loads it.
 
-Only :func:`_read` looks inside an ``Expr``; the rest works on what it returns.
+Only :func:`_read` looks at an ``Expr``'s structure; the rest works on what it returns.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Dict, Mapping, Optional, Tuple, Union
 import sympy
 
 from . import dims
-from .dims import Dim, Sym
+from .dims import Dim, Sym, structure
 
 # The onnxsym symbol each sympy symbol was made from, so that from_sympy gives back
 # the same range (sympy keeps only the sign).
@@ -27,12 +27,13 @@ _made: "weakref.WeakValueDictionary[sympy.Symbol, Sym]" = weakref.WeakValueDicti
 
 
 def _read(d: Dim):
-    """The structure of a dim, the one place the bridge reads Expr internals:
-    an ``int``, or a list of ``(coefficient, [(atom, exponent), ...])`` terms where
-    an atom is a ``Sym`` or ``(kind, args)`` with kind floordiv, mod, max or min."""
+    """The structure of a dim (through ``dims.structure``): an ``int``, or a list of
+    ``(coefficient, [(atom, exponent), ...])`` terms where an atom is a ``Sym`` or
+    ``(kind, args)`` with kind floordiv, max or min (a remainder is ``a - b*(a//b)``)."""
     if isinstance(d, int):
         return d
-    return [(c, [(a if isinstance(a, Sym) else (a.kind, a.args), e) for a, e in m]) for m, c in d.terms]
+    return [(c, [(dims.as_sym(f) or structure.operation(f), e) for f, e in factors])
+            for c, factors in structure.terms(d)]
 
 
 def sympy_symbol(s: Sym) -> sympy.Symbol:

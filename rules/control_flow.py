@@ -52,7 +52,7 @@ def _widen(node, k, tmpl, out, varying):
             return Tensor(tmpl.dtype, None)
         shape = list(tmpl.shape)
         for axis, (t, o) in enumerate(zip(tmpl.shape, out.shape)):
-            if t != o and t not in varying:
+            if not dims.same(t, o) and t not in varying:
                 shape[axis] = node.fresh(CHANGES, k, axis)
                 varying.add(shape[axis])
         value = tmpl.value if tmpl.value == out.value else None
@@ -68,7 +68,7 @@ def _widen(node, k, tmpl, out, varying):
         else:
             elem = None if tmpl.elem is None else _widen(node, k, tmpl.elem, out.elem, varying)
         length = tmpl.count
-        if length is not None and length != out.count and length not in varying:
+        if length is not None and (out.count is None or not dims.same(length, out.count)) and length not in varying:
             length = node.fresh("the number of items changes from one iteration to the next", k)
             varying.add(length)
         if (items, elem, length) == (tmpl.items, tmpl.elem, tmpl.count):

@@ -88,5 +88,5 @@ def test_substituting_a_symbol_then_evaluating_is_evaluating_with_its_value(tree
     value = dims.evaluate(replacement, b)
     if value < 1:  # outside the symbol's range: a substitution there means nothing
         return
-    out = dims.substitute(e, {POSITIVE["a"].terms[0][0][0][0]: replacement})
+    out = dims.substitute(e, {dims.as_sym(POSITIVE["a"]): replacement})
     assert dims.evaluate(out, b) == dims.evaluate(e, {**b, "a": value})

@@ -16,16 +16,41 @@ dynamic shapes, and must say so.
 
 The modules, each built on the ones before it: ``expr`` (the representation and
 polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
-``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution).
+``quasi`` (quasi-affine dims: equality decided, one form per function of one symbol),
+``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution), and
+``structure``: the API for code outside the algebra (terms, operations, coefficients, a visitor).
 """
 
 from . import division as _division
+from . import structure
+from . import quasi as _quasi
 from . import ranges as _ranges
 from .division import ceil_div, floordiv, mod
-from .expr import (DEFAULT_LO, FRESH_LO, INT64_MAX, Atom, Dim, Expr, Sym, SymbolicDimError, UndecidableError, add,
-                   as_sym, atoms, evaluate, expr_of, free_symbols, is_static, later, mul, neg, sub, sym)
+from .expr import (
+                   DEFAULT_LO,
+                   FRESH_LO,
+                   INT64_MAX,
+                   Atom,
+                   Dim,
+                   Expr,
+                   Sym,
+                   SymbolicDimError,
+                   UndecidableError,
+                   add,
+                   as_sym,
+                   atoms,
+                   evaluate,
+                   expr_of,
+                   free_symbols,
+                   is_static,
+                   later,
+                   mul,
+                   neg,
+                   sub,
+                   sym,
+)
 from .minmax import dmax, dmin
-from .ranges import known_ne, lower_bound, range_of, try_eq, try_le, try_lt
+from .ranges import known_ne, lower_bound, range_of, same, try_eq, try_le, try_lt
 from .rewrite import substitute
 
 # Expr's operators that the layers above the representation define.
@@ -33,10 +58,11 @@ later.floordiv = _division.floordiv
 later.mod = _division.mod
 later.try_lt = _ranges.try_lt
 later.try_le = _ranges.try_le
+later.normalize = _quasi.normalize
 
 __all__ = [
     "DEFAULT_LO", "FRESH_LO", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "sub", "substitute", "sym", "try_eq",
-    "try_le", "try_lt",
+    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "same", "sub", "substitute", "sym", "try_eq",
+    "try_le", "try_lt", "structure",
 ]

@@ -2,7 +2,7 @@
 
 An ``Expr`` is kept in one canonical form, a polynomial with integer coefficients
 whose variables ("atoms") are symbols or non-polynomial terms (floor division,
-modulo, max, min) over canonical expressions. Every ``Expr`` is interned: two
+max, min) over canonical expressions. Every ``Expr`` is interned: two
 expressions with the same canonical form are the same object, so equality and
 hashing are identity operations, as cheap as for ints.
 """
@@ -41,6 +41,9 @@ class _Later:
 
     def format(self, e: "Expr") -> str:
         return repr(e.terms)
+
+    def normalize(self, terms) -> "Optional[Dim]":
+        return None
 
     def to_sympy(self, e: "Expr"):
         raise NotImplementedError  # onnxsym installs the sympy bridge's
@@ -85,9 +88,9 @@ class Sym(Atom):
 class _OpAtom(Atom):
     """An interned term ``kind(args...)`` whose args are canonical dims."""
 
-    __slots__ = ("kind", "args")
+    __slots__ = ("kind", "args", "periods")
     _table: Dict[tuple, "_OpAtom"] = {}
-    _ORDER = {"floordiv": 1, "mod": 2, "max": 3, "min": 4}
+    _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
     def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
         k = (kind, args)
@@ -97,6 +100,7 @@ class _OpAtom(Atom):
             a.kind, a.args = kind, args
             a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
             a._range = None
+            a.periods = False  # not yet known (see quasi.atom_periods)
             cls._table[k] = a
         return a
 
@@ -127,6 +131,10 @@ class Expr:
     def __new__(cls, terms: Terms) -> "Expr":
         e = cls._table.get(terms)
         if e is None:
+            canonical = later.normalize(terms)
+            if canonical is not None:
+                cls._table[terms] = canonical
+                return canonical
             e = object.__new__(cls)
             e.terms = terms
             e.key = tuple((_mono_key(m), c) for m, c in terms)
@@ -399,8 +407,6 @@ def _eval_atom(atom: Atom, bindings) -> int:
     vals = [evaluate(x, bindings) for x in atom.args]
     if atom.kind == "floordiv":
         return vals[0] // vals[1]
-    if atom.kind == "mod":
-        return vals[0] % vals[1]
     if atom.kind == "max":
         return max(vals)
     return min(vals)

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from .expr import INT64_MAX, Atom, Dim, Expr, Terms, _atom_expr, _OpAtom, add, mul, neg, sub
+from .expr import (
+    INT64_MAX,
+    Atom,
+    Dim,
+    Expr,
+    Terms,
+    _atom_expr,
+    _OpAtom,
+    add,
+    mul,
+    neg,
+    sub,
+)
+from .quasi import identically_zero
 
 
 def _imul(a: Tuple[int, int], b: Tuple[int, int]) -> Tuple[int, int]:
@@ -60,8 +73,17 @@ def range_of(d: Dim) -> Tuple[int, int]:
         return d, d
     r = d._range
     if r is None:
-        r = d._range = _poly_range(d.terms)
+        r = _poly_range(d.terms)
+        if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
+            # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
+            r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
+        d._range = r
     return r
+
+
+def _divides_by_constant(m) -> bool:
+    return len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind == "floordiv" \
+        and isinstance(m[0][0].args[1], int)
 
 
 def try_le(a: Dim, b: Dim) -> Optional[bool]:
@@ -86,27 +108,30 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     """A lower bound of ``d``, tighter than its interval range where the terms are related.
 
     Interval arithmetic treats ``(x + 7)//8`` and ``x`` as independent; here a term
-    ``k*(x//c)`` is rewritten exactly as ``k*(x - x%c)/c`` so that ``x`` can cancel,
+    ``k*(x//c)`` is rewritten exactly as ``k*(x - r)/c`` (``r`` the remainder, in ``[0, c)``) so that ``x`` can cancel,
     a ``-min(p, q)`` is at least ``-p`` and a ``max(p, q)`` at least ``p``.
     """
     if isinstance(d, int):
         return d
     if depth == 0:
-        return range_of(d)[0]
+        return _poly_range(d.terms)[0]
     key = (d, depth)
     r = _lower_cache.get(key)
     if r is not None:
         return r
-    best = range_of(d)[0]
+    best = _poly_range(d.terms)[0]
     for m, k in d.terms:
         if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
             continue
         atom = m[0][0]
         rest = sub(d, mul(k, _atom_expr(atom)))
         if atom.kind == "floordiv" and isinstance(atom.args[1], int) and atom.args[1] > 0:
+            # c*d == c*rest + k*x - k*r for the remainder r of x by c, 0 <= r < c
             x, c = atom.args
-            scaled = add(mul(c, rest), mul(k, sub(x, _atom_expr(_OpAtom("mod", (x, c))))))
-            best = max(best, -((-lower_bound(scaled, depth - 1)) // c))  # ceil: d is an integer
+            xlo, xhi = range_of(x)
+            r_hi = min(xhi, c - 1) if xlo >= 0 else c - 1
+            scaled = lower_bound(add(mul(c, rest), mul(k, x)), depth - 1) - max(k, 0) * r_hi
+            best = max(best, -((-scaled) // c))  # ceil: d is an integer
         elif (atom.kind == "min" and k < 0) or (atom.kind == "max" and k > 0):
             # rest + k*max(p, q) >= rest + k*p, and likewise for each argument
             for arg in atom.args:
@@ -140,7 +165,22 @@ def try_eq(a: Dim, b: Dim) -> Optional[bool]:
         return False
     if up == down == 0:
         return True
-    return None
+    return True if identically_zero(d) else None  # complete where d is quasi-affine
+
+
+_same_cache: Dict[tuple, bool] = {}
+
+
+def same(a: Dim, b: Dim) -> bool:
+    """Whether ``a`` and ``b`` are provably the same value: ``==``, or ``try_eq`` proves it (complete
+    for quasi-affine dims). Where two values merge, this decides whether a dim is kept."""
+    if a is b or (isinstance(a, int) and isinstance(b, int)):
+        return a == b
+    k = (a, b)
+    r = _same_cache.get(k)
+    if r is None:
+        r = _same_cache[k] = try_eq(a, b) is True
+    return r
 
 
 def known_ne(a: Dim, b: Dim) -> bool:

@@ -1,8 +1,5 @@
-"""The few structural reads of a dim the domain needs, in one place.
-
-The algebra exposes no visitor yet (/work/notes/algebra.md: one is coming); until it
-does, this module alone reads an ``Expr``'s monomials and its atoms' kind and
-arguments, so that porting to the visitor touches nothing else.
+"""The few structural reads of a dim the domain needs, in one place, over
+``onnxsym.dims.structure``. An atom here is a ``Sym``, or a dim that is one operation.
 """
 
 from __future__ import annotations
@@ -10,34 +7,34 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from .. import dims
-from ..dims import Dim, Sym
+from ..dims import Dim, Sym, structure
+
+
+def _atom(f: Dim):
+    return dims.as_sym(f) or f
 
 
 def monomials(d: Dim) -> List[Tuple[Tuple[Tuple[object, int], ...], int]]:
     """``d`` as ``[(((atom, exponent), ...), coefficient), ...]``; the constant has no atoms."""
-    if isinstance(d, int):
-        return [((), d)] if d else []
-    return list(d.terms)
+    return [(tuple((_atom(f), e) for f, e in factors), c) for c, factors in structure.terms(d)]
 
 
 def kind(atom) -> str:
-    """``sym``, ``floordiv``, ``mod``, ``max`` or ``min``."""
-    return "sym" if isinstance(atom, Sym) else atom.kind
+    """``sym``, ``floordiv``, ``max`` or ``min`` (a remainder is ``x - c*(x//c)``)."""
+    return "sym" if isinstance(atom, Sym) else structure.operation(atom)[0]
 
 
 def args(atom) -> tuple:
-    return () if isinstance(atom, Sym) else atom.args
+    return () if isinstance(atom, Sym) else structure.operation(atom)[1]
 
 
 def as_dim(atom) -> Dim:
     """The dim that is ``atom`` alone."""
-    if isinstance(atom, Sym):
-        return dims.expr_of(atom)
-    return dims.Expr(((((atom, 1),), 1),))
+    return dims.expr_of(atom) if isinstance(atom, Sym) else atom
 
 
 def atom_range(atom) -> Tuple[int, int]:
-    return (atom.lo, atom.hi) if isinstance(atom, Sym) else dims.range_of(as_dim(atom))
+    return (atom.lo, atom.hi) if isinstance(atom, Sym) else dims.range_of(atom)
 
 
 def symbols_of(atom) -> frozenset:
@@ -46,10 +43,7 @@ def symbols_of(atom) -> frozenset:
 
 def lone_atom(d: Dim) -> Optional[object]:
     """The atom ``d`` is, when ``d`` is one atom with coefficient and exponent 1."""
-    m = monomials(d)
-    if len(m) == 1 and m[0][1] == 1 and len(m[0][0]) == 1 and m[0][0][0][1] == 1:
-        return m[0][0][0][0]
-    return None
+    return _atom(d) if structure.is_atom(d) else None
 
 
 def constant(d: Dim) -> int:
@@ -86,6 +80,4 @@ def _atom_source(atom, names) -> str:
     xs = [_source(x, names) for x in args(atom)]
     if k == "floordiv":
         return f"({xs[0]}//{xs[1]})"
-    if k == "mod":
-        return f"({xs[0]}%{xs[1]})"
     return f"{k}({', '.join(xs)})"

@@ -1,7 +1,8 @@
 """A dim as an MLIR affine expression over symbols ``s0, s1, ...``.
 
 Affine here means what an ``affine_map`` may hold: sums of symbols times
-constants, plus ``floordiv`` and ``mod`` by a positive constant. Anything else
+constants, plus ``floordiv`` by a positive constant (a remainder is
+``n - c*(n floordiv c)``, the algebra's one form of it). Anything else
 (``max``, ``min``, a product of symbols, division by a symbol) is an opaque
 unit: the caller gives it a symbol of its own, and it enters the expression as
 that symbol.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import dims
-from ..dims import Dim, Expr, Sym
+from ..dims import Dim, structure
 
 # operand(dim) -> position of the symbol standing for ``dim`` (a root symbol or an opaque unit)
 Operand = Callable[[Dim], int]
@@ -20,19 +21,18 @@ Operand = Callable[[Dim], int]
 
 def is_opaque_unit(d: Dim) -> bool:
     """Whether ``d`` is one term that no affine map can express (its own symbol)."""
-    if not isinstance(d, Expr) or len(d.terms) != 1:
-        return False
-    mono, coeff = d.terms[0]
-    return coeff == 1 and not _affine_mono(mono)
+    ts = structure.terms(d)
+    return len(ts) == 1 and ts[0][0] == 1 and bool(ts[0][1]) and not _affine_factors(ts[0][1])
 
 
-def _affine_mono(mono) -> bool:
-    if len(mono) != 1 or mono[0][1] != 1:
+def _affine_factors(factors) -> bool:
+    if len(factors) != 1 or factors[0][1] != 1:
         return False
-    atom = mono[0][0]
-    if isinstance(atom, Sym):
+    f = factors[0][0]
+    if dims.as_sym(f) is not None:
         return True
-    return atom.kind in ("floordiv", "mod") and isinstance(atom.args[1], int) and atom.args[1] > 0
+    kind, (_, den) = structure.operation(f)
+    return kind == "floordiv" and isinstance(den, int) and den > 0
 
 
 def affine_text(d: Dim, operand: Operand) -> str:
@@ -41,11 +41,11 @@ def affine_text(d: Dim, operand: Operand) -> str:
         return str(d)
     parts = []
     const = 0
-    for mono, c in d.terms:
-        if mono == ():
+    for c, factors in structure.terms(d):
+        if not factors:
             const = c
             continue
-        parts.append((_mono_text(mono, operand), c))
+        parts.append((_factors_text(factors, operand), c))
     if const:
         parts.append((None, const))
     out = ""
@@ -62,16 +62,14 @@ def affine_text(d: Dim, operand: Operand) -> str:
     return out
 
 
-def _mono_text(mono, operand: Operand) -> str:
-    if not _affine_mono(mono):
-        unit = dims.Expr(((mono, 1),))
-        return f"s{operand(unit)}"
-    atom = mono[0][0]
-    if isinstance(atom, Sym):
-        return f"s{operand(dims.expr_of(atom))}"
-    num, den = atom.args
-    op = "floordiv" if atom.kind == "floordiv" else "mod"
-    return f"{_wrap(affine_text(num, operand))} {op} {den}"
+def _factors_text(factors, operand: Operand) -> str:
+    if not _affine_factors(factors):
+        return f"s{operand(structure.from_terms([(1, factors)]))}"
+    f = factors[0][0]
+    if dims.as_sym(f) is not None:
+        return f"s{operand(f)}"
+    _, (num, den) = structure.operation(f)
+    return f"{_wrap(affine_text(num, operand))} floordiv {den}"
 
 
 def _wrap(text: str) -> str:

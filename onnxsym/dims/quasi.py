@@ -1,0 +1,307 @@
+"""Quasi-affine dims: sums of symbols and of floor divisions by positive constants (nested).
+
+Such a dim ``f`` is periodic up to a linear part: for each symbol ``s`` there is a
+period ``P`` with ``f(s + P) - f(s)`` constant, and ``P`` divides the product of the
+divisors on each path from ``s`` up to the top. So ``f`` is zero on the whole
+domain of its symbols exactly when it is zero on one box of ``P + 1`` values per
+symbol (all values where the range is shorter): :func:`identically_zero` decides
+equality of quasi-affine dims completely.
+
+A quasi-affine function of one symbol also gets one canonical form,
+:func:`normalize`: the part of a sum made of that symbol and of floor divisions
+over it alone is rewritten as ``k*s + sum(m*((u*s + j)//d))`` with the fewest
+divisions (then the plainest ones), chosen from the function's values only. Two
+dims that are sums of such parts are therefore ``==`` exactly when they are equal.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Dict, List, Optional, Tuple
+
+from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
+
+# Largest period examined: beyond it a function keeps the form its construction gave.
+MAX_PERIOD = 64
+# Largest box of points evaluated to decide that a quasi-affine dim is zero.
+MAX_POINTS = 4096
+
+Periods = Dict[Sym, int]
+
+
+def atom_periods(atom: Atom) -> Optional[Periods]:
+    """Per symbol, a period of ``atom`` (``None`` unless it is quasi-affine)."""
+    if isinstance(atom, Sym):
+        return {atom: 1}
+    assert isinstance(atom, _OpAtom)
+    p = atom.periods
+    if p is False:
+        p = None
+        n, d = atom.args if atom.kind == "floordiv" else (None, None)
+        if isinstance(d, int) and d > 0:
+            inner = periods(n)
+            if inner is not None:
+                p = {s: q * d for s, q in inner.items()}
+        atom.periods = p
+    return p
+
+
+def periods(d: Dim) -> Optional[Periods]:
+    """Per symbol, a period of ``d`` when ``d`` is quasi-affine, else ``None``."""
+    if isinstance(d, int):
+        return {}
+    out: Periods = {}
+    for m, _ in d.terms:
+        if not m:
+            continue
+        if len(m) != 1 or m[0][1] != 1:
+            return None
+        p = atom_periods(m[0][0])
+        if p is None:
+            return None
+        for s, q in p.items():
+            out[s] = q * out[s] // math.gcd(q, out[s]) if s in out else q
+    return out
+
+
+def _solo(atom: Atom) -> Optional[Sym]:
+    """The one symbol of a quasi-affine floor division over a single symbol."""
+    if not isinstance(atom, _OpAtom) or atom.kind != "floordiv":
+        return None
+    p = atom_periods(atom)
+    if p is None or len(p) != 1:
+        return None
+    (s,) = p
+    return s
+
+
+def normalized_division(n: Dim, d: int) -> bool:
+    """Whether :func:`normalize` gives ``n // d`` its form (it is over one symbol, within reach)."""
+    p = periods(n)
+    if not p or len(p) != 1:
+        return False
+    ((s, q),) = p.items()
+    return q * d <= MAX_PERIOD and s.hi - s.lo >= q * d
+
+
+# --------------------------------------------------------------------------- deciding zero
+
+
+def identically_zero(d: Dim) -> Optional[bool]:
+    """Whether a quasi-affine ``d`` is 0 for every value of its symbols in their ranges;
+    ``None`` when ``d`` is not quasi-affine or the box to check is too large."""
+    p = periods(d)
+    if p is None:
+        return None
+    axes = []
+    size = 1
+    for s, q in sorted(p.items(), key=lambda sq: sq[0].key):
+        hi = s.hi if s.hi - s.lo <= q else s.lo + q
+        axes.append((s, range(s.lo, hi + 1)))
+        size *= hi - s.lo + 1
+        if size > MAX_POINTS:
+            return None
+    syms = [s for s, _ in axes]
+    for point in itertools.product(*(r for _, r in axes)):
+        if evaluate(d, dict(zip(syms, point))):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- one form per function
+
+# (divisor, multiplier u, offset j, coefficient m): m*((u*s + j)//d), 0 < u < d, gcd(u, d) == 1, 0 <= j < d
+Division = Tuple[int, int, int, int]
+Form = Tuple[int, Tuple[Division, ...]]  # (k, divisions): k*s + sum of the divisions
+
+
+def _steps(d: int, u: int, j: int, period: int) -> int:
+    """The set of ``t`` in ``[0, period)`` where ``(u*t + j)//d`` steps up (by 1), as a bit mask."""
+    return sum(1 << t for t in range(period) if (u * (t + 1) + j) // d - (u * t + j) // d)
+
+
+def _cost(form: Form) -> tuple:
+    k, divs = form
+    return (len(divs), k != 0, sum(u != 1 for _, u, _, _ in divs), sum(abs(m) for *_, m in divs), abs(k), k < 0,
+            tuple(sorted(divs)))
+
+
+Basis = List[Tuple[Tuple[int, int, int], int]]  # ((d, u, j), step mask)
+
+
+def _fit(levels: Dict[int, int], full: int, basis: Basis) -> Optional[Form]:
+    """``k`` and the coefficients ``m`` with ``steps == k + sum(m * basis steps)``, when they exist and
+    are unique; ``levels`` maps each step value to the mask of the ``t`` where it occurs."""
+    n = len(basis)
+    values: Dict[Tuple[int, ...], int] = {}
+    for pattern in itertools.product((0, 1), repeat=n):
+        cell = full
+        for bit, (_, mask) in zip(pattern, basis):
+            cell &= mask if bit else ~mask
+        if cell:
+            v = next((v for v, at in levels.items() if not cell & ~at), None)
+            if v is None:
+                return None  # the steps differ where the divisions do not
+            values[pattern] = v
+    solution = _solve([(1,) + p for p in values], list(values.values()))
+    if solution is None or any(m == 0 for m in solution[1:]):
+        return None
+    k, *ms = solution
+    return k, tuple((d, u, j, m) for ((d, u, j), _), m in zip(basis, ms))
+
+
+def _solve(rows: List[Tuple[int, ...]], rhs: List[int]) -> Optional[List[int]]:
+    """The one integer solution of ``rows @ x == rhs``, if there is exactly one."""
+    n = len(rows[0])
+    a = [[Fraction(x) for x in row] + [Fraction(v)] for row, v in zip(rows, rhs)]
+    r = 0
+    for c in range(n):
+        pivot = next((i for i in range(r, len(a)) if a[i][c]), None)
+        if pivot is None:
+            return None  # not unique
+        a[r], a[pivot] = a[pivot], a[r]
+        for i in range(len(a)):
+            if i != r and a[i][c]:
+                f = a[i][c] / a[r][c]
+                a[i] = [x - f * y for x, y in zip(a[i], a[r])]
+        r += 1
+    if any(row[-1] for row in a[n:]):
+        return None  # inconsistent
+    out = [a[i][-1] / a[i][i] for i in range(n)]
+    return [int(x) for x in out] if all(x.denominator == 1 for x in out) else None
+
+
+def _form(steps: Tuple[int, ...]) -> Optional[Form]:
+    """The form of least cost whose steps (differences) are ``steps``, one period of them, among
+    those with up to three divisions (``None`` if there is none)."""
+    period = len(steps)
+    levels: Dict[int, int] = {}
+    for t, v in enumerate(steps):
+        levels[v] = levels.get(v, 0) | 1 << t
+    if len(levels) == 1:
+        return steps[0], ()
+    full = (1 << period) - 1
+    divisors = [d for d in range(2, period + 1) if period % d == 0]
+    plain = [((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d)]
+    general = [((d, u, j), _steps(d, u, j, period)) for d in divisors if period <= 32 for u in range(2, d)
+               if math.gcd(u, d) == 1 for j in range(d)]
+    # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
+    # the searches stay small (each function pays for its search once).
+    for size, pool in ((1, plain + general), (2, plain if len(plain) <= 200 else []),
+                       (3, plain if len(plain) <= 40 else [])):
+        if len(levels) > 2 ** size:
+            continue
+        found = [f for combo in itertools.combinations(pool, size) if _lcm(d for (d, _, _), _ in combo) == period
+                 for f in [_fit(levels, full, list(combo))] if f]
+        if found:
+            return min(found, key=_cost)
+    return None
+
+
+def _lcm(ns) -> int:
+    out = 1
+    for n in ns:
+        out = out * n // math.gcd(out, n)
+    return out
+
+
+_form_cache: Dict[tuple, Optional[Tuple[Form, int]]] = {}
+
+
+def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Optional[Tuple[Form, int]]:
+    """The canonical form of ``k*s + sum(c*atom)`` and its value at ``s = 0``."""
+    key = (s, k, items)
+    if key in _form_cache:
+        return _form_cache[key]
+    out = None
+    bound = 1
+    for atom, _ in items:
+        p = atom_periods(atom)[s]
+        bound = bound * p // math.gcd(bound, p)
+    if bound <= MAX_PERIOD:
+        values = [k * t + sum(c * _eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
+        steps = tuple(b - a for a, b in zip(values, values[1:]))
+        period = next(p for p in range(1, bound + 1) if bound % p == 0 and steps[p:] == steps[:-p])
+        # A range shorter than the period would let a division be constant on it, which
+        # floordiv would have folded: such a symbol keeps the form its construction gave.
+        form = _form(steps[:period]) if s.hi - s.lo >= period else None
+        if form is not None:
+            out = form, values[0]
+    _form_cache[key] = out
+    return out
+
+
+def _division(s: Sym, d: int, u: int, j: int) -> _OpAtom:
+    num: Dict[Mono, int] = {((s, 1),): u}
+    if j:
+        num[()] = j
+    return _OpAtom("floordiv", (_from_dict(num), d))
+
+
+def _pair_max_min(terms: Terms, out: Dict[Mono, int]) -> bool:
+    """``max(p, q) + min(p, q) == p + q``: the common part of their coefficients becomes ``p + q``."""
+    found: Dict[tuple, Dict[str, Tuple[Mono, int]]] = {}
+    for m, c in terms:
+        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind in ("max", "min") \
+                and len(m[0][0].args) == 2:
+            found.setdefault(m[0][0].args, {})[m[0][0].kind] = (m, c)
+    changed = False
+    for args, pair in found.items():
+        if len(pair) != 2:
+            continue
+        (mx, cx), (mn, cn) = pair["max"], pair["min"]
+        if (cx > 0) != (cn > 0):
+            continue
+        common = cx if abs(cx) <= abs(cn) else cn
+        out[mx] -= common
+        out[mn] -= common
+        for a in args:
+            for am, ac in (a.terms if isinstance(a, Expr) else (((), a),)):
+                out[am] = out.get(am, 0) + common * ac
+        changed = True
+    return changed
+
+
+def normalize(terms: Terms) -> Optional[Dim]:
+    """The canonical dim of ``terms`` when it differs from them, else ``None``."""
+    groups: Dict[Sym, List[Tuple[_OpAtom, int]]] = {}
+    minmax = False
+    for m, c in terms:
+        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom):
+            atom = m[0][0]
+            s = _solo(atom)
+            if s is not None:
+                groups.setdefault(s, []).append((atom, c))
+            elif atom.kind in ("max", "min"):
+                minmax = True
+    if not groups and not minmax:
+        return None
+    out: Dict[Mono, int] = dict(terms)
+    changed = minmax and _pair_max_min(terms, out)
+    for s, items in groups.items():
+        lin: Mono = ((s, 1),)
+        k = out.get(lin, 0)
+        items.sort(key=lambda ac: ac[0].key)
+        found = _solo_form(s, k, tuple(items))
+        if found is None:
+            continue
+        (k2, divs), at0 = found
+        new: Dict[Mono, int] = {lin: k2} if k2 else {}
+        for d, u, j, m in divs:
+            new[((_division(s, d, u, j), 1),)] = m
+        old = {lin: k} if k else {}
+        old.update({((a, 1),): c for a, c in items})
+        if new == old and at0 == 0:
+            continue
+        changed = True
+        for mono in old:
+            del out[mono]
+        for mono, c in new.items():
+            out[mono] = out.get(mono, 0) + c
+        out[()] = out.get((), 0) + at0
+    if not changed:
+        return None
+    return _from_dict(out)
+

@@ -1,0 +1,174 @@
+"""The structure of a dim, for code outside the algebra (printers, solvers, exporters).
+
+A dim is a sum of terms ``coefficient * f1**e1 * f2**e2 ...`` in canonical order;
+each factor ``f`` is a dim that is one atom: a symbol (:func:`onnxsym.dims.as_sym`)
+or an operation (:func:`operation`: ``floordiv``, ``max``, ``min`` over dims).
+Nothing outside ``onnxsym.dims`` needs the representation behind this.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Generic, List, Optional, Sequence, Tuple, TypeVar
+
+from .division import _exact_div, floordiv
+from .expr import Dim, Expr, Mono, Sym, _atom_expr, _from_dict, _OpAtom, add, mul
+from .ranges import range_of
+
+Factor = Tuple[Dim, int]  # (a dim that is one atom, its exponent)
+Term = Tuple[int, Tuple[Factor, ...]]  # (coefficient, factors); no factors: the constant
+
+
+def terms(d: Dim) -> Tuple[Term, ...]:
+    """``d`` as a sum of terms, in canonical order (the constant, if any, first)."""
+    if isinstance(d, int):
+        return ((d, ()),) if d else ()
+    return tuple((c, tuple((_atom_expr(a), e) for a, e in m)) for m, c in d.terms)
+
+
+def from_terms(ts: Sequence[Term]) -> Dim:
+    """The sum of ``ts`` (canonicalized)."""
+    out: Dim = 0
+    for c, factors in ts:
+        term: Dim = c
+        for f, e in factors:
+            for _ in range(e):
+                term = mul(term, f)
+        out = add(out, term)
+    return out
+
+
+def _atom(d: Dim):
+    if isinstance(d, Expr) and len(d.terms) == 1 and d.terms[0][1] == 1:
+        m = d.terms[0][0]
+        if len(m) == 1 and m[0][1] == 1:
+            return m[0][0]
+    return None
+
+
+def operation(d: Dim) -> Optional[Tuple[str, Tuple[Dim, ...]]]:
+    """``(kind, args)`` when ``d`` is one operation: ``("floordiv", (n, d))``, ``("max", args)`` or
+    ``("min", args)``; else ``None`` (a symbol, a sum, a product, a number)."""
+    a = _atom(d)
+    return (a.kind, a.args) if isinstance(a, _OpAtom) else None
+
+
+def is_atom(d: Dim) -> bool:
+    """Whether ``d`` is one symbol or one operation (a factor of a term)."""
+    return _atom(d) is not None
+
+
+def coefficient(d: Dim, x: Dim) -> Dim:
+    """The ``c`` in ``d == c*x + rest``, where ``x`` is an atom and ``rest`` holds no term with ``x``
+    to the first power (``c`` is a dim: ``coefficient(3*a*b + b, b) == 3*a + 1``)."""
+    atom = _atom(x)
+    if atom is None:
+        raise ValueError(f"not a symbol or an operation: {x}")
+    if isinstance(d, int):
+        return 0
+    out = {}
+    for m, c in d.terms:
+        if (atom, 1) in m:
+            rest: Mono = tuple(ae for ae in m if ae[0] is not atom)
+            out[rest] = c
+    return _from_dict(out)
+
+
+def linear_coefficient(d: Dim, x: Dim) -> int:
+    """The coefficient of the term that is the atom ``x`` alone (0 if there is none)."""
+    atom = _atom(x)
+    if atom is None or isinstance(d, int):
+        return 0
+    for m, c in d.terms:
+        if len(m) == 1 and m[0] == (atom, 1):
+            return c
+    return 0
+
+
+def common_factor(d: Dim) -> Dim:
+    """The largest ``g * monomial`` (``g > 0``) that divides every term of ``d``: ``6*a*b + 4*a`` gives ``2*a``."""
+    if isinstance(d, int):
+        return abs(d) or 1
+    shared = dict(d.terms[0][0])
+    g = 0
+    for m, c in d.terms:
+        md = dict(m)
+        shared = {a: min(e, md[a]) for a, e in shared.items() if a in md}
+        g = math.gcd(g, c)
+    mono: Mono = tuple(sorted(shared.items(), key=lambda ae: ae[0].key))
+    return _from_dict({mono: g})
+
+
+def exact_quotient(a: Dim, b: Dim) -> Optional[Dim]:
+    """``a / b`` when it is an integer multiple of ``b`` or ``b`` is one term that divides every term
+    of ``a``; else ``None``."""
+    if isinstance(b, int):
+        if b == 0:
+            return None
+        if isinstance(a, int):
+            return a // b if a % b == 0 else None
+        return _from_dict({m: c // b for m, c in a.terms}) if all(c % b == 0 for _, c in a.terms) else None
+    if isinstance(a, int):
+        return 0 if a == 0 else None
+    if a is b:
+        return 1
+    k = a.terms[0][1] // b.terms[0][1]
+    if len(a.terms) == len(b.terms) and k and mul(b, k) is a:
+        return k
+    return _exact_div(a, b)
+
+
+def without_positive_factor(d: Dim) -> Dim:
+    """``d`` divided by its common factor when that factor is provably positive (``d == 0`` holds
+    exactly when the quotient is 0)."""
+    if isinstance(d, int):
+        return d
+    factor = common_factor(d)
+    if factor == 1 or range_of(factor)[0] < 1:
+        return d
+    return floordiv(d, factor)  # exact: the factor divides every term
+
+
+T = TypeVar("T")
+
+
+class Visitor(Generic[T]):
+    """A fold over a dim's structure: :meth:`visit` calls :meth:`number` for an int and, for an
+    Expr, :meth:`sum` of :meth:`term` of the atoms' results (:meth:`symbol`, :meth:`floordiv`,
+    :meth:`max`, :meth:`min`, which get the atom's args as dims and call :meth:`visit` on them as
+    they need)."""
+
+    def visit(self, d: Dim) -> T:
+        if isinstance(d, int):
+            return self.number(d)
+        return self.sum([self.term(c, [(self.atom(f), e) for f, e in fs]) for c, fs in terms(d)])
+
+    def atom(self, f: Dim) -> T:
+        s = _atom(f)
+        if isinstance(s, Sym):
+            return self.symbol(s)
+        kind, args = operation(f)
+        if kind == "floordiv":
+            return self.floordiv(*args)
+        return self.max(args) if kind == "max" else self.min(args)
+
+    def number(self, c: int) -> T:
+        raise NotImplementedError
+
+    def symbol(self, s: Sym) -> T:
+        raise NotImplementedError
+
+    def floordiv(self, n: Dim, d: Dim) -> T:
+        raise NotImplementedError
+
+    def max(self, args: Tuple[Dim, ...]) -> T:
+        raise NotImplementedError
+
+    def min(self, args: Tuple[Dim, ...]) -> T:
+        raise NotImplementedError
+
+    def term(self, coefficient: int, factors: List[Tuple[T, int]]) -> T:
+        raise NotImplementedError
+
+    def sum(self, parts: List[T]) -> T:
+        raise NotImplementedError
