@@ -14,7 +14,7 @@ import onnx
 from . import dims
 from .dims import Dim
 from .declared import declared_dims
-from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
 META_PREFIX = "onnxsym."

@@ -6,7 +6,6 @@ import os
 import numpy as np
 import onnx
 import onnxruntime as ort
-import pytest
 from click.testing import CliRunner
 from onnx import helper, numpy_helper
 

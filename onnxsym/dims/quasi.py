@@ -218,7 +218,9 @@ def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Option
     out = None
     bound = 1
     for atom, _ in items:
-        p = atom_periods(atom)[s]
+        ps = atom_periods(atom)
+        assert ps is not None
+        p = ps[s]
         bound = bound * p // math.gcd(bound, p)
     if bound <= MAX_PERIOD:
         values = [k * t + sum(c * _eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
@@ -258,8 +260,8 @@ def _pair_max_min(terms: Terms, out: Dict[Mono, int]) -> bool:
         out[mx] -= common
         out[mn] -= common
         for a in args:
-            for am, ac in (a.terms if isinstance(a, Expr) else (((), a),)):
-                out[am] = out.get(am, 0) + common * ac
+            for arg_mono, arg_c in (a.terms if isinstance(a, Expr) else (((), a),)):
+                out[arg_mono] = out.get(arg_mono, 0) + common * arg_c
         changed = True
     return changed
 
@@ -289,8 +291,8 @@ def normalize(terms: Terms) -> Optional[Dim]:
             continue
         (k2, divs), at0 = found
         new: Dict[Mono, int] = {lin: k2} if k2 else {}
-        for d, u, j, m in divs:
-            new[((_division(s, d, u, j), 1),)] = m
+        for d, u, j, coeff in divs:
+            new[((_division(s, d, u, j), 1),)] = coeff
         old = {lin: k} if k else {}
         old.update({((a, 1),): c for a, c in items})
         if new == old and at0 == 0:

@@ -147,7 +147,9 @@ class Visitor(Generic[T]):
         s = _atom(f)
         if isinstance(s, Sym):
             return self.symbol(s)
-        kind, args = operation(f)
+        op = operation(f)
+        assert op is not None, f
+        kind, args = op
         if kind == "floordiv":
             return self.floordiv(*args)
         return self.max(args) if kind == "max" else self.min(args)
