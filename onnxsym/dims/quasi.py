@@ -189,8 +189,9 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
                if math.gcd(u, d) == 1 for j in range(d)]
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
     # the searches stay small (each function pays for its search once).
-    for size, pool in ((1, plain + general), (2, plain if len(plain) <= 200 else []),
-                       (3, plain if len(plain) <= 40 else [])):
+    every = plain + general
+    for size, pool in ((1, every), (2, every if len(every) <= 120 else plain if len(plain) <= 200 else []),
+                       (3, every if len(every) <= 30 else plain if len(plain) <= 40 else [])):
         if len(levels) > 2 ** size:
             continue
         found = [f for combo in itertools.combinations(pool, size) if _lcm(d for (d, _, _), _ in combo) == period
