@@ -152,7 +152,7 @@ def test_subgraph_value_info_gets_the_computed_dims():
     assert written_dims(body["else_branch"].value_info[0]) == ["batch", 3]
     for cond in (True, False):  # each branch's inner value is the If's output: y, checked here
         assert check_written(out, [{"batch": 2}, {"batch": 5}],
-                             feeds=lambda b: {"cond": np.array(cond), "x": np.ones((b["batch"], 3), np.float32)}) == 4
+                             feeds=lambda b, cond=cond: {"cond": np.array(cond), "x": np.ones((b["batch"], 3), np.float32)}) == 4
 
 
 def test_dynamo_sympy_text_in_value_info_is_rewritten_over_the_input_symbols():

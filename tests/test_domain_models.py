@@ -79,3 +79,16 @@ def test_domain_is_stable(name):
     path = _path(name)
     texts = [onnxsym.infer(path).domain().lines() for _ in range(2)]
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("name", ["unet_ts", "unet_dynamo"])
+def test_corpus_unet_domain_is_exactly_where_onnxruntime_runs(name):
+    """The corpus UNet (models/real/): its clamped pool sizes (max(0, height - 2)) settle from
+    4 on; below, every size fails. At every size 1..13 the domain says what onnxruntime does."""
+    path = os.path.join(MODELS, "real", name + ".onnx")
+    result, domain, outcomes = check_all(path, {"batch": 1, "height": 8, "width": 8},
+                                         expect=["height >= 4", "width >= 4", "height % 4 == 0", "width % 4 == 0"])
+    for h in range(1, 14):
+        b = {"batch": 1, "height": h, "width": 8}
+        err, shapes = run(path, result, b)
+        assert (err is None and shapes == expected(result, b)) == (domain.violated(b) is None), (h, err)

@@ -97,5 +97,7 @@ def test_paddle_unknown_markers_on_inputs_are_unnamed_dims_and_a_declared_minus_
     assert [(s.value, s.declared) for s in res.stale] == [("y", ("-1", "?", "?", "3"))]
     out = onnxsym.write_result(res)
     assert written_dims(out.graph.output[0]) == ["x_d0", "x_d2", "x_d3", 3]
-    feeds = lambda b: {"x": np.ones((b["x_d0"], 3, b["x_d2"], b["x_d3"]), np.float32)}  # noqa: E731
+    def feeds(b):
+        return {"x": np.ones((b["x_d0"], 3, b["x_d2"], b["x_d3"]), np.float32)}
+
     assert check_written(out, [{"x_d0": 2, "x_d2": 4, "x_d3": 7}, {"x_d0": 1, "x_d2": 5, "x_d3": 3}], feeds) == 8

@@ -153,7 +153,8 @@ def _monotone_range(g: Dim, s: Sym) -> Optional[Form]:
     if direction is None or direction == 0:
         return None
     lo, hi = s.lo, s.hi
-    ok = lambda v: dims.evaluate(g, {s: v}) >= 0  # noqa: E731
+    value = st.compiled(g, (s,))
+    ok = lambda v: value(v) >= 0  # noqa: E731
     if direction < 0:  # holds for small s: find the largest s where it holds
         if not ok(lo):
             return Form("range", s.name, lo, lo - 1)  # never
@@ -257,6 +258,8 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
             # monotone: equal exactly between the two bounds (one size, or none)
             return [Form("range", s.name, max(f.lo for f in both), min(f.hi for f in both))]
         forms = _residues(diff, s)
+        if forms is None:
+            forms = _residues_above_clamps(diff, s)
         if forms is not None:
             return forms
     elif identically_zero(diff):
@@ -357,6 +360,44 @@ def identically_zero(diff: Dim) -> bool:
         if f(*[p * (1 + k // p) + k % p for p, k in zip(periods, point)]) != 0:
             return False
     return True
+
+
+# The largest size below which clamps are checked size by size.
+MAX_THRESHOLD = 256
+
+
+def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
+    """Residue classes of ``s`` for a ``diff`` whose min/max settle from some size ``T``
+    on (``max(0, height - 2)`` is ``height - 2`` from 2): the classes of the settled form,
+    when every size below ``T`` agrees with them (checked one by one)."""
+    t = s.lo + 1
+    while t <= MAX_THRESHOLD:
+        settled = dims.substitute(diff, {s: dims.expr_of(Sym(s.name, t, s.hi))})
+        if period(settled, dims.as_sym(_only_symbol(settled)) or s) is not None:
+            break
+        t *= 2
+    else:
+        return None
+    above = dims.free_symbols(settled)
+    if not above:
+        forms = [] if settled == 0 else None
+    else:
+        forms = _residues(settled, next(iter(above)))
+    if forms is None:
+        return None
+    forms = [Form(f.kind, s.name, modulus=f.modulus, residues=f.residues) for f in forms]
+    value = st.compiled(diff, (s,))
+    below = [value(v) == 0 for v in range(s.lo, t)]
+    if not any(below):  # no size below T: at least T, and the classes
+        return [Form("range", s.name, t, s.hi)] + forms
+    if all(ok == all(f.holds({s.name: v}) for f in forms) for v, ok in zip(range(s.lo, t), below)):
+        return forms
+    return None
+
+
+def _only_symbol(d: Dim) -> Dim:
+    syms = dims.free_symbols(d)
+    return dims.expr_of(next(iter(syms))) if len(syms) == 1 else 0
 
 
 def _smallest_modulus(good: List[int], L: int) -> int:
