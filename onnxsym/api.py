@@ -200,18 +200,20 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     (their range starts at 1 otherwise); ``progress(done, total)`` is called after
     each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
     symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
-    torch ``ExportedProgram``); ``assume`` takes ``sympy.Eq(past, seq)``. An initializer
-    that is also a graph input may be fed by the caller from IR version 4 on, so only its
-    declared shape is known; ``constant_initializers`` takes its value as a constant, as
-    onnxruntime does below IR version 4. ``strict=True`` raises :class:`RuleFailure` when
-    a rule fails (default: ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
+    torch ``ExportedProgram``), or the ``ExportedProgram`` itself; ``assume`` takes
+    ``sympy.Eq(past, seq)``. An initializer that is also a graph input may be fed by the
+    caller from IR version 4 on, so only its declared shape is known;
+    ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
+    version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
+    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model, base_dir = load_model(model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
-    table = SymbolTable(bound=dict(bind or {}), ranges=_checked_ranges(_plain_ranges(ranges or {})),
+    given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
+    table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges,
                         assume=[parse_assumption(a) for a in assume],
                         default_lo=0 if allow_zero else dims.DEFAULT_LO)
     engine = Engine(model, table, base_dir, constant_initializers)
@@ -241,15 +243,18 @@ def parse_assumption(a) -> Tuple[str, str]:
     return lhs.strip(), rhs.strip()
 
 
-def _plain_ranges(ranges: Mapping) -> Mapping[str, Tuple[int, int]]:
-    """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, and
-    objects with ``lower``/``upper`` (torch.export's range_constraints), go through the bridge."""
-    if all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int]]:
+    """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
+    with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
+    itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
+    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
         return ranges
-    from .sympy_bridge import sympy_ranges
+    from .sympy_bridge import exported_program_ranges, sympy_ranges
     try:
+        if hasattr(ranges, "range_constraints"):
+            return exported_program_ranges(ranges, model)
         return sympy_ranges(ranges)
-    except (ValueError, AttributeError) as exc:
+    except (ValueError, AttributeError, KeyError, TypeError) as exc:
         raise UserInputError(f"ranges: {exc}") from None
 
 

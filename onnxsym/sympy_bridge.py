@@ -195,3 +195,26 @@ def sympy_ranges(ranges: Mapping) -> Dict[str, Tuple[int, int]]:
         name = k.name if isinstance(k, sympy.Symbol) else str(k)
         out[name] = tuple(v) if isinstance(v, (tuple, list)) else interval(v)
     return out
+
+
+def exported_program_ranges(ep, model) -> Dict[str, Tuple[int, int]]:
+    """The ranges of a torch ``ExportedProgram`` (duck-typed: ``range_constraints``,
+    ``graph_signature.user_inputs``, placeholder nodes whose ``meta["val"].shape`` holds the
+    symbols) by the names the ONNX model gives those dims: torch numbers its symbols
+    (``s77``), the ONNX export names them (``batch``); the user inputs and the model's graph
+    inputs correspond in order, dim by dim. Two symbols on one name give their intersection."""
+    by_symbol = {str(k): interval(v) for k, v in ep.range_constraints.items()}
+    user = list(ep.graph_signature.user_inputs)
+    shapes = {n.name: n.meta["val"].shape for n in ep.graph.nodes
+              if n.op == "placeholder" and n.name in user and "val" in n.meta}
+    inits = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    out: Dict[str, Tuple[int, int]] = {}
+    for name, inp in zip(user, inputs):
+        for d, proto in zip(shapes.get(name, ()), inp.type.tensor_type.shape.dim):
+            r = by_symbol.get(str(d))
+            if r is None or not proto.dim_param.isidentifier():
+                continue
+            lo, hi = out.get(proto.dim_param, (0, dims.INT64_MAX))
+            out[proto.dim_param] = (max(lo, r[0]), min(hi, r[1]))
+    return out

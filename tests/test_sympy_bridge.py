@@ -97,6 +97,24 @@ def test_infer_takes_sympy_intervals_relations_and_export_range_constraints():
     assert ranges["seq"] == (2, 512) and ranges["past"] == (0, dims.INT64_MAX)
 
 
+def test_infer_takes_an_exported_program_and_names_its_numbered_symbols():
+    """torch.export calls the dims s77, s27; the ONNX export calls them batch, seq. An object
+    shaped like an ExportedProgram (what torch 2.13 has: range_constraints, the signature's
+    user inputs, placeholder nodes with a fake tensor's shape) maps them input by input."""
+    s77, s27, s5 = sympy.symbols("s77 s27 s5", integer=True, positive=True)
+    vr = lambda lo, hi: SimpleNamespace(lower=lo, upper=hi)  # noqa: E731
+    node = lambda name, shape: SimpleNamespace(op="placeholder", name=name,  # noqa: E731
+                                               meta={"val": SimpleNamespace(shape=shape)})
+    ep = SimpleNamespace(
+        range_constraints={s77: vr(1, 64), s27: vr(1, 4096), s5: vr(0, 2048)},
+        graph_signature=SimpleNamespace(user_inputs=("input_ids", "past_key_0")),
+        graph=SimpleNamespace(nodes=[node("p_weight", [128, 64]), node("input_ids", [s77, s27]),
+                                     node("past_key_0", [s77, 2, s5, 16])]))
+    path = os.path.join(ROOT, "models", "llama_tiny_dynamo.onnx")
+    ranges = onnxsym.infer(path, ranges=ep).symbol_ranges()
+    assert ranges["batch"] == (1, 64) and ranges["seq"] == (1, 4096) and ranges["past"] == (0, 2048)
+
+
 def test_bad_sympy_input_is_a_user_error():
     seq = sympy.Symbol("seq", integer=True)
     with pytest.raises(UserInputError, match="assume"):

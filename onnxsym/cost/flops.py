@@ -9,11 +9,14 @@ A multiply-add counts 2. The families and what they count:
   GroupQueryAttention): ``2*L*(numel(Q) + numel(Y))`` for the scores and the weighted sum,
   with ``L`` the key length (of the present key when there is one); the packed
   com.microsoft Attention adds its QKV projection;
-- elementwise (dequantizing gathers too): one per output element; pool: one per window element per output element;
+- elementwise (dequantizing gathers too): one per output element; pool: one per window
+  element per output element; LRN: ``size`` per output element;
+- recurrent (RNN, GRU, LSTM): ``2*seq*batch*(numel(W) + numel(R))``, the gates' input and
+  recurrent matrix products at every step;
 - reduction: one per input element; softmax: 5 per input element (max, subtract, exp,
   sum, divide); normalization: 5 per input element (BatchNormalization: 2, a scale and
   a shift);
-- movement (Reshape, Transpose, Gather, Concat, Cast, ...): 0.
+- movement (Reshape, Transpose, Gather, Concat, Cast, Dropout at inference, ...): 0.
 Other ops (control flow, unknown domains, ops not listed) are not counted: ``None``.
 """
 
@@ -35,18 +38,20 @@ Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt S
 ThresholdedRelu Where Xor Resize Upsample DequantizeLinear QuantizeLinear DynamicQuantizeLinear
 FastGelu BiasGelu QuickGelu BiasAdd Swish GatherBlockQuantized""".split())
 REDUCTION = set("""ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd
-ReduceSum ReduceSumSquare ArgMax ArgMin GlobalAveragePool GlobalMaxPool GlobalLpPool CumSum""".split())
+ReduceSum ReduceSumSquare ArgMax ArgMin GlobalAveragePool GlobalMaxPool GlobalLpPool CumSum
+QLinearGlobalAveragePool""".split())
 SOFTMAX = {"Softmax", "LogSoftmax", "Hardmax"}
 NORMALIZATION = set("""LayerNormalization InstanceNormalization GroupNormalization RMSNormalization
 LpNormalization MeanVarianceNormalization SimplifiedLayerNormalization SkipLayerNormalization
 SkipSimplifiedLayerNormalization""".split())
 MOVEMENT = set("""Reshape Transpose Gather GatherElements GatherND Concat Slice Split Squeeze Unsqueeze Flatten
 Expand Tile Pad Identity Cast CastLike Shape Size Constant ConstantOfShape Range Trilu EyeLike
-ScatterElements ScatterND DepthToSpace SpaceToDepth Compress NonZero OneHot ReverseSequence""".split())
+ScatterElements ScatterND DepthToSpace SpaceToDepth Compress NonZero OneHot ReverseSequence Dropout""".split())
 MATMUL = {"MatMul", "MatMulInteger", "QLinearMatMul", "FusedMatMul", "MatMulNBits", "MatMulIntegerToFloat"}
 CONV = {"Conv", "ConvInteger", "QLinearConv", "FusedConv"}
 ATTENTION = {"Attention", "MultiHeadAttention", "GroupQueryAttention"}
-POOL = {"AveragePool", "MaxPool", "LpPool"}
+POOL = {"AveragePool", "MaxPool", "LpPool", "QLinearAveragePool"}
+RECURRENT = {"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"}
 
 
 def _shape(values, name) -> Optional[Tuple[Dim, ...]]:
@@ -110,6 +115,17 @@ def _attention(node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(length, dims.add(numel(q), numel(y))))
 
 
+def _recurrent(node, ins, outs, attrs) -> Optional[Dim]:
+    x, w, r = ins[0], ins[1], ins[2]
+    if x is None or w is None or r is None or len(x) != 3:
+        return None
+    return dims.mul(2, dims.mul(dims.mul(x[0], x[1]), dims.add(numel(w), numel(r))))
+
+
+def _lrn(node, ins, outs, attrs) -> Optional[Dim]:
+    return None if outs[0] is None else dims.mul(attrs.get("size", 1), numel(outs[0]))
+
+
 def _pool(node, ins, outs, attrs) -> Optional[Dim]:
     y, kernel = outs[0], attrs.get("kernel_shape")
     return None if y is None or not kernel else dims.mul(numel(y), _prod(kernel))
@@ -131,7 +147,7 @@ def _family(node) -> Optional[Tuple[str, Callable]]:
         return None
     if op in MATMUL:
         return "matmul", _matmul
-    if op == "Gemm":
+    if op in ("Gemm", "QGemm"):
         return "matmul", _gemm
     if op in CONV or op == "ConvTranspose":
         return "conv", _conv
@@ -139,6 +155,10 @@ def _family(node) -> Optional[Tuple[str, Callable]]:
         return "attention", _attention
     if op in POOL:
         return "pool", _pool
+    if op in RECURRENT:
+        return "recurrent", _recurrent
+    if op == "LRN":
+        return "elementwise", _lrn
     if op in ELEMENTWISE:
         return "elementwise", _per_output
     if op in REDUCTION:
