@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Sequence as Seq  # values.Sequence is the ONNX sequence value
 
 import onnx
 
@@ -195,7 +196,7 @@ class Result:
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-          assume: Sequence[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
+          assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
           strict: Optional[bool] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
@@ -287,7 +288,7 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
 
 def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-             inplace: bool = False, assume: Sequence[Union[str, Tuple[str, str]]] = (),
+             inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
              keep_declared_names: bool = False) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in

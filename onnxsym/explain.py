@@ -195,10 +195,6 @@ class Lineage:
             return "value unknown"
         return ""
 
-    def is_data_dependent(self, p: Provenance) -> bool:
-        c = self.cause(p)
-        return c is not None and c.data_dependent
-
     # -- where a loss began -------------------------------------------------------
     def cause(self, lost: Provenance) -> Optional[Cause]:
         """Walk upstream from the node that recorded ``lost`` through inputs that were

@@ -18,7 +18,7 @@ floor division and modulo with Python's semantics. Printing is deterministic and
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 from . import dims
 from .dims import Dim, Expr, Sym, structure
@@ -55,7 +55,9 @@ def _atom_text(f: Dim) -> str:
     s = dims.as_sym(f)
     if s is not None:
         return _name(s)
-    kind, args = structure.operation(f)
+    op = structure.operation(f)
+    assert op is not None, f
+    kind, args = op
     if kind in ("max", "min"):
         return f"{kind}({', '.join(str(a) for a in args)})"
     n, d = args
@@ -131,7 +133,7 @@ def format_expr(e: Expr) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-_FUNCS = {"max": dims.dmax, "min": dims.dmin, "ceil_div": dims.ceil_div}
+_FUNCS: Dict[str, Callable[..., Dim]] = {"max": dims.dmax, "min": dims.dmin, "ceil_div": dims.ceil_div}
 
 
 def parse_dim(text: str, symbol: Optional[Callable[[str], Dim]] = None) -> Dim:

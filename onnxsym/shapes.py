@@ -85,13 +85,3 @@ def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
         col = [s[axis] for s in padded]
         out.append(broadcast_dim(col, lambda why, axis=axis: fresh(axis, why), assume))
     return tuple(out)
-
-
-def unidirectional(target: Shape, source: Shape) -> bool:
-    """Whether ``source`` broadcasts to ``target`` without changing it (provably)."""
-    if len(source) > len(target):
-        return False
-    for t, s in zip(target[len(target) - len(source):], source):
-        if not (s == t or _is_one(s)):
-            return False
-    return True

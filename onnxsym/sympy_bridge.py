@@ -117,12 +117,9 @@ def _from(e, symbols) -> Dim:
     if e.is_Symbol:
         return _symbol(e, symbols)
     if e.is_Add:
-        out: Dim = 0
-        for a in e.args:
-            out = dims.add(out, _from(a, symbols))
-        return out
+        return structure.total([_from(a, symbols) for a in e.args])  # one canonical form for the whole sum
     if e.is_Mul:
-        out = 1
+        out: Dim = 1
         for a in e.args:
             if a.is_Rational and not a.is_Integer:
                 raise ValueError(f"{e}: not an integer expression (the factor {a}); write floor() around a ratio")

@@ -28,9 +28,6 @@ class Tensor:
     def rank(self) -> Optional[int]:
         return None if self.shape is None else len(self.shape)
 
-    def with_value(self, value) -> "Tensor":
-        return Tensor(self.dtype, self.shape, None if value is None else tuple(value))
-
 
 @dataclass(frozen=True)
 class Sequence:

@@ -7,7 +7,7 @@ in one call, instead of building a message per value and per dim.
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Tuple
 
 _MASK64 = (1 << 64) - 1
 

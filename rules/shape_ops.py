@@ -6,7 +6,6 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxsym import dims, floatops, intops
-from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.edges import never_equals
 from onnxsym.registry import register

@@ -1,6 +1,5 @@
 """The command line: exit codes, outputs, never overwriting the input."""
 
-import os
 import subprocess
 import sys
 

@@ -2,25 +2,11 @@
 
 from onnxsym.coverage import coverage, markdown
 
-# Operators whose rules other branches are writing (control flow, sequences and
-# optionals). The lead empties this set when those branches are merged.
-PENDING_ELSEWHERE = set()
-
-
 def test_every_standard_operator_has_a_rule():
     table = coverage()
     print("\n" + markdown(table))
-    missing = {f"{c.domain}::{op}" for c in table for op in c.missing if op not in PENDING_ELSEWHERE}
+    missing = {f"{c.domain}::{op}" for c in table for op in c.missing}
     assert not missing, "operators without a rule: " + ", ".join(sorted(missing))
-
-
-def test_pending_ops_are_real_and_still_pending():
-    # a pending op that gained a rule (or left onnx) must leave the set
-    table = coverage()
-    known = {op for c in table for op in c.ops}
-    covered = {op for c in table for op in c.covered}
-    assert PENDING_ELSEWHERE <= known, sorted(PENDING_ELSEWHERE - known)
-    assert not PENDING_ELSEWHERE & covered, sorted(PENDING_ELSEWHERE & covered)
 
 
 def test_table_counts_match_the_schema_set():

@@ -14,7 +14,7 @@ from onnx import helper
 
 import onnxsym
 from onnxsym.errors import ModelLoadError
-from helpers import F, I64, init, model
+from helpers import F, init, model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPT = os.path.join(ROOT, "models", "gpt_tiny_ts.onnx")

@@ -79,3 +79,11 @@ def test_the_algebra_does_not_import_the_printer():
     modules = _modules()
     for name in [m for m in modules if m.startswith("onnxsym.dims")]:
         assert "onnxsym.exprtext" not in _imports(name, modules[name], modules), name
+
+
+def test_public_functions_have_resolvable_type_hints():
+    # api.py once shadowed typing.Sequence with values.Sequence, which broke this
+    import typing
+
+    for f in (onnxsym.infer, onnxsym.annotate, onnxsym.write_result):
+        assert "return" in typing.get_type_hints(f)

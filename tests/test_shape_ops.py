@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
 from helpers import B2, F, I64, NP, build, check, init, no_fresh  # noqa: E402,F401

@@ -72,6 +72,7 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
             return _floordiv(neg(a), -b)
         if b == 1:
             return a
+        assert isinstance(a, Expr)
         q, r = _split_by(a.terms, b)
         quotient = _from_dict(q)
         rest = _from_dict(r)
@@ -91,7 +92,9 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         common = _common_factor(a, b)
         if common is not None:
             # (m*p) // (m*q) == p // q for a positive factor m
-            return floordiv(_exact_div(a, common), _exact_div(b, common))
+            p, q = _exact_div(a, common), _exact_div(b, common)
+            assert p is not None and q is not None  # the common factor divides both
+            return floordiv(p, q)
     return _floordiv_atom(a, b)
 
 

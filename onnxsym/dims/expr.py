@@ -9,7 +9,7 @@ hashing are identity operations, as cheap as for ints.
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 INT64_MAX = 2**63 - 1
 # Default range of a dim given by the model (graph input or declared name).
@@ -34,19 +34,17 @@ class _Later:
     ranges, the printer): ``onnxsym.dims`` installs them, so that the representation
     imports none of the modules built on it."""
 
-    def floordiv(self, a, b):
-        raise NotImplementedError
+    def __init__(self) -> None:
+        def missing(*args):
+            raise NotImplementedError("installed by onnxsym.dims")
 
-    mod = try_lt = try_le = floordiv
-
-    def format(self, e: "Expr") -> str:
-        return repr(e.terms)
-
-    def normalize(self, terms) -> "Optional[Dim]":
-        return None
-
-    def to_sympy(self, e: "Expr"):
-        raise NotImplementedError  # onnxsym installs the sympy bridge's
+        self.floordiv: Callable[[Dim, Dim], Dim] = missing
+        self.mod: Callable[[Dim, Dim], Dim] = missing
+        self.try_lt: Callable[[Dim, Dim], Optional[bool]] = missing
+        self.try_le: Callable[[Dim, Dim], Optional[bool]] = missing
+        self.format: Callable[["Expr"], str] = lambda e: repr(e.terms)
+        self.normalize: Callable[["Terms"], Optional[Dim]] = lambda terms: None
+        self.to_sympy: Callable[["Expr"], Any] = missing  # onnxsym installs the sympy bridge's
 
 
 later = _Later()
@@ -59,12 +57,17 @@ class Atom:
     """A variable of the polynomial form: a symbol or a non-polynomial term."""
 
     __slots__ = ("key", "_range", "__weakref__")
+    key: tuple
+    _range: Optional[Tuple[int, int]]
 
 
 class Sym(Atom):
     """A named integer symbol with an inclusive range ``[lo, hi]``."""
 
     __slots__ = ("name", "lo", "hi")
+    name: str
+    lo: int
+    hi: int
     _table: Dict[tuple, "Sym"] = {}
 
     def __new__(cls, name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> "Sym":
@@ -89,6 +92,9 @@ class _OpAtom(Atom):
     """An interned term ``kind(args...)`` whose args are canonical dims."""
 
     __slots__ = ("kind", "args", "periods")
+    kind: str
+    args: tuple
+    periods: Any  # quasi.atom_periods' cache: False until known, then None or the periods
     _table: Dict[tuple, "_OpAtom"] = {}
     _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
@@ -126,15 +132,19 @@ class Expr:
     """A symbolic dim in canonical form. Build with :func:`sym` and arithmetic."""
 
     __slots__ = ("terms", "key", "_range", "_text", "__weakref__")
+    terms: "Terms"
+    key: tuple
+    _range: Optional[Tuple[int, int]]
+    _text: Optional[str]
     _table: Dict[Terms, "Expr"] = {}
 
     def __new__(cls, terms: Terms) -> "Expr":
         e = cls._table.get(terms)
         if e is None:
             canonical = later.normalize(terms)
-            if canonical is not None:
-                cls._table[terms] = canonical
-                return canonical
+            if canonical is not None:  # an int when the terms cancel: Expr(...) is then that int
+                cls._table[terms] = canonical  # type: ignore[assignment]
+                return canonical  # type: ignore[return-value]
             e = object.__new__(cls)
             e.terms = terms
             e.key = tuple((_mono_key(m), c) for m, c in terms)
@@ -337,6 +347,7 @@ def mul(a: Dim, b: Dim) -> Dim:
     k = (a, b)
     r = _mul_cache.get(k)
     if r is None:
+        assert isinstance(a, Expr)
         if isinstance(b, int):
             r = Expr(tuple((m, c * b) for m, c in a.terms))
         else:
@@ -368,7 +379,7 @@ def atoms(d: Dim):
 
 def free_symbols(d: Dim) -> frozenset:
     """The symbols ``d`` depends on, at any depth."""
-    out = set()
+    out: set = set()
     _collect(d, out)
     return frozenset(out)
 
@@ -382,7 +393,7 @@ def _collect(d: Dim, out: set) -> None:
                 _collect(x, out)
 
 
-def evaluate(d: Dim, bindings: Mapping[Union[str, Sym], int]) -> int:
+def evaluate(d: Dim, bindings: Mapping[Any, int]) -> int:
     """The value of ``d`` when every symbol is replaced by its bound int.
 
     ``bindings`` is keyed by symbol name or by :class:`Sym`; a missing symbol
@@ -404,6 +415,7 @@ def _eval_atom(atom: Atom, bindings) -> int:
         if atom in bindings:
             return bindings[atom]
         return bindings[atom.name]
+    assert isinstance(atom, _OpAtom)
     vals = [evaluate(x, bindings) for x in atom.args]
     if atom.kind == "floordiv":
         return vals[0] // vals[1]

@@ -9,7 +9,7 @@ from .ranges import try_le
 
 
 def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
-    flat = []
+    flat: list = []
     for x in args:
         _check(x)
         if isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1 \

@@ -189,8 +189,9 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
                if math.gcd(u, d) == 1 for j in range(d)]
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
     # the searches stay small (each function pays for its search once).
-    for size, pool in ((1, plain + general), (2, plain if len(plain) <= 200 else []),
-                       (3, plain if len(plain) <= 40 else [])):
+    every = plain + general
+    for size, pool in ((1, every), (2, every if len(every) <= 120 else plain if len(plain) <= 200 else []),
+                       (3, every if len(every) <= 30 else plain if len(plain) <= 40 else [])):
         if len(levels) > 2 ** size:
             continue
         found = [f for combo in itertools.combinations(pool, size) if _lcm(d for (d, _, _), _ in combo) == period
@@ -218,7 +219,9 @@ def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Option
     out = None
     bound = 1
     for atom, _ in items:
-        p = atom_periods(atom)[s]
+        ps = atom_periods(atom)
+        assert ps is not None
+        p = ps[s]
         bound = bound * p // math.gcd(bound, p)
     if bound <= MAX_PERIOD:
         values = [k * t + sum(c * _eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
@@ -258,8 +261,8 @@ def _pair_max_min(terms: Terms, out: Dict[Mono, int]) -> bool:
         out[mx] -= common
         out[mn] -= common
         for a in args:
-            for am, ac in (a.terms if isinstance(a, Expr) else (((), a),)):
-                out[am] = out.get(am, 0) + common * ac
+            for arg_mono, arg_c in (a.terms if isinstance(a, Expr) else (((), a),)):
+                out[arg_mono] = out.get(arg_mono, 0) + common * arg_c
         changed = True
     return changed
 
@@ -289,8 +292,8 @@ def normalize(terms: Terms) -> Optional[Dim]:
             continue
         (k2, divs), at0 = found
         new: Dict[Mono, int] = {lin: k2} if k2 else {}
-        for d, u, j, m in divs:
-            new[((_division(s, d, u, j), 1),)] = m
+        for d, u, j, coeff in divs:
+            new[((_division(s, d, u, j), 1),)] = coeff
         old = {lin: k} if k else {}
         old.update({((a, 1),): c for a, c in items})
         if new == old and at0 == 0:

@@ -8,7 +8,6 @@ from .expr import (
     INT64_MAX,
     Atom,
     Dim,
-    Expr,
     Terms,
     _atom_expr,
     _OpAtom,
@@ -101,7 +100,7 @@ def try_le(a: Dim, b: Dim) -> Optional[bool]:
     return None
 
 
-_lower_cache: Dict[Expr, int] = {}
+_lower_cache: Dict[tuple, int] = {}
 
 
 def lower_bound(d: Dim, depth: int = 3) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .division import floordiv, mod
-from .expr import Atom, Dim, Sym, _atom_expr, add, mul
+from .expr import Atom, Dim, Sym, _atom_expr, _OpAtom, add, mul
 from .minmax import dmax, dmin
 
 
@@ -27,6 +27,7 @@ def substitute(d: Dim, mapping: Mapping[Sym, Dim]) -> Dim:
 def _subst_atom(atom: Atom, mapping) -> Dim:
     if isinstance(atom, Sym):
         return mapping.get(atom, _atom_expr(atom))
+    assert isinstance(atom, _OpAtom)
     args = [substitute(x, mapping) for x in atom.args]
     if atom.kind == "floordiv":
         return floordiv(*args)

@@ -9,10 +9,10 @@ Nothing outside ``onnxsym.dims`` needs the representation behind this.
 from __future__ import annotations
 
 import math
-from typing import Generic, List, Optional, Sequence, Tuple, TypeVar
+from typing import Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 from .division import _exact_div, floordiv
-from .expr import Dim, Expr, Mono, Sym, _atom_expr, _from_dict, _OpAtom, add, mul
+from .expr import Dim, Expr, Mono, Sym, _atom_expr, _from_dict, _OpAtom, mul
 from .ranges import range_of
 
 Factor = Tuple[Dim, int]  # (a dim that is one atom, its exponent)
@@ -27,15 +27,26 @@ def terms(d: Dim) -> Tuple[Term, ...]:
 
 
 def from_terms(ts: Sequence[Term]) -> Dim:
-    """The sum of ``ts`` (canonicalized)."""
-    out: Dim = 0
+    """The sum of ``ts``, canonicalized as a whole (see :func:`total`)."""
+    parts = []
     for c, factors in ts:
         term: Dim = c
         for f, e in factors:
             for _ in range(e):
                 term = mul(term, f)
-        out = add(out, term)
-    return out
+        parts.append(term)
+    return total(parts)
+
+
+def total(ds: Sequence[Dim]) -> Dim:
+    """The sum of ``ds``, canonicalized once as a whole (``add`` step by step canonicalizes each
+    partial sum, which may take a form the whole does not: rebuilding a dim from its terms
+    with ``total`` gives that dim)."""
+    out: Dict[Mono, int] = {}
+    for d in ds:
+        for m, c in (d.terms if isinstance(d, Expr) else (((), d),)):
+            out[m] = out.get(m, 0) + c
+    return _from_dict(out)
 
 
 def _atom(d: Dim):
@@ -147,7 +158,9 @@ class Visitor(Generic[T]):
         s = _atom(f)
         if isinstance(s, Sym):
             return self.symbol(s)
-        kind, args = operation(f)
+        op = operation(f)
+        assert op is not None, f
+        kind, args = op
         if kind == "floordiv":
             return self.floordiv(*args)
         return self.max(args) if kind == "max" else self.min(args)
