@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Callable, Collection, Dict, FrozenSet, Iterable, List, Sequence
 
 from . import dims
-from .dims import Dim, Sym
+from .dims import Dim, Sym, structure
 
 
 def candidates(args: Iterable[object], defaulted: Collection[str]) -> List[Sym]:
@@ -133,12 +133,13 @@ def _never_negative(d: Dim) -> bool:
 
 def _factors(d: Dim) -> List[Dim]:
     """The factors of a dim that is one product term (its constant factor included)."""
-    if isinstance(d, int) or len(d.terms) != 1:
+    ts = structure.terms(d)
+    if isinstance(d, int) or len(ts) != 1:
         return [d]
-    mono, c = d.terms[0]
+    c, factors = ts[0]
     out: List[Dim] = [c] if c != 1 else []
-    for atom, e in mono:
-        out += [dims.expr_of(atom) if isinstance(atom, Sym) else dims.Expr(((((atom, 1),), 1),))] * e
+    for f, e in factors:
+        out += [f] * e
     return out
 
 
@@ -161,18 +162,22 @@ def _by_residues(d: Dim, holds: Callable[[Dim], bool]) -> bool:
 
 
 def _period(d: Dim) -> int:
-    """The least common multiple of the constant divisors of ``d``'s divisions and modulos."""
+    """The least common multiple of the constant divisors of ``d``'s divisions (a remainder is
+    ``n - c*(n//c)``), at any depth."""
     import math
 
     p = 1
-    for atom in dims.atoms(d):
-        if isinstance(atom, Sym):
-            continue
-        if atom.kind in ("floordiv", "mod") and isinstance(atom.args[1], int) and atom.args[1] > 0:
-            p = p * atom.args[1] // math.gcd(p, atom.args[1])
-        for a in atom.args:
-            q = _period(a)
-            p = p * q // math.gcd(p, q)
+    for _, factors in structure.terms(d):
+        for f, _ in factors:
+            op = structure.operation(f)
+            if op is None:
+                continue
+            kind, args = op
+            if kind == "floordiv" and isinstance(args[1], int) and args[1] > 0:
+                p = p * args[1] // math.gcd(p, args[1])
+            for a in args:
+                q = _period(a)
+                p = p * q // math.gcd(p, q)
     return p
 
 
