@@ -64,12 +64,16 @@ def _allow_zero(ctx, param, values):
     return list(values) or False
 
 
+def _allow_zero_opt(f):
+    return click.option("--allow-zero", "allow_zero", multiple=True, is_flag=False, flag_value=_EVERY, metavar="[NAME]",
+                        callback=_allow_zero,
+                        help="Input dims may be 0 (their range starts at 1 otherwise); with NAME, that symbol's "
+                             "(repeatable). Bare, put it after MODEL.")(f)
+
+
 def _knowledge(f):
     """The options that tell onnxsym what the user knows about the input symbols."""
-    f = click.option("--allow-zero", "allow_zero", multiple=True, is_flag=False, flag_value=_EVERY, metavar="[NAME]",
-                     callback=_allow_zero,
-                     help="Input dims may be 0 (their range starts at 1 otherwise); with NAME, that symbol's "
-                          "(repeatable). Bare, put it after MODEL.")(f)
+    f = _allow_zero_opt(f)
     f = click.option("--assume", multiple=True, metavar="'EXPR == EXPR'",
                      help="A constraint between input symbols, e.g. 'past == seq'.")(f)
     return click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
@@ -295,11 +299,12 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
 @_bind_opt
+@_allow_zero_opt
 @_constant_inits
 @_quiet
 @_verbose
 def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, bind,
-          constant_initializers, quiet, verbose):
+          allow_zero, constant_initializers, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
@@ -323,7 +328,8 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
         bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
         try:
             reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
-                                                    constant_initializers=constant_initializers))
+                                                    constant_initializers=constant_initializers,
+                                                    allow_zero=allow_zero))
         finally:
             bar.close()
     if fmt == "json":

@@ -147,11 +147,13 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
 
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
                 progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
-                constant_initializers: bool = False) -> ModelReport:
-    """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``."""
+                constant_initializers: bool = False, allow_zero=False) -> ModelReport:
+    """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``.
+    ``allow_zero`` is ``infer``'s: True, or the symbols whose range starts at 0."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
     try:
-        result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers)
+        result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers,
+                       allow_zero=allow_zero)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
         report.positive = result.positive_assumptions()

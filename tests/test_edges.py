@@ -140,6 +140,11 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
     [a] = doc["models"][0]["assumptions"]
     assert (a["symbol"], a["constraint"], a["node"], a["op_type"]) == ("past_seq", "past_seq >= 1", "/decoder/If", "If")
     assert "assumed past_seq >= 1" in CliRunner().invoke(main, ["check", p]).output
+    # check takes --allow-zero as annotate does: no assumption then, and the If's dims are unresolved
+    r = CliRunner().invoke(main, ["check", "--format", "json", p, "--allow-zero", "past_seq"])
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["models"][0]["assumptions"] == []
+    assert doc["models"][0]["status"] == "unresolved" and doc["models"][0]["unresolved_count"] == 2
 
 
 # ------------------------------------------------------------------ an If on data (issue 12, item 5)

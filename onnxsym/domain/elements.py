@@ -32,10 +32,24 @@ class Elements:
 
     def __init__(self, result):
         self.values = result.values
-        graph = result.model.graph
-        self.producer: Dict[str, onnx.NodeProto] = {o: n for n in graph.node for o in n.output if o}
-        self.initializers = {t.name: t for t in graph.initializer}
+        self._graph = result.model.graph
+        self._producer: Optional[Dict[str, onnx.NodeProto]] = None
+        self._initializers: Optional[Dict[str, onnx.TensorProto]] = None
         self._memo: Dict[str, Bounds] = {}
+
+    # Both maps are built on the first bound that needs them: reading every node of
+    # a large graph costs more than most domains' whole work.
+    @property
+    def producer(self) -> Dict[str, onnx.NodeProto]:
+        if self._producer is None:
+            self._producer = {o: n for n in self._graph.node for o in n.output if o}
+        return self._producer
+
+    @property
+    def initializers(self) -> Dict[str, onnx.TensorProto]:
+        if self._initializers is None:
+            self._initializers = {t.name: t for t in self._graph.initializer}
+        return self._initializers
 
     def bounds(self, name: str) -> Bounds:
         if name in self._memo:

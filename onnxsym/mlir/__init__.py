@@ -46,6 +46,7 @@ def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, we
         if base_dir is None and isinstance(model_or_result, (str, os.PathLike)):
             base_dir = os.path.dirname(os.path.abspath(os.fspath(model_or_result)))
         result = infer(model_or_result)
+        result.domain()  # its ranges narrow the symbols' min_val/max_val, as annotate's export
     if dialect == "torch":
         prog = build(result, user_names=names)
         return TorchPrinter(prog, result.model, torch_resources(weights, base_dir)).run()
