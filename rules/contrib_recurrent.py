@@ -33,7 +33,7 @@ def linear_attention(node):
     present_state (B, Hkv, Dk, Dv)."""
     q, v = arg(node, 0), arg(node, 2)
     if rank(q, 3) is None or rank(v, 3) is None:
-        return unknown_ranks(node, "query or value rank unknown, or not 3", q.dtype, q.dtype)
+        return unknown_ranks(node, "query or value rank unknown", q.dtype, q.dtype)
     hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     dk = exact_div(q.shape[2], hq, "query width over q_num_heads")
     dv = exact_div(v.shape[2], hkv, "value width over kv_num_heads")

@@ -80,7 +80,7 @@ def packed_sparse_attention_indexer_merge(node):
     rows = arg(node, 2)
     n = rows.shape[0] if rank(rows, 1) is not None else None
     if n is None:
-        return [node.unknown_rank("base_row_indices rank unknown, or not 1", k, I32) for k in range(max(node.num_outputs, 1))]
+        return [node.unknown_rank("base_row_indices rank unknown", k, I32) for k in range(max(node.num_outputs, 1))]
     return [Tensor(I32, (n, required_attr(node, "max_output_entries"))), Tensor(I32, (n,)),
             Tensor(I32, (n,))][:max(node.num_outputs, 1)]
 
