@@ -57,9 +57,7 @@ def join(vs: Seq[Optional[Value]], fresh: Fresh, why: str) -> Optional[Value]:
     optionals = [v for v in vs if isinstance(v, Optional_)]
     if len(optionals) == len(vs):
         elems = [v.elem for v in optionals]
-        inner = None if None in elems else join(elems, fresh, why)
-        # (the join of tensors and sequences is one of them, or None when they are mixed)
-        return Optional_(inner if isinstance(inner, (Tensor, Sequence)) else None)
+        return Optional_(None if None in elems else join(elems, fresh, why))
     if all(isinstance(v, Opaque) for v in vs):
         return vs[0]
     return None

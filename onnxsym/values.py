@@ -50,9 +50,10 @@ class Sequence:
 
 @dataclass(frozen=True)
 class Optional_:
-    """An ONNX optional; ``elem`` describes the contained value."""
+    """An ONNX optional; ``elem`` describes the contained value (a tensor or a sequence in
+    ONNX's spec; what a model declares, such as a map, is kept as it is read)."""
 
-    elem: Optional[Union[Tensor, Sequence]]
+    elem: Optional[Value]
 
 
 @dataclass(frozen=True)
