@@ -4,7 +4,6 @@ The rank really is unknown in these models: onnxruntime gives outputs of differe
 for inputs of different ranks (each with the same declared type, no shape)."""
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
