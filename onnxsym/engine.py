@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 import os
 
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx

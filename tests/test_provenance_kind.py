@@ -54,3 +54,19 @@ def test_allow_data_dependent_passes_exactly_the_nonzero_entries():
     failing = {e.value for e in allowed if e.allowed_by is None}
     assert passed and passed <= {"nz", "t"}
     assert failing and failing <= {"m", "y"}
+
+
+def test_check_json_carries_the_kinds_the_schema_lists(tmp_path):
+    import json
+    from test_cli_check import SCHEMA, validate
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    assert set(schema["$defs"]["kind"]["enum"]) == {k.value for k in Kind}
+    path = tmp_path / "two.onnx"
+    path.write_bytes(_two_losses().SerializeToString())
+    opts = report.CheckOptions(allow_data_dependent=True)
+    doc = report.to_json([report.check_model(str(path), opts)], opts)
+    assert validate(doc, schema) == []
+    by_value = {e["value"]: e for e in doc["models"][0]["entries"]}
+    assert by_value["t"]["origins"][0]["kind"] == "data-dependent" == by_value["t"]["cause"]["kind"]
+    assert by_value["y"]["cause"]["kind"] == "no rule" and by_value["y"]["allowed_by"] is None
