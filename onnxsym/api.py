@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 from typing import Sequence as Seq  # values.Sequence is the ONNX sequence value
 
 import onnx
@@ -18,6 +18,9 @@ from .errors import UserInputError
 from .loader import SymbolTable, load_model
 from .values import Optional_, Sequence, Tensor, Value
 from .writer import write_metadata, write_shapes, write_subgraph_shapes
+
+if TYPE_CHECKING:
+    from .domain import Domain  # (imported where computed: the domain reads a Result)
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -58,7 +61,7 @@ class Result:
     rule_failures: List[str] = field(default_factory=list)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _domain: Optional[object] = field(default=None, repr=False, compare=False)  # see domain()
+    _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
 
     def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
         """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
@@ -82,7 +85,7 @@ class Result:
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
         return [c for c in self.assumptions if c.kind == "positive"]
 
-    def domain(self):
+    def domain(self) -> Domain:
         """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
         input symbols under which every node's shape is valid. Computing it narrows the
         symbols' ranges to it (the symbol table, the metadata and the MLIR export then
@@ -124,7 +127,7 @@ class Result:
     def derived_symbols(self) -> Dict[str, Dim]:
         """Derived symbol name -> its definition (``total == past + seq``)."""
         return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
-                if dims.as_sym(v) is None or dims.as_sym(v).name != s.name}
+                if (a := dims.as_sym(v)) is None or a.name != s.name}
 
     def roots(self) -> List[str]:
         """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Callable, Collection, Dict, FrozenSet, Iterable, List, Sequence
 
 from . import dims
+from .constraints import Constraint
 from .dims import Dim, Sym, structure
 
 
@@ -181,9 +182,9 @@ def _period(d: Dim) -> int:
     return p
 
 
-def grouped(assumptions: Sequence) -> List[str]:
+def grouped(assumptions: Sequence[Constraint]) -> List[str]:
     """One line per assumed ``lhs >= 1``: the first node that relied on it, and how many more did."""
-    first: Dict[str, object] = {}
+    first: Dict[str, Constraint] = {}
     count: Dict[str, int] = {}
     for c in assumptions:
         key = str(c)

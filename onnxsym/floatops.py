@@ -14,7 +14,7 @@ onnxruntime's bits; an expression takes part only where the result is again an i
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence, Type
 
 import numpy as np
 from onnx import TensorProto
@@ -23,15 +23,18 @@ from . import dims
 from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, is_dim
 
 # bfloat16 has no numpy type of its own: not folded.
-NP_FLOAT = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
+NP_FLOAT: Dict[int, Type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
+                                          TensorProto.FLOAT16: np.float16}
 FLOAT_TYPES = frozenset(NP_FLOAT)
 
-_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
-           "Max": np.maximum, "Min": np.minimum}
-_UNARY = {"Floor": np.floor, "Ceil": np.ceil, "Round": np.rint, "Neg": np.negative, "Abs": np.abs,
-          "Sqrt": np.sqrt, "Relu": lambda a: np.maximum(a, 0)}
+_BINARY: Dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum, "Min": np.minimum}
+_UNARY: Dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "Floor": np.floor, "Ceil": np.ceil, "Round": np.rint, "Neg": np.negative, "Abs": np.abs,
+    "Sqrt": np.sqrt, "Relu": lambda a: np.maximum(a, 0)}
 # The ones that keep an integral expression integral.
-_INTEGRAL_BINARY = {"Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
+_INTEGRAL_BINARY: Dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
+    "Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
 _INTEGRAL_UNARY = {"Floor", "Ceil", "Round", "Relu"}
 
 

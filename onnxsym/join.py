@@ -23,16 +23,19 @@ def join_dim(ds: Seq[Dim], axis: int, fresh: Fresh, why: str) -> Dim:
 
 def join_tensors(ts: Seq[Optional[Tensor]], fresh: Fresh, why: str) -> Tensor:
     dtype = next((t.dtype for t in ts if t is not None and t.dtype), 0)
-    if any(t is None or t.shape is None for t in ts) or len({len(t.shape) for t in ts}) > 1:
+    tensors = [t for t in ts if t is not None]
+    shapes = [t.shape for t in tensors if t.shape is not None]
+    if len(shapes) < len(ts) or len({len(s) for s in shapes}) > 1:
         return Tensor(dtype, None)
-    shape = tuple(join_dim([t.shape[a] for t in ts], a, fresh, why) for a in range(len(ts[0].shape)))
-    value = ts[0].value if all(t.value == ts[0].value for t in ts) else None
+    shape = tuple(join_dim([s[a] for s in shapes], a, fresh, why) for a in range(len(shapes[0])))
+    value = tensors[0].value if all(t.value == tensors[0].value for t in tensors) else None
     return Tensor(dtype, shape, value)
 
 
 def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
     items = None
-    if all(s.items is not None and len(s.items) == len(ss[0].items) for s in ss):
+    first_items = ss[0].items
+    if first_items is not None and all(s.items is not None and len(s.items) == len(first_items) for s in ss):
         items = tuple(join_tensors(col, fresh, why) for col in zip(*(s.items for s in ss)))
     first = ss[0].count
     length = first if first is not None and all(s.count is not None and dims.same(s.count, first) for s in ss) else None
@@ -45,12 +48,15 @@ def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
 
 def join(vs: Seq[Optional[Value]], fresh: Fresh, why: str) -> Optional[Value]:
     """The join of ``vs``; ``None`` when they are not all of one kind."""
-    if all(isinstance(v, Tensor) for v in vs):
-        return join_tensors(vs, fresh, why)
-    if all(isinstance(v, Sequence) for v in vs):
-        return join_sequences(vs, fresh, why)
-    if all(isinstance(v, Optional_) for v in vs):
-        elems = [v.elem for v in vs]
+    tensors = [v for v in vs if isinstance(v, Tensor)]
+    if len(tensors) == len(vs):
+        return join_tensors(tensors, fresh, why)
+    seqs = [v for v in vs if isinstance(v, Sequence)]
+    if len(seqs) == len(vs):
+        return join_sequences(seqs, fresh, why)
+    optionals = [v for v in vs if isinstance(v, Optional_)]
+    if len(optionals) == len(vs):
+        elems = [v.elem for v in optionals]
         return Optional_(None if None in elems else join(elems, fresh, why))
     if all(isinstance(v, Opaque) for v in vs):
         return vs[0]

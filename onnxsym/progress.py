@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Callable, Optional, TextIO
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # the type click.progressbar returns
 
 
 class Progress:
@@ -23,7 +26,7 @@ class Progress:
         self.delay = delay
         self.clock = clock
         self.start = clock()
-        self.bar = None
+        self.bar: Optional[ProgressBar[int]] = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import dims
@@ -49,6 +50,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
     statics = {d for d in rest if isinstance(d, int)}
     if len(statics) > 1:
         raise ShapeContradiction(f"cannot broadcast dims {sorted(statics)}")
+    decided: Optional[Dim]
     if statics:
         decided = statics.pop()
     else:
@@ -80,8 +82,8 @@ def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
     padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
     if len(padded) == 2 and padded[0] == padded[1]:
         return padded[0]
-    out = []
+    out: List[Dim] = []
     for axis in range(rank):
         col = [s[axis] for s in padded]
-        out.append(broadcast_dim(col, lambda why, axis=axis: fresh(axis, why), assume))
+        out.append(broadcast_dim(col, partial(fresh, axis), assume))
     return tuple(out)

@@ -45,7 +45,8 @@ def _declared_attr_types(domain: str, op_type: str, opset: int) -> Optional[Dict
     if key not in _schema_attrs:
         try:
             schema = defs.get_schema(op_type, opset, domain)
-            _schema_attrs[key] = {name: int(a.type) for name, a in schema.attributes.items()}
+            # onnx's stub gives OpSchema.AttrType (a pybind11 enum) no __int__; it has one at runtime.
+            _schema_attrs[key] = {name: int(a.type) for name, a in schema.attributes.items()}  # type: ignore[call-overload]
         except defs.SchemaError:
             _schema_attrs[key] = None
     return _schema_attrs[key]

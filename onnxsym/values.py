@@ -4,9 +4,12 @@ tensors (shape tensors, scalars, small constants) its elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 from .dims import Dim
+
+if TYPE_CHECKING:
+    from onnx import TypeProto
 
 Element = Union[int, float, bool, str, "object"]  # an int element may be a symbolic Expr
 
@@ -47,16 +50,17 @@ class Sequence:
 
 @dataclass(frozen=True)
 class Optional_:
-    """An ONNX optional; ``elem`` describes the contained value."""
+    """An ONNX optional; ``elem`` describes the contained value (a tensor or a sequence in
+    ONNX's spec; what a model declares, such as a map, is kept as it is read)."""
 
-    elem: Optional[Union[Tensor, Sequence]]
+    elem: Optional[Value]
 
 
 @dataclass(frozen=True)
 class Opaque:
     """A value of a type the engine does not model (e.g. a map); passed through."""
 
-    type_proto: object = None
+    type_proto: Optional[TypeProto] = None
 
     @property
     def map_value_dtype(self) -> int:

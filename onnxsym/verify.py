@@ -13,7 +13,7 @@ import onnx
 from . import dims
 from .api import Result, infer
 from .errors import VerificationError
-from .values import Tensor
+from .values import Tensor, Value
 
 
 @dataclass
@@ -85,7 +85,9 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     return out
 
 
-def _feed(tensor: Tensor, name: str, bindings: Mapping[str, int]) -> np.ndarray:
+def _feed(tensor: Value, name: str, bindings: Mapping[str, int]) -> np.ndarray:
+    if not isinstance(tensor, Tensor) or tensor.shape is None:
+        raise VerificationError(f"graph input '{name}': only tensors of known rank can be fed")
     shape = [dims.evaluate(d, bindings) for d in tensor.shape]
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
     if np.issubdtype(dtype, np.integer):

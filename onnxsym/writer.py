@@ -53,7 +53,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     tp.tensor_type.elem_type = dtype
     decl = declared_dims(declared) if declared is not None else None
     if t.shape is None:
-        if decl is not None:
+        if decl is not None and declared is not None:  # (a decl is read from a declared type)
             tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
         return tp
     if decl is not None and len(decl) != len(t.shape):

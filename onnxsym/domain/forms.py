@@ -379,6 +379,7 @@ def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     else:
         return None
     above = dims.free_symbols(settled)
+    forms: Optional[List[Form]]
     if not above:
         forms = [] if settled == 0 else None
     else:

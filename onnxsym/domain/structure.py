@@ -19,13 +19,20 @@ def monomials(d: Dim) -> List[Tuple[Tuple[Tuple[object, int], ...], int]]:
     return [(tuple((_atom(f), e) for f, e in factors), c) for c, factors in structure.terms(d)]
 
 
+def _operation(atom: Dim) -> Tuple[str, Tuple[Dim, ...]]:
+    op = structure.operation(atom)
+    if op is None:  # an atom that is not a Sym is one operation
+        raise TypeError(f"{atom!r} is not an atom")
+    return op
+
+
 def kind(atom) -> str:
     """``sym``, ``floordiv``, ``max`` or ``min`` (a remainder is ``x - c*(x//c)``)."""
-    return "sym" if isinstance(atom, Sym) else structure.operation(atom)[0]
+    return "sym" if isinstance(atom, Sym) else _operation(atom)[0]
 
 
 def args(atom) -> tuple:
-    return () if isinstance(atom, Sym) else structure.operation(atom)[1]
+    return () if isinstance(atom, Sym) else _operation(atom)[1]
 
 
 def as_dim(atom) -> Dim:
