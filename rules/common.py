@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from onnx import TensorProto
+
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
@@ -12,6 +14,9 @@ from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
 UNKNOWN = Tensor(0, None)
+# the element types the rules name, defined once
+BOOL, F32, I32, I64, STRING = (TensorProto.BOOL, TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64,
+                               TensorProto.STRING)
 
 
 def arg(node, i: int) -> Tensor:
@@ -53,6 +58,16 @@ def required_attr(node, name: str):
     if v is None:
         raise ShapeContradiction(f"required attribute '{name}' is missing")
     return v
+
+
+def rank(t, *allowed):
+    """The rank of ``t``; a known rank outside ``allowed`` contradicts the op's spec."""
+    if t.shape is None:
+        return None
+    if allowed and len(t.shape) not in allowed:
+        raise ShapeContradiction(f"expected rank {' or '.join(map(str, allowed))}, got shape "
+                                 f"{[str(d) for d in t.shape]}")
+    return len(t.shape)
 
 
 def scalar(node, i: int):

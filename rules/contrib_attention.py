@@ -15,7 +15,7 @@ from onnxsym.registry import register
 from onnxsym.values import Tensor
 
 from .common import unknown_ranks
-from .contrib_common import I32, MS, arg, exact_div, present, rank, scalar_value
+from .contrib_common import I32, MS, arg, exact_div, present, rank, scalar
 
 
 def _heads(node, name="num_heads"):
@@ -179,7 +179,7 @@ def decoder_masked_mha(node):
         shared = shared and present(node, 5)
         outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
         if shared:
-            past_len = scalar_value(node, 7)
+            past_len = scalar(node, 7)
             total = past_len + l_len if past_len is not None else node.fresh(
                 "qk length is past_sequence_length (a tensor input) + 1", 3, 3)
         else:
@@ -218,7 +218,7 @@ def group_query_attention(node):
     b, s = q.shape[0], q.shape[1]
     head = _gqa_head(node, q.shape[2], n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
-    total = scalar_value(node, 6)
+    total = scalar(node, 6)
     if present(node, 3) and past_k.shape is None:  # a past we know nothing of
         why = "past key rank unknown"
         return outs + [node.unknown_rank(why, 1, past_k.dtype or dtype), node.unknown_rank(why, 2, past_v.dtype or dtype),
@@ -346,7 +346,7 @@ def relative_position_bias(node):
         return [node.unknown_rank("bias_table rank unknown", 0, table.dtype)]
     lengths = []
     for i, what in ((1, "query_length"), (2, "key_length")):
-        v = scalar_value(node, i)
+        v = scalar(node, i)
         lengths.append(v if v is not None else node.fresh(f"{what} is a tensor input whose value is unknown",
                                                           0, 1 + i))
     return [Tensor(table.dtype, (1, table.shape[1], lengths[0], lengths[1]))]

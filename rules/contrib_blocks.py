@@ -9,10 +9,9 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .common import required_attr, unknown_ranks
+from .common import F32, required_attr, unknown_ranks
 from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shape
 
-F32 = TensorProto.FLOAT
 
 
 @register("GatedRMSNorm BranchwiseRMSNorm GatedAdd HyperConnectionPostMix MoEPacked", domain=MS)

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.values import Tensor
 
-from .common import arg, present, same_shape  # noqa: F401  (shared with the contrib modules)
+from .common import I32, arg, present, rank, same_shape, scalar  # noqa: F401  (shared with the contrib modules)
 
 MS = "com.microsoft"
-I32 = TensorProto.INT32
-
-
-def rank(t, *allowed):
-    """The rank of ``t``; a known rank outside ``allowed`` contradicts the op's spec."""
-    if t.shape is None:
-        return None
-    if allowed and len(t.shape) not in allowed:
-        raise ShapeContradiction(f"expected rank {' or '.join(map(str, allowed))}, got shape "
-                                 f"{[str(d) for d in t.shape]}")
-    return len(t.shape)
 
 
 def exact_div(a, b, why):
@@ -29,12 +17,6 @@ def exact_div(a, b, why):
     if isinstance(a, int) and isinstance(b, int) and b and a % b:
         raise ShapeContradiction(f"{why}: {a} is not a multiple of {b}")
     return dims.floordiv(a, b)
-
-
-def scalar_value(node, i):
-    """The single element of input ``i`` when known."""
-    v = node.value(i)
-    return v[0] if v is not None and len(v) == 1 else None
 
 
 def same_as(node, i=0):

@@ -8,14 +8,13 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .common import unknown_ranks
-from .contrib_common import MS, arg, rank, scalar_value
+from .common import I32, unknown_ranks
+from .contrib_common import MS, arg, rank, scalar
 
-I32 = TensorProto.INT32
 
 
 def _count(node, i, what, output, axis):
-    v = scalar_value(node, i)
+    v = scalar(node, i)
     return v if v is not None else node.fresh(f"{what} is a tensor input whose value is unknown", output, axis)
 
 

@@ -12,7 +12,7 @@ from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import Tensor
 
 from . import shape_ops
-from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar_value,
+from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar,
                              to_channels_first)
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
@@ -125,7 +125,7 @@ register("Pad", domain=MS)(shape_ops.pad_v11)
 def expand_dims(node):
     """Insert a 1 at the axis given by the scalar input 1."""
     x = arg(node, 0)
-    axis = scalar_value(node, 1)
+    axis = scalar(node, 1)
     if x.shape is None or axis is None:
         return [node.unknown_rank("input rank or axis unknown", 0, x.dtype)]
     r = len(x.shape) + 1
@@ -351,7 +351,8 @@ def bifurcation_detector(node):
     if cur.shape is not None and len(cur.shape) == 1:
         n = node.fresh("how many predicted tokens follow the bifurcation index is data", 0, 0,
                        lo=dims.range_of(cur.shape[0])[0])
-    return [Tensor(cur.dtype, None if n is None else (n,)), idx][:max(node.num_outputs, 1)]
+    out = node.unknown_rank("input 1 rank unknown, or not 1", 0, cur.dtype) if n is None else Tensor(cur.dtype, (n,))
+    return [out, idx][:max(node.num_outputs, 1)]
 
 
 class _WithPads(WithInputs):

@@ -4,15 +4,14 @@ and the NHWC group norms of the diffusion fusions."""
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
+from .common import F32
 from .contrib_common import I32, MS, arg, rank
 
-F32 = TensorProto.FLOAT
 
 
 def _stat_shape(x, axis):

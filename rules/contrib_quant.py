@@ -12,13 +12,11 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import required_attr
+from .common import F32, I32, required_attr
 from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
 from .nn import conv, gemm_shape, global_pool, matmul, pool
 from .shape_ops import sum_dims
 
-F32 = TensorProto.FLOAT
-I32 = TensorProto.INT32
 
 
 def _broadcast(node, ts, dtype):

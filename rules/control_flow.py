@@ -11,8 +11,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Optional_, Sequence, Tensor
 
-INT64 = 7
-BOOL = 9
+from .common import BOOL, I64
+
 
 
 def _fresh_for(node, output):
@@ -187,7 +187,7 @@ def loop_rule(node):
     n = len(initial)
     # The iteration number counts from 0 to below M: a symbol that differs between iterations.
     last = max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX
-    i = Tensor(INT64, (), (node.fresh("the iteration number", 0, None, 0, last),))
+    i = Tensor(I64, (), (node.fresh("the iteration number", 0, None, 0, last),))
     # The body only runs while the condition holds, so inside it the condition is true.
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
     carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [i, cond_in] + c, 1)

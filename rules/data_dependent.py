@@ -4,17 +4,14 @@ implies, unless the elements are known and the count can be read off them."""
 
 from __future__ import annotations
 
-from onnx import TensorProto
-
 from onnxsym import dims
 from onnxsym.provenance import Kind
 from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis, prod
 from onnxsym.values import Tensor
 
-from .common import arg, count, present, scalar, size_bound, static_bound
+from .common import I64, arg, count, present, scalar, size_bound, static_bound
 
-I64 = TensorProto.INT64
 DD = Kind.DATA_DEPENDENT
 
 

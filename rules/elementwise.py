@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym import dims, floatops, intops
 from onnxsym.edges import comparison_text
@@ -10,10 +9,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
-from .common import arg, present, scalar
+from .common import BOOL, arg, present, scalar
 
-BOOL = TensorProto.BOOL
-INT_TYPES = intops.INT_TYPES
 
 
 @register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
@@ -24,7 +21,7 @@ def unary(node):
     x = arg(node, 0)
     value = None
     if x.value is not None and x.shape is not None:
-        if x.dtype in INT_TYPES:
+        if x.dtype in intops.INT_TYPES:
             value = _int_unary(node, x)
         elif node.op_type == "Not" and x.dtype == BOOL:
             value = tuple(not bool(v) for v in x.value)
@@ -208,7 +205,7 @@ def _fold(op, in_dtype, vals, node):
         return _float_compare(op, vals, node)
     if in_dtype in floatops.FLOAT_TYPES:
         return floatops.fold(node, in_dtype, vals)
-    if in_dtype not in INT_TYPES:
+    if in_dtype not in intops.INT_TYPES:
         return None
     if op in ("Mean", "Pow", "BitShift", "PRelu", "And", "Or", "Xor") or op.startswith("Bitwise"):
         return None

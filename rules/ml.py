@@ -86,7 +86,9 @@ def label_encoder_v2(node):
 def one_hot_encoder(node):
     x = arg(node, 0)
     cats = node.attr("cats_int64s") or node.attr("cats_strings") or []
-    return [Tensor(F, None if x.shape is None else tuple(x.shape) + (len(cats),))]
+    if x.shape is None:
+        return [node.unknown_rank("input rank unknown", 0, F)]
+    return [Tensor(F, tuple(x.shape) + (len(cats),))]
 
 
 @register("FeatureVectorizer", domain=ML)

@@ -15,9 +15,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg
+from .common import I64, arg
 
-I64 = TensorProto.INT64
 
 
 def _bshapes(node, shapes, output=0):

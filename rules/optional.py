@@ -5,7 +5,8 @@ from __future__ import annotations
 from onnxsym.registry import register
 from onnxsym.values import Optional_, Sequence, Tensor
 
-BOOL = 9
+from .common import BOOL
+
 
 
 def _from_type(node, tp):

@@ -14,7 +14,10 @@ from .common import arg, same_shape
 @register("RandomNormal RandomUniform")
 def random_of_shape(node):
     shape = node.attr("shape")
-    return [Tensor(node.attr("dtype", TensorProto.FLOAT), None if shape is None else tuple(int(d) for d in shape))]
+    dtype = node.attr("dtype", TensorProto.FLOAT)
+    if shape is None:
+        return [node.unknown_rank("no shape attribute", 0, dtype)]
+    return [Tensor(dtype, tuple(int(d) for d in shape))]
 
 
 @register("RandomNormalLike RandomUniformLike Bernoulli")

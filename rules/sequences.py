@@ -11,8 +11,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Sequence, Tensor
 
-INT64 = 7
-FLOAT = 1
+from .common import F32, I64
+
 
 
 def _fresh_for(node, output):
@@ -68,7 +68,7 @@ def _add(n, k):
 
 @register("SequenceEmpty")
 def sequence_empty_rule(node):
-    return [Sequence(Tensor(node.attr("dtype", FLOAT), None), ())]
+    return [Sequence(Tensor(node.attr("dtype", F32), None), ())]
 
 
 @register("SequenceConstruct")
@@ -112,7 +112,7 @@ def sequence_erase_rule(node):
 @register("SequenceLength")
 def sequence_length_rule(node):
     n = _length(node.input(0))
-    return [Tensor(INT64, (), None if n is None else (n,))]
+    return [Tensor(I64, (), None if n is None else (n,))]
 
 
 @register("SplitToSequence")

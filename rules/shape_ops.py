@@ -12,9 +12,9 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
-INT64 = 7
-INT_TYPES = intops.INT_TYPES
-FLOAT_TYPES = {1, 10, 11, 16}
+from .common import I64
+
+FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
 
 def _t(node, i):
@@ -73,22 +73,22 @@ def _from_np(arr):
 def shape_rule(node):
     x = _t(node, 0)
     if x is None or x.shape is None:
-        return [Tensor(INT64, (node.fresh("rank of input unknown", 0, 0),))]
+        return [Tensor(I64, (node.fresh("rank of input unknown", 0, 0),))]
     r = len(x.shape)
     start = node.attr("start", 0) if node.opset >= 15 else 0
     end = node.attr("end", None) if node.opset >= 15 else None
     start = min(max(start + r if start < 0 else start, 0), r)
     end = r if end is None else min(max(end + r if end < 0 else end, 0), r)
     ds = tuple(x.shape[start:end])
-    return [Tensor(INT64, (len(ds),), ds)]
+    return [Tensor(I64, (len(ds),), ds)]
 
 
 @register("Size")
 def size_rule(node):
     x = _t(node, 0)
     if x is None or x.shape is None:
-        return [Tensor(INT64, ())]
-    return [Tensor(INT64, (), (prod(x.shape),))]
+        return [Tensor(I64, ())]
+    return [Tensor(I64, (), (prod(x.shape),))]
 
 
 # --------------------------------------------------------------------- constants
@@ -99,10 +99,10 @@ def constant_rule(node):
     if v is not None:
         return [tensor_from_array(v)]
     if node.has_attr("value_int"):
-        return [Tensor(INT64, (), (int(node.attr("value_int")),))]
+        return [Tensor(I64, (), (int(node.attr("value_int")),))]
     if node.has_attr("value_ints"):
         vs = _ints(node.attr("value_ints"))
-        return [Tensor(INT64, (len(vs),), vs)]
+        return [Tensor(I64, (len(vs),), vs)]
     if node.has_attr("value_float"):
         return [Tensor(1, (), (float(node.attr("value_float")),))]
     if node.has_attr("value_floats"):
@@ -538,7 +538,10 @@ def gather_rule(node):
 @register("GatherElements")
 def gather_elements_rule(node):
     x, idx = _t(node, 0), _t(node, 1)
-    return [Tensor(0 if x is None else x.dtype, None if idx is None else idx.shape)]
+    dtype = 0 if x is None else x.dtype
+    if idx is None:
+        return [node.unknown_rank("indices unknown", 0, dtype)]
+    return [Tensor(dtype, idx.shape)]
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where
@@ -700,8 +703,8 @@ def _cast_value(node, value, src, dst):
     one of them cannot be known exactly."""
     if value is None:
         return None
-    if src in INT_TYPES:
-        if dst in INT_TYPES:
+    if src in intops.INT_TYPES:
+        if dst in intops.INT_TYPES:
             convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731
         elif dst in FLOAT_TYPES:
             # a symbolic element stays an Expr: it stands for an exact integral float
@@ -711,11 +714,11 @@ def _cast_value(node, value, src, dst):
         else:
             return None
         out = [convert(v) if intops.is_dim(v) else None for v in value]
-    elif src in FLOAT_TYPES and dst in INT_TYPES:
+    elif src in FLOAT_TYPES and dst in intops.INT_TYPES:
         out = [intops.from_float(v, dst) if isinstance(v, float) else
                intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if intops.is_dim(v) else None
                for v in value]
-    elif src == TensorProto.BOOL and dst in INT_TYPES:
+    elif src == TensorProto.BOOL and dst in intops.INT_TYPES:
         out = [int(bool(v)) for v in value]
     else:
         return None
@@ -726,7 +729,7 @@ def _cast_value(node, value, src, dst):
 def cast_rule(node):
     x = _t(node, 0)
     to = node.attr("to")
-    if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "INT64", ...
+    if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "I64", ...
         to = TensorProto.DataType.Value(to) if to in TensorProto.DataType.keys() else 0
     return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]
 

@@ -10,9 +10,8 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
-from .common import arg, count, same_shape, static_bound
+from .common import STRING, arg, count, same_shape, static_bound
 
-STRING = TensorProto.STRING
 
 
 @register("StringConcat")

@@ -28,7 +28,9 @@ def bit_cast(node):
 @register("Det")
 def det(node):
     x = arg(node, 0)
-    return [Tensor(x.dtype, None if x.shape is None else tuple(x.shape[:-2]))]
+    if x.shape is None:
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    return [Tensor(x.dtype, tuple(x.shape[:-2]))]
 
 
 @register("CenterCropPad")

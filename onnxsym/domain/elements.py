@@ -16,12 +16,11 @@ from onnx import numpy_helper
 
 from .. import dims
 from ..dims import Dim
+from ..intops import INT_TYPES
 from ..values import Tensor
 
 Bounds = Optional[Tuple[Dim, Dim]]
 
-_INT_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
-              onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
 # Ops whose output elements are some of input 0's elements.
 _KEEPS = {"Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand", "Tile", "Transpose", "Slice",
           "Gather", "GatherElements", "GatherND", "Cast", "ReduceMax", "ReduceMin"}
@@ -61,7 +60,7 @@ class Elements:
 
     def _compute(self, name: str) -> Bounds:
         v = self.values.get(name)
-        if not isinstance(v, Tensor) or v.dtype not in _INT_TYPES:
+        if not isinstance(v, Tensor) or v.dtype not in INT_TYPES:
             return None
         if v.value is not None:
             return _of_elements(v.value)
@@ -74,7 +73,7 @@ class Elements:
         op = n.op_type if n.domain in ("", "ai.onnx") else ""
         ins = list(n.input)
         if op in _KEEPS and ins:
-            if op == "Cast" and _attr(n, "to") not in _INT_TYPES:
+            if op == "Cast" and _attr(n, "to") not in INT_TYPES:
                 return None
             return self.bounds(ins[0])
         if op == "Range" and len(ins) == 3:
