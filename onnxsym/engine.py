@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 import os
 
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx
@@ -26,19 +25,8 @@ from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
+from .provenance import Kind, Provenance
 from .values import Opaque, Optional_, Sequence, Tensor, Value
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a fresh symbol was made and why."""
-
-    symbol: str
-    node: str
-    op_type: str
-    output: str
-    axis: Optional[int]
-    reason: str
 
 
 # Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
@@ -206,7 +194,7 @@ class Engine:
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
-                     lo: int, hi: int) -> Dim:
+                     lo: int, hi: int, kind: Kind = Kind.UNSUPPORTED) -> Dim:
         base = symbol_name(node.name or f"{node.op_type}_{node.index}")
         base += f"_o{output}" if node.num_outputs > 1 else ""
         base += f"_d{axis}" if axis is not None else "_n"
@@ -216,7 +204,7 @@ class Engine:
         self.table.symbols[name] = dims.Sym(name, lo, hi)
         self.table.origin[name] = f"fresh: {node.op_type} '{node.name}'"
         out_name = node.output_names[output] if output < node.num_outputs else ""
-        self.fresh[name] = Provenance(name, node.name, node.op_type, out_name, axis, reason)
+        self.fresh[name] = Provenance(name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(self.table.symbols[name])
 
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
@@ -371,7 +359,8 @@ class Engine:
                 sym = self.table.unique(symbol_name(name) + f"_item_d{axis}")
                 self.table.symbols[sym] = dims.Sym(sym, dims.FRESH_LO, dims.INT64_MAX)
                 self.table.origin[sym] = f"fresh: an item of input '{name}'"
-                self.fresh[sym] = Provenance(sym, "", "", name, axis, f"declared as {d}, which may differ between items")
+                self.fresh[sym] = Provenance(sym, "", "", name, axis, f"declared as {d}, which may differ between items",
+                                             Kind.POLICY)
                 d = dims.expr_of(self.table.symbols[sym])
             shape.append(d)
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
@@ -502,7 +491,7 @@ class Engine:
                     raise RuleFailure(failure) from exc
                 self.rule_failures.append(failure)
                 self.warnings.append(failure)
-                outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}")
+                outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}", Kind.RULE_FAILED)
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
             if not self._watched.used:
@@ -562,20 +551,21 @@ class Engine:
         if node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
             self.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
-        return self._unknown_outputs(node, reason)
+        return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str) -> List[Value]:
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> List[Value]:
         outs = []
         for name in node.output_names:
             if name:
-                self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason)
+                self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
             outs.append(Tensor(0, None))
         return outs
 
-    def record_unknown_rank(self, node: Node, output: int, reason: str) -> None:
+    def record_unknown_rank(self, node: Node, output: int, reason: str,
+                            kind: Kind = Kind.UNSUPPORTED) -> None:
         if node.has_output(output):
             name = node.output_names[output]
-            self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason)
+            self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
 
     def is_resolved(self, d: Dim) -> bool:
         return all(s.name not in self.fresh for s in dims.free_symbols(d))

@@ -20,14 +20,15 @@ import onnx
 
 from . import dims, registry
 from .dims import Dim
-from .engine import Provenance, node_label
+from .engine import node_label
 from .errors import OnnxsymError
+from .provenance import Kind, Provenance
 from .values import MAX_VALUE_ELEMENTS, Tensor
 
-# Ops whose output sizes depend on the elements of their inputs, not on shapes:
-# their fresh symbols are expected wherever the model uses them.
-DATA_DEPENDENT_OPS = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "TopK",
-                                "StringSplit", "StringNormalizer"})
+# What is wrong with a value, as a consumer needing it sees it (Lineage.trouble).
+RANK_UNKNOWN, SHAPE_UNRESOLVED = "rank unknown", "shape unresolved"
+VALUE_UNRESOLVED, VALUE_UNKNOWN = "value unresolved", "value unknown"
+_VALUE_TROUBLES = frozenset({VALUE_UNRESOLVED, VALUE_UNKNOWN})  # its elements, not its shape
 
 _INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16,
               onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32}
@@ -68,7 +69,11 @@ class Cause:
     domain: str
     reason: str
     via: Tuple[Tuple[str, str], ...]  # (value, what was wrong with it) from the lost node up
-    data_dependent: bool
+    kind: Optional[Kind]  # None: a graph input the model itself declares so
+
+    @property
+    def data_dependent(self) -> bool:
+        return self.kind is Kind.DATA_DEPENDENT
 
 
 @dataclass
@@ -182,17 +187,17 @@ class Lineage:
         """What is wrong with a value, as far as a consumer needing it can tell; '' if nothing."""
         v = self.result.values.get(value)
         if value in self.result.unknown_rank or v is None or (isinstance(v, Tensor) and v.shape is None):
-            return "rank unknown"
+            return RANK_UNKNOWN
         if not isinstance(v, Tensor):
             return ""
         if any(self.fresh_of(d) for d in v.shape):
-            return "shape unresolved"
+            return SHAPE_UNRESOLVED
         if v.value is not None and any(self.fresh_of(e) for e in v.value if not isinstance(e, (float, bool))):
-            return "value unresolved"
+            return VALUE_UNRESOLVED
         small = len(v.shape) <= 1 and all(isinstance(d, int) for d in v.shape) and \
             (not v.shape or v.shape[0] <= MAX_VALUE_ELEMENTS)
         if v.value is None and v.dtype in _INT_TYPES and small:
-            return "value unknown"
+            return VALUE_UNKNOWN
         return ""
 
     # -- where a loss began -------------------------------------------------------
@@ -210,7 +215,7 @@ class Lineage:
         found = [(i, x, self.trouble(x)) for i, x in enumerate(n.input) if x]
         found = [f for f in found if f[2]]
         # A shape tensor the rule could not read explains more than a data input.
-        return sorted(found, key=lambda f: not f[2].startswith("value"))
+        return sorted(found, key=lambda f: f[2] not in _VALUE_TROUBLES)
 
     def _walk(self, start: int) -> Cause:
         via: List[Tuple[str, str]] = []
@@ -235,26 +240,27 @@ class Lineage:
         return self._node_cause(cur, via)
 
     def _input_cause(self, name: str, why: str, via) -> Cause:
-        if why.startswith("value"):
-            reason, dd = "its elements are known only at run time", True
+        kind: Optional[Kind] = None
+        if why in _VALUE_TROUBLES:
+            reason, kind = "its elements are known only at run time", Kind.DATA_DEPENDENT
         else:
-            reason, dd = f"the model declares it with {why}", False
-        kind = "initializer" if name in self.initializers and name not in self.graph_inputs else "graph input"
-        return Cause(name, kind, "", reason, tuple(via), dd)
+            reason = f"the model declares it with {why}"
+        what = "initializer" if name in self.initializers and name not in self.graph_inputs else "graph input"
+        return Cause(name, what, "", reason, tuple(via), kind)
 
     def _node_cause(self, i: int, via) -> Cause:
         n = self.nodes[i]
         label = node_label(n, i)
         recorded = self.reasons.get(label)
         if recorded:
-            reason = recorded[0].reason
+            reason, kind = recorded[0].reason, recorded[0].kind
         elif all(isinstance(self.result.values.get(x), Tensor) and self.result.values[x].value is not None
                  for x in n.input if x):
             reason = f"the rule ({self.rule_name(n)}) does not compute the elements of its output"
+            kind = Kind.UNSUPPORTED
         else:
-            reason = "its output's elements depend on tensor data"
-            return Cause(label, n.op_type, n.domain, reason, tuple(via), True)
-        return Cause(label, n.op_type, n.domain, reason, tuple(via), n.op_type in DATA_DEPENDENT_OPS)
+            reason, kind = "its output's elements depend on tensor data", Kind.DATA_DEPENDENT
+        return Cause(label, n.op_type, n.domain, reason, tuple(via), kind)
 
     # -- how a dim got its expression -------------------------------------------------
     def explain(self, value: str, axis: Optional[int] = None) -> Explanation:

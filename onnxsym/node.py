@@ -7,6 +7,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from . import dims, edges
 from .dims import Dim
+from .provenance import Kind
 from .values import Tensor, Value
 
 _MISSING = object()
@@ -75,16 +76,18 @@ class Node:
 
     # -- unknowns ---------------------------------------------------------------
     def fresh(self, reason: str, output: int = 0, axis: Optional[int] = None,
-              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX) -> Dim:
-        """A new symbol for a dim this rule cannot determine, recorded with why."""
-        return self._engine.fresh_symbol(self, output, axis, reason, lo, hi)
+              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
+        """A new symbol for a dim this rule cannot determine, recorded with why (and its
+        kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
+        return self._engine.fresh_symbol(self, output, axis, reason, lo, hi, kind)
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
 
-    def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0) -> Tensor:
+    def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0,
+                     kind: Kind = Kind.UNSUPPORTED) -> Tensor:
         """A tensor whose rank this rule cannot tell, recorded with why."""
-        self._engine.record_unknown_rank(self, output, reason)
+        self._engine.record_unknown_rank(self, output, reason, kind)
         return Tensor(dtype, None)
 
     def is_resolved(self, d: Dim) -> bool:

@@ -136,10 +136,11 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
     e = Entry(
         value=u.value, axis=u.axis, dim=None if u.dim is None else str(u.dim), node=node, op_type=op,
         is_output=is_output,
-        origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason}
-                 for p in u.provenance],
-        cause=None if first is None else {"node": first.node, "op_type": first.op_type,
-                                          "domain": first.domain, "reason": first.reason},
+        origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason,
+                  "kind": p.kind.value} for p in u.provenance],
+        cause=None if first is None else {"node": first.node, "op_type": first.op_type, "domain": first.domain,
+                                          "reason": first.reason,
+                                          "kind": None if first.kind is None else first.kind.value},
         data_dependent=bool(causes) and all(c is not None and c.data_dependent for c in causes))
     e.allowed_by = _allowed_by(e, opts)
     return e

@@ -7,6 +7,7 @@ from typing import Optional
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
+from onnxsym.provenance import Kind
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
@@ -58,4 +59,4 @@ def count(node, reason: str, output: int, axis: Optional[int], hi: int, lo: int 
     """A data-dependent count: a fresh symbol in [lo, hi], or the number itself when lo == hi."""
     if lo == hi:
         return lo
-    return node.fresh(reason, output, axis, lo, hi)
+    return node.fresh(reason, output, axis, lo, hi, Kind.DATA_DEPENDENT)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.provenance import Kind
 from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis, prod
 from onnxsym.values import Tensor
@@ -14,6 +15,7 @@ from onnxsym.values import Tensor
 from .common import arg, count, present, scalar, size_bound, static_bound
 
 I64 = TensorProto.INT64
+DD = Kind.DATA_DEPENDENT
 
 
 def _concrete(value):
@@ -27,13 +29,13 @@ def _concrete(value):
 def nonzero(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(I64, (node.fresh("rank of NonZero input unknown", 0, 0),
-                             node.fresh("NonZero count", 0, 1)))]
+        return [Tensor(I64, (node.fresh("rank of NonZero input unknown", 0, 0, kind=DD),
+                             node.fresh("NonZero count", 0, 1, kind=DD)))]
     rank = len(x.shape)
     if rank == 0:
         # runtimes disagree on a scalar: onnxruntime answers rank 1, onnx's
         # reference evaluator and shape inference rank 0
-        rank = node.fresh("rank NonZero reports for a scalar (0 or 1)", 0, 0, 0, 1)
+        rank = node.fresh("rank NonZero reports for a scalar (0 or 1)", 0, 0, 0, 1, DD)
     vals = _concrete(x.value)
     if vals is not None:
         n = sum(1 for v in vals if v)
@@ -69,7 +71,7 @@ def unique(node):
     x = arg(node, 0)
     axis = node.attr("axis")
     if x.shape is None:
-        u = node.fresh("number of unique elements", 0, 0)
+        u = node.fresh("number of unique elements", 0, 0, kind=DD)
         return [Tensor(x.dtype, None), Tensor(I64, (u,)), Tensor(I64, None), Tensor(I64, (u,))]
     if axis is None:
         total = prod(x.shape)

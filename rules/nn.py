@@ -10,6 +10,7 @@ from onnx import TensorProto
 
 from onnxsym import dims, intops
 from onnxsym.errors import ShapeContradiction
+from onnxsym.provenance import Kind
 from onnxsym.registry import register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
@@ -356,7 +357,8 @@ def topk(node):
     else:
         k = node.attr("k")
     if k is None:
-        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1])
+        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1],
+                       kind=Kind.DATA_DEPENDENT)
     shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 

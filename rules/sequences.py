@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.provenance import Kind
 from onnxsym.join import join_tensors
 from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
@@ -15,7 +16,7 @@ FLOAT = 1
 
 
 def _fresh_for(node, output):
-    return lambda axis, why, lo, hi: node.fresh(why, output, axis, lo, hi)
+    return lambda axis, why, lo, hi: node.fresh(why, output, axis, lo, hi, Kind.POLICY)  # a merge, on purpose
 
 
 def _of_items(node, items, dtype=0, output=0):
