@@ -192,6 +192,11 @@ class Engine:
         self.pending: Dict[str, frozenset] = {}
         self._acted: Set[tuple] = set()  # pending decisions a node acted on (and so recorded)
         self._positive: Set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
+        self._relied: Dict[tuple, List[Dim]] = {}  # relied_on's answers, by (compute, args)
+        # The ">= 1" records a memoized rule made, by memo key: a node that reuses the result
+        # makes them again under its own name.
+        self._replays: Dict[tuple, List[tuple]] = {}
+        self._node_positives: List[tuple] = []  # those of the rule running now
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -240,16 +245,35 @@ class Engine:
         if c not in self.constraints.items:
             self.constraints.items.append(c)
 
-    def check_positive(self, node: Node, compute, args, what: Callable[[], str], output: Optional[int]) -> None:
-        """Record (or, with ``output``, attach to that output) the symbols ``compute(*args)``
-        relies on being >= 1 by default."""
-        relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
-        if not relied:
-            return
+    def peek(self) -> "Engine":
+        """The engine itself: through a rule's watched view, a read that leaves the rule's
+        result reusable by the memo."""
+        return self
+
+    def relied_on(self, compute, args) -> List[Dim]:
+        """The symbols (or sum of them) ``compute(*args)`` relies on being >= 1 by default
+        (see :mod:`onnxsym.edges`); pure. A many-layer model asks the same question once a
+        layer: it is answered once."""
+        key = (compute, tuple(args))
+        try:
+            relied = self._relied.get(key)
+        except TypeError:  # an unhashable argument: no reuse
+            key, relied = None, None
+        if relied is None:
+            relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
+            if key is not None:
+                self._relied[key] = relied
+        return relied
+
+    def check_positive(self, node: Node, relied: List[Dim], what: Callable[[], str], output: Optional[int]) -> None:
+        """Record (or, with ``output``, attach to that output) the ``relied`` symbols of a
+        decision ``node`` took (``what()`` says which). Recorded at once, the records are
+        kept with the rule's memoized result, so a node that reuses it records them too."""
         text = what()
         if output is None or not node.has_output(output):
             for d in relied:
                 self.record_positive(d, node.name, node.op_type, text)
+                self._node_positives.append((d, text))
             return
         name = node.output_names[output]
         self.pending[name] = self.pending.get(name, frozenset()) | {(d, node.name, node.op_type, text) for d in relied}
@@ -258,6 +282,10 @@ class Engine:
         for rec in sorted(self.pending.get(value, ()), key=str):
             self._acted.add(rec)
             self.record_positive(rec[0], node.name, node.op_type, f"{what} {rec[3]}")
+
+    def _replay(self, memo_key: tuple, name: str, op_type: str) -> None:
+        for d, text in self._replays[memo_key]:
+            self.record_positive(d, name, op_type, text)
 
     def record_positive(self, lhs: Dim, node: str, op_type: str, reason: str) -> None:
         """Record ``lhs >= 1`` (a symbol, or a sum of symbols): ``node`` decided something
@@ -398,17 +426,21 @@ class Engine:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
             env = self.env  # (a subgraph's inference replaces it: read per node)
             op = ops.get((domain, op_type) if domain else op_type)
-            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived \
-                    and not self.pending:
+            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
                 name = output_names[0]
                 ids = tuple(map(id, map(env.get, input_names)))
                 if _NONE_ID not in ids and name and name not in env and \
                         not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
-                    known = lookup(key(op_type, op[0], op[1], attributes, ids, (name,)))
+                    k = key(op_type, op[0], op[1], attributes, ids, (name,))
+                    known = lookup(k)
                     if known is not None:
                         env[name] = known[0]
+                        if k in self._replays:
+                            self._replay(k, n.name or f"{op_type}_{index}", op_type)
                         producer[name] = (nodes, index)
                         produced.append(name)
+                        if self.pending:  # as a memo hit in _infer_node: decisions flow on
+                            self._pass_pending(input_names, (name,))
                         if progress is not None:
                             progress(index + 1, len(nodes))
                         continue
@@ -456,6 +488,8 @@ class Engine:
         outs: Seq[Optional[Value]]
         known = None if memo_key is None else self.memo.lookup(memo_key)
         if known is not None:
+            if memo_key in self._replays:
+                self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             made_by = (nodes, index)
             for name, v in zip(output_names, known):
                 if name:
@@ -469,6 +503,7 @@ class Engine:
         # (a reused result was validated with the same attributes)
         validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
+        self._node_positives = []
         attrs = {a.name: a for a in attributes} if attributes else {}
         node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
                     output_names, attrs, convert_attribute, self._watched, index)
@@ -497,6 +532,8 @@ class Engine:
                 outs = [outs]
             if not self._watched.used:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
+                if self._node_positives and memo_key is not None:
+                    self._replays[memo_key] = self._node_positives
         made_by = (nodes, index)
         for i, name in enumerate(output_names):
             if name:

@@ -34,6 +34,10 @@ class Watched:
         self.used = True
         return getattr(self._engine, name)
 
+    def peek(self):
+        """The engine, for a pure question whose answer does not depend on the node."""
+        return self._engine
+
 
 class RuleMemo:
     """Rule results by (op, domain, opset, attributes, input values, outputs present)."""

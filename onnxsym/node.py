@@ -120,7 +120,14 @@ class Node:
         that acts on it (an If taking a branch) records it; see :mod:`onnxsym.edges`."""
         answer = compute(*args)
         if self._engine is not None and edges.may_rely(args):
-            self._engine.check_positive(self, compute, args, lambda: what(answer), output)
+            # asked without touching the watched engine: a decision that relies on nothing
+            # leaves the rule's result reusable by identical nodes
+            engine = self._engine.peek()
+            relied = engine.relied_on(compute, args)
+            if relied:
+                # a record now is replayed for the nodes that reuse this result; one that goes
+                # with an output waits for the node acting on it, so that rule is not reused
+                (engine if output is None else self._engine).check_positive(self, relied, lambda: what(answer), output)
         return answer
 
     def act_on(self, i: int, what: str) -> None:
