@@ -256,12 +256,12 @@ class Engine:
         layer: it is answered once."""
         key = (compute, tuple(args))
         try:
-            relied = self._relied.get(key)
+            relied, reusable = self._relied.get(key), True
         except TypeError:  # an unhashable argument: no reuse
-            key, relied = None, None
+            relied, reusable = None, False
         if relied is None:
             relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
-            if key is not None:
+            if reusable:
                 self._relied[key] = relied
         return relied
 
