@@ -36,7 +36,8 @@ def attention(node):
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     n = node.num_outputs
     if q.shape is None or k.shape is None or v.shape is None:
-        return [Tensor(q.dtype, None), Tensor(k.dtype, None), Tensor(v.dtype, None), Tensor(q.dtype, None)][:n]
+        why = "query, key or value rank unknown"
+        return [node.unknown_rank(why, i, dt) for i, dt in enumerate((q.dtype, k.dtype, v.dtype, q.dtype))][:n]
     for t in (q, k, v):
         if len(t.shape) not in (3, 4):
             raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {len(t.shape)}")
@@ -63,7 +64,7 @@ def flex_attention(node):
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
     q, v = arg(node, 0), arg(node, 2)
     if q.shape is None or v.shape is None:
-        return [Tensor(q.dtype, None)]
+        return [node.unknown_rank("query or value rank unknown", 0, q.dtype)]
     return [Tensor(q.dtype, tuple(q.shape[:3]) + (v.shape[3],))]
 
 
@@ -75,7 +76,9 @@ def linear_attention(node):
     past = node.tensor(3)
     hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     if q.shape is None or k.shape is None or v.shape is None:
-        return [Tensor(q.dtype, None), Tensor(past.dtype if past is not None else q.dtype, None)][:node.num_outputs]
+        why = "query, key or value rank unknown"
+        return [node.unknown_rank(why, 0, q.dtype),
+                node.unknown_rank(why, 1, past.dtype if past is not None else q.dtype)][:node.num_outputs]
     dk = dims.floordiv(k.shape[2], hkv)
     dv = dims.floordiv(v.shape[2], hkv)
     state_dtype = past.dtype if past is not None and past.dtype else q.dtype

@@ -24,6 +24,12 @@ def present(node, i: int) -> bool:
     return i < len(node.inputs) and node.inputs[i] is not None
 
 
+def unknown_ranks(node, reason: str, *dtypes: int) -> list:
+    """Outputs of unknown rank, one per dtype (as many as the node has, at least one),
+    each recorded with why, so explain and show can tell the user."""
+    return [node.unknown_rank(reason, k, dt) for k, dt in enumerate(dtypes)][:max(node.num_outputs, 1)]
+
+
 def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
     """A tensor of ``x``'s shape (and ``dtype``, default ``x``'s)."""
     return Tensor(x.dtype if dtype is None else dtype, x.shape)

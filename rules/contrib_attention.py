@@ -14,6 +14,7 @@ from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
+from .common import unknown_ranks
 from .contrib_common import I32, MS, arg, exact_div, present, rank, scalar_value
 
 
@@ -22,10 +23,6 @@ def _heads(node, name="num_heads"):
     if not n or n <= 0:
         raise ShapeContradiction(f"attribute {name} must be a positive int, got {n!r}")
     return n
-
-
-def _unknown(node, dtypes):
-    return [Tensor(dt, None) for dt in dtypes][:max(node.num_outputs, 1)]
 
 
 def _past_length(node, i, axis, past, output):
@@ -66,7 +63,7 @@ def attention(node):
     past = arg(node, 8 if quant else 4)
     dtype = (bias.dtype if quant else x.dtype) or x.dtype
     if rank(x, 3) is None:
-        return _unknown(node, [dtype, dtype])
+        return unknown_ranks(node, "input rank unknown", dtype, dtype)
     n = _heads(node)
     b, s = x.shape[0], x.shape[1]
     sizes = _qkv_sizes(node, w, bias)
@@ -127,11 +124,11 @@ def multi_head_attention(node):
     past_k, past_v = arg(node, 6), arg(node, 7)
     dtype = q.dtype
     if q.shape is None:
-        return _unknown(node, [dtype] * 4)
+        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
     n = _heads(node)
     layout = _mha_layout(node, q, k, v, n)
     if layout is None:
-        return _unknown(node, [dtype] * 4)
+        return unknown_ranks(node, "key or value rank unknown", *[dtype] * 4)
     b, s, hidden, l_len, qk_head, v_head = layout
     outs = [Tensor(dtype, (b, s, hidden))]
     rank(past_k, 4)
@@ -152,7 +149,7 @@ def decoder_masked_mha(node):
     past_k, past_v = arg(node, 5), arg(node, 6)
     dtype = q.dtype
     if rank(q, 3) is None:
-        return _unknown(node, [dtype] * 4)
+        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
     n = _heads(node)
     b, s = q.shape[0], q.shape[1]
     if not present(node, 1):  # packed QKV with equal Q, K and V widths
@@ -169,12 +166,13 @@ def decoder_masked_mha(node):
         v_head = exact_div(hidden, n, "value hidden size over num_heads")
         l_len, cross = s, False
     else:
-        return _unknown(node, [dtype] * 4)
+        return unknown_ranks(node, "key or value rank unknown", *[dtype] * 4)
     outs = [Tensor(dtype, (b, s, hidden))]
     shared = bool(node.attr("past_present_share_buffer", 0))
     if cross:
         total = l_len
-        outs += [Tensor(dtype, None), Tensor(dtype, None)]
+        why = "the present caches of cross attention are not modelled"
+        outs += [node.unknown_rank(why, 1, dtype), node.unknown_rank(why, 2, dtype)]
     else:
         rank(past_k, 4)
         p_len = _past_length(node, 5, 2, past_k, 1)
@@ -215,15 +213,16 @@ def group_query_attention(node):
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     if rank(q, 3) is None:
-        return _unknown(node, [dtype] * 4)
+        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
     b, s = q.shape[0], q.shape[1]
     head = _gqa_head(node, q.shape[2], n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar_value(node, 6)
     if present(node, 3) and past_k.shape is None:  # a past we know nothing of
-        return outs + [Tensor(past_k.dtype or dtype, None), Tensor(past_v.dtype or dtype, None),
-                       Tensor(dtype, None)][:max(node.num_outputs, 1) - 1]
+        why = "past key rank unknown"
+        return outs + [node.unknown_rank(why, 1, past_k.dtype or dtype), node.unknown_rank(why, 2, past_v.dtype or dtype),
+                       node.unknown_rank(why, 3, dtype)][:max(node.num_outputs, 1) - 1]
     if past_k.shape is not None and rank(past_k, 4) and node.attr("sliding_window_cache", 0):
         # window-sized caches keep their capacity
         length = past_k.shape[2]
@@ -259,7 +258,7 @@ def sparse_attention(node):
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     if rank(q, 3) is None:
-        return _unknown(node, [dtype] * 3)
+        return unknown_ranks(node, "query rank unknown", *[dtype] * 3)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
     head = _gqa_head(node, q.shape[2], n, kv)
     return [Tensor(dtype, (q.shape[0], q.shape[1], n * head)),
@@ -273,7 +272,7 @@ def paged_attention(node):
     q, kc, vc = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     if rank(q, 2) is None:
-        return _unknown(node, [dtype, kc.dtype, vc.dtype])
+        return unknown_ranks(node, "query rank unknown", dtype, kc.dtype, vc.dtype)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
     v_head = node.attr("v_head_size", 0) or _gqa_head(node, q.shape[1], n, kv)
     return [Tensor(dtype, (q.shape[0], n * v_head)), Tensor(kc.dtype, kc.shape),
@@ -288,7 +287,7 @@ def packed_attention(node):
     """input (tokens, D) -> output (tokens, v_hidden)."""
     x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
     if rank(x, 2) is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     _heads(node)
     sizes = _qkv_sizes(node, w, bias)
     v_hidden = sizes[2] if sizes else node.fresh("PackedAttention projection width unknown", 0, 1)
@@ -300,7 +299,7 @@ def packed_multi_head_attention(node):
     """query (tokens, hidden) or packed QKV (tokens, N, 3, H) -> (tokens, v_hidden)."""
     q, v = arg(node, 0), arg(node, 2)
     if rank(q, 2, 4) is None:
-        return [Tensor(q.dtype, None)]
+        return [node.unknown_rank("query rank unknown", 0, q.dtype)]
     n = _heads(node)
     if len(q.shape) == 4:
         hidden = n * q.shape[3]
@@ -317,7 +316,7 @@ def remove_padding(node):
     The token count is the sum of the sequence_token_count input: data."""
     x = arg(node, 0)
     if rank(x, 3) is None:
-        return _unknown(node, [x.dtype, I32, I32, I32])
+        return unknown_ranks(node, "input rank unknown", x.dtype, I32, I32, I32)
     b, s, h = x.shape
     bound = b * s
     hi = bound if isinstance(bound, int) else dims.INT64_MAX
@@ -332,7 +331,7 @@ def restore_padding(node):
     """(tokens, H) with token_offset (B, S) -> (B, S, H)."""
     x, offset = arg(node, 0), arg(node, 1)
     if rank(x, 2) is None or rank(offset, 2) is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input or token_offset rank unknown", 0, x.dtype)]
     return [Tensor(x.dtype, (offset.shape[0], offset.shape[1], x.shape[1]))]
 
 
@@ -344,7 +343,7 @@ def relative_position_bias(node):
     """bias_table (buckets, N) with query_length, key_length -> (1, N, query_length, key_length)."""
     table = arg(node, 0)
     if rank(table, 2) is None:
-        return [Tensor(table.dtype, None)]
+        return [node.unknown_rank("bias_table rank unknown", 0, table.dtype)]
     lengths = []
     for i, what in ((1, "query_length"), (2, "key_length")):
         v = scalar_value(node, i)
@@ -360,10 +359,10 @@ def gated_relative_position_bias(node):
     n = _heads(node)
     if present(node, 6):
         if rank(offset, 2) is None:
-            return [Tensor(q.dtype, None)]
+            return [node.unknown_rank("offset rank unknown", 0, q.dtype)]
         b, s = offset.shape
     else:
         if rank(q, 3) is None:
-            return [Tensor(q.dtype, None)]
+            return [node.unknown_rank("query rank unknown", 0, q.dtype)]
         b, s = q.shape[0], q.shape[1]
     return [Tensor(q.dtype, (b, n, s, s))]

@@ -9,7 +9,7 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .common import required_attr
+from .common import required_attr, unknown_ranks
 from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shape
 
 F32 = TensorProto.FLOAT
@@ -27,7 +27,7 @@ def hyper_connection_pre_mix(node):
     (..., C*H) -> (..., H) when num_branches gives C."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     c = node.attr("num_branches", 0)
     if c:
         return [Tensor(x.dtype, tuple(x.shape[:-1]) + (exact_div(x.shape[-1], c, "stream width over num_branches"),))]
@@ -40,7 +40,9 @@ def hyper_connection_low_rank_mix(node):
     x = arg(node, 0)
     c = node.attr("num_branches", 0)
     if x.shape is None or not c:
-        return [Tensor(x.dtype, None), Tensor(x.dtype, None), Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
+        why = "input rank or num_branches unknown"
+        return [node.unknown_rank(why, 0, x.dtype), node.unknown_rank(why, 1, x.dtype),
+                Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
     lead = tuple(x.shape[:-1])
     h = exact_div(x.shape[-1], c, "stream width over num_branches")
     return [Tensor(x.dtype, lead + (h,)), Tensor(x.dtype, lead + (c,)), Tensor(x.dtype, x.shape)][
@@ -91,7 +93,7 @@ def router_gate_up_proj(node):
     x, w = arg(node, 0), arg(node, 1)
     r = node.attr("router_size")
     if x.shape is None or w.shape is None or r is None:
-        return [Tensor(x.dtype, None), Tensor(x.dtype, None)][:max(node.num_outputs, 1)]
+        return unknown_ranks(node, "input or weight rank, or router_size, unknown", x.dtype, x.dtype)
     lead = tuple(x.shape[:-1])
     inter = exact_div(w.shape[-1] - r, 2, "shared expert gate/up width")
     return [Tensor(x.dtype, lead + (r,)), Tensor(x.dtype, lead + (inter,))][:max(node.num_outputs, 1)]
@@ -105,7 +107,7 @@ def rms_norm_rotary(node):
     x = arg(node, 0)
     y_dtype = TensorProto.FLOAT16 if node.attr("output_fp16", 0) else TensorProto.BFLOAT16
     if x.shape is None or len(x.shape) != 4:
-        return [Tensor(y_dtype, None), Tensor(F32, None)][:max(node.num_outputs, 1)]
+        return unknown_ranks(node, "input rank unknown, or not 4", y_dtype, F32)
     b, s, heads, stride = x.shape
     width = node.attr("input_width", 0) or stride
     if not node.attr("input_width", 0) and node.attr("input_start", 0):

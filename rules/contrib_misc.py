@@ -43,7 +43,7 @@ def bias_split_gelu(node):
     """(N, S, D) -> (N, S, D/2): the two halves of the last axis gate each other."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     d = exact_div(x.shape[-1], 2, "BiasSplitGelu hidden size")
     return [Tensor(x.dtype, tuple(x.shape[:-1]) + (d,))]
 
@@ -68,7 +68,7 @@ def fused_matmul(node):
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
-        return [Tensor(a.dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
     sa = _fused_operand(a.shape, node.attr("transBatchA", 0), node.attr("transA", 0))
     sb = _fused_operand(b.shape, node.attr("transBatchB", 0), node.attr("transB", 0))
     return _matmul_of(node, Tensor(a.dtype, sa), Tensor(b.dtype, sb))
@@ -94,7 +94,7 @@ def nhwc_conv(node):
     """Conv in channels-last layout: X (N, spatial..., C), W (M, kernel..., C/group)."""
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     w_oihw = Tensor(w.dtype, None if w.shape is None else to_channels_first(w.shape))
     return channels_last_rule(node, conv, "Conv", [Tensor(x.dtype, to_channels_first(x.shape)), w_oihw])
 
@@ -103,7 +103,7 @@ def nhwc_conv(node):
 def cdist(node):
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
-        return [Tensor(a.dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
     return [Tensor(a.dtype, (a.shape[0], b.shape[0]))]
 
 
@@ -127,7 +127,7 @@ def expand_dims(node):
     x = arg(node, 0)
     axis = scalar_value(node, 1)
     if x.shape is None or axis is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank or axis unknown", 0, x.dtype)]
     r = len(x.shape) + 1
     axis = normalize_axis(axis, r)
     return [Tensor(x.dtype, tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:]))]
@@ -153,7 +153,7 @@ def swiglu(node):
 def complex_mul(node):
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
-        return [Tensor(a.dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
     return [Tensor(a.dtype, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
                                              node.assume))]
 
@@ -163,7 +163,7 @@ def mul_integer(node):
     """A (0) times B (2), broadcast, in int32."""
     a, b = arg(node, 0), arg(node, 2)
     if a.shape is None or b.shape is None:
-        return [Tensor(TensorProto.INT32, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, TensorProto.INT32)]
     return [Tensor(TensorProto.INT32, broadcast_shapes([a.shape, b.shape],
                                                        lambda axis, why: node.fresh(why, 0, axis), node.assume))]
 
@@ -189,7 +189,7 @@ def torch_embedding(node):
     """indices.shape + (embedding size,)."""
     w, idx = arg(node, 0), arg(node, 1)
     if w.shape is None or idx.shape is None:
-        return [Tensor(w.dtype, None)]
+        return [node.unknown_rank("weight or indices rank unknown", 0, w.dtype)]
     return [Tensor(w.dtype, tuple(idx.shape) + (w.shape[-1],))]
 
 
@@ -198,7 +198,7 @@ def grid_sample(node):
     """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
     x, grid = arg(node, 0), arg(node, 1)
     if x.shape is None or grid.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input or grid rank unknown", 0, x.dtype)]
     return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
 
 
@@ -207,7 +207,7 @@ def crop_and_resize(node):
     """(num_rois, C, crop_height, crop_width); the crop size is the value of input 3."""
     x, rois = arg(node, 0), arg(node, 1)
     if x.shape is None or rois.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input or rois rank unknown", 0, x.dtype)]
     size = node.value(3)
     if size is not None and len(size) == 2:
         h, w = size
@@ -226,7 +226,7 @@ def nhwc_max_pool(node):
     """MaxPool in channels-last layout (N, spatial..., C)."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     return channels_last_rule(node, pool, "MaxPool", [Tensor(x.dtype, to_channels_first(x.shape))])
 
 
@@ -253,7 +253,7 @@ def decoder_attention(node):
             outs.append(Tensor(q.dtype, (c[0], c[1], node.fresh("new cache length depends on the "
                                                                 "static_kv and use_past inputs", i, 2), c[3])))
         else:
-            outs.append(Tensor(q.dtype, None))
+            outs.append(node.unknown_rank("cache rank unknown", i, q.dtype))
     return outs[:max(node.num_outputs, 1)]
 
 
@@ -263,7 +263,7 @@ def unfold_tensor(node):
     axis the ``size`` elements of each."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     axis = normalize_axis(node.attr("dim", -1), len(x.shape))
     size, step = node.attr("size"), node.attr("step", 1)
     shape = list(x.shape)
@@ -277,7 +277,7 @@ def gather_nd(node):
     last index axis does not address."""
     data, idx = arg(node, 0), arg(node, 1)
     if data.shape is None or idx.shape is None or not isinstance(idx.shape[-1], int):
-        return [Tensor(data.dtype, None)]
+        return [node.unknown_rank("data or indices rank unknown, or the index depth symbolic", 0, data.dtype)]
     return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[idx.shape[-1]:]))]
 
 
@@ -287,7 +287,7 @@ def rfft(node):
     real and imaginary parts (onnxruntime's CUDA kernel, as torch.rfft)."""
     x = arg(node, 0)
     if x.shape is None or not x.shape:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown, or a scalar", 0, x.dtype)]
     shape = list(x.shape)
     if node.attr("onesided", 1):
         shape[-1] = dims.floordiv(shape[-1], 2) + 1
@@ -300,7 +300,7 @@ def irfft(node):
     onnxruntime's CUDA kernel gives it (not torch.irfft's 2*(m - 1))."""
     x = arg(node, 0)
     if x.shape is None or len(x.shape) < 2:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown, or below 2", 0, x.dtype)]
     shape = list(x.shape[:-1])
     if node.attr("onesided", 1):
         shape[-1] = 2 * shape[-1] - 1
@@ -313,7 +313,7 @@ def word_conv_embedding(node):
     (W's rows); onnxruntime's kernel keeps only the first axis of a longer Sequence."""
     seq, w = arg(node, 0), arg(node, 1)
     if seq.shape is None or not seq.shape:
-        return [Tensor(w.dtype, None)]
+        return [node.unknown_rank("sequence input rank unknown, or a scalar", 0, w.dtype)]
     width = w.shape[0] if w.shape else node.fresh("the conv weight's shape is unknown", 0, 1)
     return [Tensor(w.dtype or TensorProto.FLOAT, (seq.shape[0], width))]
 
@@ -323,7 +323,7 @@ def tokenizer(node):
     """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(TensorProto.STRING, None)]
+        return [node.unknown_rank("input rank unknown", 0, TensorProto.STRING)]
     d = node.fresh("the most tokens any string splits into is data", 0, len(x.shape), lo=0)
     return [Tensor(TensorProto.STRING, tuple(x.shape) + (d,))]
 
@@ -393,6 +393,6 @@ def dequantize_bfp(node):
     if shape is None:
         t = arg(node, 1)
         if t.shape is None or len(t.shape) != 1 or not isinstance(t.shape[0], int):
-            return [Tensor(dtype, None)]
+            return [node.unknown_rank("shape input's value and length unknown", 0, dtype)]
         return [Tensor(dtype, node.fresh_shape(t.shape[0], "the shape is a tensor input whose value is unknown"))]
     return [Tensor(dtype, tuple(shape))]

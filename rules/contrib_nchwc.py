@@ -32,7 +32,7 @@ def reorder_input(node):
     count is the machine's (a fresh symbol between C and C + 15)."""
     x = arg(node, 0)
     if x.shape is None or len(x.shape) < 3:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown, or below 3", 0, x.dtype)]
     shape = to_channels_first(x.shape) if node.attr("channels_last", 0) else tuple(x.shape)
     c = shape[1]
     if not (isinstance(c, int) and c % MAX_BLOCK == 0):
@@ -47,7 +47,7 @@ def reorder_output(node):
     """Blocked to NCHW (or NHWC with channels_last) with the ``channels`` real channels."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     last = node.attr("channels_last", 0)
     c = node.attr("channels", 0)
     if c <= 0:
@@ -62,5 +62,5 @@ def upsample(node):
     x = arg(node, 0)
     scales = node.attr("scales")
     if x.shape is None or not scales:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank or scales unknown", 0, x.dtype)]
     return [Tensor(x.dtype, tuple(dims.mul(d, s) for d, s in zip(x.shape, scales)))]

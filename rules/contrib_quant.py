@@ -23,7 +23,7 @@ I32 = TensorProto.INT32
 
 def _broadcast(node, ts, dtype):
     if any(t.shape is None for t in ts):
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
     shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis), node.assume)
     return [Tensor(dtype, shape)]
 
@@ -69,7 +69,7 @@ def qlinear_concat(node):
     ts = [arg(node, i) for i in range(2, len(node.inputs), 3)]
     dtype = y_zp.dtype or (ts[0].dtype if ts else 0)
     if not ts or any(t.shape is None for t in ts):
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
     r = len(ts[0].shape)
     axis = normalize_axis(node.attr("axis"), r)
     out = list(ts[0].shape)
@@ -86,7 +86,7 @@ def qlinear_average_pool(node):
     """AveragePool, in NCHW or (channels_last) NHWC layout."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.attr("channels_last", 0):
         return channels_last_rule(node, pool, "AveragePool", [_channels_first(x)])
     return pool(WithInputs(node, [x], "AveragePool"))[:1]
@@ -96,7 +96,7 @@ def qlinear_average_pool(node):
 def qlinear_global_average_pool(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.attr("channels_last", 0):
         return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x)])
     return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
@@ -120,7 +120,7 @@ def qlinear_reduce_mean(node):
     x = arg(node, 0)
     dtype = I32 if node.op_type == "ReduceSumInteger" else x.dtype
     if x.shape is None:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, dtype)]
     r = len(x.shape)
     axes = node.attr("axes")
     red = {normalize_axis(a, r) for a in axes} if axes else set(range(r))
@@ -167,7 +167,7 @@ def matmul_nbits(node):
     a = arg(node, 0)
     n = required_attr(node, "N")
     if a.shape is None:
-        return [Tensor(a.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, a.dtype)]
     if not a.shape:
         raise ShapeContradiction(f"{node.op_type} of a scalar")
     return [Tensor(a.dtype, tuple(a.shape[:-1]) + (n,))]
@@ -183,7 +183,7 @@ def gather_block_quantized(node):
     data, idx, scales = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = scales.dtype
     if data.shape is None or idx.shape is None:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("data or indices rank unknown", 0, dtype)]
     r = len(data.shape)
     g = normalize_axis(node.attr("gather_axis", 0), r)
     shape = list(data.shape)
@@ -197,11 +197,11 @@ def gather_block_quantized(node):
 # --------------------------------------------------------------------------- fused and other weight-only MatMuls
 
 
-def _last_replaced(node, a, n, dtype=None):
+def _last_replaced(node, a, n, dtype=None, output=0):
     """A (..., K) times a weight with ``n`` columns: (..., n)."""
     dtype = a.dtype if dtype is None else dtype
     if a.shape is None:
-        return Tensor(dtype, None)
+        return node.unknown_rank("input rank unknown", output, dtype)
     if not a.shape:
         raise ShapeContradiction(f"{node.op_type} of a scalar")
     return Tensor(dtype, tuple(a.shape[:-1]) + (n,))
@@ -224,7 +224,7 @@ def matmul_nbits_mlp(node):
 def matmul_nbits_qkv(node):
     """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"))
+    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"), output=1)
     return [q, kv, kv, Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
@@ -258,7 +258,7 @@ def gemm_float8(node):
     a, b = arg(node, 0), arg(node, 1)
     dtype = node.attr("dtype", 0) or a.dtype
     if a.shape is not None and len(a.shape) != 2 or b.shape is not None and len(b.shape) != 2:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank is not 2", 0, dtype)]
     return [Tensor(dtype, gemm_shape(node, a, b))]
 
 
@@ -268,7 +268,7 @@ def gather_packed(node):
     idx = arg(node, 1)
     dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
     if idx.shape is None:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, dtype)]
     return [Tensor(dtype, tuple(idx.shape) + (required_attr(node, "K"),))]
 
 
@@ -297,7 +297,7 @@ def qordered_attention(node):
     """input (B, S, D) -> (B, S, v_hidden), v_hidden the V weight's columns."""
     x, wv = arg(node, 0), arg(node, 7)
     if x.shape is None or len(x.shape) != 3:
-        return [Tensor(TensorProto.INT8, None)]
+        return [node.unknown_rank("input rank unknown, or not 3", 0, TensorProto.INT8)]
     sizes = node.attr("qkv_hidden_sizes")
     if sizes:
         v = sizes[2]

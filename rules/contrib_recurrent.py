@@ -7,7 +7,7 @@ from __future__ import annotations
 from onnxsym.values import Tensor
 from onnxsym.registry import register
 
-from .common import required_attr
+from .common import required_attr, unknown_ranks
 from .contrib_common import MS, WithInputs, arg, exact_div, present, rank
 from .recurrent import recurrent
 
@@ -33,7 +33,7 @@ def linear_attention(node):
     present_state (B, Hkv, Dk, Dv)."""
     q, v = arg(node, 0), arg(node, 2)
     if rank(q, 3) is None or rank(v, 3) is None:
-        return [Tensor(q.dtype, None), Tensor(q.dtype, None)][:max(node.num_outputs, 1)]
+        return unknown_ranks(node, "query or value rank unknown", q.dtype, q.dtype)
     hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     dk = exact_div(q.shape[2], hq, "query width over q_num_heads")
     dv = exact_div(v.shape[2], hkv, "value width over kv_num_heads")
@@ -57,7 +57,7 @@ def gated_delta_net(node):
     from initial_state); final_state (B, Hv, Dv, Dk), B from initial_state or cu_seqlens."""
     q, v, init = arg(node, 0), arg(node, 2), arg(node, 6)
     if q.shape is None:
-        return [Tensor(q.dtype, None), Tensor(init.dtype, None)][:max(node.num_outputs, 1)]
+        return unknown_ranks(node, "query rank unknown", q.dtype, init.dtype)
     if present(node, 2):
         out = v.shape
     elif init.shape is not None and len(init.shape) == 4 and len(q.shape) == 2:
@@ -72,7 +72,7 @@ def gated_delta_net(node):
         state = None
     outs = [Tensor(q.dtype, out), Tensor(init.dtype or 1, state)]
     if node.num_outputs > 2:
-        outs.append(Tensor(1, None))  # compact state updates: sized by data-layout attributes not modelled
+        outs.append(node.unknown_rank("compact state updates are sized by data-layout attributes not modelled", 2, 1))
     return outs[:max(node.num_outputs, 1)]
 
 
@@ -92,7 +92,7 @@ def causal_conv_with_state(node):
     if present(node, 3):
         outs.append(Tensor(past.dtype or x.dtype, past.shape))
     elif x.shape is None or len(x.shape) != 3 or node.attr("ndim", 1) != 1 or node.attr("state_window", 0):
-        outs.append(Tensor(x.dtype, None))
+        outs.append(node.unknown_rank("input rank unknown or not 3, or a state layout not modelled", len(outs), x.dtype))
     else:
         k = _state_length(node, w)
         b = x.shape[0]
@@ -101,7 +101,7 @@ def causal_conv_with_state(node):
         state_last = node.attr("state_channels_last", -1)
         state_last = last if state_last == -1 else state_last
         outs.append(Tensor(x.dtype, (b, k, c) if state_last else (b, c, k)))
-    outs.append(Tensor(x.dtype, None))
+    outs.append(node.unknown_rank("this output is not modelled", len(outs), x.dtype))
     return outs[:max(node.num_outputs, 1)]
 
 

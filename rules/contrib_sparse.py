@@ -69,7 +69,7 @@ def packed_sparse_attention_indexer(node):
             Tensor(I32, None if tokens is None else (tokens,)),
             same_shape(key_state), same_shape(kv_buf), same_shape(gate_buf), same_shape(lengths),
             Tensor(kv_buf.dtype, update),
-            Tensor(I32, None),  # indexshare_status: sized by the IndexShare inputs, not modelled
+            node.unknown_rank("indexshare_status is sized by the IndexShare inputs, not modelled", 7, I32),
             Tensor(I32, None if batch is None else (batch,))]
     return outs[:max(node.num_outputs, 1)]
 
@@ -80,7 +80,7 @@ def packed_sparse_attention_indexer_merge(node):
     rows = arg(node, 2)
     n = rows.shape[0] if rank(rows, 1) is not None else None
     if n is None:
-        return [Tensor(I32, None)] * max(node.num_outputs, 1)
+        return [node.unknown_rank("base_row_indices rank unknown", k, I32) for k in range(max(node.num_outputs, 1))]
     return [Tensor(I32, (n, required_attr(node, "max_output_entries"))), Tensor(I32, (n,)),
             Tensor(I32, (n,))][:max(node.num_outputs, 1)]
 
@@ -105,5 +105,5 @@ def dynamic_sparse_attention(node):
                                     1, 2, lo=dims.range_of(past.shape[2])[0])
             shape = (past.shape[0], past.shape[1], length, past.shape[3])
         outs.append(Tensor(past.dtype or q.dtype, shape))
-    outs.append(Tensor(I32, None))
+    outs.append(node.unknown_rank("the status output is not modelled", len(outs), I32))
     return outs[:max(node.num_outputs, 1)]

@@ -49,7 +49,7 @@ def compress(node):
     x, cond = arg(node, 0), arg(node, 1)
     axis = node.attr("axis")
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if axis is None:
         shape, a = (prod(x.shape),), 0
     else:
@@ -72,7 +72,8 @@ def unique(node):
     axis = node.attr("axis")
     if x.shape is None:
         u = node.fresh("number of unique elements", 0, 0, kind=DD)
-        return [Tensor(x.dtype, None), Tensor(I64, (u,)), Tensor(I64, None), Tensor(I64, (u,))]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype), Tensor(I64, (u,)),
+                node.unknown_rank("input rank unknown", 2, I64), Tensor(I64, (u,))]
     if axis is None:
         total = prod(x.shape)
         lo = 1 if dims.try_le(1, total) is True else 0

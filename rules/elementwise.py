@@ -174,11 +174,11 @@ def _bool_combine(op, a, b):
 def binary(node):
     ts = [t for t in (node.tensor(i) for i in range(len(node.inputs))) if t is not None]
     if not ts:
-        return [Tensor(0, None)]
+        return [node.unknown_rank("no input is a tensor")]
     op = node.op_type
     dtype = BOOL if op in _COMPARE else ts[0].dtype
     if any(t.shape is None for t in ts):
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
     if op == "PRelu" or (node.opset < 7 and op not in ("Max", "Min", "Sum", "Mean")):
         # PRelu's slope, and before opset 7 every second operand, broadcasts into the first.
         shape = ts[0].shape

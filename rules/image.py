@@ -27,7 +27,7 @@ def _rank(x, n, op):
 def depth_to_space(node):
     x, b = arg(node, 0), required_attr(node, "blocksize")
     if not _rank(x, 4, node.op_type):
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
     return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
 
@@ -36,7 +36,7 @@ def depth_to_space(node):
 def space_to_depth(node):
     x, b = arg(node, 0), required_attr(node, "blocksize")
     if not _rank(x, 4, node.op_type):
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
     return [Tensor(x.dtype, (n, c * (b * b), dims.floordiv(h, b), dims.floordiv(w, b)))]
 
@@ -47,10 +47,10 @@ def col2im(node):
     x = arg(node, 0)
     image, block = node.value(1), node.value(2)
     if not _rank(x, 3, node.op_type):
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n_sp = len(image) if image is not None else len(block) if block is not None else None
     if n_sp is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("image_shape and block_shape values unknown", 0, x.dtype)]
     c = dims.floordiv(x.shape[1], prod(block)) if block is not None else \
         node.fresh("Col2Im block_shape is not known", 0, 1)
     sp = tuple(image) if image is not None else \
@@ -63,7 +63,7 @@ def grid_sample(node):
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
     x, grid = arg(node, 0), arg(node, 1)
     if x.shape is None or grid.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input or grid rank unknown", 0, x.dtype)]
     return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
 
 
@@ -77,7 +77,7 @@ def affine_grid(node):
     elif theta.shape is not None and len(theta.shape) == 3 and isinstance(theta.shape[1], int):
         n_sp = theta.shape[1]
     if n_sp is None:
-        return [Tensor(theta.dtype, None)]
+        return [node.unknown_rank("size input's length and theta's rank unknown", 0, theta.dtype)]
     values = size.value if size is not None else None
     if values is None:
         return [Tensor(theta.dtype, node.fresh_shape(n_sp + 2, "AffineGrid size is not known"))]
@@ -94,9 +94,9 @@ def max_unpool(node):
             return [Tensor(x.dtype, tuple(out_shape.value))]
         if out_shape.shape is not None and isinstance(out_shape.shape[0], int):
             return [Tensor(x.dtype, node.fresh_shape(out_shape.shape[0], "MaxUnpool output_shape is not known"))]
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("output_shape input's length unknown", 0, x.dtype)]
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     kernel = required_attr(node, "kernel_shape")
     nsp = len(kernel)
     strides = node.attr("strides") or [1] * nsp

@@ -51,7 +51,7 @@ def float_same_shape(node):
 def array_feature_extractor(node):
     x, idx = arg(node, 0), arg(node, 1)
     if x.shape is None or idx.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input or indices rank unknown", 0, x.dtype)]
     lead = tuple(x.shape[:-1]) if len(x.shape) > 1 else (1,)  # a 1-D input is one row
     return [Tensor(x.dtype, lead + (prod(idx.shape),))]
 

@@ -165,7 +165,7 @@ def conv(node):
     elif node.op_type == "QLinearConv":
         dtype = arg(node, 7).dtype or x.dtype
     if x.shape is None:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, dtype)]
     nsp = len(x.shape) - 2
     kernel = node.attr("kernel_shape")
     if kernel is None:
@@ -182,7 +182,7 @@ def conv(node):
 def conv_transpose(node):
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     nsp = len(x.shape) - 2
     group = node.attr("group", 1)
     if w.shape is not None:
@@ -218,7 +218,7 @@ def conv_transpose(node):
 def pool(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)] + [Tensor(I64, None)] * (node.num_outputs - 1)
+        return [node.unknown_rank("input rank unknown", k, x.dtype if k == 0 else I64) for k in range(max(node.num_outputs, 1))]
     kernel = node.attr("kernel_shape")
     if kernel is None:
         raise ShapeContradiction("pool without kernel_shape")
@@ -235,7 +235,7 @@ def pool(node):
 def global_pool(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     return [Tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
 
 
@@ -305,7 +305,7 @@ def einsum(node):
     ts = [arg(node, i) for i in range(len(node.inputs))]
     dtype = ts[0].dtype if ts else 0
     if any(t.shape is None for t in ts):
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
     lhs, arrow, rhs = eq.partition("->")
     terms = [_parse_term(t) for t in lhs.split(",")]
     if len(terms) != len(ts):
@@ -349,7 +349,7 @@ def einsum(node):
 def topk(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None), Tensor(I64, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype), node.unknown_rank("input rank unknown", 1, I64)]
     axis = normalize_axis(node.attr("axis", -1), len(x.shape))
     if node.opset >= 10:
         kv = node.value(1)
@@ -367,7 +367,7 @@ def topk(node):
 def argmax(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(I64, None)]
+        return [node.unknown_rank("input rank unknown", 0, I64)]
     axis = normalize_axis(node.attr("axis", 0), len(x.shape))
     if node.attr("keepdims", 1):
         shape = tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis + 1:])
@@ -462,7 +462,7 @@ def _resize_shape(node, x, scales, sizes, axes):
 def resize(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.opset < 11:
         scales, sizes = node.tensor(1), None
     else:
@@ -478,7 +478,7 @@ def resize(node):
 def upsample(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.opset < 9:
         s = node.attr("scales")
         scales = Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None

@@ -45,5 +45,5 @@ def optional_has_element_rule(node):
 def optional_get_element_rule(node):
     x = node.input(0)
     if isinstance(x, Optional_):
-        return [x.elem if x.elem is not None else Tensor(0, None)]
-    return [x if x is not None else Tensor(0, None)]  # opset 18: a tensor or sequence passes through
+        return [x.elem if x.elem is not None else node.unknown_rank("the optional's element unknown")]
+    return [x if x is not None else node.unknown_rank("input unknown")]  # opset 18: a tensor or sequence passes through

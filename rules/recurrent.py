@@ -15,7 +15,7 @@ def recurrent(node):
     dtype = x.dtype if x is not None else 0
     n_out = node.num_outputs
     if x is None or x.shape is None or len(x.shape) != 3:
-        return [Tensor(dtype, None)] * n_out
+        return [node.unknown_rank("input rank unknown, or not 3", k, dtype) for k in range(n_out)]
     layout = node.attr("layout", 0) if node.opset >= 14 else 0
     seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
     dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1

@@ -35,7 +35,7 @@ def _axes(node):
 def reduce(node):
     x = node.tensor(0)
     if x is None or x.shape is None:
-        return [Tensor(0 if x is None else x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, 0 if x is None else x.dtype)]
     keepdims = node.attr("keepdims", 1)
     noop = node.attr("noop_with_empty_axes", 0)
     rank = len(x.shape)
@@ -45,7 +45,7 @@ def reduce(node):
             # each dim is kept or becomes 1, so a dim of 1 is 1 either way
             return [Tensor(x.dtype, tuple(d if d == 1 else node.fresh("reduce axes unknown", 0, a)
                                           for a, d in enumerate(x.shape)))]
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if not axes:
         if noop and _from_input(node):
             return [Tensor(x.dtype, x.shape, x.value)]

@@ -14,7 +14,7 @@ def gather_nd(node):
     data, idx = arg(node, 0), arg(node, 1)
     batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
     if data.shape is None or idx.shape is None or not idx.shape or not isinstance(idx.shape[-1], int):
-        return [Tensor(data.dtype, None)]
+        return [node.unknown_rank("data or indices rank unknown, or the index depth symbolic", 0, data.dtype)]
     # each index tuple of length k addresses data.shape[batch:batch + k]
     k = idx.shape[-1]
     return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[batch + k:]))]

@@ -40,7 +40,7 @@ def _static_ints(vals):
 
 def _unknown(node, out, rank, why, dtype):
     if rank is None:
-        return Tensor(dtype, None)
+        return node.unknown_rank(why, out, dtype)
     return Tensor(dtype, node.fresh_shape(rank, why, out))
 
 
@@ -109,8 +109,8 @@ def constant_rule(node):
         vs = tuple(float(x) for x in node.attr("value_floats"))
         return [Tensor(1, (len(vs),), vs)]
     if node.has_attr("sparse_value"):
-        return [Tensor(0, None)]
-    return [Tensor(0, None)]
+        return [node.unknown_rank("a sparse_value Constant is not read")]
+    return [node.unknown_rank("the Constant has no value attribute")]
 
 
 @register("ConstantOfShape")
@@ -268,7 +268,7 @@ def transpose_rule(node):
     x = _t(node, 0)
     perm = _ints(node.attr("perm"))
     if x.shape is None:
-        return [Tensor(x.dtype, None) if perm is None else _unknown(node, 0, len(perm), "rank unknown", x.dtype)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype) if perm is None else _unknown(node, 0, len(perm), "rank unknown", x.dtype)]
     r = len(x.shape)
     if perm is None:
         perm = tuple(reversed(range(r)))
@@ -292,14 +292,14 @@ def squeeze_rule(node):
     x = _t(node, 0)
     axes = _axes_from(node, 1)
     if x.shape is None or axes == "unknown":
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank or axes unknown", 0, x.dtype)]
     r = len(x.shape)
     if axes is None:
         if not all(isinstance(d, int) for d in x.shape):
             if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
                 out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
                 return [Tensor(x.dtype, out, x.value)]
-            return [Tensor(x.dtype, None)]
+            return [node.unknown_rank("which dims are 1 unknown", 0, x.dtype)]
         out = tuple(d for d in x.shape if d != 1)
     else:
         ax = {normalize_axis(a, r) for a in axes}
@@ -312,9 +312,9 @@ def unsqueeze_rule(node):
     x = _t(node, 0)
     axes = _axes_from(node, 1)
     if axes == "unknown" or axes is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     r = len(x.shape) + len(axes)
     ax = {normalize_axis(a, r) for a in axes}
     it = iter(x.shape)
@@ -330,7 +330,7 @@ def concat_rule(node):
     dtype = next((t.dtype for t in ts if t.dtype), 0)
     known = [t for t in ts if t.shape is not None]
     if not known:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("every input's rank unknown", 0, dtype)]
     r = len(known[0].shape)
     axis = normalize_axis(node.attr("axis", 0), r)
     out = []
@@ -368,7 +368,7 @@ def split_rule(node):
     x = _t(node, 0)
     n = node.num_outputs
     if x.shape is None:
-        return [Tensor(x.dtype, None) for _ in range(n)]
+        return [node.unknown_rank("input rank unknown", k, x.dtype) for k in range(n)]
     r = len(x.shape)
     axis = normalize_axis(node.attr("axis", 0), r)
     if node.opset >= 13:
@@ -460,7 +460,7 @@ def slice_v10(node):
         x = _t(node, 0)
         rank = x.rank
         if rank is None:
-            return [Tensor(x.dtype, None)]
+            return [node.unknown_rank("input rank unknown", 0, x.dtype)]
         sliced = None
         if axes is None:
             st = node.tensor(1) if starts == "unknown" else None
@@ -485,7 +485,7 @@ def slice_v10(node):
 def _slice(node, starts, ends, axes, steps):
     x = _t(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     r = len(x.shape)
     if axes is None:
         axes = tuple(range(len(starts)))
@@ -520,7 +520,7 @@ def gather_rule(node):
     x = _t(node, 0)
     idx = _t(node, 1)
     if x.shape is None or idx is None or idx.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("data or indices rank unknown", 0, x.dtype)]
     r = len(x.shape)
     axis = normalize_axis(node.attr("axis", 0), r)
     d = x.shape[axis]
@@ -562,7 +562,7 @@ def expand_rule(node):
     if s is None or s.value is None or x.shape is None:
         n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:
-            return [Tensor(x.dtype, None)]
+            return [node.unknown_rank("input rank or shape length unknown", 0, x.dtype)]
         r = max(n, len(x.shape))
         xs = (1,) * (r - len(x.shape)) + tuple(x.shape)
         # a dim of the input that is not 1 survives broadcasting unchanged
@@ -583,7 +583,7 @@ def tile_v1(node):
     x = _t(node, 0)
     tiles, axis = node.value(1), node.value(2)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if axis is None or len(axis) != 1:
         return [_unknown(node, 0, len(x.shape), "tile axis unknown", x.dtype)]
     a = normalize_axis(int(axis[0]), len(x.shape))
@@ -601,7 +601,7 @@ def tile_rule(node):
     x = _t(node, 0)
     reps = node.value(1)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if reps is None:
         return [_unknown(node, 0, len(x.shape), "tile repeats unknown", x.dtype)]
     out = tuple(dims.mul(d, k) for d, k in zip(x.shape, reps))
@@ -643,7 +643,7 @@ def where_rule(node):
     c, a, b = _t(node, 0), _t(node, 1), _t(node, 2)
     dtype = a.dtype or b.dtype
     if c.shape is None or a.shape is None or b.shape is None:
-        return [Tensor(dtype, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
     out = broadcast_shapes([c.shape, a.shape, b.shape], _fresh_fn(node), node.assume)
     value = None
     arrs = _broadcast_value([c, a, b], out)
@@ -681,7 +681,7 @@ def pad_v11(node):
 def _pad(node, pads, axes):
     x = _t(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     r = len(x.shape)
     if axes is None:
         axes = tuple(range(r))

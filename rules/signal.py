@@ -23,7 +23,7 @@ def dft(node):
     the last axis (real, or real and imaginary) becomes 2."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     if node.opset >= 20:
         axis = scalar(node, 2) if node.input(2) is not None else -2
@@ -53,7 +53,7 @@ def stft(node):
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if len(x.shape) != 3:
         raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
     step = scalar(node, 1)

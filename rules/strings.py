@@ -19,7 +19,7 @@ STRING = TensorProto.STRING
 def string_concat(node):
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
-        return [Tensor(STRING, None)]
+        return [node.unknown_rank("an input's rank unknown", 0, STRING)]
     return [Tensor(STRING, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
                                             node.assume))]
 
@@ -48,7 +48,7 @@ def string_normalizer(node):
 def string_split(node):
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(STRING, None), Tensor(TensorProto.INT64, None)]
+        return [node.unknown_rank("input rank unknown", 0, STRING), node.unknown_rank("input rank unknown", 1, TensorProto.INT64)]
     maxsplit = node.attr("maxsplit")
     hi = dims.INT64_MAX if maxsplit is None else maxsplit + 1
     # the last axis holds as many substrings as the longest split of any element
@@ -61,5 +61,5 @@ def tfidf_vectorizer(node):
     x = arg(node, 0)  # [C] or [N, C]
     width = max(node.attr("ngram_indexes", [-1])) + 1
     if x.shape is None:
-        return [Tensor(TensorProto.FLOAT, None)]
+        return [node.unknown_rank("input rank unknown", 0, TensorProto.FLOAT)]
     return [Tensor(TensorProto.FLOAT, tuple(x.shape[:-1]) + (width,))]

@@ -35,7 +35,7 @@ def det(node):
 def center_crop_pad(node):
     x, target = arg(node, 0), node.tensor(1)
     if x.shape is None:
-        return [Tensor(x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     axes = node.attr("axes")
     axes = range(rank) if axes is None else [normalize_axis(a, rank) for a in axes]
@@ -57,7 +57,7 @@ def _depth(v):
 def one_hot(node):
     idx, values = arg(node, 0), arg(node, 2)
     if idx.shape is None:
-        return [Tensor(values.dtype, None)]
+        return [node.unknown_rank("indices rank unknown", 0, values.dtype)]
     rank = len(idx.shape) + 1
     axis = normalize_axis(node.attr("axis", -1), rank)
     depth = _depth(scalar(node, 1))
