@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import onnx
 
@@ -91,7 +91,7 @@ def _text(d: onnx.TensorShapeProto.Dimension) -> str:
 class DeclaredMatcher:
     """Relates each produced value's declared dims to its computed ones, into ``out``."""
 
-    def __init__(self, table: SymbolTable, fresh: Dict[str, object], constraints: Constraints,
+    def __init__(self, table: SymbolTable, fresh: Mapping[str, object], constraints: Constraints,
                  out: Declarations, warnings: List[str]):
         self.table, self.fresh, self.constraints, self.out, self.warnings = table, fresh, constraints, out, warnings
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import os
 
-from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple, Union
 
 import onnx
 from onnx import helper, numpy_helper
@@ -170,7 +170,8 @@ class Engine:
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # What made each value: a text, or (the nodes of its graph, the node's index); see _made_by.
-        self.producer: Dict[str, object] = {}
+        # a value's producer: in words, or as (the nodes of its graph, the node's index)
+        self.producer: Dict[str, Union[str, Tuple[Seq[onnx.NodeProto], int]]] = {}
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
         self._rewritten: Set[dims.Sym] = set()
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
@@ -255,12 +256,12 @@ class Engine:
         layer: it is answered once."""
         key = (compute, tuple(args))
         try:
-            relied = self._relied.get(key)
+            relied, reusable = self._relied.get(key), True
         except TypeError:  # an unhashable argument: no reuse
-            key, relied = None, None
+            relied, reusable = None, False
         if relied is None:
             relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
-            if key is not None:
+            if reusable:
                 self._relied[key] = relied
         return relied
 
@@ -323,7 +324,7 @@ class Engine:
         """The value of ``name`` rewritten through the constraints solved so far."""
         v = self.env.get(name)
         r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
-        if r is not v:
+        if r is not v and r is not None:  # (r is None only when v is)
             self.env[name] = r
             if isinstance(v, Tensor) and v.shape is not None:
                 for d in v.shape:
@@ -576,7 +577,7 @@ class Engine:
             opset = 1
         return domain, opset, registry.find_rule(domain, op_type, opset)
 
-    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Value]:
+    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Optional[Value]]:
         fn = self.functions.get((node.domain, node.op_type, proto.overload))
         if fn is None:
             fn = functions.schema_function(proto, node)
@@ -590,8 +591,8 @@ class Engine:
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> List[Value]:
-        outs = []
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> List[Optional[Value]]:
+        outs: List[Optional[Value]] = []
         for name in node.output_names:
             if name:
                 self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
@@ -669,21 +670,25 @@ def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:
     """``v`` with every dim (and every symbolic element) passed through ``resolve``;
     the same object when nothing changes."""
     if isinstance(v, Tensor):
-        shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
-        value = v.value
-        if value is not None and any(isinstance(e, dims.Expr) for e in value):
-            value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
-        if shape == v.shape and (value is v.value or value == v.value):
-            return v
-        return Tensor(v.dtype, shape, value)
+        return _resolve_tensor(v, resolve)
     if isinstance(v, Sequence):
-        elem = resolve_value(v.elem, resolve)
-        items = v.items if v.items is None else tuple(resolve_value(t, resolve) for t in v.items)
+        elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
+        items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
         length = v.length if v.length is None else resolve(v.length)
         if elem is v.elem and items == v.items and length is v.length:
             return v
         return Sequence(elem, items, length)
     if isinstance(v, Optional_) and v.elem is not None:
-        elem = resolve_value(v.elem, resolve)
-        return v if elem is v.elem else Optional_(elem)
+        inner = resolve_value(v.elem, resolve)
+        return v if inner is v.elem else Optional_(inner)
     return v
+
+
+def _resolve_tensor(v: Tensor, resolve) -> Tensor:
+    shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
+    value = v.value
+    if value is not None and any(isinstance(e, dims.Expr) for e in value):
+        value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
+    if shape == v.shape and (value is v.value or value == v.value):
+        return v
+    return Tensor(v.dtype, shape, value)

@@ -188,7 +188,7 @@ class Lineage:
         v = self.result.values.get(value)
         if value in self.result.unknown_rank or v is None or (isinstance(v, Tensor) and v.shape is None):
             return RANK_UNKNOWN
-        if not isinstance(v, Tensor):
+        if not isinstance(v, Tensor) or v.shape is None:  # (no shape: returned above)
             return ""
         if any(self.fresh_of(d) for d in v.shape):
             return SHAPE_UNRESOLVED
@@ -341,6 +341,7 @@ class Lineage:
                     if isinstance(e, (int, float, bool)):
                         continue
                     names = {s.name for s in dims.free_symbols(e)}
+                    score: Tuple[int, int, int]
                     if e is d:
                         score = (0, rank, a != axis)
                     elif names & focus:

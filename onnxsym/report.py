@@ -7,7 +7,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .api import Result, UnresolvedDim, __version__, infer
 from .constraints import Constraint
@@ -189,7 +189,7 @@ def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optio
             "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
 
 
-def _required_text(outside: Dict[str, object]) -> str:
+def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object
     req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
     return f"the domain does not contain {req}: {outside['message']}"
 

@@ -10,7 +10,7 @@ that symbol.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, List, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim, structure
@@ -29,17 +29,23 @@ def _affine_factors(factors) -> bool:
     if len(factors) != 1 or factors[0][1] != 1:
         return False
     f = factors[0][0]
-    if dims.as_sym(f) is not None:
-        return True
-    kind, (_, den) = structure.operation(f)
-    return kind == "floordiv" and isinstance(den, int) and den > 0
+    return dims.as_sym(f) is not None or _floordiv_by_constant(f) is not None
+
+
+def _floordiv_by_constant(f: Dim) -> Optional[Tuple[Dim, int]]:
+    """``(n, c)`` when ``f`` is ``n // c`` for a constant ``c > 0``."""
+    op = structure.operation(f)
+    if op is None or op[0] != "floordiv":
+        return None
+    num, den = op[1]
+    return (num, den) if isinstance(den, int) and den > 0 else None
 
 
 def affine_text(d: Dim, operand: Operand) -> str:
     """The MLIR affine expression of ``d``; ``operand`` numbers its symbols."""
     if isinstance(d, int):
         return str(d)
-    parts = []
+    parts: List[Tuple[Optional[str], int]] = []
     const = 0
     for c, factors in structure.terms(d):
         if not factors:
@@ -66,9 +72,10 @@ def _factors_text(factors, operand: Operand) -> str:
     if not _affine_factors(factors):
         return f"s{operand(structure.from_terms([(1, factors)]))}"
     f = factors[0][0]
-    if dims.as_sym(f) is not None:
+    division = _floordiv_by_constant(f)
+    if division is None:  # a symbol
         return f"s{operand(f)}"
-    _, (num, den) = structure.operation(f)
+    num, den = division
     return f"{_wrap(affine_text(num, operand))} floordiv {den}"
 
 

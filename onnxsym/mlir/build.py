@@ -8,7 +8,7 @@ number them stably whatever style is printed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import onnx
 
@@ -44,7 +44,7 @@ class Op:
     attrs: List[Tuple[str, str]] = field(default_factory=list)
     regions: List[Block] = field(default_factory=list)
     result_name: str = ""            # %x for the results as a group
-    source: object = None            # the NodeProto or initializer TensorProto it stands for
+    source: Union[onnx.NodeProto, onnx.TensorProto, None] = None  # the node or initializer it stands for
     region_names: List[str] = field(default_factory=list)  # the graph attribute of each region
 
 
@@ -70,7 +70,7 @@ class _Builder:
         self.symbols = Symbols(self.namer, user_names)
         self.res = resources
         self.none: Optional[Val] = None
-        self.entry: Optional[Block] = None
+        self.entry = Block()  # the function's body (a NoValue is placed at its start)
 
     def value(self, name: str):
         v = self.result.values.get(name)
@@ -122,7 +122,9 @@ class _Builder:
                 regions.extend(self.subgraph(sg, scope) for sg in a.graphs)
                 region_names.extend(a.name for _ in a.graphs)
             else:
-                attrs.append((a.name, attribute(a, self.res, f"{label}_{a.name}")))
+                text = attribute(a, self.res, f"{label}_{a.name}")
+                if text is not None:  # (None only for graph attributes, taken above)
+                    attrs.append((a.name, text))
         if regions:  # which graph attribute each region is
             attrs.append(("onnx.regions", "[" + ", ".join(string_attr(r) for r in region_names) + "]"))
         outs = list(n.output)
@@ -183,8 +185,7 @@ def build(result, user_names: bool = False, weights: bool = False, base_dir: Opt
     """The program of an inference result (the main graph as one function)."""
     b = _Builder(result, user_names, Resources(weights, base_dir))
     g = result.model.graph
-    body = Block()
-    b.entry = body
+    body = b.entry
     scope: Dict[str, Val] = {}
     for i, inp in enumerate(g.input):
         v = b.val(b.namer.fresh(f"arg{i}"), b.value(inp.name))

@@ -89,7 +89,8 @@ def encoding_to_symbol(text: str) -> str:
         refs = _split_top(m.group(3))
         if len(refs) != len(shape):
             raise MlirFormatError(f"the encoding of {ref} ({ty}) does not name every dim")
-        operands, results = [], []  # as the tool: one operand per named dim, repeats included
+        operands: List[str] = []
+        results: List[str] = []  # as the tool: one operand per named dim, repeats included
         for r in refs:
             if r.startswith("@"):
                 if r not in syms:
@@ -118,7 +119,7 @@ def encoding_to_symbol(text: str) -> str:
         elif stripped.startswith("^bb0("):
             header = stripped[len("^bb0("):stripped.rindex("):")]
         if header is not None:
-            args = [tuple(a.split(": ", 1)) for a in _split_top(header)]
+            args = [(name, ty) for name, _, ty in (a.partition(": ") for a in _split_top(header))]
             if first_op is None and not entry_args:
                 entry_args = args or [("", "")]
             else:  # a region's arguments: bound at the start of its block

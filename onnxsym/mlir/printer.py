@@ -31,7 +31,7 @@ from typing import Dict, List, Optional
 
 from .attrs import string_attr
 from .build import Block, Op, Program, Val, type_of
-from .symbols import Symbol, bind_map
+from .symbols import Entry, Symbol, bind_map
 
 STYLES = ("propagate", "erased", "encoding", "unfolded")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$.]*$")
@@ -146,8 +146,8 @@ class Printer:
         else:
             self.lines.append(f"{ind}{s.ssa} = affine.apply {s.map}()[{ops}]")
 
-    def bind(self, v: Val, ind: str) -> None:
-        syms, amap = bind_map(v.binding)
+    def bind(self, v: Val, binding: List[Entry], ind: str) -> None:
+        syms, amap = bind_map(binding)
         self.lines.append(bind_line(v.ref, self.ty(v), [s.ssa for s in syms], amap, self.generic, ind))
 
     def tensor_dim(self, v: Val, s: Symbol, axis: int, ind: str) -> None:
@@ -170,7 +170,7 @@ class Printer:
 
     def site(self, v: Val, ind: str) -> None:
         if self.style == "propagate" and v.binding:
-            self.bind(v, ind)
+            self.bind(v, v.binding, ind)
 
     # -- ops and blocks -------------------------------------------------------------
     def op(self, op: Op, ind: str) -> None:

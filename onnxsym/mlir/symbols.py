@@ -90,6 +90,8 @@ class Symbols:
         operands: List[Symbol] = []
 
         def operand(x: Dim) -> int:
+            if isinstance(x, int):  # affine_text asks only of symbols and opaque units
+                raise TypeError(f"the number {x} has no symbol")
             sx = self.of(x)
             if sx not in operands:
                 operands.append(sx)

@@ -25,7 +25,7 @@ from ..values import Optional_, Sequence as SeqValue, Tensor
 from .affine import affine_map, affine_text
 from .attrs import Resources, float_literal, string_attr
 from .build import NO_VALUE, Block, Op, Program, Val
-from .symbols import Symbol
+from .symbols import Entry, Symbol
 from .types import element_type
 
 # onnx.TensorProto element type -> the importer's element type (integers signed or unsigned).
@@ -110,7 +110,7 @@ class TorchPrinter:
         self.lines.append(f"{ind}{s.ssa} = torch.symbolic_int {string_attr(self.symbol_name(s))} "
                           f"{{min_val = {s.lo}, max_val = {s.hi}}} : !torch.int")
 
-    def bind(self, v: Val, ind: str) -> None:
+    def bind(self, v: Val, binding: List[Entry], ind: str) -> None:
         operands: List[Symbol] = []
 
         def operand(d) -> int:
@@ -120,7 +120,7 @@ class TorchPrinter:
             return operands.index(s)
 
         results = []
-        for e in v.binding:
+        for e in binding:
             if isinstance(e, int):
                 results.append(str(e))
             elif e.map is None:
@@ -133,13 +133,13 @@ class TorchPrinter:
 
     def site(self, v: Val, ind: str) -> None:
         if v.binding:
-            self.bind(v, ind)
+            self.bind(v, v.binding, ind)
 
     # -- ops ------------------------------------------------------------------------
     def op(self, op: Op, ind: str) -> None:
         if op.name == "func.return":
-            outs = ", ".join(v.ref for v in op.operands)
-            self.lines.append(f"{ind}return {outs} : {', '.join(value_type(v.value) for v in op.operands)}")
+            returned = ", ".join(v.ref for v in op.operands)
+            self.lines.append(f"{ind}return {returned} : {', '.join(value_type(v.value) for v in op.operands)}")
             return
         if op.name == "onnx.Yield":
             types = ", ".join(value_type(v.value) for v in op.operands)
@@ -151,10 +151,14 @@ class TorchPrinter:
             return
         if op.name == "onnx.Initializer":
             t = op.source
+            if not isinstance(t, onnx.TensorProto):
+                raise TypeError(f"{op.result_name}: an initializer op without its tensor")
             attrs = {"torch.onnx.value": self.res.tensor(t, t.name)}
             name = "onnx.Constant"
         else:
             n = op.source
+            if not isinstance(n, onnx.NodeProto):
+                raise TypeError(f"{op.result_name}: a {op.name} op without its node")
             name = f"onnx.{n.op_type}"
             attrs = {}
             for a in n.attribute:
@@ -229,7 +233,8 @@ class TorchPrinter:
         for a in args:
             self.site(a, ind)
         # the importer's order: every initializer first, as listed in the graph (an input's default too)
-        constants = {op.source.name: op for op in body.ops if op.name == "onnx.Initializer"}
+        constants = {op.source.name: op for op in body.ops
+                     if op.name == "onnx.Initializer" and isinstance(op.source, onnx.TensorProto)}
         constants.update({t.name: Op("onnx.Initializer", [], [a], source=t) for a, t in
                           ((a, defaults[a.ref]) for a in body.args if a.ref in defaults)})
         for t in g.initializer:
