@@ -2,11 +2,10 @@
 written on a produced value (graph outputs, value_info) is parsed back and evaluated at
 the sizes of a run."""
 
-import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
 
+from bench.resolution import feeds_for
 from onnxsym.exprtext import parse_dim
 
 
@@ -24,25 +23,6 @@ def _evaluate(text, binding):
     except KeyError:
         return None
     return value if isinstance(value, int) else None
-
-
-def _feeds(model, binding, seed=0):
-    rng = np.random.default_rng(seed)
-    inits = {t.name for t in model.graph.initializer}
-    feeds = {}
-    for i in model.graph.input:
-        if i.name in inits:
-            continue
-        tt = i.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
-        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if dtype == np.bool_:
-            feeds[i.name] = rng.integers(0, 2, shape).astype(np.bool_)
-        elif np.issubdtype(dtype, np.integer):
-            feeds[i.name] = np.ones(shape, dtype)
-        else:
-            feeds[i.name] = rng.standard_normal(shape).astype(dtype)
-    return feeds
 
 
 def check_written(annotated, bindings, feeds=None):
@@ -63,7 +43,7 @@ def check_written(annotated, bindings, feeds=None):
     names = [o.name for o in sess.get_outputs()]
     checked = 0
     for binding in bindings:
-        got = sess.run(names, feeds(binding) if feeds else _feeds(annotated, binding))
+        got = sess.run(names, feeds(binding) if feeds else feeds_for(annotated, binding))
         for name, arr in zip(names, got):
             if name not in written:
                 continue
