@@ -11,9 +11,9 @@ from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.provenance import Kind
 from onnxsym.shapes import prod
-from onnxsym.values import Tensor
+from onnxsym.values import Tensor, unranked
 
-UNKNOWN = Tensor(0, None)
+UNKNOWN = unranked()  # what arg() gives for an absent input
 # the element types the rules name, defined once
 BOOL, F32, I32, I64, STRING = (TensorProto.BOOL, TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64,
                                TensorProto.STRING)

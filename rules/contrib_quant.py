@@ -107,7 +107,7 @@ def qlinear_conv(node):
         return conv(node)
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(arg(node, 7).dtype or x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, arg(node, 7).dtype or x.dtype)]
     inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
     return channels_last_rule(node, conv, "QLinearConv", inputs)
 
