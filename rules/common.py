@@ -40,6 +40,13 @@ def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
     return Tensor(x.dtype if dtype is None else dtype, x.shape)
 
 
+def like_input(node):
+    """The rule of the ``*Like`` ops (EyeLike, RandomNormalLike, ...): input 0's shape, of the
+    type the ``dtype`` attribute names (default input 0's)."""
+    x = arg(node, 0)
+    return [same_shape(x, node.attr("dtype", x.dtype))]
+
+
 def static_bound(d: Dim) -> int:
     """The largest value ``d`` can take (INT64_MAX when its range says nothing)."""
     return min(dims.range_of(d)[1], dims.INT64_MAX)
