@@ -169,7 +169,7 @@ def _bool_combine(op, a, b):
 @register("Add Sub Mul Div Pow Mod Max Min Sum Mean And Or Xor BitShift BitwiseAnd BitwiseOr "
           "BitwiseXor Equal Less Greater LessOrEqual GreaterOrEqual PRelu")
 def binary(node):
-    ts = [t for t in (node.tensor(i) for i in range(len(node.inputs))) if t is not None]
+    ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     if not ts:
         return [node.unknown_rank("no input is a tensor")]
     op = node.op_type

@@ -9,7 +9,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
-from .common import arg, rank, required_attr
+from .common import arg, present, rank, required_attr
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
@@ -57,15 +57,15 @@ def grid_sample(node):
 @register("AffineGrid")
 def affine_grid(node):
     """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
-    theta, size = arg(node, 0), node.tensor(1)
+    theta, size = arg(node, 0), arg(node, 1)
     n_sp = None
-    if size is not None and size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
+    if size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
         n_sp = size.shape[0] - 2
     elif theta.shape is not None and len(theta.shape) == 3 and isinstance(theta.shape[1], int):
         n_sp = theta.shape[1]
     if n_sp is None:
         return [node.unknown_rank("size input's length and theta's rank unknown", 0, theta.dtype)]
-    values = size.value if size is not None else None
+    values = size.value
     if values is None:
         return [Tensor(theta.dtype, node.fresh_shape(n_sp + 2, "AffineGrid size is not known"))]
     return [Tensor(theta.dtype, (values[0],) + tuple(values[2:]) + (n_sp,))]
@@ -75,8 +75,8 @@ def affine_grid(node):
 def max_unpool(node):
     """``output_shape`` when given, else ``(d - 1) * stride + kernel - pads`` per spatial axis."""
     x = arg(node, 0)
-    out_shape = node.tensor(2)
-    if out_shape is not None:
+    out_shape = arg(node, 2)
+    if present(node, 2):
         if out_shape.value is not None:
             return [Tensor(x.dtype, tuple(out_shape.value))]
         if out_shape.shape is not None and isinstance(out_shape.shape[0], int):

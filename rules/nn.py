@@ -15,7 +15,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import I64, arg
+from .common import I64, arg, present
 
 
 
@@ -417,9 +417,9 @@ def _policy_sizes(x, sizes, axes, policy):
 
 
 def _nonempty(node, i):
-    t = node.tensor(i)
-    if t is None:
+    if not present(node, i):
         return None
+    t = arg(node, i)
     if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
         return None
     return t
@@ -462,7 +462,7 @@ def resize(node):
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.opset < 11:
-        scales, sizes = node.tensor(1), None
+        scales, sizes = arg(node, 1), None
     else:
         scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
         if node.opset < 13 and sizes is not None and scales is not None and scales.value is not None \
@@ -481,5 +481,5 @@ def upsample(node):
         s = node.attr("scales")
         scales = Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None
     else:
-        scales = node.tensor(1)
+        scales = arg(node, 1)
     return [Tensor(x.dtype, _resize_shape(node, x, scales, None, None))]

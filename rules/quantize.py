@@ -20,8 +20,7 @@ def quantize_linear(node):
     x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 21 else 0
     if not dtype:
-        zp = node.tensor(2)
-        dtype = zp.dtype if zp is not None and zp.dtype else TensorProto.UINT8
+        dtype = arg(node, 2).dtype or TensorProto.UINT8
     return [Tensor(dtype, x.shape)]
 
 

@@ -11,7 +11,7 @@ from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Sequence, Tensor, unranked
 
-from .common import F32, I64
+from .common import F32, I64, arg, present
 
 
 
@@ -86,7 +86,7 @@ def sequence_at_rule(node):
 
 @register("SequenceInsert")
 def sequence_insert_rule(node):
-    seq, t = node.input(0), node.tensor(1)
+    seq, t = node.input(0), arg(node, 1)
     n = _count(seq)
     p = _position(node, 2, n, n if n is not None else -1, insert=True)
     if p is not None:
@@ -118,9 +118,9 @@ def sequence_length_rule(node):
 
 @register("SplitToSequence")
 def split_to_sequence_rule(node):
-    x = node.tensor(0)
-    if x is None or x.shape is None:
-        return [Sequence(unranked(x.dtype if x else 0))]
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Sequence(unranked(x.dtype))]
     axis = normalize_axis(node.attr("axis", 0), len(x.shape))
     d = x.shape[axis]
 
@@ -128,8 +128,8 @@ def split_to_sequence_rule(node):
         mid = (size,) if keep else ()
         return Tensor(x.dtype, x.shape[:axis] + mid + x.shape[axis + 1:])
 
-    split = node.tensor(1)
-    if split is None:  # pieces of length 1
+    split = arg(node, 1)
+    if not present(node, 1):  # pieces of length 1
         one = piece(1, node.attr("keepdims", 1) != 0)
         return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value

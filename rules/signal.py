@@ -58,8 +58,8 @@ def stft(node):
         raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
     step = scalar(node, 1)
     frame = scalar(node, 3) if node.input(3) is not None else None
-    window = node.tensor(2)
-    if frame is None and window is not None and window.shape is not None and len(window.shape) == 1:
+    window = arg(node, 2)
+    if frame is None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
     if frame is None:
         frames = node.fresh("STFT frame length is not known", 0, 1)

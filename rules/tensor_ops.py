@@ -32,14 +32,14 @@ def det(node):
 
 @register("CenterCropPad")
 def center_crop_pad(node):
-    x, target = arg(node, 0), node.tensor(1)
+    x, target = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     axes = node.attr("axes")
     axes = range(rank) if axes is None else [normalize_axis(a, rank) for a in axes]
     out = list(x.shape)
-    sizes = None if target is None else target.value
+    sizes = target.value
     for j, a in enumerate(axes):
         out[a] = sizes[j] if sizes is not None else node.fresh("CenterCropPad target shape unknown", 0, a)
     return [Tensor(x.dtype, tuple(out))]
