@@ -60,11 +60,22 @@ def is_nan_inf(node):
 
 
 @register("Dropout")
+def dropout_v1(node):
+    """Before opset 10 the mask has x's type."""
+    return _dropout(node, arg(node, 0).dtype)
+
+
+@register("Dropout", since=10)
 def dropout(node):
+    """The mask is bool."""
+    return _dropout(node, BOOL)
+
+
+def _dropout(node, mask_dtype):
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
-    if node.num_outputs > 1:  # the mask is bool from opset 10 on, of x's type before
-        outs.append(Tensor(BOOL if node.opset >= 10 else x.dtype, x.shape))
+    if node.num_outputs > 1:
+        outs.append(Tensor(mask_dtype, x.shape))
     return outs
 
 
@@ -166,9 +177,23 @@ def _bool_combine(op, a, b):
     return None
 
 
-@register("Add Sub Mul Div Pow Mod Max Min Sum Mean And Or Xor BitShift BitwiseAnd BitwiseOr "
-          "BitwiseXor Equal Less Greater LessOrEqual GreaterOrEqual PRelu")
+# Before opset 7 these take a broadcast attribute: the second operand broadcasts into the first.
+_BROADCAST_ATTR = "Add Sub Mul Div Pow And Or Xor Equal Less Greater"
+
+
+@register(_BROADCAST_ATTR)
+def binary_v1(node):
+    return _elementwise(node, unidirectional=True)
+
+
+@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual PRelu")
+@register(_BROADCAST_ATTR, since=7)
 def binary(node):
+    """The inputs broadcast into each other; PRelu's slope broadcasts into X."""
+    return _elementwise(node, unidirectional=node.op_type == "PRelu")
+
+
+def _elementwise(node, unidirectional):
     ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     if not ts:
         return [node.unknown_rank("no input is a tensor")]
@@ -176,8 +201,7 @@ def binary(node):
     dtype = BOOL if op in _COMPARE else ts[0].dtype
     if any(t.shape is None for t in ts):
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    if op == "PRelu" or (node.opset < 7 and op not in ("Max", "Min", "Sum", "Mean")):
-        # PRelu's slope, and before opset 7 every second operand, broadcasts into the first.
+    if unidirectional:
         shape = ts[0].shape
     else:
         shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
