@@ -25,14 +25,17 @@ def quantize_linear(node):
 
 
 @register("DequantizeLinear")
+def dequantize_linear_v1(node):
+    """y has x's shape and is float."""
+    return [Tensor(TensorProto.FLOAT, arg(node, 0).shape)]
+
+
+@register("DequantizeLinear", since=19)
 def dequantize_linear(node):
-    """y has x's shape; its type is ``output_dtype`` (opset 23+), else the scale's
-    (opset 19+; float before that)."""
+    """y has x's shape; its type is ``output_dtype`` (an attribute from opset 23 on), else the scale's."""
     x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
-    if not dtype:
-        dtype = (arg(node, 1).dtype or TensorProto.FLOAT) if node.opset >= 19 else TensorProto.FLOAT
-    return [Tensor(dtype, x.shape)]
+    return [Tensor(dtype or arg(node, 1).dtype or TensorProto.FLOAT, x.shape)]
 
 
 @register("DynamicQuantizeLinear")
