@@ -457,29 +457,41 @@ def _resize_shape(node, x, scales, sizes, axes):
 
 
 @register("Resize")
+def resize_v10(node):
+    """Resize-10: inputs X and scales."""
+    return _resized(node, arg(node, 1), None)
+
+
+@register("Resize", since=11)
+def resize_v11(node):
+    """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
+    scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
+    if scales is not None and scales.value is not None and len(scales.value) > 0:
+        sizes = None
+    return _resized(node, scales, sizes)
+
+
+@register("Resize", since=13)
 def resize(node):
-    x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.opset < 11:
-        scales, sizes = arg(node, 1), None
-    else:
-        scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
-        if node.opset < 13 and sizes is not None and scales is not None and scales.value is not None \
-                and len(scales.value) > 0:
-            sizes = None
-    axes = node.attr("axes") if node.opset >= 18 else None
-    return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]
+    """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
+    return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr("axes") if node.opset >= 18 else None)
 
 
 @register("Upsample")
+def upsample_v7(node):
+    """Upsample-7: the scales attribute."""
+    s = node.attr("scales")
+    return _resized(node, Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None, None)
+
+
+@register("Upsample", since=9)
 def upsample(node):
+    """The scales input."""
+    return _resized(node, arg(node, 1), None)
+
+
+def _resized(node, scales, sizes, axes=None):
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.opset < 9:
-        s = node.attr("scales")
-        scales = Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None
-    else:
-        scales = arg(node, 1)
-    return [Tensor(x.dtype, _resize_shape(node, x, scales, None, None))]
+    return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]
