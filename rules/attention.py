@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import arg, present, required_attr
@@ -60,7 +61,7 @@ def attention(node):
 
 
 @register("FlexAttention", domain="ai.onnx.preview")
-def flex_attention(node):
+def flex_attention(node: Node) -> Outputs:
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
     q, v = arg(node, 0), arg(node, 2)
     if q.shape is None or v.shape is None:
@@ -69,7 +70,7 @@ def flex_attention(node):
 
 
 @register("LinearAttention", since=27)
-def linear_attention(node):
+def linear_attention(node: Node) -> Outputs:
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
     packed key and value widths divided by kv_num_heads."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
@@ -93,7 +94,7 @@ register("Swish", since=24)(keeps_input_shape)
 
 
 @register("RMSNormalization", since=23)
-def rms_normalization(node):
+def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
     x = arg(node, 0)
     return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
@@ -101,7 +102,7 @@ def rms_normalization(node):
 
 
 @register("SwiGLU", since=28)
-def swiglu(node):
+def swiglu(node: Node) -> Outputs:
     """A and B must have the same shape (no broadcasting); Y has it."""
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from onnxsym import dims, floatops, intops
 from onnxsym.edges import comparison_text
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
@@ -17,7 +18,7 @@ from .common import BOOL, arg, present, scalar
           "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Gelu Softplus Softsign LeakyRelu Elu Selu "
           "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "
           "Hardmax Shrink BitwiseNot")
-def unary(node):
+def unary(node: Node) -> Outputs:
     x = arg(node, 0)
     value = None
     if x.value is not None and x.shape is not None:
@@ -54,19 +55,19 @@ def _int_unary(node, x):
 
 
 @register("IsNaN IsInf")
-def is_nan_inf(node):
+def is_nan_inf(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(BOOL, x.shape)]
 
 
 @register("Dropout")
-def dropout_v1(node):
+def dropout_v1(node: Node) -> Outputs:
     """Before opset 10 the mask has x's type."""
     return _dropout(node, arg(node, 0).dtype)
 
 
 @register("Dropout", since=10)
-def dropout(node):
+def dropout(node: Node) -> Outputs:
     """The mask is bool."""
     return _dropout(node, BOOL)
 
@@ -182,13 +183,13 @@ _BROADCAST_ATTR = "Add Sub Mul Div Pow And Or Xor Equal Less Greater"
 
 
 @register(_BROADCAST_ATTR)
-def binary_v1(node):
+def binary_v1(node: Node) -> Outputs:
     return _elementwise(node, unidirectional=True)
 
 
 @register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual PRelu")
 @register(_BROADCAST_ATTR, since=7)
-def binary(node):
+def binary(node: Node) -> Outputs:
     """The inputs broadcast into each other; PRelu's slope broadcasts into X."""
     return _elementwise(node, unidirectional=node.op_type == "PRelu")
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
+from onnxsym.shapes import Shape
 from onnxsym.values import Tensor
 
 from .common import arg
 
 
 @register("RNN GRU LSTM")
-def recurrent(node):
+def recurrent(node: Node) -> Outputs:
     """Y is (seq, dirs, batch, hidden) and Y_h, Y_c are (dirs, batch, hidden);
     with ``layout=1`` (opset 14+) the batch axis comes first in X and in every output:
     (batch, seq, dirs, hidden) and (batch, dirs, hidden)."""
@@ -26,6 +28,8 @@ def recurrent(node):
         r = arg(node, 2)  # R is (dirs, gates*hidden, hidden)
         hidden = r.shape[2] if r.shape is not None and len(r.shape) == 3 \
             else node.fresh(f"{node.op_type} hidden_size is not known", 0, 3)
+    y: Shape
+    state: Shape
     if layout:
         y, state = (batch, seq, dirs, hidden), (batch, dirs, hidden)
     else:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from typing import List
+
+from onnxsym.dims import Dim
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
@@ -34,7 +38,7 @@ def _axes(node):
 
 
 @register(_OPS)
-def reduce(node):
+def reduce(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -53,7 +57,7 @@ def reduce(node):
             return [Tensor(x.dtype, x.shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
-    shape = []
+    shape: List[Dim] = []
     for i, d in enumerate(x.shape):
         if i in red:
             if keepdims:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
 from onnxsym.join import join_tensors
-from onnxsym.registry import register
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Sequence, Tensor, unranked
 
@@ -67,12 +68,12 @@ def _add(n, k):
 
 
 @register("SequenceEmpty")
-def sequence_empty_rule(node):
+def sequence_empty_rule(node: Node) -> Outputs:
     return [Sequence(unranked(node.attr("dtype", F32)), ())]
 
 
 @register("SequenceConstruct")
-def sequence_construct_rule(node):
+def sequence_construct_rule(node: Node) -> Outputs:
     return [_of_items(node, node.inputs)]
 
 
@@ -111,7 +112,7 @@ def sequence_erase_rule(node):
 
 
 @register("SequenceLength")
-def sequence_length_rule(node):
+def sequence_length_rule(node: Node) -> Outputs:
     n = _length(node.input(0))
     return [Tensor(I64, (), None if n is None else (n,))]
 

@@ -8,7 +8,8 @@ from onnx import TensorProto
 from onnxsym import dims, floatops, intops
 from onnxsym.errors import ShapeContradiction
 from onnxsym.edges import never_equals
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
@@ -66,7 +67,7 @@ def _from_np(arr):
 # --------------------------------------------------------------------- Shape, Size
 
 @register("Shape")
-def shape_rule(node):
+def shape_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(I64, (node.fresh("rank of input unknown", 0, 0),))]
@@ -80,7 +81,7 @@ def shape_rule(node):
 
 
 @register("Size")
-def size_rule(node):
+def size_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(I64, ())]
@@ -90,7 +91,7 @@ def size_rule(node):
 # --------------------------------------------------------------------- constants
 
 @register("Constant")
-def constant_rule(node):
+def constant_rule(node: Node) -> Outputs:
     v = node.attr("value")
     if v is not None:
         return [tensor_from_array(v)]
@@ -110,7 +111,7 @@ def constant_rule(node):
 
 
 @register("ConstantOfShape")
-def constant_of_shape_rule(node):
+def constant_of_shape_rule(node: Node) -> Outputs:
     v = node.attr("value")
     if v is not None:
         arr = np.asarray(v)
@@ -132,7 +133,7 @@ def constant_of_shape_rule(node):
 
 
 @register("Identity")
-def identity_rule(node):
+def identity_rule(node: Node) -> Outputs:
     return [node.inputs[0]]
 
 
@@ -219,7 +220,7 @@ def _reshape(node, x, target, allowzero):
 
 
 @register("Reshape", since=1)
-def reshape_v1(node):
+def reshape_v1(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = _ints(node.attr("shape"))
     out = _reshape(node, x, shape, False)
@@ -227,7 +228,7 @@ def reshape_v1(node):
 
 
 @register("Reshape", since=5)
-def reshape_v5(node):
+def reshape_v5(node: Node) -> Outputs:
     x = arg(node, 0)
     s = arg(node, 1)
     allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
@@ -239,7 +240,7 @@ def reshape_v5(node):
 
 
 @register("Flatten")
-def flatten_rule(node):
+def flatten_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [_unknown(node, 0, 2, "flatten of unknown rank", x.dtype)]
@@ -254,7 +255,7 @@ def flatten_rule(node):
 # --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
 
 @register("Transpose")
-def transpose_rule(node):
+def transpose_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     perm = _ints(node.attr("perm"))
     if x.shape is None:
@@ -278,7 +279,7 @@ def _axes_from(node):
 
 
 @register("Squeeze")
-def squeeze_rule(node):
+def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
     if x.shape is None or axes == "unknown":
@@ -298,7 +299,7 @@ def squeeze_rule(node):
 
 
 @register("Unsqueeze")
-def unsqueeze_rule(node):
+def unsqueeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
     if axes == "unknown" or axes is None:
@@ -354,7 +355,7 @@ def sum_dims(ds):
 
 
 @register("Split")
-def split_rule(node):
+def split_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     n = node.num_outputs
     if x.shape is None:
@@ -431,7 +432,7 @@ def _slice_len(d, start, end, step):
 
 
 @register("Slice", since=1)
-def slice_v1(node):
+def slice_v1(node: Node) -> Outputs:
     starts = _ints(node.attr("starts"))
     ends = _ints(node.attr("ends"))
     axes = _ints(node.attr("axes"))
@@ -506,7 +507,7 @@ def _slice(node, starts, ends, axes, steps):
 # --------------------------------------------------------------------- Gather
 
 @register("Gather")
-def gather_rule(node):
+def gather_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     idx = arg(node, 1)
     if x.shape is None or idx.shape is None:
@@ -526,7 +527,7 @@ def gather_rule(node):
 
 
 @register("GatherElements")
-def gather_elements_rule(node):
+def gather_elements_rule(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
     if idx.shape is None:
         return [node.unknown_rank("indices rank unknown", 0, x.dtype)]
@@ -570,7 +571,7 @@ def expand_rule(node):
 
 
 @register("Tile", since=1)
-def tile_v1(node):
+def tile_v1(node: Node) -> Outputs:
     """Tile-1 repeats along one axis: inputs (input, tiles, axis), scalars."""
     x = arg(node, 0)
     tiles, axis = node.value(1), node.value(2)
@@ -589,7 +590,7 @@ def tile_v1(node):
 
 
 @register("Tile", since=6)
-def tile_rule(node):
+def tile_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     reps = node.value(1)
     if x.shape is None:
@@ -650,13 +651,13 @@ def where_rule(node):
 # --------------------------------------------------------------------- Pad, Cast
 
 @register("Pad", since=1)
-def pad_v1(node):
+def pad_v1(node: Node) -> Outputs:
     pads = _ints(node.attr("pads") if node.has_attr("pads") else node.attr("paddings"))
     return _pad(node, pads, None)
 
 
 @register("Pad", since=11)
-def pad_v11(node):
+def pad_v11(node: Node) -> Outputs:
     pads = node.value(1)
     axes = None
     if node.opset >= 18 and present(node, 3):
@@ -715,7 +716,7 @@ def _cast_value(node, value, src, dst):
 
 
 @register("Cast")
-def cast_rule(node):
+def cast_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     to = node.attr("to")
     if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "I64", ...
@@ -724,7 +725,7 @@ def cast_rule(node):
 
 
 @register("CastLike")
-def castlike_rule(node):
+def castlike_rule(node: Node) -> Outputs:
     x, y = arg(node, 0), arg(node, 1)
     to = y.dtype
     return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]

@@ -6,7 +6,8 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
@@ -18,7 +19,7 @@ def _onesided(length):
 
 
 @register("DFT", since=17)
-def dft(node):
+def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
     x = arg(node, 0)
@@ -47,7 +48,7 @@ def dft(node):
 
 
 @register("STFT", since=17)
-def stft(node):
+def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
@@ -74,7 +75,7 @@ def stft(node):
 
 
 @register("BlackmanWindow HammingWindow HannWindow", since=17)
-def window(node):
+def window(node: Node) -> Outputs:
     size = scalar(node, 0)
     if size is None:
         size = node.fresh(f"{node.op_type} size is not known", 0, 0)
@@ -82,7 +83,7 @@ def window(node):
 
 
 @register("MelWeightMatrix", since=17)
-def mel_weight_matrix(node):
+def mel_weight_matrix(node: Node) -> Outputs:
     """(floor(dft_length/2) + 1, num_mel_bins)."""
     bins, length = scalar(node, 0), scalar(node, 1)
     rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)
