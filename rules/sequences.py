@@ -44,7 +44,7 @@ def any_item(node, seq, output=0):
 
 def _position(node, i, n, default, insert=False):
     """Input ``i`` as an index into ``n`` items (``default`` when omitted); ``None`` when unknown."""
-    v = node.value(i) if node.input(i) is not None else (default,)
+    v = node.value(i) if present(node, i) else (default,)
     if v is None or len(v) != 1 or not isinstance(v[0], int) or n is None:
         return None
     p, hi = v[0], n + 1 if insert else n

@@ -11,7 +11,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg, scalar
+from .common import arg, present, scalar
 
 
 def _onesided(length):
@@ -27,7 +27,7 @@ def dft(node: Node) -> Outputs:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     if node.opset >= 20:
-        axis = scalar(node, 2) if node.input(2) is not None else -2
+        axis = scalar(node, 2) if present(node, 2) else -2
         if axis is None:
             return [Tensor(x.dtype, node.fresh_shape(rank, "DFT axis input is not known"))]
     else:
@@ -36,7 +36,7 @@ def dft(node: Node) -> Outputs:
     if axis == rank - 1:
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
     length = x.shape[axis]
-    if node.input(1) is not None:
+    if present(node, 1):
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
@@ -58,7 +58,7 @@ def stft(node: Node) -> Outputs:
     if len(x.shape) != 3:
         raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
     step = scalar(node, 1)
-    frame = scalar(node, 3) if node.input(3) is not None else None
+    frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)
     if frame is None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
