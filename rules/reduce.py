@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from typing import Callable, Dict, List, Optional, Set
 
 from onnxsym import dims, intops
-from onnxsym.registry import register
+from onnxsym.dims import Dim
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
+
+from .common import arg, present
 
 _OPS = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum " \
        "ReduceLogSumExp ReduceSumSquare"
@@ -24,21 +29,21 @@ def _axes(node):
     if not _from_input(node):
         a = node.attr("axes")
         return None if a is None else list(a)
-    if len(node.inputs) < 2 or node.inputs[1] is None:
+    if not present(node, 1):
         return None
-    t = node.tensor(1)
-    if t is None or t.value is None:
-        if t is not None and t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
+    t = arg(node, 1)
+    if t.value is None:
+        if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
             return []
         return _UNKNOWN
     return [int(v) for v in t.value]
 
 
 @register(_OPS)
-def reduce(node):
-    x = node.tensor(0)
-    if x is None or x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, 0 if x is None else x.dtype)]
+def reduce(node: Node) -> Outputs:
+    x = arg(node, 0)
+    if x.shape is None:
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     keepdims = node.attr("keepdims", 1)
     noop = node.attr("noop_with_empty_axes", 0)
     rank = len(x.shape)
@@ -54,7 +59,7 @@ def reduce(node):
             return [Tensor(x.dtype, x.shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
-    shape = []
+    shape: List[Dim] = []
     for i, d in enumerate(x.shape):
         if i in red:
             if keepdims:
@@ -66,22 +71,23 @@ def reduce(node):
 
 # The integer reductions whose elements are kept: a shape computed as the product of
 # gathered dims (tf2onnx's Einsum lowering), or the sum, largest or smallest of several.
-_STEP = {"ReduceProd": dims.mul, "ReduceSum": dims.add, "ReduceMax": dims.dmax, "ReduceMin": dims.dmin}
+_STEP: Dict[str, Callable[[Dim, Dim], Dim]] = {"ReduceProd": dims.mul, "ReduceSum": dims.add,
+                                               "ReduceMax": dims.dmax, "ReduceMin": dims.dmin}
 _EMPTY = {"ReduceProd": 1, "ReduceSum": 0}  # of no element; Max and Min of none are no size
 
 
-def _reduced_elements(node, x, red):
+def _reduced_elements(node: Node, x: Tensor, red: Set[int]) -> Optional[tuple]:
     """The output's elements, row-major, when the input's are known integers and its shape
     static: each step computed and wrapped in the input's type, as onnxruntime does."""
     op = node.op_type
     step = _STEP.get(op)
-    if step is None or x.value is None or x.dtype not in intops.INT_TYPES or \
+    if step is None or x.value is None or x.shape is None or x.dtype not in intops.INT_TYPES or \
             not all(isinstance(d, int) for d in x.shape) or not all(intops.is_dim(v) for v in x.value):
         return None
     groups: dict = {}
     for index, v in zip(itertools.product(*map(range, x.shape)), x.value):
         groups.setdefault(tuple(0 if a in red else i for a, i in enumerate(index)), []).append(v)
-    out = []
+    out: List[Dim] = []
     for key in itertools.product(*(range(1 if a in red else d) for a, d in enumerate(x.shape))):
         vs = groups.get(key, [])
         if not vs and op not in _EMPTY:
@@ -93,6 +99,10 @@ def _reduced_elements(node, x, red):
                 if acc is None:
                     return None
             else:
-                acc = node.decide(step, (acc, v), lambda r, a=acc, b=v: f"{op}({a}, {b}) taken as {r}")
+                acc = node.decide(step, (acc, v), _taken(op, acc, v))
         out.append(acc)
     return tuple(out)
+
+
+def _taken(op: str, a: Dim, b: Dim) -> Callable[[Dim], str]:
+    return lambda r: f"{op}({a}, {b}) taken as {r}"
