@@ -233,9 +233,10 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     if strict is not None:
         engine.strict = strict
     engine.run()
-    return Result(model, engine.env, engine.produced, table, engine.fresh, engine.unknown_rank,
+    main = engine.main
+    return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, engine.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures)
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
