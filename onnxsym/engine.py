@@ -27,7 +27,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
-from .scope import Scope, Values
+from .scope import Scope
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -162,7 +162,7 @@ class Engine:
         opsets = {registry.canonical_domain(op.domain): op.version for op in model.opset_import}
         # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
         # function body being inferred has a scope of its own (see onnxsym.scope).
-        self.main = self.scope = Scope(Values(), opsets)
+        self.main = self.scope = Scope({}, opsets)
         self.fresh: Dict[str, Provenance] = {}
         self.constraints = Constraints(self._elimination_rank)
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
@@ -625,9 +625,9 @@ class Engine:
                     scope.producer[inp.name] = f"subgraph input '{inp.name}'"
                     v = inputs[i] if i < len(inputs) else None
                     values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
-                self._run_nodes(graph, values.names())
+                self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
-                scope.subgraph_values.update(values.own())
+                scope.subgraph_values.update(scope.changed())
         finally:
             self._subgraphs.pop()
         if born is not None:
@@ -645,7 +645,7 @@ class Engine:
         self._calls.append(key)
         try:
             with self._entered(self.scope.function(bound, opsets)) as scope:
-                self._run_nodes(body, scope.values.names())
+                self._run_nodes(body, scope.names())
                 return [scope.values.get(o) for o in fn.output]
         except GraphError as exc:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None

@@ -24,22 +24,10 @@ _MISSING = object()
 Producer = Union[str, Tuple[Sequence[onnx.NodeProto], int]]
 
 
-class Values(dict):
-    """A graph's values by name: the main graph's or a function body's, a plain dict
-    (the engine's hot loop reads it at dict speed)."""
-
-    __slots__ = ()
-
-    def own(self) -> Iterator[Tuple[str, Value]]:
-        """The values this scope defines (all of them: it reads nothing from outside)."""
-        return iter(self.items())
-
-    def names(self) -> Container[str]:
-        """The names known now: what a graph's nodes may read but not produce again."""
-        return frozenset(self)
+Values = Dict[str, Value]  # a graph's values by name: the main graph's a plain dict, read at dict speed
 
 
-class InnerValues(Values):
+class InnerValues(dict):
     """A subgraph's values: its own, then those of the graphs around it."""
 
     __slots__ = ("outer",)
@@ -58,7 +46,7 @@ class InnerValues(Values):
     def __contains__(self, name) -> bool:
         return dict.__contains__(self, name) or name in self.outer
 
-    def own(self) -> Iterator[Tuple[str, Value]]:
+    def changed(self) -> Iterator[Tuple[str, Value]]:
         """The values set in this scope that differ from what the outer scopes hold."""
         outer = self.outer
         return ((k, v) for k, v in self.items() if outer.get(k, _MISSING) is not v)
@@ -100,6 +88,16 @@ class Scope:
         # Values whose rank is unknown, so that no dim can carry the reason.
         self.unknown_rank: Dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
 
+    def names(self) -> Container[str]:
+        """The names known now: what the graph's nodes may read but not produce again."""
+        v = self.values
+        return v.names() if isinstance(v, InnerValues) else frozenset(v)
+
+    def changed(self) -> Iterator[Tuple[str, Value]]:
+        """The values this scope set that differ from what the scopes around it hold."""
+        v = self.values
+        return v.changed() if isinstance(v, InnerValues) else iter(v.items())
+
     def inner(self) -> Scope:
         """The scope of a subgraph of this graph: new values over these; the rest is shared
         (a subgraph's values, producers and unknown ranks are reported with the model's)."""
@@ -111,4 +109,4 @@ class Scope:
         and the opsets it imports (over this graph's)."""
         opsets = {**self.opsets, **opsets}
         # the rules found so far hold for the body only when its opsets are these
-        return Scope(Values(bound), opsets, self.ops if opsets == self.opsets else None)
+        return Scope(dict(bound), opsets, self.ops if opsets == self.opsets else None)

@@ -6,30 +6,30 @@ from onnx import TensorProto, helper
 
 from helpers import F, I64, build, check_runs
 from onnxsym import free_symbols
-from onnxsym.scope import Scope, Values
+from onnxsym.scope import Scope
 
 BOOL = TensorProto.BOOL
 
 
 def test_an_inner_scope_reads_through_writes_to_itself_and_reports_only_what_it_changed():
-    outer = Scope(Values(x=1, y=2), {"": 17})
+    outer = Scope({"x": 1, "y": 2}, {"": 17})
     inner = outer.inner()
     inner.values["y"] = 3  # hides the outer y
     inner.values["z"] = 4
     inner.values["x"] = outer.values["x"]  # the same object again: nothing changed
     assert (inner.values["x"], inner.values.get("y"), inner.values.get("w", 5)) == (1, 3, 5)
     assert "x" in inner.values and "w" not in inner.values
-    assert dict(inner.values.own()) == {"y": 3, "z": 4}
+    assert dict(inner.changed()) == {"y": 3, "z": 4}
     assert dict(outer.values) == {"x": 1, "y": 2}
     # what the inner graph's nodes may not produce again: its names then, and the outer ones
-    names = inner.values.names()
+    names = inner.names()
     inner.values["later"] = 6
     assert "z" in names and "x" in names and "later" not in names
     assert inner.producer is outer.producer and inner.unknown_rank is outer.unknown_rank
 
 
 def test_a_function_scope_sees_only_its_inputs_and_keeps_its_records():
-    outer = Scope(Values(x=1), {"": 17})
+    outer = Scope({"x": 1}, {"": 17})
     body = outer.function({"a": 2}, {"": 17})
     assert "x" not in body.values and body.values["a"] == 2
     assert body.ops is outer.ops  # the same opsets: the rules found so far hold
