@@ -12,7 +12,7 @@ import contextlib
 import operator
 import os
 
-from typing import Callable, Container, Dict, Iterator, List, Optional, Sequence as Seq, Set, Tuple
+from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx
 from onnx import helper, numpy_helper
@@ -389,117 +389,102 @@ class Engine:
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
     def _run_nodes(self, graph: onnx.GraphProto, available: Container[str]) -> List[str]:
-        """Infer every node of ``graph``; returns the names its nodes produce, in node order.
-        Exporters store nodes in a valid order: they run so, checked as they go; from where
-        the stored order breaks, the rest follow a topological order (which names what is
-        wrong with a bad graph)."""
+        """Infer every node of ``graph`` (``available``: the names known before its first
+        node); returns the names its nodes produce, in node order. Exporters store nodes in
+        a valid order: they run so, checked as they go; from where the stored order breaks,
+        the rest follow a topological order (which names what is wrong with a bad graph)."""
         nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
         produced: List[str] = []
-        done = self._run_stored_order(nodes, produced, progress)
+        done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
         if done == len(nodes):
             return produced
         rest = [i for i in topological_order(graph, available) if i >= done]
-        for k, i in enumerate(rest, done):
-            n = nodes[i]
-            self._infer_node(nodes, i, n, (n.op_type, n.domain, list(n.input), list(n.output), n.attribute))
-            if progress is not None:
-                progress(k + 1, len(nodes))
+        self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
         return [o for n in nodes for o in n.output if o]
 
-    def _run_stored_order(self, nodes, produced: List[str], progress) -> int:
-        """Infer ``nodes`` in stored order while each one's inputs are known and its outputs
-        new; returns how many were inferred. ``produced`` receives their outputs' names.
+    def _infer_nodes(self, nodes, order: Iterable[Tuple[int, onnx.NodeProto]], start: int, produced: List[str],
+                     progress, stored_order: bool) -> int:
+        """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
+        ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
+        are not all known yet or whose outputs already are stops the walk: returns how many
+        nodes are done.
 
         The hot loop of a large model: a node that repeats an earlier one (same op,
-        attributes and input values: most nodes of a many-layer model) takes its result
-        here; every other node goes through :meth:`_infer_node`."""
-        ops, producer, key, lookup = self.scope.ops, self.scope.producer, self.memo.key, self.memo.lookup
-        constraints, env = self.constraints, self.scope.values
-        for index, n in enumerate(nodes):
+        attributes and input values: most nodes of a many-layer model) takes the rule's
+        memoized result; only the others run their rule (:meth:`_run_rule`)."""
+        scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        env, producer, ops = scope.values, scope.producer, scope.ops
+        done = start
+        for index, n in order:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
+            # read once: a protobuf field read makes new objects, and iterating one is slow
+            output_names = (output_names[0],) if len(output_names) == 1 else tuple(output_names)
             op = ops.get((domain, op_type) if domain else op_type)
-            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
-                name = output_names[0]
+            if op is None:
+                op = ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
+            inputs: Optional[List[Optional[Value]]] = None  # (read again where a rule runs)
+            if constraints.derived:
+                self._rewritten = set()
+                inputs = [self._resolved(x) if x else None for x in input_names]
+                ids = tuple(map(id, inputs))
+            else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-                if _NONE_ID not in ids and name and name not in env and \
-                        not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
-                    k = key(op_type, op[0], op[1], attributes, ids, (name,))
-                    known = lookup(k)
-                    if known is not None:
-                        env[name] = known[0]
-                        if k in self._replays:
-                            self._replay(k, n.name or f"{op_type}_{index}", op_type)
-                        producer[name] = (nodes, index)
-                        produced.append(name)
-                        if self.pending:  # as a memo hit in _infer_node: decisions flow on
-                            self._pass_pending(input_names, (name,))
-                        if progress is not None:
-                            progress(index + 1, len(nodes))
-                        continue
-            input_names, output_names = input_names[:], output_names[:]
-            fields = (op_type, domain, input_names, output_names, attributes)
-            if not self._infer_node(nodes, index, n, fields, check_order=True):
-                return index
-            produced.extend([o for o in output_names if o])
-            if progress is not None:
-                progress(index + 1, len(nodes))
-        return len(nodes)
-
-    def _infer_node(self, nodes, index: int, n: onnx.NodeProto, fields: tuple, check_order: bool = False) -> bool:
-        """Infer node ``n`` (``nodes[index]``); ``fields`` are its ``(op_type, domain, input names,
-        output names, attributes)``. With ``check_order``, a node whose inputs are not all known yet or
-        whose outputs already are is left alone: returns False."""
-        op_type, domain, input_names, output_names, attributes = fields
-        op = self.scope.ops.get((domain, op_type) if domain else op_type)
-        if op is None:
-            op = self.scope.ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
-        domain, opset, rule = op
-        env = self.scope.values
-        if self.constraints.derived:
-            self._rewritten = set()
-            inputs = [self._resolved(x) if x else None for x in input_names]
-        else:  # nothing to rewrite; "" (an omitted input) is never a key: None
-            inputs = list(map(env.get, input_names))
-        ids = tuple(map(id, inputs))
-        subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
-        if check_order:
-            if _NONE_ID in ids and not all(x in env for x in input_names if x):
-                return False
-            if len(output_names) == 1:
-                if output_names[0] in env:
-                    return False
-            else:
-                made = [o for o in output_names if o]
-                if len(set(made)) != len(made) or any(o in env for o in made):
-                    return False
-            if subgraphs and not all(x in env for x in node_inputs(n)):
-                return False
-        memo_key = None
-        if rule is not None and not subgraphs:
-            memo_key = self.memo.key(op_type, domain, opset, attributes, ids, output_names)
-        outs: Seq[Optional[Value]]
-        known = None if memo_key is None else self.memo.lookup(memo_key)
-        if known is not None:
-            if memo_key in self._replays:
+            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            if stored_order:
+                if _NONE_ID in ids and not all(x in env for x in input_names if x):
+                    return done
+                if len(output_names) == 1:
+                    if output_names[0] in env:
+                        return done
+                else:
+                    made = [o for o in output_names if o]
+                    if len(set(made)) != len(made) or any(o in env for o in made):
+                        return done
+                if subgraphs and not all(x in env for x in node_inputs(n)):
+                    return done
+            memo_key = outs = None
+            if op[2] is not None and not subgraphs:  # a node's subgraphs are its own: no reuse
+                memo_key = key(op_type, op[0], op[1], attributes, ids, output_names)
+                outs = lookup(memo_key)
+            if outs is None:
+                outs = self._run_rule(index, n, op, inputs, memo_key)
+            elif memo_key in self._replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             made_by = (nodes, index)
-            for name, v in zip(output_names, known):
+            for name, v in zip(output_names, outs):
                 if name:
                     env[name] = v
-                    self.scope.producer[name] = made_by
-                    if self.constraints.derived:
+                    producer[name] = made_by
+                    produced.append(name)
+                    if constraints.derived:
                         self._resolved(name)
-            if self.pending:
-                self._pass_pending(input_names, output_names)
-            return True
-        # (a reused result was validated with the same attributes)
+            if self.pending:  # decisions flow on through the values computed from them
+                self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
+            done += 1
+            if progress is not None:
+                progress(done, len(nodes))
+        return done
+
+    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: Optional[List[Optional[Value]]],
+                  memo_key: Optional[tuple]) -> List[Optional[Value]]:
+        """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
+        on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
+        function body or gets unknown outputs. Returns a value for each output (None for an
+        omitted one), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
+        domain, opset, rule = op
+        op_type = n.op_type
+        output_names = list(n.output)
+        if inputs is None:
+            inputs = list(map(self.scope.values.get, n.input))
         validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
         self._node_positives = []
+        attributes = n.attribute
         attrs = {a.name: a for a in attributes} if attributes else {}
-        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
                     output_names, attrs, convert_attribute, self._watched, index)
+        outs: Seq[Optional[Value]]
         if rule is None:
             outs = self._no_rule(node, n)
         else:
@@ -527,21 +512,18 @@ class Engine:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
                 if self._node_positives and memo_key is not None:
                     self._replays[memo_key] = self._node_positives
-        made_by = (nodes, index)
+        values: List[Optional[Value]] = []
         for i, name in enumerate(output_names):
-            if name:
-                v = outs[i] if i < len(outs) else None
-                if v is None or (isinstance(v, Tensor) and v.shape is None):
-                    if name not in self.scope.unknown_rank:
-                        self.scope.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
-                                                             "the rule could not tell the rank")
-                self.scope.values[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
-                self.scope.producer[name] = made_by
-                if self.constraints.derived:
-                    self._resolved(name)
-        if self.pending:
-            self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
-        return True
+            v = outs[i] if i < len(outs) else None
+            if not name:
+                values.append(None)
+                continue
+            if v is None or (isinstance(v, Tensor) and v.shape is None):
+                if name not in self.scope.unknown_rank:
+                    self.scope.unknown_rank[name] = Provenance("", node.name, op_type, name, None,
+                                                               "the rule could not tell the rank")
+            values.append(self.memo.intern(v) if v is not None else Tensor(0, None))
+        return values
 
     def _made_by(self, name: str) -> str:
         """What produced value ``name``, in words."""
