@@ -16,10 +16,9 @@ Register rules for custom ops the same way the built-in rules do::
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 import bisect
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+import contextlib
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .values import Value
 
