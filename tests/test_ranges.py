@@ -7,8 +7,9 @@ from onnx import helper
 
 import onnxsym
 from onnxsym import dims
-from onnxsym.dims import INT64_MAX, ceil_div, dmax, dmin, evaluate, lower_bound, sym, try_le
+from onnxsym.dims import INT64_MAX, dmax, dmin, evaluate, lower_bound, sym, try_le
 from onnxsym.verify import verify
+import strategies
 from helpers import F, I64, init, model
 from oracle import check, random_cases
 
@@ -19,27 +20,12 @@ SYMS = {k: sym(k, lo, hi) for k, (lo, hi) in RANGES.items()}
 
 def trees():
     """Pairs (dim, plain function of the bindings) built from the same operations."""
-    leaf = st.one_of(st.integers(-9, 40).map(lambda v: (v, lambda b, v=v: v)),
-                     st.sampled_from(sorted(SYMS)).map(lambda k: (SYMS[k], lambda b, k=k: b[k])))
-
-    def extend(ch):
-        pair = st.tuples(ch, ch)
-        pos = st.integers(1, 9)
-        return st.one_of(
-            pair.map(lambda p: (p[0][0] + p[1][0], lambda b, p=p: p[0][1](b) + p[1][1](b))),
-            pair.map(lambda p: (p[0][0] - p[1][0], lambda b, p=p: p[0][1](b) - p[1][1](b))),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] * p[1], lambda b, p=p: p[0][1](b) * p[1])),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] // p[1], lambda b, p=p: p[0][1](b) // p[1])),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] % p[1], lambda b, p=p: p[0][1](b) % p[1])),
-            st.tuples(ch, pos).map(lambda p: (ceil_div(p[0][0], p[1]), lambda b, p=p: -(-p[0][1](b) // p[1]))),
-            pair.map(lambda p: (dmax(p[0][0], p[1][0]), lambda b, p=p: max(p[0][1](b), p[1][1](b)))),
-            pair.map(lambda p: (dmin(p[0][0], p[1][0]), lambda b, p=p: min(p[0][1](b), p[1][1](b)))),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=7)
+    pos = st.integers(1, 9)
+    return strategies.with_reference(SYMS, ints=(-9, 40), binary=("+", "-", "max", "min"), scales=pos,
+                                     divisors={op: pos for op in strategies.DIVISIONS}, neg=False, max_leaves=7)
 
 
-bindings = st.fixed_dictionaries({k: st.integers(lo, hi) for k, (lo, hi) in RANGES.items()})
+bindings = strategies.bindings(RANGES)
 
 
 @settings(max_examples=300, deadline=None)
