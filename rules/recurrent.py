@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
@@ -14,8 +15,10 @@ def recurrent(node):
     x = node.tensor(0)
     dtype = x.dtype if x is not None else 0
     n_out = node.num_outputs
-    if x is None or x.shape is None or len(x.shape) != 3:
-        return [node.unknown_rank("input rank unknown, or not 3", k, dtype) for k in range(n_out)]
+    if x is None or x.shape is None:
+        return [node.unknown_rank("input rank unknown", k, dtype) for k in range(n_out)]
+    if len(x.shape) != 3:  # onnxruntime: "Input X must have 3 dimensions only"
+        raise ShapeContradiction(f"{node.op_type} input X must have rank 3, not {len(x.shape)}")
     layout = node.attr("layout", 0) if node.opset >= 14 else 0
     seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
     dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1
