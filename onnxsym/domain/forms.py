@@ -424,16 +424,16 @@ def _range_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     above = None if first is None else (first, s.hi if last is None else last - 1)
     if above is not None and above[0] > above[1]:
         above = None
-    below = [v for v in range(s.lo, t) if value(v) == 0]
-    if below != list(range(below[0], below[-1] + 1)) if below else False:
-        return None  # not one interval
-    if below and above is not None and (below[-1] != t - 1 or above[0] != t):
-        return None
-    if not below and above is None:
+    points = [v for v in range(s.lo, t) if value(v) == 0]  # below T, then the span above
+    if above is not None:
+        points += [above[0], above[1]]
+    if not points:
         return [Form("range", s.name, s.lo, s.lo - 1)]  # never
-    lo = below[0] if below else above[0]
-    hi = above[1] if above is not None else below[-1]
-    return [Form("range", s.name, lo, hi)]
+    below = len(points) - (2 if above is not None else 0)
+    if points[:below] != list(range(points[0], points[0] + below)) or \
+            (below and above is not None and (points[below - 1] != t - 1 or above[0] != t)):
+        return None  # not one interval
+    return [Form("range", s.name, points[0], points[-1])]
 
 
 def _first_where(ok, lo: int, hi: int) -> Optional[int]:
