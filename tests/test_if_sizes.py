@@ -11,7 +11,8 @@ import pytest
 from onnx import TensorProto as T, helper
 
 import onnxsym
-from tests.oracle import compare, graph_model, run_ort
+from tests.helpers import graph_model
+from tests.oracle import check, run_ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "..", "models", "real")
@@ -57,7 +58,7 @@ def test_a_later_node_that_needs_one_rank_decides_the_branch():
     lstm, inits = _lstm()
     m = graph_model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits)
     inside = [({"batch": b, "n": n}, _feeds(b, n)) for b, n in ((1, 1), (3, 3), (2, 4))]
-    res = compare(m, inside)
+    res = check(m, inside)
     assert res.shape("y") == (res.shape("x")[0], 4)
     for n in (5, 9):  # outside the domain onnxruntime fails: the LSTM gets rank 4
         with pytest.raises(Exception, match="(?i)lstm|dimension|rank"):
@@ -151,7 +152,7 @@ def test_silero_vad_op15_squeeze_is_decided_by_its_lstm():
     it needs the squeezed rank: the domain is 192 <= sequence <= 703 (the low end from a Conv)."""
     m = _silero("silero_vad_16k_op15.onnx")
     inside = [({"batch": b, "sequence": s}, _silero_feeds(b, s)) for b, s in ((1, 192), (2, 512), (3, 703))]
-    res = compare(m, inside)
+    res = check(m, inside)
     assert not res.unknown_rank
     domain = res.domain()
     assert domain.ranges["sequence"] == (192, 703)
@@ -166,7 +167,7 @@ def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
     """The If on the sample rate (data) runs one branch; each branch's squeeze is decided by its
     LSTM, recorded as assumed (that branch may not run), and no range is narrowed by them."""
     m = _silero("silero_vad.onnx")
-    res = compare(m, [({"batch": b, "samples": s}, _silero_feeds(b, s)) for b, s in ((1, 512), (2, 576))])
+    res = check(m, [({"batch": b, "samples": s}, _silero_feeds(b, s)) for b, s in ((1, 512), (2, 576))])
     assert res.shape("output") is not None and res.shape("stateN") == (2, res.shape("output")[0], 128)
     domain = res.domain()
     ifs = [c for c in domain.conditions if c.sources[0].op_type == "If"]
