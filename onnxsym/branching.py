@@ -33,7 +33,7 @@ BOOL = 9
 
 # A place in the model: the subgraphs being inferred, outermost first, each with whether
 # it surely runs whenever its node does (an If's branch taken by a known condition).
-Scope = Tuple[Tuple[str, bool], ...]
+Place = Tuple[Tuple[str, bool], ...]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Split:
     key: str
     where: str
     relation: Relation
-    scope: Scope
+    scope: Place
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,12 @@ def key(node) -> str:
 def relation_of(engine, name: str) -> Optional[Relation]:
     """The comparison of shape values that computed the boolean ``name`` (through Not,
     Identity and casts to bool), or None."""
-    made = engine.producer.get(name)
+    made = engine.scope.producer.get(name)
     if not isinstance(made, tuple):
         return None
     n = made[0][made[1]]
     if n.op_type == "Not" or n.op_type == "Identity" or (n.op_type == "Cast" and _cast_to_bool(n)):
-        x = engine.env.get(n.input[0])
+        x = engine.scope.values.get(n.input[0])
         if n.op_type == "Cast" and isinstance(x, Tensor) and x.dtype != BOOL:
             d = _scalar_dim(engine, x)
             return None if d is None else Relation("!=", d, 0)
@@ -92,7 +92,7 @@ def relation_of(engine, name: str) -> Optional[Relation]:
         return inner.negated() if inner is not None and n.op_type == "Not" else inner
     if n.op_type not in _COMPARISONS or len(n.input) != 2:
         return None
-    a, b = (_scalar_dim(engine, engine.env.get(x)) for x in n.input)
+    a, b = (_scalar_dim(engine, engine.scope.values.get(x)) for x in n.input)
     if a is None or b is None:
         return None
     op, swapped = _COMPARISONS[n.op_type]
@@ -109,7 +109,7 @@ def _scalar_dim(engine, v) -> Optional[Dim]:
     return engine.constraints.resolve(v.value[0])
 
 
-def refused(split: Split, failed_in: Optional[Scope]) -> bool:
+def refused(split: Split, failed_in: Optional[Place]) -> bool:
     """Whether a contradiction met at ``failed_in`` happens whenever ``split``'s If runs:
     in the If's own graph, or in subgraphs of it that surely run. One in a branch that
     may not run, or outside the If's graph, proves nothing about the If."""
@@ -122,7 +122,7 @@ class Inference(Protocol):
     """What :func:`infer` needs of an engine."""
 
     splits: List[Split]
-    failed_in: Optional[Scope]
+    failed_in: Optional[Place]
     failure: str
 
     def run(self) -> None: ...
