@@ -20,18 +20,26 @@ def nonzero(k):
     return st.integers(1, k) | st.integers(-k, -1)
 
 
-def trees(names, ints=(-20, 20), binary=BINARY, scales=None, divisors=None, neg=True, max_leaves=10):
+def trees(names, ints=(-20, 20), binary=BINARY, scales=None, divisors=None, neg=True, max_leaves=10,
+          grouped=False):
     """Trees with the symbols ``names`` and integers in ``ints`` at the leaves, made with the
     ``binary`` ops of two subtrees, ``scales`` (a strategy of integer factors, or None),
-    ``divisors`` ({op: strategy of divisors} for ``// % ceil_div``) and, if ``neg``, negation."""
+    ``divisors`` ({op: strategy of divisors} for ``// % ceil_div``) and, if ``neg``, negation.
+    Each op is drawn as often as each other one; ``grouped``: the binary ops together as
+    often as the divisions together (which then share one divisor strategy) and negation."""
     leaf = st.integers(*ints).map(lambda v: ("int", v)) | st.sampled_from(list(names)).map(lambda n: ("sym", n))
+    divisors = divisors or {}
 
     def extend(children):
-        parts = [st.tuples(st.sampled_from(binary), children, children)] if binary else []
+        if grouped:
+            (ks,) = set(divisors.values())
+            parts = [st.tuples(st.sampled_from(binary), children, children),
+                     st.tuples(st.sampled_from(list(divisors)), children, ks)]
+        else:
+            parts = [st.tuples(st.just(op), children, children) for op in binary]
+            parts += [st.tuples(st.just(op), children, ks) for op, ks in divisors.items()]
         if scales is not None:
             parts.append(st.tuples(st.just("scale"), children, scales))
-        for op, ks in (divisors or {}).items():
-            parts.append(st.tuples(st.just(op), children, ks))
         if neg:
             parts.append(st.tuples(st.just("neg"), children))
         return st.one_of(*parts)

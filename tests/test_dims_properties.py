@@ -14,7 +14,9 @@ NAMES = ["a", "b", "c"]
 
 
 def trees():
-    return strategies.trees(NAMES, ints=(-20, 20), divisors={op: nonzero(9) for op in DIVISIONS}, max_leaves=10)
+    divisor = nonzero(9)
+    return strategies.trees(NAMES, ints=(-20, 20), divisors={op: divisor for op in DIVISIONS}, max_leaves=10,
+                            grouped=True)
 
 
 # Symbols with the range graph inputs get ([1, ...]) and with a signed range: the
