@@ -11,8 +11,6 @@ one. ``random_cases`` makes random feeds; ``check_written`` checks the dims an a
 writes, parsed back from its text.
 """
 
-import functools
-
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -51,17 +49,33 @@ def random_cases(inputs, assignments=B2, fixed=None, ints=(1, 5), seed=0):
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _ort_session(serialized):
+def _ort_session(m):
     import onnxruntime as ort
 
-    return ort.InferenceSession(serialized, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def _outputs(sess, feeds):
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
 
 
 def run_ort(m, feeds):
     """Every output of ``m`` run by onnxruntime's CPU kernels: {name: array (or list, dict)}."""
-    sess = _ort_session(m.SerializeToString())
-    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    return _outputs(_ort_session(m), feeds)
+
+
+def _runner(run):
+    """``run``, with one onnxruntime session per model for the duration of a check (a
+    session kept longer keeps its spinning thread pool)."""
+    if run is not run_ort:
+        return run
+    sessions = {}
+
+    def go(m, feeds):
+        if id(m) not in sessions:
+            sessions[id(m)] = _ort_session(m)
+        return _outputs(sessions[id(m)], feeds)
+    return go
 
 
 def run_reference(m, feeds):
@@ -136,6 +150,7 @@ def check(m, cases, fresh_ok=(), values=(), ranges=None, run=run_ort, annotated=
         written = onnxsym.annotate(m)
         onnx.checker.check_model(written, full_check=True)
     compared = 0
+    run = _runner(run)
     for binding, feeds in cases:
         real = run(m, feeds)
         again = run(written, feeds) if written is not None else real
@@ -211,8 +226,9 @@ def check_written(annotated, bindings, feeds=None):
         o.type.tensor_type.ClearField("shape")
     del m.graph.value_info[:]
     checked = 0
+    run = _runner(run_ort)
     for binding in bindings:
-        got = run_ort(m, feeds(binding) if feeds else feeds_for(annotated, binding))
+        got = run(m, feeds(binding) if feeds else feeds_for(annotated, binding))
         for name, arr in got.items():
             if name not in written:
                 continue
