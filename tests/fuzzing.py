@@ -588,6 +588,31 @@ def step_reshape_computed(b: Builder) -> None:
     b.add(y, None)
 
 
+def step_if_rank_on_shape(b: Builder) -> None:
+    """torch's squeeze(1) of a dynamic dim: If(d_1 == 1, Squeeze, Identity), rank 2 or 3. Half the
+    time an LSTM after it (through Unsqueeze(0)) runs with the squeezed rank only, which decides
+    the If (onnxsym.branching); else nothing decides and the rank stays unknown."""
+    x = b.pick(lambda t: len(t.shape) == 3 and _is_static(t.shape[2]))  # the LSTM's input size
+    if x is None:
+        return
+    (cond,) = b.node("Equal", [_scalar_dim(b, x, 1), b.const(1)])
+    mark = len(b.nodes)
+    (squeezed,) = b.axes_input_or_attr("Squeeze", 13, x.name, [1])
+    then_g = _branch(b, mark, squeezed, "then")
+    mark = len(b.nodes)
+    (same,) = b.node("Identity", [x.name])
+    else_g = _branch(b, mark, same, "else")
+    (y,) = b.node("If", [cond], then_branch=then_g, else_branch=else_g)
+    if b.rng.random() < 0.5:
+        return
+    (x3,) = b.axes_input_or_attr("Unsqueeze", 13, y, [0])
+    hidden = 2
+    w = b.const(np.ones([1, 4 * hidden, x.shape[2]]), np.float32)
+    r = b.const(np.ones([1, 4 * hidden, hidden]), np.float32)
+    (_, y_h) = b.node("LSTM", [x3, w, r], n_out=2, hidden_size=hidden)
+    b.add(y_h, (1, x.shape[0], hidden))
+
+
 EDGE_STEPS = [step_if_shape_condition, step_where_shape_condition, step_if_on_data, step_loop_edges,
               step_reshape_computed]
 
@@ -676,6 +701,7 @@ STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_sq
          step_nonzero]
 STEPS += INT_STEPS
 STEPS += EDGE_STEPS
+STEPS += [step_if_rank_on_shape]  # (not at size 0: an LSTM of an empty batch)
 # The steps whose kernels onnxruntime runs at size 0 without crashing the process (its Einsum,
 # for one, dies of a floating point exception on an empty input).
 ZERO_STEPS = [step_unary, step_binary, step_transpose, step_unsqueeze_squeeze, step_concat_split, step_reshape,
