@@ -23,6 +23,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
+from helpers import graph, model
 from onnxsym import dims
 
 F = TensorProto.FLOAT
@@ -467,7 +468,7 @@ def _branch(b: Builder, nodes_before: int, out: str, name: str) -> onnx.GraphPro
     """The nodes added since ``nodes_before`` moved into a subgraph whose output is ``out``."""
     body = b.nodes[nodes_before:]
     del b.nodes[nodes_before:]
-    return helper.make_graph(body, b.name(name), [], [helper.make_empty_tensor_value_info(out)])
+    return graph(body, [], [out], name=b.name(name))
 
 
 def _two_branches(b: Builder, x: T, cond: str, same_shape: bool) -> str:
@@ -555,11 +556,8 @@ def step_loop_edges(b: Builder) -> None:
     if m == "" and c != "false":
         return  # no trip count and a condition that stays true: the loop would not end
     i, c_in, c_out, y = (b.name(n) for n in ("i", "cond_in", "cond_out", "scan_y"))
-    body = helper.make_graph(
-        [helper.make_node("Identity", [c_in], [c_out]), helper.make_node("Relu", [x.name], [y])],
-        b.name("body"),
-        [helper.make_tensor_value_info(i, I64, []), helper.make_tensor_value_info(c_in, TensorProto.BOOL, [])],
-        [helper.make_tensor_value_info(c_out, TensorProto.BOOL, []), helper.make_empty_tensor_value_info(y)])
+    body = graph([helper.make_node("Identity", [c_in], [c_out]), helper.make_node("Relu", [x.name], [y])],
+                 [(i, I64, []), (c_in, TensorProto.BOOL, [])], [(c_out, TensorProto.BOOL, []), y], name=b.name("body"))
     (ys,) = b.node("Loop", [m, cond], body=body)
     b.add(ys, None)
 
@@ -741,11 +739,7 @@ def _assemble(nodes, inits, inputs, opset, name) -> onnx.ModelProto:
     produced = [o for n in nodes for o in n.output]
     used = {i for n in nodes for i in n.input}
     outs = [o for o in produced if o not in used] or produced[-1:] or [inputs[0].name]
-    g = helper.make_graph(list(nodes), name, list(inputs), [helper.make_empty_tensor_value_info(o) for o in outs],
-                          initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+    return model(nodes, inputs, outs, inits, opset, name=name)
 
 
 # --------------------------------------------------------------------------- checking

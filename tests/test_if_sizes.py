@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto as T, helper
 
 import onnxsym
-from tests.helpers import graph_model
+from tests.helpers import model
 from tests.oracle import check, run_ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +56,7 @@ def _feeds(batch, n):
 
 def test_a_later_node_that_needs_one_rank_decides_the_branch():
     lstm, inits = _lstm()
-    m = graph_model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits)
+    m = model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits, ir=10)
     inside = [({"batch": b, "n": n}, _feeds(b, n)) for b, n in ((1, 1), (3, 3), (2, 4))]
     res = check(m, inside)
     assert res.shape("y") == (res.shape("x")[0], 4)
@@ -76,7 +76,7 @@ def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
     from onnxsym.cli import main
 
     lstm, inits = _lstm()
-    m = graph_model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits)
+    m = model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits, ir=10)
     meta = {p.key: p.value for p in onnxsym.annotate(m).metadata_props}
     assert "LSTM" in meta["onnxsym.constraints"] and '"op_type": "If"' in meta["onnxsym.constraints"]
     path = str(tmp_path / "m.onnx")
@@ -88,7 +88,7 @@ def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
 
 
 def test_nothing_after_the_if_decides_so_the_rank_stays_unknown():
-    m = graph_model(_squeeze_like_if() + [helper.make_node("Relu", ["y"], ["z"])], [X], ["z"])
+    m = model(_squeeze_like_if() + [helper.make_node("Relu", ["y"], ["z"])], [X], ["z"], ir=10)
     res = onnxsym.infer(m)
     assert res.shape("y") is None and res.shape("z") is None
     assert "ranks 2 and 3" in res.unknown_rank["y"].reason
@@ -106,8 +106,8 @@ def test_a_node_in_a_branch_that_may_not_run_decides_nothing():
                              [helper.make_empty_tensor_value_info("s_then")])
     skips = helper.make_graph([helper.make_node("Shape", ["y"], ["s_else"])], "skips", [],
                               [helper.make_empty_tensor_value_info("s_else")])
-    m = graph_model(_squeeze_like_if() + [helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
-                    [X, ("flag", T.BOOL, [])], ["y", "s"], inits=inits)
+    m = model(_squeeze_like_if() + [helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
+              [X, ("flag", T.BOOL, [])], ["y", "s"], inits=inits, ir=10)
     res = onnxsym.infer(m)
     assert res.shape("y") is None
     feeds = {**_feeds(2, 7), "flag": np.array(False)}
@@ -122,8 +122,8 @@ def test_inside_a_branch_of_an_if_on_data_the_condition_is_assumed_and_narrows_n
                              [helper.make_empty_tensor_value_info("s_then")])
     skips = helper.make_graph([helper.make_node("Shape", ["x"], ["s_else"])], "skips", [],
                               [helper.make_empty_tensor_value_info("s_else")])
-    m = graph_model([helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
-                    [X, ("flag", T.BOOL, [])], ["s"], inits=inits)
+    m = model([helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
+              [X, ("flag", T.BOOL, [])], ["s"], inits=inits, ir=10)
     res = onnxsym.infer(m)
     assert res.subgraph_values["y"].shape == (res.shape("x")[0], 4)
     (cond,) = [c for c in res.domain().conditions if c.sources[0].op_type == "If"]
