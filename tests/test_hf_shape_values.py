@@ -130,3 +130,39 @@ def test_one_hot_elements_as_tile_repeats():
     res = check(m, random_cases([("x", F, ["batch", "seq", 4])], SIZES), values=("reps", "oh2"))
     no_fresh(res)
     assert [str(d) for d in res.shape("y")] == ["batch", "seq**2", "4"]
+
+
+def test_reshape_to_a_product_of_sizes_minus_one_is_not_zero():
+    """BEiT's relative-position table: Reshape to [(2*h - 1)*(2*w - 1), -1] with h, w the patch
+    grid after a Conv of kernel and stride 8 (so h, w >= 1). Expanded, 4*h*w - 2*h - 2*w + 1 is
+    at least 1 (it grows with h where 4*w - 2 >= 0): a size, not 0 or -1; onnxruntime agrees."""
+    nodes = [helper.make_node("Conv", ["x", "wt"], ["y"], kernel_shape=[8, 8], strides=[8, 8]),
+             helper.make_node("Shape", ["y"], ["s"]),
+             helper.make_node("Gather", ["s", "ax2"], ["h"], axis=0), helper.make_node("Gather", ["s", "ax3"], ["w"], axis=0),
+             helper.make_node("Mul", ["h", "two"], ["h2"]), helper.make_node("Sub", ["h2", "one"], ["h3"]),
+             helper.make_node("Mul", ["w", "two"], ["w2"]), helper.make_node("Sub", ["w2", "one"], ["w3"]),
+             helper.make_node("Mul", ["h3", "w3"], ["t"]), helper.make_node("Mul", ["t", "two"], ["t2"])]
+    nodes += _as_shape(["t2"], "flat") + _as_shape(["t", "minus1"], "target")
+    nodes += [helper.make_node("ConstantOfShape", ["flat"], ["c"]), helper.make_node("Reshape", ["c", "target"], ["r"])]
+    inits = [init("wt", np.ones((2, 3, 8, 8), np.float32)), init("ax2", np.array(2, np.int64)),
+             init("ax3", np.array(3, np.int64)), init("two", np.array(2, np.int64)), init("one", np.array(1, np.int64)),
+             init("minus1", np.array(-1, np.int64)), init("zero1", np.array([0], np.int64))]
+    shape = ["batch", 3, "height", "width"]
+    m = build(nodes, [("x", F, shape)], ["r"], inits)
+    sizes = [{"batch": 1, "height": 8, "width": 8}, {"batch": 2, "height": 40, "width": 15}, {"batch": 1, "height": 23, "width": 64}]
+    res = check(m, random_cases([("x", F, shape)], sizes))
+    no_fresh(res)
+    assert str(res.shape("r")[1]) == "2"
+
+
+def test_monotone_lower_bound_is_sound():
+    """The bound from substituting a symbol's lower end where its coefficient is nonnegative,
+    against every point of a grid (including polynomials where it must not apply)."""
+    a, b = dims.sym("a", 1, 40), dims.sym("b", 2, 40)
+    c = dims.sym("c", 0, 40) // 3
+    for e in [(2*a - 1)*(2*b - 1), a*b - a - b, a*b - 3*a, a*b*c - 2*a*c - b + 1, (a - 2)*(b - 3), a*a*b - 5*a]:
+        low = dims.ranges.lower_bound(e)
+        true_min = min(dims.evaluate(e, {"a": x, "b": y, "c": z}) for x in range(1, 41) for y in range(2, 41)
+                       for z in range(0, 41, 4))
+        assert low <= true_min, (e, low, true_min)
+    assert dims.ranges.lower_bound((2*a - 1)*(2*b - 1)) == 3

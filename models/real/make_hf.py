@@ -5,10 +5,11 @@ DynamicCache (GPT-2; Mistral's sliding-window mask; Mixtral's routed experts), e
 decoders with a self-attention cache (BART, T5's relative buckets), Whisper's strided conv
 encoder, Wav2Vec2's conv feature extractor (length arithmetic), ViT with its position
 embeddings interpolated to the image size, DETR (a ResNet backbone, sine positions, a fixed
-set of object queries) and Funnel-Transformer (the sequence pooled to ceil(seq/2)). Used by
-make_real.py.
+set of object queries), BEiT (a relative-position table interpolated to the patch grid),
+MobileNetV1 (TensorFlow's SAME padding computed from the image size) and Funnel-Transformer
+(the sequence pooled to ceil(seq/2)). Used by make_real.py.
 
-Not here, and why (transformers 5.24, torch 2.13): the dynamo exporter fails on T5 and Swin
+Not here, and why (transformers 5.24, torch 2.13): the dynamo exporter fails on T5, BEiT and Swin
 ("Cannot view a tensor with shape ... as a tensor with shape ..." in its decompositions) and
 on the eager MoE experts (a guard on the data-dependent expert count), and it fixes Funnel's
 seq to the example's; TorchScript traces the eager MoE with the routing of the example input
@@ -257,7 +258,7 @@ def hf_wav2vec2():
                      script=SCRIPT)
 
 
-def _image_model(name, model, forward, config):
+def _image_model(name, model, forward, config, exporters=("TorchScript", "dynamo")):
     import torch
 
     class Wrap(torch.nn.Module):
@@ -271,7 +272,7 @@ def _image_model(name, model, forward, config):
     yield from _both(name, name, Wrap(), (torch.randn(2, 3, 48, 64),), ["pixel_values"], ["out"],
                      {"pixel_values": {0: "batch", 2: "height", 3: "width"}},
                      [{"batch": 1, "height": 48, "width": 64}, {"batch": 2, "height": 40, "width": 88}],
-                     extra=_hf(config), script=SCRIPT)
+                     extra=_hf(config), script=SCRIPT, exporters=exporters)
 
 
 @maker
@@ -284,6 +285,35 @@ def hf_vit():
                                  num_attention_heads=2, intermediate_size=64, num_labels=3)
     yield from _image_model("hf_vit", transformers.ViTForImageClassification(cfg),
                             lambda m, x: m(pixel_values=x, interpolate_pos_encoding=True).logits, "ViTConfig")
+
+
+@maker
+def hf_beit():
+    """BEiT: its relative-position bias table is interpolated to the patch grid, then reshaped to
+    (2*h - 1)*(2*w - 1) rows. The dynamo exporter fails on it (a view in its decompositions)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.BeitConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1,
+                                  num_attention_heads=2, intermediate_size=64, use_relative_position_bias=True,
+                                  num_labels=3)
+    yield from _image_model("hf_beit", transformers.BeitForImageClassification(cfg),
+                            lambda m, x: m(pixel_values=x, interpolate_pos_encoding=True).logits, "BeitConfig",
+                            exporters=("TorchScript",))
+
+
+@maker
+def hf_mobilenet_v1():
+    """MobileNetV1 with TensorFlow's SAME padding, computed in the graph from the image size."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.MobileNetV1Config(depth_multiplier=0.125, min_depth=4, image_size=64, tf_padding=True,
+                                         num_labels=3)
+    yield from _image_model("hf_mobilenet_v1", transformers.MobileNetV1ForImageClassification(cfg),
+                            lambda m, x: m(pixel_values=x).logits, "MobileNetV1Config")
 
 
 @maker
