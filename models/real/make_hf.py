@@ -231,6 +231,22 @@ def hf_whisper():
 
 # ---------------------------------------------------------------- audio and vision encoders
 
+def _two_inputs(model, call):
+    """A module whose forward(a, b) is ``call(model, a, b)`` (the exporters need the arguments
+    spelled out, not *args)."""
+    import torch
+
+    class Wrap(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = model
+
+        def forward(self, a, b):
+            return call(self.m, a, b)
+
+    return Wrap()
+
+
 @maker
 def hf_wav2vec2():
     import torch
@@ -241,19 +257,11 @@ def hf_wav2vec2():
                                       intermediate_size=64, conv_dim=(8, 8, 8), conv_stride=(5, 2, 2),
                                       conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
                                       num_conv_pos_embedding_groups=2, feat_extract_norm="group")
-    model = transformers.Wav2Vec2ForCTC(cfg)
-
-    class Wrap(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.m = model
-
-        def forward(self, input_values, attention_mask):
-            return self.m(input_values=input_values, attention_mask=attention_mask).logits
-
+    wrap = _two_inputs(transformers.Wav2Vec2ForCTC(cfg),
+                       lambda m, x, mask: m(input_values=x, attention_mask=mask).logits)
     args = (torch.randn(2, 1600), torch.ones(2, 1600, dtype=torch.long))
     axes = {"input_values": {0: "batch", 1: "samples"}, "attention_mask": {0: "batch", 1: "samples"}}
-    yield from _both("hf_wav2vec2", "hf_wav2vec2", Wrap(), args, ["input_values", "attention_mask"], ["logits"], axes,
+    yield from _both("hf_wav2vec2", "hf_wav2vec2", wrap, args, ["input_values", "attention_mask"], ["logits"], axes,
                      [{"batch": 1, "samples": 1600}, {"batch": 2, "samples": 2345}], extra=_hf("Wav2Vec2Config"),
                      script=SCRIPT)
 
@@ -341,19 +349,11 @@ def hf_funnel():
     torch.manual_seed(0)
     cfg = transformers.FunnelConfig(vocab_size=64, block_sizes=[1, 1], d_model=32, n_head=2, d_head=16, d_inner=64,
                                     num_decoder_layers=1)
-    model = transformers.FunnelModel(cfg)
-
-    class Wrap(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.m = model
-
-        def forward(self, input_ids, attention_mask):
-            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
+    wrap = _two_inputs(transformers.FunnelModel(cfg),
+                       lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).last_hidden_state)
     args = (torch.randint(3, 64, (2, 7)), torch.ones(2, 7, dtype=torch.long))
     # runs for seq in [4, 13] only (onnxsym domain): relative-position tables sized at export
-    yield from _both("hf_funnel", "hf_funnel", Wrap(), args, ["input_ids", "attention_mask"], ["hidden"],
+    yield from _both("hf_funnel", "hf_funnel", wrap, args, ["input_ids", "attention_mask"], ["hidden"],
                      {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
                      [{"batch": 1, "seq": 7}, {"batch": 2, "seq": 12}], feeds={"input_ids": {"int": [3, 64]}},
                      extra=_hf("FunnelConfig"), script=SCRIPT, exporters=("TorchScript",))
