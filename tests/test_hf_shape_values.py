@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, init  # noqa: E402
+from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
@@ -48,7 +48,7 @@ def test_float_pow_of_constants_with_an_integral_result_is_folded():
         nodes += [helper.make_node("Pow", [name + "b", name + "e"], [name + "f"]),
                   helper.make_node("Cast", [name + "f"], [name], to=TensorProto.INT64)]
     nodes += _as_shape([p[0] for p in pows], "shape") + [helper.make_node("ConstantOfShape", ["shape"], ["y"])]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["y", "shape"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["y", "shape"], inits)
     res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES), values=("shape",))
     assert res.shape("y") == (4, 9, 8)
 
@@ -65,7 +65,7 @@ def test_float_pow_without_an_exact_integral_result_is_not_guessed(base, exp):
     inits = [init("b", np.array(base, np.float32)), init("e", np.array(exp, np.float32)),
              init("k", np.array(1e-7 if exp > 10 else 3.0, np.float32)),
              init("zero1", np.array([0], np.int64))]
-    m = build(nodes, [("x", F, ["batch"])], ["y"], inits)
+    m = model(nodes, [("x", F, ["batch"])], ["y"], inits)
     res = check(m, random_cases([("x", F, ["batch"])], [{"batch": 1}]), fresh_ok=("y",))
     assert isinstance(res.shape("y")[0], dims.Expr) and res.unresolved()
 
@@ -85,7 +85,7 @@ def test_quotient_of_sizes_sharing_a_polynomial_factor():
         helper.make_node("Mul", ["bs", "c6"], ["num1"]), helper.make_node("Mul", ["s1", "c3"], ["den1"]),
         helper.make_node("Div", ["num1", "den1"], ["q1"]),
     ] + _as_shape(["q0", "q1", "r0", "d1"], "shape") + [helper.make_node("ConstantOfShape", ["shape"], ["y"])]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["y", "shape"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["y", "shape"], inits)
     res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES), values=("shape",))
     no_fresh(res)
     assert [str(d) for d in res.shape("y")] == ["2", "2*batch", "0", "seq"]
@@ -126,7 +126,7 @@ def test_one_hot_elements_as_tile_repeats():
               helper.make_node("Reshape", ["oh", "minus1"], ["reps"]),
               helper.make_node("Tile", ["x", "reps"], ["y"]),
               helper.make_node("OneHot", ["idx2", "depth", "vals2"], ["oh2"], axis=0)]
-    m = build(nodes, [("x", F, ["batch", "seq", 4])], ["y", "reps", "oh2"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq", 4])], ["y", "reps", "oh2"], inits)
     res = check(m, random_cases([("x", F, ["batch", "seq", 4])], SIZES), values=("reps", "oh2"))
     no_fresh(res)
     assert [str(d) for d in res.shape("y")] == ["batch", "seq**2", "4"]
@@ -148,7 +148,7 @@ def test_reshape_to_a_product_of_sizes_minus_one_is_not_zero():
              init("ax3", np.array(3, np.int64)), init("two", np.array(2, np.int64)), init("one", np.array(1, np.int64)),
              init("minus1", np.array(-1, np.int64)), init("zero1", np.array([0], np.int64))]
     shape = ["batch", 3, "height", "width"]
-    m = build(nodes, [("x", F, shape)], ["r"], inits)
+    m = model(nodes, [("x", F, shape)], ["r"], inits)
     sizes = [{"batch": 1, "height": 8, "width": 8}, {"batch": 2, "height": 40, "width": 15}, {"batch": 1, "height": 23, "width": 64}]
     res = check(m, random_cases([("x", F, shape)], sizes))
     no_fresh(res)
