@@ -15,7 +15,8 @@ from .constraints import Constraint
 from .declared import Declarations, StaleDeclaration
 from .engine import Engine, Provenance
 from .errors import UserInputError
-from .loader import SymbolTable, load_model
+from .loader import load_model
+from .symbols import SymbolTable
 from .values import Optional_, Sequence, Tensor, Value
 from .writer import write_metadata, write_shapes, write_subgraph_shapes
 

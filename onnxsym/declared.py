@@ -26,7 +26,8 @@ from . import dims
 from .constraints import ConstraintContradiction, Constraints
 from .dims import Dim
 from .exprtext import ExprSyntaxError, parse_dim
-from .loader import UNNAMED_PARAMS, SymbolTable
+from .loader import UNNAMED_PARAMS
+from .symbols import SymbolTable
 from .values import Tensor
 
 # The names onnx's shape inference gives to dims it cannot name: not the model's names.

@@ -23,7 +23,8 @@ from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
-from .loader import SymbolTable, initializer_value, symbol_name, value_from_type
+from .loader import initializer_value, symbol_name, value_from_type
+from .symbols import SymbolTable
 from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
@@ -206,14 +207,10 @@ class Engine:
         base = symbol_name(node.name or f"{node.op_type}_{node.index}")
         base += f"_o{output}" if node.num_outputs > 1 else ""
         base += f"_d{axis}" if axis is not None else "_n"
-        name = self.table.unique(base)
-        while name in self.fresh:
-            name = self.table.unique(name + "_")
-        self.table.symbols[name] = dims.Sym(name, lo, hi)
-        self.table.origin[name] = f"fresh: {node.op_type} '{node.name}'"
+        s = self.table.fresh(base, lo, hi, f"fresh: {node.op_type} '{node.name}'", taken=self.fresh)
         out_name = node.output_names[output] if output < node.num_outputs else ""
-        self.fresh[name] = Provenance(name, node.name, node.op_type, out_name, axis, reason, kind)
-        return dims.expr_of(self.table.symbols[name])
+        self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
+        return dims.expr_of(s)
 
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
         if not self._subgraphs:
@@ -396,12 +393,11 @@ class Engine:
         shape = []
         for axis, d in enumerate(v.elem.shape):
             if not isinstance(d, int):
-                sym = self.table.unique(symbol_name(name) + f"_item_d{axis}")
-                self.table.symbols[sym] = dims.Sym(sym, dims.FRESH_LO, dims.INT64_MAX)
-                self.table.origin[sym] = f"fresh: an item of input '{name}'"
-                self.fresh[sym] = Provenance(sym, "", "", name, axis, f"declared as {d}, which may differ between items",
-                                             Kind.POLICY)
-                d = dims.expr_of(self.table.symbols[sym])
+                s = self.table.fresh(symbol_name(name) + f"_item_d{axis}", dims.FRESH_LO, dims.INT64_MAX,
+                                     f"fresh: an item of input '{name}'")
+                self.fresh[s.name] = Provenance(s.name, "", "", name, axis,
+                                                f"declared as {d}, which may differ between items", Kind.POLICY)
+                d = dims.expr_of(s)
             shape.append(d)
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 

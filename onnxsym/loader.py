@@ -1,4 +1,4 @@
-"""Reading a model: the file, its graph inputs' symbols, its constant values.
+"""Reading a model: the file, its declared types' dims (symbols in a :class:`SymbolTable`), its constant values.
 
 Weights are never read: the graph is loaded without external data, and only
 small inline initializers (shape tensors and the like) give values.
@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import onnx
 from onnx import numpy_helper
 
 from . import dims
 from .dims import Dim
-from .errors import ModelLoadError, UserInputError
+from .errors import ModelLoadError
 from .exprtext import ExprSyntaxError, parse_dim
+from .symbols import SymbolTable
 from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
 
 
@@ -64,78 +64,6 @@ def symbol_name(text: str) -> str:
     """An identifier made from a value or node name, for naming fresh symbols."""
     s = _SANITIZE.sub("_", text).strip("_") or "v"
     return "_" + s if s[0].isdigit() else s
-
-
-@dataclass
-class SymbolTable:
-    """The root symbols of a model: where each came from, by name."""
-
-    symbols: Dict[str, dims.Sym] = field(default_factory=dict)
-    origin: Dict[str, str] = field(default_factory=dict)
-    ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
-    bound: Dict[str, int] = field(default_factory=dict)
-    warnings: List[str] = field(default_factory=list)
-    # Constraints the user gives, as (lhs, rhs) expression texts.
-    assume: List[Tuple[str, str]] = field(default_factory=list)
-    # The lower end of a graph-input dim's range (0 with --allow-zero).
-    default_lo: int = dims.DEFAULT_LO
-    # Symbols that may be 0 although the default range starts at 1 (--allow-zero NAME).
-    zero_ok: frozenset = frozenset()
-    # Symbols whose lower bound 1 is only the default: a decision relying on it is an assumption.
-    defaulted: set = field(default_factory=set)
-
-    def get(self, name: str, origin: str) -> Dim:
-        if name in self.bound:
-            self.origin.setdefault(name, origin)
-            return self.bound[name]
-        s = self.symbols.get(name)
-        if s is None:
-            lo, hi = self.range_for(name)
-            if name not in self.ranges and lo >= 1:
-                self.defaulted.add(name)
-            s = dims.Sym(name, lo, hi)
-            self.symbols[name] = s
-            self.origin[name] = origin
-        return dims.expr_of(s)
-
-    def range_for(self, name: str) -> Tuple[int, int]:
-        """The range a new graph-input symbol ``name`` gets."""
-        lo = 0 if name in self.zero_ok else self.default_lo
-        return self.ranges.get(name, (lo, dims.INT64_MAX))
-
-    def check_user_names(self) -> None:
-        """Every name the user binds or ranges must be a symbol of the model."""
-        for arg, opt, names in (("bind", "--bind", self.bound), ("ranges", "--range", self.ranges),
-                                ("allow_zero", "--allow-zero", self.zero_ok)):
-            for name in names:
-                if name not in self.origin:
-                    why = f"the model has no input symbol '{name}' (its symbols: {', '.join(sorted(self.origin)) or 'none'})"
-                    raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
-        for name, v in self.bound.items():
-            lo, hi = self.range_for(name)
-            if not lo <= v <= hi:
-                why = f"outside the range [{lo}, {hi}]"
-                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""),
-                                     f"--bind {name}={v}: {why}" + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
-
-    def parse_known(self, text: str) -> Dim:
-        """An expression over the model's input symbols (an unknown name is an error)."""
-        def lookup(name):
-            if name not in self.origin:
-                why = f"the model has no input symbol '{name}'"
-                raise UserInputError(f"assume '{text}': {why}", f"--assume '{text}': {why}")
-            return self.get(name, "")
-        try:
-            return parse_dim(text, lookup)
-        except (ExprSyntaxError, ZeroDivisionError) as exc:
-            raise UserInputError(f"assume '{text}': {exc}", f"--assume '{text}': {exc}") from None
-
-    def unique(self, base: str) -> str:
-        name, n = base, 1
-        while name in self.symbols:
-            n += 1
-            name = f"{base}_{n}"
-        return name
 
 
 # dim_params that exporters write for "unknown" (paddle2onnx's '?'): no name, one unknown each.
