@@ -11,9 +11,9 @@ from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.provenance import Kind
 from onnxsym.shapes import prod
-from onnxsym.values import Tensor
+from onnxsym.values import Tensor, unranked
 
-UNKNOWN = Tensor(0, None)
+UNKNOWN = unranked()  # what arg() gives for an absent input
 # the element types the rules name, defined once
 BOOL, F32, I32, I64, STRING = (TensorProto.BOOL, TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64,
                                TensorProto.STRING)
@@ -38,6 +38,13 @@ def unknown_ranks(node, reason: str, *dtypes: int) -> list:
 def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
     """A tensor of ``x``'s shape (and ``dtype``, default ``x``'s)."""
     return Tensor(x.dtype if dtype is None else dtype, x.shape)
+
+
+def like_input(node):
+    """The rule of the ``*Like`` ops (EyeLike, RandomNormalLike, ...): input 0's shape, of the
+    type the ``dtype`` attribute names (default input 0's)."""
+    x = arg(node, 0)
+    return [same_shape(x, node.attr("dtype", x.dtype))]
 
 
 def static_bound(d: Dim) -> int:

@@ -123,7 +123,7 @@ def mamba2_verify(node):
     di = required_attr(node, "heads") * node.attr("head_dim", 64)
     channels = di + 2 * required_attr(node, "n_groups") * node.attr("d_state", 128)
     r = proj.shape[0] if proj.shape else None
-    rows = (lambda n: None) if r is None else (lambda n: (r, n))
+    rows = (lambda _: None) if r is None else (lambda n: (r, n))
     outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),
             Tensor(F32, rows(di))]
     return outs[:max(node.num_outputs, 1)]

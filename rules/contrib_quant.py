@@ -79,25 +79,16 @@ def _channels_first(x):
     return Tensor(x.dtype, to_channels_first(x.shape))
 
 
-@register("QLinearAveragePool", domain=MS)
+@register("QLinearAveragePool QLinearGlobalAveragePool", domain=MS)
 def qlinear_average_pool(node):
-    """AveragePool, in NCHW or (channels_last) NHWC layout."""
+    """AveragePool or GlobalAveragePool, in NCHW or (channels_last) NHWC layout."""
+    op, rule = ("GlobalAveragePool", global_pool) if "Global" in node.op_type else ("AveragePool", pool)
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.attr("channels_last", 0):
-        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x)])
-    return pool(WithInputs(node, [x], "AveragePool"))[:1]
-
-
-@register("QLinearGlobalAveragePool", domain=MS)
-def qlinear_global_average_pool(node):
-    x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.attr("channels_last", 0):
-        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x)])
-    return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
+        return channels_last_rule(node, rule, op, [_channels_first(x)])
+    return rule(WithInputs(node, [x], op))[:1]
 
 
 @register("QLinearConv", domain=MS)
@@ -107,7 +98,7 @@ def qlinear_conv(node):
         return conv(node)
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(arg(node, 7).dtype or x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, arg(node, 7).dtype or x.dtype)]
     inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
     return channels_last_rule(node, conv, "QLinearConv", inputs)
 

@@ -71,7 +71,7 @@ def dropout(node):
 _COMPARE = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
 
 
-def _broadcast_values(node, shape, tensors):
+def _broadcast_values(shape, tensors):
     """Each input's value expanded to ``shape`` (static), or None."""
     if shape is None or not all(isinstance(d, int) for d in shape):
         return None
@@ -186,7 +186,7 @@ def binary(node):
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:
-        vals = _broadcast_values(node, shape, ts)
+        vals = _broadcast_values(shape, ts)
         if vals is not None:
             value = _fold(op, in_dtype, vals, node)
     return [Tensor(dtype, shape, value)]

@@ -5,39 +5,26 @@ CausalConvWithState."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.errors import ShapeContradiction
 from onnxsym.registry import register
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
-from .common import arg, required_attr
+from .common import arg, rank, required_attr
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
 register("DeformConv")(conv)
 
 
-def _rank(x, n, op):
-    if x.shape is not None and len(x.shape) != n:
-        raise ShapeContradiction(f"{op} input must have rank {n}, not {len(x.shape)}")
-    return x.shape is not None
-
-
-@register("DepthToSpace")
-def depth_to_space(node):
+@register("DepthToSpace SpaceToDepth")
+def depth_space(node):
+    """Blocks of blocksize x blocksize pixels move into the channels (SpaceToDepth) or out of them."""
     x, b = arg(node, 0), required_attr(node, "blocksize")
-    if not _rank(x, 4, node.op_type):
+    if rank(x, 4) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
-    return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
-
-
-@register("SpaceToDepth")
-def space_to_depth(node):
-    x, b = arg(node, 0), required_attr(node, "blocksize")
-    if not _rank(x, 4, node.op_type):
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    n, c, h, w = x.shape
+    if node.op_type == "DepthToSpace":
+        return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
     return [Tensor(x.dtype, (n, c * (b * b), dims.floordiv(h, b), dims.floordiv(w, b)))]
 
 
@@ -46,7 +33,7 @@ def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
     x = arg(node, 0)
     image, block = node.value(1), node.value(2)
-    if not _rank(x, 3, node.op_type):
+    if rank(x, 3) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n_sp = len(image) if image is not None else len(block) if block is not None else None
     if n_sp is None:

@@ -154,5 +154,5 @@ def cast_map(node):
 
 
 @register("ZipMap", domain=ML)
-def zip_map(node):
+def zip_map(_node):
     return [Opaque()]  # a sequence of maps: no tensor shape to infer

@@ -78,7 +78,13 @@ def gemm(node):
 # --------------------------------------------------------------------------- Conv and pools
 
 
-def _spatial_params(node, nsp, kernel):
+SAME = ("SAME_UPPER", "SAME_LOWER")
+
+
+def _windows(node, in_dims, kernel):
+    """auto_pad, and for each spatial axis: its index, the input dim, the kernel size, stride
+    and dilation, and the pads at its begin and end (0 under VALID; SAME derives its own)."""
+    nsp = len(in_dims)
     strides = node.attr("strides") or [1] * nsp
     dil = node.attr("dilations") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
@@ -87,21 +93,20 @@ def _spatial_params(node, nsp, kernel):
                        ("pads", pads, 2 * nsp)):
         if len(v) != n:  # onnxruntime refuses it too
             raise ShapeContradiction(f"{name} has {len(v)} entries; the input has {nsp} spatial axes")
-    return list(strides), list(dil), list(pads), auto_pad
+    if auto_pad == "VALID":
+        pads = [0] * (2 * nsp)
+    return auto_pad, [(i, d, kernel[i], strides[i], dil[i], pads[i], pads[i + nsp]) for i, d in enumerate(in_dims)]
 
 
 def _conv_out(node, in_dims, kernel):
     """Conv output sizes (the spec's formulas; onnxruntime computes them in int64
     and rejects inputs shorter than the dilated kernel)."""
-    nsp = len(in_dims)
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, in_dims, kernel)
     out = []
-    for i, d in enumerate(in_dims):
-        k, s, dl = kernel[i], strides[i], dil[i]
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        if auto_pad in SAME:
             out.append(dims.ceil_div(d, s))
             continue
-        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
         node.require_at_least(d, dl * (k - 1) + 1 - pb - pe,
                               f"onnxruntime runs a {node.op_type} only on input dims at least the "
                               f"dilated kernel minus the pads (axis {i + 2})")
@@ -121,20 +126,16 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
     undilated kernel, int64 division rounding toward zero (an input shorter than
     the kernel still gives a window), and in ceil_mode a float32 ceil, with the
     last window dropped when it would start in the end padding."""
-    nsp = len(in_dims)
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, in_dims, kernel)
     out = []
-    for i, d in enumerate(in_dims):
-        k, s, dl = kernel[i], strides[i], dil[i]
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        if auto_pad in SAME:
             total = (dims.ceil_div(d, s) - 1) * s + k - d
             head = intops.trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
-        elif auto_pad == "VALID":
-            total = head = 0
         else:
-            total, head = pads[i] + pads[i + nsp], pads[i]
+            total, head = pb + pe, pb
         n = d + total - dl * (k - 1) - 1
-        if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto_pad not in SAME:
             # onnxruntime refuses a negative output size, trunc(n/s) + 1 < 0 (ceil mode too)
             node.require_at_least(d, 2 - 2 * s - total + dl * (k - 1),
                                   f"onnxruntime runs a {node.op_type} only where its output size "
@@ -198,17 +199,15 @@ def conv_transpose(node):
     if out_shape:
         sp = list(out_shape)[-nsp:]
         return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, list(x.shape[2:]), kernel)
     opad = node.attr("output_padding") or [0] * nsp
     sp = []
-    for i, d in enumerate(x.shape[2:]):
-        s = strides[i]
-        full = s * (d - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        full = s * (d - 1) + opad[i] + (k - 1) * dl + 1
+        if auto_pad in SAME:
             # the total padding full - d*s does not depend on d; onnxruntime clamps it at 0
-            sp.append(dims.mul(d, s) if opad[i] + (kernel[i] - 1) * dil[i] + 1 - s >= 0 else full)
+            sp.append(dims.mul(d, s) if opad[i] + (k - 1) * dl + 1 - s >= 0 else full)
             continue
-        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
         sp.append(full - pb - pe)
     return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
 

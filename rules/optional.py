@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from onnxsym.registry import register
-from onnxsym.values import Optional_, Sequence, Tensor
+from onnxsym.values import Optional_, Sequence, Tensor, unranked
 
 from .common import BOOL
 
@@ -18,7 +18,7 @@ def _from_type(node, tp):
         return None
     tt = tp.tensor_type
     if not tt.HasField("shape"):
-        return Tensor(tt.elem_type, None)
+        return unranked(tt.elem_type)
     return Tensor(tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else
                                       node.fresh("declared by the Optional's type", 0, axis)
                                       for axis, d in enumerate(tt.shape.dim)))

@@ -8,7 +8,7 @@ from onnx import TensorProto
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .common import arg, same_shape
+from .common import arg, like_input
 
 
 @register("RandomNormal RandomUniform")
@@ -20,10 +20,7 @@ def random_of_shape(node):
     return [Tensor(dtype, tuple(int(d) for d in shape))]
 
 
-@register("RandomNormalLike RandomUniformLike Bernoulli")
-def random_like(node):
-    x = arg(node, 0)
-    return [same_shape(x, node.attr("dtype", x.dtype))]
+register("RandomNormalLike RandomUniformLike Bernoulli")(like_input)
 
 
 @register("Multinomial")

@@ -9,7 +9,7 @@ from onnxsym.provenance import Kind
 from onnxsym.join import join_tensors
 from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
-from onnxsym.values import Sequence, Tensor
+from onnxsym.values import Sequence, Tensor, unranked
 
 from .common import F32, I64
 
@@ -21,8 +21,8 @@ def _fresh_for(node, output):
 
 def _of_items(node, items, dtype=0, output=0):
     """A sequence of known items; its element type is their join."""
-    items = tuple(t if isinstance(t, Tensor) else Tensor(0, None) for t in items)
-    elem = join_tensors(items, _fresh_for(node, output), "the sequence items differ") if items else Tensor(dtype, None)
+    items = tuple(t if isinstance(t, Tensor) else unranked() for t in items)
+    elem = join_tensors(items, _fresh_for(node, output), "the sequence items differ") if items else unranked(dtype)
     return Sequence(elem, items)
 
 
@@ -30,12 +30,12 @@ def any_item(node, seq, output=0):
     """An item at a position not known here. Dims that may differ between items
     get new symbols: two such items need not be alike."""
     if not isinstance(seq, Sequence):
-        return Tensor(0, None)
+        return unranked()
     if seq.items:
         return join_tensors(seq.items, _fresh_for(node, output), "the sequence items differ")
     elem = seq.elem
     if elem is None or elem.shape is None:
-        return Tensor(elem.dtype if elem is not None else 0, None)
+        return unranked(elem.dtype if elem is not None else 0)
     return Tensor(elem.dtype, tuple(
         d if node.is_resolved(d) else node.fresh(f"an item's dim {d} may differ between items", output, axis)
         for axis, d in enumerate(elem.shape)))
@@ -68,7 +68,7 @@ def _add(n, k):
 
 @register("SequenceEmpty")
 def sequence_empty_rule(node):
-    return [Sequence(Tensor(node.attr("dtype", F32), None), ())]
+    return [Sequence(unranked(node.attr("dtype", F32)), ())]
 
 
 @register("SequenceConstruct")
@@ -80,7 +80,8 @@ def sequence_construct_rule(node):
 def sequence_at_rule(node):
     seq = node.input(0)
     p = _position(node, 1, _count(seq), None)
-    return [seq.items[p] if p is not None else any_item(node, seq)]
+    item = seq.items[p] if p is not None else any_item(node, seq)
+    return [item if item.shape is not None else node.unknown_rank("the item's rank is unknown", 0, item.dtype)]
 
 
 @register("SequenceInsert")
@@ -119,7 +120,7 @@ def sequence_length_rule(node):
 def split_to_sequence_rule(node):
     x = node.tensor(0)
     if x is None or x.shape is None:
-        return [Sequence(Tensor(x.dtype if x else 0, None))]
+        return [Sequence(unranked(x.dtype if x else 0))]
     axis = normalize_axis(node.attr("axis", 0), len(x.shape))
     d = x.shape[axis]
 
@@ -165,7 +166,7 @@ def concat_from_sequence_rule(node):
         return [Tensor(items[0].dtype, like[:axis] + (total,) + like[axis + 1:])]
     item = any_item(node, seq)
     if item.shape is None:
-        return [item]
+        return [node.unknown_rank("the items' rank is unknown", 0, item.dtype)]
     rank = len(item.shape) + stack
     axis = normalize_axis(node.attr("axis"), rank)
     n = _length(seq)

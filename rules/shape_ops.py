@@ -179,7 +179,7 @@ def _unclear_elements(node, x, target, allowzero):
         if not isinstance(d, int):
             same = x.shape is not None and i < len(x.shape) and d == x.shape[i]
             case = node.decide(_element_case, (d, allowzero, same),
-                               lambda r, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
+                               lambda _, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
             if case is not None:
                 unclear[i] = case
     if not unclear:
@@ -189,7 +189,7 @@ def _unclear_elements(node, x, target, allowzero):
     lit = _literal(x, target, allowzero)
     if x.shape is not None and None not in lit and \
             node.decide(_counts_match, (prod(lit), prod(x.shape)),
-                        lambda r: f"target {', '.join(map(str, target))} taken as sizes: it keeps the element count"):
+                        lambda _: f"target {', '.join(map(str, target))} taken as sizes: it keeps the element count"):
         return {}
     return unclear
 
@@ -222,18 +222,12 @@ def _reshape(node, x, target, allowzero):
     return tuple(out)
 
 
-def _reshape_value(x, shape):
-    if x.value is None:
-        return None
-    return x.value  # row-major elements unchanged
-
-
 @register("Reshape", since=1)
 def reshape_v1(node):
     x = _t(node, 0)
     shape = _ints(node.attr("shape"))
     out = _reshape(node, x, shape, False)
-    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+    return [Tensor(x.dtype, out, x.value)]
 
 
 @register("Reshape", since=5)
@@ -245,7 +239,7 @@ def reshape_v5(node):
         n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
     out = _reshape(node, x, tuple(s.value), allowzero)
-    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+    return [Tensor(x.dtype, out, x.value)]
 
 
 @register("Flatten")
@@ -278,7 +272,7 @@ def transpose_rule(node):
     return [Tensor(x.dtype, out, value)]
 
 
-def _axes_from(node, idx_since13):
+def _axes_from(node):
     if node.opset >= 13:
         if len(node.inputs) > 1 and node.inputs[1] is not None:
             v = node.value(1)
@@ -290,7 +284,7 @@ def _axes_from(node, idx_since13):
 @register("Squeeze")
 def squeeze_rule(node):
     x = _t(node, 0)
-    axes = _axes_from(node, 1)
+    axes = _axes_from(node)
     if x.shape is None or axes == "unknown":
         return [node.unknown_rank("input rank or axes unknown", 0, x.dtype)]
     r = len(x.shape)
@@ -310,7 +304,7 @@ def squeeze_rule(node):
 @register("Unsqueeze")
 def unsqueeze_rule(node):
     x = _t(node, 0)
-    axes = _axes_from(node, 1)
+    axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if x.shape is None:

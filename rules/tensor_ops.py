@@ -10,13 +10,10 @@ from onnxsym.registry import register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg, same_shape, scalar
+from .common import arg, like_input, same_shape, scalar
 
 
-@register("EyeLike")
-def eye_like(node):
-    x = arg(node, 0)
-    return [same_shape(x, node.attr("dtype", x.dtype))]
+register("EyeLike")(like_input)
 
 
 @register("BitCast")
