@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import unknown_ranks
@@ -190,7 +191,7 @@ def decoder_masked_mha(node):
 
 
 @register("DecoderMaskedSelfAttention", domain=MS)
-def decoder_masked_self_attention(node):
+def decoder_masked_self_attention(node: Node) -> Outputs:
     """Attention for one decoding step, with the past/present as one (2, B, N, P, H) tensor."""
     return attention(node)
 
