@@ -299,7 +299,10 @@ def _proven_trip(node, body, m, it, cond_in, carried):
     before_last = dims.sub(dims.sub(m, 2), k)
     into = {dims.as_sym(it): before_last}
     inputs = [Tensor(I64, (), (before_last,)), cond_in] + [_at(c, into) for c in carried]
-    outs, made = node.try_graph(body, inputs)
+    try:
+        outs, made = node.try_graph(body, inputs)
+    except ShapeContradiction:  # (k covers cases no iteration reaches, which may contradict themselves)
+        return None
     cond = outs[0] if outs else None
     if not (isinstance(cond, Tensor) and _is_true(cond.value)):
         return None
