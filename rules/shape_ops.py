@@ -380,11 +380,15 @@ def split_rule(node: Node) -> Outputs:
             sizes = [dims.floordiv(d, n)] * n
     else:
         sizes = list(split)
+    # known elements split too (tf2onnx splits a shape value into the pads of SAME padding)
+    arr = _np_value(x)
+    starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
     outs = []
     for k in range(n):
         shp = list(x.shape)
         shp[axis] = sizes[k]
-        outs.append(Tensor(x.dtype, tuple(shp)))
+        part = None if starts is None else _from_np(np.take(arr, range(starts[k], starts[k + 1]), axis=axis))
+        outs.append(Tensor(x.dtype, tuple(shp), part))
     return outs
 
 
