@@ -135,6 +135,19 @@ class Constraints:
         if narrow and ranges:
             self._rewrite({s: dims.sym(s.name, a, b) for s, (a, b) in ranges.items()}, c)
 
+    def mark(self) -> tuple:
+        """A point to go back to with :meth:`undo` (a trial inference's records are dropped)."""
+        return len(self.items), set(self._unsolved)
+
+    def undo(self, mark: tuple) -> List[Constraint]:
+        """Forget what was recorded since ``mark`` (nothing solved: a trial runs in a subgraph);
+        returns it."""
+        n, unsolved = mark
+        made = self.items[n:]
+        del self.items[n:]
+        self._unsolved = unsolved
+        return made
+
     # -- solving ----------------------------------------------------------------
     def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Optional[AbstractSet[Sym]] = None) -> None:
         diff = structure.without_positive_factor(dims.sub(ra, rb))  # 32*b*seq == 32*b*n is seq == n

@@ -243,6 +243,15 @@ class Engine:
         if c not in self.constraints.items:
             self.constraints.items.append(c)
 
+    def record_constraint(self, c: Constraint) -> None:
+        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically)."""
+        if c.kind == "positive":
+            self.record_positive(c.lhs, c.node, c.op_type, c.reason)
+        elif c.kind != "bound":
+            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.kind!r}")
+        elif dims.try_le(c.lhs, c.rhs) is not True and c not in self.constraints.items:
+            self.constraints.items.append(c)
+
     def peek(self) -> "Engine":
         """The engine itself: through a rule's watched view, a read that leaves the rule's
         result reusable by the memo."""
@@ -668,6 +677,37 @@ class Engine:
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs
+
+    @contextlib.contextmanager
+    def hypothetically(self) -> Iterator[List[Constraint]]:
+        """Inference whose effects are undone: a rule trying a case (a loop body at a chosen
+        iteration) to prove something. Yields a list that receives, on leaving, the constraints
+        the trial recorded (a ">= 1" decision waiting on a value among them); its values,
+        warnings and records are then dropped. Its fresh symbols stay in the table (a memoized
+        result may hold one)."""
+        mark = self.constraints.mark()
+        pending = dict(self.pending)
+        scope = self.scope
+        kept: List[dict] = [scope.subgraph_values, scope.unknown_rank, self.pending, scope.producer, self.no_rule]
+        saved = [dict(d) for d in kept]
+        sets = (self._positive, self._acted)
+        saved_sets = [set(s) for s in sets]
+        n_warnings = len(self.warnings)
+        made: List[Constraint] = []
+        try:
+            yield made
+        finally:
+            made.extend(self.constraints.undo(mark))
+            for name, recs in self.pending.items():
+                for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
+                    made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
+            del self.warnings[n_warnings:]
+            for d, old in zip(kept, saved):
+                d.clear()
+                d.update(old)
+            for s, old_set in zip(sets, saved_sets):
+                s.clear()
+                s.update(old_set)
 
     def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> List[Optional[Value]]:
         """Infer a call by inferring the function's body in a scope of its own: it sees

@@ -2,9 +2,10 @@
 
 Exporters compute sizes in float: TorchScript writes ``math.ceil(h / 2) * 2`` as
 Cast(float) -> Div -> Ceil -> Mul -> Cast(int64), and ``torch.arange(w, dtype=float)``
-as a float Range. A float element the engine carries is a float (rounded to its type) or
+as a float Range. A float element the engine carries is a float (rounded to its type),
 an expression standing for an exact integral float (a Cast of an integer dim, exact under
-the bound intops.as_float records). Each function returns the elements exactly as
+the bound intops.as_float records), or a Quotient of integers as the type rounds it
+(``Cast(h) / 2.0``, ``Cast(h) * 0.5``), of which Floor, Ceil and a Cast to an integer are known. Each function returns the elements exactly as
 onnxruntime computes them, or ``None`` when one is not exactly known.
 
 Only the operations IEEE arithmetic rounds correctly are folded (+ - * /, sqrt, floor,
@@ -14,12 +15,15 @@ onnxruntime's bits; an expression takes part only where the result is again an i
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Type
 
 import numpy as np
 from onnx import TensorProto
 
 from . import dims
+from .dims import structure
 from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, is_dim
 
 # bfloat16 has no numpy type of its own: not folded.
@@ -36,6 +40,47 @@ _UNARY: Dict[str, Callable[[np.ndarray], np.ndarray]] = {
 _INTEGRAL_BINARY: Dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
     "Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
 _INTEGRAL_UNARY = {"Floor", "Ceil", "Round", "Relu"}
+
+
+# Where a quotient is kept (see Quotient): binary float32 and float64, whose precision t
+# (24, 53 bits) gives FLOAT_EXACT = 2**t and whose smallest normal is far below 2**-63.
+_QUOTIENT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """The float element ``num / den`` as a float type of precision t rounds it, for integers
+    ``0 <= num <= 2**t`` (the bound recorded where it is not proven) and ``den >= 1``. Its
+    floor (and truncation) is ``num // den``, its ceil ``ceil_div(num, den)``:
+
+    let q = num / den. If den divides num, q is an integer <= 2**t, which the type holds exactly.
+    Else q lies strictly between n = num // den and n + 1, at least 1/den from each, while
+    rounding to nearest moves q by at most q * u / (1 + u) < q * 2**-t = num / (den * 2**t)
+    <= 1/den (u = 2**-t the unit roundoff; q >= 1/den >= 2**-63 is normal in both types).
+    So the rounded quotient stays strictly inside (n, n + 1) and floor and ceil see n and n + 1.
+    """
+
+    num: dims.Dim
+    den: dims.Dim
+
+    def floor(self) -> dims.Dim:
+        return dims.floordiv(self.num, self.den)
+
+    def ceil(self) -> dims.Dim:
+        return dims.ceil_div(self.num, self.den)
+
+
+def _quotient(node, num, den, dtype: int, op: str):
+    """``num / den`` (integers, ``den`` provably >= 1) in float type ``dtype``: the integer
+    where ``den`` divides ``num`` exactly, else a Quotient; None where the type or the
+    ranges do not allow it (``num`` may be negative, or is exact only in a range too small)."""
+    if dtype not in _QUOTIENT_TYPES or dims.try_le(1, den) is not True or dims.try_le(0, num) is not True:
+        return None
+    if _exact(node, num, dtype, op) is None:
+        return None
+    exact = structure.exact_quotient(num, den)
+    # (an integer quotient is at most num: exact where num is)
+    return Quotient(num, den) if exact is None else exact
 
 
 def _concrete(vals: Sequence) -> bool:
@@ -72,9 +117,10 @@ def unary(node, dtype: int, value: Sequence) -> Optional[tuple]:
             return tuple(float(x) for x in _UNARY[op](np.array(value, dtype=NP_FLOAT[dtype])))
     if op not in _INTEGRAL_UNARY:
         return None
-    out = []
+    out: list = []
     for v in value:  # floor, ceil and round of an integer, and relu of a nonnegative one, are itself
-        d = _integral(v)
+        d = (v.floor() if op == "Floor" else v.ceil()) if isinstance(v, Quotient) and op in ("Floor", "Ceil") \
+            else _integral(v)
         if d is None or (op == "Relu" and dims.try_le(0, d) is not True):
             return None
         out.append(float(d) if isinstance(d, int) else d)
@@ -92,18 +138,38 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> Optional[tuple]:
         with np.errstate(all="ignore"):
             return tuple(float(x) for x in _BINARY[op](np.array(a, dtype=t), np.array(b, dtype=t)))
     f = _INTEGRAL_BINARY.get(op)
-    if f is None:  # a quotient of expressions is not an integer in general
-        return None
     out = []
     for x, y in zip(a, b):
         dx, dy = _integral(x), _integral(y)
-        if dx is None or dy is None:
+        if op == "Mul" and dx is not None and dy is None and isinstance(y, float):
+            r = _scaled(node, dx, y, dtype)
+        elif op == "Mul" and dy is not None and dx is None and isinstance(x, float):
+            r = _scaled(node, dy, x, dtype)
+        elif dx is None or dy is None:
             return None
-        r = _exact(node, f(dx, dy), dtype, op)
+        elif op == "Div":
+            r = _quotient(node, dx, dy, dtype, op)
+        elif f is None:
+            return None
+        else:
+            r = _exact(node, f(dx, dy), dtype, op)
         if r is None:
             return None
         out.append(r)
     return tuple(out)
+
+
+def _scaled(node, d, c: float, dtype: int):
+    """Integer ``d`` times a float constant ``c`` that is no integer: ``c = a / 2**k`` (every
+    float is), and multiplying by a power of two is exact, so the product rounds as the
+    quotient ``(a * d) / 2**k`` does (Quotient). Kept only for small ``a`` (0.5, 1.5, 0.25):
+    the bound ``a * d <= 2**t`` must leave ``d`` a range no real size passes."""
+    if not math.isfinite(c) or c <= 0:
+        return None
+    a, b = c.as_integer_ratio()
+    if FLOAT_EXACT.get(dtype, 0) // a < SMALLEST_ASSUMABLE:
+        return None
+    return _quotient(node, dims.mul(a, d), b, dtype, "Mul")
 
 
 def range_length(node, dtype: int, start, limit, delta) -> Optional[dims.Dim]:
@@ -118,3 +184,11 @@ def range_length(node, dtype: int, start, limit, delta) -> Optional[dims.Dim]:
     if span is None:
         return None
     return dims.ceil_div(span, d)
+
+
+def truncated(v) -> Optional[dims.Dim]:
+    """A symbolic float element cast to an integer (truncated toward zero): an integral
+    expression is itself, a Quotient (never negative) its floor; None otherwise."""
+    if isinstance(v, Quotient):
+        return v.floor()
+    return v if is_dim(v) else None

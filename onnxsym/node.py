@@ -3,7 +3,7 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import branching, dims, edges
 from .dims import Dim
@@ -112,6 +112,12 @@ class Node:
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""
         self._engine.record_bound(self, d, hi, reason)
 
+    def record(self, c) -> None:
+        """Record a bound or a ``>= 1`` decision (a ``Constraint``) that a trial made (see
+        :meth:`try_graph`), rewritten to hold where its result is used; it keeps the node
+        that made it."""
+        self._engine.record_constraint(c)
+
     def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
                output: Optional[int] = None) -> Any:
         """``compute(*args)`` (free of side effects), recording where its answer holds only
@@ -163,6 +169,16 @@ class Node:
     def require_relation(self, holds, reason: str) -> None:
         """Record that this node runs only where the relation ``holds``."""
         self._engine.record_branch(self, holds, reason)
+
+    def try_graph(self, graph, inputs: Sequence[Optional[Value]],
+                  born: Optional[set] = None) -> Tuple[List[Optional[Value]], List[Any]]:
+        """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
+        the constraints it would have recorded (``Constraint`` objects); nothing of the trial
+        stays recorded, so a rule that uses the outputs must see that those constraints hold.
+        ``born`` as for :meth:`infer_graph`."""
+        with self._engine.hypothetically() as made:
+            outs = self._engine.infer_subgraph(self, graph, inputs, born)
+        return outs, made
 
     def __repr__(self) -> str:
         return f"{self.op_type} node {self.name!r}"

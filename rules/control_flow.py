@@ -3,8 +3,13 @@ subgraphs that see every value of the enclosing scopes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from onnx import TensorProto
+
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.intops import is_dim
 from onnxsym.node import Node
 from onnxsym.provenance import Kind
 from onnxsym.join import join
@@ -55,10 +60,11 @@ def if_rule(node):
 CHANGES = "the loop-carried dim changes from one iteration to the next"
 
 
-def _widen(node, k, tmpl, out, varying):
+def _widen(node, k, tmpl, out, varying, step=None):
     """The body input that covers both ``tmpl`` and what the body returned for it
     (``out``); ``tmpl`` itself when it already does. Dims made fresh here go into
-    ``varying``."""
+    ``varying``. ``step`` (a _Counting) knows the values taken as counters ``v0 + it``:
+    one the body adds 1 to is kept, one it returns unchanged is ``v0`` in every iteration."""
     if isinstance(tmpl, Tensor):
         if tmpl.shape is None:
             return tmpl
@@ -69,7 +75,11 @@ def _widen(node, k, tmpl, out, varying):
             if not dims.same(t, o) and t not in varying:
                 shape[axis] = node.fresh(CHANGES, k, axis)
                 varying.add(shape[axis])
-        value = tmpl.value if tmpl.value == out.value else None
+        if step is not None and step.counts(tmpl.value):
+            value = tmpl.value if step.next(tmpl.value) == out.value else \
+                step.first(tmpl.value) if out.value == tmpl.value else None
+        else:
+            value = tmpl.value if tmpl.value == out.value else None
         if tuple(shape) == tmpl.shape and value == tmpl.value:
             return tmpl
         return Tensor(tmpl.dtype, tuple(shape), value)
@@ -117,26 +127,31 @@ def _after(node, k, tmpl, varying):
 MAX_PASSES = 8
 
 
-def _iterate(node, body, initial, inputs_for, first):
+def _iterate(node, body, initial, inputs_for, first, step=None):
     """Infer ``body`` until the carried values it is given cover what it returns for
     them: a dim the body leaves unchanged keeps its expression, one it changes gets a
-    symbol that stands for any iteration's. ``inputs_for(carried)`` are the body's
-    inputs, ``first`` the position of the carried values among its outputs.
+    symbol that stands for any iteration's, a value ``step`` maps to what the body returns
+    keeps its expression in the iteration number. ``inputs_for(carried)`` are the body's
+    inputs, ``first`` the position of the carried values among its outputs. Every pass but
+    the last, which starts from what covers every iteration, is a trial: what a pass
+    recorded for values that did not cover every iteration is dropped.
 
     Returns the carried values as the body last saw them, its outputs then, the dims
     made to vary and the names of all symbols that may differ between iterations."""
     varying = set()
+    born = set()  # (of every pass: a later pass may reuse a memoized result that holds one)
     carried = [v if v is not None else unranked() for v in initial]
     for n_pass in range(MAX_PASSES + 1):
-        born = set()
-        outs = node.infer_graph(body, inputs_for(carried), born)
+        outs, _ = node.try_graph(body, inputs_for(carried), born)
         outs = list(outs) + [None] * (first + len(carried) - len(outs))
-        wider = [_widen(node, k, c, outs[first + k], varying) for k, c in enumerate(carried)]
+        wider = [_widen(node, k, c, outs[first + k], varying, step) for k, c in enumerate(carried)]
         if all(w is c for w, c in zip(wider, carried)):
             break
         if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
             wider = [unranked(c.dtype) if isinstance(c, Tensor) else type(c)(None) for c in carried]
         carried = wider
+    outs = node.infer_graph(body, inputs_for(carried), born)
+    outs = list(outs) + [None] * (first + len(carried) - len(outs))
     return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
 
 
@@ -201,21 +216,118 @@ def loop_rule(node):
     # The iteration number counts from 0 to below M: a symbol that differs between iterations.
     last = max(dims.range_of(m)[1] - 1, 0) if m is not None else dims.INT64_MAX
     i = Tensor(I64, (), (node.fresh("the iteration number", 0, None, 0, last),))
+    it = i.value[0]
     # The body only runs while the condition holds, so inside it the condition is true.
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
-    carried, outs, varying, unstable = _iterate(node, body, initial, lambda c: [i, cond_in] + c, 1)
-    unstable |= {s.name for s in dims.free_symbols(i.value[0])}
+    counting = _Counting(it)
+    start = [counting.start(v) for v in initial]
+    carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting)
+    unstable |= {s.name for s in dims.free_symbols(it)}
     runs = _runs_at_least_once(node, m, has_cond)
     if runs is False:  # no iteration: the carried values come out as they went in
         after, trip = [v if v is not None else node.unknown_rank("the carried value is unknown", k)
                        for k, v in enumerate(initial)], 0
     else:
         exact = _exact_trip(node, m, has_cond, outs[0])
-        after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
+        if exact is None and runs and has_cond and m is not None:
+            exact = _proven_trip(node, body, m, it, cond_in, carried)
+        after = _finish(node, start, carried, outs[1:1 + n], varying, unstable, exact)
+        after = [_ended(v, it, exact) for v in after]
         trip = exact if exact is not None else _unknown_trip(node, m, 1 if runs else 0)
     scans = [_stacked(node, n + j, v, trip, 0, unstable, runs)
              for j, v in enumerate(outs[1 + n:node.num_outputs + 1])]
     return after + scans
+
+
+# --------------------------------------------------------------------- counters and the trip count
+
+class _Counting:
+    """The carried integer scalars taken as counters: one that starts at ``v0`` is given the
+    value ``v0 + it`` in iteration ``it`` (``it`` the iteration number), which _widen keeps
+    only where the body adds 1 to it."""
+
+    # int32 and int64 keep a counter's expression (with the bound where it could wrap); narrower types wrap it.
+    TYPES = frozenset({TensorProto.INT32, TensorProto.INT64})
+
+    def __init__(self, it):
+        self.it = dims.as_sym(it)
+        self._it = it
+
+    def start(self, v):
+        if isinstance(v, Tensor) and v.dtype in self.TYPES and v.value is not None and len(v.value) == 1 \
+                and is_dim(v.value[0]):
+            return Tensor(v.dtype, v.shape, (dims.add(v.value[0], self._it),))
+        return v
+
+    def counts(self, value) -> bool:
+        return value is not None and any(is_dim(d) and self.it in dims.free_symbols(d) for d in value)
+
+    def next(self, value):
+        return self._put(value, dims.add(self._it, 1))
+
+    def first(self, value):
+        return self._put(value, 0)
+
+    def _put(self, value, d):
+        return tuple(dims.substitute(v, {self.it: d}) if is_dim(v) else v for v in value)
+
+
+def _at(v, mapping):
+    """Carried value ``v`` with the iteration number replaced as ``mapping`` says."""
+    if not isinstance(v, Tensor) or (v.shape is None and v.value is None):
+        return v
+    sub = lambda d: dims.substitute(d, mapping) if is_dim(d) else d  # noqa: E731
+    shape = None if v.shape is None else tuple(map(sub, v.shape))
+    return Tensor(v.dtype, shape, None if v.value is None else tuple(map(sub, v.value)))
+
+
+def _ended(v, it, trip):
+    """A value after the loop: a counter ``v0 + it`` ends at ``v0 + trip`` (unknown when the trip is)."""
+    if not isinstance(v, Tensor) or v.value is None:
+        return v
+    s = dims.as_sym(it)
+    if not any(is_dim(d) and s in dims.free_symbols(d) for d in v.value):
+        return v
+    if trip is None:
+        return Tensor(v.dtype, v.shape)
+    return _at(v, {s: trip})
+
+
+def _proven_trip(node, body, m, it, cond_in, carried):
+    """M, when the body's condition provably holds after every iteration but the last.
+
+    The body is tried once more with the iteration number ``M - 2 - k`` (k >= 0 a new
+    symbol; ``it`` in the main pass is any of 0 .. M - 1): its values there cover every
+    iteration ``it <= M - 2`` (and more, so what holds for them holds for those). Where the
+    condition is then true, no iteration before the last ends the loop. What the trial had to
+    record is recorded again for ``it`` (a bound, a ``>= 1`` decision); anything else it needed
+    must be provable, else there is no proof."""
+    hi = dims.range_of(m)[1]
+    if hi <= 1:
+        return m  # (it runs at least once, and at most once)
+    k = node.fresh("the iterations after the next one: the loop's condition proved for iterations before "
+                   "the last", 0, None, 0, hi - 2, Kind.POLICY)
+    before_last = dims.sub(dims.sub(m, 2), k)
+    into = {dims.as_sym(it): before_last}
+    inputs = [Tensor(I64, (), (before_last,)), cond_in] + [_at(c, into) for c in carried]
+    try:
+        outs, made = node.try_graph(body, inputs)
+    except ShapeContradiction:  # (k covers cases no iteration reaches, which may contradict themselves)
+        return None
+    cond = outs[0] if outs else None
+    if not (isinstance(cond, Tensor) and _is_true(cond.value)):
+        return None
+    back = {dims.as_sym(k): dims.sub(dims.sub(m, 2), it)}
+    again = []
+    for c in made:
+        c = replace(c, lhs=dims.substitute(c.lhs, back), rhs=dims.substitute(c.rhs, back))
+        if c.kind in ("bound", "positive"):
+            again.append(c)
+        elif not (dims.try_le(c.rhs, c.lhs) if c.kind == "at_least" else dims.try_eq(c.lhs, c.rhs)):
+            return None
+    for c in again:
+        node.record(c)
+    return m
 
 
 def _runs_at_least_once(node, m, has_cond):

@@ -146,13 +146,14 @@ _DECIDE = {
 
 
 def _float_compare(op, vals, node):
-    """A comparison of float elements where one side is an integer constant of at most 2**24
-    and the other an integer (a cast shape value): float32 rounding is monotone and keeps
-    every integer up to 2**24, so the float comparison is the integer one (``0.0 < seq``)."""
+    """A comparison of float elements that are integers: an integral float, or an expression,
+    which stands for an exact integral float (floatops: a cast shape value, exact under the
+    bound recorded where it was cast). Both sides exact, the float comparison is the
+    integer one (``0.0 < seq``, ``Cast(i) < Cast(seq)``)."""
     out = []
     for a, b in zip(*vals):
         x, y = _as_integer(a), _as_integer(b)
-        if x is None or y is None or not (isinstance(x, int) and abs(x) <= 2**24 or isinstance(y, int) and abs(y) <= 2**24):
+        if x is None or y is None:
             return None
         r = _combine(op, x, y, node)
         if r is None:

@@ -711,9 +711,10 @@ def _cast_value(node, value, src, dst):
             return None
         out = [convert(v) if intops.is_dim(v) else None for v in value]
     elif src in FLOAT_TYPES and dst in intops.INT_TYPES:
+        ints = [v if isinstance(v, float) else floatops.truncated(v) for v in value]
         out = [intops.from_float(v, dst) if isinstance(v, float) else
-               intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if intops.is_dim(v) else None
-               for v in value]
+               intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if v is not None else None
+               for v in ints]
     elif src == BOOL and dst in intops.INT_TYPES:
         out = [int(bool(v)) for v in value]
     else:

@@ -692,6 +692,82 @@ def step_computed_window_len(b: Builder) -> None:
 
 INT_STEPS = [step_shape_div_mod, step_narrow_int, step_computed_window_len]
 
+
+# --------------------------------------------------------------------------- loops and float sizes
+# (issue 12) a while loop whose condition may or may not end it before M, with a carried
+# counter; sizes computed in float32 (ceil(d / p), floor(d * 0.5)).
+
+
+def step_while_loop(b: Builder) -> None:
+    """A Loop as tf2onnx writes a while loop: M a dim (or one less), a counter carried from 0
+    or 1 by 1 or 2 (int64 or int32), the condition ``i < d and counter + k < d + e`` (compared
+    in float or in integers) that may end the loop early or not; the scan output stacks a
+    tensor, and the counter's last value becomes a dim."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    d = _scalar_dim(b, x, b.rng.randrange(len(x.shape)))
+    m = d if b.rng.random() < 0.6 else b.node("Sub", [d, b.const(1)])[0]
+    ctype = b.rng.choice([I64, TensorProto.INT32])
+    np_type = helper.tensor_dtype_to_np_dtype(ctype)
+    (d_c,) = b.node("Cast", [d], to=ctype)
+    (limit,) = b.node("Add", [d_c, b.const(np.array(b.rng.choice([-1, 0, 0, 1]), np_type), np_type)])
+    t0 = b.const(np.array(b.rng.choice([0, 0, 1]), np_type), np_type)
+    via_float = b.rng.random() < 0.5
+    mark = len(b.nodes)
+    i, c_in, t_in, y = (b.name(n) for n in ("i", "cond_in", "t_in", "scan_y"))
+    (t_next,) = b.node("Add", [t_in, b.const(np.array(b.rng.choice([1, 1, 2]), np_type), np_type)])
+    (probe,) = b.node("Add", [t_next, b.const(np.array(b.rng.choice([-1, 0, 0, 1]), np_type), np_type)])
+    (i_c,) = b.node("Cast", [i], to=ctype)
+    sides = [[i_c, d_c], [probe, limit]]
+    if via_float:
+        sides = [[b.node("Cast", [v], to=F)[0] for v in pair] for pair in sides]
+    (first,) = b.node("Less", sides[0])
+    (second,) = b.node("Less", sides[1])
+    (c_out,) = b.node("And", [first, second]) if b.rng.random() < 0.7 else (second,)
+    b.node("Relu", [x.name])
+    body_nodes = b.nodes[mark:]
+    del b.nodes[mark:]
+    body_nodes[-1].output[0] = y
+    body = helper.make_graph(
+        body_nodes, b.name("body"),
+        [helper.make_tensor_value_info(i, I64, []), helper.make_tensor_value_info(c_in, TensorProto.BOOL, []),
+         helper.make_tensor_value_info(t_in, ctype, [])],
+        [helper.make_tensor_value_info(c_out, TensorProto.BOOL, []), helper.make_tensor_value_info(t_next, ctype, []),
+         helper.make_empty_tensor_value_info(y)])
+    go = b.const(True, np.bool_) if b.rng.random() < 0.7 else b.node("Greater", [d, b.const(1)])[0]
+    t_out, ys = b.node("Loop", [m, go, t0], n_out=2, body=body)
+    b.add(ys, None)
+    (t64,) = b.node("Cast", [t_out], to=I64)
+    _as_dim(b, b.node("Unsqueeze", [t64, b.const([0])])[0], small=True)
+
+
+def step_float_size(b: Builder) -> None:
+    """A size computed in float32: ``float(d) / c`` (c 2.0, 3.0 or another dim) or
+    ``float(d) * c`` (0.5, 1.5, 0.7), then Ceil, Floor or nothing, maybe times 2.0, cast back
+    to int64 and made a dim."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    (f,) = b.node("Cast", [b.dim_of(x, b.rng.randrange(len(x.shape)))], to=F)
+    kind = b.rng.choice(["div", "div", "div_dim", "mul"])
+    if kind == "div_dim":
+        (p,) = b.node("Cast", [b.dim_of(x, b.rng.randrange(len(x.shape)))], to=F)
+        (q,) = b.node("Div", [f, p])
+    else:
+        c = b.rng.choice([2.0, 3.0, 4.0] if kind == "div" else [0.5, 1.5, 0.25, 0.7])
+        (q,) = b.node("Div" if kind == "div" else "Mul", [f, b.const(np.array([c], np.float32), np.float32)])
+    rnd = b.rng.choice(["Ceil", "Floor", ""])
+    if rnd:
+        (q,) = b.node(rnd, [q])
+        if b.rng.random() < 0.4:
+            (q,) = b.node("Mul", [q, b.const(np.array([2.0], np.float32), np.float32)])
+    (v,) = b.node("Cast", [q], to=I64)
+    _as_dim(b, v)
+
+
+LOOP_FLOAT_STEPS = [step_while_loop, step_float_size]
+
 STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_squeeze, step_reduce,
          step_concat_split, step_reshape, step_reshape, step_slice, step_slice, step_pad, step_expand_tile,
          step_gather, step_matmul, step_range, step_pool_conv, step_resize, step_broadcast_pair,
@@ -700,6 +776,7 @@ STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_sq
 STEPS += INT_STEPS
 STEPS += EDGE_STEPS
 STEPS += [step_if_rank_on_shape]  # (not at size 0: an LSTM of an empty batch)
+STEPS += LOOP_FLOAT_STEPS
 # The steps whose kernels onnxruntime runs at size 0 without crashing the process (its Einsum,
 # for one, dies of a floating point exception on an empty input).
 ZERO_STEPS = [step_unary, step_binary, step_transpose, step_unsqueeze_squeeze, step_concat_split, step_reshape,

@@ -132,8 +132,9 @@ def test_loop_carried_value_growing_by_a_fixed_step_ends_at_initial_plus_trip_st
 
 
 def test_loop_growing_carried_value_with_an_early_exit_gets_a_fresh_dim_never_a_wrong_one():
+    """M is 3 but the condition i < 1 ends the loop after 2 iterations."""
     outer = [helper.make_node("Constant", [], ["go"], value=helper.make_tensor("g", BOOL, [], [True]))]
-    m = loop_model([helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", I64, [], [2])),
+    m = loop_model([helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", I64, [], [1])),
                     helper.make_node("Less", ["i", "two"], ["cond_out"])] + GROW,
                    [("cond_out", BOOL), ("x_next", F), ("total", F)], ["x"], cond="go", outer=outer)
     res = check(m, x_feeds(), annotated=True, fresh_ok=["scan0", "x_out"])
@@ -154,9 +155,10 @@ def test_loop_trip_count_from_a_shape_is_the_scan_length():
     assert dims_text(res, "scan0") == ["batch", "1"]
 
 
-def test_loop_with_a_data_dependent_condition_has_a_fresh_trip_count_bounded_by_M():
+def test_loop_with_a_condition_that_ends_it_early_has_a_fresh_trip_count_bounded_by_M():
+    """M is 3, the condition i < 1 ends the loop after 2 iterations."""
     outer = [helper.make_node("Constant", [], ["go"], value=helper.make_tensor("g", BOOL, [], [True]))]
-    m = loop_model([helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", I64, [], [2])),
+    m = loop_model([helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", I64, [], [1])),
                     helper.make_node("Less", ["i", "two"], ["cond_out"]),
                     helper.make_node("Relu", ["x"], ["step"])],
                    [("cond_out", BOOL), ("step", F)], [], cond="go", outer=outer)

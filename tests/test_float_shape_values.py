@@ -99,12 +99,15 @@ def test_integral_float_arithmetic_on_a_symbolic_size_folds():
     assert str(res.shape("y")[0]) == "3*seq - 1"
 
 
-def test_division_of_a_symbolic_size_in_float_is_not_guessed():
-    """float(seq) / 3.0 is not an integer: its ceil is left unresolved, not invented."""
+def test_ceil_of_a_symbolic_size_over_three_in_float_is_the_ceil_division():
+    """ceil(float(seq) / 3.0) is ceil_div(seq, 3) within float32's mantissa (floatops.Quotient
+    has the argument; test_float_quotients.py checks sizes next to 2**24)."""
     nodes = _dim_as_float(1, "f") + [helper.make_node("Div", ["f", "three"], ["a"]),
                                      helper.make_node("Ceil", ["a"], ["c"])] + _to_size("c", "n") + [
         helper.make_node("ConstantOfShape", ["n"], ["y"])]
     inits = _axes() + [init("three", np.array(3.0, np.float32)), init("zero1", np.array([0], np.int64))]
-    m = model(nodes, [("x", F, ["batch", "seq"])], ["y"], inits)
-    res = onnxsym.infer(m)
-    assert res.unresolved() and res.unresolved()[0].value == "y"
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["y", "n"], inits)
+    res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES + [{"batch": 1, "seq": 3}, {"batch": 1, "seq": 4}]),
+                values=("n",))
+    no_fresh(res)
+    assert str(res.shape("y")[0]) == "(seq + 2)//3"

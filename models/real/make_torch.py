@@ -271,8 +271,7 @@ def deberta():
                      extra=_hf({"config": "DebertaV2Config, tiny, in make_torch.py"}))
 
 
-@maker
-def mobilevit():
+def _mobilevit():
     import torch
     import transformers
 
@@ -290,7 +289,29 @@ def mobilevit():
         def forward(self, pixel_values):
             return self.m(pixel_values=pixel_values).logits
 
+    return Wrap().eval()
+
+
+@maker
+def mobilevit():
+    import torch
+
     # Both exporters fix the image size (the patch unfolding computes it in Python): batch only.
-    yield from _both("mobilevit", "mobilevit", Wrap(), (torch.randn(2, 3, 64, 64),), ["pixel_values"], ["logits"],
+    yield from _both("mobilevit", "mobilevit", _mobilevit(), (torch.randn(2, 3, 64, 64),), ["pixel_values"], ["logits"],
                      {"pixel_values": {0: "batch"}}, [{"batch": 1}, {"batch": 3}],
                      extra=_hf({"config": "MobileViTConfig, tiny, in make_torch.py"}))
+
+
+@maker
+def mobilevit_hw():
+    """The same model with the image's height and width symbolic too (TorchScript). The trace
+    keeps the patch unfolding's sizes, ``ceil(h / 2) * 2`` in float32; it runs where h and w are
+    multiples of 32 (no interpolation: the branch the trace took)."""
+    import torch
+
+    axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
+    m = _export(_mobilevit(), (torch.randn(2, 3, 64, 96),), ["pixel_values"], ["logits"], axes, "TorchScript")
+    yield m, entry("mobilevit_hw_ts", "torch TorchScript",
+                   _source("mobilevit_hw", "TorchScript", _hf({"config": "MobileViTConfig, tiny, in make_torch.py"})),
+                   {"pixel_values": ["batch", 3, "height", "width"]},
+                   [{"batch": 1, "height": 64, "width": 96}, {"batch": 2, "height": 128, "width": 64}])
