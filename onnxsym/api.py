@@ -16,7 +16,7 @@ from .declared import Declarations, StaleDeclaration
 from .engine import Engine, Provenance
 from .errors import UserInputError
 from .loader import load_model
-from .symbols import SymbolTable
+from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
 from .writer import write_metadata, write_shapes, write_subgraph_shapes
 
@@ -64,6 +64,12 @@ class Result:
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
 
+    @property
+    def env(self) -> dims.RangeEnv:
+        """The ranges of this result's symbols: ``with result.env:`` computes with its dims under
+        them (elsewhere a symbol has the current environment's range: all of int64 if undeclared)."""
+        return self.symbols.env
+
     def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
         """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
         static or an expression over the input symbols only."""
@@ -86,6 +92,7 @@ class Result:
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
         return [c for c in self.assumptions if c.kind == "positive"]
 
+    @under_ranges_of_result
     def domain(self) -> Domain:
         """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
         input symbols under which every node's shape is valid. Computing it narrows the
@@ -117,13 +124,8 @@ class Result:
         return self.declarations.stale
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
-        """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
-        out = {name: (s.lo, s.hi) for name, s in self.symbols.symbols.items()}
-        for v in self.derived.values():
-            s = dims.as_sym(v)
-            if s is not None:
-                out[s.name] = (s.lo, s.hi)
-        return out
+        """Each symbol's range ``(lo, hi)`` (narrowed where inference or the domain narrowed it)."""
+        return {name: self.symbols.range_of(name) for name in self.symbols.symbols}
 
     def derived_symbols(self) -> Dict[str, Dim]:
         """Derived symbol name -> its definition (``total == past + seq``)."""
@@ -139,12 +141,14 @@ class Result:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
 
+    @under_ranges_of_result
     def sympy_shape(self, name: str):
         """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
         from .sympy_bridge import to_sympy
         shape = self.shape(name)
         return None if shape is None else tuple(to_sympy(d) for d in shape)
 
+    @under_ranges_of_result
     def cost(self):
         """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
         from .cost import model_cost
@@ -159,6 +163,7 @@ class Result:
             v = v.elem
         return v.shape if isinstance(v, Tensor) else None
 
+    @under_ranges_of_result
     def unresolved(self) -> List[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
         if not self.fresh:
@@ -178,6 +183,7 @@ class Result:
                     out.append(UnresolvedDim(name, axis, d, prov))
         return out
 
+    @under_ranges_of_result
     def stats(self) -> Dict[str, int]:
         """Counts of values and dims: static, symbolic over input symbols, unresolved."""
         values = static = symbolic = unresolved = 0
@@ -305,6 +311,7 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         keep_declared_names=keep_declared_names)
 
 
+@under_ranges_of_result
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol

@@ -330,6 +330,10 @@ class Engine:
 
     # -- graphs ---------------------------------------------------------------
     def run(self) -> None:
+        with self.table.env:  # the run's ranges, and every cache derived from them
+            self._run()
+
+    def _run(self) -> None:
         g = self.model.graph
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:

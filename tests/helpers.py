@@ -110,8 +110,8 @@ def _compare(name, inferred, real, binding, fresh, unknown_ok=False):
     assert len(inferred.shape) == arr_rank(real), f"{name}: rank {len(inferred.shape)}, real {np.shape(real)}"
     for d, a in zip(inferred.shape, np.shape(real)):
         if any(s.name in fresh for s in dims.free_symbols(d)):
-            s = dims.as_sym(d)
-            assert s is None or s.lo <= a <= s.hi, f"{name}: {a} is outside the range of {d}"
+            lo, hi = dims.range_of(d)  # in the result's ranges (the caller's ``with res.env``)
+            assert lo <= a <= hi, f"{name}: {a} is outside the range of {d}"
             continue
         assert dims.evaluate(d, binding) == a, f"{name} at {binding}: inferred {inferred.shape}, real {np.shape(real)}"
 
@@ -136,7 +136,8 @@ def check_runs(m, cases, resolved=()):
     for binding, feeds in cases:
         real, again = (s.run(outs, feeds) for s in sessions)
         for name, arr, arr2 in zip(outs, real, again):
-            _compare(name, res.values[name], arr, binding, res.fresh)
+            with res.env:
+                _compare(name, res.values[name], arr, binding, res.fresh)
             assert all(np.array_equal(a, b) for a, b in zip(_flat(arr), _flat(arr2))), f"{name}: annotated model differs"
     for name in resolved:
         assert not [u for u in res.unresolved() if u.value == name], f"{name}: {res.unresolved()}"

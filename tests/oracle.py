@@ -2,6 +2,8 @@
 fresh (data-dependent) symbol must lie in that symbol's range; every other dim
 must evaluate to the runtime's."""
 
+from typing import NamedTuple
+
 import numpy as np
 from onnx import helper
 
@@ -48,7 +50,8 @@ def compare(m, cases, run=run_ort):
             for axis, (d, a) in enumerate(zip(shape, arr.shape)):
                 fresh = [s for s in dims.free_symbols(d) if s.name in res.fresh]
                 if fresh:
-                    lo, hi = dims.range_of(d)
+                    with res.env:  # the result's ranges
+                        lo, hi = dims.range_of(d)
                     assert lo <= a <= hi, f"{name}[{axis}] at {binding}: {a} outside [{lo}, {hi}] of {d}"
                 else:
                     got = dims.evaluate(d, binding)
@@ -59,9 +62,16 @@ def compare(m, cases, run=run_ort):
     return res
 
 
+class Fresh(NamedTuple):
+    """A fresh symbol with its range in the result's environment."""
+    name: str
+    lo: int
+    hi: int
+
+
 def fresh_of(res, name, axis):
-    """The provenance of the fresh symbol that is dim ``axis`` of value ``name``."""
+    """The fresh symbol that is dim ``axis`` of value ``name`` (a :class:`Fresh`), and its provenance."""
     d = res.shape(name)[axis]
     s = dims.as_sym(d)
     assert s is not None and s.name in res.fresh, f"{name}[{axis}] = {d} is not a fresh symbol"
-    return s, res.fresh[s.name]
+    return Fresh(s.name, *res.symbol_ranges()[s.name]), res.fresh[s.name]

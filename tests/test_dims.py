@@ -11,7 +11,6 @@ from onnxsym.exprtext import parse_dim
 
 NAMES = ["a", "b", "c"]
 SYMS = {n: sym(n, lo=-50, hi=50) for n in NAMES}
-POS = {n: sym(n) for n in NAMES}
 
 
 def expressions(symbols):

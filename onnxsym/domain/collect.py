@@ -40,6 +40,7 @@ class Raw:
     order: int
     assumed: str = ""
     alts: Tuple[Tuple[Dim, Dim], ...] = ()
+    before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
 
 
 # Ops that broadcast all their inputs (numpy rules).
@@ -72,7 +73,7 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
         if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, before=c.before)
             continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
             yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
