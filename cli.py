@@ -57,7 +57,7 @@ _constant_inits = click.option(
 _EVERY = "\0every"  # what a bare --allow-zero gives
 
 
-def _allow_zero(ctx, param, values):
+def _allow_zero(_ctx, _param, values):
     """``--allow-zero`` bare: every input dim may be 0 (True); with names: those symbols."""
     if _EVERY in values:
         return True

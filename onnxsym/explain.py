@@ -22,6 +22,7 @@ from . import dims, registry
 from .dims import Dim
 from .engine import node_label
 from .errors import OnnxsymError
+from .intops import INT_TYPES
 from .provenance import Kind, Provenance
 from .values import MAX_VALUE_ELEMENTS, Tensor
 from .symbols import under_ranges_of_result
@@ -31,8 +32,6 @@ RANK_UNKNOWN, SHAPE_UNRESOLVED = "rank unknown", "shape unresolved"
 VALUE_UNRESOLVED, VALUE_UNKNOWN = "value unresolved", "value unknown"
 _VALUE_TROUBLES = frozenset({VALUE_UNRESOLVED, VALUE_UNKNOWN})  # its elements, not its shape
 
-_INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16,
-              onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32}
 
 _MAX_STEPS = 500
 
@@ -203,7 +202,7 @@ class Lineage:
             return VALUE_UNRESOLVED
         small = len(v.shape) <= 1 and all(isinstance(d, int) for d in v.shape) and \
             (not v.shape or v.shape[0] <= MAX_VALUE_ELEMENTS)
-        if v.value is None and v.dtype in _INT_TYPES and small:
+        if v.value is None and v.dtype in INT_TYPES and small:
             return VALUE_UNKNOWN
         return ""
 

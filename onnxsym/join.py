@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence as Seq
 
 from . import dims
 from .dims import Dim
-from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .values import Opaque, Optional_, Sequence, Tensor, Value, unranked
 
 # fresh(axis, reason, lo, hi) -> a new symbol
 Fresh = Callable[[int, str, int, int], Dim]
@@ -26,7 +26,7 @@ def join_tensors(ts: Seq[Optional[Tensor]], fresh: Fresh, why: str) -> Tensor:
     tensors = [t for t in ts if t is not None]
     shapes = [t.shape for t in tensors if t.shape is not None]
     if len(shapes) < len(ts) or len({len(s) for s in shapes}) > 1:
-        return Tensor(dtype, None)
+        return unranked(dtype)
     shape = tuple(join_dim([s[a] for s in shapes], a, fresh, why) for a in range(len(shapes[0])))
     value = tensors[0].value if all(t.value == tensors[0].value for t in tensors) else None
     return Tensor(dtype, shape, value)

@@ -8,7 +8,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from . import dims, edges
 from .dims import Dim
 from .provenance import Kind
-from .values import Tensor, Value
+from .values import Tensor, Value, unranked
 
 _MISSING = object()
 
@@ -88,7 +88,7 @@ class Node:
                      kind: Kind = Kind.UNSUPPORTED) -> Tensor:
         """A tensor whose rank this rule cannot tell, recorded with why."""
         self._engine.record_unknown_rank(self, output, reason, kind)
-        return Tensor(dtype, None)
+        return unranked(dtype)
 
     def is_resolved(self, d: Dim) -> bool:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""

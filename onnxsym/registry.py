@@ -1,8 +1,8 @@
 """The rule registry: per-op shape rules keyed by (domain, op_type, since_version).
 
-A rule is a function ``rule(node) -> list of values``, one per output, that
-computes each output's dtype, shape and (for shape tensors) elements from
-``node.inputs`` and ``node.attr(...)`` using Dim arithmetic.
+A rule (:data:`Rule`) is a function ``rule(node) -> list of values``, one per
+output, that computes each output's dtype, shape and (for shape tensors) elements
+from ``node.inputs`` and ``node.attr(...)`` using Dim arithmetic.
 
 Register rules for custom ops the same way the built-in rules do::
 
@@ -17,9 +17,17 @@ Register rules for custom ops the same way the built-in rules do::
 from __future__ import annotations
 
 import bisect
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
-Rule = Callable[..., list]
+from .values import Value
+
+if TYPE_CHECKING:
+    from .node import Node
+
+# What a rule returns: a value per output of the node (None where it knows nothing).
+Outputs = Sequence[Optional[Value]]
+# A rule: the node, whose inputs hold the input values, to its outputs' values.
+Rule = Callable[["Node"], Outputs]
 
 _rules: Dict[Tuple[str, str], List[Tuple[int, Rule]]] = {}
 

@@ -23,7 +23,7 @@ from .values import Optional_, Sequence as SeqValue, Tensor
 Style = Callable[[str, str], str]  # (text, kind) -> text; kinds: static, symbolic, unresolved, head, dim
 
 
-def plain(text: str, kind: str) -> str:
+def plain(text: str, _kind: str) -> str:
     return text
 
 

@@ -74,6 +74,13 @@ class Opaque:
 Value = Union[Tensor, Sequence, Optional_, Opaque]
 
 
+def unranked(dtype: int = 0) -> Tensor:
+    """A tensor of which at most the element type is known: what any item of a sequence,
+    an optional's content or a subgraph's input may be. Not a node's output: a rule that
+    cannot tell an output's rank says why, with ``node.unknown_rank(reason)``."""
+    return Tensor(dtype, None)
+
+
 def tensor_from_array(arr, dtype: Optional[int] = None) -> Tensor:
     """A constant tensor from a numpy array; small ones keep their elements."""
     import numpy as np

@@ -141,7 +141,10 @@ def _session(result: Result, base_dir: Optional[str] = None):
         raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
 
 
-def _feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
+def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
+    """The inputs ``verify`` runs the model with at ``bindings`` (sizes of the input symbols):
+    every graph input that is not an initializer, ones for integers and bools (valid as
+    token ids, masks and indices), standard normal floats otherwise (seeded)."""
     init = {t.name for t in result.model.graph.initializer}
     return {inp.name: _feed(result.values[inp.name], inp.name, bindings)
             for inp in result.model.graph.input if inp.name not in init}
@@ -156,12 +159,12 @@ def runtime_values(result: Result, assignments: List[Dict[str, int]], base_dir: 
     sess = _session(result, base_dir)
     out_names = [o.name for o in sess.get_outputs()]
     for bindings in assignments:
-        feeds = _feeds(result, bindings)
+        run_feeds = feeds(result, bindings)
         try:
-            outs = sess.run_with_ort_values(out_names, {k: OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()})
+            outs = sess.run_with_ort_values(out_names, {k: OrtValue.ortvalue_from_numpy(v) for k, v in run_feeds.items()})
         except Exception as exc:
             raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
-        yield bindings, feeds, dict(zip(out_names, outs))
+        yield bindings, run_feeds, dict(zip(out_names, outs))
 
 
 def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
@@ -173,9 +176,8 @@ def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
     report = Report(assignments=assignments, rule_failures=list(result.rule_failures))
     out_names = [o.name for o in sess.get_outputs()]
     for bindings in assignments:
-        feeds = _feeds(result, bindings)
         try:
-            outs = sess.run(out_names, feeds)
+            outs = sess.run(out_names, feeds(result, bindings))
         except Exception as exc:
             raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
         for name, arr in zip(out_names, outs):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .common import arg, required_attr
+from .common import arg, present, required_attr
 from .nn import keeps_input_shape
 
 
@@ -48,9 +49,9 @@ def attention(node):
     hkv = _heads(node, k, "kv_num_heads", 1, 1, 1)
     e = _head_size(node, k, hkv, 1, 3)
     ev = _head_size(node, v, hkv, 0, len(q.shape) - 1)
-    past = node.tensor(4)
+    past = arg(node, 4)
     total = kv_len
-    if past is not None:
+    if present(node, 4):
         total = past.shape[2] + kv_len if past.shape is not None and len(past.shape) == 4 else \
             node.fresh("Attention past_key shape is not known", 1, 2)
     y = (batch, hq, q_len, ev) if len(q.shape) == 4 else (batch, q_len, dims.mul(hq, ev))
@@ -60,7 +61,7 @@ def attention(node):
 
 
 @register("FlexAttention", domain="ai.onnx.preview")
-def flex_attention(node):
+def flex_attention(node: Node) -> Outputs:
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
     q, v = arg(node, 0), arg(node, 2)
     if q.shape is None or v.shape is None:
@@ -69,19 +70,19 @@ def flex_attention(node):
 
 
 @register("LinearAttention", since=27)
-def linear_attention(node):
+def linear_attention(node: Node) -> Outputs:
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
     packed key and value widths divided by kv_num_heads."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
-    past = node.tensor(3)
+    past = arg(node, 3)
     hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
     if q.shape is None or k.shape is None or v.shape is None:
         why = "query, key or value rank unknown"
         return [node.unknown_rank(why, 0, q.dtype),
-                node.unknown_rank(why, 1, past.dtype if past is not None else q.dtype)][:node.num_outputs]
+                node.unknown_rank(why, 1, past.dtype or q.dtype)][:node.num_outputs]
     dk = dims.floordiv(k.shape[2], hkv)
     dv = dims.floordiv(v.shape[2], hkv)
-    state_dtype = past.dtype if past is not None and past.dtype else q.dtype
+    state_dtype = past.dtype or q.dtype
     outs = [Tensor(q.dtype, (q.shape[0], q.shape[1], dims.mul(hq, dv))),
             Tensor(state_dtype, (q.shape[0], hkv, dk, dv))]
     return outs[:node.num_outputs]
@@ -93,7 +94,7 @@ register("Swish", since=24)(keeps_input_shape)
 
 
 @register("RMSNormalization", since=23)
-def rms_normalization(node):
+def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
     x = arg(node, 0)
     return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
@@ -101,7 +102,7 @@ def rms_normalization(node):
 
 
 @register("SwiGLU", since=28)
-def swiglu(node):
+def swiglu(node: Node) -> Outputs:
     """A and B must have the same shape (no broadcasting); Y has it."""
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None:

@@ -2,34 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, List, Optional
 
 from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
-from onnxsym.shapes import prod
-from onnxsym.values import Tensor
+from onnxsym.registry import Outputs
+from onnxsym.shapes import Shape, prod
+from onnxsym.values import Tensor, unranked
 
-UNKNOWN = Tensor(0, None)
+UNKNOWN = unranked()  # what arg() gives for an absent input
 # the element types the rules name, defined once
 BOOL, F32, I32, I64, STRING = (TensorProto.BOOL, TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64,
                                TensorProto.STRING)
 
 
-def arg(node, i: int) -> Tensor:
+def arg(node: Node, i: int) -> Tensor:
     """Input ``i`` as a tensor; an unknown tensor when absent or not a tensor."""
     t = node.tensor(i)
     return t if t is not None else UNKNOWN
 
 
-def present(node, i: int) -> bool:
+def present(node: Node, i: int) -> bool:
     return i < len(node.inputs) and node.inputs[i] is not None
 
 
-def unknown_ranks(node, reason: str, *dtypes: int) -> list:
+def unknown_ranks(node: Node, reason: str, *dtypes: int) -> List[Tensor]:
     """Outputs of unknown rank, one per dtype (as many as the node has, at least one),
     each recorded with why, so explain and show can tell the user."""
     return [node.unknown_rank(reason, k, dt) for k, dt in enumerate(dtypes)][:max(node.num_outputs, 1)]
@@ -40,19 +42,26 @@ def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
     return Tensor(x.dtype if dtype is None else dtype, x.shape)
 
 
+def like_input(node: Node) -> Outputs:
+    """The rule of the ``*Like`` ops (EyeLike, RandomNormalLike, ...): input 0's shape, of the
+    type the ``dtype`` attribute names (default input 0's)."""
+    x = arg(node, 0)
+    return [same_shape(x, node.attr("dtype", x.dtype))]
+
+
 def static_bound(d: Dim) -> int:
     """The largest value ``d`` can take (INT64_MAX when its range says nothing)."""
     return min(dims.range_of(d)[1], dims.INT64_MAX)
 
 
-def size_bound(shape) -> int:
+def size_bound(shape: Optional[Shape]) -> int:
     """The largest number of elements a tensor of ``shape`` can have."""
     if shape is None:
         return dims.INT64_MAX
     return static_bound(prod(shape))
 
 
-def required_attr(node, name: str):
+def required_attr(node: Node, name: str) -> Any:
     """An attribute the operator cannot do without; a model that omits it is invalid."""
     v = node.attr(name)
     if v is None:
@@ -60,7 +69,7 @@ def required_attr(node, name: str):
     return v
 
 
-def rank(t, *allowed):
+def rank(t: Tensor, *allowed: int) -> Optional[int]:
     """The rank of ``t``; a known rank outside ``allowed`` contradicts the op's spec."""
     if t.shape is None:
         return None
@@ -70,13 +79,13 @@ def rank(t, *allowed):
     return len(t.shape)
 
 
-def scalar(node, i: int):
+def scalar(node: Node, i: int) -> Any:
     """The single element of input ``i`` when known (a 1-element tensor counts), else None."""
     v = node.value(i)
     return v[0] if v is not None and len(v) == 1 else None
 
 
-def count(node, reason: str, output: int, axis: Optional[int], hi: int, lo: int = 0) -> Dim:
+def count(node: Node, reason: str, output: int, axis: Optional[int], hi: int, lo: int = 0) -> Dim:
     """A data-dependent count: a fresh symbol in [lo, hi], or the number itself when lo == hi."""
     if lo == hi:
         return lo

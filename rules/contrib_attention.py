@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import unknown_ranks
@@ -109,7 +110,7 @@ def _mha_layout(node, q, k, v, n):
             exact_div(v_hidden, n, "value hidden size over num_heads"))
 
 
-def _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype):
+def _presents(b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype):
     """present_key and present_value (outputs 1 and 2)."""
     if shared:
         return [Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)]
@@ -134,7 +135,7 @@ def multi_head_attention(node):
     rank(past_k, 4)
     p_len = _past_length(node, 6, 2, past_k, 1)
     shared = present(node, 8) and present(node, 6)  # a past_sequence_length input means buffer sharing
-    outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
+    outs += _presents(b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
     if node.has_output(3):
         total = outs[1].shape[2] if not shared else node.fresh("qk length follows past_sequence_length", 3, 3)
         outs.append(Tensor(dtype, (b, n, s, total)))
@@ -177,7 +178,7 @@ def decoder_masked_mha(node):
         rank(past_k, 4)
         p_len = _past_length(node, 5, 2, past_k, 1)
         shared = shared and present(node, 5)
-        outs += _presents(node, b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
+        outs += _presents(b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype)
         if shared:
             past_len = scalar(node, 7)
             total = past_len + l_len if past_len is not None else node.fresh(
@@ -190,7 +191,7 @@ def decoder_masked_mha(node):
 
 
 @register("DecoderMaskedSelfAttention", domain=MS)
-def decoder_masked_self_attention(node):
+def decoder_masked_self_attention(node: Node) -> Outputs:
     """Attention for one decoding step, with the past/present as one (2, B, N, P, H) tensor."""
     return attention(node)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import F32, required_attr, unknown_ranks
@@ -15,13 +16,13 @@ from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shap
 
 
 @register("GatedRMSNorm BranchwiseRMSNorm GatedAdd HyperConnectionPostMix MoEPacked", domain=MS)
-def keeps_shape(node):
+def keeps_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (scales, gates, mixes and experts only read)."""
     return [same_as(node, 0)]
 
 
 @register("HyperConnectionPreMix", domain=MS)
-def hyper_connection_pre_mix(node):
+def hyper_connection_pre_mix(node: Node) -> Outputs:
     """C streams of width H reduced to one: (..., C, H) -> (..., H), or flattened
     (..., C*H) -> (..., H) when num_branches gives C."""
     x = arg(node, 0)
@@ -34,7 +35,7 @@ def hyper_connection_pre_mix(node):
 
 
 @register("HyperConnectionLowRankMix", domain=MS)
-def hyper_connection_low_rank_mix(node):
+def hyper_connection_low_rank_mix(node: Node) -> Outputs:
     """streams (..., C*H): pre_output (..., H), post_gate (..., C), streams_out like streams."""
     x = arg(node, 0)
     c = node.attr("num_branches", 0)
@@ -49,13 +50,13 @@ def hyper_connection_low_rank_mix(node):
 
 
 @register("EngramGate", domain=MS)
-def engram_gate(node):
+def engram_gate(node: Node) -> Outputs:
     """output and gated_value_normed are key-shaped: (B, S, hc_mult, H)."""
     return [same_as(node, 0)] * max(node.num_outputs, 1)
 
 
 @register("NGramHashMapping VarlenNGramHashMapping", domain=MS)
-def ngram_hash_mapping(node):
+def ngram_hash_mapping(node: Node) -> Outputs:
     """hash_ids: input_ids' shape + ((max_ngram_size - 1) * n_head_per_ngram,); present_ids and
     present_segment_ids (batch, max_ngram_size - 1), batch from input_ids or, packed,
     cumulative_sequence_length; state_update (batch, state_update_capacity, max_ngram_size - 1)."""
@@ -75,7 +76,7 @@ def ngram_hash_mapping(node):
 
 
 @register("MoEGroupRouter", domain=MS)
-def moe_group_router(node):
+def moe_group_router(node: Node) -> Outputs:
     """(tokens, num_experts): the logits' shape, or with projection_weight (experts, width)
     the projected rows; the full-score outputs are float32 of that shape."""
     logits, proj = arg(node, 0), arg(node, 2)
@@ -86,7 +87,7 @@ def moe_group_router(node):
 
 
 @register("RouterGateUpProj", domain=MS)
-def router_gate_up_proj(node):
+def router_gate_up_proj(node: Node) -> Outputs:
     """Y = X @ W (..., router_size + 2*inter) split into router (..., router_size) and
     activated (..., inter)."""
     x, w = arg(node, 0), arg(node, 1)
@@ -99,7 +100,7 @@ def router_gate_up_proj(node):
 
 
 @register("RMSNormRotary", domain=MS)
-def rms_norm_rotary(node):
+def rms_norm_rotary(node: Node) -> Outputs:
     """X (B, S, heads, stride): Y (B, S, heads*width) or, flatten_batch, (1, B*S, heads*width),
     float16 with output_fp16 else bfloat16; normalized_fp32 (B, S, heads, width). width is
     input_width, or the whole last axis when that is 0."""
@@ -116,21 +117,21 @@ def rms_norm_rotary(node):
 
 
 @register("Mamba2Verify", domain=MS)
-def mamba2_verify(node):
+def mamba2_verify(node: Node) -> Outputs:
     """projection (R, width), di = heads*head_dim: Y and readout (R, di); the snapshots have
     the states' shapes; xbc (R, channels) with channels = di + 2*n_groups*d_state."""
     proj, conv, ssm = arg(node, 0), arg(node, 1), arg(node, 2)
     di = required_attr(node, "heads") * node.attr("head_dim", 64)
     channels = di + 2 * required_attr(node, "n_groups") * node.attr("d_state", 128)
     r = proj.shape[0] if proj.shape else None
-    rows = (lambda n: None) if r is None else (lambda n: (r, n))
+    rows = (lambda _: None) if r is None else (lambda n: (r, n))
     outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),
             Tensor(F32, rows(di))]
     return outs[:max(node.num_outputs, 1)]
 
 
 @register("SpeculativePrefixCommit", domain=MS)
-def speculative_prefix_commit(node):
+def speculative_prefix_commit(node: Node) -> Outputs:
     """head_c (batch,), batch from next_tokens (batch, rows) (1 for (rows,)); the updated
     states keep ctl's and ctx_commit's shapes."""
     nxt = arg(node, 0)

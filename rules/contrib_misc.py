@@ -7,7 +7,8 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import Tensor
 
@@ -20,13 +21,13 @@ from .nn import conv, conv_transpose, gemm, matmul, pool
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
           "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
           "QOrderedLayerNormalization SampleOp", domain=MS)
-def keeps_input_shape(node):
+def keeps_input_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
 
 
 @register("BiasDropout BitmaskBiasDropout BitmaskDropout", domain=MS)
-def bias_dropout(node):
+def bias_dropout(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
@@ -39,7 +40,7 @@ def bias_dropout(node):
 
 
 @register("BiasSplitGelu", domain=MS)
-def bias_split_gelu(node):
+def bias_split_gelu(node: Node) -> Outputs:
     """(N, S, D) -> (N, S, D/2): the two halves of the last axis gate each other."""
     x = arg(node, 0)
     if x.shape is None:
@@ -49,7 +50,7 @@ def bias_split_gelu(node):
 
 
 @register("GemmFastGelu", domain=MS)
-def gemm_fast_gelu(node):
+def gemm_fast_gelu(node: Node) -> Outputs:
     return matmul(node)
 
 
@@ -64,7 +65,7 @@ def _fused_operand(shape, trans_batch, trans):
 
 
 @register("FusedMatMul TransposeMatMul FusedMatMulActivation", domain=MS)
-def fused_matmul(node):
+def fused_matmul(node: Node) -> Outputs:
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
@@ -80,17 +81,17 @@ def _matmul_of(node, a, b):
 
 
 @register("FusedGemm", domain=MS)
-def fused_gemm(node):
+def fused_gemm(node: Node) -> Outputs:
     return gemm(node)
 
 
 @register("FusedConv", domain=MS)
-def fused_conv(node):
+def fused_conv(node: Node) -> Outputs:
     return conv(node)
 
 
 @register("NhwcConv NhwcFusedConv", domain=MS)
-def nhwc_conv(node):
+def nhwc_conv(node: Node) -> Outputs:
     """Conv in channels-last layout: X (N, spatial..., C), W (M, kernel..., C/group)."""
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
@@ -100,7 +101,7 @@ def nhwc_conv(node):
 
 
 @register("CDist", domain=MS)
-def cdist(node):
+def cdist(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
@@ -108,7 +109,7 @@ def cdist(node):
 
 
 @register("Range", domain=MS)
-def ms_range(node):
+def ms_range(node: Node) -> Outputs:
     """The ONNX Range, whose delta (input 2) defaults to 1 here."""
     if present(node, 2):
         return shape_ops.range_rule(node)
@@ -122,7 +123,7 @@ register("Pad", domain=MS)(shape_ops.pad_v11)
 
 
 @register("ExpandDims", domain=MS)
-def expand_dims(node):
+def expand_dims(node: Node) -> Outputs:
     """Insert a 1 at the axis given by the scalar input 1."""
     x = arg(node, 0)
     axis = scalar(node, 1)
@@ -134,13 +135,13 @@ def expand_dims(node):
 
 
 @register("GemmaRotaryEmbedding", domain=MS)
-def gemma_rotary_embedding(node):
+def gemma_rotary_embedding(node: Node) -> Outputs:
     """Rotated q (input 1) and k (input 3)."""
     return [same_as(node, 1), same_as(node, 3)]
 
 
 @register("SwiGLU", domain=MS)
-def swiglu(node):
+def swiglu(node: Node) -> Outputs:
     """Shaped like one half: the gate itself when ``up`` is given, else half its last axis."""
     g = arg(node, 0)
     if present(node, 1) or g.shape is None:
@@ -150,7 +151,7 @@ def swiglu(node):
 
 
 @register("ComplexMul ComplexMulConj", domain=MS)
-def complex_mul(node):
+def complex_mul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
@@ -159,7 +160,7 @@ def complex_mul(node):
 
 
 @register("MulInteger", domain=MS)
-def mul_integer(node):
+def mul_integer(node: Node) -> Outputs:
     """A (0) times B (2), broadcast, in int32."""
     a, b = arg(node, 0), arg(node, 2)
     if a.shape is None or b.shape is None:
@@ -169,23 +170,23 @@ def mul_integer(node):
 
 
 @register("IsAllFinite", domain=MS)
-def is_all_finite(node):
+def is_all_finite(_node: Node) -> Outputs:
     return [Tensor(TensorProto.BOOL, ())]
 
 
 @register("MurmurHash3", domain=MS)
-def murmur_hash3(node):
+def murmur_hash3(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else TensorProto.INT32, x.shape)]
 
 
 @register("NGramRepeatBlock", domain=MS)
-def ngram_repeat_block(node):
+def ngram_repeat_block(node: Node) -> Outputs:
     return [same_as(node, 1)]
 
 
 @register("TorchEmbedding", domain=MS)
-def torch_embedding(node):
+def torch_embedding(node: Node) -> Outputs:
     """indices.shape + (embedding size,)."""
     w, idx = arg(node, 0), arg(node, 1)
     if w.shape is None or idx.shape is None:
@@ -194,7 +195,7 @@ def torch_embedding(node):
 
 
 @register("GridSample", domain=MS)
-def grid_sample(node):
+def grid_sample(node: Node) -> Outputs:
     """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
     x, grid = arg(node, 0), arg(node, 1)
     if x.shape is None or grid.shape is None:
@@ -203,7 +204,7 @@ def grid_sample(node):
 
 
 @register("CropAndResize", domain=MS)
-def crop_and_resize(node):
+def crop_and_resize(node: Node) -> Outputs:
     """(num_rois, C, crop_height, crop_width); the crop size is the value of input 3."""
     x, rois = arg(node, 0), arg(node, 1)
     if x.shape is None or rois.shape is None:
@@ -217,12 +218,12 @@ def crop_and_resize(node):
 
 
 @register("MaxpoolWithMask", domain=MS)
-def maxpool_with_mask(node):
+def maxpool_with_mask(node: Node) -> Outputs:
     return pool(WithInputs(node, [arg(node, 0)], "MaxPool"))[:1]
 
 
 @register("NhwcMaxPool", domain=MS)
-def nhwc_max_pool(node):
+def nhwc_max_pool(node: Node) -> Outputs:
     """MaxPool in channels-last layout (N, spatial..., C)."""
     x = arg(node, 0)
     if x.shape is None:
@@ -231,7 +232,7 @@ def nhwc_max_pool(node):
 
 
 @register("Unique", domain=MS)
-def unique(node):
+def unique(node: Node) -> Outputs:
     """y and counts have as many entries as distinct values: data (at most len(x))."""
     x = arg(node, 0)
     n = x.shape[0] if x.shape is not None and len(x.shape) == 1 else None
@@ -242,7 +243,7 @@ def unique(node):
 
 
 @register("DecoderAttention", domain=MS)
-def decoder_attention(node):
+def decoder_attention(node: Node) -> Outputs:
     """output is shaped like query (S, B, hidden); the new caches keep the cache's batch,
     heads and head size, and their length depends on the static_kv/use_past flags (data)."""
     q, cache = arg(node, 0), arg(node, 6)
@@ -258,7 +259,7 @@ def decoder_attention(node):
 
 
 @register("UnfoldTensor", domain=MS)
-def unfold_tensor(node):
+def unfold_tensor(node: Node) -> Outputs:
     """torch's unfold: axis ``dim`` holds the (d - size)//step + 1 windows, a new last
     axis the ``size`` elements of each."""
     x = arg(node, 0)
@@ -272,7 +273,7 @@ def unfold_tensor(node):
 
 
 @register("GatherND", domain=MS)
-def gather_nd(node):
+def gather_nd(node: Node) -> Outputs:
     """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
     last index axis does not address."""
     data, idx = arg(node, 0), arg(node, 1)
@@ -282,7 +283,7 @@ def gather_nd(node):
 
 
 @register("Rfft", domain=MS)
-def rfft(node):
+def rfft(node: Node) -> Outputs:
     """The last signal axis n becomes n//2 + 1 (onesided) and a trailing axis of 2 holds
     real and imaginary parts (onnxruntime's CUDA kernel, as torch.rfft)."""
     x = arg(node, 0)
@@ -295,7 +296,7 @@ def rfft(node):
 
 
 @register("Irfft", domain=MS)
-def irfft(node):
+def irfft(node: Node) -> Outputs:
     """The inverse: (..., m, 2) -> (..., m) or, onesided, (..., 2*m - 1): the size
     onnxruntime's CUDA kernel gives it (not torch.irfft's 2*(m - 1))."""
     x = arg(node, 0)
@@ -308,7 +309,7 @@ def irfft(node):
 
 
 @register("WordConvEmbedding", domain=MS)
-def word_conv_embedding(node):
+def word_conv_embedding(node: Node) -> Outputs:
     """Sequence (words, chars): one embedding per word, as wide as the conv has filters
     (W's rows); onnxruntime's kernel keeps only the first axis of a longer Sequence."""
     seq, w = arg(node, 0), arg(node, 1)
@@ -319,7 +320,7 @@ def word_conv_embedding(node):
 
 
 @register("Tokenizer", domain=MS)
-def tokenizer(node):
+def tokenizer(node: Node) -> Outputs:
     """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
     x = arg(node, 0)
     if x.shape is None:
@@ -340,7 +341,7 @@ def dynamic_time_warping(node):
 
 
 @register("BifurcationDetector", domain=MS)
-def bifurcation_detector(node):
+def bifurcation_detector(node: Node) -> Outputs:
     """tokens: cur_tokens, plus the predicted tokens from the bifurcation index on (data);
     suffix_match_idx a scalar."""
     cur = arg(node, 1)
@@ -367,7 +368,7 @@ class _WithPads(WithInputs):
 
 
 @register("ConvTransposeWithDynamicPads", domain=MS)
-def conv_transpose_with_dynamic_pads(node):
+def conv_transpose_with_dynamic_pads(node: Node) -> Outputs:
     """ConvTranspose whose pads come from input 2."""
     pads = node.value(2)
     if pads is not None:
@@ -381,13 +382,13 @@ def conv_transpose_with_dynamic_pads(node):
 
 
 @register("ConvStateReplay GatedDeltaNetStateReplay", domain=MS)
-def state_replay(node):
+def state_replay(node: Node) -> Outputs:
     """The output is bound to destination_backing's allocation: its shape."""
     return [same_as(node, 2)]
 
 
 @register("DequantizeBFP", domain=MS)
-def dequantize_bfp(node):
+def dequantize_bfp(node: Node) -> Outputs:
     """The original tensor: its shape is the value of input 1."""
     shape = node.value(1)
     dtype = node.attr("dtype", TensorProto.FLOAT)

@@ -7,7 +7,8 @@ transformer writes (Conv) and ReorderOutput's ``channels`` attribute names the r
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .contrib_common import arg, to_channels_first, to_channels_last
@@ -26,7 +27,7 @@ register("GlobalMaxPool GlobalAveragePool", domain=NCHWC)(global_pool)
 
 
 @register("ReorderInput", domain=NCHWC)
-def reorder_input(node):
+def reorder_input(node: Node) -> Outputs:
     """NCHW (or, with channels_last, NHWC) to blocked: channels rounded up to the block
     size. A multiple of 16 stays as it is under every block size; otherwise the padded
     count is the machine's (a fresh symbol between C and C + 15)."""
@@ -43,7 +44,7 @@ def reorder_input(node):
 
 
 @register("ReorderOutput", domain=NCHWC)
-def reorder_output(node):
+def reorder_output(node: Node) -> Outputs:
     """Blocked to NCHW (or NHWC with channels_last) with the ``channels`` real channels."""
     x = arg(node, 0)
     if x.shape is None:
@@ -57,7 +58,7 @@ def reorder_output(node):
 
 
 @register("Upsample", domain=NCHWC)
-def upsample(node):
+def upsample(node: Node) -> Outputs:
     """Integer ``scales`` per axis (N, C, spatial...): each dim times its scale."""
     x = arg(node, 0)
     scales = node.attr("scales")

@@ -5,7 +5,8 @@ and the NHWC group norms of the diffusion fusions."""
 from __future__ import annotations
 
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
@@ -23,7 +24,7 @@ def _stat_shape(x, axis):
 
 
 @register("SkipLayerNormalization SkipSimplifiedLayerNormalization", domain=MS)
-def skip_layer_norm(node):
+def skip_layer_norm(node: Node) -> Outputs:
     """output and input_skip_bias_sum have the input's shape; mean and inv_std_var
     (training outputs) one value per row."""
     x = arg(node, 0)
@@ -32,7 +33,7 @@ def skip_layer_norm(node):
 
 
 @register("SimplifiedLayerNormalization")
-def simplified_layer_norm(node):
+def simplified_layer_norm(node: Node) -> Outputs:
     """RMS norm over axes ``axis..``; inv_std_var keeps the leading axes."""
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
@@ -42,7 +43,7 @@ def simplified_layer_norm(node):
 
 
 @register("EmbedLayerNormalization QEmbedLayerNormalization", domain=MS)
-def embed_layer_norm(node):
+def embed_layer_norm(node: Node) -> Outputs:
     """input_ids (batch, seq) and word_embedding (vocab, hidden) give (batch, seq, hidden);
     mask_index is one int32 per batch row; embedding_sum is the pre-norm sum."""
     ids, words = arg(node, 0), arg(node, 2)
@@ -57,7 +58,7 @@ def embed_layer_norm(node):
 
 
 @register("GroupNorm SkipGroupNorm", domain=MS)
-def group_norm(node):
+def group_norm(node: Node) -> Outputs:
     """Y (and SkipGroupNorm's sum S) keep the input's shape in either layout."""
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)] * max(node.num_outputs, 1)

@@ -8,7 +8,8 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
@@ -27,34 +28,34 @@ def _broadcast(node, ts, dtype):
 
 
 @register("QLinearAdd QLinearMul", domain=MS)
-def qlinear_binary(node):
+def qlinear_binary(node: Node) -> Outputs:
     """A (input 0) and B (input 3) broadcast; the result is quantized like A."""
     a = arg(node, 0)
     return _broadcast(node, [a, arg(node, 3)], a.dtype)
 
 
 @register("QLinearWhere", domain=MS)
-def qlinear_where(node):
+def qlinear_where(node: Node) -> Outputs:
     """condition (0), X (1) and Y (4) broadcast."""
     x = arg(node, 1)
     return _broadcast(node, [arg(node, 0), x, arg(node, 4)], x.dtype)
 
 
 @register("QLinearSigmoid QLinearLeakyRelu QLinearSoftmax", domain=MS)
-def qlinear_unary(node):
+def qlinear_unary(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
 
 @register("QuantizeLinear", domain=MS)
-def quantize_linear(node):
+def quantize_linear(node: Node) -> Outputs:
     """Same shape; the element type of the zero point (uint8 without one)."""
     x = arg(node, 0)
     return [Tensor(arg(node, 2).dtype if present(node, 2) else TensorProto.UINT8, x.shape)]
 
 
 @register("DequantizeLinear", domain=MS)
-def dequantize_linear(node):
+def dequantize_linear(node: Node) -> Outputs:
     """Same shape; the element type of the scale."""
     x, scale = arg(node, 0), arg(node, 1)
     return [Tensor(scale.dtype or F32, x.shape)]
@@ -79,41 +80,32 @@ def _channels_first(x):
     return Tensor(x.dtype, to_channels_first(x.shape))
 
 
-@register("QLinearAveragePool", domain=MS)
-def qlinear_average_pool(node):
-    """AveragePool, in NCHW or (channels_last) NHWC layout."""
+@register("QLinearAveragePool QLinearGlobalAveragePool", domain=MS)
+def qlinear_average_pool(node: Node) -> Outputs:
+    """AveragePool or GlobalAveragePool, in NCHW or (channels_last) NHWC layout."""
+    op, rule = ("GlobalAveragePool", global_pool) if "Global" in node.op_type else ("AveragePool", pool)
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     if node.attr("channels_last", 0):
-        return channels_last_rule(node, pool, "AveragePool", [_channels_first(x)])
-    return pool(WithInputs(node, [x], "AveragePool"))[:1]
-
-
-@register("QLinearGlobalAveragePool", domain=MS)
-def qlinear_global_average_pool(node):
-    x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.attr("channels_last", 0):
-        return channels_last_rule(node, global_pool, "GlobalAveragePool", [_channels_first(x)])
-    return global_pool(WithInputs(node, [x], "GlobalAveragePool"))
+        return channels_last_rule(node, rule, op, [_channels_first(x)])
+    return rule(WithInputs(node, [x], op))[:1]
 
 
 @register("QLinearConv", domain=MS)
-def qlinear_conv(node):
+def qlinear_conv(node: Node) -> Outputs:
     """The ONNX QLinearConv, or with channels_last its NHWC form (weights stay OIHW)."""
     if not node.attr("channels_last", 0):
         return conv(node)
     x = arg(node, 0)
     if x.shape is None:
-        return [Tensor(arg(node, 7).dtype or x.dtype, None)]
+        return [node.unknown_rank("input rank unknown", 0, arg(node, 7).dtype or x.dtype)]
     inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
     return channels_last_rule(node, conv, "QLinearConv", inputs)
 
 
 @register("QLinearReduceMean ReduceSumInteger", domain=MS)
-def qlinear_reduce_mean(node):
+def qlinear_reduce_mean(node: Node) -> Outputs:
     """Reduce over the ``axes`` attribute (all axes when empty)."""
     x = arg(node, 0)
     dtype = I32 if node.op_type == "ReduceSumInteger" else x.dtype
@@ -133,25 +125,26 @@ def _matmul_as(node, dtype):
 
 
 @register("MatMulInteger16", domain=MS)
-def matmul_integer16(node):
+def matmul_integer16(node: Node) -> Outputs:
     return _matmul_as(node, I32)
 
 
 @register("MatMulIntegerToFloat", domain=MS)
-def matmul_integer_to_float(node):
+def matmul_integer_to_float(node: Node) -> Outputs:
     """MatMul of the integer A and B, in the element type of a_scale."""
     return _matmul_as(node, arg(node, 2).dtype or F32)
 
 
 @register("DynamicQuantizeMatMul", domain=MS)
-def dynamic_quantize_matmul(node):
+def dynamic_quantize_matmul(node: Node) -> Outputs:
     return _matmul_as(node, arg(node, 0).dtype or F32)
 
 
 @register("QGemm", domain=MS)
-def qgemm(node):
+def qgemm(node: Node) -> Outputs:
     """Gemm of A (0) and B (3); quantized like y_zero_point when y_scale is given, else float."""
     a, b = arg(node, 0), arg(node, 3)
+    dtype: int
     if not present(node, 7):
         dtype = F32
     else:
@@ -160,7 +153,7 @@ def qgemm(node):
 
 
 @register("MatMulNBits MatMulBnb4", domain=MS)
-def matmul_nbits(node):
+def matmul_nbits(node: Node) -> Outputs:
     """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
     a = arg(node, 0)
     n = required_attr(node, "N")
@@ -175,7 +168,7 @@ _PACKED = {TensorProto.UINT8}
 
 
 @register("GatherBlockQuantized", domain=MS)
-def gather_block_quantized(node):
+def gather_block_quantized(node: Node) -> Outputs:
     """Gather along gather_axis, dequantized to the scales' type. A uint8 ``data`` with
     bits < 8 packs 8/bits values per byte along the last axis."""
     data, idx, scales = arg(node, 0), arg(node, 1), arg(node, 2)
@@ -206,20 +199,20 @@ def _last_replaced(node, a, n, dtype=None, output=0):
 
 
 @register("MatMulNBitsQLoRA MatMulPacked", domain=MS)
-def matmul_n_attr(node):
+def matmul_n_attr(node: Node) -> Outputs:
     """(..., N) with N the attribute."""
     return [_last_replaced(node, arg(node, 0), required_attr(node, "N"))]
 
 
 @register("MatMulNBitsMlp", domain=MS)
-def matmul_nbits_mlp(node):
+def matmul_nbits_mlp(node: Node) -> Outputs:
     """Y (..., N) = activation(gate) * up; input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
     return [_last_replaced(node, a, required_attr(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
 @register("MatMulNBitsQkv", domain=MS)
-def matmul_nbits_qkv(node):
+def matmul_nbits_qkv(node: Node) -> Outputs:
     """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
     q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"), output=1)
@@ -227,7 +220,7 @@ def matmul_nbits_qkv(node):
 
 
 @register("MatMulBlockQuantizedFp4Weight MatMulBlockQuantizedFp8Weight", domain=MS)
-def matmul_block_quantized_weight(node):
+def matmul_block_quantized_weight(node: Node) -> Outputs:
     """B is stored (N, ...): A (..., K) -> (..., N)."""
     a, b = arg(node, 0), arg(node, 1)
     if b.shape:
@@ -238,7 +231,7 @@ def matmul_block_quantized_weight(node):
 
 
 @register("MatMulFpQ4", domain=MS)
-def matmul_fp_q4(node):
+def matmul_fp_q4(node: Node) -> Outputs:
     """B_shape (a tensor input) holds (K, N) of the packed weight: A (..., K) -> (..., N)."""
     shape = node.value(2)
     a = arg(node, 0)
@@ -251,7 +244,7 @@ def matmul_fp_q4(node):
 
 
 @register("GemmFloat8 SparseToDenseMatMul", domain=MS)
-def gemm_float8(node):
+def gemm_float8(node: Node) -> Outputs:
     """(M, N) after transA/transB; GemmFloat8 in the element type ``dtype`` names (0: A's)."""
     a, b = arg(node, 0), arg(node, 1)
     dtype = node.attr("dtype", 0) or a.dtype
@@ -261,7 +254,7 @@ def gemm_float8(node):
 
 
 @register("GatherPacked", domain=MS)
-def gather_packed(node):
+def gather_packed(node: Node) -> Outputs:
     """Rows of a packed (rows, ...) table dequantized to K values: indices.shape + (K,)."""
     idx = arg(node, 1)
     dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
@@ -274,24 +267,24 @@ def gather_packed(node):
 
 
 @register("QuantizeWithOrder", domain=MS)
-def quantize_with_order(node):
+def quantize_with_order(node: Node) -> Outputs:
     return [Tensor(TensorProto.INT8, arg(node, 0).shape)]
 
 
 @register("DequantizeWithOrder", domain=MS)
-def dequantize_with_order(node):
+def dequantize_with_order(node: Node) -> Outputs:
     return [Tensor(node.attr("to", F32), arg(node, 0).shape)]
 
 
 @register("QOrderedMatMul", domain=MS)
-def qordered_matmul(node):
+def qordered_matmul(node: Node) -> Outputs:
     """MatMul of A (0) and B (2) as given, in int8."""
     out = matmul(WithInputs(node, [arg(node, 0), arg(node, 2)], "MatMul"))
     return [Tensor(TensorProto.INT8, out[0].shape)]
 
 
 @register("QOrderedAttention", domain=MS)
-def qordered_attention(node):
+def qordered_attention(node: Node) -> Outputs:
     """input (B, S, D) -> (B, S, v_hidden), v_hidden the V weight's columns."""
     x, wv = arg(node, 0), arg(node, 7)
     if x.shape is None or len(x.shape) != 3:
@@ -307,12 +300,12 @@ def qordered_attention(node):
 
 
 @register("QOrderedLongformerAttention", domain=MS)
-def qordered_longformer_attention(node):
+def qordered_longformer_attention(node: Node) -> Outputs:
     return [Tensor(TensorProto.INT8, arg(node, 0).shape)]
 
 
 @register("QuantizeBFP", domain=MS)
-def quantize_bfp(node):
+def quantize_bfp(node: Node) -> Outputs:
     """y: 1-D packed BFP bytes (their count depends on the BFP type's block layout, not
     modelled: fresh); shape and strides: one int64 per axis of x."""
     x = arg(node, 0)

@@ -4,8 +4,9 @@ and the stateful causal convolutions that feed them."""
 
 from __future__ import annotations
 
+from onnxsym.node import Node
 from onnxsym.values import Tensor
-from onnxsym.registry import register
+from onnxsym.registry import Outputs, register
 
 from .common import required_attr, unknown_ranks
 from .contrib_common import MS, WithInputs, arg, exact_div, present, rank
@@ -13,13 +14,13 @@ from .recurrent import recurrent
 
 
 @register("AttnLSTM", domain=MS)
-def attn_lstm(node):
+def attn_lstm(node: Node) -> Outputs:
     """The LSTM's outputs: Y (seq, dirs, batch, hidden), Y_h and Y_c (dirs, batch, hidden)."""
     return recurrent(node)
 
 
 @register("DynamicQuantizeLSTM", domain=MS)
-def dynamic_quantize_lstm(node):
+def dynamic_quantize_lstm(node: Node) -> Outputs:
     """The LSTM's outputs; its R is stored transposed, (dirs, hidden, 4*hidden)."""
     r = arg(node, 2)
     if r.shape is not None and len(r.shape) == 3:
@@ -45,7 +46,7 @@ def linear_attention(node):
 
 
 @register("LinearAttentionGate", domain=MS)
-def linear_attention_gate(node):
+def linear_attention_gate(node: Node) -> Outputs:
     """decay has the shape of a, beta that of b."""
     return [Tensor(arg(node, 0).dtype, arg(node, 0).shape), Tensor(arg(node, 3).dtype, arg(node, 3).shape)][
         :max(node.num_outputs, 1)]
@@ -84,7 +85,7 @@ def _state_length(node, w):
 
 
 @register("CausalConvWithState", domain=MS)
-def causal_conv_with_state(node):
+def causal_conv_with_state(node: Node) -> Outputs:
     """output has the input's shape; present_state holds the last (k-1)*dilation
     positions: (B, C, state) or, channels_last, (B, state, C) (1-D; ndim 1)."""
     x, w, past = arg(node, 0), arg(node, 1), arg(node, 3)
@@ -106,7 +107,7 @@ def causal_conv_with_state(node):
 
 
 @register("VarlenCausalConvWithState", domain=MS)
-def varlen_causal_conv_with_state(node):
+def varlen_causal_conv_with_state(node: Node) -> Outputs:
     """output (tokens, C) like the input; final_state like initial_state (B, C, state);
     state_update (B, state_update_capacity, C)."""
     x, init = arg(node, 0), arg(node, 4)

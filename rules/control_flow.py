@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
 from onnxsym.join import join
-from onnxsym.registry import register
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
-from onnxsym.values import Optional_, Sequence, Tensor
+from onnxsym.values import Optional_, Sequence, Tensor, unranked
 
 from .common import BOOL, I64
 
@@ -51,7 +52,7 @@ def _widen(node, k, tmpl, out, varying):
         if tmpl.shape is None:
             return tmpl
         if not isinstance(out, Tensor) or out.rank != tmpl.rank:
-            return Tensor(tmpl.dtype, None)
+            return unranked(tmpl.dtype)
         shape = list(tmpl.shape)
         for axis, (t, o) in enumerate(zip(tmpl.shape, out.shape)):
             if not dims.same(t, o) and t not in varying:
@@ -114,7 +115,7 @@ def _iterate(node, body, initial, inputs_for, first):
     Returns the carried values as the body last saw them, its outputs then, the dims
     made to vary and the names of all symbols that may differ between iterations."""
     varying = set()
-    carried = [v if v is not None else Tensor(0, None) for v in initial]
+    carried = [v if v is not None else unranked() for v in initial]
     for n_pass in range(MAX_PASSES + 1):
         born = set()
         outs = node.infer_graph(body, inputs_for(carried), born)
@@ -123,7 +124,7 @@ def _iterate(node, body, initial, inputs_for, first):
         if all(w is c for w, c in zip(wider, carried)):
             break
         if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
-            wider = [Tensor(c.dtype, None) if isinstance(c, Tensor) else type(c)(None) for c in carried]
+            wider = [unranked(c.dtype) if isinstance(c, Tensor) else type(c)(None) for c in carried]
         carried = wider
     return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
 
@@ -165,7 +166,8 @@ def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
     own shape inference knows (tried: a Reshape computed from shapes loses the rank):
     unknown here."""
     if not isinstance(per_iter, Tensor) or per_iter.shape is None:
-        return Tensor(per_iter.dtype if isinstance(per_iter, Tensor) else 0, None)
+        return node.unknown_rank("the body's scan output has unknown rank", k,
+                                 per_iter.dtype if isinstance(per_iter, Tensor) else 0)
     if runs is not True:
         return node.unknown_rank(ZERO_TRIPS, k, per_iter.dtype)
     shape = list(per_iter.shape)
@@ -194,7 +196,8 @@ def loop_rule(node):
     unstable |= {s.name for s in dims.free_symbols(i.value[0])}
     runs = _runs_at_least_once(node, m, has_cond)
     if runs is False:  # no iteration: the carried values come out as they went in
-        after, trip = [v if v is not None else Tensor(0, None) for v in initial], 0
+        after, trip = [v if v is not None else node.unknown_rank("the carried value is unknown", k)
+                       for k, v in enumerate(initial)], 0
     else:
         exact = _exact_trip(node, m, has_cond, outs[0])
         after = _finish(node, initial, carried, outs[1:1 + n], varying, unstable, exact)
@@ -218,7 +221,7 @@ def _runs_at_least_once(node, m, has_cond):
         return True if cond_true else None
     if m is None:
         return None
-    trip_positive = node.decide(lambda t: dims.try_le(1, t), (m,), lambda r: f"the loop runs at least once: {m} >= 1")
+    trip_positive = node.decide(lambda t: dims.try_le(1, t), (m,), lambda _: f"the loop runs at least once: {m} >= 1")
     return True if cond_true and trip_positive is True else None
 
 
@@ -268,13 +271,13 @@ def _scan_length(node, xs, axes, out):
 
 def _slice(x, axis):
     if x is None or x.shape is None:
-        return Tensor(x.dtype if x is not None else 0, None)
+        return unranked(x.dtype if x is not None else 0)
     axis = normalize_axis(axis, len(x.shape))
     return Tensor(x.dtype, x.shape[:axis] + x.shape[axis + 1:])
 
 
 @register("Scan", since=9)
-def scan_rule(node):
+def scan_rule(node: Node) -> Outputs:
     body = node.attr("body")
     m = node.attr("num_scan_inputs")
     n = len(node.inputs) - m

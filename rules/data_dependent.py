@@ -4,10 +4,14 @@ implies, unless the elements are known and the count can be read off them."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from onnxsym import dims
+from onnxsym.dims import Dim
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
-from onnxsym.registry import register
-from onnxsym.shapes import normalize_axis, prod
+from onnxsym.registry import Outputs, register
+from onnxsym.shapes import Shape, normalize_axis, prod
 from onnxsym.values import Tensor
 
 from .common import I64, arg, count, present, scalar, size_bound, static_bound
@@ -23,17 +27,18 @@ def _concrete(value):
 
 
 @register("NonZero")
-def nonzero(node):
+def nonzero(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [Tensor(I64, (node.fresh("rank of NonZero input unknown", 0, 0, kind=DD),
                              node.fresh("NonZero count", 0, 1, kind=DD)))]
-    rank = len(x.shape)
+    rank: Dim = len(x.shape)
     if rank == 0:
         # runtimes disagree on a scalar: onnxruntime answers rank 1, onnx's
         # reference evaluator and shape inference rank 0
         rank = node.fresh("rank NonZero reports for a scalar (0 or 1)", 0, 0, 0, 1, DD)
     vals = _concrete(x.value)
+    n: Dim
     if vals is not None:
         n = sum(1 for v in vals if v)
     else:
@@ -42,18 +47,19 @@ def nonzero(node):
 
 
 @register("Compress")
-def compress(node):
+def compress(node: Node) -> Outputs:
     x, cond = arg(node, 0), arg(node, 1)
     axis = node.attr("axis")
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    shape: Shape
     if axis is None:
         shape, a = (prod(x.shape),), 0
     else:
         shape, a = tuple(x.shape), normalize_axis(axis, len(x.shape))
     d = shape[a]
     cond_len = cond.shape[0] if cond.shape is not None and len(cond.shape) == 1 else None
-    n = None
+    n: Optional[Dim] = None
     vals = _concrete(cond.value)
     if vals is not None and dims.try_le(len(vals), d) is True:
         n = sum(1 for v in vals if v)  # every selected index lies inside the axis
@@ -64,7 +70,7 @@ def compress(node):
 
 
 @register("Unique")
-def unique(node):
+def unique(node: Node) -> Outputs:
     x = arg(node, 0)
     axis = node.attr("axis")
     if x.shape is None:
@@ -79,7 +85,8 @@ def unique(node):
             u = len(set(vals))
         else:
             u = count(node, "number of unique elements", 0, 0, static_bound(total), lo)
-        y_shape, inverse = (u,), (total,)
+        y_shape: Shape = (u,)
+        inverse: Shape = (total,)
     else:
         a = normalize_axis(axis, len(x.shape))
         d = x.shape[a]
@@ -90,7 +97,7 @@ def unique(node):
 
 
 @register("NonMaxSuppression")
-def non_max_suppression(node):
+def non_max_suppression(node: Node) -> Outputs:
     scores = arg(node, 1)
     per_class = scalar(node, 2) if present(node, 2) else 0
     if isinstance(per_class, int) and per_class <= 0:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from onnxsym import dims, floatops, intops
 from onnxsym.edges import comparison_text
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
@@ -17,7 +18,7 @@ from .common import BOOL, arg, present, scalar
           "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Gelu Softplus Softsign LeakyRelu Elu Selu "
           "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "
           "Hardmax Shrink BitwiseNot")
-def unary(node):
+def unary(node: Node) -> Outputs:
     x = arg(node, 0)
     value = None
     if x.value is not None and x.shape is not None:
@@ -54,24 +55,35 @@ def _int_unary(node, x):
 
 
 @register("IsNaN IsInf")
-def is_nan_inf(node):
+def is_nan_inf(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(BOOL, x.shape)]
 
 
 @register("Dropout")
-def dropout(node):
+def dropout_v1(node: Node) -> Outputs:
+    """Before opset 10 the mask has x's type."""
+    return _dropout(node, arg(node, 0).dtype)
+
+
+@register("Dropout", since=10)
+def dropout(node: Node) -> Outputs:
+    """The mask is bool."""
+    return _dropout(node, BOOL)
+
+
+def _dropout(node, mask_dtype):
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
-    if node.num_outputs > 1:  # the mask is bool from opset 10 on, of x's type before
-        outs.append(Tensor(BOOL if node.opset >= 10 else x.dtype, x.shape))
+    if node.num_outputs > 1:
+        outs.append(Tensor(mask_dtype, x.shape))
     return outs
 
 
 _COMPARE = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
 
 
-def _broadcast_values(node, shape, tensors):
+def _broadcast_values(shape, tensors):
     """Each input's value expanded to ``shape`` (static), or None."""
     if shape is None or not all(isinstance(d, int) for d in shape):
         return None
@@ -166,18 +178,31 @@ def _bool_combine(op, a, b):
     return None
 
 
-@register("Add Sub Mul Div Pow Mod Max Min Sum Mean And Or Xor BitShift BitwiseAnd BitwiseOr "
-          "BitwiseXor Equal Less Greater LessOrEqual GreaterOrEqual PRelu")
-def binary(node):
-    ts = [t for t in (node.tensor(i) for i in range(len(node.inputs))) if t is not None]
+# Before opset 7 these take a broadcast attribute: the second operand broadcasts into the first.
+_BROADCAST_ATTR = "Add Sub Mul Div Pow And Or Xor Equal Less Greater"
+
+
+@register(_BROADCAST_ATTR)
+def binary_v1(node: Node) -> Outputs:
+    return _elementwise(node, unidirectional=True)
+
+
+@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual PRelu")
+@register(_BROADCAST_ATTR, since=7)
+def binary(node: Node) -> Outputs:
+    """The inputs broadcast into each other; PRelu's slope broadcasts into X."""
+    return _elementwise(node, unidirectional=node.op_type == "PRelu")
+
+
+def _elementwise(node, unidirectional):
+    ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     if not ts:
         return [node.unknown_rank("no input is a tensor")]
     op = node.op_type
     dtype = BOOL if op in _COMPARE else ts[0].dtype
     if any(t.shape is None for t in ts):
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    if op == "PRelu" or (node.opset < 7 and op not in ("Max", "Min", "Sum", "Mean")):
-        # PRelu's slope, and before opset 7 every second operand, broadcasts into the first.
+    if unidirectional:
         shape = ts[0].shape
     else:
         shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
@@ -185,7 +210,7 @@ def binary(node):
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:
-        vals = _broadcast_values(node, shape, ts)
+        vals = _broadcast_values(shape, ts)
         if vals is not None:
             value = _fold(op, in_dtype, vals, node)
     return [Tensor(dtype, shape, value)]

@@ -5,39 +5,27 @@ CausalConvWithState."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
-from .common import arg, required_attr
+from .common import arg, present, rank, required_attr
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
 register("DeformConv")(conv)
 
 
-def _rank(x, n, op):
-    if x.shape is not None and len(x.shape) != n:
-        raise ShapeContradiction(f"{op} input must have rank {n}, not {len(x.shape)}")
-    return x.shape is not None
-
-
-@register("DepthToSpace")
-def depth_to_space(node):
+@register("DepthToSpace SpaceToDepth")
+def depth_space(node):
+    """Blocks of blocksize x blocksize pixels move into the channels (SpaceToDepth) or out of them."""
     x, b = arg(node, 0), required_attr(node, "blocksize")
-    if not _rank(x, 4, node.op_type):
+    if rank(x, 4) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
-    return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
-
-
-@register("SpaceToDepth")
-def space_to_depth(node):
-    x, b = arg(node, 0), required_attr(node, "blocksize")
-    if not _rank(x, 4, node.op_type):
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    n, c, h, w = x.shape
+    if node.op_type == "DepthToSpace":
+        return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
     return [Tensor(x.dtype, (n, c * (b * b), dims.floordiv(h, b), dims.floordiv(w, b)))]
 
 
@@ -46,7 +34,7 @@ def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
     x = arg(node, 0)
     image, block = node.value(1), node.value(2)
-    if not _rank(x, 3, node.op_type):
+    if rank(x, 3) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n_sp = len(image) if image is not None else len(block) if block is not None else None
     if n_sp is None:
@@ -59,7 +47,7 @@ def col2im(node):
 
 
 @register("GridSample")
-def grid_sample(node):
+def grid_sample(node: Node) -> Outputs:
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
     x, grid = arg(node, 0), arg(node, 1)
     if x.shape is None or grid.shape is None:
@@ -68,28 +56,28 @@ def grid_sample(node):
 
 
 @register("AffineGrid")
-def affine_grid(node):
+def affine_grid(node: Node) -> Outputs:
     """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
-    theta, size = arg(node, 0), node.tensor(1)
+    theta, size = arg(node, 0), arg(node, 1)
     n_sp = None
-    if size is not None and size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
+    if size.shape is not None and len(size.shape) == 1 and isinstance(size.shape[0], int):
         n_sp = size.shape[0] - 2
     elif theta.shape is not None and len(theta.shape) == 3 and isinstance(theta.shape[1], int):
         n_sp = theta.shape[1]
     if n_sp is None:
         return [node.unknown_rank("size input's length and theta's rank unknown", 0, theta.dtype)]
-    values = size.value if size is not None else None
+    values = size.value
     if values is None:
         return [Tensor(theta.dtype, node.fresh_shape(n_sp + 2, "AffineGrid size is not known"))]
     return [Tensor(theta.dtype, (values[0],) + tuple(values[2:]) + (n_sp,))]
 
 
 @register("MaxUnpool")
-def max_unpool(node):
+def max_unpool(node: Node) -> Outputs:
     """``output_shape`` when given, else ``(d - 1) * stride + kernel - pads`` per spatial axis."""
     x = arg(node, 0)
-    out_shape = node.tensor(2)
-    if out_shape is not None:
+    out_shape = arg(node, 2)
+    if present(node, 2):
         if out_shape.value is not None:
             return [Tensor(x.dtype, tuple(out_shape.value))]
         if out_shape.shape is not None and isinstance(out_shape.shape[0], int):
@@ -106,7 +94,7 @@ def max_unpool(node):
 
 
 @register("MaxRoiPool")
-def max_roi_pool(node):
+def max_roi_pool(node: Node) -> Outputs:
     """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
     x, rois = arg(node, 0), arg(node, 1)
     ph, pw = required_attr(node, "pooled_shape")
@@ -116,7 +104,7 @@ def max_roi_pool(node):
 
 
 @register("RoiAlign")
-def roi_align(node):
+def roi_align(node: Node) -> Outputs:
     """(num_rois, C, output_height, output_width); rois is (num_rois, 4)."""
     x, rois, idx = arg(node, 0), arg(node, 1), arg(node, 2)
     if rois.shape is not None:
@@ -130,7 +118,7 @@ def roi_align(node):
 
 
 @register("CausalConvWithState")
-def causal_conv_with_state(node):
+def causal_conv_with_state(node: Node) -> Outputs:
     """output has the input's shape; present_state is (batch, channels, k - 1), k = weight.shape[2]."""
     x, w = arg(node, 0), arg(node, 1)
     outs = [Tensor(x.dtype, x.shape)]

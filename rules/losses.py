@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import arg
@@ -15,11 +16,11 @@ def _loss(node, scores, target):
 
 
 @register("NegativeLogLikelihoodLoss")
-def nll_loss(node):
+def nll_loss(node: Node) -> Outputs:
     return [_loss(node, arg(node, 0), arg(node, 1))]
 
 
 @register("SoftmaxCrossEntropyLoss")
-def softmax_cross_entropy_loss(node):
+def softmax_cross_entropy_loss(node: Node) -> Outputs:
     scores = arg(node, 0)
     return [_loss(node, scores, arg(node, 1)), Tensor(scores.dtype, scores.shape)]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import prod
 from onnxsym.values import Opaque, Tensor, tensor_from_array
 
@@ -38,17 +39,17 @@ def _label_type(node, strings="classlabels_strings"):
 
 
 @register("Binarizer Imputer", domain=ML)
-def same_type(node):
+def same_type(node: Node) -> Outputs:
     return [same_shape(arg(node, 0))]
 
 
 @register("Normalizer Scaler", domain=ML)
-def float_same_shape(node):
+def float_same_shape(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), F)]
 
 
 @register("ArrayFeatureExtractor", domain=ML)
-def array_feature_extractor(node):
+def array_feature_extractor(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
     if x.shape is None or idx.shape is None:
         return [node.unknown_rank("input or indices rank unknown", 0, x.dtype)]
@@ -57,19 +58,19 @@ def array_feature_extractor(node):
 
 
 @register("CategoryMapper", domain=ML)
-def category_mapper(node):
+def category_mapper(node: Node) -> Outputs:
     x = arg(node, 0)
     return [same_shape(x, I64 if x.dtype == STRING else STRING)]
 
 
 @register("LabelEncoder", domain=ML, since=1)
-def label_encoder_v1(node):
+def label_encoder_v1(node: Node) -> Outputs:
     x = arg(node, 0)
     return [same_shape(x, I64 if x.dtype == STRING else STRING)]
 
 
 @register("LabelEncoder", domain=ML, since=2)
-def label_encoder_v2(node):
+def label_encoder_v2(node: Node) -> Outputs:
     """The output type is that of whichever ``values_*`` attribute is set."""
     x = arg(node, 0)
     dtype = 0
@@ -83,7 +84,7 @@ def label_encoder_v2(node):
 
 
 @register("OneHotEncoder", domain=ML)
-def one_hot_encoder(node):
+def one_hot_encoder(node: Node) -> Outputs:
     x = arg(node, 0)
     cats = node.attr("cats_int64s") or node.attr("cats_strings") or []
     if x.shape is None:
@@ -92,39 +93,39 @@ def one_hot_encoder(node):
 
 
 @register("FeatureVectorizer", domain=ML)
-def feature_vectorizer(node):
+def feature_vectorizer(node: Node) -> Outputs:
     return [_rows(node, sum(node.attr("inputdimensions", [])))]
 
 
 @register("LinearRegressor", domain=ML)
-def linear_regressor(node):
+def linear_regressor(node: Node) -> Outputs:
     return [_rows(node, node.attr("targets", 1))]
 
 
 @register("SVMRegressor", domain=ML)
-def svm_regressor(node):
+def svm_regressor(node: Node) -> Outputs:
     return [_rows(node, 1)]
 
 
 @register("TreeEnsembleRegressor", domain=ML)
-def tree_ensemble_regressor(node):
+def tree_ensemble_regressor(node: Node) -> Outputs:
     return [_rows(node, node.attr("n_targets", 1))]
 
 
 @register("TreeEnsemble", domain=ML)
-def tree_ensemble(node):
+def tree_ensemble(node: Node) -> Outputs:
     return [_rows(node, node.attr("n_targets"), arg(node, 0).dtype)]
 
 
 @register("LinearClassifier", domain=ML)
-def linear_classifier(node):
+def linear_classifier(node: Node) -> Outputs:
     # one intercept means a binary classifier, which reports both classes' scores
     classes = len(node.attr("intercepts", []))
     return [_labels(node, _label_type(node)), _rows(node, 2 if classes == 1 else classes)]
 
 
 @register("SVMClassifier", domain=ML)
-def svm_classifier(node):
+def svm_classifier(node: Node) -> Outputs:
     k = len(node.attr("classlabels_ints") or node.attr("classlabels_strings") or [])
     width = k
     if node.attr("vectors_per_class") and not node.attr("prob_a") and k > 2:
@@ -133,20 +134,20 @@ def svm_classifier(node):
 
 
 @register("TreeEnsembleClassifier", domain=ML)
-def tree_ensemble_classifier(node):
+def tree_ensemble_classifier(node: Node) -> Outputs:
     k = len(node.attr("classlabels_int64s") or node.attr("classlabels_strings") or [])
     return [_labels(node, _label_type(node)), _rows(node, k)]
 
 
 @register("DictVectorizer", domain=ML)
-def dict_vectorizer(node):
+def dict_vectorizer(node: Node) -> Outputs:
     vocab = node.attr("string_vocabulary") or node.attr("int64_vocabulary") or []
     m = node.input(0)
     return [Tensor(m.map_value_dtype if isinstance(m, Opaque) else 0, (1, len(vocab)))]
 
 
 @register("CastMap", domain=ML)
-def cast_map(node):
+def cast_map(node: Node) -> Outputs:
     dtype = {"TO_FLOAT": F, "TO_STRING": STRING, "TO_INT64": I64}[node.attr("cast_to", "TO_FLOAT")]
     if node.attr("map_form", "DENSE") == "SPARSE":
         return [Tensor(dtype, (1, node.attr("max_map", 1)))]
@@ -154,5 +155,5 @@ def cast_map(node):
 
 
 @register("ZipMap", domain=ML)
-def zip_map(node):
+def zip_map(_node: Node) -> Outputs:
     return [Opaque()]  # a sequence of maps: no tensor shape to infer

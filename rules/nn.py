@@ -4,18 +4,21 @@ Einsum, TopK, ArgMax, Resize and friends."""
 from __future__ import annotations
 
 import math
+from typing import Dict, List
 
 import numpy as np
 from onnx import TensorProto
 
 from onnxsym import dims, intops
+from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
-from onnxsym.registry import register
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import I64, arg
+from .common import I64, arg, present
 
 
 
@@ -27,7 +30,7 @@ def _bshapes(node, shapes, output=0):
 
 
 @register("MatMul MatMulInteger")
-def matmul(node):
+def matmul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
@@ -70,7 +73,7 @@ def gemm_shape(node, a: Tensor, b: Tensor):
 
 
 @register("Gemm")
-def gemm(node):
+def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
     return [Tensor(a.dtype, gemm_shape(node, a, arg(node, 1)))]
 
@@ -78,7 +81,13 @@ def gemm(node):
 # --------------------------------------------------------------------------- Conv and pools
 
 
-def _spatial_params(node, nsp, kernel):
+SAME = ("SAME_UPPER", "SAME_LOWER")
+
+
+def _windows(node, in_dims, kernel):
+    """auto_pad, and for each spatial axis: its index, the input dim, the kernel size, stride
+    and dilation, and the pads at its begin and end (0 under VALID; SAME derives its own)."""
+    nsp = len(in_dims)
     strides = node.attr("strides") or [1] * nsp
     dil = node.attr("dilations") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
@@ -87,21 +96,20 @@ def _spatial_params(node, nsp, kernel):
                        ("pads", pads, 2 * nsp)):
         if len(v) != n:  # onnxruntime refuses it too
             raise ShapeContradiction(f"{name} has {len(v)} entries; the input has {nsp} spatial axes")
-    return list(strides), list(dil), list(pads), auto_pad
+    if auto_pad == "VALID":
+        pads = [0] * (2 * nsp)
+    return auto_pad, [(i, d, kernel[i], strides[i], dil[i], pads[i], pads[i + nsp]) for i, d in enumerate(in_dims)]
 
 
 def _conv_out(node, in_dims, kernel):
     """Conv output sizes (the spec's formulas; onnxruntime computes them in int64
     and rejects inputs shorter than the dilated kernel)."""
-    nsp = len(in_dims)
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, in_dims, kernel)
     out = []
-    for i, d in enumerate(in_dims):
-        k, s, dl = kernel[i], strides[i], dil[i]
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        if auto_pad in SAME:
             out.append(dims.ceil_div(d, s))
             continue
-        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
         node.require_at_least(d, dl * (k - 1) + 1 - pb - pe,
                               f"onnxruntime runs a {node.op_type} only on input dims at least the "
                               f"dilated kernel minus the pads (axis {i + 2})")
@@ -121,20 +129,16 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
     undilated kernel, int64 division rounding toward zero (an input shorter than
     the kernel still gives a window), and in ceil_mode a float32 ceil, with the
     last window dropped when it would start in the end padding."""
-    nsp = len(in_dims)
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, in_dims, kernel)
     out = []
-    for i, d in enumerate(in_dims):
-        k, s, dl = kernel[i], strides[i], dil[i]
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        if auto_pad in SAME:
             total = (dims.ceil_div(d, s) - 1) * s + k - d
             head = intops.trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
-        elif auto_pad == "VALID":
-            total = head = 0
         else:
-            total, head = pads[i] + pads[i + nsp], pads[i]
+            total, head = pb + pe, pb
         n = d + total - dl * (k - 1) - 1
-        if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto_pad not in SAME:
             # onnxruntime refuses a negative output size, trunc(n/s) + 1 < 0 (ceil mode too)
             node.require_at_least(d, 2 - 2 * s - total + dl * (k - 1),
                                   f"onnxruntime runs a {node.op_type} only where its output size "
@@ -155,7 +159,7 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 
 
 @register("Conv ConvInteger QLinearConv")
-def conv(node):
+def conv(node: Node) -> Outputs:
     xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
     x, w = arg(node, xi), arg(node, wi)
     dtype = x.dtype
@@ -178,7 +182,7 @@ def conv(node):
 
 
 @register("ConvTranspose")
-def conv_transpose(node):
+def conv_transpose(node: Node) -> Outputs:
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -198,23 +202,21 @@ def conv_transpose(node):
     if out_shape:
         sp = list(out_shape)[-nsp:]
         return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
-    strides, dil, pads, auto_pad = _spatial_params(node, nsp, kernel)
+    auto_pad, axes = _windows(node, list(x.shape[2:]), kernel)
     opad = node.attr("output_padding") or [0] * nsp
     sp = []
-    for i, d in enumerate(x.shape[2:]):
-        s = strides[i]
-        full = s * (d - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    for i, d, k, s, dl, pb, pe in axes:
+        full = s * (d - 1) + opad[i] + (k - 1) * dl + 1
+        if auto_pad in SAME:
             # the total padding full - d*s does not depend on d; onnxruntime clamps it at 0
-            sp.append(dims.mul(d, s) if opad[i] + (kernel[i] - 1) * dil[i] + 1 - s >= 0 else full)
+            sp.append(dims.mul(d, s) if opad[i] + (k - 1) * dl + 1 - s >= 0 else full)
             continue
-        pb, pe = (0, 0) if auto_pad == "VALID" else (pads[i], pads[i + nsp])
         sp.append(full - pb - pe)
     return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
 
 
 @register("MaxPool AveragePool LpPool")
-def pool(node):
+def pool(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", k, x.dtype if k == 0 else I64) for k in range(max(node.num_outputs, 1))]
@@ -231,7 +233,7 @@ def pool(node):
 
 
 @register("GlobalAveragePool GlobalMaxPool GlobalLpPool")
-def global_pool(node):
+def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -242,7 +244,7 @@ def global_pool(node):
 
 
 @register("BatchNormalization")
-def batch_norm(node):
+def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     scale = arg(node, 1)
@@ -259,7 +261,7 @@ def batch_norm(node):
 
 
 @register("LayerNormalization")
-def layer_norm(node):
+def layer_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
@@ -276,7 +278,7 @@ def layer_norm(node):
 
 @register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
           "CumSum Trilu LRN")
-def keeps_input_shape(node):
+def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
@@ -309,9 +311,9 @@ def einsum(node):
     terms = [_parse_term(t) for t in lhs.split(",")]
     if len(terms) != len(ts):
         raise ShapeContradiction(f"Einsum equation '{eq}' has {len(terms)} operands, node has {len(ts)}")
-    letter_dims = {}
+    letter_dims: Dict[str, List[Dim]] = {}
     ell_shapes = []
-    counts = {}
+    counts: Dict[str, int] = {}
     for term, t in zip(terms, ts):
         shape = tuple(t.shape)
         nlet = len([x for x in term if x != "..."])
@@ -332,7 +334,7 @@ def einsum(node):
         out_terms = _parse_term(rhs)
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
-    out = []
+    out: List[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":
             out.extend(ell)
@@ -345,7 +347,7 @@ def einsum(node):
 
 
 @register("TopK")
-def topk(node):
+def topk(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype), node.unknown_rank("input rank unknown", 1, I64)]
@@ -363,7 +365,7 @@ def topk(node):
 
 
 @register("ArgMax ArgMin")
-def argmax(node):
+def argmax(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, I64)]
@@ -418,9 +420,9 @@ def _policy_sizes(x, sizes, axes, policy):
 
 
 def _nonempty(node, i):
-    t = node.tensor(i)
-    if t is None:
+    if not present(node, i):
         return None
+    t = arg(node, i)
     if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
         return None
     return t
@@ -458,29 +460,41 @@ def _resize_shape(node, x, scales, sizes, axes):
 
 
 @register("Resize")
-def resize(node):
-    x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.opset < 11:
-        scales, sizes = node.tensor(1), None
-    else:
-        scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
-        if node.opset < 13 and sizes is not None and scales is not None and scales.value is not None \
-                and len(scales.value) > 0:
-            sizes = None
-    axes = node.attr("axes") if node.opset >= 18 else None
-    return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]
+def resize_v10(node: Node) -> Outputs:
+    """Resize-10: inputs X and scales."""
+    return _resized(node, arg(node, 1), None)
+
+
+@register("Resize", since=11)
+def resize_v11(node: Node) -> Outputs:
+    """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
+    scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
+    if scales is not None and scales.value is not None and len(scales.value) > 0:
+        sizes = None
+    return _resized(node, scales, sizes)
+
+
+@register("Resize", since=13)
+def resize(node: Node) -> Outputs:
+    """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
+    return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr("axes") if node.opset >= 18 else None)
 
 
 @register("Upsample")
-def upsample(node):
+def upsample_v7(node: Node) -> Outputs:
+    """Upsample-7: the scales attribute."""
+    s = node.attr("scales")
+    return _resized(node, Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None, None)
+
+
+@register("Upsample", since=9)
+def upsample(node: Node) -> Outputs:
+    """The scales input."""
+    return _resized(node, arg(node, 1), None)
+
+
+def _resized(node, scales, sizes, axes=None):
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.opset < 9:
-        s = node.attr("scales")
-        scales = Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None
-    else:
-        scales = node.tensor(1)
-    return [Tensor(x.dtype, _resize_shape(node, x, scales, None, None))]
+    return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]

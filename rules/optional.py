@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
-from onnxsym.values import Optional_, Sequence, Tensor
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
+from onnxsym.values import Optional_, Sequence, Tensor, unranked
 
 from .common import BOOL
 
@@ -18,20 +19,20 @@ def _from_type(node, tp):
         return None
     tt = tp.tensor_type
     if not tt.HasField("shape"):
-        return Tensor(tt.elem_type, None)
+        return unranked(tt.elem_type)
     return Tensor(tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else
                                       node.fresh("declared by the Optional's type", 0, axis)
                                       for axis, d in enumerate(tt.shape.dim)))
 
 
 @register("Optional")
-def optional_rule(node):
+def optional_rule(node: Node) -> Outputs:
     x = node.input(0)
     return [Optional_(x if x is not None else _from_type(node, node.attr("type")))]
 
 
 @register("OptionalHasElement")
-def optional_has_element_rule(node):
+def optional_has_element_rule(node: Node) -> Outputs:
     x = node.input(0)
     if x is None:  # opset 18: an omitted input is an empty optional
         known = (False,)
@@ -43,7 +44,7 @@ def optional_has_element_rule(node):
 
 
 @register("OptionalGetElement")
-def optional_get_element_rule(node):
+def optional_get_element_rule(node: Node) -> Outputs:
     x = node.input(0)
     if isinstance(x, Optional_):
         return [x.elem if x.elem is not None else node.unknown_rank("the optional's element unknown")]

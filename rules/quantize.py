@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import arg
@@ -14,36 +15,38 @@ from .nn import matmul_shape
 
 
 @register("QuantizeLinear")
-def quantize_linear(node):
+def quantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (opset 21+), else the zero
     point's, else uint8."""
     x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 21 else 0
     if not dtype:
-        zp = node.tensor(2)
-        dtype = zp.dtype if zp is not None and zp.dtype else TensorProto.UINT8
+        dtype = arg(node, 2).dtype or TensorProto.UINT8
     return [Tensor(dtype, x.shape)]
 
 
 @register("DequantizeLinear")
-def dequantize_linear(node):
-    """y has x's shape; its type is ``output_dtype`` (opset 23+), else the scale's
-    (opset 19+; float before that)."""
+def dequantize_linear_v1(node: Node) -> Outputs:
+    """y has x's shape and is float."""
+    return [Tensor(TensorProto.FLOAT, arg(node, 0).shape)]
+
+
+@register("DequantizeLinear", since=19)
+def dequantize_linear(node: Node) -> Outputs:
+    """y has x's shape; its type is ``output_dtype`` (an attribute from opset 23 on), else the scale's."""
     x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
-    if not dtype:
-        dtype = (arg(node, 1).dtype or TensorProto.FLOAT) if node.opset >= 19 else TensorProto.FLOAT
-    return [Tensor(dtype, x.shape)]
+    return [Tensor(dtype or arg(node, 1).dtype or TensorProto.FLOAT, x.shape)]
 
 
 @register("DynamicQuantizeLinear")
-def dynamic_quantize_linear(node):
+def dynamic_quantize_linear(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(TensorProto.UINT8, x.shape), Tensor(TensorProto.FLOAT, ()), Tensor(TensorProto.UINT8, ())]
 
 
 @register("QLinearMatMul")
-def qlinear_matmul(node):
+def qlinear_matmul(node: Node) -> Outputs:
     """MatMul of inputs 0 and 3; the type is the output zero point's (input 7)."""
     shape = matmul_shape(node, arg(node, 0).shape, arg(node, 3).shape)
     return [Tensor(arg(node, 7).dtype or arg(node, 0).dtype, shape)]

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .common import arg, same_shape
+from .common import arg, like_input
 
 
 @register("RandomNormal RandomUniform")
-def random_of_shape(node):
+def random_of_shape(node: Node) -> Outputs:
     shape = node.attr("shape")
     dtype = node.attr("dtype", TensorProto.FLOAT)
     if shape is None:
@@ -20,14 +21,11 @@ def random_of_shape(node):
     return [Tensor(dtype, tuple(int(d) for d in shape))]
 
 
-@register("RandomNormalLike RandomUniformLike Bernoulli")
-def random_like(node):
-    x = arg(node, 0)
-    return [same_shape(x, node.attr("dtype", x.dtype))]
+register("RandomNormalLike RandomUniformLike Bernoulli")(like_input)
 
 
 @register("Multinomial")
-def multinomial(node):
+def multinomial(node: Node) -> Outputs:
     x = arg(node, 0)  # [batch_size, class_size]
     batch = x.shape[0] if x.shape is not None and len(x.shape) == 2 else node.fresh("Multinomial batch unknown", 0, 0)
     return [Tensor(node.attr("dtype", TensorProto.INT32), (batch, node.attr("sample_size", 1)))]

@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
+from onnxsym.shapes import Shape
 from onnxsym.values import Tensor
+
+from .common import arg
 
 
 @register("RNN GRU LSTM")
-def recurrent(node):
+def recurrent(node: Node) -> Outputs:
     """Y is (seq, dirs, batch, hidden) and Y_h, Y_c are (dirs, batch, hidden);
     with ``layout=1`` (opset 14+) the batch axis comes first in X and in every output:
     (batch, seq, dirs, hidden) and (batch, dirs, hidden)."""
-    x = node.tensor(0)
-    dtype = x.dtype if x is not None else 0
+    x = arg(node, 0)
+    dtype = x.dtype
     n_out = node.num_outputs
-    if x is None or x.shape is None or len(x.shape) != 3:
+    if x.shape is None or len(x.shape) != 3:
         return [node.unknown_rank("input rank unknown, or not 3", k, dtype) for k in range(n_out)]
     layout = node.attr("layout", 0) if node.opset >= 14 else 0
     seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
     dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1
     hidden = node.attr("hidden_size")
     if hidden is None:
-        r = node.tensor(2)  # R is (dirs, gates*hidden, hidden)
-        hidden = r.shape[2] if r is not None and r.shape is not None and len(r.shape) == 3 \
+        r = arg(node, 2)  # R is (dirs, gates*hidden, hidden)
+        hidden = r.shape[2] if r.shape is not None and len(r.shape) == 3 \
             else node.fresh(f"{node.op_type} hidden_size is not known", 0, 3)
+    y: Shape
+    state: Shape
     if layout:
         y, state = (batch, seq, dirs, hidden), (batch, dirs, hidden)
     else:

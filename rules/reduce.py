@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from typing import List
+
+from onnxsym.dims import Dim
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
+
+from .common import arg, present
 
 _OPS = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum " \
        "ReduceLogSumExp ReduceSumSquare"
@@ -21,21 +27,21 @@ def _axes(node):
     if not _from_input(node):
         a = node.attr("axes")
         return None if a is None else list(a)
-    if len(node.inputs) < 2 or node.inputs[1] is None:
+    if not present(node, 1):
         return None
-    t = node.tensor(1)
-    if t is None or t.value is None:
-        if t is not None and t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
+    t = arg(node, 1)
+    if t.value is None:
+        if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
             return []
         return _UNKNOWN
     return [int(v) for v in t.value]
 
 
 @register(_OPS)
-def reduce(node):
-    x = node.tensor(0)
-    if x is None or x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, 0 if x is None else x.dtype)]
+def reduce(node: Node) -> Outputs:
+    x = arg(node, 0)
+    if x.shape is None:
+        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     keepdims = node.attr("keepdims", 1)
     noop = node.attr("noop_with_empty_axes", 0)
     rank = len(x.shape)
@@ -51,7 +57,7 @@ def reduce(node):
             return [Tensor(x.dtype, x.shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
-    shape = []
+    shape: List[Dim] = []
     for i, d in enumerate(x.shape):
         if i in red:
             if keepdims:

@@ -3,14 +3,15 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
 from .common import arg, same_shape
 
 
 @register("GatherND")
-def gather_nd(node):
+def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
     batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
     if data.shape is None or idx.shape is None or not idx.shape or not isinstance(idx.shape[-1], int):
@@ -21,6 +22,6 @@ def gather_nd(node):
 
 
 @register("Scatter ScatterElements ScatterND TensorScatter ReverseSequence CumProd")
-def like_first_input(node):
+def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
     return [same_shape(arg(node, 0))]

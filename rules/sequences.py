@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.node import Node
 from onnxsym.provenance import Kind
 from onnxsym.join import join_tensors
-from onnxsym.registry import register
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
-from onnxsym.values import Sequence, Tensor
+from onnxsym.values import Sequence, Tensor, unranked
 
-from .common import F32, I64
+from .common import F32, I64, arg, present
 
 
 
@@ -21,8 +22,8 @@ def _fresh_for(node, output):
 
 def _of_items(node, items, dtype=0, output=0):
     """A sequence of known items; its element type is their join."""
-    items = tuple(t if isinstance(t, Tensor) else Tensor(0, None) for t in items)
-    elem = join_tensors(items, _fresh_for(node, output), "the sequence items differ") if items else Tensor(dtype, None)
+    items = tuple(t if isinstance(t, Tensor) else unranked() for t in items)
+    elem = join_tensors(items, _fresh_for(node, output), "the sequence items differ") if items else unranked(dtype)
     return Sequence(elem, items)
 
 
@@ -30,12 +31,12 @@ def any_item(node, seq, output=0):
     """An item at a position not known here. Dims that may differ between items
     get new symbols: two such items need not be alike."""
     if not isinstance(seq, Sequence):
-        return Tensor(0, None)
+        return unranked()
     if seq.items:
         return join_tensors(seq.items, _fresh_for(node, output), "the sequence items differ")
     elem = seq.elem
     if elem is None or elem.shape is None:
-        return Tensor(elem.dtype if elem is not None else 0, None)
+        return unranked(elem.dtype if elem is not None else 0)
     return Tensor(elem.dtype, tuple(
         d if node.is_resolved(d) else node.fresh(f"an item's dim {d} may differ between items", output, axis)
         for axis, d in enumerate(elem.shape)))
@@ -43,7 +44,7 @@ def any_item(node, seq, output=0):
 
 def _position(node, i, n, default, insert=False):
     """Input ``i`` as an index into ``n`` items (``default`` when omitted); ``None`` when unknown."""
-    v = node.value(i) if node.input(i) is not None else (default,)
+    v = node.value(i) if present(node, i) else (default,)
     if v is None or len(v) != 1 or not isinstance(v[0], int) or n is None:
         return None
     p, hi = v[0], n + 1 if insert else n
@@ -67,12 +68,12 @@ def _add(n, k):
 
 
 @register("SequenceEmpty")
-def sequence_empty_rule(node):
-    return [Sequence(Tensor(node.attr("dtype", F32), None), ())]
+def sequence_empty_rule(node: Node) -> Outputs:
+    return [Sequence(unranked(node.attr("dtype", F32)), ())]
 
 
 @register("SequenceConstruct")
-def sequence_construct_rule(node):
+def sequence_construct_rule(node: Node) -> Outputs:
     return [_of_items(node, node.inputs)]
 
 
@@ -80,12 +81,13 @@ def sequence_construct_rule(node):
 def sequence_at_rule(node):
     seq = node.input(0)
     p = _position(node, 1, _count(seq), None)
-    return [seq.items[p] if p is not None else any_item(node, seq)]
+    item = seq.items[p] if p is not None else any_item(node, seq)
+    return [item if item.shape is not None else node.unknown_rank("the item's rank is unknown", 0, item.dtype)]
 
 
 @register("SequenceInsert")
 def sequence_insert_rule(node):
-    seq, t = node.input(0), node.tensor(1)
+    seq, t = node.input(0), arg(node, 1)
     n = _count(seq)
     p = _position(node, 2, n, n if n is not None else -1, insert=True)
     if p is not None:
@@ -110,16 +112,16 @@ def sequence_erase_rule(node):
 
 
 @register("SequenceLength")
-def sequence_length_rule(node):
+def sequence_length_rule(node: Node) -> Outputs:
     n = _length(node.input(0))
     return [Tensor(I64, (), None if n is None else (n,))]
 
 
 @register("SplitToSequence")
 def split_to_sequence_rule(node):
-    x = node.tensor(0)
-    if x is None or x.shape is None:
-        return [Sequence(Tensor(x.dtype if x else 0, None))]
+    x = arg(node, 0)
+    if x.shape is None:
+        return [Sequence(unranked(x.dtype))]
     axis = normalize_axis(node.attr("axis", 0), len(x.shape))
     d = x.shape[axis]
 
@@ -127,8 +129,8 @@ def split_to_sequence_rule(node):
         mid = (size,) if keep else ()
         return Tensor(x.dtype, x.shape[:axis] + mid + x.shape[axis + 1:])
 
-    split = node.tensor(1)
-    if split is None:  # pieces of length 1
+    split = arg(node, 1)
+    if not present(node, 1):  # pieces of length 1
         one = piece(1, node.attr("keepdims", 1) != 0)
         return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value
@@ -165,7 +167,7 @@ def concat_from_sequence_rule(node):
         return [Tensor(items[0].dtype, like[:axis] + (total,) + like[axis + 1:])]
     item = any_item(node, seq)
     if item.shape is None:
-        return [item]
+        return [node.unknown_rank("the items' rank is unknown", 0, item.dtype)]
     rank = len(item.shape) + stack
     axis = normalize_axis(node.attr("axis"), rank)
     n = _length(seq)

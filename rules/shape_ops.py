@@ -8,17 +8,14 @@ from onnx import TensorProto
 from onnxsym import dims, floatops, intops
 from onnxsym.errors import ShapeContradiction
 from onnxsym.edges import never_equals
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
-from .common import I64
+from .common import I64, arg, present
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
-
-
-def _t(node, i):
-    return node.tensor(i)
 
 
 def _keep(value):
@@ -70,9 +67,9 @@ def _from_np(arr):
 # --------------------------------------------------------------------- Shape, Size
 
 @register("Shape")
-def shape_rule(node):
-    x = _t(node, 0)
-    if x is None or x.shape is None:
+def shape_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
+    if x.shape is None:
         return [Tensor(I64, (node.fresh("rank of input unknown", 0, 0),))]
     r = len(x.shape)
     start = node.attr("start", 0) if node.opset >= 15 else 0
@@ -84,9 +81,9 @@ def shape_rule(node):
 
 
 @register("Size")
-def size_rule(node):
-    x = _t(node, 0)
-    if x is None or x.shape is None:
+def size_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
+    if x.shape is None:
         return [Tensor(I64, ())]
     return [Tensor(I64, (), (prod(x.shape),))]
 
@@ -94,7 +91,7 @@ def size_rule(node):
 # --------------------------------------------------------------------- constants
 
 @register("Constant")
-def constant_rule(node):
+def constant_rule(node: Node) -> Outputs:
     v = node.attr("value")
     if v is not None:
         return [tensor_from_array(v)]
@@ -114,7 +111,7 @@ def constant_rule(node):
 
 
 @register("ConstantOfShape")
-def constant_of_shape_rule(node):
+def constant_of_shape_rule(node: Node) -> Outputs:
     v = node.attr("value")
     if v is not None:
         arr = np.asarray(v)
@@ -122,10 +119,10 @@ def constant_of_shape_rule(node):
         dtype, fill = t.dtype, (arr.reshape(-1).tolist()[0] if arr.size else 0)
     else:
         dtype, fill = 1, 0.0
-    s = _t(node, 0)
-    shp = s.value if s is not None else None
+    s = arg(node, 0)
+    shp = s.value
     if shp is None:
-        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+        n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "shape input value unknown", dtype)]
     shp = tuple(shp)
     value = None
@@ -136,7 +133,7 @@ def constant_of_shape_rule(node):
 
 
 @register("Identity")
-def identity_rule(node):
+def identity_rule(node: Node) -> Outputs:
     return [node.inputs[0]]
 
 
@@ -179,7 +176,7 @@ def _unclear_elements(node, x, target, allowzero):
         if not isinstance(d, int):
             same = x.shape is not None and i < len(x.shape) and d == x.shape[i]
             case = node.decide(_element_case, (d, allowzero, same),
-                               lambda r, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
+                               lambda _, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
             if case is not None:
                 unclear[i] = case
     if not unclear:
@@ -189,7 +186,7 @@ def _unclear_elements(node, x, target, allowzero):
     lit = _literal(x, target, allowzero)
     if x.shape is not None and None not in lit and \
             node.decide(_counts_match, (prod(lit), prod(x.shape)),
-                        lambda r: f"target {', '.join(map(str, target))} taken as sizes: it keeps the element count"):
+                        lambda _: f"target {', '.join(map(str, target))} taken as sizes: it keeps the element count"):
         return {}
     return unclear
 
@@ -222,35 +219,29 @@ def _reshape(node, x, target, allowzero):
     return tuple(out)
 
 
-def _reshape_value(x, shape):
-    if x.value is None:
-        return None
-    return x.value  # row-major elements unchanged
-
-
 @register("Reshape", since=1)
-def reshape_v1(node):
-    x = _t(node, 0)
+def reshape_v1(node: Node) -> Outputs:
+    x = arg(node, 0)
     shape = _ints(node.attr("shape"))
     out = _reshape(node, x, shape, False)
-    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+    return [Tensor(x.dtype, out, x.value)]
 
 
 @register("Reshape", since=5)
-def reshape_v5(node):
-    x = _t(node, 0)
-    s = _t(node, 1)
+def reshape_v5(node: Node) -> Outputs:
+    x = arg(node, 0)
+    s = arg(node, 1)
     allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
-    if s is None or s.value is None:
-        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+    if s.value is None:
+        n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
     out = _reshape(node, x, tuple(s.value), allowzero)
-    return [Tensor(x.dtype, out, _reshape_value(x, out))]
+    return [Tensor(x.dtype, out, x.value)]
 
 
 @register("Flatten")
-def flatten_rule(node):
-    x = _t(node, 0)
+def flatten_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
     if x.shape is None:
         return [_unknown(node, 0, 2, "flatten of unknown rank", x.dtype)]
     r = len(x.shape)
@@ -264,8 +255,8 @@ def flatten_rule(node):
 # --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
 
 @register("Transpose")
-def transpose_rule(node):
-    x = _t(node, 0)
+def transpose_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
     perm = _ints(node.attr("perm"))
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype) if perm is None else _unknown(node, 0, len(perm), "rank unknown", x.dtype)]
@@ -278,9 +269,9 @@ def transpose_rule(node):
     return [Tensor(x.dtype, out, value)]
 
 
-def _axes_from(node, idx_since13):
+def _axes_from(node):
     if node.opset >= 13:
-        if len(node.inputs) > 1 and node.inputs[1] is not None:
+        if present(node, 1):
             v = node.value(1)
             return "unknown" if v is None else _static_ints(v) or "unknown"
         return None
@@ -288,9 +279,9 @@ def _axes_from(node, idx_since13):
 
 
 @register("Squeeze")
-def squeeze_rule(node):
-    x = _t(node, 0)
-    axes = _axes_from(node, 1)
+def squeeze_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
+    axes = _axes_from(node)
     if x.shape is None or axes == "unknown":
         return [node.unknown_rank("input rank or axes unknown", 0, x.dtype)]
     r = len(x.shape)
@@ -308,9 +299,9 @@ def squeeze_rule(node):
 
 
 @register("Unsqueeze")
-def unsqueeze_rule(node):
-    x = _t(node, 0)
-    axes = _axes_from(node, 1)
+def unsqueeze_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
+    axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if x.shape is None:
@@ -364,8 +355,8 @@ def sum_dims(ds):
 
 
 @register("Split")
-def split_rule(node):
-    x = _t(node, 0)
+def split_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
     n = node.num_outputs
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", k, x.dtype) for k in range(n)]
@@ -373,7 +364,7 @@ def split_rule(node):
     axis = normalize_axis(node.attr("axis", 0), r)
     if node.opset >= 13:
         split = None
-        if len(node.inputs) > 1 and node.inputs[1] is not None:
+        if present(node, 1):
             split = node.value(1)
             if split is None:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
@@ -441,7 +432,7 @@ def _slice_len(d, start, end, step):
 
 
 @register("Slice", since=1)
-def slice_v1(node):
+def slice_v1(node: Node) -> Outputs:
     starts = _ints(node.attr("starts"))
     ends = _ints(node.attr("ends"))
     axes = _ints(node.attr("axes"))
@@ -451,21 +442,21 @@ def slice_v1(node):
 @register("Slice", since=10)
 def slice_v10(node):
     def get(i):
-        if len(node.inputs) <= i or node.inputs[i] is None:
+        if not present(node, i):
             return None
         v = node.value(i)
         return "unknown" if v is None else tuple(v)
     starts, ends, axes, steps = get(1), get(2), get(3), get(4)
     if "unknown" in (starts, ends) or (isinstance(axes, str)) or isinstance(steps, str):
-        x = _t(node, 0)
+        x = arg(node, 0)
         rank = x.rank
         if rank is None:
             return [node.unknown_rank("input rank unknown", 0, x.dtype)]
         sliced = None
         if axes is None:
-            st = node.tensor(1) if starts == "unknown" else None
+            st = arg(node, 1)
             n = len(starts) if starts != "unknown" else (
-                st.shape[0] if st is not None and st.shape and isinstance(st.shape[0], int) else None)
+                st.shape[0] if st.shape and isinstance(st.shape[0], int) else None)
             if n is not None:
                 sliced = set(range(n))
         elif not isinstance(axes, str) and all(isinstance(a, int) for a in axes):
@@ -483,7 +474,7 @@ def slice_v10(node):
 
 
 def _slice(node, starts, ends, axes, steps):
-    x = _t(node, 0)
+    x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     r = len(x.shape)
@@ -516,10 +507,10 @@ def _slice(node, starts, ends, axes, steps):
 # --------------------------------------------------------------------- Gather
 
 @register("Gather")
-def gather_rule(node):
-    x = _t(node, 0)
-    idx = _t(node, 1)
-    if x.shape is None or idx is None or idx.shape is None:
+def gather_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
+    idx = arg(node, 1)
+    if x.shape is None or idx.shape is None:
         return [node.unknown_rank("data or indices rank unknown", 0, x.dtype)]
     r = len(x.shape)
     axis = normalize_axis(node.attr("axis", 0), r)
@@ -536,12 +527,11 @@ def gather_rule(node):
 
 
 @register("GatherElements")
-def gather_elements_rule(node):
-    x, idx = _t(node, 0), _t(node, 1)
-    dtype = 0 if x is None else x.dtype
-    if idx is None:
-        return [node.unknown_rank("indices unknown", 0, dtype)]
-    return [Tensor(dtype, idx.shape)]
+def gather_elements_rule(node: Node) -> Outputs:
+    x, idx = arg(node, 0), arg(node, 1)
+    if idx.shape is None:
+        return [node.unknown_rank("indices rank unknown", 0, x.dtype)]
+    return [Tensor(x.dtype, idx.shape)]
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where
@@ -561,9 +551,9 @@ def _broadcast_value(ts, out_shape):
 
 @register("Expand")
 def expand_rule(node):
-    x, s = _t(node, 0), _t(node, 1)
-    if s is None or s.value is None or x.shape is None:
-        n = s.shape[0] if s is not None and s.shape and isinstance(s.shape[0], int) else None
+    x, s = arg(node, 0), arg(node, 1)
+    if s.value is None or x.shape is None:
+        n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:
             return [node.unknown_rank("input rank or shape length unknown", 0, x.dtype)]
         r = max(n, len(x.shape))
@@ -581,9 +571,9 @@ def expand_rule(node):
 
 
 @register("Tile", since=1)
-def tile_v1(node):
+def tile_v1(node: Node) -> Outputs:
     """Tile-1 repeats along one axis: inputs (input, tiles, axis), scalars."""
-    x = _t(node, 0)
+    x = arg(node, 0)
     tiles, axis = node.value(1), node.value(2)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -600,8 +590,8 @@ def tile_v1(node):
 
 
 @register("Tile", since=6)
-def tile_rule(node):
-    x = _t(node, 0)
+def tile_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
     reps = node.value(1)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -618,7 +608,7 @@ def tile_rule(node):
 
 @register("Range")
 def range_rule(node):
-    dtype = next((node.inputs[i].dtype for i in range(3) if node.tensor(i) is not None), 0)
+    dtype = arg(node, 0).dtype  # start, limit and delta have one type
     vals = [node.value(i) for i in range(3)]
     if any(v is None or len(v) != 1 for v in vals):
         return [Tensor(dtype, (node.fresh("range bounds unknown", 0, 0),))]
@@ -643,7 +633,7 @@ def range_rule(node):
 
 @register("Where")
 def where_rule(node):
-    c, a, b = _t(node, 0), _t(node, 1), _t(node, 2)
+    c, a, b = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = a.dtype or b.dtype
     if c.shape is None or a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]
@@ -661,28 +651,28 @@ def where_rule(node):
 # --------------------------------------------------------------------- Pad, Cast
 
 @register("Pad", since=1)
-def pad_v1(node):
+def pad_v1(node: Node) -> Outputs:
     pads = _ints(node.attr("pads") if node.has_attr("pads") else node.attr("paddings"))
     return _pad(node, pads, None)
 
 
 @register("Pad", since=11)
-def pad_v11(node):
+def pad_v11(node: Node) -> Outputs:
     pads = node.value(1)
     axes = None
-    if node.opset >= 18 and len(node.inputs) > 3 and node.inputs[3] is not None:
+    if node.opset >= 18 and present(node, 3):
         axes = _static_ints(node.value(3))
         if axes is None:
-            x = _t(node, 0)
+            x = arg(node, 0)
             return [_unknown(node, 0, x.rank, "pad axes unknown", x.dtype)]
     if pads is None:
-        x = _t(node, 0)
+        x = arg(node, 0)
         return [_unknown(node, 0, x.rank, "pads unknown", x.dtype)]
     return _pad(node, tuple(pads), axes)
 
 
 def _pad(node, pads, axes):
-    x = _t(node, 0)
+    x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     r = len(x.shape)
@@ -726,8 +716,8 @@ def _cast_value(node, value, src, dst):
 
 
 @register("Cast")
-def cast_rule(node):
-    x = _t(node, 0)
+def cast_rule(node: Node) -> Outputs:
+    x = arg(node, 0)
     to = node.attr("to")
     if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "I64", ...
         to = TensorProto.DataType.Value(to) if to in TensorProto.DataType.keys() else 0
@@ -735,7 +725,7 @@ def cast_rule(node):
 
 
 @register("CastLike")
-def castlike_rule(node):
-    x, y = _t(node, 0), _t(node, 1)
+def castlike_rule(node: Node) -> Outputs:
+    x, y = arg(node, 0), arg(node, 1)
     to = y.dtype
     return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]

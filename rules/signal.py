@@ -6,11 +6,12 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg, scalar
+from .common import arg, present, scalar
 
 
 def _onesided(length):
@@ -18,7 +19,7 @@ def _onesided(length):
 
 
 @register("DFT", since=17)
-def dft(node):
+def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
     x = arg(node, 0)
@@ -26,7 +27,7 @@ def dft(node):
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     if node.opset >= 20:
-        axis = scalar(node, 2) if node.input(2) is not None else -2
+        axis = scalar(node, 2) if present(node, 2) else -2
         if axis is None:
             return [Tensor(x.dtype, node.fresh_shape(rank, "DFT axis input is not known"))]
     else:
@@ -35,7 +36,7 @@ def dft(node):
     if axis == rank - 1:
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
     length = x.shape[axis]
-    if node.input(1) is not None:
+    if present(node, 1):
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
@@ -47,7 +48,7 @@ def dft(node):
 
 
 @register("STFT", since=17)
-def stft(node):
+def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
@@ -57,9 +58,9 @@ def stft(node):
     if len(x.shape) != 3:
         raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
     step = scalar(node, 1)
-    frame = scalar(node, 3) if node.input(3) is not None else None
-    window = node.tensor(2)
-    if frame is None and window is not None and window.shape is not None and len(window.shape) == 1:
+    frame = scalar(node, 3) if present(node, 3) else None
+    window = arg(node, 2)
+    if frame is None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
     if frame is None:
         frames = node.fresh("STFT frame length is not known", 0, 1)
@@ -74,7 +75,7 @@ def stft(node):
 
 
 @register("BlackmanWindow HammingWindow HannWindow", since=17)
-def window(node):
+def window(node: Node) -> Outputs:
     size = scalar(node, 0)
     if size is None:
         size = node.fresh(f"{node.op_type} size is not known", 0, 0)
@@ -82,7 +83,7 @@ def window(node):
 
 
 @register("MelWeightMatrix", since=17)
-def mel_weight_matrix(node):
+def mel_weight_matrix(node: Node) -> Outputs:
     """(floor(dft_length/2) + 1, num_mel_bins)."""
     bins, length = scalar(node, 0), scalar(node, 1)
     rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)

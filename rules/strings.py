@@ -6,7 +6,8 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
@@ -15,7 +16,7 @@ from .common import STRING, arg, count, same_shape, static_bound
 
 
 @register("StringConcat")
-def string_concat(node):
+def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, STRING)]
@@ -24,12 +25,12 @@ def string_concat(node):
 
 
 @register("RegexFullMatch")
-def regex_full_match(node):
+def regex_full_match(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), TensorProto.BOOL)]
 
 
 @register("StringNormalizer")
-def string_normalizer(node):
+def string_normalizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [1, C]
     if x.shape is None or not x.shape:
         return [Tensor(STRING, x.shape)]
@@ -44,7 +45,7 @@ def string_normalizer(node):
 
 
 @register("StringSplit")
-def string_split(node):
+def string_split(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, STRING), node.unknown_rank("input rank unknown", 1, TensorProto.INT64)]
@@ -56,7 +57,7 @@ def string_split(node):
 
 
 @register("TfIdfVectorizer")
-def tfidf_vectorizer(node):
+def tfidf_vectorizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [N, C]
     width = max(node.attr("ngram_indexes", [-1])) + 1
     if x.shape is None:

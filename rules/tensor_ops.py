@@ -6,27 +6,25 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg, same_shape, scalar
+from .common import arg, like_input, same_shape, scalar
 
 
-@register("EyeLike")
-def eye_like(node):
-    x = arg(node, 0)
-    return [same_shape(x, node.attr("dtype", x.dtype))]
+register("EyeLike")(like_input)
 
 
 @register("BitCast")
-def bit_cast(node):
+def bit_cast(node: Node) -> Outputs:
     # the target type has the input type's bit width, so the shape is kept
     return [same_shape(arg(node, 0), node.attr("to"))]
 
 
 @register("Det")
-def det(node):
+def det(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -34,15 +32,15 @@ def det(node):
 
 
 @register("CenterCropPad")
-def center_crop_pad(node):
-    x, target = arg(node, 0), node.tensor(1)
+def center_crop_pad(node: Node) -> Outputs:
+    x, target = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     rank = len(x.shape)
     axes = node.attr("axes")
     axes = range(rank) if axes is None else [normalize_axis(a, rank) for a in axes]
     out = list(x.shape)
-    sizes = None if target is None else target.value
+    sizes = target.value
     for j, a in enumerate(axes):
         out[a] = sizes[j] if sizes is not None else node.fresh("CenterCropPad target shape unknown", 0, a)
     return [Tensor(x.dtype, tuple(out))]
@@ -56,7 +54,7 @@ def _depth(v):
 
 
 @register("OneHot")
-def one_hot(node):
+def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
     if idx.shape is None:
         return [node.unknown_rank("indices rank unknown", 0, values.dtype)]
@@ -69,7 +67,7 @@ def one_hot(node):
 
 
 @register("ImageDecoder")
-def image_decoder(node):
+def image_decoder(node: Node) -> Outputs:
     channels = 1 if node.attr("pixel_format", "RGB") == "Grayscale" else 3
     return [Tensor(TensorProto.UINT8, (node.fresh("decoded image height", 0, 0),
                                        node.fresh("decoded image width", 0, 1), channels))]

@@ -3,7 +3,8 @@ shape of the input it updates (or differentiates against)."""
 
 from __future__ import annotations
 
-from onnxsym.registry import register
+from onnxsym.node import Node
+from onnxsym.registry import Outputs, register
 
 from .common import arg, same_shape
 
@@ -11,7 +12,7 @@ TRAINING = "ai.onnx.preview.training"
 
 
 @register("Adagrad Momentum Adam", domain=TRAINING)
-def optimizer(node):
+def optimizer(node: Node) -> Outputs:
     """Inputs R, T, then k groups of n tensors (X, G, state...); outputs the
     updated X and states: output i updates input 2 + i, skipping the G group."""
     n_in = len(node.inputs) - 2
@@ -26,6 +27,6 @@ def optimizer(node):
 
 
 @register("Gradient", domain=TRAINING)
-def gradient(node):
+def gradient(node: Node) -> Outputs:
     # output i is dy/d(xs[i]), and xs[i] is input i
     return [same_shape(arg(node, i)) for i in range(node.num_outputs)]

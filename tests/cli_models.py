@@ -63,3 +63,14 @@ def random_feeds(m, sizes, seed=0):
         else:
             feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
     return feeds
+
+
+def annotate_cli(model, folder, *args):
+    """Save ``model`` in ``folder`` and run ``onnxsym annotate`` on it: (model path, output path, result)."""
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")
+    onnx.save(model, path)
+    return path, out, CliRunner().invoke(main, ["annotate", path, "-o", out, *args])

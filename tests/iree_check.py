@@ -10,7 +10,6 @@ from iree.compiler import tools as ireec
 from iree.compiler.extras import onnx_importer
 
 import onnxsym
-from onnxsym.verify import _feed
 
 CPU = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
        "--iree-llvmcpu-target-cpu=generic"]
@@ -52,11 +51,6 @@ def compile_error(text: str) -> str:
     except ireec.CompilerToolError as exc:
         return str(exc)
     raise AssertionError("iree-compile compiled it")
-
-
-def feeds(result, bindings):
-    init = {t.name for t in result.model.graph.initializer}
-    return {i.name: _feed(result.values[i.name], i.name, bindings) for i in result.model.graph.input if i.name not in init}
 
 
 def run_iree(vmfb: bytes, func: str, inputs):

@@ -5,12 +5,11 @@ maps are evaluated from MLIR's own affine expressions, and the dims they must
 give come from onnxruntime running the model.
 """
 
-import onnxruntime as ort
 from iree.compiler import ir
 
 import onnxsym
 from onnxsym.engine import node_label
-from onnxsym.verify import _expose_all, _feed
+from onnxsym.verify import runtime_values
 
 
 def parse(text):
@@ -58,17 +57,9 @@ def runtime_shapes(result, bindings):
 def runtime_shapes_at(result, assignments):
     """For each assignment of the input symbols, every value's shape as onnxruntime computes it."""
     model = result.model
-    exposed = _expose_all(model, result.produced, result)
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(exposed.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    init = {t.name for t in model.graph.initializer}
-    names = [o.name for o in sess.get_outputs()]
     out = []
-    for bindings in assignments:
-        feeds = {i.name: _feed(result.values[i.name], i.name, bindings) for i in model.graph.input if i.name not in init}
-        shapes = {n: tuple(a.shape) for n, a in zip(names, sess.run(names, feeds))}
+    for _, feeds, values in runtime_values(result, assignments):
+        shapes = {n: tuple(v.shape()) for n, v in values.items()}
         shapes.update({k: tuple(v.shape) for k, v in feeds.items()})
         shapes.update({t.name: tuple(t.dims) for t in model.graph.initializer})
         out.append(shapes)

@@ -14,7 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments
-from written import annotate_cli, check_written, written_dims
+from cli_models import annotate_cli
+from oracle import check_written, written_dims
 
 F = TensorProto.FLOAT
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -8,7 +8,8 @@ from onnx import AttributeProto, helper
 
 import onnxsym
 from onnxsym import registry
-from helpers import F, I64, check_runs
+from helpers import F, I64
+from oracle import check
 from test_control_flow import SIZES, dims_text
 
 LOCAL = "local.fn"
@@ -56,7 +57,7 @@ def test_local_function_with_an_attribute_reference():
                helper.make_node("Cat", ["x", "by_col"], ["by_row"], domain=LOCAL, axis=0)],
               ["by_col", "by_row"], [cat_function()])
     m.graph.node[1].input[1] = "x"
-    res = check_runs(m, cases(), resolved=["by_col", "by_row"])
+    res = check(m, cases(), annotated=True)
     assert dims_text(res, "by_col") == ["batch", "2*seq"]
     assert dims_text(res, "by_row") == ["2*batch", "seq"]
     assert not res.no_rule
@@ -65,7 +66,7 @@ def test_local_function_with_an_attribute_reference():
 def test_nested_function_calls():
     m = model([helper.make_node("Twice", ["x"], ["y"], domain=LOCAL, axis=1)], ["y"],
               [cat_function(), twice_function()])
-    res = check_runs(m, cases(), resolved=["y"])
+    res = check(m, cases(), annotated=True)
     assert dims_text(res, "y") == ["2*batch", "2*seq"]
 
 
@@ -73,7 +74,7 @@ def test_function_values_do_not_leak_into_the_graph():
     """The function's inner names ('c', 'y') may equal the graph's own."""
     m = model([helper.make_node("Cat", ["x", "x"], ["c"], domain=LOCAL, axis=1),
                helper.make_node("Flatten", ["c"], ["y"], axis=0)], ["c", "y"], [cat_function()])
-    res = check_runs(m, cases(), resolved=["c", "y"])
+    res = check(m, cases(), annotated=True)
     assert dims_text(res, "c") == ["batch", "2*seq"] and dims_text(res, "y") == ["1", "2*batch*seq"]
 
 
@@ -99,7 +100,7 @@ def test_op_without_a_rule_is_inferred_through_its_schema_function(without_rule)
     without_rule("Swish")
     m = model([helper.make_node("Swish", ["x"], ["y"], alpha=0.5)], ["y"], [], opset=24)
     m.ir_version = 10
-    res = check_runs(m, cases(), resolved=["y"])
+    res = check(m, cases(), annotated=True)
     assert dims_text(res, "y") == ["batch", "seq"] and not res.no_rule
 
 
@@ -113,7 +114,7 @@ def test_schema_function_with_values_the_rules_cannot_follow_gives_honest_unknow
                helper.make_node("CenterCropPad", ["x", "crop"], ["y"])], ["y"], [], opset=18)
     m.graph.initializer.extend([helper.make_tensor(n, I64, [1], [v])
                                 for n, v in (("zero", 0), ("two", 2), ("three", 3))])
-    res = check_runs(m, cases())
+    res = check(m, cases(), annotated=True)
     assert len(res.shape("y")) == 2 and not res.no_rule
 
 
@@ -124,7 +125,7 @@ def test_context_dependent_schema_function(without_rule):
               inputs=(("x", F, ["batch", "seq"]), ("scale", F, ["seq"])))
     m.ir_version = 10
     both = [(b, {**f, "scale": np.ones(b["seq"], np.float32)}) for b, f in cases()]
-    res = check_runs(m, both, resolved=["y"])
+    res = check(m, both, annotated=True)
     assert dims_text(res, "y") == ["batch", "seq"] and not res.no_rule
 
 

@@ -16,8 +16,8 @@ from iree.compiler import ir
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.mlir import to_mlir
-from onnxsym.verify import constrained_assignments
-from iree_check import (compile_cpu, compile_error, expected_shape, feeds, importer_text, run_iree,
+from onnxsym.verify import constrained_assignments, feeds
+from iree_check import (compile_cpu, compile_error, expected_shape, importer_text, run_iree,
                         run_ort, torch_mlir_importer_text)
 from mlir_check import walk
 

@@ -34,6 +34,16 @@ def test_onnx_shipped_models_have_no_wrong_dim(path):
     except onnxsym.OnnxsymError as exc:
         pytest.skip(f"onnxruntime cannot run it: {exc}")
     assert report.ok, "\n".join(map(str, report.mismatches[:5]))
+    name = os.path.basename(os.path.dirname(path))
+    if name in NO_DIM_TO_COMPARE:  # the rank (0, or 1 with a fresh length) is still compared
+        assert report.checked_dims == 0 and report.checked_values > 0
+    else:
+        assert report.checked_dims > 0
+
+
+# Shipped models whose every tensor has no dim that a run decides: SequenceLength's
+# scalar, and StringNormalizer's data-dependent length (a fresh symbol) with stopwords.
+NO_DIM_TO_COMPARE = {"test_sequence_model6", "test_strnorm_model_monday_casesensintive_nochangecase"}
 
 
 def test_shipped_models_are_found():
@@ -66,6 +76,7 @@ def test_float32_sizes_are_exact_under_a_recorded_bound():
 def test_edge_graphs_match_their_hand_written_expectations(name):
     """Each output's doc_string holds the shape worked out by hand when the graph was made."""
     result = onnxsym.infer(os.path.join(HERE, "..", "models", name + ".onnx"))
+    compared = 0
     for out in result.model.graph.output:
         text = out.doc_string.split("expected:", 1)[1].strip().strip("[]")
         expected = [onnxsym.parse_dim(t) for t in _split_top(text)]
@@ -75,6 +86,8 @@ def test_edge_graphs_match_their_hand_written_expectations(name):
             for s in range(1, 20):
                 env = {"batch": b, "seq": s}
                 assert [onnxsym.evaluate(d, env) for d in got] == [onnxsym.evaluate(d, env) for d in expected]
+                compared += len(got)
+    assert compared > 0
 
 
 def _split_top(text):

@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 
 import onnxsym
-from onnxsym.verify import _feed, default_assignments
+from onnxsym.verify import default_assignments, feeds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))
@@ -55,12 +55,10 @@ def test_annotation_changes_nothing_but_shapes_and_metadata(path, tmp_path):
     result = onnxsym.infer(original)
     roots = sorted(n for n in result.symbols.symbols if n not in result.fresh)
     (bindings,) = default_assignments(roots, count=1, seed=3)
-    feeds = {i.name: _feed(result.values[i.name], i.name, bindings) for i in original.graph.input
-             if i.name not in {t.name for t in original.graph.initializer}}
     # optimizations off: fusions chosen from value_info must not blur the comparison
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    runs = [ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
+    runs = [ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds(result, bindings))
             for m in (original, annotated)]
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)

@@ -9,7 +9,8 @@ from onnx import TensorProto, helper
 import onnxsym
 from onnxsym import dims
 
-from oracle import graph_model, run_ort
+from helpers import graph_model
+from oracle import run_ort
 
 
 def _clamped():

@@ -9,7 +9,8 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, check, init, no_fresh  # noqa: E402
+from helpers import F, I64, build, init  # noqa: E402
+from oracle import check, no_fresh, random_cases, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
@@ -33,7 +34,7 @@ def test_attention_4d_with_past(opset):
     nodes = [helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "k2", "v2", "qk"]),
              helper.make_node("Attention", ["q", "k", "v"], ["y0", "k0", "v0", "qk0"], is_causal=1)]
     outs = ["y", "k2", "v2", "qk", "y0", "k0", "v0", "qk0"]
-    res = check(_m(nodes, inputs, outs, opset=opset), inputs, SIZES)
+    res = check(_m(nodes, inputs, outs, opset=opset), random_cases(inputs, SIZES))
     no_fresh(res)
     b, l, s, p = (dims.sym(n) for n in "blsp")
     assert res.shape("y") == (b, 4, l, 6)
@@ -47,7 +48,7 @@ def test_attention_3d(opset):
               ("m", TensorProto.BOOL, ["l", "s"])]
     nodes = [helper.make_node("Attention", ["q", "k", "v", "m"], ["y", "k2", "v2"], q_num_heads=4,
                               kv_num_heads=2)]
-    res = check(_m(nodes, inputs, ["y", "k2", "v2"], opset=opset), inputs, SIZES)
+    res = check(_m(nodes, inputs, ["y", "k2", "v2"], opset=opset), random_cases(inputs, SIZES))
     no_fresh(res)
     b, l, s = dims.sym("b"), dims.sym("l"), dims.sym("s")
     assert res.shape("y") == (b, l, 24)  # q_num_heads * (12 / kv_num_heads)
@@ -58,8 +59,8 @@ def test_attention_24_nonpad_kv_seqlen():
     inputs = [("q", F, ["b", 2, "l", 4]), ("k", F, ["b", 2, "s", 4]), ("v", F, ["b", 2, "s", 4])]
     inits = [init("np_len", np.array([1], np.int64))]
     nodes = [helper.make_node("Attention", ["q", "k", "v", "", "", "", "np_len"], ["y"])]
-    no_fresh(check(_m(nodes, inputs, ["y"], inits, opset=24), inputs,
-                   [{"b": 1, "l": 2, "s": 3}, {"b": 1, "l": 4, "s": 5}]))
+    no_fresh(check(_m(nodes, inputs, ["y"], inits, opset=24),
+                   random_cases(inputs, [{"b": 1, "l": 2, "s": 3}, {"b": 1, "l": 4, "s": 5}])))
 
 
 def test_rms_normalization_rotary_swish():
@@ -70,8 +71,8 @@ def test_rms_normalization_rotary_swish():
              helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["r"], num_heads=1),
              helper.make_node("Swish", ["x"], ["sw"], alpha=1.5)]
     # opset 24 for Swish; RMSNormalization and RotaryEmbedding (23) stay in force
-    res = check(_m(nodes, inputs, ["n", "r", "sw"], inits, opset=24), inputs,
-                [{"b": 1, "s": 3}, {"b": 2, "s": 5}])
+    res = check(_m(nodes, inputs, ["n", "r", "sw"], inits, opset=24),
+                random_cases(inputs, [{"b": 1, "s": 3}, {"b": 2, "s": 5}]))
     no_fresh(res)
 
 
@@ -79,7 +80,8 @@ def test_swiglu():
     inputs = [("a", F, ["b", "s", 8]), ("g", F, ["b", "s", 8])]
     nodes = [helper.make_node("SwiGLU", ["a", "g"], ["y"])]
     # opset 28: no onnxruntime kernel; onnx's reference evaluator runs it
-    res = check(_m(nodes, inputs, ["y"], opset=28), inputs, [{"b": 1, "s": 3}, {"b": 2, "s": 5}], reference=True)
+    res = check(_m(nodes, inputs, ["y"], opset=28), random_cases(inputs, [{"b": 1, "s": 3}, {"b": 2, "s": 5}]),
+                run=run_reference)
     no_fresh(res)
     inputs = [("a", F, ["b", "s", 8]), ("g", F, ["b", "t", 8])]
     res = onnxsym.infer(_m(nodes, inputs, ["y"], opset=28))
@@ -97,8 +99,8 @@ def test_linear_attention(rule):
              helper.make_node("LinearAttention", ins[:3] + [""] + ins[4:], ["y0", "st0"], q_num_heads=4,
                               kv_num_heads=2, update_rule=rule)]
     # opset 27: no onnxruntime kernel; onnx's reference evaluator runs it
-    res = check(_m(nodes, inputs, ["y", "st2", "y0", "st0"], opset=27), inputs,
-                [{"b": 1, "t": 1}, {"b": 2, "t": 4}], reference=True)
+    res = check(_m(nodes, inputs, ["y", "st2", "y0", "st0"], opset=27),
+                random_cases(inputs, [{"b": 1, "t": 1}, {"b": 2, "t": 4}]), run=run_reference)
     no_fresh(res)
     assert res.shape("y") == (dims.sym("b"), dims.sym("t"), 20)
     assert res.shape("st0") == (dims.sym("b"), 2, 3, 5)

@@ -12,8 +12,9 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from contrib_helpers import F, I32, I64, build_ms, check_feeds, ms_node  # noqa: E402
+from contrib_helpers import F, I32, I64, build_ms, ms_node  # noqa: E402
 from helpers import init  # noqa: E402
+from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
@@ -40,7 +41,7 @@ def ones_of(*names):
 
 def run(nodes, inputs, outputs, inits=(), sizes=SIZES, fixed=None, typed=None, fresh_ok=()):
     m = build_ms(nodes, inputs, outputs, inits, typed=typed)
-    return check_feeds(m, inputs, sizes, fixed, fresh_ok)
+    return check(m, random_cases(inputs, sizes, fixed, ints=(0, 3)), fresh_ok=fresh_ok)
 
 
 def infer(nodes, inputs, outputs, inits=()):

@@ -11,8 +11,9 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from contrib_helpers import F, I32, I64, U8, build_ms, check_feeds, ms_node  # noqa: E402
+from contrib_helpers import F, I32, I64, U8, build_ms, ms_node  # noqa: E402
 from helpers import init  # noqa: E402
+from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
@@ -25,7 +26,8 @@ I8, I16 = TensorProto.INT8, TensorProto.INT16
 
 
 def run(nodes, inputs, outputs, inits=(), sizes=SIZES, fixed=None, opset=17, fresh_ok=()):
-    return check_feeds(build_ms(nodes, inputs, outputs, inits, opset), inputs, sizes, fixed, fresh_ok)
+    return check(build_ms(nodes, inputs, outputs, inits, opset), random_cases(inputs, sizes, fixed, ints=(0, 3)),
+                 fresh_ok=fresh_ok)
 
 
 def infer(nodes, inputs, outputs, inits=()):

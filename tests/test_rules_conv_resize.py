@@ -11,7 +11,8 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, check, init, no_fresh  # noqa: E402
+from helpers import F, build, init  # noqa: E402
+from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
@@ -88,7 +89,7 @@ def test_ceil_mode_of_an_unbounded_dim_records_its_float32_bound():
     nodes = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], ceil_mode=1),
              helper.make_node("MaxPool", ["x"], ["f"], kernel_shape=[3], strides=[2])]
     m = build(nodes, inputs, ["y", "f"])
-    res = check(m, inputs, [{"h": 9}, {"h": 10}])
+    res = check(m, random_cases(inputs, [{"h": 9}, {"h": 10}]))
     assert not res.unresolved()
     assert [str(c) for c in res.constraints] == ["h - 3 <= 16777216"]  # only ceil_mode needs it
     assert onnxsym.evaluate(res.shape("f")[2], {"h": 9}) == 4
@@ -118,7 +119,7 @@ def test_conv_transpose_output_shape(auto_pad):
                               auto_pad=auto_pad),
              helper.make_node("ConvTranspose", ["x", "w"], ["z"], strides=[2, 3], output_shape=[9, 15],
                               auto_pad=auto_pad)]
-    res = check(build(nodes, inputs, ["y", "z"], inits), inputs, [{"a": 1}, {"a": 2}])
+    res = check(build(nodes, inputs, ["y", "z"], inits), random_cases(inputs, [{"a": 1}, {"a": 2}]))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("a"), 3, 10, 16) and res.shape("z")[2:] == (9, 15)
 
@@ -135,7 +136,7 @@ def test_resize_scale_closed_form_or_fresh(scale):
     res = onnxsym.infer(m, ranges=BOUNDED)
     p, q = float(np.float32(scale)).as_integer_ratio()
     if p * 4096 < 2 ** 24:  # provably exact on 1..4096: a closed form, checked at every size
-        no_fresh(check(m, inputs, sizes, ranges=BOUNDED))
+        no_fresh(check(m, random_cases(inputs, sizes), ranges=BOUNDED))
     else:
         assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
     unbounded = onnxsym.infer(m)
@@ -151,7 +152,7 @@ def test_resize_static_dims_use_float32():
     inputs = [("x", F, [1, 1, 10, 3])]
     inits = [init("sc", np.array([1, 1, 0.7, 1 / 3], np.float32))]
     m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
-    res = check(m, inputs, [{}])
+    res = check(m, random_cases(inputs, [{}]))
     assert res.shape("y") == (1, 1, 7, 1)
 
 
@@ -161,7 +162,7 @@ def test_resize_keep_aspect_ratio_policy(policy):
     inits = [init("sz", np.array([4, 9], np.int64))]
     nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], keep_aspect_ratio_policy=policy),
              helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[3, 2], keep_aspect_ratio_policy=policy)]
-    no_fresh(check(build(nodes, inputs, ["y", "z"], inits, opset=18), inputs, [{"a": 1}, {"a": 2}]))
+    no_fresh(check(build(nodes, inputs, ["y", "z"], inits, opset=18), random_cases(inputs, [{"a": 1}, {"a": 2}])))
     # over symbolic dims the policy's float32 rounding is not a closed form
     inputs = [("x", F, ["a", 3, "h", 5])]
     res = onnxsym.infer(build(nodes, inputs, ["y", "z"], inits, opset=18))
@@ -174,8 +175,9 @@ def test_resize_axes(opset):
     inits = [init("sc", np.array([2, 0.5], np.float32)), init("sz", np.array([6, 4], np.int64))]
     nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], axes=[3, -2]),
              helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[2, 3])]
-    res = check(build(nodes, inputs, ["y", "z"], inits, opset=opset), inputs,
-                [{"a": 1, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 7}], ranges={"h": (1, 4096), "w": (1, 4096)})
+    res = check(build(nodes, inputs, ["y", "z"], inits, opset=opset),
+                random_cases(inputs, [{"a": 1, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 7}]),
+                ranges={"h": (1, 4096), "w": (1, 4096)})
     no_fresh(res)
     h, w = dims.sym("h", 1, 4096), dims.sym("w", 1, 4096)
     assert res.shape("y") == (dims.sym("a"), 3, h // 2, 2 * w)
@@ -190,8 +192,8 @@ def test_upsample(opset):
     else:
         nodes, inits = [helper.make_node("Upsample", ["x", "sc"], ["y"])], [init("sc", np.array(scales, np.float32))]
     # Upsample-10 is deprecated: onnxruntime still runs it
-    res = check(build(nodes, inputs, ["y"], inits, opset=opset), inputs, [{"a": 1, "h": 3}, {"a": 2, "h": 5}],
-                ranges=BOUNDED)
+    res = check(build(nodes, inputs, ["y"], inits, opset=opset),
+                random_cases(inputs, [{"a": 1, "h": 3}, {"a": 2, "h": 5}]), ranges=BOUNDED)
     no_fresh(res)
     assert res.shape("y")[2:] == (2 * dims.sym("h", 1, 4096), 4)
 
@@ -207,7 +209,7 @@ def test_gemm_c_shapes(opset):
     if opset >= 11:  # C optional from opset 11
         nodes.append(helper.make_node("Gemm", ["a", "b"], ["yn"], transB=1))
         outs.append("yn")
-    res = check(build(nodes, inputs, outs, inits, opset=opset), inputs, [{"m": 1}, {"m": 5}])
+    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, [{"m": 1}, {"m": 5}]))
     no_fresh(res)
     assert res.shape("y1") == (dims.sym("m"), 5)
 
@@ -225,7 +227,7 @@ def test_resize_scales_and_sizes_at_every_opset(opset):
                                   ["z"])]
     outs = [n.output[0] for n in nodes]
     sizes = [{"a": 2, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 1}]
-    res = check(build(nodes, inputs, outs, inits, opset=opset), inputs, sizes,
+    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, sizes),
                 ranges={"h": (1, 4096), "w": (1, 4096)})
     no_fresh(res)
 

@@ -9,7 +9,8 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, check, init, no_fresh  # noqa: E402
+from helpers import F, I64, build, init  # noqa: E402
+from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
@@ -33,7 +34,7 @@ def test_depth_to_space_and_back(opset):
     if opset >= 11:
         nodes.append(helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"))
     outs = [n.output[0] for n in nodes]
-    res = check(_m(nodes, inputs, outs, opset=opset), inputs, HW)
+    res = check(_m(nodes, inputs, outs, opset=opset), random_cases(inputs, HW))
     no_fresh(res)
     a, h, w = dims.sym("a"), dims.sym("h"), dims.sym("w")
     assert res.shape("d") == (a, 2, 2 * h, 2 * w)
@@ -44,7 +45,7 @@ def test_col2im():
     inputs = [("x", F, ["a", 12, 20])]  # C=3, block 2x2, image 5x6 -> L = 4*5
     inits = [init("img", np.array([5, 6], np.int64)), init("blk", np.array([2, 2], np.int64))]
     nodes = [helper.make_node("Col2Im", ["x", "img", "blk"], ["y"])]
-    res = check(_m(nodes, inputs, ["y"], inits, opset=18), inputs, [{"a": 1}, {"a": 3}])
+    res = check(_m(nodes, inputs, ["y"], inits, opset=18), random_cases(inputs, [{"a": 1}, {"a": 3}]))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("a"), 3, 5, 6)
 
@@ -59,7 +60,7 @@ def test_grid_sample(opset):
         nodes.append(helper.make_node("GridSample", ["v", "g3"], ["y3"]))
         outs.append("y3")
     sizes = [{"a": 1, "h": 4, "w": 5, "p": 2, "q": 3}, {"a": 2, "h": 3, "w": 3, "p": 4, "q": 1}]
-    res = check(_m(nodes, inputs, outs, opset=opset), inputs, sizes)
+    res = check(_m(nodes, inputs, outs, opset=opset), random_cases(inputs, sizes))
     no_fresh(res)
 
 
@@ -70,8 +71,8 @@ def test_affine_grid():
              helper.make_node("AffineGrid", ["t3", "sz5"], ["g3"], align_corners=1)]
     inits = [init("sz5", np.array([2, 1, 3, 4, 5], np.int64))]
     # the 3-D grid's batch comes from size: a = 2 there
-    res = check(_m(nodes, inputs, ["g", "g3"], inits, opset=20), inputs,
-                [{"a": 2, "h": 4, "w": 6}, {"a": 2, "h": 5, "w": 1}])
+    res = check(_m(nodes, inputs, ["g", "g3"], inits, opset=20),
+                random_cases(inputs, [{"a": 2, "h": 4, "w": 6}, {"a": 2, "h": 5, "w": 1}]))
     no_fresh(res)
     assert res.shape("g") == (dims.sym("a"), dims.sym("h"), dims.sym("w"), 2)
     assert res.shape("g3") == (2, 3, 4, 5, 3)
@@ -88,7 +89,7 @@ def test_max_unpool(opset):
               helper.make_node("MaxUnpool", ["x", "i", "rs"], ["uo"], **attrs)]
     outs = ["u", "u1", "uo"]
     sizes = [{"a": 1, "h": 2, "w": 3, "p": 4, "q": 6}, {"a": 2, "h": 3, "w": 1, "p": 7, "q": 4}]
-    res = check(_m(nodes, inputs, outs, opset=opset), inputs, sizes)
+    res = check(_m(nodes, inputs, outs, opset=opset), random_cases(inputs, sizes))
     no_fresh(res)
     h, w = dims.sym("h"), dims.sym("w")
     assert res.shape("u") == (dims.sym("a"), 2, 2 * h - 1, 2 * w)
@@ -99,7 +100,7 @@ def test_max_roi_pool():
     inputs = [("x", F, ["a", 3, "h", "w"])]
     inits = [init("r", np.array([[0, 0, 0, 2, 2], [0, 1, 1, 3, 3]], np.float32))]
     nodes = [helper.make_node("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[2, 3])]
-    res = check(_m(nodes, inputs, ["y"], inits, opset=10), inputs, HW)
+    res = check(_m(nodes, inputs, ["y"], inits, opset=10), random_cases(inputs, HW))
     no_fresh(res)
     assert res.shape("y") == (2, 3, 2, 3)
     # opset 22 (new types only): neither onnxruntime nor onnx's reference evaluator runs it;
@@ -117,7 +118,8 @@ def test_roi_align(opset):
     nodes = [helper.make_node("RoiAlign", ["x", "r", "bi"], ["y"], output_height=2, output_width=4),
              helper.make_node("RoiAlign", ["x", "r", "bi"], ["yd"])]
     # opset 22 (new types only) has no onnxruntime kernel: onnx's reference evaluator runs it
-    res = check(_m(nodes, inputs, ["y", "yd"], inits, opset=opset), inputs, HW, reference=opset >= 22)
+    res = check(_m(nodes, inputs, ["y", "yd"], inits, opset=opset), random_cases(inputs, HW),
+                run=run_reference if opset >= 22 else run_ort)
     no_fresh(res)
     assert res.shape("y") == (3, 3, 2, 4) and res.shape("yd") == (3, 3, 1, 1)
 
@@ -130,7 +132,7 @@ def test_deform_conv(opset):
                               dilations=[1, 2])]
     # offsets must be (N, 2*kh*kw, oh, ow): oh = (h + 2 - 3)//2 + 1, ow = w - 4
     sizes = [{"a": 1, "h": h, "w": w, "oh": (h - 1) // 2 + 1, "ow": w - 4} for h, w in [(5, 6), (6, 9), (9, 5)]]
-    res = check(_m(nodes, inputs, ["y"], inits, opset=opset), inputs, sizes)
+    res = check(_m(nodes, inputs, ["y"], inits, opset=opset), random_cases(inputs, sizes))
     no_fresh(res)
     # the dilated kernel is 5 wide: w is at least 5 (h, padded by 2, at least 3: no news)
     h, w = dims.sym("h"), dims.sym("w", 5)
@@ -143,8 +145,8 @@ def test_causal_conv_with_state():
     nodes = [helper.make_node("CausalConvWithState", ["x", "wt", "b", "past"], ["y", "st"], activation="silu"),
              helper.make_node("CausalConvWithState", ["x", "wt"], ["y0", "st0"])]
     # opset 27: no onnxruntime kernel; onnx's reference evaluator runs it
-    res = check(_m(nodes, inputs, ["y", "st", "y0", "st0"], inits, opset=27), inputs,
-                [{"a": 1, "n": 1}, {"a": 2, "n": 5}], reference=True)
+    res = check(_m(nodes, inputs, ["y", "st", "y0", "st0"], inits, opset=27),
+                random_cases(inputs, [{"a": 1, "n": 1}, {"a": 2, "n": 5}]), run=run_reference)
     no_fresh(res)
     assert res.shape("st") == (dims.sym("a"), 4, 2)
 

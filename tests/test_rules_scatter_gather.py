@@ -9,7 +9,8 @@ import pytest
 from onnx import TensorProto as T, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from oracle import compare, graph_model, run_ort, run_reference  # noqa: E402
+from helpers import graph_model  # noqa: E402
+from oracle import check, run_ort, run_reference  # noqa: E402
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(1)
@@ -34,7 +35,7 @@ def test_gather_nd(opset, batch, k):
     shape_i = (["b"] if batch else []) + ["n", 2, k]
     m = graph_model([node("GatherND", ["x", "i"], ["y"], **kw)],
                     [("x", T.FLOAT, ["b", "n", 4]), ("i", T.INT64, shape_i)], ["y"], opset=opset)
-    res = compare(m, _gather_nd_cases(k, batch))
+    res = check(m, _gather_nd_cases(k, batch))
     assert not res.unresolved()
 
 
@@ -49,14 +50,14 @@ def test_scatter_family_keeps_data_shape():
                                  "u": np.ones((b, 1), np.float32), "j": np.array([[0]], np.int64),
                                  "v": np.ones((1, n), np.float32), "lens": np.full(b, n, np.int64)})
              for b, n in ((2, 3), (4, 1))]
-    assert not compare(m, cases).unresolved()
+    assert not check(m, cases).unresolved()
 
 
 def test_scatter_v9_and_scatter_elements_v11():
     for op, opset in (("Scatter", 9), ("ScatterElements", 11)):
         m = graph_model([node(op, ["x", "i", "u"], ["y"], axis=0)],
                         [("x", T.FLOAT, ["n", 3]), ("i", T.INT64, [1, 3]), ("u", T.FLOAT, [1, 3])], ["y"], opset=opset)
-        compare(m, [({"n": n}, {"x": np.zeros((n, 3), np.float32), "i": np.zeros((1, 3), np.int64),
+        check(m, [({"n": n}, {"x": np.zeros((n, 3), np.float32), "i": np.zeros((1, 3), np.int64),
                                 "u": np.ones((1, 3), np.float32)}) for n in (1, 4)])
 
 
@@ -64,8 +65,8 @@ def test_cumprod_onnx_reference():
     # onnxruntime 1.32 has no CumProd kernel: checked against onnx's reference evaluator
     m = graph_model([node("CumProd", ["x", "a"], ["y"])], [("x", T.FLOAT, ["n", 3]), ("a", T.INT64, [])], ["y"],
                     opset=26)
-    compare(m, [({"n": n}, {"x": np.ones((n, 3), np.float32), "a": np.array(0, np.int64)}) for n in (2, 5)],
-            run=run_reference)
+    check(m, [({"n": n}, {"x": np.ones((n, 3), np.float32), "a": np.array(0, np.int64)}) for n in (2, 5)],
+          run=run_reference)
 
 
 def test_tensor_scatter():
@@ -75,7 +76,7 @@ def test_tensor_scatter():
     cases = [({"b": b, "max": mx, "s": s}, {"past": np.zeros((b, 2, mx, 4), np.float32),
                                              "upd": np.ones((b, 2, s, 4), np.float32),
                                              "w": np.zeros(b, np.int64)}) for b, mx, s in ((1, 8, 3), (2, 5, 1))]
-    compare(m, cases, run=_ort_or_reference(m, cases[0][1]))
+    check(m, cases, run=_ort_or_reference(m, cases[0][1]))
 
 
 def _ort_or_reference(m, feeds):

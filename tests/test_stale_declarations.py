@@ -14,7 +14,8 @@ from onnx import TensorProto, helper
 
 import onnxsym
 from onnxsym.cli import main
-from written import annotate_cli, check_written, written_dims
+from cli_models import annotate_cli
+from oracle import check_written, written_dims
 
 F = TensorProto.FLOAT
 SIZES = [{"width": 4}, {"width": 7}]

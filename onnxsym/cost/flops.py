@@ -73,7 +73,7 @@ def _matmul(node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(numel(y), k))
 
 
-def _gemm(node, ins, outs, attrs) -> Optional[Dim]:
+def _gemm(_node, ins, outs, attrs) -> Optional[Dim]:
     a, y = ins[0], outs[0]
     if a is None or y is None or len(a) != 2:
         return None
@@ -81,7 +81,7 @@ def _gemm(node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(numel(y), k))
 
 
-def _conv(node, ins, outs, attrs) -> Optional[Dim]:
+def _conv(node, ins, outs, _attrs) -> Optional[Dim]:
     w = ins[3] if node.op_type == "QLinearConv" else ins[1]
     if node.op_type == "ConvTranspose":
         x = ins[0]
@@ -90,7 +90,7 @@ def _conv(node, ins, outs, attrs) -> Optional[Dim]:
     return None if y is None or w is None else dims.mul(2, dims.mul(numel(y), _prod(w[1:])))
 
 
-def _attention(node, ins, outs, attrs) -> Optional[Dim]:
+def _attention(node, ins, outs, _attrs) -> Optional[Dim]:
     y = outs[0]
     if y is None:
         return None
@@ -115,28 +115,28 @@ def _attention(node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(length, dims.add(numel(q), numel(y))))
 
 
-def _recurrent(node, ins, outs, attrs) -> Optional[Dim]:
+def _recurrent(_node, ins, _outs, _attrs) -> Optional[Dim]:
     x, w, r = ins[0], ins[1], ins[2]
     if x is None or w is None or r is None or len(x) != 3:
         return None
     return dims.mul(2, dims.mul(dims.mul(x[0], x[1]), dims.add(numel(w), numel(r))))
 
 
-def _lrn(node, ins, outs, attrs) -> Optional[Dim]:
+def _lrn(_node, _ins, outs, attrs) -> Optional[Dim]:
     return None if outs[0] is None else dims.mul(attrs.get("size", 1), numel(outs[0]))
 
 
-def _pool(node, ins, outs, attrs) -> Optional[Dim]:
+def _pool(_node, _ins, outs, attrs) -> Optional[Dim]:
     y, kernel = outs[0], attrs.get("kernel_shape")
     return None if y is None or not kernel else dims.mul(numel(y), _prod(kernel))
 
 
-def _per_output(node, ins, outs, attrs) -> Optional[Dim]:
+def _per_output(_node, _ins, outs, _attrs) -> Optional[Dim]:
     return None if outs[0] is None else numel(outs[0])
 
 
 def _per_input(factor: int):
-    def count(node, ins, outs, attrs) -> Optional[Dim]:
+    def count(_node, ins, _outs, _attrs) -> Optional[Dim]:
         return None if ins[0] is None else dims.mul(factor, numel(ins[0]))
     return count
 
@@ -168,11 +168,11 @@ def _family(node) -> Optional[Tuple[str, Callable]]:
     if op == "BatchNormalization":
         return "normalization", _per_input(2)
     if op == "EmbedLayerNormalization":  # input 0 holds token ids: count the embeddings
-        return "normalization", lambda node, ins, outs, attrs: None if outs[0] is None else dims.mul(5, numel(outs[0]))
+        return "normalization", lambda _node, _ins, outs, _attrs: None if outs[0] is None else dims.mul(5, numel(outs[0]))
     if op in NORMALIZATION:
         return "normalization", _per_input(5)
     if op in MOVEMENT:
-        return "movement", lambda *a: 0
+        return "movement", lambda *_: 0
     return None
 
 

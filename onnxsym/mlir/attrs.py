@@ -17,12 +17,12 @@ import onnx
 from onnx import numpy_helper
 
 from ..errors import ModelLoadError
+from ..intops import INT_TYPES
 from .types import tensor_type
 
 # Tensors with at most this many elements are always written out (shapes, scalars).
 INLINE_ELEMENTS = 8
 _INLINE_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16}
-_INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
 # Types whose storage is one byte per element in ONNX (numpy) and MLIR alike.
 _BLOB_TYPES = _INLINE_TYPES | {14, 15, 17, 18, 19, 20, 24}
 
@@ -105,7 +105,7 @@ def _dense(arr, dtype: int) -> str:
     flat = arr.reshape(-1).tolist()
     if dtype == 9:
         items = ["true" if x else "false" for x in flat]
-    elif dtype in _INT_TYPES:
+    elif dtype in INT_TYPES:
         items = [str(int(x)) for x in flat]
     else:
         ty = "f32" if dtype in (1, 10, 16) else "f64"

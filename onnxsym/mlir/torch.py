@@ -23,7 +23,7 @@ import onnx
 
 from ..values import Optional_, Sequence as SeqValue, Tensor
 from .affine import affine_map, affine_text
-from .attrs import Resources, float_literal, string_attr
+from .attrs import Resources, attribute, float_literal, string_attr
 from .build import NO_VALUE, Block, Op, Program, Val
 from .symbols import Entry, Symbol
 from .types import element_type
@@ -74,22 +74,14 @@ def _attribute(a: onnx.AttributeProto, res: Resources, hint: str) -> Optional[st
         return f"{a.i} : si64"
     if a.type == T.FLOAT:
         return f"{float_literal(a.f)} : f32"
-    if a.type == T.STRING:
-        return string_attr(a.s.decode("utf-8", "replace"))
     if a.type == T.INTS:
         return "[" + ", ".join(f"{i} : si64" for i in a.ints) + "]"
     if a.type == T.FLOATS:
         return "[" + ", ".join(f"{float_literal(f)} : f32" for f in a.floats) + "]"
-    if a.type == T.STRINGS:
-        return "[" + ", ".join(string_attr(s.decode("utf-8", "replace")) for s in a.strings) + "]"
-    if a.type == T.TENSOR:
-        return res.tensor(a.t, hint)
-    if a.type == T.TENSORS:
-        return "[" + ", ".join(res.tensor(t, f"{hint}_{i}") for i, t in enumerate(a.tensors)) + "]"
-    if a.type == T.GRAPH:
-        return None  # a region
-    # the importer refuses these (sparse tensors, type protos, graph lists): kept as text
-    return string_attr(str(onnx.helper.get_attribute_value(a)))
+    if a.type == T.GRAPHS:  # the importer refuses graph lists: kept as text
+        return string_attr(str(onnx.helper.get_attribute_value(a)))
+    # strings, tensors, a graph (a region) and the rest as the builtin dialect writes them
+    return attribute(a, res, hint)
 
 
 class TorchPrinter:
