@@ -18,7 +18,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
-from .env import INT64_MAX, bounded, current
+from .env import CACHE_LIMIT, INT64_MAX, current
 
 # Default range of a dim given by the model (graph input or declared name).
 DEFAULT_LO = 1
@@ -126,7 +126,19 @@ def _unpickled_sym(name: str, lo: int, hi: int) -> Sym:
     return Sym(name)
 
 
-_op_atoms: "weakref.WeakValueDictionary[tuple, _OpAtom]" = weakref.WeakValueDictionary()
+# The structural tables: one object per structure while it is alive, by a weak reference (a plain
+# dict of refs, swept of dead ones as it grows: a WeakValueDictionary runs Python code on the hot path).
+_op_atoms: Dict[tuple, "weakref.ref[_OpAtom]"] = {}
+_exprs: Dict[tuple, "weakref.ref[Expr]"] = {}
+_sweep_at = {id(_op_atoms): 1 << 16, id(_exprs): 1 << 16}
+
+
+def _remember(table: dict, key: tuple, obj) -> None:
+    if len(table) >= _sweep_at[id(table)]:
+        for k in [k for k, r in table.items() if r() is None]:
+            del table[k]
+        _sweep_at[id(table)] = max(1 << 16, 2 * len(table))
+    table[key] = weakref.ref(obj)
 
 
 class _OpAtom(Atom):
@@ -140,14 +152,15 @@ class _OpAtom(Atom):
 
     def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
         k = (kind, args)
-        a = _op_atoms.get(k)
+        ref = _op_atoms.get(k)
+        a = ref() if ref is not None else None
         if a is None:
             a = object.__new__(cls)
             a.kind, a.args = kind, args
             a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
             a._token = None
             a.periods = False  # not yet known (see quasi.atom_periods)
-            _op_atoms[k] = a
+            _remember(_op_atoms, k, a)
         return a
 
     def __reduce__(self):
@@ -185,7 +198,9 @@ class Expr:
             e = later.normalize(terms)  # an int when the terms cancel: Expr(...) is then that int
             if e is None:
                 e = _structure(terms)
-            bounded(canon)[terms] = e
+            if len(canon) > CACHE_LIMIT:
+                canon.clear()
+            canon[terms] = e
         return e  # type: ignore[return-value]
 
     def __reduce__(self):
@@ -277,19 +292,17 @@ class Expr:
         return f"Expr({str(self)!r})"
 
 
-_exprs: "weakref.WeakValueDictionary[Terms, Expr]" = weakref.WeakValueDictionary()
-
-
 def _structure(terms: Terms) -> Expr:
     """The one object with these terms (canonical or not: ``Expr(terms)`` decides that)."""
-    e = _exprs.get(terms)
+    ref = _exprs.get(terms)
+    e = ref() if ref is not None else None
     if e is None:
         e = object.__new__(Expr)
         e.terms = terms
         e.key = tuple((_mono_key(m), c) for m, c in terms)
         e._token = None
         e._text = None
-        _exprs[terms] = e
+        _remember(_exprs, terms, e)
     return e
 
 
@@ -364,7 +377,9 @@ def add(a: Dim, b: Dim) -> Dim:
         for m, c in _terms(b):
             d[m] = d.get(m, 0) + c
         r = _from_dict(d)
-        bounded(cache)[k] = r
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        cache[k] = r
     return r
 
 
@@ -412,7 +427,9 @@ def mul(a: Dim, b: Dim) -> Dim:
                     m = _mono_mul(m1, m2)
                     d[m] = d.get(m, 0) + c1 * c2
             r = _from_dict(d)
-        bounded(cache)[k] = r
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        cache[k] = r
     return r
 
 
