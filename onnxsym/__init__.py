@@ -7,14 +7,15 @@
 
 import os as _os
 
-# In a source checkout, rules/ and cli.py stand beside this package; the wheel
-# places them inside it (see pyproject.toml). Either way they are onnxsym.rules
-# and onnxsym.cli.
+# In a source checkout, rules/ and cli.py stand beside this package; the wheel places
+# them inside it (see pyproject.toml). Either way they are onnxsym.rules and onnxsym.cli,
+# and nothing else of the checkout (tests/, bench/) is part of the package.
 _root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "rules")) and \
         _os.path.isfile(_os.path.join(_root, "cli.py")):
-    __path__.append(_root)
+    from ._checkout import install as _install
 
+    _install(_root)
 from .api import Result, UnresolvedDim, __version__, annotate, infer, write_result  # noqa: E402
 from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin,  # noqa: E402
                    evaluate, free_symbols, is_static, sym)

@@ -8,10 +8,11 @@ rank) with the reason recorded.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 
-from typing import Callable, Dict, List, Optional, Sequence as Seq, Set, Tuple, Union
+from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Sequence as Seq, Set, Tuple
 
 import onnx
 from onnx import helper, numpy_helper
@@ -27,6 +28,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
+from .scope import Scope
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -103,7 +105,7 @@ def has_subgraph(n: onnx.NodeProto) -> bool:
     return any(a.type in _GRAPH_ATTRS for a in n.attribute)
 
 
-def topological_order(graph: onnx.GraphProto, available: Set[str]) -> List[int]:
+def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List[int]:
     """Node indices in an order where every input is produced before use."""
     producer: Dict[str, int] = {}
     for i, n in enumerate(graph.node):
@@ -158,21 +160,14 @@ class Engine:
         self.constant_initializers = constant_initializers or model.ir_version < 4
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
-        self.opsets: Dict[str, int] = {}
-        for op in model.opset_import:
-            self.opsets[registry.canonical_domain(op.domain)] = op.version
-        self.env: Dict[str, Value] = {}
+        opsets = {registry.canonical_domain(op.domain): op.version for op in model.opset_import}
+        # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
+        # function body being inferred has a scope of its own (see onnxsym.scope).
+        self.main = self.scope = Scope({}, opsets)
         self.fresh: Dict[str, Provenance] = {}
-        # Values whose rank is unknown, so that no dim can carry the reason.
-        self.unknown_rank: Dict[str, Provenance] = {}
-        # Values computed inside subgraphs (If/Loop bodies), by name.
-        self.subgraph_values: Dict[str, Value] = {}
         self.constraints = Constraints(self._elimination_rank)
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
-        # What made each value: a text, or (the nodes of its graph, the node's index); see _made_by.
-        # a value's producer: in words, or as (the nodes of its graph, the node's index)
-        self.producer: Dict[str, Union[str, Tuple[Seq[onnx.NodeProto], int]]] = {}
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
         self._rewritten: Set[dims.Sym] = set()
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
@@ -185,8 +180,6 @@ class Engine:
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Optional[Callable[[int, int], None]] = None
         self.produced: List[str] = []  # what the main graph's nodes produce, in node order
-        # (domain, op_type), or op_type alone in the default domain -> _resolve_op's answer
-        self._ops: Dict[object, tuple] = {}
         self.memo = RuleMemo()
         self._watched = Watched(self)
         # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
@@ -307,7 +300,7 @@ class Engine:
         recs = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
         if recs:
             for o in output_names:
-                v = self.env.get(o) if o else None
+                v = self.scope.values.get(o) if o else None
                 if isinstance(v, Tensor) and v.value is not None:
                     self.pending[o] = self.pending.get(o, frozenset()) | recs
 
@@ -319,10 +312,10 @@ class Engine:
 
     def _resolved(self, name: str) -> Optional[Value]:
         """The value of ``name`` rewritten through the constraints solved so far."""
-        v = self.env.get(name)
+        v = self.scope.values.get(name)
         r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
         if r is not v and r is not None:  # (r is None only when v is)
-            self.env[name] = r
+            self.scope.values[name] = r
             if isinstance(v, Tensor) and v.shape is not None:
                 for d in v.shape:
                     self._rewritten |= dims.free_symbols(d) & self.constraints.derived.keys()
@@ -334,27 +327,28 @@ class Engine:
             self._run()
 
     def _run(self) -> None:
-        g = self.model.graph
+        g, main = self.model.graph, self.main
+        values = main.values
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            self.env[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
         for t in g.sparse_initializer:
-            self.env[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
+            values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
             if inp.name in init_names and self.constant_initializers:
                 continue
             # An initializer that is also an input is only a default: the caller may feed it.
-            self.env[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
-            self.producer[inp.name] = f"graph input '{inp.name}'"
+            values[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
+            main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
             self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
                                      "--assume", "", "given by the user", kind="user")
-        self.produced = self._run_nodes(g, set(self.env) | init_names)
+        self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
-        for store in (self.env, self.subgraph_values) if self.constraints.derived else ():
+        for store in (values, main.subgraph_values) if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
@@ -370,9 +364,9 @@ class Engine:
             t = self._resolved(vi.name) if vi.name in produced else None
             if isinstance(t, Tensor):
                 matcher.match(vi, t, self._made_by(vi.name), relate=True)
-        if self.subgraph_values:
+        if self.main.subgraph_values:
             for vi in _subgraph_value_info(g):
-                t = resolve_value(self.subgraph_values.get(vi.name), self.constraints.resolve)
+                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
                     matcher.match(vi, t, self._made_by(vi.name), relate=False)
         self.declarations.resolve(self.constraints.resolve)
@@ -394,119 +388,103 @@ class Engine:
             shape.append(d)
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
-    def _run_nodes(self, graph: onnx.GraphProto, available: Set[str]) -> List[str]:
-        """Infer every node of ``graph``; returns the names its nodes produce, in node order.
-        Exporters store nodes in a valid order: they run so, checked as they go; from where
-        the stored order breaks, the rest follow a topological order (which names what is
-        wrong with a bad graph)."""
+    def _run_nodes(self, graph: onnx.GraphProto, available: Container[str]) -> List[str]:
+        """Infer every node of ``graph`` (``available``: the names known before its first
+        node); returns the names its nodes produce, in node order. Exporters store nodes in
+        a valid order: they run so, checked as they go; from where the stored order breaks,
+        the rest follow a topological order (which names what is wrong with a bad graph)."""
         nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
         produced: List[str] = []
-        done = self._run_stored_order(nodes, produced, progress)
+        done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
         if done == len(nodes):
             return produced
         rest = [i for i in topological_order(graph, available) if i >= done]
-        for k, i in enumerate(rest, done):
-            n = nodes[i]
-            self._infer_node(nodes, i, n, (n.op_type, n.domain, list(n.input), list(n.output), n.attribute))
-            if progress is not None:
-                progress(k + 1, len(nodes))
+        self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
         return [o for n in nodes for o in n.output if o]
 
-    def _run_stored_order(self, nodes, produced: List[str], progress) -> int:
-        """Infer ``nodes`` in stored order while each one's inputs are known and its outputs
-        new; returns how many were inferred. ``produced`` receives their outputs' names.
+    def _infer_nodes(self, nodes, order: Iterable[Tuple[int, onnx.NodeProto]], start: int, produced: List[str],
+                     progress, stored_order: bool) -> int:
+        """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
+        ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
+        are not all known yet or whose outputs already are stops the walk: returns how many
+        nodes are done.
 
         The hot loop of a large model: a node that repeats an earlier one (same op,
-        attributes and input values: most nodes of a many-layer model) takes its result
-        here; every other node goes through :meth:`_infer_node`."""
-        ops, producer, key, lookup = self._ops, self.producer, self.memo.key, self.memo.lookup
-        constraints = self.constraints
-        for index, n in enumerate(nodes):
+        attributes and input values: most nodes of a many-layer model) takes the rule's
+        memoized result; only the others run their rule (:meth:`_run_rule`)."""
+        scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        env, producer, ops = scope.values, scope.producer, scope.ops
+        done = start
+        for index, n in order:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
-            env = self.env  # (a subgraph's inference replaces it: read per node)
+            # read once: a protobuf field read makes new objects, and iterating one is slow
+            output_names = (output_names[0],) if len(output_names) == 1 else tuple(output_names)
             op = ops.get((domain, op_type) if domain else op_type)
-            if op is not None and op[2] is not None and len(output_names) == 1 and not constraints.derived:
-                name = output_names[0]
+            if op is None:
+                op = ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
+            inputs: Optional[List[Optional[Value]]] = None  # (read again where a rule runs)
+            if constraints.derived:
+                self._rewritten = set()
+                inputs = [self._resolved(x) if x else None for x in input_names]
+                ids = tuple(map(id, inputs))
+            else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-                if _NONE_ID not in ids and name and name not in env and \
-                        not ((domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)):
-                    k = key(op_type, op[0], op[1], attributes, ids, (name,))
-                    known = lookup(k)
-                    if known is not None:
-                        env[name] = known[0]
-                        if k in self._replays:
-                            self._replay(k, n.name or f"{op_type}_{index}", op_type)
-                        producer[name] = (nodes, index)
-                        produced.append(name)
-                        if self.pending:  # as a memo hit in _infer_node: decisions flow on
-                            self._pass_pending(input_names, (name,))
-                        if progress is not None:
-                            progress(index + 1, len(nodes))
-                        continue
-            input_names, output_names = input_names[:], output_names[:]
-            fields = (op_type, domain, input_names, output_names, attributes)
-            if not self._infer_node(nodes, index, n, fields, check_order=True):
-                return index
-            produced.extend([o for o in output_names if o])
-            if progress is not None:
-                progress(index + 1, len(nodes))
-        return len(nodes)
-
-    def _infer_node(self, nodes, index: int, n: onnx.NodeProto, fields: tuple, check_order: bool = False) -> bool:
-        """Infer node ``n`` (``nodes[index]``); ``fields`` are its ``(op_type, domain, input names,
-        output names, attributes)``. With ``check_order``, a node whose inputs are not all known yet or
-        whose outputs already are is left alone: returns False."""
-        op_type, domain, input_names, output_names, attributes = fields
-        op = self._ops.get((domain, op_type) if domain else op_type)
-        if op is None:
-            op = self._ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
-        domain, opset, rule = op
-        env = self.env  # (a subgraph's inference replaces it: read per node)
-        if self.constraints.derived:
-            self._rewritten = set()
-            inputs = [self._resolved(x) if x else None for x in input_names]
-        else:  # nothing to rewrite; "" (an omitted input) is never a key: None
-            inputs = list(map(env.get, input_names))
-        ids = tuple(map(id, inputs))
-        subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
-        if check_order:
-            if _NONE_ID in ids and not all(x in env for x in input_names if x):
-                return False
-            if len(output_names) == 1:
-                if output_names[0] in env:
-                    return False
-            else:
-                made = [o for o in output_names if o]
-                if len(set(made)) != len(made) or any(o in env for o in made):
-                    return False
-            if subgraphs and not all(x in env for x in node_inputs(n)):
-                return False
-        memo_key = None
-        if rule is not None and not subgraphs:
-            memo_key = self.memo.key(op_type, domain, opset, attributes, ids, output_names)
-        outs: Seq[Optional[Value]]
-        known = None if memo_key is None else self.memo.lookup(memo_key)
-        if known is not None:
-            if memo_key in self._replays:
+            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            if stored_order:
+                if _NONE_ID in ids and not all(x in env for x in input_names if x):
+                    return done
+                if len(output_names) == 1:
+                    if output_names[0] in env:
+                        return done
+                else:
+                    made = [o for o in output_names if o]
+                    if len(set(made)) != len(made) or any(o in env for o in made):
+                        return done
+                if subgraphs and not all(x in env for x in node_inputs(n)):
+                    return done
+            memo_key = outs = None
+            if op[2] is not None and not subgraphs:  # a node's subgraphs are its own: no reuse
+                memo_key = key(op_type, op[0], op[1], attributes, ids, output_names)
+                outs = lookup(memo_key)
+            if outs is None:
+                outs = self._run_rule(index, n, op, inputs, memo_key)
+            elif memo_key in self._replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             made_by = (nodes, index)
-            for name, v in zip(output_names, known):
+            for name, v in zip(output_names, outs):
                 if name:
                     env[name] = v
-                    self.producer[name] = made_by
-                    if self.constraints.derived:
+                    producer[name] = made_by
+                    produced.append(name)
+                    if constraints.derived:
                         self._resolved(name)
-            if self.pending:
-                self._pass_pending(input_names, output_names)
-            return True
-        # (a reused result was validated with the same attributes)
+            if self.pending:  # decisions flow on through the values computed from them
+                self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
+            done += 1
+            if progress is not None:
+                progress(done, len(nodes))
+        return done
+
+    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: Optional[List[Optional[Value]]],
+                  memo_key: Optional[tuple]) -> List[Optional[Value]]:
+        """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
+        on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
+        function body or gets unknown outputs. Returns a value for each output (None for an
+        omitted one), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
+        domain, opset, rule = op
+        op_type = n.op_type
+        output_names = list(n.output)
+        if inputs is None:
+            inputs = list(map(self.scope.values.get, n.input))
         validate.check_attributes(n, domain, opset, node_label(n, index))
         self._watched.used = False
         self._node_positives = []
+        attributes = n.attribute
         attrs = {a.name: a for a in attributes} if attributes else {}
-        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, input_names,
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
                     output_names, attrs, convert_attribute, self._watched, index)
+        outs: Seq[Optional[Value]]
         if rule is None:
             outs = self._no_rule(node, n)
         else:
@@ -534,25 +512,22 @@ class Engine:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
                 if self._node_positives and memo_key is not None:
                     self._replays[memo_key] = self._node_positives
-        made_by = (nodes, index)
+        values: List[Optional[Value]] = []
         for i, name in enumerate(output_names):
-            if name:
-                v = outs[i] if i < len(outs) else None
-                if v is None or (isinstance(v, Tensor) and v.shape is None):
-                    if name not in self.unknown_rank:
-                        self.unknown_rank[name] = Provenance("", node.name, n.op_type, name, None,
-                                                             "the rule could not tell the rank")
-                self.env[name] = self.memo.intern(v) if v is not None else Tensor(0, None)
-                self.producer[name] = made_by
-                if self.constraints.derived:
-                    self._resolved(name)
-        if self.pending:
-            self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
-        return True
+            v = outs[i] if i < len(outs) else None
+            if not name:
+                values.append(None)
+                continue
+            if v is None or (isinstance(v, Tensor) and v.shape is None):
+                if name not in self.scope.unknown_rank:
+                    self.scope.unknown_rank[name] = Provenance("", node.name, op_type, name, None,
+                                                               "the rule could not tell the rank")
+            values.append(self.memo.intern(v) if v is not None else Tensor(0, None))
+        return values
 
     def _made_by(self, name: str) -> str:
         """What produced value ``name``, in words."""
-        p = self.producer.get(name, name)
+        p = self.scope.producer.get(name, name)
         if isinstance(p, tuple):  # a node, as (the nodes of its graph, its index): no wrapper kept
             n = p[0][p[1]]
             return f"{n.op_type} node '{node_label(n, p[1])}'"
@@ -562,15 +537,15 @@ class Engine:
         """Where a node's inputs come from, with their shapes: the other side of a contradiction."""
         parts = []
         for x in n.input:
-            v = self.env.get(x) if x else None
-            if isinstance(v, Tensor) and v.shape is not None and x in self.producer:
+            v = self.scope.values.get(x) if x else None
+            if isinstance(v, Tensor) and v.shape is not None and x in self.scope.producer:
                 parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self._made_by(x)}")
         return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
 
     def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:
         """``(canonical domain, opset, rule or None)`` of an op."""
         domain = registry.canonical_domain(domain)
-        opset = self.opsets.get(domain)
+        opset = self.scope.opsets.get(domain)
         if opset is None:
             if domain == "":
                 raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
@@ -595,7 +570,7 @@ class Engine:
         outs: List[Optional[Value]] = []
         for name in node.output_names:
             if name:
-                self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
+                self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
             outs.append(Tensor(0, None))
         return outs
 
@@ -603,36 +578,43 @@ class Engine:
                             kind: Kind = Kind.UNSUPPORTED) -> None:
         if node.has_output(output):
             name = node.output_names[output]
-            self.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
+            self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
 
     def is_resolved(self, d: Dim) -> bool:
         return all(s.name not in self.fresh for s in dims.free_symbols(d))
+
+    @contextlib.contextmanager
+    def _entered(self, scope: Scope) -> Iterator[Scope]:
+        """Infer in ``scope`` until the block ends; then in the scope around it again."""
+        outer, self.scope = self.scope, scope
+        try:
+            yield scope
+        finally:
+            self.scope = outer
 
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
                        born: Optional[Set[str]] = None) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
         ``born``, when given, receives the names of the fresh symbols made inside."""
-        saved = dict(self.env)
         before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         try:
-            for t in graph.initializer:
-                self.env[t.name] = initializer_value(t, self.base_dir)
-            for i, inp in enumerate(graph.input):
-                self.producer[inp.name] = f"subgraph input '{inp.name}'"
-                v = inputs[i] if i < len(inputs) else None
-                self.env[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
-            self._run_nodes(graph, set(self.env))
-            outs = [self.env.get(o.name) for o in graph.output]
-            for k, v in self.env.items():
-                if k not in saved or saved[k] is not v:
-                    self.subgraph_values[k] = v
-            if born is not None:
-                born.update(list(self.fresh)[before:])
-            return outs
+            with self._entered(self.scope.inner()) as scope:
+                values = scope.values
+                for t in graph.initializer:
+                    values[t.name] = initializer_value(t, self.base_dir)
+                for i, inp in enumerate(graph.input):
+                    scope.producer[inp.name] = f"subgraph input '{inp.name}'"
+                    v = inputs[i] if i < len(inputs) else None
+                    values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
+                self._run_nodes(graph, scope.names())
+                outs = [values.get(o.name) for o in graph.output]
+                scope.subgraph_values.update(scope.changed())
         finally:
-            self.env = saved
             self._subgraphs.pop()
+        if born is not None:
+            born.update(list(self.fresh)[before:])
+        return outs
 
     def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> List[Optional[Value]]:
         """Infer a call by inferring the function's body in a scope of its own: it sees
@@ -641,20 +623,16 @@ class Engine:
         if key in self._calls:
             return self._unknown_outputs(node, f"function '{fn.name}' calls itself")
         body, bound = functions.instantiate(fn, proto, node.inputs)
-        saved = (self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer, self._ops)
-        self.env, self.unknown_rank, self.subgraph_values, self.producer = bound, {}, {}, {}
-        opsets = {**self.opsets, **{registry.canonical_domain(o.domain): o.version for o in fn.opset_import}}
-        if opsets != self.opsets:  # the body's rules are those of its own opsets
-            self.opsets, self._ops = opsets, {}
+        opsets = {registry.canonical_domain(o.domain): o.version for o in fn.opset_import}
         self._calls.append(key)
         try:
-            self._run_nodes(body, set(bound))
-            return [self.env.get(o) for o in fn.output]
+            with self._entered(self.scope.function(bound, opsets)) as scope:
+                self._run_nodes(body, scope.names())
+                return [scope.values.get(o) for o in fn.output]
         except GraphError as exc:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
         finally:
             self._calls.pop()
-            self.env, self.unknown_rank, self.subgraph_values, self.opsets, self.producer, self._ops = saved
 
 
 def _subgraph_value_info(g: onnx.GraphProto):

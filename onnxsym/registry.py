@@ -17,7 +17,8 @@ Register rules for custom ops the same way the built-in rules do::
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+import contextlib
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .values import Value
 
@@ -29,8 +30,6 @@ Outputs = Sequence[Optional[Value]]
 # A rule: the node, whose inputs hold the input values, to its outputs' values.
 Rule = Callable[["Node"], Outputs]
 
-_rules: Dict[Tuple[str, str], List[Tuple[int, Rule]]] = {}
-
 # Domains that name the standard operator set.
 _ONNX_DOMAINS = {"", "ai.onnx"}
 
@@ -39,45 +38,77 @@ def canonical_domain(domain: str) -> str:
     return "" if domain in _ONNX_DOMAINS else domain
 
 
-def register_rule(op_type: str, domain: str = "", since: int = 1) -> Callable[[Rule], Rule]:
-    """Decorator: ``fn`` is the rule for ``op_type`` from opset version ``since`` on
-    (until a rule registered with a later ``since`` takes over). Registering the same
-    key again replaces the earlier rule."""
+class Registry:
+    """Rules by (domain, op_type), each op's kept as ``(since, rule)`` pairs in order of
+    ``since``: the rule in force at an opset is the last one not newer than it."""
 
-    def deco(fn: Rule) -> Rule:
-        entries = _rules.setdefault((canonical_domain(domain), op_type), [])
-        entries[:] = [e for e in entries if e[0] != since]
-        bisect.insort(entries, (since, fn), key=lambda e: e[0])
-        return fn
+    def __init__(self) -> None:
+        self._rules: Dict[Tuple[str, str], List[Tuple[int, Rule]]] = {}
 
-    return deco
+    def register_rule(self, op_type: str, domain: str = "", since: int = 1) -> Callable[[Rule], Rule]:
+        """Decorator: ``fn`` is the rule for ``op_type`` from opset version ``since`` on
+        (until a rule registered with a later ``since`` takes over). Registering the same
+        key again replaces the earlier rule."""
+
+        def deco(fn: Rule) -> Rule:
+            entries = self._rules.setdefault((canonical_domain(domain), op_type), [])
+            entries[:] = [e for e in entries if e[0] != since]
+            bisect.insort(entries, (since, fn), key=lambda e: e[0])
+            return fn
+
+        return deco
+
+    def register(self, op_types, domain: str = "", since: int = 1):
+        """Like :meth:`register_rule` for several op types sharing one rule."""
+        if isinstance(op_types, str):
+            op_types = op_types.split()
+
+        def deco(fn: Rule) -> Rule:
+            for op in op_types:
+                self.register_rule(op, domain, since)(fn)
+            return fn
+
+        return deco
+
+    def find_rule(self, domain: str, op_type: str, opset: int) -> Optional[Rule]:
+        """The rule in force for ``op_type`` at opset version ``opset`` of ``domain``."""
+        entries = self._rules.get((canonical_domain(domain), op_type))
+        if not entries:
+            return None
+        best = None
+        for since, fn in entries:
+            if since <= opset:
+                best = fn
+        return best
+
+    def registered_ops(self) -> Dict[Tuple[str, str], List[int]]:
+        """Every registered (domain, op_type) with the since_versions of its rules."""
+        return {k: [s for s, _ in v] for k, v in self._rules.items()}
+
+    @contextlib.contextmanager
+    def override(self, op_type: str, rule: Optional[Rule], domain: str = "") -> Iterator[None]:
+        """Within the block, ``rule`` is the rule of ``op_type`` at every opset (``None``:
+        the op has no rule, as a custom op would not); after it, the op's rules are as before.
+        For tests: a planted wrong rule, or an op left to its function body."""
+        key = (canonical_domain(domain), op_type)
+        saved = self._rules.get(key)
+        if rule is None:
+            self._rules.pop(key, None)
+        else:
+            self._rules[key] = [(1, rule)]
+        try:
+            yield
+        finally:
+            if saved is None:
+                self._rules.pop(key, None)
+            else:
+                self._rules[key] = saved
 
 
-def register(op_types, domain: str = "", since: int = 1):
-    """Like :func:`register_rule` for several op types sharing one rule."""
-    if isinstance(op_types, str):
-        op_types = op_types.split()
-
-    def deco(fn: Rule) -> Rule:
-        for op in op_types:
-            register_rule(op, domain, since)(fn)
-        return fn
-
-    return deco
-
-
-def find_rule(domain: str, op_type: str, opset: int) -> Optional[Rule]:
-    """The rule in force for ``op_type`` at opset version ``opset`` of ``domain``."""
-    entries = _rules.get((canonical_domain(domain), op_type))
-    if not entries:
-        return None
-    best = None
-    for since, fn in entries:
-        if since <= opset:
-            best = fn
-    return best
-
-
-def registered_ops() -> Dict[Tuple[str, str], List[int]]:
-    """Every registered (domain, op_type) with the since_versions of its rules."""
-    return {k: [s for s, _ in v] for k, v in _rules.items()}
+# The rules onnxsym infers with: the built-in ones (rules/) and those a user registers.
+rules = Registry()
+register_rule = rules.register_rule
+register = rules.register
+find_rule = rules.find_rule
+registered_ops = rules.registered_ops
+override = rules.override

@@ -13,7 +13,7 @@ from .api import Result, UnresolvedDim, __version__, infer
 from .constraints import Constraint
 from .edges import grouped
 from .declared import StaleDeclaration
-from .errors import OnnxsymError
+from .errors import OnnxsymError, UserInputError
 from .explain import Lineage
 from .symbols import under_ranges_of_result
 
@@ -169,7 +169,8 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
     except OnnxsymError as exc:
         if reraise:
             raise
-        msg = one_line(str(exc))
+        # (the check command's report: a UserInputError as it names the command's options)
+        msg = one_line(exc.cli if isinstance(exc, UserInputError) else str(exc))
         report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
     return report
 

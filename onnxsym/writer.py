@@ -1,4 +1,5 @@
-"""Writing inferred shapes back into a model: value_info, graph outputs, metadata.
+"""Writing inferred shapes back into a model: value_info and graph outputs (the metadata:
+:mod:`onnxsym.metadata`).
 
 Nothing else in the model changes: nodes, initializers, names and doc strings
 are left exactly as they were.
@@ -6,7 +7,6 @@ are left exactly as they were.
 
 from __future__ import annotations
 
-import json
 from typing import Dict, List, Optional
 
 import onnx
@@ -16,9 +16,6 @@ from .dims import Dim
 from .declared import declared_dims
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
-
-META_PREFIX = "onnxsym."
-
 
 def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
               keep: bool = False, names_win: bool = False):
@@ -130,15 +127,3 @@ def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fres
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
                 write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win)
                 write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win)
-
-
-def write_metadata(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
-    """Set ``onnxsym.*`` metadata entries (replacing earlier ones of the same key)."""
-    keys = {META_PREFIX + k for k in entries}
-    kept = [p for p in model.metadata_props if p.key not in keys]
-    del model.metadata_props[:]
-    model.metadata_props.extend(kept)
-    for k, v in entries.items():
-        p = model.metadata_props.add()
-        p.key = META_PREFIX + k
-        p.value = v if isinstance(v, str) else json.dumps(v, sort_keys=True)

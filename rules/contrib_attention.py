@@ -15,8 +15,8 @@ from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .common import unknown_ranks
-from .contrib_common import I32, MS, arg, exact_div, present, rank, scalar
+from .common import I32, arg, present, rank, scalar, unknown_ranks
+from .contrib_common import MS, exact_div
 
 
 def _heads(node, name="num_heads"):

@@ -10,8 +10,8 @@ from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .common import F32, required_attr, unknown_ranks
-from .contrib_common import I32, MS, arg, exact_div, present, same_as, same_shape
+from .common import F32, I32, arg, present, required_attr, same_shape, unknown_ranks
+from .contrib_common import MS, exact_div, same_as
 
 
 
@@ -138,5 +138,5 @@ def speculative_prefix_commit(node: Node) -> Outputs:
     batch = None
     if nxt.shape is not None:
         batch = (nxt.shape[0] if len(nxt.shape) == 2 else 1,) if len(nxt.shape) in (1, 2) else None
-    return [Tensor(TensorProto.INT32, batch), same_shape(arg(node, 3)), same_shape(arg(node, 4))][
+    return [Tensor(I32, batch), same_shape(arg(node, 3)), same_shape(arg(node, 4))][
         :max(node.num_outputs, 1)]

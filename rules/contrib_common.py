@@ -7,7 +7,7 @@ from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.values import Tensor
 
-from .common import I32, arg, present, rank, same_shape, scalar  # noqa: F401  (shared with the contrib modules)
+from .common import arg, same_shape
 
 MS = "com.microsoft"
 

@@ -13,8 +13,8 @@ from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import Tensor
 
 from . import shape_ops
-from .contrib_common import (MS, WithInputs, arg, channels_last_rule, exact_div, present, same_as, scalar,
-                             to_channels_first)
+from .common import BOOL, F32, I32, I64, STRING, arg, present, scalar
+from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
@@ -32,7 +32,7 @@ def bias_dropout(node: Node) -> Outputs:
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
         if node.op_type == "BiasDropout":
-            outs.append(Tensor(TensorProto.BOOL, x.shape))
+            outs.append(Tensor(BOOL, x.shape))
         else:  # one bit per element, packed in uint32 words
             words = None if x.shape is None else (dims.ceil_div(prod(x.shape), 32),)
             outs.append(Tensor(TensorProto.UINT32, words))
@@ -164,20 +164,20 @@ def mul_integer(node: Node) -> Outputs:
     """A (0) times B (2), broadcast, in int32."""
     a, b = arg(node, 0), arg(node, 2)
     if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, TensorProto.INT32)]
-    return [Tensor(TensorProto.INT32, broadcast_shapes([a.shape, b.shape],
+        return [node.unknown_rank("an input's rank unknown", 0, I32)]
+    return [Tensor(I32, broadcast_shapes([a.shape, b.shape],
                                                        lambda axis, why: node.fresh(why, 0, axis), node.assume))]
 
 
 @register("IsAllFinite", domain=MS)
 def is_all_finite(_node: Node) -> Outputs:
-    return [Tensor(TensorProto.BOOL, ())]
+    return [Tensor(BOOL, ())]
 
 
 @register("MurmurHash3", domain=MS)
 def murmur_hash3(node: Node) -> Outputs:
     x = arg(node, 0)
-    return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else TensorProto.INT32, x.shape)]
+    return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else I32, x.shape)]
 
 
 @register("NGramRepeatBlock", domain=MS)
@@ -238,8 +238,8 @@ def unique(node: Node) -> Outputs:
     n = x.shape[0] if x.shape is not None and len(x.shape) == 1 else None
     hi = n if isinstance(n, int) else dims.INT64_MAX
     k = node.fresh("the number of distinct values of x is data", 0, 0, lo=0, hi=hi)
-    return [Tensor(x.dtype, (k,)), Tensor(TensorProto.INT64, None if n is None else (n,)),
-            Tensor(TensorProto.INT64, (k,))]
+    return [Tensor(x.dtype, (k,)), Tensor(I64, None if n is None else (n,)),
+            Tensor(I64, (k,))]
 
 
 @register("DecoderAttention", domain=MS)
@@ -316,7 +316,7 @@ def word_conv_embedding(node: Node) -> Outputs:
     if seq.shape is None or not seq.shape:
         return [node.unknown_rank("sequence input rank unknown, or a scalar", 0, w.dtype)]
     width = w.shape[0] if w.shape else node.fresh("the conv weight's shape is unknown", 0, 1)
-    return [Tensor(w.dtype or TensorProto.FLOAT, (seq.shape[0], width))]
+    return [Tensor(w.dtype or F32, (seq.shape[0], width))]
 
 
 @register("Tokenizer", domain=MS)
@@ -324,9 +324,9 @@ def tokenizer(node: Node) -> Outputs:
     """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
     x = arg(node, 0)
     if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, TensorProto.STRING)]
+        return [node.unknown_rank("input rank unknown", 0, STRING)]
     d = node.fresh("the most tokens any string splits into is data", 0, len(x.shape), lo=0)
-    return [Tensor(TensorProto.STRING, tuple(x.shape) + (d,))]
+    return [Tensor(STRING, tuple(x.shape) + (d,))]
 
 
 @register("DynamicTimeWarping", domain=MS)
@@ -337,7 +337,7 @@ def dynamic_time_warping(node):
     lo, hi = 0, dims.INT64_MAX
     if x.shape is not None and len(x.shape) == 2 and all(isinstance(d, int) for d in x.shape):
         lo, hi = max(x.shape), sum(x.shape) - 1
-    return [Tensor(TensorProto.INT32, (2, node.fresh("the warping path's length is data", 0, 1, lo=lo, hi=hi)))]
+    return [Tensor(I32, (2, node.fresh("the warping path's length is data", 0, 1, lo=lo, hi=hi)))]
 
 
 @register("BifurcationDetector", domain=MS)
@@ -391,7 +391,7 @@ def state_replay(node: Node) -> Outputs:
 def dequantize_bfp(node: Node) -> Outputs:
     """The original tensor: its shape is the value of input 1."""
     shape = node.value(1)
-    dtype = node.attr("dtype", TensorProto.FLOAT)
+    dtype = node.attr("dtype", F32)
     if shape is None:
         t = arg(node, 1)
         if t.shape is None or len(t.shape) != 1 or not isinstance(t.shape[0], int):

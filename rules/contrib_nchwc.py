@@ -11,7 +11,8 @@ from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .contrib_common import arg, to_channels_first, to_channels_last
+from .common import arg
+from .contrib_common import to_channels_first, to_channels_last
 from .nn import conv, global_pool, pool
 
 NCHWC = "com.microsoft.nchwc"

@@ -10,8 +10,8 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import F32
-from .contrib_common import I32, MS, arg, rank
+from .common import F32, I32, arg, rank
+from .contrib_common import MS
 
 
 

@@ -13,8 +13,8 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import F32, I32, required_attr
-from .contrib_common import MS, WithInputs, arg, channels_last_rule, present, to_channels_first
+from .common import F32, I32, I64, arg, present, required_attr
+from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first
 from .nn import conv, gemm_shape, global_pool, matmul, pool
 from .shape_ops import sum_dims
 
@@ -311,5 +311,5 @@ def quantize_bfp(node: Node) -> Outputs:
     x = arg(node, 0)
     per_axis = None if x.shape is None else (len(x.shape),)
     y = node.fresh("the packed size depends on the BFP type's block layout", 0, 0)
-    return [Tensor(TensorProto.UINT8, (y,)), Tensor(TensorProto.INT64, per_axis),
-            Tensor(TensorProto.INT64, per_axis)][:max(node.num_outputs, 1)]
+    return [Tensor(TensorProto.UINT8, (y,)), Tensor(I64, per_axis),
+            Tensor(I64, per_axis)][:max(node.num_outputs, 1)]

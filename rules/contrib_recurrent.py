@@ -8,8 +8,8 @@ from onnxsym.node import Node
 from onnxsym.values import Tensor
 from onnxsym.registry import Outputs, register
 
-from .common import required_attr, unknown_ranks
-from .contrib_common import MS, WithInputs, arg, exact_div, present, rank
+from .common import arg, present, rank, required_attr, unknown_ranks
+from .contrib_common import MS, WithInputs, exact_div
 from .recurrent import recurrent
 
 

@@ -6,17 +6,15 @@ a width to the runtime, the width onnxruntime computes is used."""
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import prod
 from onnxsym.values import Opaque, Tensor, tensor_from_array
 
-from .common import arg, same_shape
+from .common import F32, I64, STRING, arg, same_shape
 
 ML = "ai.onnx.ml"
-F, I64, STRING = TensorProto.FLOAT, TensorProto.INT64, TensorProto.STRING
 
 
 def _batch(node, x):
@@ -26,7 +24,7 @@ def _batch(node, x):
     return 1 if len(x.shape) <= 1 else x.shape[0]
 
 
-def _rows(node, width, dtype=F):
+def _rows(node, width, dtype=F32):
     return Tensor(dtype, (_batch(node, arg(node, 0)), width))
 
 
@@ -45,7 +43,7 @@ def same_type(node: Node) -> Outputs:
 
 @register("Normalizer Scaler", domain=ML)
 def float_same_shape(node: Node) -> Outputs:
-    return [same_shape(arg(node, 0), F)]
+    return [same_shape(arg(node, 0), F32)]
 
 
 @register("ArrayFeatureExtractor", domain=ML)
@@ -74,7 +72,7 @@ def label_encoder_v2(node: Node) -> Outputs:
     """The output type is that of whichever ``values_*`` attribute is set."""
     x = arg(node, 0)
     dtype = 0
-    for attr, t in (("values_strings", STRING), ("values_int64s", I64), ("values_floats", F)):
+    for attr, t in (("values_strings", STRING), ("values_int64s", I64), ("values_floats", F32)):
         if node.has_attr(attr):
             dtype = t
     values = node.attr("values_tensor")
@@ -88,8 +86,8 @@ def one_hot_encoder(node: Node) -> Outputs:
     x = arg(node, 0)
     cats = node.attr("cats_int64s") or node.attr("cats_strings") or []
     if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, F)]
-    return [Tensor(F, tuple(x.shape) + (len(cats),))]
+        return [node.unknown_rank("input rank unknown", 0, F32)]
+    return [Tensor(F32, tuple(x.shape) + (len(cats),))]
 
 
 @register("FeatureVectorizer", domain=ML)
@@ -148,7 +146,7 @@ def dict_vectorizer(node: Node) -> Outputs:
 
 @register("CastMap", domain=ML)
 def cast_map(node: Node) -> Outputs:
-    dtype = {"TO_FLOAT": F, "TO_STRING": STRING, "TO_INT64": I64}[node.attr("cast_to", "TO_FLOAT")]
+    dtype = {"TO_FLOAT": F32, "TO_STRING": STRING, "TO_INT64": I64}[node.attr("cast_to", "TO_FLOAT")]
     if node.attr("map_form", "DENSE") == "SPARSE":
         return [Tensor(dtype, (1, node.attr("max_map", 1)))]
     return [Tensor(dtype, (1, node.fresh("number of entries of the map", 0, 1)))]

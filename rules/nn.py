@@ -7,7 +7,6 @@ import math
 from typing import Dict, List
 
 import numpy as np
-from onnx import TensorProto
 
 from onnxsym import dims, intops
 from onnxsym.dims import Dim
@@ -18,7 +17,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
-from .common import I64, arg, present
+from .common import F32, I32, I64, arg, present
 
 
 
@@ -34,7 +33,7 @@ def matmul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
-        dtype = TensorProto.INT32
+        dtype = I32
     return [Tensor(dtype, matmul_shape(node, a.shape, b.shape))]
 
 
@@ -164,7 +163,7 @@ def conv(node: Node) -> Outputs:
     x, w = arg(node, xi), arg(node, wi)
     dtype = x.dtype
     if node.op_type == "ConvInteger":
-        dtype = TensorProto.INT32
+        dtype = I32
     elif node.op_type == "QLinearConv":
         dtype = arg(node, 7).dtype or x.dtype
     if x.shape is None:
@@ -484,7 +483,7 @@ def resize(node: Node) -> Outputs:
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
     s = node.attr("scales")
-    return _resized(node, Tensor(TensorProto.FLOAT, (len(s),), tuple(s)) if s is not None else None, None)
+    return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
 @register("Upsample", since=9)

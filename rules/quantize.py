@@ -10,7 +10,7 @@ from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor
 
-from .common import arg
+from .common import F32, arg
 from .nn import matmul_shape
 
 
@@ -28,7 +28,7 @@ def quantize_linear(node: Node) -> Outputs:
 @register("DequantizeLinear")
 def dequantize_linear_v1(node: Node) -> Outputs:
     """y has x's shape and is float."""
-    return [Tensor(TensorProto.FLOAT, arg(node, 0).shape)]
+    return [Tensor(F32, arg(node, 0).shape)]
 
 
 @register("DequantizeLinear", since=19)
@@ -36,13 +36,13 @@ def dequantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (an attribute from opset 23 on), else the scale's."""
     x = arg(node, 0)
     dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
-    return [Tensor(dtype or arg(node, 1).dtype or TensorProto.FLOAT, x.shape)]
+    return [Tensor(dtype or arg(node, 1).dtype or F32, x.shape)]
 
 
 @register("DynamicQuantizeLinear")
 def dynamic_quantize_linear(node: Node) -> Outputs:
     x = arg(node, 0)
-    return [Tensor(TensorProto.UINT8, x.shape), Tensor(TensorProto.FLOAT, ()), Tensor(TensorProto.UINT8, ())]
+    return [Tensor(TensorProto.UINT8, x.shape), Tensor(F32, ()), Tensor(TensorProto.UINT8, ())]
 
 
 @register("QLinearMatMul")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import List
+import itertools
+from typing import Callable, Dict, List, Optional, Set
 
+from onnxsym import dims, intops
 from onnxsym.dims import Dim
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
@@ -64,4 +66,43 @@ def reduce(node: Node) -> Outputs:
                 shape.append(1)
         else:
             shape.append(d)
-    return [Tensor(x.dtype, tuple(shape))]
+    return [Tensor(x.dtype, tuple(shape), _reduced_elements(node, x, red))]
+
+
+# The integer reductions whose elements are kept: a shape computed as the product of
+# gathered dims (tf2onnx's Einsum lowering), or the sum, largest or smallest of several.
+_STEP: Dict[str, Callable[[Dim, Dim], Dim]] = {"ReduceProd": dims.mul, "ReduceSum": dims.add,
+                                               "ReduceMax": dims.dmax, "ReduceMin": dims.dmin}
+_EMPTY = {"ReduceProd": 1, "ReduceSum": 0}  # of no element; Max and Min of none are no size
+
+
+def _reduced_elements(node: Node, x: Tensor, red: Set[int]) -> Optional[tuple]:
+    """The output's elements, row-major, when the input's are known integers and its shape
+    static: each step computed and wrapped in the input's type, as onnxruntime does."""
+    op = node.op_type
+    step = _STEP.get(op)
+    if step is None or x.value is None or x.shape is None or x.dtype not in intops.INT_TYPES or \
+            not all(isinstance(d, int) for d in x.shape) or not all(intops.is_dim(v) for v in x.value):
+        return None
+    groups: dict = {}
+    for index, v in zip(itertools.product(*map(range, x.shape)), x.value):
+        groups.setdefault(tuple(0 if a in red else i for a, i in enumerate(index)), []).append(v)
+    out: List[Dim] = []
+    for key in itertools.product(*(range(1 if a in red else d) for a, d in enumerate(x.shape))):
+        vs = groups.get(key, [])
+        if not vs and op not in _EMPTY:
+            return None
+        acc = vs[0] if op not in _EMPTY else _EMPTY[op]
+        for v in vs[0 if op in _EMPTY else 1:]:
+            if op in _EMPTY:
+                acc = intops.fit(node, step(acc, v), x.dtype, f"{op} in {intops.type_name(x.dtype)}")
+                if acc is None:
+                    return None
+            else:
+                acc = node.decide(step, (acc, v), _taken(op, acc, v))
+        out.append(acc)
+    return tuple(out)
+
+
+def _taken(op: str, a: Dim, b: Dim) -> Callable[[Dim], str]:
+    return lambda r: f"{op}({a}, {b}) taken as {r}"

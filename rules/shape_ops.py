@@ -13,7 +13,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
-from .common import I64, arg, present
+from .common import BOOL, I64, arg, present
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -380,11 +380,15 @@ def split_rule(node: Node) -> Outputs:
             sizes = [dims.floordiv(d, n)] * n
     else:
         sizes = list(split)
+    # known elements split too (tf2onnx splits a shape value into the pads of SAME padding)
+    arr = _np_value(x)
+    starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
     outs = []
     for k in range(n):
         shp = list(x.shape)
         shp[axis] = sizes[k]
-        outs.append(Tensor(x.dtype, tuple(shp)))
+        part = None if starts is None else _from_np(np.take(arr, range(starts[k], starts[k + 1]), axis=axis))
+        outs.append(Tensor(x.dtype, tuple(shp), part))
     return outs
 
 
@@ -699,7 +703,7 @@ def _cast_value(node, value, src, dst):
         elif dst in FLOAT_TYPES:
             # a symbolic element stays an Expr: it stands for an exact integral float
             convert = lambda v: intops.as_float(node, v, dst)  # noqa: E731
-        elif dst == TensorProto.BOOL:
+        elif dst == BOOL:
             convert = lambda v: None if dims.try_eq(v, 0) is None else not dims.try_eq(v, 0)  # noqa: E731
         else:
             return None
@@ -708,7 +712,7 @@ def _cast_value(node, value, src, dst):
         out = [intops.from_float(v, dst) if isinstance(v, float) else
                intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if intops.is_dim(v) else None
                for v in value]
-    elif src == TensorProto.BOOL and dst in intops.INT_TYPES:
+    elif src == BOOL and dst in intops.INT_TYPES:
         out = [int(bool(v)) for v in value]
     else:
         return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
@@ -11,7 +10,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Tensor
 
-from .common import arg, present, scalar
+from .common import F32, arg, present, scalar
 
 
 def _onesided(length):
@@ -79,7 +78,7 @@ def window(node: Node) -> Outputs:
     size = scalar(node, 0)
     if size is None:
         size = node.fresh(f"{node.op_type} size is not known", 0, 0)
-    return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (size,))]
+    return [Tensor(node.attr("output_datatype", F32), (size,))]
 
 
 @register("MelWeightMatrix", since=17)
@@ -88,4 +87,4 @@ def mel_weight_matrix(node: Node) -> Outputs:
     bins, length = scalar(node, 0), scalar(node, 1)
     rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)
     cols = bins if bins is not None else node.fresh("MelWeightMatrix num_mel_bins is not known", 0, 1)
-    return [Tensor(node.attr("output_datatype", TensorProto.FLOAT), (rows, cols))]
+    return [Tensor(node.attr("output_datatype", F32), (rows, cols))]

@@ -3,7 +3,6 @@ TfIdfVectorizer."""
 
 from __future__ import annotations
 
-from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.node import Node
@@ -11,7 +10,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
-from .common import STRING, arg, count, same_shape, static_bound
+from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 
 
 
@@ -26,7 +25,7 @@ def string_concat(node: Node) -> Outputs:
 
 @register("RegexFullMatch")
 def regex_full_match(node: Node) -> Outputs:
-    return [same_shape(arg(node, 0), TensorProto.BOOL)]
+    return [same_shape(arg(node, 0), BOOL)]
 
 
 @register("StringNormalizer")
@@ -48,12 +47,12 @@ def string_normalizer(node: Node) -> Outputs:
 def string_split(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, STRING), node.unknown_rank("input rank unknown", 1, TensorProto.INT64)]
+        return [node.unknown_rank("input rank unknown", 0, STRING), node.unknown_rank("input rank unknown", 1, I64)]
     maxsplit = node.attr("maxsplit")
     hi = dims.INT64_MAX if maxsplit is None else maxsplit + 1
     # the last axis holds as many substrings as the longest split of any element
     k = count(node, "largest number of substrings of StringSplit", 0, len(x.shape), hi)
-    return [Tensor(STRING, tuple(x.shape) + (k,)), Tensor(TensorProto.INT64, x.shape)]
+    return [Tensor(STRING, tuple(x.shape) + (k,)), Tensor(I64, x.shape)]
 
 
 @register("TfIdfVectorizer")
@@ -61,5 +60,5 @@ def tfidf_vectorizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [N, C]
     width = max(node.attr("ngram_indexes", [-1])) + 1
     if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, TensorProto.FLOAT)]
-    return [Tensor(TensorProto.FLOAT, tuple(x.shape[:-1]) + (width,))]
+        return [node.unknown_rank("input rank unknown", 0, F32)]
+    return [Tensor(F32, tuple(x.shape[:-1]) + (width,))]

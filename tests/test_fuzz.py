@@ -28,9 +28,7 @@ def test_a_wrong_rule_is_caught_and_shrunk_to_a_small_reproducer(tmp_path):
         x = node.tensor(0)
         return [Tensor(x.dtype, x.shape[:-1] + (x.shape[-1] + 1,)) if x.shape else x]
 
-    saved = list(registry._rules[("", "Relu")])
-    registry.register_rule("Relu")(wrong_relu)
-    try:
+    with registry.override("Relu", wrong_relu):
         m = helper.make_model(helper.make_graph(
             [helper.make_node("Sigmoid", ["x"], ["s"], name="s"), helper.make_node("Relu", ["s"], ["r"], name="r"),
              helper.make_node("Tanh", ["r"], ["t"], name="t"), helper.make_node("Neg", ["s"], ["n"], name="n")],
@@ -44,5 +42,3 @@ def test_a_wrong_rule_is_caught_and_shrunk_to_a_small_reproducer(tmp_path):
         assert [n.op_type for n in small.graph.node] == ["Sigmoid", "Relu"]
         path = fuzzing.save_failure(small, fuzzing.check_model(small, a), a, str(tmp_path))
         assert onnx.load(path).graph.node[1].op_type == "Relu"
-    finally:
-        registry._rules[("", "Relu")][:] = saved

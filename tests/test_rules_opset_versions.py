@@ -117,3 +117,34 @@ def test_gather_expand_fill_where_size_shape(opset):
     assert res.shape("g") == (N, 1, 2) and res.shape("c") == (N, M) and not res.unresolved()
     if opset >= 15:
         assert res.values["s15"].value == (M,)
+
+
+def _since_case(op, opset):
+    """A model of ``op`` at ``opset`` (an opset where one of its rules registered by since= is in force)."""
+    x = ("x", T.FLOAT, ["n", 3, "m", 4])
+    if op == "Add":  # (before 7, which onnxruntime does not run, the second operand broadcast into the first)
+        return graph_model([node("Add", ["x", "y"], ["z"])], [x, ("y", T.FLOAT, [3, 1, 1])], ["z"],
+                           opset=opset), {"y": rng.random([3, 1, 1]).astype(np.float32)}
+    if op == "Dropout":  # the mask: x's type before 10, bool after
+        return graph_model([node("Dropout", ["x"], ["z", "mask"])], [x], ["z", "mask"], opset=opset), {}
+    if op == "DequantizeLinear":  # float before 19, the scale's type from 19 on
+        s = numpy_helper.from_array(np.array(0.5, np.float16 if opset >= 19 else np.float32), "s")
+        return graph_model([node("Cast", ["x"], ["q"], to=T.UINT8), node("DequantizeLinear", ["q", "s"], ["z"])], [x],
+                           ["z"], opset=opset, inits=[s]), {}
+    # Resize: scales at input 1 (10), at input 2 beside roi and sizes (11, 13)
+    sc = numpy_helper.from_array(np.array([1, 1, 2, 0.5], np.float32), "sc")
+    roi = numpy_helper.from_array(np.array([], np.float32), "roi")
+    ins = ["x", "sc"] if opset < 11 else ["x", "roi", "sc"]
+    return graph_model([node("Resize", ins, ["z"])], [x], ["z"], opset=opset, inits=[sc, roi]), {}
+
+
+@pytest.mark.parametrize("op,opset", [("Add", 7), ("Dropout", 7), ("Dropout", 12),
+                                      ("DequantizeLinear", 13), ("DequantizeLinear", 19),
+                                      ("Resize", 10), ("Resize", 11), ("Resize", 13)])
+def test_rules_by_since(op, opset):
+    """Each version of an op whose meaning changed has its own rule (registered by since=):
+    dims and element types as onnxruntime computes them."""
+    m, more = _since_case(op, opset)
+    cases = [({"n": n, "m": k}, {"x": rng.random((n, 3, k, 4)).astype(np.float32), **more}) for n, k in ((2, 4), (1, 6))]
+    res = check(m, cases)
+    assert not res.unresolved()

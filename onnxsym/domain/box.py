@@ -47,16 +47,19 @@ def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
     derived = result.derived_symbols()
     for name, (lo, hi) in box.items():
         if lo > hi:
-            raise UserInputError(f"--require {name}={lo}:{hi}: expected LO <= HI")
+            raise UserInputError(f"require[{name!r}] = ({lo}, {hi}): expected lo <= hi",
+                                 f"--require {name}={lo}:{hi}: expected LO <= HI")
         target = name
         if name in derived:
             s = dims.as_sym(derived[name])
             if s is None:
-                raise UserInputError(f"--require {name}: '{name}' is {derived[name]} in this model; require its symbols")
+                why = f"'{name}' is {derived[name]} in this model; require its symbols"
+                raise UserInputError(f"require[{name!r}]: {why}", f"--require {name}: {why}")
             target = s.name
         if target not in domain.symbols:
             known = ", ".join(domain.symbols) or "none"
-            raise UserInputError(f"--require {name}: the model has no input symbol '{name}' (its symbols: {known})")
+            why = f"the model has no input symbol '{name}' (its symbols: {known})"
+            raise UserInputError(f"require[{name!r}]: {why}", f"--require {name}: {why}")
         if target in out:
             lo, hi = max(lo, out[target][0]), min(hi, out[target][1])
         out[target] = (lo, hi)

@@ -1,0 +1,193 @@
+"""What inference found about a model: :class:`Result`, which :func:`onnxsym.infer` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import onnx
+
+from . import dims
+from .dims import Dim
+from .constraints import Constraint
+from .declared import Declarations, StaleDeclaration
+from .provenance import Provenance
+from .symbols import SymbolTable, under_ranges_of_result
+from .values import Optional_, Sequence, Tensor, Value
+
+if TYPE_CHECKING:
+    from .domain import Domain  # (imported where computed: the domain reads a Result)
+
+
+@dataclass(frozen=True)
+class UnresolvedDim:
+    """A dim of a value that is not an expression over the model's input symbols."""
+
+    value: str
+    axis: Optional[int]  # None: the rank itself is unknown
+    dim: Optional[Dim]
+    provenance: Tuple[Provenance, ...]
+
+
+@dataclass
+class Result:
+    """What :func:`infer` found."""
+
+    model: onnx.ModelProto
+    values: Dict[str, Value]
+    produced: List[str]
+    symbols: SymbolTable
+    fresh: Dict[str, Provenance]
+    unknown_rank: Dict[str, Provenance]
+    assumptions: List[Constraint]
+    warnings: List[str]
+    no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # Symbol -> its definition over the remaining symbols, from solved constraints.
+    derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
+    # The names the model declares on produced values (aliases) and its stale declarations.
+    declarations: Declarations = field(default_factory=Declarations)
+    subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
+    rule_failures: List[str] = field(default_factory=list)
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
+    _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
+
+    @property
+    def env(self) -> dims.RangeEnv:
+        """The ranges of this result's symbols: ``with result.env:`` computes with its dims under
+        them (elsewhere a symbol has the current environment's range: all of int64 if undeclared)."""
+        return self.symbols.env
+
+    def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
+        """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
+        static or an expression over the input symbols only."""
+        if isinstance(d, int) or not self.fresh:
+            return ()
+        prov = self._fresh_of.get(d)
+        if prov is None:
+            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+                                             if s.name in self.fresh)
+        return prov
+
+    @property
+    def constraints(self) -> List[Constraint]:
+        """Every equality (or float32 bound) the model is only valid under, each with the node
+        that requires it; ``assumptions`` is the same list."""
+        return self.assumptions
+
+    def positive_assumptions(self) -> List[Constraint]:
+        """The decisions taken because a graph-input symbol's default range starts at 1
+        (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
+        return [c for c in self.assumptions if c.kind == "positive"]
+
+    @under_ranges_of_result
+    def domain(self) -> Domain:
+        """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
+        input symbols under which every node's shape is valid. Computing it narrows the
+        symbols' ranges to it (the symbol table, the metadata and the MLIR export then
+        carry ``seq`` in ``[1, 64]``) and rewrites the dims over them."""
+        if self._domain is None:
+            from .domain import compute
+            from .domain.narrow import narrow
+
+            self._domain = compute(self)
+            narrow(self, self._domain.ranges)
+        return self._domain
+
+    @property
+    def aliases(self) -> Dict[str, Dim]:
+        """Each name the model declares on a produced value that is not a graph-input symbol
+        (``LayerNormalizationout_dim_0``), with the dim it names (``batch``): a number, an
+        expression over the input symbols, or the fresh symbol the name is kept for."""
+        return self.declarations.aliases
+
+    def alias_places(self, name: str) -> List[Tuple[str, int]]:
+        """The (value, axis) where the model declares the alias ``name``."""
+        return list(self.declarations.places.get(name, ()))
+
+    @property
+    def stale(self) -> List[StaleDeclaration]:
+        """The produced values whose declared shape the graph contradicts (another rank or
+        number): their computed shapes are written; each is also a warning."""
+        return self.declarations.stale
+
+    def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
+        """Each symbol's range ``(lo, hi)`` (narrowed where inference or the domain narrowed it)."""
+        return {name: self.symbols.range_of(name) for name in self.symbols.symbols}
+
+    def derived_symbols(self) -> Dict[str, Dim]:
+        """Derived symbol name -> its definition (``total == past + seq``)."""
+        return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
+                if (a := dims.as_sym(v)) is None or a.name != s.name}
+
+    def roots(self) -> List[str]:
+        """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
+        derived = self.derived_symbols()
+        return [n for n in self.symbols.symbols if n not in self.fresh and n not in derived]
+
+    def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
+        v = self.values.get(name)
+        return v.shape if isinstance(v, Tensor) else None
+
+    @under_ranges_of_result
+    def sympy_shape(self, name: str):
+        """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
+        from .sympy_bridge import to_sympy
+        shape = self.shape(name)
+        return None if shape is None else tuple(to_sympy(d) for d in shape)
+
+    @under_ranges_of_result
+    def cost(self):
+        """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
+        from .cost import model_cost
+        return model_cost(self)
+
+    def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
+        """The dims a value is annotated with: a sequence's or optional's are its element's."""
+        v = self.values.get(name)
+        while isinstance(v, (Sequence, Optional_)):
+            if isinstance(v, Sequence) and v.items == ():
+                return ()  # an empty sequence has no item to know
+            v = v.elem
+        return v.shape if isinstance(v, Tensor) else None
+
+    @under_ranges_of_result
+    def unresolved(self) -> List[UnresolvedDim]:
+        """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
+        if not self.fresh:
+            return [UnresolvedDim(name, None, None, (self.unknown_rank[name],))
+                    for name in self.produced if name in self.unknown_rank]
+        out = []
+        for name in self.produced:
+            if name in self.unknown_rank:
+                out.append(UnresolvedDim(name, None, None, (self.unknown_rank[name],)))
+                continue
+            shape = self._dims_of(name)
+            if shape is None:
+                continue
+            for axis, d in enumerate(shape):
+                prov = self.fresh_provenance(d)
+                if prov:
+                    out.append(UnresolvedDim(name, axis, d, prov))
+        return out
+
+    @under_ranges_of_result
+    def stats(self) -> Dict[str, int]:
+        """Counts of values and dims: static, symbolic over input symbols, unresolved."""
+        values = static = symbolic = unresolved = 0
+        for name in self.produced:
+            shape = self._dims_of(name)
+            values += 1
+            if shape is None:
+                unresolved += 1
+                continue
+            for d in shape:
+                if isinstance(d, int):
+                    static += 1
+                elif self.fresh_provenance(d):
+                    unresolved += 1
+                else:
+                    symbolic += 1
+        return {"values": values, "static_dims": static, "symbolic_dims": symbolic,
+                "unresolved_dims": unresolved}

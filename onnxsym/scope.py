@@ -1,0 +1,112 @@
+"""What the graph being inferred sees by name, and where its results are recorded.
+
+The main graph has one scope. A subgraph (an If branch, a Loop or Scan body) is
+inferred in an inner scope: it holds the values the subgraph defines (its inputs,
+initializers and nodes' outputs, and outer values it rewrote through solved
+constraints) and reads every other name from the scopes around it, so entering a
+subgraph copies nothing and a name it defines again hides the outer one only
+inside it. A function body's scope sees only its call's inputs; its values, their
+producers and unknown ranks stay in it, and its rules are those of its own opsets.
+"""
+
+from __future__ import annotations
+
+from typing import Container, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
+
+import onnx
+
+from .provenance import Provenance
+from .values import Value
+
+_MISSING = object()
+
+# a value's producer: in words, or as (the nodes of its graph, the node's index)
+Producer = Union[str, Tuple[Sequence[onnx.NodeProto], int]]
+
+
+Values = Dict[str, Value]  # a graph's values by name: the main graph's a plain dict, read at dict speed
+
+
+class InnerValues(dict):
+    """A subgraph's values: its own, then those of the graphs around it."""
+
+    __slots__ = ("outer",)
+
+    def __init__(self, outer: Values):
+        super().__init__()
+        self.outer = outer
+
+    def __missing__(self, name: str) -> Value:
+        return self.outer[name]
+
+    def get(self, name, default=None):
+        v = dict.get(self, name, _MISSING)
+        return self.outer.get(name, default) if v is _MISSING else v
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or name in self.outer
+
+    def changed(self) -> Iterator[Tuple[str, Value]]:
+        """The values set in this scope that differ from what the outer scopes hold."""
+        outer = self.outer
+        return ((k, v) for k, v in self.items() if outer.get(k, _MISSING) is not v)
+
+    def names(self) -> Container[str]:
+        # the outer scopes do not change while this one is in use: only its own names are copied
+        return _Names(frozenset(dict.keys(self)), self.outer)
+
+
+class _Names:
+    """A subgraph's names at one moment: its own then, and those of the scopes around it."""
+
+    __slots__ = ("own", "outer")
+
+    def __init__(self, own: frozenset, outer: Values):
+        self.own, self.outer = own, outer
+
+    def __contains__(self, name) -> bool:
+        return name in self.own or name in self.outer
+
+
+class Scope:
+    """The state of inference that belongs to one graph: its values, the values computed
+    in its subgraphs, what produced each value, the values whose rank is unknown, and the
+    opsets its rules are looked up at (with the rules found so far)."""
+
+    __slots__ = ("values", "subgraph_values", "producer", "unknown_rank", "opsets", "ops")
+
+    def __init__(self, values: Values, opsets: Dict[str, int], ops: Optional[Dict[object, tuple]] = None,
+                 subgraph_values: Optional[Dict[str, Value]] = None,
+                 producer: Optional[Dict[str, Producer]] = None,
+                 unknown_rank: Optional[Dict[str, Provenance]] = None):
+        self.values = values
+        self.opsets = opsets
+        # (domain, op_type), or op_type alone in the default domain -> the engine's _resolve_op answer
+        self.ops: Dict[object, tuple] = {} if ops is None else ops
+        self.subgraph_values: Dict[str, Value] = {} if subgraph_values is None else subgraph_values  # by name
+        self.producer: Dict[str, Producer] = {} if producer is None else producer
+        # Values whose rank is unknown, so that no dim can carry the reason.
+        self.unknown_rank: Dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
+
+    def names(self) -> Container[str]:
+        """The names known now: what the graph's nodes may read but not produce again."""
+        v = self.values
+        return v.names() if isinstance(v, InnerValues) else frozenset(v)
+
+    def changed(self) -> Iterator[Tuple[str, Value]]:
+        """The values this scope set that differ from what the scopes around it hold."""
+        v = self.values
+        return v.changed() if isinstance(v, InnerValues) else iter(v.items())
+
+    def inner(self) -> Scope:
+        """The scope of a subgraph of this graph: new values over these; the rest is shared
+        (a subgraph's values, producers and unknown ranks are reported with the model's)."""
+        return Scope(InnerValues(self.values), self.opsets, self.ops, self.subgraph_values,
+                     self.producer, self.unknown_rank)
+
+    def function(self, bound: Mapping[str, Value], opsets: Dict[str, int]) -> Scope:
+        """The scope of a function body called from this graph, with its inputs ``bound``
+        and the opsets it imports (over this graph's)."""
+        opsets = {**self.opsets, **opsets}
+        # the rules found so far hold for the body only when its opsets are these
+        return Scope(dict(bound), opsets, self.ops if opsets == self.opsets else None)
