@@ -8,7 +8,7 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import dims, metadata, validate
+from . import branching, dims, metadata, validate
 from .engine import Engine
 from .errors import UserInputError
 from .loader import load_model
@@ -50,15 +50,21 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
-    table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges,
-                        assume=[parse_assumption(a) for a in assume],
-                        default_lo=0 if allow_zero is True else dims.DEFAULT_LO,
-                        zero_ok=_zero_names(allow_zero))
-    engine = Engine(model, table, base_dir, constant_initializers)
-    engine.progress = progress
-    if strict is not None:
-        engine.strict = strict
-    engine.run()
+    assumptions = [parse_assumption(a) for a in assume]
+
+    def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
+        table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
+                            default_lo=0 if allow_zero is True else dims.DEFAULT_LO,
+                            zero_ok=_zero_names(allow_zero))
+        engine = Engine(model, table, base_dir, constant_initializers)
+        engine.progress = None if choices else progress
+        engine.choices = choices
+        if strict is not None:
+            engine.strict = strict
+        return engine
+
+    engine = branching.infer(make_engine)
+    table = engine.table
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),

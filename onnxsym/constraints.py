@@ -36,7 +36,8 @@ class Constraint:
     # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
     # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
     # "at_least": lhs >= rhs, what a node needs to run (a Conv's input at least its kernel).;
-    # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1.
+    # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1;
+    # "differ": lhs != rhs, where an If runs only the branch that needs it (see onnxsym.branching).
     kind: str = "node"
     # "at_least": the ranges of lhs's symbols before it narrowed them, (name, lo, hi) each: the
     # condition is stated over those (under the narrowed ones it holds trivially)
@@ -57,10 +58,12 @@ class Constraint:
             return lhs <= rhs
         if self.kind == "at_least" or self.kind == "positive":
             return lhs >= rhs
+        if self.kind == "differ":
+            return lhs != rhs
         return lhs == rhs
 
     def __str__(self) -> str:
-        op = {"bound": "<=", "at_least": ">=", "positive": ">="}.get(self.kind, "==")
+        op = {"bound": "<=", "at_least": ">=", "positive": ">=", "differ": "!="}.get(self.kind, "==")
         return f"{str(self.lhs)} {op} {str(self.rhs)}"
 
 

@@ -17,7 +17,7 @@ from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional
 import onnx
 from onnx import helper, numpy_helper
 
-from . import dims, edges, functions, registry, validate
+from . import branching, dims, edges, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
@@ -191,6 +191,13 @@ class Engine:
         # makes them again under its own name.
         self._replays: Dict[tuple, List[tuple]] = {}
         self._node_positives: List[tuple] = []  # those of the rule running now
+        # Ifs whose branches differ in rank on a size condition (see branching): the branch
+        # each one takes, given; those met without one; where a contradiction stopped inference.
+        self.choices: Dict[str, branching.Choice] = {}
+        self.splits: List[branching.Split] = []
+        self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        self.failed_in: Optional[branching.Place] = None
+        self.failure = ""
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
@@ -491,9 +498,11 @@ class Engine:
             try:
                 outs = rule(node)
             except ConstraintContradiction as exc:
+                self._failed(f"{n.op_type} node '{node.name}': {exc}")
                 exc = self.constraints.explain(exc, self._rewritten)
                 raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
             except ShapeContradiction as exc:
+                self._failed(f"{n.op_type} node '{node.name}': {exc}")
                 raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
             except OnnxsymError:
                 raise
@@ -580,6 +589,43 @@ class Engine:
             name = node.output_names[output]
             self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
 
+    # -- Ifs the sizes decide (see branching) -----------------------------------
+    def place(self) -> branching.Place:
+        return tuple(zip(self._subgraphs, self._sure))
+
+    def _failed(self, why: str) -> None:
+        """A contradiction stops inference: the innermost place, and what it says there, are kept."""
+        if self.failed_in is None:
+            self.failed_in, self.failure = self.place(), why
+
+    def branch_choice(self, node: Node) -> Optional[branching.Choice]:
+        """The branch the If ``node`` takes, when given."""
+        return self.choices.get(branching.key(node))
+
+    def note_split(self, node: Node, relation: branching.Relation) -> None:
+        key = branching.key(node)
+        if all(s.key != key for s in self.splits):
+            self.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.place()))
+
+    def record_branch(self, node: Node, holds: branching.Relation, reason: str) -> None:
+        """``node`` runs only where ``holds``: an equality is required as a MatMul's is; the others are
+        recorded (kind ``at_least`` for an order, ``differ`` for ``!=``), in the main graph narrowing the ranges."""
+        a, b, op = holds.lhs, holds.rhs, holds.op
+        if op == "==":
+            self.record_assumption(node, a, b, reason)
+            return
+        if self._subgraphs:
+            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        if op == "!=":
+            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ"))
+            return
+        small, large = (a, b) if op in ("<", "<=") else (b, a)
+        gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
+        if self._subgraphs:
+            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least"))
+        else:
+            self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
+
     def is_resolved(self, d: Dim) -> bool:
         return all(s.name not in self.fresh for s in dims.free_symbols(d))
 
@@ -593,11 +639,13 @@ class Engine:
             self.scope = outer
 
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
-                       born: Optional[Set[str]] = None) -> List[Optional[Value]]:
+                       born: Optional[Set[str]] = None, sure: bool = False) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
-        ``born``, when given, receives the names of the fresh symbols made inside."""
+        ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
+        the graph runs whenever ``node`` does."""
         before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
+        self._sure.append(sure)
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
@@ -612,6 +660,7 @@ class Engine:
                 scope.subgraph_values.update(scope.changed())
         finally:
             self._subgraphs.pop()
+            self._sure.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs

@@ -87,6 +87,8 @@ class Explanation:
     cause: Optional[Cause]
     symbols: Dict[str, str]  # input symbol -> where it comes from
     declared: Tuple[str, ...] = ()  # the names the model declares at this place (aliases of the dim)
+    # what the chain's nodes need of the sizes (an If that takes one branch: see onnxsym.branching)
+    conditions: Tuple[str, ...] = ()
 
     @property
     def resolved(self) -> bool:
@@ -113,6 +115,7 @@ class Explanation:
             half = max_steps // 2
             steps = steps[:half] + [f"  ... {len(steps) - 2 * half} more steps (--verbose shows them)"] + steps[-half:]
         out += steps
+        out += [f"holds where {c}" for c in self.conditions]
         if self.lost is not None:
             out.append(f"lost at {self.lost.op_type} '{self.lost.node}': {self.lost.reason}")
             c = self.cause
@@ -308,7 +311,10 @@ class Lineage:
             symbols = {s.name: table.origin.get(s.name, "") for s in dims.free_symbols(d)
                        if s.name not in self.result.fresh}
         declared = tuple(n for n in sorted(self.result.aliases) if (value, axis) in self.result.alias_places(n))
-        return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols, declared)
+        nodes = {s.node for s in steps}
+        conditions = tuple(f"{c} ({c.where}: {c.reason})" for c in self.result.constraints
+                           if c.node in nodes and c.op_type == "If")
+        return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols, declared, conditions)
 
     def _trace(self, value: str, axis: Optional[int], d: Dim):
         steps: List[Step] = []

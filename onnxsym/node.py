@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence
 
-from . import dims, edges
+from . import branching, dims, edges
 from .dims import Dim
 from .provenance import Kind
 from .values import Tensor, Value, unranked
@@ -136,10 +136,33 @@ class Node:
         if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
             self._engine.act_on_pending(self, self.input_names[i], what)
 
-    def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None) -> List[Optional[Value]]:
+    def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None,
+                    sure: bool = False) -> List[Optional[Value]]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
-        ``born``, when given, receives the names of the fresh symbols made inside."""
-        return self._engine.infer_subgraph(self, graph, inputs, born)
+        ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
+        the graph runs whenever this node does (an If's branch taken by a known condition)."""
+        return self._engine.infer_subgraph(self, graph, inputs, born, sure)
+
+    # -- an If the sizes decide (see onnxsym.branching) ----------------------------
+    def relation(self, i: int):
+        """The comparison of shape values (a :class:`onnxsym.branching.Relation`) that computed
+        the boolean input ``i``, or None."""
+        name = self.input_names[i] if i < len(self.input_names) else ""
+        return branching.relation_of(self._engine.peek(), name) if name else None
+
+    def branch_choice(self):
+        """The branch this If takes, where an earlier inference found that the nodes after it
+        run with one branch only (a :class:`onnxsym.branching.Choice`), else None."""
+        return self._engine.branch_choice(self)
+
+    def note_split(self, relation) -> None:
+        """This If's branches differ in rank and ``relation`` decides which runs: inference
+        is tried again with each branch taken."""
+        self._engine.note_split(self, relation)
+
+    def require_relation(self, holds, reason: str) -> None:
+        """Record that this node runs only where the relation ``holds``."""
+        self._engine.record_branch(self, holds, reason)
 
     def __repr__(self) -> str:
         return f"{self.op_type} node {self.name!r}"

@@ -28,12 +28,23 @@ def if_rule(node):
     cond = node.value(0)
     if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
         node.act_on(0, "condition")
-        return node.infer_graph(branches[0 if cond[0] else 1], [])
+        return node.infer_graph(branches[0 if cond[0] else 1], [], sure=True)
+    relation = node.relation(0)
+    choice = node.branch_choice() if relation is not None else None
+    if choice is not None:  # the nodes after it run with one branch only: see onnxsym.branching
+        holds = relation if choice.then else relation.negated()
+        node.require_relation(holds, f"the If takes its {'then' if choice.then else 'else'} branch: "
+                                     f"with the other, {choice.why}")
+        return node.infer_graph(branches[0 if choice.then else 1], [], sure=True)
     then_out, else_out = (node.infer_graph(g, []) for g in branches)
     outs = []
     for k, (a, b) in enumerate(zip(then_out, else_out)):
         if isinstance(a, Tensor) and isinstance(b, Tensor) and None not in (a.rank, b.rank) and a.rank != b.rank:
-            outs.append(node.unknown_rank(f"the If branches give ranks {a.rank} and {b.rank}", k, a.dtype or b.dtype))
+            why = f"the If branches give ranks {a.rank} and {b.rank}"
+            if relation is not None and all(map(node.is_resolved, (relation.lhs, relation.rhs))):
+                why += f", by {relation}"
+                node.note_split(relation)
+            outs.append(node.unknown_rank(why, k, a.dtype or b.dtype))
         else:
             outs.append(join([a, b], _fresh_for(node, k), "the If branches differ"))
     return outs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from onnxsym.errors import ShapeContradiction
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import Shape
@@ -18,8 +19,10 @@ def recurrent(node: Node) -> Outputs:
     x = arg(node, 0)
     dtype = x.dtype
     n_out = node.num_outputs
-    if x.shape is None or len(x.shape) != 3:
-        return [node.unknown_rank("input rank unknown, or not 3", k, dtype) for k in range(n_out)]
+    if x.shape is None:
+        return [node.unknown_rank("input rank unknown", k, dtype) for k in range(n_out)]
+    if len(x.shape) != 3:  # onnxruntime: "Input X must have 3 dimensions only"
+        raise ShapeContradiction(f"{node.op_type} input X must have rank 3, not {len(x.shape)}")
     layout = node.attr("layout", 0) if node.opset >= 14 else 0
     seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
     dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1

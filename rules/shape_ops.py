@@ -697,6 +697,8 @@ def _cast_value(node, value, src, dst):
     one of them cannot be known exactly."""
     if value is None:
         return None
+    if src == dst:  # (a bool cast to bool: torch's exports do it before an If)
+        return value
     if src in intops.INT_TYPES:
         if dst in intops.INT_TYPES:
             convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731

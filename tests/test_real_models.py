@@ -47,11 +47,7 @@ def test_no_wrong_dim_and_no_refusal(name):
 
 
 # Where onnxsym still resolves fewer dims than a peer, and why (each strict: it fails once fixed).
-BEHIND = {
-    "silero_vad": "torch's squeeze(1) exported as If(Equal((samples + 320)//512, 1), Squeeze, Identity) inside the "
-                  "If on sr: rank 2 or 3 by samples, so onnxsym gives an unknown rank; onnxruntime runs only the "
-                  "squeezed case (the LSTM after it needs rank 3), which onnx's tools assume (edges: If on shapes)",
-}
+BEHIND: dict = {}  # model name -> why onnxsym resolves fewer dims than a peer (a strict xfail)
 
 
 def _peers():

@@ -18,7 +18,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from .. import dims
 from ..dims import Dim
 from ..symbols import under_ranges_of_result
-from .collect import raw_conditions
+from .collect import MAY_NOT_RUN, raw_conditions
 from .forms import Form, ranges_of, simplify
 
 # Why a condition that does not simplify is assumed rather than known to cut.
@@ -127,7 +127,8 @@ def compute(result) -> Domain:
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
-    ranges = ranges_of([c.form for c in ordered if c.kind == "range"], base)
+    # (what a branch that may not run needs holds only when it runs: no range narrows by it)
+    ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.assumed.endswith(MAY_NOT_RUN)], base)
     return Domain(tuple(roots), ordered, ranges)
 
 

@@ -31,7 +31,7 @@ class Raw:
     ``assumed`` is empty when the node fails (or its shape changes) without it, else
     why onnxsym assumes it."""
 
-    rel: str
+    rel: str  # (also "!=", and "atleast": see forms.simplify)
     lhs: Dim
     rhs: Dim
     node: str
@@ -42,6 +42,11 @@ class Raw:
     alts: Tuple[Tuple[Dim, Dim], ...] = ()
     before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
 
+
+# What the engine adds to the reason of a need recorded in a subgraph, and what the domain
+# says of it: that subgraph may not run, so its needs narrow no range.
+SUBGRAPH = "in a subgraph of"
+MAY_NOT_RUN = "which may not run"
 
 # Ops that broadcast all their inputs (numpy rules).
 BROADCASTING = frozenset({
@@ -72,8 +77,13 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
+        branch = f"{c.reason}, {MAY_NOT_RUN}" if SUBGRAPH in c.reason else ""
         if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, before=c.before)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, assumed=branch,
+                      before=c.before)
+            continue
+        if c.kind == "differ":  # an If that runs only one branch (see onnxsym.branching)
+            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=branch)
             continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
             yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
@@ -89,8 +99,8 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
         assumed = ""
         if c.kind == "declared":
             assumed = c.reason
-        elif "in a subgraph of" in c.reason:
-            assumed = f"{c.reason}, which may not run"
+        elif branch:
+            assumed = branch
         elif c.kind != "node":
             assumed = c.reason
         yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed)

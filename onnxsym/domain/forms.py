@@ -37,7 +37,7 @@ class Form:
     """One simplified condition. ``kind``: range, divisible or other.
 
     range: ``symbol`` in ``[lo, hi]``; divisible: ``symbol % modulus`` in
-    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``<=`` or ``or`` with ``alts``).
+    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``).
     """
 
     kind: str
@@ -59,6 +59,8 @@ class Form:
         if self.rel == "or":
             return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
+        if self.rel == "!=":
+            return lhs != rhs
         return lhs <= rhs if self.rel == "<=" else lhs == rhs
 
     def text(self, default: Tuple[int, int] = (1, dims.INT64_MAX)) -> str:
@@ -104,6 +106,8 @@ def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[Tuple[Dim, Dim]] = ())
         return _disjunction(list(alts))
     if rel == "<=":
         return _at_most(lhs, rhs)
+    if rel == "!=":
+        return [] if dims.try_eq(lhs, rhs) is False else _other("!=", lhs, rhs)
     if rel == "atleast":  # lhs (a symbol) >= rhs, stated even where its range says so: an assumption
         s = dims.as_sym(lhs)
         return [Form("range", s.name, rhs, s.hi)] if s is not None and isinstance(rhs, int) else _at_most(rhs, lhs)
@@ -260,6 +264,8 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
         forms = _residues(diff, s)
         if forms is None:
             forms = _residues_above_clamps(diff, s)
+        if forms is None:
+            forms = _range_above_clamps(diff, s)
         if forms is not None:
             return forms
     elif identically_zero(diff):
@@ -393,6 +399,54 @@ def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     if all(ok == all(f.holds({s.name: v}) for f in forms) for v, ok in zip(range(s.lo, t), below)):
         return forms
     return None
+
+
+def _range_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
+    """``diff == 0`` as a range of ``s`` when its min/max settle from some size ``T`` on into a
+    form monotone in ``s`` (in ``-((-samples + 128*min(0, (samples + 64)//128 - 1) + 191)//512) == 1``
+    the min is 0 from 64 on): by bisection above ``T``, and size by size below it."""
+    t = s.lo + 1
+    direction = None
+    while t <= MAX_THRESHOLD and t <= s.hi:
+        with dims.current().child({s.name: (t, s.hi)}):  # where s starts at t: a direction leaves, no dim
+            settled = dims.rebuild(diff)
+            syms = dims.free_symbols(settled)
+            direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else None
+        if direction:
+            break
+        t *= 2
+    if not direction:
+        return None
+    value = st.compiled(diff, (s,))
+    up = (lambda v: value(v)) if direction > 0 else (lambda v: -value(v))  # never decreasing  # noqa: E731
+    first = _first_where(lambda v: up(v) >= 0, t, s.hi)  # equal exactly from the first >= 0 ...
+    last = _first_where(lambda v: up(v) > 0, t, s.hi)  # ... to before the first > 0
+    above = None if first is None else (first, s.hi if last is None else last - 1)
+    if above is not None and above[0] > above[1]:
+        above = None
+    points = [v for v in range(s.lo, t) if value(v) == 0]  # below T, then the span above
+    if above is not None:
+        points += [above[0], above[1]]
+    if not points:
+        return [Form("range", s.name, s.lo, s.lo - 1)]  # never
+    below = len(points) - (2 if above is not None else 0)
+    if points[:below] != list(range(points[0], points[0] + below)) or \
+            (below and above is not None and (points[below - 1] != t - 1 or above[0] != t)):
+        return None  # not one interval
+    return [Form("range", s.name, points[0], points[-1])]
+
+
+def _first_where(ok, lo: int, hi: int) -> Optional[int]:
+    """The least ``v`` in ``[lo, hi]`` with ``ok(v)``, for ``ok`` false then true; None when never."""
+    if not ok(hi):
+        return None
+    while lo < hi:
+        m = (lo + hi) // 2
+        if ok(m):
+            hi = m
+        else:
+            lo = m + 1
+    return lo
 
 
 def _only_symbol(d: Dim) -> Dim:

@@ -1,0 +1,194 @@
+"""An If whose branches differ in rank on a condition over the sizes (torch's squeeze(k)
+of a dynamic dim): when a later node runs with one branch only, the If takes it and its
+condition is a condition of the domain; when nothing decides, the rank stays unknown.
+Checked against onnxruntime inside the domain (same shapes) and outside it (it fails)."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T, helper
+
+import onnxsym
+from tests.helpers import graph_model
+from tests.oracle import check, run_ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = os.path.join(HERE, "..", "models", "real")
+
+
+def _squeeze_like_if(x="x"):
+    """``If((n + 3)//4 == 1, ReduceMean over axis 2, Identity)`` of ``x`` [batch, 4, n]:
+    rank 2 for n <= 4, rank 3 above."""
+    c = lambda name, v: helper.make_node("Constant", [], [name], value=helper.make_tensor(name, T.INT64, [], [v]))  # noqa: E731
+    then = helper.make_graph([helper.make_node("ReduceMean", [x], ["mean"], axes=[2], keepdims=0)], "then", [],
+                             [helper.make_empty_tensor_value_info("mean")])
+    other = helper.make_graph([helper.make_node("Identity", [x], ["same"])], "else", [],
+                              [helper.make_empty_tensor_value_info("same")])
+    return [
+        helper.make_node("Shape", [x], ["shape"]), c("two", 2), c("three", 3), c("four", 4), c("one", 1),
+        helper.make_node("Gather", ["shape", "two"], ["n"]),
+        helper.make_node("Add", ["n", "three"], ["n3"]),
+        helper.make_node("Div", ["n3", "four"], ["q"]),
+        helper.make_node("Equal", ["q", "one"], ["cond"]),
+        helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other),
+    ]
+
+
+def _lstm(y="y"):
+    """Unsqueeze(y, 0) into an LSTM of hidden size 3: runs only when ``y`` has rank 2."""
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("W", T.FLOAT, [1, 12, 4], rng.standard_normal(48).astype(np.float32))
+    r = helper.make_tensor("R", T.FLOAT, [1, 12, 3], rng.standard_normal(36).astype(np.float32))
+    zero = helper.make_tensor("zero", T.INT64, [1], [0])
+    nodes = [helper.make_node("Unsqueeze", [y, "zero"], ["x3"]),
+             helper.make_node("LSTM", ["x3", "W", "R"], ["Y", "Y_h"], hidden_size=3)]
+    return nodes, [w, r, zero]
+
+
+X = ("x", T.FLOAT, ["batch", 4, "n"])
+
+
+def _feeds(batch, n):
+    return {"x": np.ones((batch, 4, n), np.float32)}
+
+
+def test_a_later_node_that_needs_one_rank_decides_the_branch():
+    lstm, inits = _lstm()
+    m = graph_model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits)
+    inside = [({"batch": b, "n": n}, _feeds(b, n)) for b, n in ((1, 1), (3, 3), (2, 4))]
+    res = check(m, inside)
+    assert res.shape("y") == (res.shape("x")[0], 4)
+    for n in (5, 9):  # outside the domain onnxruntime fails: the LSTM gets rank 4
+        with pytest.raises(Exception, match="(?i)lstm|dimension|rank"):
+            run_ort(m, _feeds(2, n))
+    domain = res.domain()
+    (cond,) = [c for c in domain.conditions if c.sources[0].op_type == "If"]
+    assert cond.text == "n <= 4" and not cond.assumed
+    assert "LSTM" in cond.sources[0].reason and domain.ranges["n"] == (1, 4)
+    assert domain.violated({"batch": 1, "n": 5}) is cond and domain.violated({"batch": 1, "n": 4}) is None
+
+
+def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    lstm, inits = _lstm()
+    m = graph_model(_squeeze_like_if() + lstm, [X], ["y", "Y", "Y_h"], inits=inits)
+    meta = {p.key: p.value for p in onnxsym.annotate(m).metadata_props}
+    assert "LSTM" in meta["onnxsym.constraints"] and '"op_type": "If"' in meta["onnxsym.constraints"]
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["domain", path])
+    assert r.exit_code == 0 and "n <= 4: If 'If_" in r.output and "LSTM" in r.output, r.output
+    r = CliRunner().invoke(main, ["explain", path, "y", "0"])
+    assert r.exit_code == 0 and "holds where (n + 3)//4 == 1" in r.output, r.output
+
+
+def test_nothing_after_the_if_decides_so_the_rank_stays_unknown():
+    m = graph_model(_squeeze_like_if() + [helper.make_node("Relu", ["y"], ["z"])], [X], ["z"])
+    res = onnxsym.infer(m)
+    assert res.shape("y") is None and res.shape("z") is None
+    assert "ranks 2 and 3" in res.unknown_rank["y"].reason
+    assert not [c for c in res.constraints if c.op_type == "If"]
+    # onnxruntime runs both ranks
+    assert run_ort(m, _feeds(2, 3))["z"].shape == (2, 4)
+    assert run_ort(m, _feeds(2, 7))["z"].shape == (2, 4, 7)
+
+
+def test_a_node_in_a_branch_that_may_not_run_decides_nothing():
+    """The LSTM is in the then branch of an If on data: with ``flag`` false onnxruntime runs
+    the rank-3 case, so taking the rank-2 branch would be wrong there."""
+    lstm, inits = _lstm()
+    uses = helper.make_graph(lstm + [helper.make_node("Shape", ["Y_h"], ["s_then"])], "uses", [],
+                             [helper.make_empty_tensor_value_info("s_then")])
+    skips = helper.make_graph([helper.make_node("Shape", ["y"], ["s_else"])], "skips", [],
+                              [helper.make_empty_tensor_value_info("s_else")])
+    m = graph_model(_squeeze_like_if() + [helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
+                    [X, ("flag", T.BOOL, [])], ["y", "s"], inits=inits)
+    res = onnxsym.infer(m)
+    assert res.shape("y") is None
+    feeds = {**_feeds(2, 7), "flag": np.array(False)}
+    assert run_ort(m, feeds)["y"].shape == (2, 4, 7)  # runs, with the rank-3 branch
+
+
+def test_inside_a_branch_of_an_if_on_data_the_condition_is_assumed_and_narrows_nothing():
+    """The squeeze-like If and its LSTM both in the then branch of an If on ``flag``: where that
+    branch runs, n <= 4 is needed; where the other runs, any n is fine."""
+    lstm, inits = _lstm()
+    uses = helper.make_graph(_squeeze_like_if() + lstm + [helper.make_node("Shape", ["Y_h"], ["s_then"])], "uses", [],
+                             [helper.make_empty_tensor_value_info("s_then")])
+    skips = helper.make_graph([helper.make_node("Shape", ["x"], ["s_else"])], "skips", [],
+                              [helper.make_empty_tensor_value_info("s_else")])
+    m = graph_model([helper.make_node("If", ["flag"], ["s"], then_branch=uses, else_branch=skips)],
+                    [X, ("flag", T.BOOL, [])], ["s"], inits=inits)
+    res = onnxsym.infer(m)
+    assert res.subgraph_values["y"].shape == (res.shape("x")[0], 4)
+    (cond,) = [c for c in res.domain().conditions if c.sources[0].op_type == "If"]
+    assert cond.text == "n <= 4" and cond.assumed.endswith("which may not run")
+    assert res.domain().ranges["n"] == (1, onnxsym.dims.INT64_MAX)
+    assert run_ort(m, {**_feeds(2, 3), "flag": np.array(True)})["s"].tolist() == [1, 2, 3]
+    assert run_ort(m, {**_feeds(2, 7), "flag": np.array(False)})["s"].tolist() == [2, 4, 7]
+    with pytest.raises(Exception):
+        run_ort(m, {**_feeds(2, 7), "flag": np.array(True)})
+
+
+def _silero(name):
+    path = os.path.join(REAL, name)
+    if not os.path.exists(path):
+        pytest.skip(f"{name} is not in models/real")
+    return onnx.load(path)
+
+
+def _silero_feeds(batch, seq, sr=16000):
+    return {"input": np.zeros((batch, seq), np.float32), "state": np.zeros((2, batch, 128), np.float32),
+            "sr": np.array(sr, np.int64)}
+
+
+def test_silero_vad_op15_squeeze_is_decided_by_its_lstm():
+    """torch's squeeze(-1) is If((sequence + 320)//512 == 1, Squeeze, Identity); the LSTM after
+    it needs the squeezed rank: the domain is 192 <= sequence <= 703 (the low end from a Conv)."""
+    m = _silero("silero_vad_16k_op15.onnx")
+    inside = [({"batch": b, "sequence": s}, _silero_feeds(b, s)) for b, s in ((1, 192), (2, 512), (3, 703))]
+    res = check(m, inside)
+    assert not res.unknown_rank
+    domain = res.domain()
+    assert domain.ranges["sequence"] == (192, 703)
+    assert any(c.sources[0].node == "/model/decoder/If" and "LSTM" in c.sources[0].reason for c in domain.conditions)
+    for s in (191, 704, 1024):
+        assert domain.violated({"batch": 1, "sequence": s}) is not None
+        with pytest.raises(Exception):
+            run_ort(m, _silero_feeds(1, s))
+
+
+def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
+    """The If on the sample rate (data) runs one branch; each branch's squeeze is decided by its
+    LSTM, recorded as assumed (that branch may not run), and no range is narrowed by them."""
+    m = _silero("silero_vad.onnx")
+    res = check(m, [({"batch": b, "samples": s}, _silero_feeds(b, s)) for b, s in ((1, 512), (2, 576))])
+    assert res.shape("output") is not None and res.shape("stateN") == (2, res.shape("output")[0], 128)
+    domain = res.domain()
+    ifs = [c for c in domain.conditions if c.sources[0].op_type == "If"]
+    assert len(ifs) == 2 and all(c.assumed for c in ifs)
+    assert domain.ranges["samples"][1] == onnxsym.dims.INT64_MAX
+    with pytest.raises(Exception):
+        run_ort(m, _silero_feeds(1, 1024))  # the 16k branch's LSTM refuses the unsqueezed rank
+    assert run_ort(m, _silero_feeds(1, 256, sr=8000))["output"].shape == (1, 1)
+
+
+@pytest.mark.parametrize("text", ["-((-s + 128*min(0, (s + 64)//128 - 1) + 191)//512)", "max(3, s)//4",
+                                  "(max(0, s - 5) + 7)//8"])
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_an_equality_whose_clamp_settles_is_a_range(text, k):
+    """What the silero branch conditions read as: the sizes where it holds, by brute force."""
+    from onnxsym import dims
+    from onnxsym.domain.forms import simplify
+    from onnxsym.exprtext import parse_dim
+
+    d = parse_dim(text, lambda n: dims.expr_of(dims.Sym(n, 1, dims.INT64_MAX)))
+    (form,) = simplify("==", d, k)
+    assert form.kind == "range"
+    for v in range(1, 2000):
+        assert form.holds({"s": v}) == (dims.evaluate(d, {"s": v}) == k), v
