@@ -317,7 +317,7 @@ def unsqueeze_rule(node: Node) -> Outputs:
 
 @register("Concat")
 def concat_rule(node):
-    ts = [t for t in node.inputs if t is not None]
+    ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     dtype = next((t.dtype for t in ts if t.dtype), 0)
     known = [t for t in ts if t.shape is not None]
     if not known:
