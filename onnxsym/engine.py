@@ -99,6 +99,7 @@ _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 # What the engine reads of a node, in one call (each protobuf field read costs).
 _NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
 _NONE_ID = id(None)
+_OMITTED = Tensor(0, None)  # what _run_rule gives for an omitted output (never stored)
 
 
 def has_subgraph(n: onnx.NodeProto) -> bool:
@@ -459,12 +460,19 @@ class Engine:
             elif memo_key in self._replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             made_by = (nodes, index)
-            for name, v in zip(output_names, outs):
+            if len(output_names) == 1:  # most nodes: stored without a loop (the loop costs here)
+                name = output_names[0]
                 if name:
-                    env[name] = v
-                    producer[name] = made_by
+                    env[name], producer[name] = outs[0], made_by
                     produced.append(name)
-                    if constraints.derived:
+            else:
+                for name, v in zip(output_names, outs):
+                    if name:
+                        env[name], producer[name] = v, made_by
+                        produced.append(name)
+            if constraints.derived:
+                for name in output_names:
+                    if name:
                         self._resolved(name)
             if self.pending:  # decisions flow on through the values computed from them
                 self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
@@ -474,11 +482,11 @@ class Engine:
         return done
 
     def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: Optional[List[Optional[Value]]],
-                  memo_key: Optional[tuple]) -> List[Optional[Value]]:
+                  memo_key: Optional[tuple]) -> List[Value]:
         """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
         on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
-        function body or gets unknown outputs. Returns a value for each output (None for an
-        omitted one), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
+        function body or gets unknown outputs. Returns a value for each output (an omitted one's
+        is never stored), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
         domain, opset, rule = op
         op_type = n.op_type
         output_names = list(n.output)
@@ -521,11 +529,11 @@ class Engine:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
                 if self._node_positives and memo_key is not None:
                     self._replays[memo_key] = self._node_positives
-        values: List[Optional[Value]] = []
+        values: List[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None
             if not name:
-                values.append(None)
+                values.append(_OMITTED)
                 continue
             if v is None or (isinstance(v, Tensor) and v.shape is None):
                 if name not in self.scope.unknown_rank:

@@ -23,6 +23,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
+from helpers import graph, model
 from onnxsym import dims
 
 F = TensorProto.FLOAT
@@ -467,7 +468,7 @@ def _branch(b: Builder, nodes_before: int, out: str, name: str) -> onnx.GraphPro
     """The nodes added since ``nodes_before`` moved into a subgraph whose output is ``out``."""
     body = b.nodes[nodes_before:]
     del b.nodes[nodes_before:]
-    return helper.make_graph(body, b.name(name), [], [helper.make_empty_tensor_value_info(out)])
+    return graph(body, [], [out], name=b.name(name))
 
 
 def _two_branches(b: Builder, x: T, cond: str, same_shape: bool) -> str:
@@ -555,11 +556,8 @@ def step_loop_edges(b: Builder) -> None:
     if m == "" and c != "false":
         return  # no trip count and a condition that stays true: the loop would not end
     i, c_in, c_out, y = (b.name(n) for n in ("i", "cond_in", "cond_out", "scan_y"))
-    body = helper.make_graph(
-        [helper.make_node("Identity", [c_in], [c_out]), helper.make_node("Relu", [x.name], [y])],
-        b.name("body"),
-        [helper.make_tensor_value_info(i, I64, []), helper.make_tensor_value_info(c_in, TensorProto.BOOL, [])],
-        [helper.make_tensor_value_info(c_out, TensorProto.BOOL, []), helper.make_empty_tensor_value_info(y)])
+    body = graph([helper.make_node("Identity", [c_in], [c_out]), helper.make_node("Relu", [x.name], [y])],
+                 [(i, I64, []), (c_in, TensorProto.BOOL, [])], [(c_out, TensorProto.BOOL, []), y], name=b.name("body"))
     (ys,) = b.node("Loop", [m, cond], body=body)
     b.add(ys, None)
 
@@ -586,6 +584,31 @@ def step_reshape_computed(b: Builder) -> None:
     (target,) = b.node("Concat", parts, axis=0)
     (y,) = b.node("Reshape", [x.name, target])
     b.add(y, None)
+
+
+def step_if_rank_on_shape(b: Builder) -> None:
+    """torch's squeeze(1) of a dynamic dim: If(d_1 == 1, Squeeze, Identity), rank 2 or 3. Half the
+    time an LSTM after it (through Unsqueeze(0)) runs with the squeezed rank only, which decides
+    the If (onnxsym.branching); else nothing decides and the rank stays unknown."""
+    x = b.pick(lambda t: len(t.shape) == 3 and _is_static(t.shape[2]))  # the LSTM's input size
+    if x is None:
+        return
+    (cond,) = b.node("Equal", [_scalar_dim(b, x, 1), b.const(1)])
+    mark = len(b.nodes)
+    (squeezed,) = b.axes_input_or_attr("Squeeze", 13, x.name, [1])
+    then_g = _branch(b, mark, squeezed, "then")
+    mark = len(b.nodes)
+    (same,) = b.node("Identity", [x.name])
+    else_g = _branch(b, mark, same, "else")
+    (y,) = b.node("If", [cond], then_branch=then_g, else_branch=else_g)
+    if b.rng.random() < 0.5:
+        return
+    (x3,) = b.axes_input_or_attr("Unsqueeze", 13, y, [0])
+    hidden = 2
+    w = b.const(np.ones([1, 4 * hidden, x.shape[2]]), np.float32)
+    r = b.const(np.ones([1, 4 * hidden, hidden]), np.float32)
+    (_, y_h) = b.node("LSTM", [x3, w, r], n_out=2, hidden_size=hidden)
+    b.add(y_h, (1, x.shape[0], hidden))
 
 
 EDGE_STEPS = [step_if_shape_condition, step_where_shape_condition, step_if_on_data, step_loop_edges,
@@ -676,6 +699,7 @@ STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_sq
          step_nonzero]
 STEPS += INT_STEPS
 STEPS += EDGE_STEPS
+STEPS += [step_if_rank_on_shape]  # (not at size 0: an LSTM of an empty batch)
 # The steps whose kernels onnxruntime runs at size 0 without crashing the process (its Einsum,
 # for one, dies of a floating point exception on an empty input).
 ZERO_STEPS = [step_unary, step_binary, step_transpose, step_unsqueeze_squeeze, step_concat_split, step_reshape,
@@ -715,11 +739,7 @@ def _assemble(nodes, inits, inputs, opset, name) -> onnx.ModelProto:
     produced = [o for n in nodes for o in n.output]
     used = {i for n in nodes for i in n.input}
     outs = [o for o in produced if o not in used] or produced[-1:] or [inputs[0].name]
-    g = helper.make_graph(list(nodes), name, list(inputs), [helper.make_empty_tensor_value_info(o) for o in outs],
-                          initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+    return model(nodes, inputs, outs, inits, opset, name=name)
 
 
 # --------------------------------------------------------------------------- checking

@@ -79,13 +79,13 @@ def write_broadcast_contradiction(p):
 def write_reshape_bad_product(p):
     shape = numpy_helper.from_array(np.array([4, 2], np.int64), "target")
     onnx.save(model([helper.make_node("Reshape", ["x", "target"], ["y"], name="bad_reshape")],
-                    [("x", F, [2, 3])], [("y", F, None)], initializers=[shape]), str(p))
+                    [("x", F, [2, 3])], [("y", F, None)], inits=[shape]), str(p))
 
 
 def write_missing_external_data(p):
     w = numpy_helper.from_array(np.ones((3, 3), np.float32), "weight")
     m = model([helper.make_node("MatMul", ["x", "weight"], ["y"], name="mm")], [("x", F, ["batch", 3])],
-              [("y", F, None)], initializers=[w])
+              [("y", F, None)], inits=[w])
     onnx.save(m, str(p), save_as_external_data=True, location="weights.bin", size_threshold=0)
     os.remove(os.path.join(os.path.dirname(str(p)), "weights.bin"))
 
@@ -150,7 +150,7 @@ def test_a_real_process_prints_one_line_without_traceback(tmp_path, writer):
 def test_unknown_domain_is_legal_but_unknowable_fresh_symbols_and_a_warning(tmp_path):
     m = model([helper.make_node("Foo", ["x"], ["y"], name="foo", domain="acme.ops"),
                helper.make_node("Relu", ["x"], ["z"], name="r")],
-              [("x", F, ["batch", 3])], [("y", F, None), ("z", F, None)], extra_opsets=[("acme.ops", 1)])
+              [("x", F, ["batch", 3])], [("y", F, None), ("z", F, None)], opsets=[("acme.ops", 1)])
     r = onnxsym.infer(m)
     assert any("unknown operator 'acme.ops::Foo'" in w for w in r.warnings)
     assert [u.value for u in r.unresolved()] == ["y"]
@@ -168,7 +168,7 @@ def test_if_with_branches_of_different_rank_is_an_unknown_rank_with_its_reason(t
                                [helper.make_empty_tensor_value_info("e")])
     axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
     m = model([helper.make_node("If", ["c"], ["y"], name="branchy", then_branch=then_g, else_branch=else_g)],
-              [("c", onnx.TensorProto.BOOL, []), ("x", F, ["batch", 3])], [("y", F, None)], initializers=[axes])
+              [("c", onnx.TensorProto.BOOL, []), ("x", F, ["batch", 3])], [("y", F, None)], inits=[axes])
     (u,) = onnxsym.infer(m).unresolved()
     assert (u.value, u.axis) == ("y", None) and "ranks 2 and 3" in u.provenance[0].reason
     p = tmp_path / "m.onnx"

@@ -11,7 +11,7 @@ from onnx import helper
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments, verify
-from helpers import F, build, init, model
+from helpers import F, init, model
 
 N = helper.make_node
 
@@ -21,7 +21,7 @@ def _names(result):
 
 
 def test_broadcast_of_two_symbols_that_are_not_1_is_a_recorded_constraint():
-    m = build([N("Add", ["x", "y"], ["z"], name="add"), N("Relu", ["z"], ["r"], name="relu")],
+    m = model([N("Add", ["x", "y"], ["z"], name="add"), N("Relu", ["z"], ["r"], name="relu")],
               [("x", F, ["a", 4]), ("y", F, ["b", 4])], ["r"])
     res = onnxsym.infer(m, ranges={"a": (2, 64), "b": (2, 64)})
     assert [(str(c), c.node) for c in res.constraints] == [("b == a", "add")]
@@ -33,13 +33,13 @@ def test_broadcast_of_two_symbols_that_are_not_1_is_a_recorded_constraint():
 
 
 def test_broadcast_that_may_be_1_stays_max_and_records_nothing():
-    m = build([N("Add", ["x", "y"], ["z"], name="add")], [("x", F, ["a", 4]), ("y", F, ["b", 4])], ["z"])
+    m = model([N("Add", ["x", "y"], ["z"], name="add")], [("x", F, ["a", 4]), ("y", F, ["b", 4])], ["z"])
     res = onnxsym.infer(m)
     assert res.constraints == [] and str(res.shape("z")[0]) == "max(a, b)"
 
 
 def test_matmul_inner_dims_unify_to_the_symbol_declared_first():
-    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Shape", ["w"], ["s"], name="shape_w")],
+    m = model([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Shape", ["w"], ["s"], name="shape_w")],
               [("x", F, ["batch", "k"]), ("w", F, ["k2", 3])], ["y", "s"])
     res = onnxsym.infer(m)
     assert [(str(c), c.op_type, c.node) for c in res.constraints] == [("k == k2", "MatMul", "mm")]
@@ -50,7 +50,7 @@ def test_matmul_inner_dims_unify_to_the_symbol_declared_first():
 def test_linear_constraint_makes_the_later_symbol_derived():
     # Concat of past and new keys along the sequence, then Concat with the mask's rows along
     # axis 0: the mask's length must be past + seq.
-    m = build([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat_kv"),
+    m = model([N("Concat", ["pk", "k"], ["kv"], axis=1, name="cat_kv"),
                N("Concat", ["kv", "mask"], ["both"], axis=0, name="cat_mask"),
                N("Relu", ["mask"], ["mask_out"], name="relu_mask")],
               [("k", F, [2, "seq"]), ("pk", F, [2, "past"]), ("mask", F, [1, "total"])], ["both", "mask_out"])
@@ -63,7 +63,7 @@ def test_linear_constraint_makes_the_later_symbol_derived():
 
 
 def _two_relus(xshape, yshape, last):
-    return build([N("Relu", ["x"], ["a"], name="relu_x"), N("Relu", ["y"], ["b"], name="relu_y"), last],
+    return model([N("Relu", ["x"], ["a"], name="relu_x"), N("Relu", ["y"], ["b"], name="relu_y"), last],
                  [("x", F, xshape), ("y", F, yshape)], ["z"])
 
 
@@ -83,14 +83,14 @@ def test_contradiction_names_the_node_and_where_its_inputs_come_from(last, xs, y
 
 
 def test_reshape_with_a_wrong_product_is_a_contradiction():
-    m = build([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, ["b", 6])], ["y"],
+    m = model([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, ["b", 6])], ["y"],
               [init("s", [-1, 4])])
     assert onnxsym.infer(m, bind={"b": 2}).shape("y") == (3, 4)
     with pytest.raises(onnxsym.ShapeContradiction, match="Reshape node 'rs'.*15 elements"):
-        onnxsym.infer(build([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, [3, 5])], ["y"],
+        onnxsym.infer(model([N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, [3, 5])], ["y"],
                             [init("s", [-1, 4])]))
     with pytest.raises(onnxsym.ShapeContradiction, match="Reshape node 'rs' requires 4\\*b == 6\\*b"):
-        onnxsym.infer(build([N("Shape", ["x"], ["sh"], name="sh"),
+        onnxsym.infer(model([N("Shape", ["x"], ["sh"], name="sh"),
                              N("Gather", ["sh", "zero"], ["b0"], axis=0, name="g"),
                              N("Concat", ["b0", "four"], ["s"], axis=0, name="c"),
                              N("Reshape", ["x", "s"], ["y"], name="rs")], [("x", F, ["b", 6])], ["y"],
@@ -99,7 +99,7 @@ def test_reshape_with_a_wrong_product_is_a_contradiction():
 
 def test_contradiction_with_an_earlier_constraint_names_both_nodes():
     # mm says k == seq, then cat needs k == seq + 1.
-    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"),
+    m = model([N("MatMul", ["x", "w"], ["y"], name="mm"),
                N("Pad", ["x", "pads"], ["xp"], name="pad"),
                N("Concat", ["xp", "w"], ["z"], axis=0, name="cat")],
               [("x", F, ["seq", "seq"]), ("w", F, ["k", "k"])], ["y", "z"], [init("pads", [0, 0, 0, 1])])
@@ -111,7 +111,7 @@ def test_contradiction_with_an_earlier_constraint_names_both_nodes():
 
 
 def test_a_solved_symbol_outside_its_range_is_a_contradiction():
-    m = build([N("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, [2, "k"]), ("w", F, ["j", 3])], ["y"])
+    m = model([N("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, [2, "k"]), ("w", F, ["j", 3])], ["y"])
     with pytest.raises(onnxsym.ShapeContradiction, match="MatMul node 'mm'.*k and j"):
         onnxsym.infer(m, ranges={"k": (1, 8), "j": (10, 20)})
     res = onnxsym.infer(m, ranges={"k": (1, 8), "j": (4, 20)})
@@ -120,7 +120,7 @@ def test_a_solved_symbol_outside_its_range_is_a_contradiction():
 
 
 def test_bind_range_assume_in_the_library():
-    m = build([N("Concat", ["k", "pk"], ["kv"], axis=1, name="cat")],
+    m = model([N("Concat", ["k", "pk"], ["kv"], axis=1, name="cat")],
               [("k", F, ["batch", "seq"]), ("pk", F, ["batch", "past"])], ["kv"])
     res = onnxsym.infer(m, bind={"batch": 1}, ranges={"seq": (1, 4096)}, assume=["past == seq"])
     assert [str(d) for d in res.shape("kv")] == ["1", "2*seq"]
@@ -173,7 +173,7 @@ def test_a_declared_dim_the_graph_contradicts_is_a_stale_declaration_not_an_erro
 
 
 def test_cli_options_printing_and_metadata(tmp_path):
-    m = build([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Concat", ["x", "p"], ["c"], axis=1, name="cat")],
+    m = model([N("MatMul", ["x", "w"], ["y"], name="mm"), N("Concat", ["x", "p"], ["c"], axis=1, name="cat")],
               [("x", F, ["batch", "seq"]), ("w", F, ["k", 3]), ("p", F, ["batch", "past"])], ["y", "c"])
     p = str(tmp_path / "m.onnx")
     onnx.save(m, p)
@@ -227,7 +227,7 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
                              [helper.make_empty_tensor_value_info("y")])
     m = model([N("RunBranch", [], ["out"], domain="test.constraints", name="br", body=body)],
               [("x", F, [2, "k"]), ("w", F, ["j", 3])], [("out", F, None)],
-              extra_opsets=[("test.constraints", 1)])
+              opsets=[("test.constraints", 1)])
     res = onnxsym.infer(m)
     assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
     assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason

@@ -5,26 +5,17 @@ import onnx
 from onnx import TensorProto, helper
 
 import onnxsym
-from helpers import F, I64
+from helpers import F, I64, graph, model
 from oracle import check
 
 BOOL = TensorProto.BOOL
 SIZES = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 1}]
 
 
-def mk(nodes, inputs, outputs, opset=17, inits=()):
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
-                          [helper.make_empty_tensor_value_info(o) for o in outputs], initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
-
-
 def body(nodes, inputs, outputs):
-    """A subgraph whose inputs and outputs declare only their element type."""
-    return helper.make_graph(nodes, "body", [helper.make_tensor_value_info(n, t, [] if n in ("i", "cond_in") else None)
-                                             for n, t in inputs],
-                             [helper.make_tensor_value_info(n, t, None) for n, t in outputs])
+    """A subgraph whose inputs and outputs declare only their element type (a Loop's
+    iteration number and condition are scalars)."""
+    return graph(nodes, [(n, t, [] if n in ("i", "cond_in") else None) for n, t in inputs], outputs, name="body")
 
 
 def x_feeds(cond=None, shape=lambda b: (b["batch"], b["seq"])):
@@ -50,8 +41,8 @@ def reasons(res, name):
 def if_model(else_nodes, else_out="e"):
     then_g = body([helper.make_node("Relu", ["x"], ["t"])], [], [("t", F)])
     else_g = body(else_nodes, [], [(else_out, F)])
-    return mk([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
-              [("x", F, ["batch", "seq"]), ("c", BOOL, [])], ["y"])
+    return model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+                 [("x", F, ["batch", "seq"]), ("c", BOOL, [])], ["y"])
 
 
 def test_if_with_equal_branches_keeps_the_dims():
@@ -91,8 +82,8 @@ def test_if_body_values_are_written_into_the_branch_value_info():
     then_g = body([helper.make_node("Concat", ["x", "x"], ["t0"], axis=0), helper.make_node("Relu", ["t0"], ["t"])],
                   [], [("t", F)])
     else_g = body([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], [], [("e", F)])
-    m = mk([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
-           [("x", F, ["batch", "seq"]), ("c", BOOL, [])], ["y"])
+    m = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", "seq"]), ("c", BOOL, [])], ["y"])
     check(m, x_feeds([True, False]), annotated=True)
     annotated = onnxsym.annotate(m)
     (branch,) = [a.g for a in annotated.graph.node[0].attribute if a.name == "then_branch"]
@@ -112,7 +103,7 @@ def loop_model(body_nodes, body_outputs, carried_in, trip=("trip",), cond="", ou
     nodes = list(outer) + [helper.make_node("Loop", [trip[0] if trip else "", cond] + list(carried_in), outs, body=g)]
     if trip == ("trip",):
         nodes.insert(0, helper.make_node("Constant", [], ["trip"], value=helper.make_tensor("t", I64, [], [3])))
-    return mk(nodes, [("x", F, ["batch", "seq"])], outs, opset=opset)
+    return model(nodes, [("x", F, ["batch", "seq"])], outs, opset=opset)
 
 
 def test_loop_invariant_carried_value_and_scan_output_with_known_trip_count():
@@ -220,11 +211,11 @@ def test_scan_9_with_input_and_output_axes():
     g = body([helper.make_node("Add", ["s_in", "row"], ["s_out"]), helper.make_node("Relu", ["row"], ["y"]),
               helper.make_node("Neg", ["row"], ["y2"])],
              [("s_in", F), ("row", F)], [("s_out", F), ("y", F), ("y2", F)])
-    m = mk([helper.make_node("ReduceSum", ["x", "ax"], ["s0"], keepdims=0),
-            helper.make_node("Scan", ["s0", "x"], ["s", "ys", "ys1"], body=g, num_scan_inputs=1,
-                             scan_input_axes=[1], scan_output_axes=[1, 0])],
-           [("x", F, ["batch", "seq", 4])], ["s", "ys", "ys1"],
-           inits=[onnx.numpy_helper.from_array(np.array([1], np.int64), "ax")])
+    m = model([helper.make_node("ReduceSum", ["x", "ax"], ["s0"], keepdims=0),
+               helper.make_node("Scan", ["s0", "x"], ["s", "ys", "ys1"], body=g, num_scan_inputs=1,
+                                scan_input_axes=[1], scan_output_axes=[1, 0])],
+              [("x", F, ["batch", "seq", 4])], ["s", "ys", "ys1"],
+              inits=[onnx.numpy_helper.from_array(np.array([1], np.int64), "ax")])
     res = check(m, x_feeds(shape=lambda b: (b["batch"], b["seq"], 4)), annotated=True)
     assert dims_text(res, "s") == ["batch", "4"]
     assert dims_text(res, "ys") == ["batch", "seq", "4"]
@@ -234,9 +225,9 @@ def test_scan_9_with_input_and_output_axes():
 def test_scan_8_with_a_batch_axis():
     g = body([helper.make_node("Add", ["s_in", "row"], ["s_out"]), helper.make_node("Relu", ["row"], ["y"])],
              [("s_in", F), ("row", F)], [("s_out", F), ("y", F)])
-    m = mk([helper.make_node("ReduceSum", ["x"], ["s0"], axes=[1], keepdims=0),
-            helper.make_node("Scan", ["", "s0", "x"], ["s", "ys"], body=g, num_scan_inputs=1)],
-           [("x", F, ["batch", "seq", 4])], ["s", "ys"], opset=8)
+    m = model([helper.make_node("ReduceSum", ["x"], ["s0"], axes=[1], keepdims=0),
+               helper.make_node("Scan", ["", "s0", "x"], ["s", "ys"], body=g, num_scan_inputs=1)],
+              [("x", F, ["batch", "seq", 4])], ["s", "ys"], opset=8)
     m.ir_version = 3
     res = check(m, x_feeds(shape=lambda b: (b["batch"], b["seq"], 4)), annotated=True)
     assert dims_text(res, "s") == ["batch", "4"]
@@ -275,10 +266,10 @@ def test_loop_that_appends_to_a_sequence_then_stacks_it():
                            helper.make_tensor_sequence_value_info("s_in", F, None)],
                           [helper.make_tensor_value_info("cond_out", BOOL, []),
                            helper.make_tensor_sequence_value_info("s_out", F, None)])
-    m = mk(outer + [helper.make_node("Loop", ["n", "", "empty"], ["s"], body=g),
-                    helper.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1),
-                    helper.make_node("SequenceLength", ["s"], ["count"])],
-           [("x", F, ["batch", "seq"])], ["stacked", "count"])
+    m = model(outer + [helper.make_node("Loop", ["n", "", "empty"], ["s"], body=g),
+                       helper.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1),
+                       helper.make_node("SequenceLength", ["s"], ["count"])],
+              [("x", F, ["batch", "seq"])], ["stacked", "count"])
     res = check(m, x_feeds(), annotated=True)
     assert dims_text(res, "stacked") == ["batch", "batch", "seq"]
     assert [str(v) for v in res.values["count"].value] == ["batch"]

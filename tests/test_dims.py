@@ -6,32 +6,18 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from onnxsym import dims
-from onnxsym.dims import SymbolicDimError, UndecidableError, ceil_div, dmax, dmin, evaluate, sym
+from onnxsym.dims import SymbolicDimError, UndecidableError, ceil_div, dmax, evaluate, sym
 from onnxsym.exprtext import parse_dim
+import strategies
+from strategies import nonzero
 
 NAMES = ["a", "b", "c"]
 SYMS = {n: sym(n, lo=-50, hi=50) for n in NAMES}
 
 
 def expressions(symbols):
-    leaf = st.one_of(st.integers(-9, 9), st.sampled_from([symbols[n] for n in NAMES]))
-
-    def extend(children):
-        pair = st.tuples(children, children)
-        nonzero = st.integers(1, 7) | st.integers(-7, -1)
-        return st.one_of(
-            pair.map(lambda p: p[0] + p[1]),
-            pair.map(lambda p: p[0] - p[1]),
-            pair.map(lambda p: p[0] * p[1]),
-            st.tuples(children, nonzero).map(lambda p: p[0] // p[1]),
-            st.tuples(children, nonzero).map(lambda p: p[0] % p[1]),
-            pair.map(lambda p: dmax(p[0], p[1])),
-            pair.map(lambda p: dmin(p[0], p[1])),
-            st.tuples(children, st.integers(1, 7)).map(lambda p: ceil_div(p[0], p[1])),
-            children.map(lambda e: -e),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=8)
+    return strategies.expressions(symbols, ints=(-9, 9), max_leaves=8,
+                                  divisors={"//": nonzero(7), "%": nonzero(7), "ceil_div": st.integers(1, 7)})
 
 
 bindings = st.fixed_dictionaries({n: st.integers(-50, 50) for n in NAMES})

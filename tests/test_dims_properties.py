@@ -5,50 +5,18 @@ evaluated. They must agree for every binding, and the text must parse back."""
 
 from hypothesis import given, settings, strategies as st
 
+import strategies
 from onnxsym import dims
 from onnxsym.exprtext import parse_dim
+from strategies import DIVISIONS, build, nonzero
 
 NAMES = ["a", "b", "c"]
 
 
 def trees():
-    leaf = st.one_of(st.integers(-20, 20).map(lambda v: ("int", v)), st.sampled_from(NAMES).map(lambda n: ("sym", n)))
-    divisor = st.one_of(st.integers(1, 9), st.integers(-9, -1)).map(lambda v: ("int", v))
-
-    def extend(children):
-        return st.one_of(
-            st.tuples(st.sampled_from(["+", "-", "*", "max", "min"]), children, children),
-            st.tuples(st.sampled_from(["//", "%", "ceil_div"]), children, divisor),
-            st.tuples(st.just("neg"), children),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=10)
-
-
-def build(tree, leaf):
-    kind = tree[0]
-    if kind == "int":
-        return tree[1]
-    if kind == "sym":
-        return leaf(tree[1])
-    if kind == "neg":
-        return -build(tree[1], leaf)
-    a, b = build(tree[1], leaf), build(tree[2], leaf)
-    if kind == "+":
-        return a + b
-    if kind == "-":
-        return a - b
-    if kind == "*":
-        return a * b
-    if kind == "//":
-        return a // b
-    if kind == "%":
-        return a % b
-    if kind == "max":
-        return dims.dmax(a, b) if not (isinstance(a, int) and isinstance(b, int)) else max(a, b)
-    if kind == "min":
-        return dims.dmin(a, b) if not (isinstance(a, int) and isinstance(b, int)) else min(a, b)
-    return dims.ceil_div(a, b) if not (isinstance(a, int) and isinstance(b, int)) else -((-a) // b)
+    divisor = nonzero(9)
+    return strategies.trees(NAMES, ints=(-20, 20), divisors={op: divisor for op in DIVISIONS}, max_leaves=10,
+                            grouped=True)
 
 
 # Symbols with the range graph inputs get ([1, ...]) and with a signed range: the

@@ -39,7 +39,7 @@ def _positions(limit="s", start="zero"):
 
 
 def _graph(nodes, inits, inputs, outputs):
-    return model(nodes, inputs, [(o, F, None) for o in outputs], initializers=inits)
+    return model(nodes, inputs, [(o, F, None) for o in outputs], inits=inits)
 
 
 def gather_rows():

@@ -41,7 +41,7 @@ def test_value_produced_twice_is_an_error():
 def test_unknown_op_gets_recorded_unknowns_and_inference_goes_on():
     m = model([helper.make_node("Mystery", ["x"], ["y"], name="m", domain="my.ops"),
                helper.make_node("Relu", ["x"], ["z"], name="r")],
-              [("x", F, ["batch", 3])], [("y", F, None), ("z", F, None)], extra_opsets=[("my.ops", 1)])
+              [("x", F, ["batch", 3])], [("y", F, None), ("z", F, None)], opsets=[("my.ops", 1)])
     r = onnxsym.infer(m)
     assert [str(d) for d in r.shape("z")] == ["batch", "3"]
     (u,) = [u for u in r.unresolved() if u.value == "y"]

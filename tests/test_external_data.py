@@ -88,7 +88,7 @@ def test_small_external_values_are_read_one_by_one(tmp_path):
     # Every tensor external, the Reshape target too: it is read alone, so the shape resolves.
     m = model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
               [("x", F, ["batch", 6])], [("y", F, None)],
-              initializers=[init("shape", np.array([-1, 2, 3], np.int64)),
+              inits=[init("shape", np.array([-1, 2, 3], np.int64)),
                             init("w", np.zeros((64, 64), np.float32))])
     onnx.save(m, str(tmp_path / "src.onnx"))
     path = _external_copy(str(tmp_path / "ext"), str(tmp_path / "src.onnx"), threshold=0)

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, init  # noqa: E402
+from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -51,7 +51,7 @@ def test_ceil_of_a_static_size_over_two_times_two():
         helper.make_node("Concat", ["hs", "ws"], ["shape"], axis=0),
         helper.make_node("ConstantOfShape", ["shape"], ["y"])]
     inits = _axes() + [init("two", np.array(2.0, np.float32)), init("zero1", np.array([0], np.int64))]
-    m = build(nodes, [("x", F, ["batch", 7, 5])], ["y", "shape"], inits)
+    m = model(nodes, [("x", F, ["batch", 7, 5])], ["y", "shape"], inits)
     res = check(m, random_cases([("x", F, ["batch", 7, 5])], SIZES), values=("shape",))
     assert res.shape("y") == (8, 2)
 
@@ -67,7 +67,7 @@ def test_float_range_over_a_symbolic_size_has_that_length():
     ]
     inits = _axes() + [init("zero", np.array(0.0, np.float32)), init("one", np.array(1.0, np.float32)),
                        init("two", np.array(2.0, np.float32))]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["r", "r2"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["r", "r2"], inits)
     res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES))
     no_fresh(res)
     assert str(res.shape("r")[0]) == "seq"
@@ -79,7 +79,7 @@ def test_float_range_from_a_fractional_start_stays_unresolved():
     symbol with its reason), never a guess."""
     nodes = _dim_as_float(1, "f") + [helper.make_node("Range", ["half", "f", "one"], ["r"])]
     inits = _axes() + [init("half", np.array(0.5, np.float32)), init("one", np.array(1.0, np.float32))]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["r"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["r"], inits)
     res = onnxsym.infer(m)
     (u,) = res.unresolved()
     assert "float" in u.provenance[0].reason
@@ -94,7 +94,7 @@ def test_integral_float_arithmetic_on_a_symbolic_size_folds():
     ] + _to_size("c", "n") + [helper.make_node("ConstantOfShape", ["n"], ["y"])]
     inits = _axes() + [init("three", np.array(3.0, np.float32)), init("one", np.array(1.0, np.float32)),
                        init("zero1", np.array([0], np.int64))]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["y", "n"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["y", "n"], inits)
     res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES), values=("n",))
     assert str(res.shape("y")[0]) == "3*seq - 1"
 
@@ -105,6 +105,6 @@ def test_division_of_a_symbolic_size_in_float_is_not_guessed():
                                      helper.make_node("Ceil", ["a"], ["c"])] + _to_size("c", "n") + [
         helper.make_node("ConstantOfShape", ["n"], ["y"])]
     inits = _axes() + [init("three", np.array(3.0, np.float32)), init("zero1", np.array([0], np.int64))]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["y"], inits)
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["y"], inits)
     res = onnxsym.infer(m)
     assert res.unresolved() and res.unresolved()[0].value == "y"

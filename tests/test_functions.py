@@ -4,11 +4,11 @@ references, nested calls) and ONNX ops the standard defines by a function."""
 import contextlib
 import numpy as np
 import pytest
-import onnx
 from onnx import AttributeProto, helper
 
 import onnxsym
 from onnxsym import registry
+import helpers
 from helpers import F, I64
 from oracle import check
 from test_control_flow import SIZES, dims_text
@@ -40,12 +40,7 @@ def twice_function():
 
 
 def model(nodes, outputs, functions, opset=17, inputs=(("x", F, ["batch", "seq"]),)):
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
-                          [helper.make_empty_tensor_value_info(o) for o in outputs])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(LOCAL, 1)],
-                          functions=functions)
-    m.ir_version = 8
-    return m
+    return helpers.model(nodes, inputs, outputs, opset=opset, opsets=[(LOCAL, 1)], functions=functions)
 
 
 def cases(shape=lambda b: (b["batch"], b["seq"])):
@@ -134,20 +129,14 @@ def test_a_function_body_runs_at_its_own_opset_even_after_the_graph_used_the_op(
     imports opset 11, where axes is an attribute. Checked against onnx's reference
     evaluator, which honors the function's opset import (onnxruntime refuses the model)."""
     import numpy as np
-    from onnx import numpy_helper
     from onnx.reference import ReferenceEvaluator
 
     fn = helper.make_function("local", "SqueezeOld", ["x"], ["y"], [helper.make_node("Squeeze", ["x"], ["y"], axes=[1])],
                               opset_imports=[helper.make_opsetid("", 11)])
-    g = helper.make_graph([helper.make_node("Squeeze", ["x", "ax"], ["s"], name="new"),
-                           helper.make_node("SqueezeOld", ["x"], ["y"], domain="local", name="call")], "g",
-                          [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 1, 3])],
-                          [helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT, None),
-                           helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
-                          initializer=[numpy_helper.from_array(np.array([1], np.int64), "ax")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
-                          functions=[fn])
-    m.ir_version = 8
+    m = helpers.model([helper.make_node("Squeeze", ["x", "ax"], ["s"], name="new"),
+                       helper.make_node("SqueezeOld", ["x"], ["y"], domain="local", name="call")],
+                      [("x", F, ["batch", 1, 3])], [("s", F), ("y", F)], [helpers.init("ax", np.array([1], np.int64))],
+                      opsets=[("local", 1)], functions=[fn])
     res = onnxsym.infer(m)
     for batch in (2, 5):
         real = ReferenceEvaluator(m).run(None, {"x": np.ones((batch, 1, 3), np.float32)})

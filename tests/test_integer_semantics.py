@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -57,7 +57,7 @@ def test_div_mod_and_friends_on_a_value_of_unknown_sign_are_exact():
         helper.make_node("Min", ["d", "one"], ["min"]),
     ]
     outs = ["div", "divn", "mod", "modn", "fmod", "fmodn", "neg", "abs", "sign", "clip", "max", "min"]
-    res = check(build(nodes, inputs, outs, inits), random_cases(inputs, SIZES), values=outs)
+    res = check(model(nodes, inputs, outs, inits), random_cases(inputs, SIZES), values=outs)
     assert all(res.values[o].value is not None for o in outs)
 
 
@@ -66,7 +66,7 @@ def test_div_of_a_provably_nonnegative_value_is_floor_division():
     inits = [init("one", np.array([1], np.int64)), init("four", np.array([4], np.int64))]
     nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "one"], ["seq"], axis=0),
              helper.make_node("Div", ["seq", "four"], ["q"])]
-    res = check(build(nodes, inputs, ["q"], inits), random_cases(inputs, SIZES), values=["q"])
+    res = check(model(nodes, inputs, ["q"], inits), random_cases(inputs, SIZES), values=["q"])
     assert res.values["q"].value == (dims.sym("seq") // 4,)
 
 
@@ -87,7 +87,7 @@ def _convs_then_shape_div(kernel2=4):
              helper.make_node("Concat", ["head", "len"], ["target"], axis=0),
              helper.make_node("Conv", ["c1", "k2"], ["c2"], strides=[1, 2]),
              helper.make_node("Reshape", ["c2", "target"], ["r"])]
-    return build(nodes, inputs, ["r", "len"], inits), inputs
+    return model(nodes, inputs, ["r", "len"], inits), inputs
 
 
 def test_a_conv_narrows_the_range_of_its_input_symbol_and_the_div_becomes_floor_division():
@@ -120,7 +120,7 @@ def test_a_pool_may_give_an_empty_output_and_needs_only_a_nonnegative_size():
     inputs = [("x", F, [1, 1, "w"])]
     nodes = [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[5]),
              helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[5], strides=[3])]
-    m = build(nodes, inputs, ["p", "a"])
+    m = model(nodes, inputs, ["p", "a"])
     res = check(m, random_cases(inputs, [{"w": 4}, {"w": 5}, {"w": 9}]))
     assert res.symbol_ranges()["w"] == (4, dims.INT64_MAX)
     assert [str(c) for c in res.constraints] == ["w >= 4"]
@@ -130,7 +130,7 @@ def test_a_pool_may_give_an_empty_output_and_needs_only_a_nonnegative_size():
 
 def test_a_conv_that_can_never_run_is_a_contradiction():
     inputs = [("x", F, [1, 1, 3])]
-    m = build([helper.make_node("Conv", ["x", "k"], ["y"])], inputs, ["y"], [init("k", np.ones([1, 1, 5], np.float32))])
+    m = model([helper.make_node("Conv", ["x", "k"], ["y"])], inputs, ["y"], [init("k", np.ones([1, 1, 5], np.float32))])
     with pytest.raises(ShapeContradiction, match="Conv node .* requires 3 >= 5"):
         onnxsym.infer(m)
 
@@ -154,7 +154,7 @@ def test_segformer_resolves_fully_with_no_wrong_dim():
 
 def _const_of_shape(nodes, inits, out_dim):
     """``nodes`` compute int64 ``out_dim``; a ConstantOfShape of it gives a dim to check."""
-    return build(nodes + [helper.make_node("ConstantOfShape", [out_dim], ["y"])], [("x", F, ["batch"])], ["y"], inits)
+    return model(nodes + [helper.make_node("ConstantOfShape", [out_dim], ["y"])], [("x", F, ["batch"])], ["y"], inits)
 
 
 def test_uint8_sub_wraps_to_255():
@@ -191,7 +191,7 @@ def test_a_symbolic_element_cast_to_int32_records_its_bound():
     nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["s32"], to=TensorProto.INT32),
              helper.make_node("Mul", ["s32", "k"], ["p"]), helper.make_node("Cast", ["p"], ["p64"], to=I64),
              helper.make_node("ConstantOfShape", ["p64"], ["y"])]
-    res = check(build(nodes, inputs, ["y"], inits),
+    res = check(model(nodes, inputs, ["y"], inits),
                 random_cases(inputs, [{"batch": 2, "seq": 3}, {"batch": 1, "seq": 5}]))
     assert res.shape("y") == (64 * dims.sym("batch"), 64 * dims.sym("seq"))
     assert sorted((str(c), c.kind) for c in res.constraints) == [
@@ -216,7 +216,7 @@ def test_a_symbolic_element_wraps_exactly_in_a_narrow_type():
         helper.make_node("Concat", ["u64", "pos"], ["target"], axis=0),
         helper.make_node("ConstantOfShape", ["target"], ["y"]),
         helper.make_node("Cast", ["d"], ["big"], to=TensorProto.UINT64)]
-    m = build(nodes, inputs, ["y", "big"], inits)
+    m = model(nodes, inputs, ["y", "big"], inits)
     res = check(m, random_cases(inputs, [{"batch": 1, "seq": 1}, {"batch": 1, "seq": 3}, {"batch": 2, "seq": 7}]))
     no_fresh(res)
     assert res.values["big"].value is None and not res.constraints
@@ -257,7 +257,7 @@ def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
     keep = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "else", [],
                              [helper.make_tensor_value_info("y", F, None)])
     inputs = [("x", F, [1, 1, "w"]), ("c", TensorProto.BOOL, [])]
-    m = build([helper.make_node("If", ["c"], ["o"], then_branch=conv, else_branch=keep)], inputs, ["o"],
+    m = model([helper.make_node("If", ["c"], ["o"], then_branch=conv, else_branch=keep)], inputs, ["o"],
               [init("k", np.ones([1, 1, 5], np.float32))])
     res = onnxsym.infer(m)
     assert res.symbol_ranges()["w"] == (1, dims.INT64_MAX) and not res.constraints

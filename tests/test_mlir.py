@@ -18,7 +18,7 @@ from onnxsym.mlir import STYLES, encoding_to_symbol, to_mlir
 from onnxsym.mlir.encoding import MlirFormatError
 from onnxsym.mlir.types import ELEMENT_TYPES
 from onnxsym.verify import default_assignments
-from helpers import build, init
+from helpers import init, model
 from mlir_check import Checker, bound_symbols, parse, runtime_shapes, runtime_shapes_at, with_definitions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,7 +73,7 @@ def _ssa_normalized(lines):
 
 def _concat_graph():
     # seed 002, propagate-symbol: %add0 = %arg0 + %arg0; %concat = concat dim(0) %add0, %add0; %add1 = %concat + %concat
-    return build([helper.make_node("Add", ["arg0", "arg0"], ["add0"]),
+    return model([helper.make_node("Add", ["arg0", "arg0"], ["add0"]),
                   helper.make_node("Concat", ["add0", "add0"], ["concat"], axis=0),
                   helper.make_node("Add", ["concat", "concat"], ["add1"])],
                  [("arg0", F16, ["n", 640])], ["add1"])
@@ -160,7 +160,7 @@ def test_derived_and_opaque_symbols():
 
 def test_min_of_two_symbols_gets_its_own_symbolic_int():
     # x[:len(y)] has min(a, b) rows: not affine, so a symbolic_int of its own with the expression
-    m = build([helper.make_node("Shape", ["y"], ["n"]),
+    m = model([helper.make_node("Shape", ["y"], ["n"]),
                helper.make_node("Slice", ["x", "zero", "n", "axis"], ["z"]),
                helper.make_node("Concat", ["z", "x"], ["w"], axis=0)],
               [("x", TensorProto.FLOAT, ["a", 3]), ("y", TensorProto.FLOAT, ["b"])], ["w"],
@@ -200,7 +200,7 @@ def _subgraph_model():
                              [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
     other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
-    return build([helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+    return model([helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
                   helper.make_node("Greater", ["s", "zero"], ["c"]),
                   helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
                   helper.make_node("Split", ["y", "sizes"], ["p", "q"], axis=1),
@@ -298,7 +298,7 @@ def test_readme_snippet_is_the_tools_output():
 
 
 def test_names_that_are_not_identifiers_are_quoted_and_parse():
-    m = build([helper.make_node("Relu", ["x"], ["y"])], [("x", TensorProto.FLOAT, ["sequence length", "2*b", "x, y"])], ["y"])
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [("x", TensorProto.FLOAT, ["sequence length", "2*b", "x, y"])], ["y"])
     text = to_mlir(m, names=True)
     assert '@"sequence length"' in text and '@"x, y"' in text
     parse(to_mlir(m, names=True, generic=True))
@@ -309,7 +309,7 @@ def test_names_that_are_not_identifiers_are_quoted_and_parse():
 
 
 def test_small_tensors_are_written_out_and_strings_are_opaque_elements():
-    m = build([helper.make_node("Reshape", ["x", "shape"], ["y"]), helper.make_node("Identity", ["words"], ["w"])],
+    m = model([helper.make_node("Reshape", ["x", "shape"], ["y"]), helper.make_node("Identity", ["words"], ["w"])],
               [("x", TensorProto.FLOAT, ["n", 4])], ["y", "w"],
               [init("shape", np.array([-1, 2], np.int64)),
                helper.make_tensor("words", TensorProto.STRING, [2], [b"a", b'"b'])])
@@ -359,7 +359,7 @@ def test_values_inside_regions_are_bound_to_the_functions_symbols():
                              "then", [], [helper.make_tensor_value_info("t2", TensorProto.FLOAT, None)])
     other = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [],
                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
-    m = build([helper.make_node("BranchOf", [], ["y"], domain="test.mlir", then_branch=then, else_branch=other),
+    m = model([helper.make_node("BranchOf", [], ["y"], domain="test.mlir", then_branch=then, else_branch=other),
                helper.make_node("Concat", ["x", "x"], ["z"], axis=0)],
               [("x", TensorProto.FLOAT, ["batch", 6])], ["y", "z"])
     m.opset_import.append(helper.make_opsetid("test.mlir", 1))

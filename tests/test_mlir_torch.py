@@ -163,8 +163,8 @@ def test_initializers_listed_as_inputs_are_constants_in_the_importers_order():
     """IR version 3 lists initializers as graph inputs; the importer makes them no argument but
     constants, all initializers first in the graph's order."""
     from onnx import TensorProto, helper
-    from helpers import build, init
-    m = build([helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Mul", ["y", "a"], ["z"])],
+    from helpers import init, model
+    m = model([helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Mul", ["y", "a"], ["z"])],
               [("x", TensorProto.FLOAT, ["n", 3])], ["z"],
               [init("a", np.ones((1, 3), np.float32)), init("b", np.full((3,), 2, np.float32))])
     m.graph.input.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, [3]))

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -29,7 +29,7 @@ def test_broadcast_different_symbols():
              helper.make_node("Relu", ["s"], ["r"]),
              helper.make_node("IsNaN", ["r"], ["nan"])]
     # valid assignments need b == 1 or b == n (b broadcasts against n)
-    res = check(build(nodes, inputs, ["s", "p", "l", "r", "nan"]),
+    res = check(model(nodes, inputs, ["s", "p", "l", "r", "nan"]),
                 random_cases(inputs, [{"a": 2, "b": 1, "n": 4}, {"a": 3, "b": 5, "n": 5}]))
     assert res.shape("p") == (dims.sym("a"), 1, dims.sym("n"))
     assert res.values["l"].dtype == TensorProto.BOOL
@@ -41,7 +41,7 @@ def test_integer_value_propagation():
              init("e", np.array([-7, 7, 3], np.int64))]
     nodes = [helper.make_node("Div", ["c", "d"], ["q"]), helper.make_node("Mod", ["c", "e"], ["m"]),
              helper.make_node("Div", ["e", "d"], ["qn"]), helper.make_node("Equal", ["c", "d"], ["eq"])]
-    m = build(nodes, inputs, ["q", "m", "qn", "eq"], inits)
+    m = model(nodes, inputs, ["q", "m", "qn", "eq"], inits)
     res = onnxsym.infer(m)
     assert res.values["q"].value == (2, 3, 4)
     assert res.values["m"].value == (4 % -7, 6 % 7, 8 % 3)
@@ -60,7 +60,7 @@ def test_matmul_batch_broadcast_and_gemm():
              helper.make_node("MatMul", ["v", "y"], ["o2"]),
              helper.make_node("Gemm", ["g", "y2"], ["gm"], transA=1, transB=1)]
     inits = [init("y2", np.ones((6, 4), np.float32))]
-    res = check(build(nodes, inputs, ["o", "o1", "o2", "gm"], inits), random_cases(inputs, A2))
+    res = check(model(nodes, inputs, ["o", "o1", "o2", "gm"], inits), random_cases(inputs, A2))
     no_fresh(res)
 
 
@@ -74,7 +74,7 @@ def test_conv(attrs):
     inputs = [("x", F, ["a", 3, "h", "w"])]
     inits = [init("w", np.ones((8, 3, 3, 2), np.float32))]
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], **attrs)]
-    res = check(build(nodes, inputs, ["y"], inits),
+    res = check(model(nodes, inputs, ["y"], inits),
                 random_cases(inputs, [{"a": 1, "h": 9, "w": 8}, {"a": 2, "h": 14, "w": 11}]))
     no_fresh(res)
 
@@ -84,7 +84,7 @@ def test_conv_transpose():
     inits = [init("w", np.ones((2, 4, 3, 3), np.float32))]
     nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 3], pads=[1, 0, 1, 1],
                               output_padding=[1, 0])]
-    no_fresh(check(build(nodes, inputs, ["y"], inits),
+    no_fresh(check(model(nodes, inputs, ["y"], inits),
                    random_cases(inputs, [{"a": 1, "h": 5, "w": 4}, {"a": 2, "h": 6, "w": 7}])))
 
 
@@ -99,7 +99,7 @@ def test_pool(op, attrs):
     nodes = [helper.make_node(op, ["x"], ["y"], **attrs), helper.make_node("GlobalAveragePool", ["x"], ["g"])]
     binds = [{"a": 1, "h": h, "w": w} for h, w in [(5, 6), (6, 7), (7, 8), (9, 4), (10, 5)]]
     # ceil_mode sizes go through float32 in onnxruntime: exact only for bounded dims
-    no_fresh(check(build(nodes, inputs, ["y", "g"]), random_cases(inputs, binds), ranges=HW_RANGE))
+    no_fresh(check(model(nodes, inputs, ["y", "g"]), random_cases(inputs, binds), ranges=HW_RANGE))
 
 
 def test_norms():
@@ -110,7 +110,7 @@ def test_norms():
              helper.make_node("InstanceNormalization", ["x", "s", "b"], ["inn"]),
              helper.make_node("LayerNormalization", ["x", "ls"], ["ln", "mean", "inv"], axis=-1)]
     # LayerNormalization scale of shape (1,) broadcasts over the last axis
-    res = check(build(nodes, inputs, ["bn", "inn", "ln", "mean", "inv"], inits), random_cases(inputs, A2))
+    res = check(model(nodes, inputs, ["bn", "inn", "ln", "mean", "inv"], inits), random_cases(inputs, A2))
     assert res.shape("mean") == (dims.sym("a"), 4, 1)
 
 
@@ -120,7 +120,7 @@ def test_einsum():
              helper.make_node("Einsum", ["z"], ["t"], equation="...ij->...ji"),
              helper.make_node("Einsum", ["x", "y"], ["imp"], equation="bij,bjk"),
              helper.make_node("Einsum", ["x"], ["tr"], equation="b...->...")]
-    no_fresh(check(build(nodes, inputs, ["o", "t", "imp", "tr"]), random_cases(inputs, A2)))
+    no_fresh(check(model(nodes, inputs, ["o", "t", "imp", "tr"]), random_cases(inputs, A2)))
 
 
 def test_topk_argmax_cumsum():
@@ -131,7 +131,7 @@ def test_topk_argmax_cumsum():
              helper.make_node("ArgMin", ["x"], ["an"], axis=0),
              helper.make_node("CumSum", ["x", "ax"], ["cs"]),
              helper.make_node("Trilu", ["x"], ["tl"])]
-    res = check(build(nodes, inputs, ["v", "i", "am", "an", "cs", "tl"], inits),
+    res = check(model(nodes, inputs, ["v", "i", "am", "an", "cs", "tl"], inits),
                 random_cases(inputs, [{"a": 2, "n": 4}, {"a": 3, "n": 7}]))
     no_fresh(res)
     assert res.shape("v") == (dims.sym("a"), 2)
@@ -139,7 +139,7 @@ def test_topk_argmax_cumsum():
 
 def test_topk_unknown_k_is_fresh():
     inputs = [("x", F, ["a", "n"]), ("k", I64, [1])]
-    m = build([helper.make_node("TopK", ["x", "k"], ["v", "i"])], inputs, ["v", "i"])
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], inputs, ["v", "i"])
     res = onnxsym.infer(m)
     assert res.shape("v")[0] == dims.sym("a")
     assert res.unresolved()
@@ -153,7 +153,7 @@ def test_resize_scales(opset):
     inputs = [("x", F, ["a", 3, "h", 5])]
     inits = [init("roi", np.array([], np.float32)), init("sc", np.array([1, 1, 2, 1.5], np.float32))]
     nodes = [helper.make_node("Resize", ["x", "roi", "sc"], ["y"], mode="nearest")]
-    res = check(build(nodes, inputs, ["y"], inits, opset=opset),
+    res = check(model(nodes, inputs, ["y"], inits, opset=opset),
                 random_cases(inputs, [{"a": 1, "h": 4}, {"a": 2, "h": 7}]), ranges={"h": (1, 4096)})
     no_fresh(res)
     assert res.shape("y")[3] == 7
@@ -164,7 +164,7 @@ def test_resize_sizes_and_symbolic_fractional_scale():
     inits = [init("sz", np.array([2, 3, 6, 4], np.int64)), init("sc", np.array([1, 1, 0.5, 2], np.float32))]
     nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"]),
              helper.make_node("Resize", ["x", "", "sc"], ["z"])]
-    m = build(nodes, inputs, ["y", "z"], inits, opset=13)
+    m = model(nodes, inputs, ["y", "z"], inits, opset=13)
     res = onnxsym.infer(m, ranges=HW_RANGE)
     assert res.shape("y") == (2, 3, 6, 4)
     h, w = dims.sym("h", 1, 4096), dims.sym("w", 1, 4096)
@@ -190,7 +190,7 @@ def test_reduce(opset, keepdims):
     else:
         nodes += [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1, 0], keepdims=keepdims),
                   helper.make_node("ReduceMax", ["x"], ["mx"], keepdims=keepdims)]
-    res = check(build(nodes, inputs, ["s", "m", "mx"], inits, opset=opset), random_cases(inputs, A2))
+    res = check(model(nodes, inputs, ["s", "m", "mx"], inits, opset=opset), random_cases(inputs, A2))
     no_fresh(res)
     n = dims.sym("n")
     assert res.shape("s") == ((1, n, 1) if keepdims else (n,))
@@ -200,7 +200,7 @@ def test_reduce(opset, keepdims):
 def test_reduce_noop_with_empty_axes():
     inputs = [("x", F, ["a", "n"])]
     nodes = [helper.make_node("ReduceSum", ["x"], ["s"], noop_with_empty_axes=1)]
-    no_fresh(check(build(nodes, inputs, ["s"], opset=13), random_cases(inputs, A2)))
+    no_fresh(check(model(nodes, inputs, ["s"], opset=13), random_cases(inputs, A2)))
 
 
 def test_unary_family():
@@ -211,7 +211,7 @@ def test_unary_family():
              helper.make_node("Dropout", ["x"], ["d", "mask"]),
              helper.make_node("Sum", ["x", "c", "sm"], ["s3"]),
              helper.make_node("Max", ["x", "c"], ["mx"])]
-    res = check(build(nodes, inputs, ["c", "sm", "d", "mask", "s3", "mx"], inits), random_cases(inputs, A2))
+    res = check(model(nodes, inputs, ["c", "sm", "d", "mask", "s3", "mx"], inits), random_cases(inputs, A2))
     no_fresh(res)
     assert res.values["mask"].dtype == TensorProto.BOOL
 
@@ -220,7 +220,7 @@ def test_upsample_opset9():
     inputs = [("x", F, ["a", 2, "h", 3])]
     inits = [init("sc", np.array([1, 1, 2, 3], np.float32))]
     nodes = [helper.make_node("Upsample", ["x", "sc"], ["y"])]
-    res = onnxsym.infer(build(nodes, inputs, ["y"], inits, opset=9), ranges={"h": (1, 4096)})
+    res = onnxsym.infer(model(nodes, inputs, ["y"], inits, opset=9), ranges={"h": (1, 4096)})
     assert res.shape("y") == (dims.sym("a"), 2, 2 * dims.sym("h", 1, 4096), 9)
 
 

@@ -16,7 +16,7 @@ from helpers import F, model
 def _write_model(folder, name="m.onnx", external=False):
     w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4), "w")
     m = model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, ["batch", 3])],
-              [("y", F, None)], initializers=[w])
+              [("y", F, None)], inits=[w])
     path = os.path.join(folder, name)
     if external:
         onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",

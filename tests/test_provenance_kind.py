@@ -19,7 +19,7 @@ def _two_losses():
                   helper.make_node("Transpose", ["nz"], ["t"], name="tr"),
                   helper.make_node("Mystery", ["x"], ["m"], name="mystery", domain="my.ops"),
                   helper.make_node("Relu", ["m"], ["y"], name="relu")],
-                 [("x", F, ["n"])], [("t", I64, None), ("y", F, None)], extra_opsets=[("my.ops", 1)])
+                 [("x", F, ["n"])], [("t", I64, None), ("y", F, None)], opsets=[("my.ops", 1)])
 
 
 def _nonzero_part():

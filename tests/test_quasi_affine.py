@@ -9,6 +9,7 @@ import onnxsym
 from onnxsym import dims
 from onnxsym.dims import ceil_div, dmax, dmin, evaluate, sym
 from onnxsym.exprtext import parse_dim
+from strategies import DIVISIONS, expressions
 
 a, b, x = sym("a"), sym("b"), sym("x")
 
@@ -63,19 +64,8 @@ DIVISORS = st.integers(2, 4)
 
 
 def _one_symbol(s):
-    leaf = st.one_of(st.just(s), st.integers(-3, 3))
-
-    def extend(children):
-        return st.one_of(
-            st.tuples(children, children).map(lambda p: p[0] + p[1]),
-            st.tuples(children, children).map(lambda p: p[0] - p[1]),
-            st.tuples(children, st.integers(-3, 3)).map(lambda p: p[0] * p[1]),
-            st.tuples(children, DIVISORS).map(lambda p: p[0] // p[1]),
-            st.tuples(children, DIVISORS).map(lambda p: p[0] % p[1]),
-            st.tuples(children, DIVISORS).map(lambda p: ceil_div(p[0], p[1])),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=5)
+    return expressions({dims.as_sym(s).name: s}, ints=(-3, 3), binary=("+", "-"), scales=st.integers(-3, 3),
+                       divisors={op: DIVISORS for op in DIVISIONS}, neg=False, max_leaves=5)
 
 
 def _period(d):
@@ -114,18 +104,8 @@ def test_sums_of_functions_of_one_symbol_each(fa, fb, ga, gb):
 
 
 def _two_symbols():
-    leaf = st.one_of(st.just(a), st.just(b), st.integers(-3, 3))
-
-    def extend(children):
-        return st.one_of(
-            st.tuples(children, children).map(lambda p: p[0] + p[1]),
-            st.tuples(children, children).map(lambda p: p[0] - p[1]),
-            st.tuples(children, st.integers(-2, 2)).map(lambda p: p[0] * p[1]),
-            st.tuples(children, st.integers(2, 3)).map(lambda p: p[0] // p[1]),
-            st.tuples(children, st.integers(2, 3)).map(lambda p: p[0] % p[1]),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=5)
+    return expressions({"a": a, "b": b}, ints=(-3, 3), binary=("+", "-"), scales=st.integers(-2, 2),
+                       divisors={"//": st.integers(2, 3), "%": st.integers(2, 3)}, neg=False, max_leaves=5)
 
 
 @settings(max_examples=150, deadline=None)

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 import onnxsym
 from onnxsym import dims
 
-from helpers import graph_model
+from helpers import model
 from oracle import run_ort
 
 
@@ -24,7 +24,7 @@ def _clamped():
              helper.make_node("Mul", ["q", "four"], ["e"]),
              helper.make_node("Min", ["e", "ten"], ["m"]),
              helper.make_node("Slice", ["x", "zero", "m"], ["z"])]
-    return graph_model(nodes, [("x", TensorProto.FLOAT, ["n"])], ["y", "z"], inits=[ten, zero, four])
+    return model(nodes, [("x", TensorProto.FLOAT, ["n"])], ["y", "z"], inits=[ten, zero, four])
 
 
 def _check(res, m, sizes):

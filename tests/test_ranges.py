@@ -7,9 +7,10 @@ from onnx import helper
 
 import onnxsym
 from onnxsym import dims
-from onnxsym.dims import INT64_MAX, ceil_div, dmax, dmin, evaluate, lower_bound, sym, try_le
+from onnxsym.dims import INT64_MAX, dmax, dmin, evaluate, lower_bound, sym, try_le
 from onnxsym.verify import verify
-from helpers import F, I64, build, init
+import strategies
+from helpers import F, I64, init, model
 from oracle import check, random_cases
 
 N = helper.make_node
@@ -19,27 +20,12 @@ SYMS = {k: sym(k, lo, hi) for k, (lo, hi) in RANGES.items()}
 
 def trees():
     """Pairs (dim, plain function of the bindings) built from the same operations."""
-    leaf = st.one_of(st.integers(-9, 40).map(lambda v: (v, lambda b, v=v: v)),
-                     st.sampled_from(sorted(SYMS)).map(lambda k: (SYMS[k], lambda b, k=k: b[k])))
-
-    def extend(ch):
-        pair = st.tuples(ch, ch)
-        pos = st.integers(1, 9)
-        return st.one_of(
-            pair.map(lambda p: (p[0][0] + p[1][0], lambda b, p=p: p[0][1](b) + p[1][1](b))),
-            pair.map(lambda p: (p[0][0] - p[1][0], lambda b, p=p: p[0][1](b) - p[1][1](b))),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] * p[1], lambda b, p=p: p[0][1](b) * p[1])),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] // p[1], lambda b, p=p: p[0][1](b) // p[1])),
-            st.tuples(ch, pos).map(lambda p: (p[0][0] % p[1], lambda b, p=p: p[0][1](b) % p[1])),
-            st.tuples(ch, pos).map(lambda p: (ceil_div(p[0][0], p[1]), lambda b, p=p: -(-p[0][1](b) // p[1]))),
-            pair.map(lambda p: (dmax(p[0][0], p[1][0]), lambda b, p=p: max(p[0][1](b), p[1][1](b)))),
-            pair.map(lambda p: (dmin(p[0][0], p[1][0]), lambda b, p=p: min(p[0][1](b), p[1][1](b)))),
-        )
-
-    return st.recursive(leaf, extend, max_leaves=7)
+    pos = st.integers(1, 9)
+    return strategies.with_reference(SYMS, ints=(-9, 40), binary=("+", "-", "max", "min"), scales=pos,
+                                     divisors={op: pos for op in strategies.DIVISIONS}, neg=False, max_leaves=7)
 
 
-bindings = st.fixed_dictionaries({k: st.integers(lo, hi) for k, (lo, hi) in RANGES.items()})
+bindings = strategies.bindings(RANGES)
 
 
 @settings(max_examples=300, deadline=None)
@@ -92,8 +78,8 @@ def test_causal_mask_slice_of_a_gpt2_export_has_no_clamps():
     ]
     inits = [init("i2", [2]), init("i3", [3]), init("zero", [0]), init("neg1", [-1]), init("neg2", [-2]),
              init("big", [INT64_MAX]), init("small", [-INT64_MAX - 1])]
-    m = build(nodes, [("k", F, ["batch", 2, "seq", 4]), ("pk", F, ["batch", 2, "past", 4]), ("bias", F, [1, 1, 64, 64])],
-              ["mask", "last", "back", "back2"], inits)
+    m = model(nodes, [("k", F, ["batch", 2, "seq", 4]), ("pk", F, ["batch", 2, "past", 4]),
+                      ("bias", F, [1, 1, 64, 64])], ["mask", "last", "back", "back2"], inits)
     res = check(m, random_cases([("k", F, ["batch", 2, "seq", 4]), ("pk", F, ["batch", 2, "past", 4]),
                     ("bias", F, [1, 1, 64, 64])], SIZES))
     shapes = {o: [str(d) for d in res.shape(o)] for o in ["mask", "last", "back", "back2"]}
@@ -108,7 +94,7 @@ def test_causal_mask_slice_of_a_gpt2_export_has_no_clamps():
 
 
 def test_slice_with_bounds_of_unknown_sign_is_fresh_and_honest():
-    m = build([N("Slice", ["x", "s", "e", "ax"], ["y"])], [("x", F, ["batch", "seq"]), ("s", I64, [1])], ["y"],
+    m = model([N("Slice", ["x", "s", "e", "ax"], ["y"])], [("x", F, ["batch", "seq"]), ("s", I64, [1])], ["y"],
               [init("e", [INT64_MAX]), init("ax", [1])])
     res = onnxsym.infer(m)
     assert len(res.unresolved()) == 1 and dims.range_of(res.shape("y")[1])[1] == INT64_MAX
@@ -122,7 +108,7 @@ def test_range_with_symbolic_start_limit_and_delta():
         N("Range", ["seq", "zero", "mone"], ["down"]),  # seq, seq-1, ..., 1
         N("Range", ["mseq", "seq", "b"], ["by_b"]),     # delta is a symbol >= 1
     ]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["up", "down", "by_b"],
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["up", "down", "by_b"],
               [init("i0", [0]), init("i1", [1]), init("two", np.int64(2)), init("zero", np.int64(0)),
                init("mone", np.int64(-1))])
     res = check(m, random_cases([("x", F, ["batch", "seq"])], SIZES))
@@ -139,7 +125,7 @@ def test_pad_to_a_multiple_of_the_window():
         N("Pad", ["x", "pads"], ["y"]),
         N("Reshape", ["y", "win"], ["windows"]),
     ]
-    m = build(nodes, [("x", F, ["batch", "seq", 4])], ["y", "windows"],
+    m = model(nodes, [("x", F, ["batch", "seq", 4])], ["y", "windows"],
               [init("i1", [1]), init("k", [8]), init("z3", [0, 0, 0, 0]), init("z1", [0]),
                init("win", [0, -1, 8, 4])])
     sizes = [{"batch": 1, "seq": s} for s in (1, 7, 8, 9, 16, 17)]
@@ -151,10 +137,10 @@ def test_pad_to_a_multiple_of_the_window():
 
 def test_topk_with_a_computed_k_and_an_unknown_k():
     nodes = _dim("n", "x", 1, "i1") + [N("Div", ["n", "two"], ["k"]), N("TopK", ["x", "k"], ["v", "i"], axis=1)]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["v", "i"], [init("i1", [1]), init("two", [2])])
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["v", "i"], [init("i1", [1]), init("two", [2])])
     res = check(m, random_cases([("x", F, ["batch", "seq"])], [{"batch": 2, "seq": s} for s in (1, 2, 7)]))
     assert [str(d) for d in res.shape("v")] == ["batch", "seq//2"]
-    m = build([N("TopK", ["x", "kin"], ["v", "i"], axis=1)], [("x", F, ["batch", 10]), ("kin", I64, [1])], ["v"])
+    m = model([N("TopK", ["x", "kin"], ["v", "i"], axis=1)], [("x", F, ["batch", 10]), ("kin", I64, [1])], ["v"])
     res = onnxsym.infer(m)
     with res.env:  # the result's ranges
         assert dims.range_of(res.shape("v")[1]) == (0, 10)
@@ -165,7 +151,7 @@ def test_slice_with_a_symbolic_step():
     nodes = _dim("b", "x", 0, "i0") + [N("Neg", ["b"], ["mb"]),
                                        N("Slice", ["x", "one", "big", "i1", "b"], ["fwd"]),
                                        N("Slice", ["x", "mone", "small", "i1", "mb"], ["back"])]
-    m = build(nodes, [("x", F, ["batch", "seq"])], ["fwd", "back"],
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["fwd", "back"],
               [init("i0", [0]), init("i1", [1]), init("one", [1]), init("mone", [-1]), init("big", [INT64_MAX]),
                init("small", [-INT64_MAX - 1])])
     sizes = [{"batch": b, "seq": s} for b, s in ((1, 1), (2, 7), (3, 9), (4, 2))]
@@ -185,7 +171,7 @@ def test_try_eq_is_sound(x, y, b):
 def test_broadcast_of_dims_that_may_be_zero_is_exact_in_every_valid_case():
     """n and m broadcast when equal or when one is 1; a 0 meets only a 1 (or a 0)."""
     inputs = [("x", F, ["n"]), ("y", F, ["m"])]
-    m = build([N("Add", ["x", "y"], ["z"])], inputs, ["z"])
+    m = model([N("Add", ["x", "y"], ["z"])], inputs, ["z"])
     sizes = [{"n": 0, "m": 1}, {"n": 1, "m": 0}, {"n": 0, "m": 0}, {"n": 1, "m": 5}, {"n": 4, "m": 4},
              {"n": 3, "m": 1}]
     res = check(m, random_cases(inputs, sizes), ranges={"n": (0, 100), "m": (0, 100)})

@@ -4,7 +4,7 @@ from onnx import helper
 
 import onnxsym
 import onnxsym.rules  # noqa: F401  (the built-in rules)
-from helpers import F, build
+from helpers import F, model
 from onnxsym import registry
 from onnxsym.registry import Registry
 
@@ -20,7 +20,7 @@ def test_the_rule_in_force_is_the_last_registered_not_newer_than_the_opset():
 
 def test_override_swaps_an_op_rule_in_a_block_and_restores_it():
     relu = registry.find_rule("", "Relu", 17)
-    m = build([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["batch", "seq"])], ["y"])
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["batch", "seq"])], ["y"])
 
     def planted(node):
         return [onnxsym.Tensor(F, (7,))]
@@ -28,7 +28,7 @@ def test_override_swaps_an_op_rule_in_a_block_and_restores_it():
     with registry.override("Relu", planted):
         assert registry.find_rule("", "Relu", 17) is planted
         assert onnxsym.infer(m).shape("y") == (7,)
-    neg = build([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["batch", "seq"])], ["y"])
+    neg = model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["batch", "seq"])], ["y"])
     with registry.override("Neg", None):  # (Neg has no function body to fall back on)
         assert registry.find_rule("", "Neg", 17) is None
         assert onnxsym.infer(neg).no_rule == {("ai.onnx", "Neg"): 1}

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -21,7 +21,7 @@ SIZES = [{"b": 1, "l": 3, "s": 5, "p": 2}, {"b": 2, "l": 1, "s": 4, "p": 6}]
 
 
 def _m(nodes, inputs, outs, inits=(), opset=23):
-    m = build(nodes, inputs, outs, inits, opset=opset)
+    m = model(nodes, inputs, outs, inits, opset=opset)
     m.ir_version = 10
     return m
 

@@ -12,8 +12,7 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from contrib_helpers import F, I32, I64, build_ms, ms_node  # noqa: E402
-from helpers import init  # noqa: E402
+from helpers import F, I32, I64, init, model, MS, ms_node  # noqa: E402
 from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -40,12 +39,12 @@ def ones_of(*names):
 
 
 def run(nodes, inputs, outputs, inits=(), sizes=SIZES, fixed=None, typed=None, fresh_ok=()):
-    m = build_ms(nodes, inputs, outputs, inits, typed=typed)
+    m = model(nodes, inputs, [(o, typed[o]) if typed and o in typed else o for o in outputs], inits, opsets=[(MS, 1)])
     return check(m, random_cases(inputs, sizes, fixed, ints=(0, 3)), fresh_ok=fresh_ok)
 
 
 def infer(nodes, inputs, outputs, inits=()):
-    return onnxsym.infer(build_ms(nodes, inputs, outputs, inits))
+    return onnxsym.infer(model(nodes, inputs, outputs, inits, opsets=[(MS, 1)]))
 
 
 # --------------------------------------------------------------------------- Attention (CPU)
@@ -103,8 +102,8 @@ def test_a_past_of_unknown_shape_is_not_taken_as_empty():
              ms_node("MultiHeadAttention", ["x", "x", "x", "", "", "", "pk", "pk"], ["y2", "k2", "v2"], num_heads=2),
              ms_node("GroupQueryAttention", ["q", "k", "k", "pk", "pk", "sk", "tot"], ["y3", "k3", "v3"],
                      num_heads=4, kv_num_heads=2)]
-    m = build_ms(nodes, inputs, ["y", "present", "y2", "k2", "y3", "k3"], [weights(8, 24), zeros("bias", 24),
-                                                                           init("tot", np.array(9, np.int32))])
+    m = model(nodes, inputs, ["y", "present", "y2", "k2", "y3", "k3"],
+              [weights(8, 24), zeros("bias", 24), init("tot", np.array(9, np.int32))], opsets=[(MS, 1)])
     m.opset_import.append(helper.make_opsetid("my.ops", 1))
     res = onnxsym.infer(m)
     assert res.shape("present")[:3] == (2, b, 2) and res.shape("present")[4] == 4

@@ -13,8 +13,7 @@ import pytest
 from onnx import TensorProto
 
 sys.path.insert(0, os.path.dirname(__file__))
-from contrib_helpers import F, I32, I64, U8, build_ms, ms_node  # noqa: E402
-from helpers import init  # noqa: E402
+from helpers import F, I32, I64, init, model, MS, ms_node, U8  # noqa: E402
 from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -28,12 +27,13 @@ I8 = TensorProto.INT8
 
 
 def run(nodes, inputs, outputs, inits=(), fixed=None, fresh_ok=()):
-    return check(build_ms(nodes, inputs, outputs, inits), random_cases(inputs, SIZES, fixed, ints=(0, 3)),
+    return check(model(nodes, inputs, outputs, inits, opsets=[(MS, 1)]),
+                 random_cases(inputs, SIZES, fixed, ints=(0, 3)),
                  fresh_ok=fresh_ok)
 
 
 def infer(nodes, inputs, outputs, inits=()):
-    return onnxsym.infer(build_ms(nodes, inputs, outputs, inits))
+    return onnxsym.infer(model(nodes, inputs, outputs, inits, opsets=[(MS, 1)]))
 
 
 def w(name, *shape, dtype=np.float32):
@@ -100,12 +100,12 @@ def test_causal_convs_with_state():
     nodes = [ms_node("CausalConvWithState", ["x", "wc"], ["o", "ps"], dilation=2),
              ms_node("CausalConvWithState", ["xl", "wc"], ["ol", "psl"], channels_last=1),
              ms_node("VarlenCausalConvWithState", ["p", "wc", "cu", "", "st"], ["ov", "fsv"])]
-    model = build_ms(nodes, inputs, ["o", "ps", "ol", "psl", "ov", "fsv"], [w("wc", 4, 1, 3)])
-    res = onnxsym.infer(model)
+    m = model(nodes, inputs, ["o", "ps", "ol", "psl", "ov", "fsv"], [w("wc", 4, 1, 3)], opsets=[(MS, 1)])
+    res = onnxsym.infer(m)
     assert res.shape("ps") == (b, 4, 4) and res.shape("psl") == (b, 2, 4) and res.shape("o") == (b, 4, t)
     assert res.shape("ov") == (t, 4) and res.shape("fsv") == (b, 4, 2)
     import onnxruntime as ort
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     for z in ({"b": 2, "t": 4, "c": 3}, {"b": 1, "t": 6, "c": 2}):
         rng = np.random.default_rng(0)
         feeds = {"x": rng.standard_normal((z["b"], 4, z["t"])).astype(np.float32),
@@ -158,8 +158,8 @@ def test_packed_ngram_hashes():
              ms_node("VarlenNGramHashMapping", ["ids", "mul", "voc", "cu", "", "", "", "seg", "", "cap"],
                      ["h2", "p2", "ps2", "su2"], max_ngram_size=3, n_head_per_ngram=2, pad_id=0,
                      state_update_capacity=2)]
-    model = build_ms(nodes, inputs, ["h", "p", "ps2", "su2"], inits)
-    res = check(model,
+    m = model(nodes, inputs, ["h", "p", "ps2", "su2"], inits, opsets=[(MS, 1)])
+    res = check(m,
                 random_cases(inputs, [{"t": 4, "c": 3, "c-1": 2}, {"t": 7, "c": 2, "c-1": 1}], fixed, ints=(0, 3)))
     c = dims.sym("c")
     assert res.shape("h") == (t, 4) and res.shape("p") == (c - 1, 2) and res.shape("su2") == (c - 1, 2, 2)

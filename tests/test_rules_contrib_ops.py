@@ -11,8 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from contrib_helpers import F, I32, I64, U8, build_ms, ms_node  # noqa: E402
-from helpers import init  # noqa: E402
+from helpers import F, I32, I64, init, model, MS, ms_node, U8  # noqa: E402
 from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -26,12 +25,13 @@ I8, I16 = TensorProto.INT8, TensorProto.INT16
 
 
 def run(nodes, inputs, outputs, inits=(), sizes=SIZES, fixed=None, opset=17, fresh_ok=()):
-    return check(build_ms(nodes, inputs, outputs, inits, opset), random_cases(inputs, sizes, fixed, ints=(0, 3)),
+    return check(model(nodes, inputs, outputs, inits, opset, opsets=[(MS, 1)]),
+                 random_cases(inputs, sizes, fixed, ints=(0, 3)),
                  fresh_ok=fresh_ok)
 
 
 def infer(nodes, inputs, outputs, inits=()):
-    return onnxsym.infer(build_ms(nodes, inputs, outputs, inits))
+    return onnxsym.infer(model(nodes, inputs, outputs, inits, opsets=[(MS, 1)]))
 
 
 def vec(name, n, value=0.0):
@@ -358,7 +358,7 @@ def test_every_contrib_rule_takes_inputs_of_unknown_shape():
     unknown = [helper.make_node("Mystery", ["x"], [f"i{k}"], domain="my.ops") for k in range(9)]
     nodes = unknown + [ms_node(op, [f"i{k}" for k in range(9)], [f"{op}_{k}" for k in range(4)], **attrs)
                        for op in ops]
-    m = build_ms(nodes, [("x", F, ["b"])], [f"{ops[0]}_0"])
+    m = model(nodes, [("x", F, ["b"])], [f"{ops[0]}_0"], opsets=[(MS, 1)])
     m.opset_import.append(helper.make_opsetid("my.ops", 1))
     res = onnxsym.infer(m)
     assert [w for w in res.warnings if "rule failed" in w] == []

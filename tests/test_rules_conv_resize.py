@@ -11,7 +11,7 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, init  # noqa: E402
+from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -31,7 +31,7 @@ def _agree(op, attrs, weight=None, opset=19, sizes=range(1, 14)):
     size onnxruntime accepts (it rejects some, e.g. a Conv input shorter than its kernel)."""
     inputs = [("x", F, [1, 2, "h"])]
     inits = [init("w", np.ones(weight, np.float32))] if weight else []
-    m = build([helper.make_node(op, ["x", "w"] if weight else ["x"], ["y"], **attrs)], inputs, ["y"], inits,
+    m = model([helper.make_node(op, ["x", "w"] if weight else ["x"], ["y"], **attrs)], inputs, ["y"], inits,
               opset=opset)
     res = onnxsym.infer(m, ranges=BOUNDED)
     no_fresh(res)
@@ -88,7 +88,7 @@ def test_ceil_mode_of_an_unbounded_dim_records_its_float32_bound():
     inputs = [("x", F, [1, 2, "h"])]
     nodes = [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], ceil_mode=1),
              helper.make_node("MaxPool", ["x"], ["f"], kernel_shape=[3], strides=[2])]
-    m = build(nodes, inputs, ["y", "f"])
+    m = model(nodes, inputs, ["y", "f"])
     res = check(m, random_cases(inputs, [{"h": 9}, {"h": 10}]))
     assert not res.unresolved()
     assert [str(c) for c in res.constraints] == ["h - 3 <= 16777216"]  # only ceil_mode needs it
@@ -99,7 +99,7 @@ def test_ceil_mode_float32_rounding_in_onnxruntime():
     """Why ceil_mode is exact only for bounded dims: at 2**24 + 2 onnxruntime loses one."""
     n = 2 ** 24 + 2
     inputs = [("x", F, [1, 1, "h"])]
-    m = build([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1], ceil_mode=1)], inputs, ["y"])
+    m = model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1], ceil_mode=1)], inputs, ["y"])
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     (y,) = sess.run(None, {"x": np.zeros((1, 1, n), np.float32)})
     assert y.shape[2] == n - 1  # the spec says n
@@ -119,7 +119,7 @@ def test_conv_transpose_output_shape(auto_pad):
                               auto_pad=auto_pad),
              helper.make_node("ConvTranspose", ["x", "w"], ["z"], strides=[2, 3], output_shape=[9, 15],
                               auto_pad=auto_pad)]
-    res = check(build(nodes, inputs, ["y", "z"], inits), random_cases(inputs, [{"a": 1}, {"a": 2}]))
+    res = check(model(nodes, inputs, ["y", "z"], inits), random_cases(inputs, [{"a": 1}, {"a": 2}]))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("a"), 3, 10, 16) and res.shape("z")[2:] == (9, 15)
 
@@ -131,7 +131,7 @@ SCALES = [2.0, 3.0, 1.5, 0.5, 0.25, 0.75, 1.25, 0.7, 0.3, 1 / 3]
 def test_resize_scale_closed_form_or_fresh(scale):
     inputs = [("x", F, [1, 1, "h"])]
     inits = [init("sc", np.array([1, 1, scale], np.float32))]
-    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
+    m = model([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
     sizes = _sizes(1, 40)
     res = onnxsym.infer(m, ranges=BOUNDED)
     p, q = float(np.float32(scale)).as_integer_ratio()
@@ -151,7 +151,7 @@ def test_resize_static_dims_use_float32():
     # float32(0.7) * 10 rounds to 7.0 in float32 though the exact product is below 7
     inputs = [("x", F, [1, 1, 10, 3])]
     inits = [init("sc", np.array([1, 1, 0.7, 1 / 3], np.float32))]
-    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
+    m = model([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
     res = check(m, random_cases(inputs, [{}]))
     assert res.shape("y") == (1, 1, 7, 1)
 
@@ -162,10 +162,10 @@ def test_resize_keep_aspect_ratio_policy(policy):
     inits = [init("sz", np.array([4, 9], np.int64))]
     nodes = [helper.make_node("Resize", ["x", "", "", "sz"], ["y"], axes=[2, 3], keep_aspect_ratio_policy=policy),
              helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[3, 2], keep_aspect_ratio_policy=policy)]
-    no_fresh(check(build(nodes, inputs, ["y", "z"], inits, opset=18), random_cases(inputs, [{"a": 1}, {"a": 2}])))
+    no_fresh(check(model(nodes, inputs, ["y", "z"], inits, opset=18), random_cases(inputs, [{"a": 1}, {"a": 2}])))
     # over symbolic dims the policy's float32 rounding is not a closed form
     inputs = [("x", F, ["a", 3, "h", 5])]
-    res = onnxsym.infer(build(nodes, inputs, ["y", "z"], inits, opset=18))
+    res = onnxsym.infer(model(nodes, inputs, ["y", "z"], inits, opset=18))
     assert bool(res.unresolved()) == (policy != "stretch")
 
 
@@ -175,7 +175,7 @@ def test_resize_axes(opset):
     inits = [init("sc", np.array([2, 0.5], np.float32)), init("sz", np.array([6, 4], np.int64))]
     nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"], axes=[3, -2]),
              helper.make_node("Resize", ["x", "", "", "sz"], ["z"], axes=[2, 3])]
-    res = check(build(nodes, inputs, ["y", "z"], inits, opset=opset),
+    res = check(model(nodes, inputs, ["y", "z"], inits, opset=opset),
                 random_cases(inputs, [{"a": 1, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 7}]),
                 ranges={"h": (1, 4096), "w": (1, 4096)})
     no_fresh(res)
@@ -192,7 +192,7 @@ def test_upsample(opset):
     else:
         nodes, inits = [helper.make_node("Upsample", ["x", "sc"], ["y"])], [init("sc", np.array(scales, np.float32))]
     # Upsample-10 is deprecated: onnxruntime still runs it
-    res = check(build(nodes, inputs, ["y"], inits, opset=opset),
+    res = check(model(nodes, inputs, ["y"], inits, opset=opset),
                 random_cases(inputs, [{"a": 1, "h": 3}, {"a": 2, "h": 5}]), ranges=BOUNDED)
     no_fresh(res)
     assert res.shape("y")[2:] == (2 * dims.sym("h", 1, 4096), 4)
@@ -209,7 +209,7 @@ def test_gemm_c_shapes(opset):
     if opset >= 11:  # C optional from opset 11
         nodes.append(helper.make_node("Gemm", ["a", "b"], ["yn"], transB=1))
         outs.append("yn")
-    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, [{"m": 1}, {"m": 5}]))
+    res = check(model(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, [{"m": 1}, {"m": 5}]))
     no_fresh(res)
     assert res.shape("y1") == (dims.sym("m"), 5)
 
@@ -227,7 +227,7 @@ def test_resize_scales_and_sizes_at_every_opset(opset):
                                   ["z"])]
     outs = [n.output[0] for n in nodes]
     sizes = [{"a": 2, "h": 5, "w": 3}, {"a": 2, "h": 8, "w": 1}]
-    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, sizes),
+    res = check(model(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, sizes),
                 ranges={"h": (1, 4096), "w": (1, 4096)})
     no_fresh(res)
 
@@ -242,7 +242,7 @@ def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
     if bound < 1:
         return
     inputs = [("x", F, [1, 1, "h"])]
-    m = build([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"],
+    m = model([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"],
               [init("sc", np.array([1, 1, scale], np.float32))], opset=13)
     res = onnxsym.infer(m, ranges={"h": (1, bound)})
     no_fresh(res)

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check, fresh_of, run_reference  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
@@ -24,8 +24,8 @@ def node(op, ins, outs, **kw):
 
 @pytest.mark.parametrize("opset", [9, 13])
 def test_nonzero_count_is_fresh_and_bounded_by_static_size(opset):
-    m = graph_model([node("NonZero", ["x"], ["y"]), node("NonZero", ["s"], ["z"])],
-                    [("x", T.FLOAT, [3, 4]), ("s", T.FLOAT, ["n"])], ["y", "z"], opset=opset)
+    m = model([node("NonZero", ["x"], ["y"]), node("NonZero", ["s"], ["z"])],
+              [("x", T.FLOAT, [3, 4]), ("s", T.FLOAT, ["n"])], ["y", "z"], opset=opset, ir=10)
     cases = [({"n": n}, {"x": (rng.random((3, 4)) > p).astype(np.float32),
                          "s": (rng.random(n) > 0.5).astype(np.float32)}) for n, p in ((5, 0.5), (2, 1.0), (7, 0.0))]
     res = check(m, cases, fresh_ok=["y", "z"])
@@ -36,7 +36,7 @@ def test_nonzero_count_is_fresh_and_bounded_by_static_size(opset):
 
 def test_nonzero_of_known_constant_is_exact():
     c = numpy_helper.from_array(np.array([[0, 3, 0], [1, 0, 2]], np.int64), "c")
-    m = graph_model([node("NonZero", ["c"], ["y"])], [("x", T.FLOAT, [1])], ["y"], inits=[c])
+    m = model([node("NonZero", ["c"], ["y"])], [("x", T.FLOAT, [1])], ["y"], inits=[c], ir=10)
     res = check(m, [({}, {"x": np.zeros(1, np.float32)})])
     assert res.shape("y") == (2, 3) and not res.unresolved()
 
@@ -47,7 +47,7 @@ def test_compress_with_and_without_axis(opset):
     nodes = [node("Compress", ["x", "c"], ["y"], axis=axis), node("Compress", ["x", "c"], ["f"]),
              node("Compress", ["x", "k"], ["z"], axis=0)]
     k = numpy_helper.from_array(np.array([True, False, True]), "k")
-    m = graph_model(nodes, [("x", T.FLOAT, [3, "n"]), ("c", T.BOOL, ["m"])], ["y", "f", "z"], opset=opset, inits=[k])
+    m = model(nodes, [("x", T.FLOAT, [3, "n"]), ("c", T.BOOL, ["m"])], ["y", "f", "z"], opset=opset, inits=[k], ir=10)
     cases = []
     for n, mm in ((5, 5), (4, 3)):
         cases.append(({"n": n, "m": mm}, {"x": rng.random((3, n)).astype(np.float32),
@@ -60,7 +60,7 @@ def test_compress_with_and_without_axis(opset):
 def test_unique_outputs_share_one_count():
     nodes = [node("Unique", ["x"], ["y", "i", "inv", "cnt"]),
              node("Unique", ["x"], ["ya", "ia", "inva", "cnta"], axis=1)]
-    m = graph_model(nodes, [("x", T.INT64, [2, "n"])], ["y", "i", "inv", "cnt", "ya", "ia", "inva", "cnta"], opset=11)
+    m = model(nodes, [("x", T.INT64, [2, "n"])], ["y", "i", "inv", "cnt", "ya", "ia", "inva", "cnta"], opset=11, ir=10)
     cases = [({"n": n}, {"x": rng.integers(0, hi, (2, n))}) for n, hi in ((6, 3), (3, 100), (4, 1))]
     res = check(m, cases, fresh_ok=["cnt", "cnta", "i", "ia", "y", "ya"])
     u = res.shape("y")[0]
@@ -81,8 +81,8 @@ def test_non_max_suppression_count():
              numpy_helper.from_array(np.array([0.5], np.float32), "iou")]
     nodes = [node("NonMaxSuppression", ["boxes", "scores", "k", "iou"], ["sel"]),
              node("NonMaxSuppression", ["boxes", "scores"], ["none"])]
-    m = graph_model(nodes, [("boxes", T.FLOAT, [2, "n", 4]), ("scores", T.FLOAT, [2, 3, "n"])],
-                    ["sel", "none"], opset=11, inits=inits)
+    m = model(nodes, [("boxes", T.FLOAT, [2, "n", 4]), ("scores", T.FLOAT, [2, 3, "n"])],
+              ["sel", "none"], opset=11, inits=inits, ir=10)
     res = check(m, [({"n": n}, _nms_inputs(2, n, 3)) for n in (1, 5, 9)], fresh_ok=["sel", "y"])
     s, prov = fresh_of(res, "sel", 0)
     assert (s.lo, s.hi) == (0, 12) and prov.op_type == "NonMaxSuppression"
@@ -91,7 +91,7 @@ def test_non_max_suppression_count():
 
 def test_nonzero_of_scalar_is_honest_about_the_runtimes_disagreeing():
 
-    m = graph_model([node("NonZero", ["x"], ["y"])], [("x", T.FLOAT, [])], ["y"], opset=13)
+    m = model([node("NonZero", ["x"], ["y"])], [("x", T.FLOAT, [])], ["y"], opset=13, ir=10)
     cases = [({}, {"x": np.array(v, np.float32)}) for v in (0.0, 2.0)]
     check(m, cases, fresh_ok=["y"])  # onnxruntime: (1, n)
     res = check(m, cases, run=run_reference, fresh_ok=["y"])  # onnx reference: (0, n)
@@ -100,7 +100,7 @@ def test_nonzero_of_scalar_is_honest_about_the_runtimes_disagreeing():
 
 def test_unique_of_known_constant_is_exact():
     c = numpy_helper.from_array(np.array([[3, 1], [1, 7]], np.int64), "c")
-    m = graph_model([node("Unique", ["c"], ["y", "i", "inv", "cnt"])], [("x", T.FLOAT, [1])],
-                    ["y", "i", "inv", "cnt"], opset=11, inits=[c])
+    m = model([node("Unique", ["c"], ["y", "i", "inv", "cnt"])], [("x", T.FLOAT, [1])],
+              ["y", "i", "inv", "cnt"], opset=11, inits=[c], ir=10)
     res = check(m, [({}, {"x": np.zeros(1, np.float32)})])
     assert res.shape("y") == (3,) and res.shape("inv") == (4,) and not res.unresolved()

@@ -9,7 +9,7 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -21,7 +21,7 @@ HW = [{"a": 1, "h": 4, "w": 6}, {"a": 2, "h": 6, "w": 2}]
 
 
 def _m(nodes, inputs, outs, inits=(), opset=17):
-    m = build(nodes, inputs, outs, inits, opset=opset)
+    m = model(nodes, inputs, outs, inits, opset=opset)
     m.ir_version = 10
     return m
 

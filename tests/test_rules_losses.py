@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto as T, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check  # noqa: E402
 
 pytest.importorskip("onnxruntime")
@@ -26,7 +26,7 @@ def test_losses_reduced_and_not(opset, spatial):
     nodes.append(node("NegativeLogLikelihoodLoss", ["x", "t"], ["nll_default"]))
     sp = ["d"] if spatial else []
     outs = [o for n in nodes for o in n.output]
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", 3] + sp), ("t", T.INT64, ["n"] + sp)], outs, opset=opset)
+    m = model(nodes, [("x", T.FLOAT, ["n", 3] + sp), ("t", T.INT64, ["n"] + sp)], outs, opset=opset, ir=10)
     rng = np.random.default_rng(4)
     cases = []
     for n, d in ((2, 4), (5, 1)):

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto as T, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import ML, model  # noqa: E402
 from oracle import check, fresh_of, run_ort  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -24,10 +24,6 @@ def ml(op, ins, outs, **kw):
     return helper.make_node(op, ins, outs, domain="ai.onnx.ml", **kw)
 
 
-def model(nodes, inputs, outputs, ml_opset=3):
-    return graph_model(nodes, inputs, outputs, extra=[("ai.onnx.ml", ml_opset)])
-
-
 def batches(shape_of, dtype=np.float32, sizes=(1, 4)):
     """Cases feeding ``x`` of shape ``shape_of(n)`` for a few n."""
     return [({"n": n}, {"x": rng.random(shape_of(n)).astype(dtype)}) for n in sizes]
@@ -36,13 +32,14 @@ def batches(shape_of, dtype=np.float32, sizes=(1, 4)):
 def test_same_shape_ops():
     nodes = [ml("Binarizer", ["x"], ["b"], threshold=0.5), ml("Imputer", ["x"], ["i"], imputed_value_floats=[0.0]),
              ml("Normalizer", ["x"], ["no"], norm="L1"), ml("Scaler", ["x"], ["s"], scale=[2.0], offset=[1.0])]
-    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["b", "i", "no", "s"])
+    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["b", "i", "no", "s"], opsets=[ML], ir=10)
     assert not check(m, batches(lambda n: (n, 3))).unresolved()
 
 
 @pytest.mark.parametrize("xshape", [["n", 5], [5], ["n", 2, 5]])
 def test_array_feature_extractor(xshape):
-    m = model([ml("ArrayFeatureExtractor", ["x", "i"], ["y"])], [("x", T.FLOAT, xshape), ("i", T.INT64, [2, 2])], ["y"])
+    m = model([ml("ArrayFeatureExtractor", ["x", "i"], ["y"])], [("x", T.FLOAT, xshape), ("i", T.INT64, [2, 2])], ["y"],
+              opsets=[ML], ir=10)
     cases = [({"n": n}, {"x": rng.random([n if d == "n" else d for d in xshape]).astype(np.float32),
                          "i": rng.integers(0, 5, (2, 2))}) for n in (1, 3)]
     assert check(m, cases).shape("y")[-1] == 4
@@ -51,7 +48,7 @@ def test_array_feature_extractor(xshape):
 def test_category_mapper_and_label_encoders():
     nodes = [ml("CategoryMapper", ["s"], ["to_int"], cats_strings=["a", "b"], cats_int64s=[1, 2]),
              ml("CategoryMapper", ["to_int"], ["to_str"], cats_strings=["a", "b"], cats_int64s=[1, 2])]
-    m = model(nodes, [("s", T.STRING, ["n", 2])], ["to_int", "to_str"])
+    m = model(nodes, [("s", T.STRING, ["n", 2])], ["to_int", "to_str"], opsets=[ML], ir=10)
     res = check(m, [({"n": n}, {"s": rng.choice(np.array(["a", "b", "c"], dtype=object), (n, 2))}) for n in (1, 3)])
     assert res.values["to_int"].dtype == T.INT64 and res.values["to_str"].dtype == T.STRING
 
@@ -60,7 +57,8 @@ def test_category_mapper_and_label_encoders():
                                 (4, dict(keys_strings=["a", "b"],
                                          values_tensor=helper.make_tensor("v", T.INT64, [2], [3, 4]),
                                          default_tensor=helper.make_tensor("d", T.INT64, [1], [0])), T.INT64)):
-        m = model([ml("LabelEncoder", ["s"], ["y"], **kw)], [("s", T.STRING, ["n", 2])], ["y"], ml_opset)
+        m = model([ml("LabelEncoder", ["s"], ["y"], **kw)], [("s", T.STRING, ["n", 2])], ["y"],
+                  opsets=[("ai.onnx.ml", ml_opset)], ir=10)
         res = check(m, [({"n": n}, {"s": rng.choice(np.array(["a", "b"], dtype=object), (n, 2))}) for n in (1, 3)])
         assert res.values["y"].dtype == dtype
 
@@ -77,7 +75,7 @@ def test_regressors(xshape):
              ml("OneHotEncoder", ["x"], ["ohe"], cats_int64s=[0, 1, 2, 3])]
     if len(xshape) == 1:
         del nodes[2]  # onnxruntime's type check wants a 2-D input for TreeEnsembleRegressor
-    m = model(nodes, [("x", T.FLOAT, xshape)], [n.output[0] for n in nodes])
+    m = model(nodes, [("x", T.FLOAT, xshape)], [n.output[0] for n in nodes], opsets=[ML], ir=10)
     res = check(m, batches(lambda n: [n if d == "n" else d for d in xshape]))
     assert res.shape("lr")[1] == 2 and not res.unresolved()
 
@@ -88,7 +86,7 @@ def test_tree_ensemble_v5():
                 nodes_modes=helper.make_tensor("m", T.UINT8, [1], [0]),
                 nodes_truenodeids=[0], nodes_trueleafs=[1], nodes_falsenodeids=[1], nodes_falseleafs=[1],
                 leaf_targetids=[0, 1], leaf_weights=helper.make_tensor("w", T.FLOAT, [2], [1.0, 2.0]))]
-    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y"], ml_opset=5)
+    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y"], opsets=[("ai.onnx.ml", 5)], ir=10)
     assert check(m, batches(lambda n: (n, 3))).shape("y") == (N, 2)
 
 
@@ -106,7 +104,7 @@ def test_linear_and_tree_classifiers(classes, labels):
     nodes = [ml("LinearClassifier", ["x"], ["l", "ls"], coefficients=[1.0] * 3 * classes, intercepts=[0.0] * classes,
                 **lab),
              ml("TreeEnsembleClassifier", ["x"], ["t", "ts"], **tree, **tlab)]
-    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["l", "ls", "t", "ts"])
+    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["l", "ls", "t", "ts"], opsets=[ML], ir=10)
     res = check(m, batches(lambda n: (n, 3)))
     assert res.shape("l") == (N,) and not res.unresolved()
 
@@ -123,13 +121,13 @@ def test_svm_classifier(k, proba):
              ml("SVMClassifier", ["x"], ["y1", "z1"], classlabels_ints=list(range(k)),
                 coefficients=list(rng.random(3 * k)),
                 rho=[0.1] * k, kernel_type="LINEAR", kernel_params=[0.1, 0.0, 3.0])]
-    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y", "z", "y1", "z1"])
+    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["y", "z", "y1", "z1"], opsets=[ML], ir=10)
     assert not check(m, batches(lambda n: (n, 3))).unresolved()
 
 
 def test_feature_vectorizer():
     m = model([ml("FeatureVectorizer", ["x", "w"], ["y"], inputdimensions=[3, 2])],
-              [("x", T.FLOAT, ["n", 3]), ("w", T.FLOAT, ["n", 2])], ["y"])
+              [("x", T.FLOAT, ["n", 3]), ("w", T.FLOAT, ["n", 2])], ["y"], opsets=[ML], ir=10)
     res = check(m, [({"n": n}, {"x": rng.random((n, 3)).astype(np.float32),
                                   "w": rng.random((n, 2)).astype(np.float32)}) for n in (1, 4)])
     assert res.shape("y") == (N, 5)
@@ -137,10 +135,7 @@ def test_feature_vectorizer():
 
 def _map_model(nodes, key, value, outputs):
     inp = helper.make_value_info("m", helper.make_map_type_proto(key, helper.make_tensor_type_proto(value, None)))
-    g = helper.make_graph(nodes, "g", [inp], [helper.make_empty_tensor_value_info(o) for o in outputs])
-    mo = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)])
-    mo.ir_version = 10
-    return mo
+    return model(nodes, [inp], outputs, opsets=[ML], ir=10)
 
 
 def test_dict_vectorizer_and_cast_map():
@@ -154,7 +149,8 @@ def test_dict_vectorizer_and_cast_map():
 
 
 def test_zip_map_is_not_a_tensor():
-    m = model([ml("ZipMap", ["x"], ["z"], classlabels_int64s=[0, 1, 2])], [("x", T.FLOAT, ["n", 3])], ["z"])
+    m = model([ml("ZipMap", ["x"], ["z"], classlabels_int64s=[0, 1, 2])], [("x", T.FLOAT, ["n", 3])], ["z"],
+              opsets=[ML], ir=10)
     out = run_ort(m, {"x": rng.random((2, 3)).astype(np.float32)})["z"]
     assert isinstance(out, list) and len(out) == 2  # a sequence of maps
     res = onnxsym.infer(m)

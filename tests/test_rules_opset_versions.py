@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -47,7 +47,7 @@ def test_reduce_axes_by_version(op, opset):
         ns, its = _reduce_nodes(op, opset, axes, name, **kw)
         nodes += ns
         inits += its
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m", 4])], ["a", "b", "c", "d"], opset=opset, inits=inits)
+    m = model(nodes, [("x", T.FLOAT, ["n", "m", 4])], ["a", "b", "c", "d"], opset=opset, inits=inits, ir=10)
     res = check(m, _cases(["n", "m", 4]))
     assert res.shape("a") == (N, 1, 4) and res.shape("b") == (M,) and res.shape("d") == ()
 
@@ -58,14 +58,14 @@ def test_reduce_noop_with_empty_axes(op, opset):
     nodes = [node(op, ["x"], ["noop"], noop_with_empty_axes=1),
              node(op, ["x", "e"], ["noop_e"], noop_with_empty_axes=1),
              node(op, ["x", "e"], ["all_e"], keepdims=0)]
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m"])], ["noop", "noop_e", "all_e"], opset=opset, inits=[empty])
+    m = model(nodes, [("x", T.FLOAT, ["n", "m"])], ["noop", "noop_e", "all_e"], opset=opset, inits=[empty], ir=10)
     res = check(m, _cases(["n", "m"]))
     assert res.shape("noop") == (N, M) and res.shape("all_e") == ()
 
 
 def test_reduce_axes_unknown_keeps_what_it_can():
-    m = graph_model([node("ReduceSum", ["x", "ax"], ["y"])], [("x", T.FLOAT, ["n", 1, 3]), ("ax", T.INT64, [1])], ["y"],
-                    opset=13)
+    m = model([node("ReduceSum", ["x", "ax"], ["y"])], [("x", T.FLOAT, ["n", 1, 3]), ("ax", T.INT64, [1])], ["y"],
+              opset=13, ir=10)
     cases = [({"n": n}, {"x": rng.random((n, 1, 3)).astype(np.float32), "ax": np.array([a], np.int64)})
              for n, a in ((2, 0), (4, 2))]
     res = check(m, cases, fresh_ok=["y"])
@@ -77,22 +77,22 @@ def test_tile_v1_spec():
     # "Repeat the elements of a tensor along an axis" (inputs: input, tiles, axis).
     inits = [numpy_helper.from_array(np.array(3.0, np.float32), "t"),
              numpy_helper.from_array(np.array(-1.0, np.float32), "a")]
-    m = graph_model([node("Tile", ["x", "t", "a"], ["y"])], [("x", T.FLOAT, ["n", 2])], ["y"], opset=1, inits=inits)
+    m = model([node("Tile", ["x", "t", "a"], ["y"])], [("x", T.FLOAT, ["n", 2])], ["y"], opset=1, inits=inits, ir=10)
     assert onnxsym.infer(m).shape("y") == (N, 6)
 
 
 @pytest.mark.parametrize("opset", [6, 13])
 def test_tile_v6(opset):
     reps = numpy_helper.from_array(np.array([2, 3], np.int64), "r")
-    m = graph_model([node("Tile", ["x", "r"], ["y"])], [("x", T.FLOAT, ["n", "m"])], ["y"], opset=opset, inits=[reps])
+    m = model([node("Tile", ["x", "r"], ["y"])], [("x", T.FLOAT, ["n", "m"])], ["y"], opset=opset, inits=[reps], ir=10)
     assert check(m, _cases(["n", "m"])).shape("y") == (2 * N, 3 * M)
 
 
 def test_cast_v1_names_the_type():
     # onnxruntime and onnx's reference evaluator reject Cast-1 and onnx's type inference
     # leaves it untyped; its spec: "to" is the name of a TensorProto.DataType
-    m = graph_model([node("Cast", ["x"], ["y"], to="INT64"), node("Cast", ["x"], ["z"], to="NOT_A_TYPE")],
-                    [("x", T.FLOAT, ["n"])], ["y", "z"], opset=1)
+    m = model([node("Cast", ["x"], ["y"], to="INT64"), node("Cast", ["x"], ["z"], to="NOT_A_TYPE")],
+              [("x", T.FLOAT, ["n"])], ["y", "z"], opset=1, ir=10)
     res = onnxsym.infer(m)
     assert res.values["y"].dtype == T.INT64 and res.values["y"].shape == (N,) and res.values["z"].dtype == 0
 
@@ -109,8 +109,8 @@ def test_gather_expand_fill_where_size_shape(opset):
     if opset >= 15:
         nodes.append(node("Shape", ["x"], ["s15"], start=-1))
         outs.append("s15")
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m"]), ("j", T.INT64, [1, "m"]), ("b", T.BOOL, ["m"])], outs,
-                    opset=opset, inits=[i])
+    m = model(nodes, [("x", T.FLOAT, ["n", "m"]), ("j", T.INT64, [1, "m"]), ("b", T.BOOL, ["m"])], outs,
+              opset=opset, inits=[i], ir=10)
     cases = [({"n": n, "m": k}, {"x": rng.random((n, k)).astype(np.float32), "j": np.zeros((1, k), np.int64),
                                  "b": rng.random(k) > 0.5}) for n, k in ((2, 3), (4, 1))]
     res = check(m, cases)
@@ -123,19 +123,19 @@ def _since_case(op, opset):
     """A model of ``op`` at ``opset`` (an opset where one of its rules registered by since= is in force)."""
     x = ("x", T.FLOAT, ["n", 3, "m", 4])
     if op == "Add":  # (before 7, which onnxruntime does not run, the second operand broadcast into the first)
-        return graph_model([node("Add", ["x", "y"], ["z"])], [x, ("y", T.FLOAT, [3, 1, 1])], ["z"],
-                           opset=opset), {"y": rng.random([3, 1, 1]).astype(np.float32)}
+        return model([node("Add", ["x", "y"], ["z"])], [x, ("y", T.FLOAT, [3, 1, 1])], ["z"],
+                     opset=opset, ir=10), {"y": rng.random([3, 1, 1]).astype(np.float32)}
     if op == "Dropout":  # the mask: x's type before 10, bool after
-        return graph_model([node("Dropout", ["x"], ["z", "mask"])], [x], ["z", "mask"], opset=opset), {}
+        return model([node("Dropout", ["x"], ["z", "mask"])], [x], ["z", "mask"], opset=opset, ir=10), {}
     if op == "DequantizeLinear":  # float before 19, the scale's type from 19 on
         s = numpy_helper.from_array(np.array(0.5, np.float16 if opset >= 19 else np.float32), "s")
-        return graph_model([node("Cast", ["x"], ["q"], to=T.UINT8), node("DequantizeLinear", ["q", "s"], ["z"])], [x],
-                           ["z"], opset=opset, inits=[s]), {}
+        return model([node("Cast", ["x"], ["q"], to=T.UINT8), node("DequantizeLinear", ["q", "s"], ["z"])], [x],
+                     ["z"], opset=opset, inits=[s], ir=10), {}
     # Resize: scales at input 1 (10), at input 2 beside roi and sizes (11, 13)
     sc = numpy_helper.from_array(np.array([1, 1, 2, 0.5], np.float32), "sc")
     roi = numpy_helper.from_array(np.array([], np.float32), "roi")
     ins = ["x", "sc"] if opset < 11 else ["x", "roi", "sc"]
-    return graph_model([node("Resize", ins, ["z"])], [x], ["z"], opset=opset, inits=[sc, roi]), {}
+    return model([node("Resize", ins, ["z"])], [x], ["z"], opset=opset, inits=[sc, roi], ir=10), {}
 
 
 @pytest.mark.parametrize("op,opset", [("Add", 7), ("Dropout", 7), ("Dropout", 12),

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, init  # noqa: E402
+from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
@@ -38,7 +38,7 @@ def test_quantize_dequantize_per_tensor_and_per_axis(opset):
                   helper.make_node("DequantizeLinear", ["qa", "sa", "za"], ["dqa"], axis=1)]
         outs += ["qa", "dqa"]
     # opset 28 has no onnxruntime kernel: onnx's reference evaluator runs it
-    res = check(_ir(build(nodes, inputs, outs, inits, opset=opset), opset), random_cases(inputs, SIZES),
+    res = check(_ir(model(nodes, inputs, outs, inits, opset=opset), opset), random_cases(inputs, SIZES),
                 run=run_reference if opset >= 28 else run_ort)
     no_fresh(res)
     assert res.values["q"].dtype == I8 and res.values["q8"].dtype == U8
@@ -59,7 +59,7 @@ def test_blocked_quantization_and_output_dtype(opset):
         nodes.append(helper.make_node("DequantizeLinear", ["q", "sb", "zb"], ["dqo"], axis=2, block_size=2,
                                       output_dtype=F))
         outs.append("dqo")
-    res = check(_ir(build(nodes, inputs, outs, inits, opset=opset), opset), random_cases(inputs, [{"a": 1}, {"a": 3}]),
+    res = check(_ir(model(nodes, inputs, outs, inits, opset=opset), opset), random_cases(inputs, [{"a": 1}, {"a": 3}]),
                 run=run_reference if opset >= 28 else run_ort)
     no_fresh(res)
     assert res.values["qo"].dtype == I8 and res.values["q"].dtype == I8
@@ -68,7 +68,7 @@ def test_blocked_quantization_and_output_dtype(opset):
 def test_dynamic_quantize_linear():
     inputs = [("x", F, ["a", "n"])]
     nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])]
-    res = check(build(nodes, inputs, ["y", "ys", "yz"], opset=11), random_cases(inputs, SIZES))
+    res = check(model(nodes, inputs, ["y", "ys", "yz"], opset=11), random_cases(inputs, SIZES))
     no_fresh(res)
     assert [res.values[n].dtype for n in ("y", "ys", "yz")] == [U8, F, U8]
     assert res.shape("ys") == ()
@@ -80,7 +80,7 @@ def test_qlinear_matmul(opset):
     inits = [init("s", np.float32(0.1)), init("z", np.uint8(0)), init("b8", np.ones((4, 5), np.uint8)),
              init("zo", np.uint8(0))]
     nodes = [helper.make_node("QLinearMatMul", ["a8", "s", "z", "b8", "s", "z", "s", "zo"], ["y"])]
-    res = check(_ir(build(nodes, inputs, ["y"], inits, opset=opset), opset), random_cases(inputs, SIZES))
+    res = check(_ir(model(nodes, inputs, ["y"], inits, opset=opset), opset), random_cases(inputs, SIZES))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("a"), dims.sym("n"), 5)
     assert res.values["y"].dtype == U8

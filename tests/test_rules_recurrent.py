@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, build, init  # noqa: E402
+from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -37,7 +37,7 @@ def test_recurrent(op, direction, opset, layout):
     nodes = [helper.make_node(op, ["x", "w", "r"], outs, **attrs)]
     # onnxruntime's CPU kernels reject layout=1 ("Batchwise recurrent operations"
     # unsupported): those run in onnx's reference evaluator
-    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, SIZES),
+    res = check(model(nodes, inputs, outs, inits, opset=opset), random_cases(inputs, SIZES),
                 run=run_reference if bool(layout) else run_ort)
     no_fresh(res)
     s, b = dims.sym("s"), dims.sym("b")
@@ -49,9 +49,9 @@ def test_state_only_output_and_hidden_size_from_r():
     inputs = [("x", F, ["s", "b", 3])]
     inits = [init("w", np.ones((1, 12, 3), np.float32)), init("r", np.ones((1, 12, 3), np.float32))]
     nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["", "yh"], hidden_size=3)]
-    no_fresh(check(build(nodes, inputs, ["yh"], inits, opset=14), random_cases(inputs, SIZES)))
+    no_fresh(check(model(nodes, inputs, ["yh"], inits, opset=14), random_cases(inputs, SIZES)))
     # without hidden_size (onnxruntime requires it; the spec does not), R (dirs, 4*hidden, hidden) gives it
     nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["y", "yh"])]
-    res = onnxsym.infer(build(nodes, inputs, ["y", "yh"], inits, opset=14))
+    res = onnxsym.infer(model(nodes, inputs, ["y", "yh"], inits, opset=14))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("s"), 1, dims.sym("b"), 3)

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -20,7 +20,7 @@ SIZES = [{"a": 2, "n": 7}, {"a": 3, "n": 8}, {"a": 1, "n": 13}]
 
 
 def _m(nodes, inputs, outs, inits, opset):
-    m = build(nodes, inputs, outs, inits, opset=opset)
+    m = model(nodes, inputs, outs, inits, opset=opset)
     m.ir_version = 10
     return m
 

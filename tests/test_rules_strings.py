@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto as T, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check, fresh_of  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
@@ -27,7 +27,7 @@ def test_concat_regex_split():
              node("StringSplit", ["x"], ["s", "k"]), node("StringSplit", ["x"], ["s1", "k1"], maxsplit=1),
              node("StringSplit", ["x"], ["s2", "k2"], delimiter=" ")]
     outs = [o for n in nodes for o in n.output]
-    m = graph_model(nodes, [("x", T.STRING, ["n", 1]), ("y", T.STRING, ["m"])], outs, opset=20)
+    m = model(nodes, [("x", T.STRING, ["n", 1]), ("y", T.STRING, ["m"])], outs, opset=20, ir=10)
     cases = [({"n": n, "m": k}, {"x": _strings((n, 1), n), "y": _strings(k, k)}) for n, k in ((1, 1), (4, 3), (6, 2))]
     res = check(m, cases, fresh_ok=["s", "s1", "s2"])
     assert res.shape("c") == (dims.sym("n"), dims.sym("m"))
@@ -38,7 +38,7 @@ def test_concat_regex_split():
 def test_string_normalizer(shape):
     nodes = [node("StringNormalizer", ["x"], ["y"], stopwords=["f", "k"], locale="C"),
              node("StringNormalizer", ["x"], ["z"], case_change_action="UPPER", locale="C")]
-    m = graph_model(nodes, [("x", T.STRING, shape)], ["y", "z"], opset=10)
+    m = model(nodes, [("x", T.STRING, shape)], ["y", "z"], opset=10, ir=10)
     cases = []
     for n, words in ((3, ["a", "f", "b"]), (2, ["f", "k"]), (1, ["q"])):
         x = np.array(words, dtype=object).reshape([1, n] if len(shape) == 2 else [n])
@@ -52,7 +52,7 @@ def test_string_normalizer(shape):
 def test_tfidf_vectorizer(shape):
     kw = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0, ngram_counts=[0, 3],
               ngram_indexes=[0, 1, 2, 4], pool_int64s=[1, 2, 3, 1, 2])
-    m = graph_model([node("TfIdfVectorizer", ["x"], ["y"], **kw)], [("x", T.INT64, shape)], ["y"], opset=9)
+    m = model([node("TfIdfVectorizer", ["x"], ["y"], **kw)], [("x", T.INT64, shape)], ["y"], opset=9, ir=10)
     rng = np.random.default_rng(3)
     cases = [({"n": n, "b": b}, {"x": rng.integers(0, 4, [b, n][-len(shape):])}) for n, b in ((3, 1), (6, 2))]
     res = check(m, cases)

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check, fresh_of, run_reference  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
@@ -30,14 +30,14 @@ def _x(shape):
 def test_det_eye_like(opset):
     eye_opset = 9 if opset == 11 else 22
     nodes = [node("Det", ["m"], ["d"]), node("EyeLike", ["x"], ["e"], dtype=T.INT64), node("EyeLike", ["x"], ["f"])]
-    m = graph_model(nodes, [("m", T.FLOAT, ["n", 3, 3]), ("x", T.FLOAT, ["n", 4])], ["d", "e", "f"],
-                    opset=max(opset, eye_opset))
+    m = model(nodes, [("m", T.FLOAT, ["n", 3, 3]), ("x", T.FLOAT, ["n", 4])], ["d", "e", "f"],
+              opset=max(opset, eye_opset), ir=10)
     res = check(m, [({"n": n}, {"m": _x((n, 3, 3)), "x": _x((n, 4))}) for n in (1, 3)])
     assert res.shape("d") == (N,) and res.values["e"].dtype == T.INT64
 
 
 def test_bitcast():
-    m = graph_model([node("BitCast", ["x"], ["y"], to=T.INT32)], [("x", T.FLOAT, ["n", 2])], ["y"], opset=26)
+    m = model([node("BitCast", ["x"], ["y"], to=T.INT32)], [("x", T.FLOAT, ["n", 2])], ["y"], opset=26, ir=10)
     res = check(m, [({"n": n}, {"x": _x((n, 2))}) for n in (1, 4)])
     assert res.values["y"].dtype == T.INT32
 
@@ -46,8 +46,8 @@ def test_center_crop_pad():
     s = numpy_helper.from_array(np.array([4, 2], np.int64), "s")
     nodes = [node("CenterCropPad", ["x", "s"], ["y"], axes=[0, -1]), node("CenterCropPad", ["x", "t"], ["z"], axes=[1]),
              node("Shape", ["x"], ["sh"]), node("CenterCropPad", ["x", "sh"], ["same"])]
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", "m", 3]), ("t", T.INT64, [1])], ["y", "z", "same"], opset=18,
-                    inits=[s])
+    m = model(nodes, [("x", T.FLOAT, ["n", "m", 3]), ("t", T.INT64, [1])], ["y", "z", "same"], opset=18,
+              inits=[s], ir=10)
     res = check(m, [({"n": n, "m": k}, {"x": _x((n, k, 3)), "t": np.array([t], np.int64)})
                       for n, k, t in ((2, 5, 3), (6, 1, 4))], fresh_ok=["z"])
     assert res.shape("y") == (4, dims.sym("m"), 2) and res.shape("same") == (N, dims.sym("m"), 3)
@@ -63,7 +63,7 @@ def test_one_hot_depth_from_shape_and_constant(opset, axis):
              node("Shape", ["i"], ["sh"]), node("Gather", ["sh", "one"], ["n"], axis=0),
              node("OneHot", ["i", "n", "v"], ["c"], axis=axis)]
     one = numpy_helper.from_array(np.array(1, np.int64), "one")
-    m = graph_model(nodes, [("i", T.INT64, [2, "n"])], ["a", "b", "c"], opset=opset, inits=[d, fd, v, one])
+    m = model(nodes, [("i", T.INT64, [2, "n"])], ["a", "b", "c"], opset=opset, inits=[d, fd, v, one], ir=10)
     res = check(m, [({"n": n}, {"i": rng.integers(0, 4, (2, n))}) for n in (1, 6)])
     assert not res.unresolved()
     assert N in res.shape("c") and 4 in res.shape("b")
@@ -73,7 +73,7 @@ def test_image_decoder_onnx_reference():
     # onnxruntime 1.32 has no ImageDecoder kernel: checked against onnx's reference evaluator
     pil = pytest.importorskip("PIL.Image")
     nodes = [node("ImageDecoder", ["x"], ["rgb"]), node("ImageDecoder", ["x"], ["g"], pixel_format="Grayscale")]
-    m = graph_model(nodes, [("x", T.UINT8, ["n"])], ["rgb", "g"], opset=20)
+    m = model(nodes, [("x", T.UINT8, ["n"])], ["rgb", "g"], opset=20, ir=10)
     cases = []
     for h, w in ((5, 7), (2, 3)):
         buf = io.BytesIO()
@@ -89,7 +89,7 @@ def test_random_ops_opset1_15():
              node("RandomNormalLike", ["x"], ["c"]), node("RandomUniformLike", ["x"], ["d"], dtype=T.DOUBLE),
              node("Bernoulli", ["p"], ["e"]), node("Bernoulli", ["p"], ["f"], dtype=T.INT64),
              node("Multinomial", ["x"], ["g"], sample_size=5), node("Multinomial", ["x"], ["h"], dtype=T.INT64)]
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", 3]), ("p", T.FLOAT, ["n"])], list("abcdefgh"), opset=15)
+    m = model(nodes, [("x", T.FLOAT, ["n", 3]), ("p", T.FLOAT, ["n"])], list("abcdefgh"), opset=15, ir=10)
     res = check(m, [({"n": n}, {"x": _x((n, 3)), "p": _x(n)}) for n in (1, 4)])
     assert res.shape("g") == (N, 5) and res.values["g"].dtype == T.INT32 and not res.unresolved()
 
@@ -98,5 +98,5 @@ def test_random_ops_opset22_onnx_reference():
     # onnxruntime 1.32 has no opset-22 kernels for these: checked against onnx's reference evaluator
     nodes = [node("RandomNormal", [], ["a"], shape=[2, 3], dtype=T.DOUBLE), node("RandomUniformLike", ["x"], ["d"]),
              node("Bernoulli", ["x"], ["e"], dtype=T.INT64)]
-    m = graph_model(nodes, [("x", T.FLOAT, ["n", 3])], ["a", "d", "e"], opset=22)
+    m = model(nodes, [("x", T.FLOAT, ["n", 3])], ["a", "d", "e"], opset=22, ir=10)
     check(m, [({"n": n}, {"x": _x((n, 3))}) for n in (1, 4)], run=run_reference)

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto as T, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import graph_model  # noqa: E402
+from helpers import model  # noqa: E402
 from oracle import check, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -33,7 +33,7 @@ def test_optimizers_two_tensors(op, states):
     shapes = {1: ["n", 3], 2: ["m"]}
     inputs = [("r", T.FLOAT, []), ("t", T.INT64, [])]
     inputs += [(f"{g}{i}", T.FLOAT, shapes[i]) for g in groups for i in (1, 2)]
-    m = graph_model([opt(op, ins, outs, **kw)], inputs, outs, extra=[TRAINING])
+    m = model([opt(op, ins, outs, **kw)], inputs, outs, opsets=[TRAINING], ir=10)
     cases = []
     for n, k in ((1, 2), (4, 5)):
         feeds = {"r": np.array(0.1, np.float32), "t": np.array(1, np.int64)}
@@ -48,7 +48,8 @@ def test_optimizers_two_tensors(op, states):
 def test_gradient_outputs_follow_xs():
     nodes = [helper.make_node("MatMul", ["w", "z"], ["y"]),
              opt("Gradient", ["w", "z"], ["dw", "dz"], xs=["w", "z"], y="y")]
-    m = graph_model(nodes, [("w", T.FLOAT, ["a", "b"]), ("z", T.FLOAT, ["b", 4])], ["y", "dw", "dz"], extra=[TRAINING])
+    m = model(nodes, [("w", T.FLOAT, ["a", "b"]), ("z", T.FLOAT, ["b", 4])], ["y", "dw", "dz"], opsets=[TRAINING],
+              ir=10)
     res = onnxsym.infer(m)
     assert res.shape("dw") == (dims.sym("a"), dims.sym("b")) and res.shape("dz") == (dims.sym("b"), 4)
     assert res.values["dw"].dtype == T.FLOAT

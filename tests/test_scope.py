@@ -4,7 +4,7 @@ again hides the outer one inside the body only; checked against onnxruntime."""
 import numpy as np
 from onnx import TensorProto, helper
 
-from helpers import F, I64, build
+from helpers import F, I64, model
 from oracle import check
 from onnxsym import free_symbols
 from onnxsym.scope import Scope
@@ -47,7 +47,7 @@ def test_a_body_input_named_as_an_outer_value_hides_it_inside_the_body_only():
         [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
          helper.make_tensor_value_info("x", F, None)],
         [helper.make_tensor_value_info("cond_out", BOOL, None), helper.make_tensor_value_info("x_next", F, None)])
-    m = build([helper.make_node("Constant", [], ["trip"], value=helper.make_tensor("t", I64, [], [3])),
+    m = model([helper.make_node("Constant", [], ["trip"], value=helper.make_tensor("t", I64, [], [3])),
                helper.make_node("ReduceSum", ["x"], ["s"], keepdims=1, axes=[1]),
                helper.make_node("Loop", ["trip", "", "s"], ["s_out"], body=g),
                helper.make_node("Relu", ["x"], ["after"])],

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from helpers import F, I64
+from helpers import F, I64, model
 from oracle import check
-from test_control_flow import SIZES, dims_text, mk, reasons
+from test_control_flow import SIZES, dims_text, reasons
 
 SEQ = ["batch", "seq"]
 
@@ -32,14 +32,14 @@ def const(name, value, dtype=I64):
 
 
 def test_construct_at_length_concat_keep_each_item():
-    m = mk([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
-            helper.make_node("SequenceConstruct", ["x", "x2"], ["s"]),
-            const("one", 1), const("minus", -2),
-            helper.make_node("SequenceAt", ["s", "one"], ["a1"]),
-            helper.make_node("SequenceAt", ["s", "minus"], ["a0"]),
-            helper.make_node("SequenceLength", ["s"], ["n"]),
-            helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=1)],
-           [("x", F, SEQ)], ["s", "a1", "a0", "n", "cat"])
+    m = model([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
+               helper.make_node("SequenceConstruct", ["x", "x2"], ["s"]),
+               const("one", 1), const("minus", -2),
+               helper.make_node("SequenceAt", ["s", "one"], ["a1"]),
+               helper.make_node("SequenceAt", ["s", "minus"], ["a0"]),
+               helper.make_node("SequenceLength", ["s"], ["n"]),
+               helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=1)],
+              [("x", F, SEQ)], ["s", "a1", "a0", "n", "cat"])
     res = check(m, feeds(x=SEQ), annotated=True, fresh_ok=["s"])
     assert dims_text(res, "a1") == ["batch", "2*seq"] and dims_text(res, "a0") == ["batch", "seq"]
     assert res.values["n"].value == (2,)
@@ -48,16 +48,16 @@ def test_construct_at_length_concat_keep_each_item():
 
 
 def test_insert_and_erase_at_known_positions():
-    m = mk([helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
-            helper.make_node("SequenceInsert", ["e", "x"], ["s1"]),
-            helper.make_node("Concat", ["x", "x"], ["x2"], axis=0),
-            const("zero", 0),
-            helper.make_node("SequenceInsert", ["s1", "x2", "zero"], ["s2"]),
-            helper.make_node("SequenceInsert", ["s2", "x"], ["s3"]),
-            helper.make_node("SequenceErase", ["s3", "zero"], ["s4"]),
-            helper.make_node("SequenceAt", ["s4", "zero"], ["first"]),
-            helper.make_node("ConcatFromSequence", ["s4"], ["stacked"], axis=-1, new_axis=1)],
-           [("x", F, SEQ)], ["s1", "s3", "s4", "first", "stacked"])
+    m = model([helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
+               helper.make_node("SequenceInsert", ["e", "x"], ["s1"]),
+               helper.make_node("Concat", ["x", "x"], ["x2"], axis=0),
+               const("zero", 0),
+               helper.make_node("SequenceInsert", ["s1", "x2", "zero"], ["s2"]),
+               helper.make_node("SequenceInsert", ["s2", "x"], ["s3"]),
+               helper.make_node("SequenceErase", ["s3", "zero"], ["s4"]),
+               helper.make_node("SequenceAt", ["s4", "zero"], ["first"]),
+               helper.make_node("ConcatFromSequence", ["s4"], ["stacked"], axis=-1, new_axis=1)],
+              [("x", F, SEQ)], ["s1", "s3", "s4", "first", "stacked"])
     res = check(m, feeds(x=SEQ), annotated=True, fresh_ok=["s3"])
     assert [dims_text_of(t) for t in res.values["s3"].items] == [["2*batch", "seq"], ["batch", "seq"], ["batch", "seq"]]
     assert dims_text(res, "first") == ["batch", "seq"]
@@ -69,13 +69,13 @@ def dims_text_of(t):
 
 
 def test_unknown_position_gives_an_item_like_any_other():
-    m = mk([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
-            helper.make_node("SequenceConstruct", ["x", "x2", "x"], ["s"]),
-            helper.make_node("SequenceAt", ["s", "p"], ["a"]),
-            helper.make_node("SequenceAt", ["s", "q"], ["b"]),
-            helper.make_node("SequenceErase", ["s", "p"], ["s2"]),
-            helper.make_node("SequenceAt", ["s2", "q"], ["c"])],
-           [("x", F, SEQ), ("p", I64, []), ("q", I64, [])], ["a", "b", "c"])
+    m = model([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
+               helper.make_node("SequenceConstruct", ["x", "x2", "x"], ["s"]),
+               helper.make_node("SequenceAt", ["s", "p"], ["a"]),
+               helper.make_node("SequenceAt", ["s", "q"], ["b"]),
+               helper.make_node("SequenceErase", ["s", "p"], ["s2"]),
+               helper.make_node("SequenceAt", ["s2", "q"], ["c"])],
+              [("x", F, SEQ), ("p", I64, []), ("q", I64, [])], ["a", "b", "c"])
     cases = [(b, {**f, "p": np.array(i), "q": np.array(1 - i)}) for i, (b, f) in enumerate(feeds(x=SEQ))]
     res = check(m, cases, annotated=True, fresh_ok=["a", "b", "c"])
     (_, a1), (_, b1) = res.shape("a"), res.shape("b")
@@ -83,14 +83,14 @@ def test_unknown_position_gives_an_item_like_any_other():
 
 
 def test_split_to_sequence():
-    m = mk([helper.make_node("SplitToSequence", ["x"], ["ones"], axis=0, keepdims=0),
-            const("two", 2),
-            helper.make_node("SplitToSequence", ["x", "two"], ["pairs"], axis=1),
-            const("sizes", [1, 2]),
-            helper.make_node("SplitToSequence", ["x", "sizes"], ["parts"], axis=0),
-            helper.make_node("ConcatFromSequence", ["parts"], ["back"], axis=0),
-            helper.make_node("SequenceLength", ["ones"], ["n"])],
-           [("x", F, [3, "seq"])], ["ones", "pairs", "parts", "back", "n"])
+    m = model([helper.make_node("SplitToSequence", ["x"], ["ones"], axis=0, keepdims=0),
+               const("two", 2),
+               helper.make_node("SplitToSequence", ["x", "two"], ["pairs"], axis=1),
+               const("sizes", [1, 2]),
+               helper.make_node("SplitToSequence", ["x", "sizes"], ["parts"], axis=0),
+               helper.make_node("ConcatFromSequence", ["parts"], ["back"], axis=0),
+               helper.make_node("SequenceLength", ["ones"], ["n"])],
+              [("x", F, [3, "seq"])], ["ones", "pairs", "parts", "back", "n"])
     res = check(m, feeds(x=[3, "seq"]), annotated=True, fresh_ok=["pairs", "parts"])
     assert [dims_text_of(t) for t in res.values["ones"].items] == [["seq"]] * 3
     assert [dims_text_of(t) for t in res.values["parts"].items] == [["1", "seq"], ["2", "seq"]]
@@ -99,14 +99,14 @@ def test_split_to_sequence():
 
 
 def test_split_to_sequence_along_a_symbolic_axis_knows_every_item():
-    m = mk([helper.make_node("SplitToSequence", ["x"], ["rows"], axis=1),
-            helper.make_node("ConcatFromSequence", ["rows"], ["back"], axis=1),
-            helper.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=0, new_axis=1),
-            helper.make_node("SequenceLength", ["rows"], ["n"]),
-            const("two", 2),
-            helper.make_node("SplitToSequence", ["x", "two"], ["pairs"], axis=1),
-            helper.make_node("SequenceLength", ["pairs"], ["n_pairs"])],
-           [("x", F, SEQ)], ["rows", "back", "stacked", "n", "n_pairs"])
+    m = model([helper.make_node("SplitToSequence", ["x"], ["rows"], axis=1),
+               helper.make_node("ConcatFromSequence", ["rows"], ["back"], axis=1),
+               helper.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=0, new_axis=1),
+               helper.make_node("SequenceLength", ["rows"], ["n"]),
+               const("two", 2),
+               helper.make_node("SplitToSequence", ["x", "two"], ["pairs"], axis=1),
+               helper.make_node("SequenceLength", ["pairs"], ["n_pairs"])],
+              [("x", F, SEQ)], ["rows", "back", "stacked", "n", "n_pairs"])
     res = check(m, feeds(x=SEQ), annotated=True)
     assert dims_text_of(res.values["rows"].elem) == ["batch", "1"]
     assert dims_text(res, "back") == ["batch", "seq"] and dims_text(res, "stacked") == ["seq", "batch", "1"]
@@ -117,35 +117,35 @@ def test_sequence_map_infers_the_body_per_item():
     body = helper.make_graph([helper.make_node("Concat", ["item", "item"], ["out"], axis=0)], "body",
                              [helper.make_tensor_value_info("item", F, None)],
                              [helper.make_tensor_value_info("out", F, None)])
-    m = mk([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
-            helper.make_node("SequenceConstruct", ["x", "x2"], ["s"]),
-            helper.make_node("SequenceMap", ["s"], ["doubled"], body=body)],
-           [("x", F, SEQ)], ["doubled"])
+    m = model([helper.make_node("Concat", ["x", "x"], ["x2"], axis=1),
+               helper.make_node("SequenceConstruct", ["x", "x2"], ["s"]),
+               helper.make_node("SequenceMap", ["s"], ["doubled"], body=body)],
+              [("x", F, SEQ)], ["doubled"])
     res = check(m, feeds(x=SEQ), annotated=True, fresh_ok=["doubled"])
     assert [dims_text_of(t) for t in res.values["doubled"].items] == [["2*batch", "seq"], ["2*batch", "2*seq"]]
 
 
 @pytest.mark.parametrize("opset", [15, 18])
 def test_optional_round_trip(opset):
-    m = mk([helper.make_node("Optional", ["x"], ["o"]),
-            helper.make_node("OptionalHasElement", ["o"], ["has"]),
-            helper.make_node("OptionalGetElement", ["o"], ["back"])],
-           [("x", F, SEQ)], ["has", "back"], opset=opset)
+    m = model([helper.make_node("Optional", ["x"], ["o"]),
+               helper.make_node("OptionalHasElement", ["o"], ["has"]),
+               helper.make_node("OptionalGetElement", ["o"], ["back"])],
+              [("x", F, SEQ)], ["has", "back"], opset=opset)
     res = check(m, feeds(x=SEQ), annotated=True)
     assert dims_text(res, "back") == ["batch", "seq"] and dims_text(res, "has") == []
 
 
 def test_optional_get_element_of_a_plain_tensor_at_opset_18():
-    m = mk([helper.make_node("OptionalGetElement", ["x"], ["same"]),
-            helper.make_node("OptionalHasElement", ["x"], ["has"])], [("x", F, SEQ)], ["same", "has"], opset=18)
+    m = model([helper.make_node("OptionalGetElement", ["x"], ["same"]),
+               helper.make_node("OptionalHasElement", ["x"], ["has"])], [("x", F, SEQ)], ["same", "has"], opset=18)
     res = check(m, feeds(x=SEQ), annotated=True)
     assert dims_text(res, "same") == ["batch", "seq"] and res.values["has"].value == (True,)
 
 
 def test_empty_optional_from_its_type():
     tp = helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])
-    m = mk([helper.make_node("Optional", [], ["o"], type=tp),
-            helper.make_node("OptionalHasElement", ["o"], ["has"])],
-           [("x", F, SEQ)], ["has"], opset=18)
+    m = model([helper.make_node("Optional", [], ["o"], type=tp),
+               helper.make_node("OptionalHasElement", ["o"], ["has"])],
+              [("x", F, SEQ)], ["has"], opset=18)
     res = check(m, feeds(x=SEQ), annotated=True)
     assert dims_text_of(res.values["o"].elem) == ["2", "3"]

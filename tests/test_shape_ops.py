@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, build, init  # noqa: E402
+from helpers import F, I64, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -31,7 +31,7 @@ def test_torchscript_reshape_chain():
              helper.make_node("Reshape", ["x", "shp"], ["y"]),
              helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 2, 1, 3])]
     inits.append(init("ax", np.array([0], np.int64)))
-    res = check(build(nodes, inputs, ["s", "b", "bu", "shp", "y", "yt"], inits), random_cases(inputs),
+    res = check(model(nodes, inputs, ["s", "b", "bu", "shp", "y", "yt"], inits), random_cases(inputs),
                 values=("s", "b", "shp"))
     no_fresh(res)
     assert res.shape("y") == (dims.sym("batch"), dims.sym("seq"), 3, 4)
@@ -46,7 +46,7 @@ def test_torchscript_chain_opset11_attr_axes():
              helper.make_node("Concat", ["m1", "tu"], ["shp"], axis=0),
              helper.make_node("Reshape", ["x", "shp"], ["y"]),
              helper.make_node("Squeeze", ["tu"], ["ts"], axes=[0])]
-    res = check(build(nodes, inputs, ["shp", "y", "ts"], inits, opset=11), random_cases(inputs), values=("shp", "ts"))
+    res = check(model(nodes, inputs, ["shp", "y", "ts"], inits, opset=11), random_cases(inputs), values=("shp", "ts"))
     no_fresh(res)
 
 
@@ -58,7 +58,7 @@ def test_reshape_minus_one_and_zero():
              helper.make_node("Reshape", ["x", "c"], ["z"]),
              helper.make_node("Reshape", ["x", "d"], ["w"]),
              helper.make_node("Flatten", ["x"], ["f"], axis=2)]
-    res = check(build(nodes, inputs, ["y", "z", "w", "f"], inits), random_cases(inputs))
+    res = check(model(nodes, inputs, ["y", "z", "w", "f"], inits), random_cases(inputs))
     no_fresh(res)
 
 
@@ -80,7 +80,7 @@ def test_slice_bounds():
              helper.make_node("Slice", ["sh", "i1", "eb", "a0"], ["tail"]),
              helper.make_node("Slice", ["sh", "i1", "s2"], ["mid"]),
              helper.make_node("Slice", ["x", "z", "mid", "a2"], ["y4"])]
-    res = check(build(nodes, inputs, ["y1", "y2", "y3", "tail", "mid", "y4"], inits), random_cases(inputs),
+    res = check(model(nodes, inputs, ["y1", "y2", "y3", "tail", "mid", "y4"], inits), random_cases(inputs),
                 values=("tail", "mid"))
     no_fresh(res)
 
@@ -88,7 +88,7 @@ def test_slice_bounds():
 def test_slice_opset9_attrs():
     inputs = [("x", F, ["batch", "seq"])]
     nodes = [helper.make_node("Slice", ["x"], ["y"], starts=[1, 0], ends=[1000, -1], axes=[0, 1])]
-    res = check(build(nodes, inputs, ["y"], opset=9), random_cases(inputs))
+    res = check(model(nodes, inputs, ["y"], opset=9), random_cases(inputs))
     no_fresh(res)
 
 
@@ -101,7 +101,7 @@ def test_range_from_shape():
              helper.make_node("Range", ["zero", "n", "one"], ["r"]),
              helper.make_node("Range", ["one", "n", "two"], ["r2"]),
              helper.make_node("Size", ["x"], ["sz"])]
-    res = check(build(nodes, inputs, ["r", "r2", "sz"], inits), random_cases(inputs), values=("sz",))
+    res = check(model(nodes, inputs, ["r", "r2", "sz"], inits), random_cases(inputs), values=("sz",))
     no_fresh(res)
 
 
@@ -121,7 +121,7 @@ def test_expand_to_computed_shape_and_where():
              helper.make_node("Equal", ["x", "x"], ["cond"]),
              helper.make_node("Where", ["cond", "x", "y"], ["w"])]
     inits.append(init("tgt2", np.array([3, 2], np.int64)))
-    res = check(build(nodes, inputs, ["tgt", "e", "e2", "cs", "tl", "w"], inits), random_cases(inputs), values=("tgt",))
+    res = check(model(nodes, inputs, ["tgt", "e", "e2", "cs", "tl", "w"], inits), random_cases(inputs), values=("tgt",))
     no_fresh(res)
 
 
@@ -140,7 +140,7 @@ def test_split_equal_and_explicit(opset):
     if opset >= 18:
         nodes.append(helper.make_node("Split", ["x"], ["u0", "u1", "u2", "u3"], axis=1, num_outputs=4))
         outs += ["u0", "u1", "u2", "u3"]
-    res = check(build(nodes, inputs, outs, inits, opset=opset), random_cases(inputs))
+    res = check(model(nodes, inputs, outs, inits, opset=opset), random_cases(inputs))
     no_fresh(res)
 
 
@@ -156,7 +156,7 @@ def test_pad(opset):
     else:
         inits += [init("p", np.array([1, 2, 3, 4], np.int64)), init("ax", np.array([1, -1], np.int64))]
         nodes = [helper.make_node("Pad", ["x", "p", "", "ax"], ["y"])]
-    res = check(build(nodes, inputs, ["y"], inits, opset=opset), random_cases(inputs))
+    res = check(model(nodes, inputs, ["y"], inits, opset=opset), random_cases(inputs))
     no_fresh(res)
 
 
@@ -174,7 +174,7 @@ def test_squeeze_unsqueeze_cast_constant():
              helper.make_node("Identity", ["k"], ["ki"]),
              helper.make_node("GatherElements", ["x", "gi"], ["ge"], axis=0)]
     inits.append(init("gi", np.zeros((1, 1, 1), np.int64)))
-    res = check(build(nodes, inputs, ["sq", "us", "sh", "shf", "shi", "k", "k2", "ki", "ge"], inits),
+    res = check(model(nodes, inputs, ["sq", "us", "sh", "shf", "shi", "k", "k2", "ki", "ge"], inits),
                 random_cases(inputs), values=("sh", "shi", "k", "ki"))
     no_fresh(res)
     assert res.values["shf"].dtype == TensorProto.FLOAT
@@ -191,7 +191,7 @@ def test_gather_negative_indices_and_concat_general():
              helper.make_node("Squeeze", ["u", "ua"], ["sq"]),
              helper.make_node("Unsqueeze", ["x", "ua"], ["u"])]
     inits.append(init("ua", np.array([0], np.int64)))
-    res = check(build(nodes, inputs, ["g", "gx", "c", "csh", "u", "sq"], inits), random_cases(inputs),
+    res = check(model(nodes, inputs, ["g", "gx", "c", "csh", "u", "sq"], inits), random_cases(inputs),
                 values=("g", "csh"))
     no_fresh(res)
 
@@ -199,7 +199,7 @@ def test_gather_negative_indices_and_concat_general():
 def test_squeeze_without_axes_symbolic_is_not_guessed():
     inputs = [("x", F, ["batch", 1, "seq"])]
     nodes = [helper.make_node("Squeeze", ["x"], ["sq"])]
-    res = onnxsym.infer(build(nodes, inputs, ["sq"]))
+    res = onnxsym.infer(model(nodes, inputs, ["sq"]))
     # batch and seq may be 1, so the output rank is not known
     assert res.shape("sq") is None
 
@@ -208,7 +208,7 @@ def test_slice_with_runtime_bounds_keeps_other_axes():
     inputs = [("x", F, ["batch", "seq", 4]), ("st", I64, [1])]
     inits = [init("e", np.array([2], np.int64)), init("a", np.array([1], np.int64))]
     nodes = [helper.make_node("Slice", ["x", "st", "e", "a"], ["y"])]
-    m = build(nodes, inputs, ["y"], inits)
+    m = model(nodes, inputs, ["y"], inits)
     res = onnxsym.infer(m)
     shape = res.shape("y")
     assert shape[0] == dims.sym("batch") and shape[2] == 4
@@ -222,5 +222,5 @@ def test_slice_int_max_ends_as_onnxruntime_reads_them(start, end, step):
     (the spec's clamping would stop at the last): found by the fuzzer."""
     inputs = [("x", F, ["batch", "seq"])]
     inits = [init("s", [start]), init("e", [end]), init("a", [1]), init("st", [step])]
-    m = build([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inputs, ["y"], inits)
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inputs, ["y"], inits)
     no_fresh(check(m, random_cases(inputs, [{"batch": 2, "seq": 1}, {"batch": 3, "seq": 2}, {"batch": 1, "seq": 7}])))

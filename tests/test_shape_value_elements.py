@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxsym import dims
-from helpers import graph_model
+from helpers import model
 from oracle import check
 
 I64 = TensorProto.INT64
@@ -32,8 +32,8 @@ def test_reduce_prod_of_gathered_dims_is_a_reshape_target(opset):
         helper.make_node("Concat", ["p", "four"], ["target"], axis=0),
         helper.make_node("Reshape", ["x", "target"], ["y"]),
     ]
-    m = graph_model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 4])], ["y"], opset=opset,
-                    inits=[_const("first_two", [0, 1]), _const("four", [4])])
+    m = model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 4])], ["y"], opset=opset,
+              inits=[_const("first_two", [0, 1]), _const("four", [4])], ir=10)
     res = check(m, _cases(lambda b, s: {"x": np.zeros((b, s, 4), np.float32)}))
     assert str(res.shape("y")[0]) == "batch*seq"
 
@@ -53,9 +53,9 @@ def test_reduce_sum_max_min_over_one_axis_of_a_matrix_in_int32():
     for name in ("sum", "max", "min"):
         nodes += [helper.make_node("Cast", [name], [name + "64"], to=I64),
                   helper.make_node("ConstantOfShape", [name + "64"], ["y_" + name])]
-    m = graph_model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 3])], ["y_sum", "y_max", "y_min"], opset=18,
-                    inits=[_const("pick", [0, 1, 1, 2]), _const("two_by_two", [2, 2]), _const("axis0", [0]),
-                           _const("axis1", [1])])
+    m = model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 3])], ["y_sum", "y_max", "y_min"], opset=18,
+              inits=[_const("pick", [0, 1, 1, 2]), _const("two_by_two", [2, 2]), _const("axis0", [0]),
+                     _const("axis1", [1])], ir=10)
     res = check(m, _cases(lambda b, s: {"x": np.zeros((b, s, 3), np.float32)}))
     assert [str(d) for d in res.shape("y_sum")] == ["batch + seq", "seq + 3"]
     assert all(s.name in ("batch", "seq") for d in res.shape("y_max") + res.shape("y_min")
@@ -70,8 +70,8 @@ def test_reduce_prod_over_an_empty_axis_is_one_and_float_elements_are_not_folded
         helper.make_node("Cast", ["s"], ["sf"], to=TensorProto.FLOAT),
         helper.make_node("ReduceProd", ["sf"], ["pf"], keepdims=1),
     ]
-    m = graph_model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq"])], ["ones", "pf"], opset=18,
-                    inits=[_const("empty", np.zeros((0,), np.int64))])
+    m = model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq"])], ["ones", "pf"], opset=18,
+              inits=[_const("empty", np.zeros((0,), np.int64))], ir=10)
     res = check(m, _cases(lambda b, s: {"x": np.zeros((b, s), np.float32)}))
     assert res.shape("ones") == (1,) and res.values["pf"].value is None
 
@@ -99,9 +99,9 @@ def test_split_of_a_shape_value_keeps_its_elements(opset):
         helper.make_node("Reshape", ["pads_col", "eight"], ["pads"]),
         helper.make_node("Pad", ["x", "pads"], ["y_pad"]),
     ]
-    m = graph_model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 5, 2])], ["y_tail", "y_pad"], opset=opset,
-                    inits=[_const("one_three", [1, 3]), _const("two_by_two", [2, 2]), _const("eight", [8]),
-                           _const("zeros", [[0]] * 4)])
+    m = model(nodes, [("x", TensorProto.FLOAT, ["batch", "seq", 5, 2])], ["y_tail", "y_pad"], opset=opset,
+              inits=[_const("one_three", [1, 3]), _const("two_by_two", [2, 2]), _const("eight", [8]),
+                     _const("zeros", [[0]] * 4)], ir=10)
     res = check(m, _cases(lambda b, s: {"x": np.zeros((b, s, 5, 2), np.float32)}))
     assert [str(d) for d in res.shape("y_tail")] == (["seq", "5", "2"] if opset < 18 else ["5", "2"])
     assert [str(d) for d in res.shape("y_pad")] == ["2*batch", "seq + 5", "seq + 5", "4"]

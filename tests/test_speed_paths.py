@@ -13,7 +13,7 @@ import onnxsym
 from onnxsym import GraphError
 from onnxsym import dims
 from onnxsym.wire import ValueInfoBytes, tensor_type_bytes
-from helpers import F, I64, build
+from helpers import F, I64, model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,7 +29,7 @@ def test_value_info_bytes_parse_as_the_type_protobuf_builds():
 
 def test_identical_nodes_that_make_fresh_symbols_get_their_own():
     # A Reshape to a shape that is runtime data: two of them are two unknowns each.
-    m = build([helper.make_node("Reshape", ["x", "s"], ["a"], name="r1"),
+    m = model([helper.make_node("Reshape", ["x", "s"], ["a"], name="r1"),
                helper.make_node("Reshape", ["x", "s"], ["b"], name="r2")],
               [("x", F, ["batch", 4]), ("s", I64, [2])], ["a", "b"])
     r = onnxsym.infer(m)
@@ -43,7 +43,7 @@ def test_identical_nodes_share_results_and_names_stay_their_own():
     nodes = [helper.make_node("Transpose", ["x"], ["t1"], name="a", perm=[1, 0]),
              helper.make_node("Transpose", ["x"], ["t2"], name="b", perm=[1, 0]),
              helper.make_node("Transpose", ["x"], ["t3"], name="c", perm=[0, 1])]
-    r = onnxsym.infer(build(nodes, [("x", F, ["batch", 4])], ["t1", "t2", "t3"]))
+    r = onnxsym.infer(model(nodes, [("x", F, ["batch", 4])], ["t1", "t2", "t3"]))
     batch = dims.expr_of(r.symbols.symbols["batch"])
     assert r.shape("t1") == r.shape("t2") == (4, batch)
     assert r.shape("t3") == (batch, 4)  # another attribute: not the cached result
@@ -54,8 +54,8 @@ def test_a_graph_stored_out_of_order_infers_the_same():
              helper.make_node("Shape", ["y"], ["s"], name="s"),
              helper.make_node("Reshape", ["x", "s"], ["z"], name="z")]
     inputs = [("x", F, ["batch", 3])]
-    forward = onnxsym.infer(build(nodes, inputs, ["z"]))
-    backward = onnxsym.infer(build(nodes[::-1], inputs, ["z"]))
+    forward = onnxsym.infer(model(nodes, inputs, ["z"]))
+    backward = onnxsym.infer(model(nodes[::-1], inputs, ["z"]))
     assert forward.shape("z") == backward.shape("z") == forward.shape("y")
 
 
@@ -67,9 +67,9 @@ def test_an_order_that_breaks_midway_infers_the_same_and_reports_progress_once_p
              helper.make_node("Relu", ["a"], ["c"], name="c"),
              helper.make_node("Shape", ["late"], ["s"], name="s")]
     inputs = [("x", F, ["batch", 3])]
-    in_order = onnxsym.infer(build([nodes[0], nodes[2], nodes[1], nodes[3], nodes[4]], inputs, ["s", "c"]))
+    in_order = onnxsym.infer(model([nodes[0], nodes[2], nodes[1], nodes[3], nodes[4]], inputs, ["s", "c"]))
     calls = []
-    broken = onnxsym.infer(build(nodes, inputs, ["s", "c"]), progress=lambda done, total: calls.append((done, total)))
+    broken = onnxsym.infer(model(nodes, inputs, ["s", "c"]), progress=lambda done, total: calls.append((done, total)))
     for name in "a", "b", "c", "late", "s":
         assert broken.shape(name) == in_order.shape(name), name
     assert broken.values["s"].value == in_order.values["s"].value
@@ -87,7 +87,7 @@ def test_a_bad_graph_after_a_good_start_is_still_named():
     }
     for message, nodes in bad.items():
         with pytest.raises(GraphError, match=message):
-            onnxsym.infer(build(start + nodes, [("x", F, ["batch", 3])], ["a"]))
+            onnxsym.infer(model(start + nodes, [("x", F, ["batch", 3])], ["a"]))
 
 
 def test_the_mlir_export_loads_only_when_used():

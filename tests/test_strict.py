@@ -12,7 +12,7 @@ from onnx import helper
 import fuzzing
 import onnxsym
 import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
-from helpers import F
+from helpers import F, model
 from oracle import check, random_cases
 from onnxsym import engine, registry
 from onnxsym.cli import main
@@ -46,11 +46,7 @@ def _model(tail=True):
     if tail:
         nodes += [helper.make_node("Tanh", ["r"], ["t"], name="t"), helper.make_node("Neg", ["x"], ["n"], name="n")]
     outs = ["t", "n"] if tail else ["r"]
-    g = helper.make_graph(nodes, "planted", [helper.make_tensor_value_info(*i) for i in INPUTS],
-                          [helper.make_empty_tensor_value_info(o) for o in outs])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return model(nodes, INPUTS, outs, name="planted")
 
 
 def test_the_suite_runs_in_strict_mode_and_a_failing_rule_fails_the_test_helpers():
@@ -112,11 +108,7 @@ def test_attributes_for_another_rank_are_a_contradiction_not_a_failed_rule(op, a
         ins, inits = ["x", "k"], [init("k", np.ones([1, 2, 1, 3], np.float32))]
     if op == "Pad":
         ins, inits = ["x", "p"], [init("p", np.array(pads, np.int64))]
-    g = helper.make_graph([helper.make_node(op, ins, ["y"], **attrs)], "g",
-                          [helper.make_tensor_value_info(*i) for i in inputs], [helper.make_empty_tensor_value_info("y")],
-                          initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
+    m = model([helper.make_node(op, ins, ["y"], **attrs)], inputs, ["y"], inits)
     with pytest.raises(onnxsym.ShapeContradiction, match="entries"):
         onnxsym.infer(m)
     assert fuzzing.check_model(m, fuzzing.assignments_for(0)).kind == "invalid"  # onnxruntime runs no size

@@ -13,7 +13,8 @@ import onnxsym
 from onnxsym import dims
 from onnxsym.errors import UserInputError
 from onnxsym.sympy_bridge import from_sympy, to_sympy
-from test_dims_properties import NAMES, POSITIVE, SIGNED, build, trees
+from strategies import build
+from test_dims_properties import NAMES, POSITIVE, SIGNED, trees
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LLAMA = os.path.join(ROOT, "models", "llama_tiny_ts.onnx")

@@ -4,28 +4,21 @@ The rank really is unknown in these models: onnxruntime gives outputs of differe
 for inputs of different ranks (each with the same declared type, no shape)."""
 
 import numpy as np
+import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper
+from onnx import helper
 
 import onnxsym
+from helpers import F, I64, model
 from onnxsym.explain import Lineage
-
-F = TensorProto.FLOAT
-
-
-def _model(nodes, inputs, outputs):
-    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(o, F, None) for o in outputs])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def _shaped_nowhere():
     """x has no shape; y = Squeeze(x), z = ReduceSum(x, axes) with axes a graph input."""
-    x = helper.make_tensor_value_info("x", F, None)
-    axes = helper.make_tensor_value_info("axes", TensorProto.INT64, [1])
-    return _model([helper.make_node("Squeeze", ["x"], ["y"]),
-                   helper.make_node("Relu", ["y"], ["r"]),
-                   helper.make_node("ReduceSum", ["r", "axes"], ["z"], keepdims=0)],
-                  [x, axes], ["y", "z"])
+    return model([helper.make_node("Squeeze", ["x"], ["y"]),
+                  helper.make_node("Relu", ["y"], ["r"]),
+                  helper.make_node("ReduceSum", ["r", "axes"], ["z"], keepdims=0)],
+                 [("x", F, None), ("axes", I64, [1])], [("y", F), ("z", F)], ir=onnx.IR_VERSION)
 
 
 def _ort_ranks(model, x):
