@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 
 from onnxsym import dims, floatops, intops
 from onnxsym.edges import comparison_text
@@ -216,6 +218,40 @@ def _elementwise(node, unidirectional):
     return [Tensor(dtype, shape, value)]
 
 
+def _float_power(in_dtype, vals):
+    """Pow of float elements where every power is an integer the type holds exactly (TorchScript's
+    ``num_patches ** 0.5`` is Pow(16.0, 0.5)): pow is not correctly rounded everywhere, but an exact
+    result within the mantissa is what any pow accurate to half an ulp returns."""
+    out = []
+    for x, y in zip(*vals):
+        r = _integral_power(x, y)
+        if r is None or r > intops.FLOAT_EXACT[in_dtype]:
+            return None
+        out.append(float(r))
+    return tuple(out)
+
+
+def _integral_power(x, y):
+    """``x**y`` for a nonnegative integral ``x`` and ``y = p/q`` (q at most 4, 0 <= p <= 64) when
+    it is an integer; None otherwise."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (x, y)):
+        return None
+    if x < 0 or x != int(x):
+        return None
+    f = Fraction(y)
+    p, q = f.numerator, f.denominator
+    if q > 4 or not 0 <= p <= 64:
+        return None
+    base = int(x) ** p
+    n = round(float(base) ** (1.0 / q)) if base < 2**1000 else None
+    if n is None:
+        return None
+    for cand in (n - 1, n, n + 1):  # the float root is within one of the integer root
+        if cand >= 0 and cand**q == base:
+            return cand
+    return None
+
+
 def _fold(op, in_dtype, vals, node):
     n = len(vals[0])
     if in_dtype == BOOL and op in ("And", "Or", "Xor", "Equal"):
@@ -228,6 +264,8 @@ def _fold(op, in_dtype, vals, node):
         return tuple(out)
     if in_dtype in floatops.FLOAT_TYPES and op in _DECIDE and len(vals) == 2:
         return _float_compare(op, vals, node)
+    if in_dtype in floatops.FLOAT_TYPES and op == "Pow" and len(vals) == 2:
+        return _float_power(in_dtype, vals)
     if in_dtype in floatops.FLOAT_TYPES:
         return floatops.fold(node, in_dtype, vals)
     if in_dtype not in intops.INT_TYPES:

@@ -3,13 +3,15 @@ OneHot, ImageDecoder."""
 
 from __future__ import annotations
 
+import math
+
 from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor
 
 from .common import arg, like_input, same_shape, scalar
 
@@ -63,7 +65,30 @@ def one_hot(node: Node) -> Outputs:
     depth = _depth(scalar(node, 1))
     if depth is None:
         depth = node.fresh("OneHot depth unknown", 0, axis)
-    return [Tensor(values.dtype, tuple(idx.shape[:axis]) + (depth,) + tuple(idx.shape[axis:]))]
+    shape = tuple(idx.shape[:axis]) + (depth,) + tuple(idx.shape[axis:])
+    return [Tensor(values.dtype, shape, _one_hot_elements(idx, depth, values, axis))]
+
+
+def _one_hot_elements(idx, depth, values, axis):
+    """The elements, when the indices and depth are numbers (torch's ``repeat`` lowers to
+    OneHot([1], rank, [1, n]) as Tile repeats): ``on`` where the index, wrapped once from
+    ``-depth``, is the position along ``axis``, ``off`` elsewhere."""
+    if idx.value is None or values.value is None or len(values.value) != 2 or not isinstance(depth, int) \
+            or not all(isinstance(d, int) for d in idx.shape):
+        return None
+    if not all(isinstance(i, (int, float)) and not isinstance(i, bool) for i in idx.value):
+        return None
+    outer, inner = math.prod(idx.shape[:axis]), math.prod(idx.shape[axis:])
+    if len(idx.value) * depth > MAX_VALUE_ELEMENTS:
+        return None
+    off, on = values.value
+    out = []
+    for o in range(outer):
+        for k in range(depth):
+            for i in range(inner):
+                j = int(idx.value[o * inner + i])
+                out.append(on if (j + depth if j < 0 else j) == k else off)
+    return tuple(out)
 
 
 @register("ImageDecoder")

@@ -291,6 +291,58 @@ def keras_layers():
                    [{"batch": 1, "seq": 7}, {"batch": 3, "seq": 12}], feeds={"tokens": {"int": [0, 100]}})
 
 
+@maker
+def tf_shape_ops():
+    """A tf.function of the TF ops whose tf2onnx lowering computes shapes: resize to a
+    computed size, space_to_depth after a computed pad, SAME max pooling, depth_to_space of a
+    Tile, sequence_mask, one_hot of depth seq, top_k with k = seq//2, range over h*w, gather,
+    cumsum, strided slices."""
+    import tensorflow as tf
+
+    @tf.function
+    def shapes(x, tokens):
+        b, h, w = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
+        y = tf.image.resize(x, tf.stack([h * 2, w // 2 + 1]), method="bilinear")
+        y = tf.nn.space_to_depth(tf.pad(y, [[0, 0], [0, 0], [0, (2 - (w // 2 + 1) % 2) % 2], [0, 0]]), 2)
+        z = tf.nn.depth_to_space(tf.tile(tf.nn.max_pool2d(x, 3, 2, "SAME"), [1, 1, 1, 4]), 2)
+        s = tf.shape(tokens)[1]
+        mask = tf.sequence_mask(tf.fill([b], s // 2), s)
+        top = tf.math.top_k(tf.cast(tokens, tf.float32), k=tf.maximum(s // 2, 1)).values
+        g = tf.gather(tf.reshape(x, [b, -1, 3]), tf.range(0, h * w, 2), axis=1)
+        ex = tf.expand_dims(tf.cumsum(tf.cast(mask, tf.float32), axis=1), -1) * tf.ones([1, 1, w])
+        st = tf.strided_slice(x, [0, 0, 1, 0], [b, h, w, 3], [1, 3, 2, 1])
+        return y, z, mask, tf.one_hot(tokens % 7, depth=s), top, g, ex, x[:, 1:-1:2, ::-1, :], st
+
+    sig = [tf.TensorSpec([None, None, None, 3], tf.float32, name="image"),
+           tf.TensorSpec([None, None], tf.int32, name="tokens")]
+    m = _tf_convert(shapes, sig)
+    yield m, entry("tf_shape_ops", "tf2onnx", _tf_source("tf_shape_ops"),
+                   {"image": ["batch", "height", "width", 3], "tokens": ["batch", "seq"]},
+                   [{"batch": 1, "height": 8, "width": 6, "seq": 5}, {"batch": 2, "height": 13, "width": 9, "seq": 12}],
+                   feeds={"tokens": {"int": [0, 50]}})
+
+
+@maker
+def tflite_models():
+    """tf2onnx's TFLite front end: a keras.applications MobileNetV2 (alpha 0.35, random
+    weights) converted to TFLite with any image size, then to ONNX."""
+    import tensorflow as tf
+    import tf2onnx
+
+    tf.random.set_seed(0)
+    net = tf.keras.applications.MobileNetV2(input_shape=(None, None, 3), weights=None, alpha=0.35,
+                                            include_top=False, pooling="avg")
+    path = os.path.join(tempfile.mkdtemp(), "mobilenet_v2.tflite")
+    with open(path, "wb") as f:
+        f.write(tf.lite.TFLiteConverter.from_keras_model(net).convert())
+    m, _ = tf2onnx.convert.from_tflite(path, opset=17)
+    (inp,) = m.graph.input
+    src = dict(_tf_source("tflite_models"), **{"converter": "tf2onnx (from_tflite)", "slimmed": True})
+    yield slim(m), entry("tflite_mobilenet_v2", "tf2onnx", src, {inp.name: ["batch", "height", "width", 3]},
+                         [{"batch": 1, "height": 224, "width": 224}, {"batch": 2, "height": 97, "width": 130}],
+                         note="keras.applications MobileNetV2 through TFLite; slimmed")
+
+
 # ---------------------------------------------------------------- onnxruntime quantizer
 
 def _quant_source(part, how):

@@ -327,9 +327,10 @@ def zoo():
 def _load_submakers():
     sys.path.insert(0, HERE)
     import make_converted  # noqa: E402  (the converters are optional imports)
+    import make_hf  # noqa: E402
     import make_torch  # noqa: E402
 
-    return make_converted.MAKERS + make_torch.MAKERS
+    return make_converted.MAKERS + make_torch.MAKERS + make_hf.MAKERS
 
 
 # ---------------------------------------------------------------- checking

@@ -22,11 +22,11 @@ def maker(fn):
     return fn
 
 
-def _source(part, exporter, extra=None):
+def _source(part, exporter, extra=None, script="make_torch.py"):
     import torch
 
     s = {"kind": "converter", "converter": f"torch.onnx.export({exporter})", "version": torch.__version__,
-         "script": f"models/real/make_torch.py:{part}"}
+         "script": f"models/real/{script}:{part}"}
     if exporter == "dynamo":
         import onnxscript
 
@@ -61,15 +61,22 @@ def _export(module, args, inputs, outputs, axes, exporter):
     return m
 
 
-def _both(name, part, module, args, inputs, outputs, axes, sizes, feeds=None, extra=None):
+def _both(name, part, module, args, inputs, outputs, axes, sizes, feeds=None, extra=None, script="make_torch.py",
+          exporters=("TorchScript", "dynamo")):
+    """Export ``module`` with each exporter; yields (model, manifest entry). The dynamo exporter's
+    per-node stack traces (metadata_props: most of the file, no shape in them) are dropped."""
     module.eval()
     for exporter, tag in (("TorchScript", "ts"), ("dynamo", "dynamo")):
+        if exporter not in exporters:
+            continue
         m = _export(module, args, inputs, outputs, axes, exporter)
+        for n in m.graph.node:
+            del n.metadata_props[:]
         init = {t.name for t in m.graph.initializer}
         shapes = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
                   for i in m.graph.input if i.name not in init}
         group = "torch TorchScript" if tag == "ts" else "torch dynamo"
-        yield m, entry(f"{name}_{tag}", group, _source(part, exporter, extra), shapes, sizes, feeds=feeds)
+        yield m, entry(f"{name}_{tag}", group, _source(part, exporter, extra, script), shapes, sizes, feeds=feeds)
 
 
 # ---------------------------------------------------------------- UNet

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Dict, Optional
 
 from .env import bounded, current
@@ -88,6 +89,12 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         exact = _exact_div(a, b)
         if exact is not None:
             return exact
+        ratio = _ratio(a, b)
+        if ratio is not None:  # a == (p/q)*b, so a/b is p/q wherever b != 0
+            return ratio.numerator // ratio.denominator
+        multiple = _monomial_quotient(a, b)
+        if multiple is not None:  # a == m*b for a monomial m: a // b is m wherever b != 0
+            return multiple
         common = _common_factor(a, b)
         if common is not None:
             # (m*p) // (m*q) == p // q for a positive factor m
@@ -95,6 +102,30 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
             assert p is not None and q is not None  # the common factor divides both
             return floordiv(p, q)
     return _floordiv_atom(a, b)
+
+
+def _ratio(a: Expr, b: Expr) -> Optional[Fraction]:
+    """``p/q`` when ``a == (p/q)*b`` term by term (``32*n*(x + 1)`` over ``16*n*(x + 1)``)."""
+    ta, tb = dict(a.terms), dict(b.terms)
+    if ta.keys() != tb.keys():
+        return None
+    ratios = {Fraction(c, tb[m]) for m, c in ta.items()}
+    return ratios.pop() if len(ratios) == 1 else None
+
+
+def _monomial_quotient(a: Expr, b: Expr) -> Optional[Dim]:
+    """The monomial ``m`` with ``a == m*b`` (``32*n*(x - 1)`` over ``16*(x - 1)`` is ``2*n``)."""
+    if len(a.terms) != len(b.terms) or len(b.terms) < 2:
+        return None
+    bm, bc = b.terms[0]
+    for am, ac in a.terms:  # the term of a that b's first term times m gives
+        if ac % bc or (am == () and bm != ()):
+            continue
+        term = _from_dict({am: ac // bc})
+        m = term if bm == () else _exact_div(term, _from_dict({bm: 1}))  # type: ignore[arg-type]
+        if m is not None and mul(m, b) == a:
+            return m
+    return None
 
 
 def _common_factor(a: Expr, b: Expr) -> Optional[Expr]:

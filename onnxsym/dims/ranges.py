@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from .env import bounded, current
 from .expr import (
@@ -12,6 +12,7 @@ from .expr import (
     Terms,
     _atom_expr,
     Sym,
+    _from_dict,
     _OpAtom,
     add,
     mul,
@@ -150,7 +151,29 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
         elif atom.kind in ("min", "max"):
             # rest + k*min(p, q) == min(rest + k*p, rest + k*q) for k > 0 (max for k < 0)
             best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
+    if best < 0 and any(len(m) > 1 for m, _ in d.terms):
+        best = max(best, _monotone_lower_bound(d, depth))
     bounded(cache)[key] = best
+    return best
+
+
+def _monotone_lower_bound(d: Dim, depth: int) -> int:
+    """``d == x*p + q`` with ``p >= 0`` (``x`` in no term of ``p`` or ``q``) is at least
+    ``lo(x)*p + q``: ``(2a - 1)*(2b - 1)``, expanded, is at least ``2b - 1`` for ``a >= 1``."""
+    assert not isinstance(d, int)
+    best = _poly_range(d.terms, current().token)[0]
+    for x in {a for m, _ in d.terms for a, _ in m}:
+        p: Dict = {}
+        q: Dict = {}
+        for m, c in d.terms:
+            exps = [e for a, e in m if a == x]
+            if exps and exps[0] > 1:
+                break
+            (p if exps else q)[tuple(ae for ae in m if ae[0] != x) if exps else m] = c
+        else:
+            lo = _atom_range(x)[0]
+            if lower_bound(_from_dict(p), depth - 1) >= 0:
+                best = max(best, lower_bound(add(mul(lo, _from_dict(p)), _from_dict(q)), depth - 1))
     return best
 
 
