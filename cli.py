@@ -80,6 +80,13 @@ def _knowledge(f):
                         help="Narrow an input symbol's range, e.g. seq=1:4096.")(f)
 
 
+def _in_env(result):
+    """``result``, its range environment current until the command ends (what the command
+    derives from its dims holds under its ranges)."""
+    click.get_current_context().with_resource(result.env)
+    return result
+
+
 def _print_constraints(result, limit: int = 10) -> None:
     label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
              "at_least": "requires"}
@@ -193,8 +200,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers)
+    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers))
     model_dir = os.path.dirname(os.path.abspath(model))
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))
@@ -240,8 +247,8 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
-    result = api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers)
+    result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers))
     b = _bindings(bind)
     assignments = constrained_assignments(result, count=1, fixed=b) if b else None
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
@@ -265,7 +272,7 @@ def _infer_with_progress(model, bind, quiet, constant_initializers):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers)
+        return _in_env(api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers))
     finally:
         bar.close()
 
@@ -426,8 +433,8 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     """
     import json
 
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers)
+    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers))
     d = result.domain()
     if fmt == "json":
         click.echo(json.dumps({"model": model, **d.to_json()}, indent=2))
@@ -466,8 +473,8 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers)
+    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                       constant_initializers=constant_initializers))
     c = result.cost()
     solution = c.solve(solve, limit) if solve is not None else None
     if fmt == "json":

@@ -13,7 +13,7 @@ from .engine import Engine
 from .errors import UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
-from .symbols import SymbolTable
+from .symbols import SymbolTable, under_ranges_of_result
 from .writer import write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
@@ -137,6 +137,7 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         keep_declared_names=keep_declared_names)
 
 
+@under_ranges_of_result
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol

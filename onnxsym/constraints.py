@@ -13,8 +13,8 @@ cannot hold raises :class:`ConstraintContradiction`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import AbstractSet, Callable, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import AbstractSet, Callable, Collection, Dict, List, Optional, Tuple
 
 from . import dims
 from .dims import structure
@@ -39,6 +39,9 @@ class Constraint:
     # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1;
     # "differ": lhs != rhs, where an If runs only the branch that needs it (see onnxsym.branching).
     kind: str = "node"
+    # "at_least": the ranges of lhs's symbols before it narrowed them, (name, lo, hi) each: the
+    # condition is stated over those (under the narrowed ones it holds trivially)
+    before: Tuple[Tuple[str, int, int], ...] = field(default=(), compare=False)
 
     @property
     def lhs_name(self) -> str:
@@ -125,7 +128,8 @@ class Constraints:
         rd = self.resolve(d)
         if dims.try_le(lo, rd) is True:
             return
-        c = Constraint(d, lo, node, op_type, reason, kind="at_least")
+        c = Constraint(d, lo, node, op_type, reason, kind="at_least",
+                       before=tuple((s.name, s.lo, s.hi) for s in sorted(dims.free_symbols(rd), key=lambda s: s.name)))
         try:
             ranges = implied_ranges(rd, lo)
         except Unreachable as exc:
@@ -133,7 +137,9 @@ class Constraints:
         if c not in self.items:
             self.items.append(c)
         if narrow and ranges:
-            self._rewrite({s: dims.sym(s.name, a, b) for s, (a, b) in ranges.items()}, c)
+            for s, (a, b) in ranges.items():
+                dims.current().narrow(s.name, a, b)
+            self._rewrite({s: dims.expr_of(s) for s in ranges}, c, narrowed=ranges)
 
     def mark(self) -> tuple:
         """A point to go back to with :meth:`undo` (a trial inference's records are dropped)."""
@@ -168,15 +174,17 @@ class Constraints:
         other = dims.as_sym(value)
         if other is not None and (other.lo < s.lo or other.hi > s.hi):
             # Two symbols unified: the representative takes the intersection of the ranges.
-            narrowed = dims.expr_of(Sym(other.name, max(other.lo, s.lo), min(other.hi, s.hi)))
-            update = {other: narrowed, s: narrowed}
+            dims.current().narrow(other.name, s.lo, s.hi)
+            self._rewrite({other: value, s: value}, c, narrowed=(other,))
+            return
         self._rewrite(update, c)
 
-    def _rewrite(self, update: Dict[Sym, Dim], c: Constraint) -> None:
-        """Make each symbol of ``update`` derived (a narrowed range: the same name), because of ``c``."""
+    def _rewrite(self, update: Dict[Sym, Dim], c: Constraint, narrowed: Collection[Sym] = ()) -> None:
+        """Make each symbol of ``update`` derived, because of ``c``. A symbol of ``narrowed`` (its
+        range narrowed) maps to itself: every dim over it is built again, under the new range."""
         self.derived = {k2: dims.substitute(v, update) for k2, v in self.derived.items()}
         for k2, v in update.items():
-            if v is not dims.expr_of(k2):
+            if v is not dims.expr_of(k2) or k2 in narrowed:
                 self.derived[k2] = v
                 self.because.setdefault(k2, c)
         self._cache.clear()

@@ -39,8 +39,15 @@ def widen(x, syms: Sequence[Sym]):
     """``x`` (a dim, bool, None, or a tuple/list of them) with each of ``syms`` starting at 0."""
     if not syms:
         return x
-    mapping = {s: dims.expr_of(Sym(s.name, 0, s.hi)) for s in syms}
-    return _map(x, mapping)
+    return _map(x, {s: _widened(s) for s in syms})
+
+
+def _widened(s: Sym) -> Dim:
+    """A symbol standing for ``s`` starting at 0: a name of its own (``seq@0``), since a name has one
+    range (what is derived over it is never mistaken for what holds of ``s``)."""
+    name = f"{s.name}@0"
+    dims.current().declare(name, 0, s.hi)  # s.hi only narrows, and so does this range
+    return dims.expr_of(Sym(name))
 
 
 def relied_on(compute: Callable, args: Sequence[object], syms: Sequence[Sym]) -> List[Dim]:
@@ -103,7 +110,6 @@ Pending = FrozenSet[tuple]  # of (symbol name, origin node name, origin op type,
 # ------------------------------------------------------------------ residues
 
 MAX_CASES = 256  # residue combinations tried by :func:`never_equals`
-_never: Dict[tuple, bool] = {}
 
 
 def never_equals(d: Dim, v: int) -> bool:
@@ -115,7 +121,8 @@ def never_equals(d: Dim, v: int) -> bool:
     if eq is not None or isinstance(d, int):
         return eq is False
     key = (d, v)
-    known = _never.get(key)
+    cache = dims.current().cache("never_equals")  # the answers depend on the ranges
+    known = cache.get(key)
     if known is None:
         factors = _factors(d)
         if len(factors) > 1 and v == 0:  # a product is 0 only where a factor is
@@ -124,7 +131,7 @@ def never_equals(d: Dim, v: int) -> bool:
             known = all(_never_negative(f) for f in factors)
         else:
             known = _by_residues(d, lambda e: dims.try_eq(e, v) is False)
-        _never[key] = known
+        cache[key] = known
     return known
 
 
@@ -156,7 +163,10 @@ def _by_residues(d: Dim, holds: Callable[[Dim], bool]) -> bool:
             q_lo, q_hi = -((r - s.lo) // period), (s.hi - r) // period
             if q_lo > q_hi:
                 continue
-            q = dims.expr_of(Sym(f"{s.name}__q{r}", q_lo, q_hi))
+            # h == period*q + r: q a symbol of its own per (h, period, r); its range only narrows with h's
+            q_name = f"{s.name}__q{period}_{r}"
+            dims.current().declare(q_name, q_lo, q_hi)
+            q = dims.expr_of(Sym(q_name))
             split.append(dims.add(dims.mul(period, q), r))
         cases = [{**c, s: e} for c in cases for e in split]
     return all(holds(dims.substitute(d, c)) for c in cases)

@@ -340,6 +340,10 @@ class Engine:
 
     # -- graphs ---------------------------------------------------------------
     def run(self) -> None:
+        with self.table.env:  # the run's ranges, and every cache derived from them
+            self._run()
+
+    def _run(self) -> None:
         g, main = self.model.graph, self.main
         values = main.values
         init_names = {t.name for t in g.initializer}

@@ -25,6 +25,7 @@ from .errors import OnnxsymError
 from .intops import INT_TYPES
 from .provenance import Kind, Provenance
 from .values import MAX_VALUE_ELEMENTS, Tensor
+from .symbols import under_ranges_of_result
 
 # What is wrong with a value, as a consumer needing it sees it (Lineage.trouble).
 RANK_UNKNOWN, SHAPE_UNRESOLVED = "rank unknown", "shape unresolved"
@@ -161,6 +162,11 @@ class Lineage:
             self.reasons.setdefault(p.node, []).append(p)
         self._causes: Dict[int, Cause] = {}
 
+    @property
+    def env(self):
+        """The result's range environment (the lookups below run under it)."""
+        return self.result.env
+
     # -- lookups ----------------------------------------------------------------
     def opset(self, n: onnx.NodeProto) -> int:
         return self.opsets.get(registry.canonical_domain(n.domain), 1)
@@ -185,6 +191,7 @@ class Lineage:
         return [self.result.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
                 if s.name in self.result.fresh]
 
+    @under_ranges_of_result
     def trouble(self, value: str) -> str:
         """What is wrong with a value, as far as a consumer needing it can tell; '' if nothing."""
         v = self.result.values.get(value)
@@ -203,6 +210,7 @@ class Lineage:
         return ""
 
     # -- where a loss began -------------------------------------------------------
+    @under_ranges_of_result
     def cause(self, lost: Provenance) -> Optional[Cause]:
         """Walk upstream from the node that recorded ``lost`` through inputs that were
         themselves unknown, to the first node whose inputs were all fine."""
@@ -265,6 +273,7 @@ class Lineage:
         return Cause(label, n.op_type, n.domain, reason, tuple(via), kind)
 
     # -- how a dim got its expression -------------------------------------------------
+    @under_ranges_of_result
     def explain(self, value: str, axis: Optional[int] = None) -> Explanation:
         """The explanation of ``value[axis]`` (``axis`` None: of the value's rank)."""
         v = self.result.values.get(value)

@@ -15,6 +15,7 @@ from .edges import grouped
 from .declared import StaleDeclaration
 from .errors import OnnxsymError, UserInputError
 from .explain import Lineage
+from .symbols import under_ranges_of_result
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
     return None
 
 
+@under_ranges_of_result
 def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> List[Entry]:
     """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
     lineage = Lineage(result)
@@ -173,6 +175,7 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
     return report
 
 
+@under_ranges_of_result
 def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optional[Dict[str, object]]:
     """The first condition of the model's domain that the required sizes leave, as the
     report's ``outside`` entry, or None when they are all inside."""

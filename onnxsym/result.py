@@ -12,7 +12,7 @@ from .dims import Dim
 from .constraints import Constraint
 from .declared import Declarations, StaleDeclaration
 from .provenance import Provenance
-from .symbols import SymbolTable
+from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
 
 if TYPE_CHECKING:
@@ -53,6 +53,12 @@ class Result:
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
 
+    @property
+    def env(self) -> dims.RangeEnv:
+        """The ranges of this result's symbols: ``with result.env:`` computes with its dims under
+        them (elsewhere a symbol has the current environment's range: all of int64 if undeclared)."""
+        return self.symbols.env
+
     def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
         """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
         static or an expression over the input symbols only."""
@@ -75,6 +81,7 @@ class Result:
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
         return [c for c in self.assumptions if c.kind == "positive"]
 
+    @under_ranges_of_result
     def domain(self) -> Domain:
         """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
         input symbols under which every node's shape is valid. Computing it narrows the
@@ -106,13 +113,8 @@ class Result:
         return self.declarations.stale
 
     def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
-        """Each symbol's range ``(lo, hi)``, narrowed by unification where it was."""
-        out = {name: (s.lo, s.hi) for name, s in self.symbols.symbols.items()}
-        for v in self.derived.values():
-            s = dims.as_sym(v)
-            if s is not None:
-                out[s.name] = (s.lo, s.hi)
-        return out
+        """Each symbol's range ``(lo, hi)`` (narrowed where inference or the domain narrowed it)."""
+        return {name: self.symbols.range_of(name) for name in self.symbols.symbols}
 
     def derived_symbols(self) -> Dict[str, Dim]:
         """Derived symbol name -> its definition (``total == past + seq``)."""
@@ -128,12 +130,14 @@ class Result:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
 
+    @under_ranges_of_result
     def sympy_shape(self, name: str):
         """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
         from .sympy_bridge import to_sympy
         shape = self.shape(name)
         return None if shape is None else tuple(to_sympy(d) for d in shape)
 
+    @under_ranges_of_result
     def cost(self):
         """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
         from .cost import model_cost
@@ -148,6 +152,7 @@ class Result:
             v = v.elem
         return v.shape if isinstance(v, Tensor) else None
 
+    @under_ranges_of_result
     def unresolved(self) -> List[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
         if not self.fresh:
@@ -167,6 +172,7 @@ class Result:
                     out.append(UnresolvedDim(name, axis, d, prov))
         return out
 
+    @under_ranges_of_result
     def stats(self) -> Dict[str, int]:
         """Counts of values and dims: static, symbolic over input symbols, unresolved."""
         values = static = symbolic = unresolved = 0

@@ -17,6 +17,7 @@ from . import dims
 from .edges import grouped
 from .api import Result
 from .explain import Lineage
+from .symbols import under_ranges_of_result
 from .values import Optional_, Sequence as SeqValue, Tensor
 
 Style = Callable[[str, str], str]  # (text, kind) -> text; kinds: static, symbolic, unresolved, head, dim
@@ -80,6 +81,7 @@ def value_names(result: Result) -> List[str]:
     return [i.name for i in result.model.graph.input if i.name not in inits] + list(result.produced)
 
 
+@under_ranges_of_result
 def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[List[str]]:
     """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
     lineage = Lineage(result)
@@ -114,6 +116,7 @@ def _bound(n: int) -> str:
     return "2**63-1" if n == dims.INT64_MAX else str(n)
 
 
+@under_ranges_of_result
 def symbol_lines(result: Result, style: Style = plain) -> List[str]:
     """Each symbol with its range and where it comes from (a graph input, or why it is fresh)."""
     rows = []
@@ -135,6 +138,7 @@ def symbol_lines(result: Result, style: Style = plain) -> List[str]:
     return out
 
 
+@under_ranges_of_result
 def assumption_lines(result: Result, style: Style = plain) -> List[str]:
     """The relations inference had to assume, each with the node that required it."""
     if not result.assumptions:
@@ -153,6 +157,7 @@ def _places(places, limit: int = 3) -> str:
     return text + (f" (+{len(places) - limit} more)" if len(places) > limit else "")
 
 
+@under_ranges_of_result
 def alias_lines(result: Result, style: Style = plain) -> List[str]:
     """Each dim name the model declares on produced values, with the dim it names and where."""
     if not result.aliases:
@@ -166,6 +171,7 @@ def alias_lines(result: Result, style: Style = plain) -> List[str]:
     return out
 
 
+@under_ranges_of_result
 def stale_lines(result: Result, style: Style = plain) -> List[str]:
     """The produced values whose declared shape the graph contradicts."""
     if not result.stale:

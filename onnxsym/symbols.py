@@ -1,5 +1,10 @@
-"""The symbols of one inference: every symbol by name, where it came from, and the one
-factory for fresh symbols.
+"""The symbols of one inference: every symbol by name, where it came from, their ranges,
+and the one factory for fresh symbols.
+
+The table owns the inference's :class:`~onnxsym.dims.RangeEnv`: each symbol's range
+is declared there when the symbol is made, and narrowed there (``narrow``); dims are
+computed with it current (``with table.env:``), so that no simplification derived
+under these ranges is ever reused under another's.
 
 A graph input's ``dim_param`` names a symbol (:meth:`SymbolTable.get`); a dim that no
 rule can prove gets a fresh one (:meth:`SymbolTable.fresh`), whose name is new in the
@@ -8,8 +13,9 @@ table. The user's ``bind``, ``ranges``, ``allow_zero`` and ``assume`` live here 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Collection, Dict, List, Tuple
+from typing import Callable, Collection, Dict, List, Tuple, TypeVar
 
 from . import dims
 from .dims import Dim
@@ -34,6 +40,8 @@ class SymbolTable:
     zero_ok: frozenset = frozenset()
     # Symbols whose lower bound 1 is only the default: a decision relying on it is an assumption.
     defaulted: set = field(default_factory=set)
+    # The ranges of every symbol by name (these and others the algebra makes), and the caches they imply.
+    env: dims.RangeEnv = field(default_factory=dims.RangeEnv, repr=False, compare=False)
 
     def get(self, name: str, origin: str) -> Dim:
         """The graph-input symbol ``name`` (made on first use, with its range), or its bound value."""
@@ -45,8 +53,7 @@ class SymbolTable:
             lo, hi = self.range_for(name)
             if name not in self.ranges and lo >= 1:
                 self.defaulted.add(name)
-            s = dims.Sym(name, lo, hi)
-            self.symbols[name] = s
+            s = self.symbols[name] = self._declared(name, lo, hi)
             self.origin[name] = origin
         return dims.expr_of(s)
 
@@ -56,9 +63,21 @@ class SymbolTable:
         name = self.unique(base)
         while name in taken:
             name = self.unique(name + "_")
-        s = self.symbols[name] = dims.Sym(name, lo, hi)
+        s = self.symbols[name] = self._declared(name, lo, hi)
         self.origin[name] = origin
         return s
+
+    def _declared(self, name: str, lo: int, hi: int) -> dims.Sym:
+        self.env.declare(name, lo, hi)
+        return dims.Sym(name)
+
+    def range_of(self, name: str) -> Tuple[int, int]:
+        """The range of the symbol ``name`` now (after any narrowing)."""
+        return self.env.range(name)
+
+    def narrow(self, name: str, lo: int, hi: int) -> None:
+        """Intersect the range of ``name`` with ``[lo, hi]`` (a range never widens)."""
+        self.env.narrow(name, lo, hi)
 
     def range_for(self, name: str) -> Tuple[int, int]:
         """The range a new graph-input symbol ``name`` gets."""
@@ -98,3 +117,17 @@ class SymbolTable:
             n += 1
             name = f"{base}_{n}"
         return name
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def under_ranges_of_result(fn: F) -> F:
+    """``fn(result, ...)`` (or a method of a result) run with the result's range environment
+    current: what it derives from the result's dims holds under the result's ranges, not
+    under another environment's for the same names."""
+    @functools.wraps(fn)
+    def run(result, *args, **kwargs):
+        with result.env:
+            return fn(result, *args, **kwargs)
+    return run  # type: ignore[return-value]

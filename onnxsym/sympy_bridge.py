@@ -100,6 +100,8 @@ def _symbol(s: sympy.Symbol, symbols: Mapping[str, Union[Sym, Dim]]) -> Dim:
         return dims.expr_of(made)
     if s.is_integer is False:
         raise ValueError(f"sympy symbol {s} is not an integer")
+    if s.name in dims.current().ranges:  # a symbol of the current environment: its range is known there
+        return dims.expr_of(Sym(s.name))
     lo = 1 if s.is_positive else 0 if s.is_nonnegative else -dims.INT64_MAX
     hi = -1 if s.is_negative else 0 if s.is_nonpositive else dims.INT64_MAX
     return dims.sym(s.name, lo, hi)

@@ -13,6 +13,7 @@ import onnx
 from . import dims
 from .api import Result, infer
 from .errors import VerificationError
+from .symbols import under_ranges_of_result
 from .values import Tensor, Value
 
 
@@ -50,6 +51,7 @@ def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
+@under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
                             fixed: Optional[Mapping[str, int]] = None, tries: int = 500) -> List[Dict[str, int]]:
     """Small sizes for the root symbols, within their ranges, with every derived symbol
@@ -148,6 +150,7 @@ def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
             for inp in result.model.graph.input if inp.name not in init}
 
 
+@under_ranges_of_result
 def runtime_values(result: Result, assignments: List[Dict[str, int]], base_dir: Optional[str] = None):
     """For each assignment, ``(bindings, feeds, {name: OrtValue})``: every value the model
     computes, as onnxruntime's own tensors (their shapes and byte sizes, sub-byte types too)."""

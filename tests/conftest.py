@@ -11,3 +11,32 @@ def strict_rules():
     saved, engine.STRICT = engine.STRICT, True
     yield
     engine.STRICT = saved
+
+
+# A symbol's range is its environment's (onnxsym.dims.env): each test module's symbols are
+# declared in an environment of its own when it is imported, and each test runs in a copy of
+# it, so that one test's ranges (``sym("h", 1, 4096)``) are never another's.
+_module_envs: dict = {}
+
+
+def pytest_collectstart(collector):
+    if isinstance(collector, pytest.Module):
+        from onnxsym import dims
+
+        _module_envs[collector.nodeid] = env = dims.RangeEnv(strict=False)
+        env.__enter__()
+
+
+def pytest_collectreport(report):
+    env = _module_envs.get(report.nodeid)
+    if env is not None and env._entered:
+        env.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def module_ranges(request):
+    from onnxsym import dims
+
+    env = _module_envs.get(request.node.nodeid.split("::")[0])
+    with dims.RangeEnv(env.ranges if env is not None else None, strict=False):
+        yield

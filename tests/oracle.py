@@ -11,6 +11,8 @@ one. ``random_cases`` makes random feeds; ``check_written`` checks the dims an a
 writes, parsed back from its text.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -157,7 +159,8 @@ def check(m, cases, fresh_ok=(), values=(), ranges=None, run=run_ort, annotated=
         for o in m.graph.output:
             arr = real[o.name]
             allowed = fresh_ok == ANY or o.name in fresh_ok
-            compared += compare(o.name, res.values[o.name], arr, binding, res.fresh, allowed)
+            with res.env:  # a fresh dim's range is the result's
+                compared += compare(o.name, res.values[o.name], arr, binding, res.fresh, allowed)
             if o.name in values:
                 v = res.values[o.name].value
                 assert v is not None, f"{o.name}: value unknown"
@@ -180,12 +183,19 @@ def no_fresh(res):
     assert not res.unresolved(), res.unresolved()
 
 
+class Fresh(NamedTuple):
+    """A fresh symbol with its range in the result's environment."""
+    name: str
+    lo: int
+    hi: int
+
+
 def fresh_of(res, name, axis):
-    """The provenance of the fresh symbol that is dim ``axis`` of value ``name``."""
+    """The fresh symbol that is dim ``axis`` of value ``name`` (a :class:`Fresh`), and its provenance."""
     d = res.shape(name)[axis]
     s = dims.as_sym(d)
     assert s is not None and s.name in res.fresh, f"{name}[{axis}] = {d} is not a fresh symbol"
-    return s, res.fresh[s.name]
+    return Fresh(s.name, *res.symbol_ranges()[s.name]), res.fresh[s.name]
 
 
 # ---------------------------------------------------------------- what an annotated model writes

@@ -57,7 +57,8 @@ def test_if_with_different_branches_makes_a_fresh_dim_with_the_reason():
     b, s = res.shape("y")
     assert str(b) == "batch" and not res.symbols.symbols.get(str(s)) is None
     assert any("If branches differ: seq, 2*seq" in r for r in reasons(res, "y"))
-    assert onnxsym.dims.range_of(s) == (1, onnxsym.dims.range_of(s)[1])
+    with res.env:  # the result's ranges
+        assert onnxsym.dims.range_of(s) == (1, onnxsym.dims.range_of(s)[1])
 
 
 def test_if_with_known_condition_takes_that_branch_only():
@@ -165,7 +166,8 @@ def test_loop_with_a_condition_that_ends_it_early_has_a_fresh_trip_count_bounded
     res = check(m, x_feeds(), annotated=True, fresh_ok=["scan0"])
     n, b, s = res.shape("scan0")
     # (the condition starts true and M is 3: at least one iteration runs)
-    assert (str(b), str(s)) == ("batch", "seq") and onnxsym.dims.range_of(n) == (1, 3)
+    with res.env:
+        assert (str(b), str(s)) == ("batch", "seq") and onnxsym.dims.range_of(n) == (1, 3)
     assert "may end it early" in reasons(res, "scan0")[0]
 
 
@@ -310,4 +312,6 @@ def test_onnx_node_cases_have_no_wrong_dim(case):
                                 if d.dim_param})
         for decl, real in zip(case.model.graph.output, outputs):
             if real is not None:
-                compare(decl.name, res.values[decl.name], real, binding, res.fresh, fresh_allowed=True, unknown_ok=True)
+                with res.env:
+                    compare(decl.name, res.values[decl.name], real, binding, res.fresh, fresh_allowed=True,
+                            unknown_ok=True)

@@ -13,7 +13,6 @@ from strategies import nonzero
 
 NAMES = ["a", "b", "c"]
 SYMS = {n: sym(n, lo=-50, hi=50) for n in NAMES}
-POS = {n: sym(n) for n in NAMES}
 
 
 def expressions(symbols):

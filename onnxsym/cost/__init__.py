@@ -13,6 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim
+from ..symbols import under_ranges_of_result
 from ..values import Tensor
 from .flops import node_flops
 from .memory import kv_factors, live_bytes, peak, present_outputs
@@ -44,6 +45,8 @@ class Cost:
     kv_cache: Optional[Dim]
     kv_factors: Optional[List[Tuple[str, str]]]  # (factor, what it is)
     ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    # the result's range environment: what is derived from these dims is derived under it
+    env: dims.RangeEnv = field(default_factory=dims.RangeEnv, repr=False, compare=False)
 
     @property
     def not_counted(self) -> List[NodeCost]:
@@ -62,9 +65,11 @@ class Cost:
         """The largest value of ``symbol`` whose :attr:`memory` fits ``budget`` bytes,
         the other symbols given by ``bind`` (a :class:`onnxsym.cost.solve.Solution`)."""
         from .solve import solve_budget
-        return solve_budget(self.memory, symbol, budget, self.ranges, bind or {})
+        with self.env:
+            return solve_budget(self.memory, symbol, budget, self.ranges, bind or {})
 
 
+@under_ranges_of_result
 def model_cost(result) -> Cost:
     graph = result.model.graph
     values = result.values
@@ -107,7 +112,7 @@ def model_cost(result) -> Cost:
     factors = kv_factors(kv, [v.shape if isinstance(v, Tensor) else None for v in kv_vals],
                          [v.dtype if isinstance(v, Tensor) else 0 for v in kv_vals])
     return Cost(nodes, value_bytes, params, _sum(tracked[n] for n in inputs if n in tracked), activations,
-                total_flops, by_family, steps, peak(steps), kv, kv_bytes, factors, result.symbol_ranges())
+                total_flops, by_family, steps, peak(steps), kv, kv_bytes, factors, result.symbol_ranges(), result.env)
 
 
 def _known(b: Optional[Dim]) -> Dim:

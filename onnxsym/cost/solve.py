@@ -127,9 +127,10 @@ def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, de
         if t_lo > t_hi:
             continue
         name = f"{symbol}_div{period}"  # the only other symbol: every other one is bound
-        per_residue = dims.substitute(memory, {base: dims.add(dims.mul(period, dims.sym(name, t_lo, t_hi)), r)})
-        got = _largest_fitting(per_residue, name, budget, t_lo, t_hi, depth - 1) \
-            if not isinstance(per_residue, int) else (t_hi if per_residue <= budget else None)
+        with dims.current().child({name: (t_lo, t_hi)}):  # its range for this residue only; an int leaves
+            per_residue = dims.substitute(memory, {base: dims.add(dims.mul(period, dims.expr_of(dims.Sym(name))), r)})
+            got = _largest_fitting(per_residue, name, budget, t_lo, t_hi, depth - 1) \
+                if not isinstance(per_residue, int) else (t_hi if per_residue <= budget else None)
         if got is not None:
             value = period * got + r
             best = value if best is None else max(best, value)

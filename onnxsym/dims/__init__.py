@@ -14,7 +14,10 @@ return ``None`` instead. Converting a symbolic Expr to ``int`` raises
 :class:`SymbolicDimError`: a rule that needs a concrete number does not support
 dynamic shapes, and must say so.
 
-The modules, each built on the ones before it: ``expr`` (the representation and
+A symbol is its name; its range is the current :class:`RangeEnv`'s (``env``: ranges by name
+and every cache that depends on them; ``with env:`` makes one current).
+
+The modules, each built on the ones before it: ``env``, ``expr`` (the representation and
 polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
 ``quasi`` (quasi-affine dims: equality decided, one form per function of one symbol),
 ``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution), and
@@ -26,6 +29,8 @@ from . import structure
 from . import quasi as _quasi
 from . import ranges as _ranges
 from .division import ceil_div, floordiv, mod
+from .env import DEFAULT as DEFAULT_ENV
+from .env import RangeEnv, current
 from .expr import (
                    DEFAULT_LO,
                    FRESH_LO,
@@ -48,10 +53,11 @@ from .expr import (
                    neg,
                    sub,
                    sym,
+                   symbol,
 )
 from .minmax import dmax, dmin
 from .ranges import known_ne, lower_bound, range_of, same, try_eq, try_le, try_lt
-from .rewrite import substitute
+from .rewrite import rebuild, substitute
 
 # Expr's operators that the layers above the representation define.
 later.floordiv = _division.floordiv
@@ -61,8 +67,8 @@ later.try_le = _ranges.try_le
 later.normalize = _quasi.normalize
 
 __all__ = [
-    "DEFAULT_LO", "FRESH_LO", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
+    "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "same", "sub", "substitute", "sym", "try_eq",
+    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub", "substitute", "sym", "symbol", "try_eq",
     "try_le", "try_lt", "structure",
 ]

@@ -6,6 +6,7 @@ import math
 from fractions import Fraction
 from typing import Dict, Optional
 
+from .env import bounded, current
 from .expr import (
     Dim,
     Expr,
@@ -48,9 +49,6 @@ def _content(terms: Terms) -> int:
     return g
 
 
-_div_cache: Dict[tuple, Dim] = {}
-
-
 def floordiv(a: Dim, b: Dim) -> Dim:
     """Python floor division ``a // b`` (rounds toward negative infinity)."""
     if isinstance(a, int) and isinstance(b, int):
@@ -58,10 +56,11 @@ def floordiv(a: Dim, b: Dim) -> Dim:
     _check(a)
     _check(b)
     k = (a, b)
-    r = _div_cache.get(k)
+    cache = current().div
+    r = cache.get(k)
     if r is None:
         r = _floordiv(a, b)
-        _div_cache[k] = r
+        bounded(cache)[k] = r
     return r
 
 

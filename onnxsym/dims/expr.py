@@ -5,13 +5,21 @@ whose variables ("atoms") are symbols or non-polynomial terms (floor division,
 max, min) over canonical expressions. Every ``Expr`` is interned: two
 expressions with the same canonical form are the same object, so equality and
 hashing are identity operations, as cheap as for ints.
+
+The objects are structure only: a symbol is its name, and its range is the current
+:class:`~onnxsym.dims.env.RangeEnv`'s. An object is one per structure, process-wide (a weak
+table); which structure is canonical for a sum, and every range, is the environment's
+(its ``canon`` table and caches): a dim made under one environment means the same
+function in every other.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
-INT64_MAX = 2**63 - 1
+from .env import CACHE_LIMIT, INT64_MAX, current
+
 # Default range of a dim given by the model (graph input or declared name).
 DEFAULT_LO = 1
 # Default range of a dim nobody can name (data-dependent counts, unknown ops).
@@ -56,36 +64,81 @@ later = _Later()
 class Atom:
     """A variable of the polynomial form: a symbol or a non-polynomial term."""
 
-    __slots__ = ("key", "_range", "__weakref__")
+    __slots__ = ("key", "_range", "_token", "__weakref__")
     key: tuple
-    _range: Optional[Tuple[int, int]]
+    _range: Tuple[int, int]  # the range in the environment whose token is _token
+    _token: object
+
+
+_syms: "weakref.WeakValueDictionary[str, Sym]" = weakref.WeakValueDictionary()
 
 
 class Sym(Atom):
-    """A named integer symbol with an inclusive range ``[lo, hi]``."""
+    """A named integer symbol: one object per name; its range ``[lo, hi]`` is the current
+    environment's. ``Sym(name, lo, hi)`` also declares that range there (see :func:`sym`)."""
 
-    __slots__ = ("name", "lo", "hi")
+    __slots__ = ("name",)
     name: str
-    lo: int
-    hi: int
-    _table: Dict[tuple, "Sym"] = {}
 
-    def __new__(cls, name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> "Sym":
-        k = (name, lo, hi)
-        s = cls._table.get(k)
+    def __new__(cls, name: str, lo: Optional[int] = None, hi: Optional[int] = None) -> "Sym":
+        s = _syms.get(name)
         if s is None:
             s = object.__new__(cls)
-            s.name, s.lo, s.hi = name, lo, hi
-            s.key = (0, name, lo, hi)
-            s._range = (lo, hi)
-            cls._table[k] = s
+            s.name = name
+            s.key = (0, name)
+            s._token = None
+            _syms[name] = s
+        if lo is not None or hi is not None:
+            current().declare(name, DEFAULT_LO if lo is None else lo, INT64_MAX if hi is None else hi)
         return s
 
+    @property
+    def range(self) -> Tuple[int, int]:
+        """``(lo, hi)`` in the current environment."""
+        env = current()
+        if self._token is env.token:
+            return self._range
+        r = self._range = env.range(self.name)
+        self._token = env.token
+        return r
+
+    @property
+    def lo(self) -> int:
+        return self.range[0]
+
+    @property
+    def hi(self) -> int:
+        return self.range[1]
+
     def __reduce__(self):
-        return (Sym, (self.name, self.lo, self.hi))
+        lo, hi = self.range
+        return (_unpickled_sym, (self.name, lo, hi))
 
     def __repr__(self) -> str:
-        return f"Sym({self.name!r}, {self.lo}, {self.hi})"
+        return f"Sym({self.name!r})"
+
+
+def _unpickled_sym(name: str, lo: int, hi: int) -> Sym:
+    """A pickled symbol: its range is declared where the current environment has none."""
+    env = current()
+    if name not in env.ranges:
+        env.declare(name, lo, hi)
+    return Sym(name)
+
+
+# The structural tables: one object per structure while it is alive, by a weak reference (a plain
+# dict of refs, swept of dead ones as it grows: a WeakValueDictionary runs Python code on the hot path).
+_op_atoms: Dict[tuple, "weakref.ref[_OpAtom]"] = {}
+_exprs: Dict[tuple, "weakref.ref[Expr]"] = {}
+_sweep_at = {id(_op_atoms): 1 << 16, id(_exprs): 1 << 16}
+
+
+def _remember(table: dict, key: tuple, obj) -> None:
+    if len(table) >= _sweep_at[id(table)]:
+        for k in [k for k, r in table.items() if r() is None]:
+            del table[k]
+        _sweep_at[id(table)] = max(1 << 16, 2 * len(table))
+    table[key] = weakref.ref(obj)
 
 
 class _OpAtom(Atom):
@@ -94,20 +147,20 @@ class _OpAtom(Atom):
     __slots__ = ("kind", "args", "periods")
     kind: str
     args: tuple
-    periods: Any  # quasi.atom_periods' cache: False until known, then None or the periods
-    _table: Dict[tuple, "_OpAtom"] = {}
+    periods: Any  # quasi.atom_periods' cache (structure only): False until known, then None or the periods
     _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
     def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
         k = (kind, args)
-        a = cls._table.get(k)
+        ref = _op_atoms.get(k)
+        a = ref() if ref is not None else None
         if a is None:
             a = object.__new__(cls)
             a.kind, a.args = kind, args
             a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
-            a._range = None
+            a._token = None
             a.periods = False  # not yet known (see quasi.atom_periods)
-            cls._table[k] = a
+            _remember(_op_atoms, k, a)
         return a
 
     def __reduce__(self):
@@ -131,27 +184,24 @@ def _mono_key(m: Mono) -> tuple:
 class Expr:
     """A symbolic dim in canonical form. Build with :func:`sym` and arithmetic."""
 
-    __slots__ = ("terms", "key", "_range", "_text", "__weakref__")
+    __slots__ = ("terms", "key", "_range", "_token", "_text", "__weakref__")
     terms: "Terms"
     key: tuple
-    _range: Optional[Tuple[int, int]]
+    _range: Tuple[int, int]  # the range in the environment whose token is _token
+    _token: object
     _text: Optional[str]
-    _table: Dict[Terms, "Expr"] = {}
 
     def __new__(cls, terms: Terms) -> "Expr":
-        e = cls._table.get(terms)
+        canon = current().canon
+        e = canon.get(terms)
         if e is None:
-            canonical = later.normalize(terms)
-            if canonical is not None:  # an int when the terms cancel: Expr(...) is then that int
-                cls._table[terms] = canonical  # type: ignore[assignment]
-                return canonical  # type: ignore[return-value]
-            e = object.__new__(cls)
-            e.terms = terms
-            e.key = tuple((_mono_key(m), c) for m, c in terms)
-            e._range = None
-            e._text = None
-            cls._table[terms] = e
-        return e
+            e = later.normalize(terms)  # an int when the terms cancel: Expr(...) is then that int
+            if e is None:
+                e = _structure(terms)
+            if len(canon) > CACHE_LIMIT:
+                canon.clear()
+            canon[terms] = e
+        return e  # type: ignore[return-value]
 
     def __reduce__(self):
         return (Expr, (self.terms,))
@@ -242,6 +292,20 @@ class Expr:
         return f"Expr({str(self)!r})"
 
 
+def _structure(terms: Terms) -> Expr:
+    """The one object with these terms (canonical or not: ``Expr(terms)`` decides that)."""
+    ref = _exprs.get(terms)
+    e = ref() if ref is not None else None
+    if e is None:
+        e = object.__new__(Expr)
+        e.terms = terms
+        e.key = tuple((_mono_key(m), c) for m, c in terms)
+        e._token = None
+        e._text = None
+        _remember(_exprs, terms, e)
+    return e
+
+
 def _decided(answer: Optional[bool], a, op: str, b) -> bool:
     if answer is None:
         raise UndecidableError(f"cannot decide {a} {op} {b}")
@@ -252,8 +316,14 @@ def _decided(answer: Optional[bool], a, op: str, b) -> bool:
 
 
 def sym(name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> Expr:
-    """The dim that is the symbol ``name`` with range ``[lo, hi]``."""
+    """The dim that is the symbol ``name``, with range ``[lo, hi]`` declared in the current
+    environment (see :mod:`onnxsym.dims.env`)."""
     return _atom_expr(Sym(name, lo, hi))
+
+
+def symbol(name: str) -> Expr:
+    """The dim that is the symbol ``name``, with the range the current environment gives it."""
+    return _atom_expr(Sym(name))
 
 
 def expr_of(s: Sym) -> Expr:
@@ -290,10 +360,6 @@ def _check(d) -> None:
 
 # --------------------------------------------------------------------------- operations
 
-_add_cache: Dict[tuple, Dim] = {}
-_mul_cache: Dict[tuple, Dim] = {}
-
-
 def add(a: Dim, b: Dim) -> Dim:
     if isinstance(a, int) and isinstance(b, int):
         return a + b
@@ -304,13 +370,16 @@ def add(a: Dim, b: Dim) -> Dim:
     if a == 0:
         return b
     k = (a, b)
-    r = _add_cache.get(k)
+    cache = current().add
+    r = cache.get(k)
     if r is None:
         d = dict(_terms(a))
         for m, c in _terms(b):
             d[m] = d.get(m, 0) + c
         r = _from_dict(d)
-        _add_cache[k] = r
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        cache[k] = r
     return r
 
 
@@ -345,7 +414,8 @@ def mul(a: Dim, b: Dim) -> Dim:
     if b == 0:
         return 0
     k = (a, b)
-    r = _mul_cache.get(k)
+    cache = current().mul
+    r = cache.get(k)
     if r is None:
         assert isinstance(a, Expr)
         if isinstance(b, int):
@@ -357,7 +427,9 @@ def mul(a: Dim, b: Dim) -> Dim:
                     m = _mono_mul(m1, m2)
                     d[m] = d.get(m, 0) + c1 * c2
             r = _from_dict(d)
-        _mul_cache[k] = r
+        if len(cache) > CACHE_LIMIT:
+            cache.clear()
+        cache[k] = r
     return r
 
 

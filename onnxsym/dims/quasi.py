@@ -21,6 +21,7 @@ import math
 from fractions import Fraction
 from typing import Dict, List, Optional, Tuple
 
+from .env import bounded, current
 from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
 
 # Largest period examined: beyond it a function keeps the form its construction gave.
@@ -208,14 +209,12 @@ def _lcm(ns) -> int:
     return out
 
 
-_form_cache: Dict[tuple, Optional[Tuple[Form, int]]] = {}
-
-
 def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Optional[Tuple[Form, int]]:
     """The canonical form of ``k*s + sum(c*atom)`` and its value at ``s = 0``."""
     key = (s, k, items)
-    if key in _form_cache:
-        return _form_cache[key]
+    cache = current().forms
+    if key in cache:
+        return cache[key]
     out = None
     bound = 1
     for atom, _ in items:
@@ -232,7 +231,7 @@ def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Option
         form = _form(steps[:period]) if s.hi - s.lo >= period else None
         if form is not None:
             out = form, values[0]
-    _form_cache[key] = out
+    bounded(cache)[key] = out
     return out
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
+from .env import bounded, current
 from .expr import (
     INT64_MAX,
     Atom,
     Dim,
     Terms,
     _atom_expr,
+    Sym,
     _from_dict,
     _OpAtom,
     add,
@@ -25,12 +27,12 @@ def _imul(a: Tuple[int, int], b: Tuple[int, int]) -> Tuple[int, int]:
     return min(p), max(p)
 
 
-def _poly_range(terms: Terms) -> Tuple[int, int]:
+def _poly_range(terms: Terms, token: object) -> Tuple[int, int]:
     lo = hi = 0
     for m, c in terms:
         r = (1, 1)
         for atom, e in m:
-            ar = _atom_range(atom)
+            ar = atom._range if atom._token is token else _atom_range(atom)
             for _ in range(e):
                 r = _imul(r, ar)
         r = _imul(r, (c, c))
@@ -60,24 +62,35 @@ def _op_range(kind: str, args: tuple) -> Tuple[int, int]:
 
 
 def _atom_range(atom: Atom) -> Tuple[int, int]:
-    r = atom._range
-    if r is None:
-        assert isinstance(atom, _OpAtom)  # a Sym's range is set when it is made
-        r = atom._range = _op_range(atom.kind, atom.args)
+    """The atom's range in the current environment (cached on it with the environment's token)."""
+    env = current()
+    token = env.token  # the ranges the answer is derived under
+    if atom._token is token:
+        return atom._range
+    if isinstance(atom, Sym):
+        r = env.range(atom.name)
+    else:
+        assert isinstance(atom, _OpAtom)
+        r = _op_range(atom.kind, atom.args)
+    atom._range = r
+    atom._token = token
     return r
 
 
 def range_of(d: Dim) -> Tuple[int, int]:
-    """An inclusive interval ``[lo, hi]`` that contains every value of ``d``."""
+    """An inclusive interval ``[lo, hi]`` that contains every value of ``d`` (in the current
+    environment's ranges)."""
     if isinstance(d, int):
         return d, d
-    r = d._range
-    if r is None:
-        r = _poly_range(d.terms)
-        if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
-            # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
-            r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
-        d._range = r
+    token = current().token
+    if d._token is token:
+        return d._range
+    r = _poly_range(d.terms, token)
+    if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
+        # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
+        r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
+    d._range = r
+    d._token = token
     return r
 
 
@@ -101,9 +114,6 @@ def try_le(a: Dim, b: Dim) -> Optional[bool]:
     return None
 
 
-_lower_cache: Dict[tuple, int] = {}
-
-
 def lower_bound(d: Dim, depth: int = 3) -> int:
     """A lower bound of ``d``, tighter than its interval range where the terms are related.
 
@@ -113,13 +123,15 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     """
     if isinstance(d, int):
         return d
+    env = current()
     if depth == 0:
-        return _poly_range(d.terms)[0]
+        return _poly_range(d.terms, env.token)[0]
     key = (d, depth)
-    r = _lower_cache.get(key)
+    cache = env.lower
+    r = cache.get(key)
     if r is not None:
         return r
-    best = _poly_range(d.terms)[0]
+    best = _poly_range(d.terms, env.token)[0]
     for m, k in d.terms:
         if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
             continue
@@ -141,7 +153,7 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
             best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
     if best < 0 and any(len(m) > 1 for m, _ in d.terms):
         best = max(best, _monotone_lower_bound(d, depth))
-    _lower_cache[key] = best
+    bounded(cache)[key] = best
     return best
 
 
@@ -149,7 +161,7 @@ def _monotone_lower_bound(d: Dim, depth: int) -> int:
     """``d == x*p + q`` with ``p >= 0`` (``x`` in no term of ``p`` or ``q``) is at least
     ``lo(x)*p + q``: ``(2a - 1)*(2b - 1)``, expanded, is at least ``2b - 1`` for ``a >= 1``."""
     assert not isinstance(d, int)
-    best = _poly_range(d.terms)[0]
+    best = _poly_range(d.terms, current().token)[0]
     for x in {a for m, _ in d.terms for a, _ in m}:
         p: Dict = {}
         q: Dict = {}
@@ -190,18 +202,17 @@ def try_eq(a: Dim, b: Dim) -> Optional[bool]:
     return True if identically_zero(d) else None  # complete where d is quasi-affine
 
 
-_same_cache: Dict[tuple, bool] = {}
-
-
 def same(a: Dim, b: Dim) -> bool:
     """Whether ``a`` and ``b`` are provably the same value: ``==``, or ``try_eq`` proves it (complete
     for quasi-affine dims). Where two values merge, this decides whether a dim is kept."""
     if a is b or (isinstance(a, int) and isinstance(b, int)):
         return a == b
     k = (a, b)
-    r = _same_cache.get(k)
+    cache = current().same
+    r = cache.get(k)
     if r is None:
-        r = _same_cache[k] = try_eq(a, b) is True
+        r = try_eq(a, b) is True
+        bounded(cache)[k] = r
     return r
 
 

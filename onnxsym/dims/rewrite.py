@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .division import floordiv, mod
-from .expr import Atom, Dim, Sym, _atom_expr, _OpAtom, add, mul
+from .expr import Atom, Dim, Sym, _atom_expr, _OpAtom, add, expr_of, free_symbols, mul
 from .minmax import dmax, dmin
 
 
@@ -36,3 +36,9 @@ def _subst_atom(atom: Atom, mapping) -> Dim:
     return dmax(*args) if atom.kind == "max" else dmin(*args)
 
 
+
+
+def rebuild(d: Dim) -> Dim:
+    """``d`` built again from its structure, canonical in the current environment (after a range
+    narrowed, or in a :meth:`~onnxsym.dims.env.RangeEnv.child`)."""
+    return substitute(d, {s: expr_of(s) for s in free_symbols(d)})

@@ -17,6 +17,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim
+from ..symbols import under_ranges_of_result
 from .collect import MAY_NOT_RUN, raw_conditions
 from .forms import Form, ranges_of, simplify
 
@@ -97,6 +98,7 @@ def input_symbols(result) -> List[str]:
             if n not in result.fresh and not origin.get(n, "").startswith(("fresh", "declared"))]
 
 
+@under_ranges_of_result
 def compute(result) -> Domain:
     """The domain of an inference result."""
     names = input_symbols(result)
@@ -105,7 +107,11 @@ def compute(result) -> Domain:
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: Dict[tuple, dict] = {}
     for raw in raw_conditions(result):
-        forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
+        if raw.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
+            with result.env.child({n: (lo, hi) for n, lo, hi in raw.before}):
+                forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
+        else:
+            forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
         src = Source(raw.node, raw.op_type, raw.reason)
         for f in forms:
             if any(s not in base for s in f.symbols):

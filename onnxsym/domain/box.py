@@ -98,11 +98,13 @@ def _proven(f, box, fixed) -> bool:
         mapping = {}
         for s in dims.free_symbols(d):
             if s.name in box:
-                mapping[s] = dims.expr_of(dims.Sym(s.name, *box[s.name]))
+                mapping[s] = dims.expr_of(s)  # built again under the box's range
             elif s.name in fixed:
                 mapping[s] = fixed[s.name]
         return dims.substitute(d, mapping)
-    if f.rel == "or":
-        return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
-    lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
-    return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True
+    # a decision only: nothing derived under the box's ranges leaves it
+    with dims.current().child({name: tuple(r) for name, r in box.items()}):
+        if f.rel == "or":
+            return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
+        lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
+        return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True

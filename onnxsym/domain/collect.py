@@ -40,6 +40,7 @@ class Raw:
     order: int
     assumed: str = ""
     alts: Tuple[Tuple[Dim, Dim], ...] = ()
+    before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
 
 
 # What the engine adds to the reason of a need recorded in a subgraph, and what the domain
@@ -78,7 +79,8 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
         branch = f"{c.reason}, {MAY_NOT_RUN}" if SUBGRAPH in c.reason else ""
         if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, assumed=branch)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, assumed=branch,
+                      before=c.before)
             continue
         if c.kind == "differ":  # an If that runs only one branch (see onnxsym.branching)
             yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=branch)

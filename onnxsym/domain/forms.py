@@ -377,19 +377,18 @@ def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     on (``max(0, height - 2)`` is ``height - 2`` from 2): the classes of the settled form,
     when every size below ``T`` agrees with them (checked one by one)."""
     t = s.lo + 1
+    forms: Optional[List[Form]] = None
     while t <= MAX_THRESHOLD:
-        settled = dims.substitute(diff, {s: dims.expr_of(Sym(s.name, t, s.hi))})
-        if period(settled, dims.as_sym(_only_symbol(settled)) or s) is not None:
-            break
+        # what holds from t on: decided where s starts at t (forms, no dims, leave that environment)
+        with dims.current().child({s.name: (t, s.hi)}):
+            settled = dims.rebuild(diff)
+            if period(settled, dims.as_sym(_only_symbol(settled)) or s) is not None:
+                above = dims.free_symbols(settled)
+                forms = ([] if settled == 0 else None) if not above else _residues(settled, next(iter(above)))
+                break
         t *= 2
     else:
         return None
-    above = dims.free_symbols(settled)
-    forms: Optional[List[Form]]
-    if not above:
-        forms = [] if settled == 0 else None
-    else:
-        forms = _residues(settled, next(iter(above)))
     if forms is None:
         return None
     forms = [Form(f.kind, s.name, modulus=f.modulus, residues=f.residues) for f in forms]
@@ -409,9 +408,10 @@ def _range_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     t = s.lo + 1
     direction = None
     while t <= MAX_THRESHOLD and t <= s.hi:
-        settled = dims.substitute(diff, {s: dims.expr_of(Sym(s.name, t, s.hi))})
-        syms = dims.free_symbols(settled)
-        direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else None
+        with dims.current().child({s.name: (t, s.hi)}):  # where s starts at t: a direction leaves, no dim
+            settled = dims.rebuild(diff)
+            syms = dims.free_symbols(settled)
+            direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else None
         if direction:
             break
         t *= 2
@@ -491,8 +491,8 @@ def _disjunction(alts: List[Tuple[Dim, Dim]]) -> List[Form]:
 
 def _never(alts, s: Sym, lo: int, hi: int) -> bool:
     """No alternative can hold while ``s`` is in ``[lo, hi]``."""
-    narrowed = {s: dims.expr_of(Sym(s.name, lo, hi))}
-    return all(dims.try_eq(dims.substitute(a, narrowed), dims.substitute(b, narrowed)) is False for a, b in alts)
+    with dims.current().child({s.name: (lo, hi)}):  # a decision only leaves it
+        return all(dims.try_eq(dims.rebuild(a), dims.rebuild(b)) is False for a, b in alts)
 
 
 def ranges_of(forms: Sequence[Form], base: Dict[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:

@@ -1,10 +1,10 @@
 """Narrowing an inference result's symbols to the ranges of its domain.
 
-A symbol's range is part of the symbol (``Sym('seq', 1, 64)``), so narrowing
-rewrites every dim that mentions it; the algebra then drops what the new range
-decides (``min(64, seq)`` is ``seq`` for ``seq <= 64``). Outside the domain the
-model does not run, or its shapes are not those expressions: that is what the
-domain states.
+A symbol's range is its environment's (the result's symbol table owns it): narrowing
+narrows the range there, then builds every dim that mentions the symbol again; the
+algebra then drops what the new range decides (``min(64, seq)`` is ``seq`` for
+``seq <= 64``). Outside the domain the model does not run, or its shapes are not
+those expressions: that is what the domain states.
 """
 
 from __future__ import annotations
@@ -16,24 +16,20 @@ from ..engine import resolve_value
 
 
 def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
-    """Give ``result``'s symbols the ``ranges`` (an empty range is left alone) and
-    rewrite its values and derived symbols over them."""
-    table = result.symbols.symbols
-    # the symbol a dim mentions: the table's, or the one inference narrowed (same name, derived)
-    current = {name: {s} for name, s in table.items()}
-    for v in result.derived.values():
-        s = dims.as_sym(v)
-        if s is not None and s.name in current:
-            current[s.name].add(s)
-    mapping = {}
+    """Narrow ``result``'s symbols to the ``ranges`` (an empty range is left alone; a range
+    never widens) and build its values and derived symbols again over them."""
+    table = result.symbols
+    changed = []
     for name, (lo, hi) in ranges.items():
-        s = table.get(name)
-        if s is not None and lo <= hi and (s.lo, s.hi) != (lo, hi):
-            table[name] = dims.Sym(name, lo, hi)
-            for old in current[name]:
-                mapping[old] = dims.expr_of(table[name])
-    if not mapping:
+        s = table.symbols.get(name)
+        if s is not None and lo <= hi:
+            before = table.range_of(name)
+            table.narrow(name, lo, hi)
+            if table.range_of(name) != before:
+                changed.append(s)
+    if not changed:
         return
+    mapping = {s: dims.expr_of(s) for s in changed}  # the same symbol: each dim over it built again
     memo: Dict[object, object] = {}
 
     def rewrite(d):
@@ -44,7 +40,8 @@ def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
             r = memo[d] = dims.substitute(d, mapping)
         return r
 
-    result.values = {k: resolve_value(v, rewrite) for k, v in result.values.items()}
-    result.subgraph_values = {k: resolve_value(v, rewrite) for k, v in result.subgraph_values.items()}
-    result.derived = {k: rewrite(v) for k, v in result.derived.items()}
+    with table.env:
+        result.values = {k: resolve_value(v, rewrite) for k, v in result.values.items()}
+        result.subgraph_values = {k: resolve_value(v, rewrite) for k, v in result.subgraph_values.items()}
+        result.derived = {k: rewrite(v) for k, v in result.derived.items()}
     result._fresh_of.clear()

@@ -47,8 +47,9 @@ def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, we
             base_dir = os.path.dirname(os.path.abspath(os.fspath(model_or_result)))
         result = infer(model_or_result)
         result.domain()  # its ranges narrow the symbols' min_val/max_val, as annotate's export
-    if dialect == "torch":
-        prog = build(result, user_names=names)
-        return TorchPrinter(prog, result.model, torch_resources(weights, base_dir)).run()
-    prog = build(result, user_names=names, weights=weights, base_dir=base_dir)
-    return Printer(prog, style, generic).run()
+    with result.env:  # the result's ranges: min_val/max_val, and what the printer derives
+        if dialect == "torch":
+            prog = build(result, user_names=names)
+            return TorchPrinter(prog, result.model, torch_resources(weights, base_dir)).run()
+        prog = build(result, user_names=names, weights=weights, base_dir=base_dir)
+        return Printer(prog, style, generic).run()

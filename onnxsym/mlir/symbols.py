@@ -134,12 +134,16 @@ class Symbols:
         return out
 
     def _expression_text(self, d: Dim) -> str:
-        mapping = {}
+        names = {}
         for r in dims.free_symbols(d):
             s = self.by_dim[dims.expr_of(r)]
             if s.name != r.name:
-                mapping[r] = dims.expr_of(dims.Sym(s.name, r.lo, r.hi))
-        return str(dims.substitute(d, mapping))
+                names[r] = s.name
+        if not names:
+            return str(d)
+        # the text only: the renamed symbols get the ranges of those they stand for, there alone
+        with dims.current().child({n: r.range for r, n in names.items()}):
+            return str(dims.substitute(d, {r: dims.expr_of(dims.Sym(n)) for r, n in names.items()}))
 
 
 def bind_map(binding: Sequence[Entry]):

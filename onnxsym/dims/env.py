@@ -1,0 +1,123 @@
+"""The range environment: every symbol's range, by name, and the caches that depend on ranges.
+
+A symbol is its name (``Sym('seq')`` is one object); what it ranges over is a fact
+of an environment (as in torch's ``ShapeEnv``). Every answer the algebra derives from
+ranges (a canonical form, a floor division dropped, a ``max`` decided, a bound) is
+cached in the environment it was derived in, never elsewhere: two inferences with
+another range for ``seq`` share no simplification.
+
+One environment is current (a context variable): ``with env:`` makes ``env`` current
+for a block. :data:`DEFAULT` is current otherwise (plain library use of
+``onnxsym.sym``); inference makes one per run (its :class:`onnxsym.symbols.SymbolTable`
+owns it).
+
+A range may only narrow (:meth:`RangeEnv.declare` in a strict environment refuses to
+widen one): what was proven under the wider range holds under the narrower. Any change
+of a range also drops every cache, so that what is derived next uses the new range.
+A name no declaration gave has the widest range (all of int64): it is recorded, so
+that declaring it later counts as a change.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar, Token
+from typing import Any, Dict, List, Optional, Tuple
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+# The range of a name no declaration gave: every int64 (sound whatever the name means).
+UNDECLARED = (INT64_MIN, INT64_MAX)
+# A cache past this many entries is dropped (recomputing an answer is always right).
+CACHE_LIMIT = 1 << 20
+
+
+class RangeEnv:
+    """Symbol ranges by name, and the algebra's range-dependent caches."""
+
+    __slots__ = ("ranges", "strict", "token", "add", "mul", "canon", "div", "lower", "same", "forms",
+                 "others", "_entered")
+
+    def __init__(self, ranges: Optional[Dict[str, Tuple[int, int]]] = None, strict: bool = True):
+        self.ranges: Dict[str, Tuple[int, int]] = dict(ranges or {})
+        # strict: a range may only narrow (an inference); else a new range replaces the old (library use)
+        self.strict = strict
+        self._entered: List[Token] = []
+        self._drop_caches()
+
+    def _drop_caches(self) -> None:
+        # Objects cache their range with the token of the environment it holds in: a new token
+        # makes every such cached range stale at once.
+        self.token = object()
+        self.add: Dict[tuple, Any] = {}
+        self.mul: Dict[tuple, Any] = {}
+        self.canon: Dict[tuple, Any] = {}  # terms -> the canonical dim (the representation's intern table)
+        self.div: Dict[tuple, Any] = {}
+        self.lower: Dict[tuple, int] = {}
+        self.same: Dict[tuple, bool] = {}
+        self.forms: Dict[tuple, Any] = {}
+        self.others: Dict[str, dict] = {}  # caches of modules built on the algebra, by name
+
+    def range(self, name: str) -> Tuple[int, int]:
+        """The range of the symbol ``name``."""
+        r = self.ranges.get(name)
+        if r is None:
+            r = self.ranges[name] = UNDECLARED
+        return r
+
+    def declare(self, name: str, lo: int, hi: int) -> None:
+        """Give ``name`` the range ``[lo, hi]``. In a strict environment a known range may only
+        narrow (``ValueError`` otherwise); any change drops the caches."""
+        if lo > hi:
+            raise ValueError(f"empty range [{lo}, {hi}] for {name}")
+        old = self.ranges.get(name)
+        if old == (lo, hi):
+            return
+        if old is not None:
+            if self.strict and not old[0] <= lo <= hi <= old[1]:
+                raise ValueError(f"the range of {name} cannot widen from [{old[0]}, {old[1]}] to [{lo}, {hi}] "
+                                 f"here: what was derived under the narrower range would no longer hold")
+            self._drop_caches()
+        self.ranges[name] = (lo, hi)
+
+    def narrow(self, name: str, lo: int, hi: int) -> None:
+        """Intersect the range of ``name`` with ``[lo, hi]``."""
+        olo, ohi = self.range(name)
+        self.declare(name, max(lo, olo), min(hi, ohi))
+
+    def child(self, ranges: Dict[str, Tuple[int, int]]) -> "RangeEnv":
+        """A new environment: these ranges in place of this one's, caches of its own. For asking
+        what holds where a symbol's range is another (``with env.child({'seq': (2, 64)}):``).
+        What is derived there holds where its ranges hold: a dim may leave a child whose ranges
+        are wider than this one's; from a narrower one take decisions out, not dims."""
+        env = RangeEnv(self.ranges, strict=True)
+        env.ranges.update(ranges)
+        return env
+
+    def cache(self, name: str) -> dict:
+        """The cache ``name`` of a module built on the algebra (dropped with the others)."""
+        c = self.others.get(name)
+        if c is None:
+            c = self.others[name] = {}
+        return c
+
+    def __enter__(self) -> "RangeEnv":
+        self._entered.append(_current.set(self))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _current.reset(self._entered.pop())
+
+    def __repr__(self) -> str:
+        return f"RangeEnv({len(self.ranges)} symbols)"
+
+
+def bounded(cache: dict) -> dict:
+    """``cache``, emptied first when it has grown past :data:`CACHE_LIMIT` (call before a store)."""
+    if len(cache) > CACHE_LIMIT:
+        cache.clear()
+    return cache
+
+
+DEFAULT = RangeEnv(strict=False)
+_current: ContextVar[RangeEnv] = ContextVar("onnxsym_range_env", default=DEFAULT)
+current = _current.get
