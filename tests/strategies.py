@@ -92,3 +92,19 @@ def with_reference(leaves, **kw):
 def bindings(ranges):
     """Assignments of the symbols in ``ranges`` (name -> (lo, hi)) to integers in their range."""
     return st.fixed_dictionaries({n: st.integers(lo, hi) for n, (lo, hi) in ranges.items()})
+
+
+def same_after_parsing(x, back) -> bool:
+    """``back`` (``x`` printed, then parsed) is ``x``: ``==`` wherever the algebra decides
+    equality by form (every quasi-affine period at most ``quasi.MAX_PERIOD``); beyond that a
+    function keeps the form its construction gave, so only its values must agree."""
+    from onnxsym.dims import quasi
+    periods = quasi.periods(x)
+    if periods is None or max(periods.values(), default=0) <= quasi.MAX_PERIOD:
+        return back == x
+    syms = sorted(dims.free_symbols(x), key=lambda s: s.name)
+    lo = max([max(s.lo, -150) for s in syms], default=0)
+    hi = min([min(s.hi, 150) for s in syms], default=0)
+    points = [{s: v for s in syms} for v in range(lo, hi + 1)]
+    points += [{s: min(v + i, hi) for i, s in enumerate(syms)} for v in range(lo, hi + 1)]
+    return all(dims.evaluate(x, p) == dims.evaluate(back, p) for p in points)

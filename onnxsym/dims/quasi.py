@@ -174,9 +174,9 @@ def _solve(rows: List[Tuple[int, ...]], rhs: List[int]) -> Optional[List[int]]:
     return [int(x) for x in out] if all(x.denominator == 1 for x in out) else None
 
 
-def _form(steps: Tuple[int, ...]) -> Optional[Form]:
+def _form(steps: Tuple[int, ...]) -> Form:
     """The form of least cost whose steps (differences) are ``steps``, one period of them, among
-    those with up to three divisions (``None`` if there is none)."""
+    those with up to three divisions, else their counting form."""
     period = len(steps)
     levels: Dict[int, int] = {}
     for t, v in enumerate(steps):
@@ -191,7 +191,7 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
     # the searches stay small (each function pays for its search once).
     every = plain + general
-    for size, pool in ((1, every), (2, every if len(every) <= 120 else plain if len(plain) <= 200 else []),
+    for size, pool in ((1, every), (2, every if len(every) <= 200 else plain if len(plain) <= 200 else []),
                        (3, every if len(every) <= 30 else plain if len(plain) <= 40 else [])):
         if len(levels) > 2 ** size:
             continue
@@ -199,7 +199,18 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
                  for f in [_fit(levels, full, list(combo))] if f]
         if found:
             return min(found, key=_cost)
-    return None
+    return _counting_form(steps)
+
+
+def _counting_form(steps: Tuple[int, ...]) -> Form:
+    """The form made of the steps themselves, for a function no small search fits: with
+    ``P = len(steps)``, ``(s + P-1-t)//P`` counts the ``i`` in ``[0, s)`` with ``i % P == t``, so
+    ``f(s) - f(0) == sum(steps[t] * (s + P-1-t)//P)``; those counts add up to ``s``, so the most
+    common step (the least of equally common ones) is taken out as ``k*s``. A function of the
+    steps alone, hence one form per function, which keeps ``==`` complete."""
+    period = len(steps)
+    k = min(set(steps), key=lambda v: (-steps.count(v), v))
+    return k, tuple((period, 1, period - 1 - t, v - k) for t, v in enumerate(steps) if v != k)
 
 
 def _lcm(ns) -> int:
