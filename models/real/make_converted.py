@@ -234,6 +234,28 @@ def tf_models():
 
 
 @maker
+def tf_masked_bilstm():
+    """A masked bidirectional LSTM (Embedding(mask_zero) -> Bidirectional(LSTM)) with attention,
+    pooling and upsampling after it: tf2onnx lowers the masked LSTM to a while Loop whose
+    condition also tests the time step against the sequence length."""
+    import tensorflow as tf
+
+    tf.random.set_seed(0)
+    layers = tf.keras.layers
+    tok = tf.keras.Input((None,), dtype="int32")
+    h = layers.Bidirectional(layers.LSTM(6, return_sequences=True))(layers.Embedding(50, 8, mask_zero=True)(tok))
+    a = layers.Attention(use_scale=True)([h, h])
+    t = layers.TimeDistributed(layers.Dense(5))(layers.RepeatVector(3)(layers.GlobalAveragePooling1D()(a)))
+    outputs = [layers.Permute((2, 1))(t), layers.Reshape((-1, 3))(h),
+               layers.UpSampling1D(2)(layers.MaxPooling1D(2, padding="same")(h))]
+    net = tf.keras.Model(tok, outputs)
+    sig = [tf.TensorSpec([None, None], tf.int32, name="tokens")]
+    m = _tf_convert(tf.function(lambda x: net(x)), sig)
+    yield m, entry("tf_keras_masked_bilstm", "tf2onnx", _tf_source("tf_masked_bilstm"), {"tokens": ["batch", "seq"]},
+                   [{"batch": 1, "seq": 6}, {"batch": 3, "seq": 11}], feeds={"tokens": {"int": [1, 50]}})
+
+
+@maker
 def keras_applications():
     """Two keras.applications architectures with random weights and any image size:
     SAME padding at stride 2 on odd sizes, squeeze-excite, hard-swish, swish."""
