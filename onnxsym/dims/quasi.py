@@ -191,7 +191,7 @@ def _form(steps: Tuple[int, ...]) -> Form:
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
     # the searches stay small (each function pays for its search once).
     every = plain + general
-    for size, pool in ((1, every), (2, every if len(every) <= 200 else plain if len(plain) <= 200 else []),
+    for size, pool in ((1, every), (2, every if len(every) <= 120 else plain if len(plain) <= 200 else []),
                        (3, every if len(every) <= 30 else plain if len(plain) <= 40 else [])):
         if len(levels) > 2 ** size:
             continue

@@ -151,10 +151,15 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
         elif atom.kind in ("min", "max"):
             # rest + k*min(p, q) == min(rest + k*p, rest + k*q) for k > 0 (max for k < 0)
             best = max(best, min(lower_bound(add(rest, mul(k, arg)), depth - 1) for arg in atom.args))
-    if best < 0 and any(len(m) > 1 for m, _ in d.terms):
+    # Few terms only: each atom splits the sum and recurses, which a long sum cannot afford.
+    if best < 0 and len(d.terms) <= MONOTONE_TERMS and any(len(m) > 1 for m, _ in d.terms):
         best = max(best, _monotone_lower_bound(d, depth))
     bounded(cache)[key] = best
     return best
+
+
+# The longest sum the monotone bound splits (a product of two differences has four terms).
+MONOTONE_TERMS = 8
 
 
 def _monotone_lower_bound(d: Dim, depth: int) -> int:
