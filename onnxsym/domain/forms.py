@@ -170,16 +170,8 @@ def _monotone_range(g: Dim, s: Sym) -> Optional[Form]:
             else:
                 b = m - 1
         return Form("range", s.name, lo, a)
-    if not ok(hi):
-        return Form("range", s.name, hi + 1, hi)  # never
-    a, b = lo, hi  # find the first ok
-    while a < b:
-        m = (a + b) // 2
-        if ok(m):
-            b = m
-        else:
-            a = m + 1
-    return Form("range", s.name, a, hi)
+    first = _first_where(ok, lo, hi)
+    return Form("range", s.name, hi + 1, hi) if first is None else Form("range", s.name, first, hi)
 
 
 def _monotone(d: Dim, s: Sym) -> Optional[int]:
