@@ -208,6 +208,8 @@ class Engine:
         base += f"_d{axis}" if axis is not None else "_n"
         s = self.table.fresh(base, lo, hi, f"fresh: {node.op_type} '{node.name}'", taken=self.fresh)
         out_name = node.output_names[output] if output < node.num_outputs else ""
+        if self.table.env.over:
+            reason += f" (the algebra's work bound ran out: {', '.join(sorted(self.table.env.over))})"
         self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(s)
 
@@ -342,6 +344,9 @@ class Engine:
     def run(self) -> None:
         with self.table.env:  # the run's ranges, and every cache derived from them
             self._run()
+        if self.table.env.over:  # a bounded search gave up somewhere (its answers stay sound)
+            self.warnings.append(f"the algebra's work bound ran out ({', '.join(sorted(self.table.env.over))}): "
+                                 f"some dims may be fresh symbols that a longer search would have resolved")
 
     def _run(self) -> None:
         g, main = self.model.graph, self.main

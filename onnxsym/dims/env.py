@@ -35,13 +35,16 @@ class RangeEnv:
     """Symbol ranges by name, and the algebra's range-dependent caches."""
 
     __slots__ = ("ranges", "strict", "token", "add", "mul", "canon", "div", "lower", "same", "forms",
-                 "others", "_entered")
+                 "others", "work", "over", "_entered")
 
     def __init__(self, ranges: Optional[Dict[str, Tuple[int, int]]] = None, strict: bool = True):
         self.ranges: Dict[str, Tuple[int, int]] = dict(ranges or {})
         # strict: a range may only narrow (an inference); else a new range replaces the old (library use)
         self.strict = strict
         self._entered: List[Token] = []
+        # work spent by each bounded search (see spend); kept when the caches drop
+        self.work: Dict[str, int] = {}
+        self.over: set = set()  # the searches whose budget ran out
         self._drop_caches()
 
     def _drop_caches(self) -> None:
@@ -92,6 +95,22 @@ class RangeEnv:
         env = RangeEnv(self.ranges, strict=True)
         env.ranges.update(ranges)
         return env
+
+    def spend(self, search: str, units: int, budget: int) -> bool:
+        """Charge ``units`` of work to ``search`` in this environment: False once the total passes
+        ``budget``, and then the search gives its answer for "not found" (no canonical form, a
+        weaker bound), which is always sound. Every search of the algebra that can grow with its
+        input has a budget, so that no model makes inference run without end. The library's
+        own environment (DEFAULT, not strict) lives as long as the process: there each call is
+        bounded by the search itself, never by what earlier calls spent."""
+        if not self.strict:
+            return True
+        used = self.work.get(search, 0) + units
+        self.work[search] = used
+        if used <= budget:
+            return True
+        self.over.add(search)
+        return False
 
     def cache(self, name: str) -> dict:
         """The cache ``name`` of a module built on the algebra (dropped with the others)."""

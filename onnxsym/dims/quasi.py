@@ -28,6 +28,15 @@ from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _Op
 MAX_PERIOD = 64
 # Largest box of points evaluated to decide that a quasi-affine dim is zero.
 MAX_POINTS = 4096
+# Work bound of the search for canonical forms (_form), in candidate combinations of
+# divisions, per inference. One function's search is bounded by the pool sizes in _form (at
+# most ~10000 candidates); a model whose values make many new periodic functions (a wrap of a
+# wrap in int8, each Slice bound a new one) would still search without end. Past the budget a
+# function keeps the form its construction gave (as one of a period past MAX_PERIOD does):
+# == may then miss an equality, which try_eq still decides. The real corpus spends at most
+# about a tenth of it.
+FORM_SEARCH = "quasi-affine forms"
+CANDIDATES_BUDGET = 400_000
 
 Periods = Dict[Sym, int]
 
@@ -174,9 +183,10 @@ def _solve(rows: List[Tuple[int, ...]], rhs: List[int]) -> Optional[List[int]]:
     return [int(x) for x in out] if all(x.denominator == 1 for x in out) else None
 
 
-def _form(steps: Tuple[int, ...]) -> Form:
+def _form(steps: Tuple[int, ...]) -> Optional[Form]:
     """The form of least cost whose steps (differences) are ``steps``, one period of them, among
-    those with up to three divisions, else their counting form."""
+    those with up to three divisions, else their counting form; None when the search would pass
+    its budget (CANDIDATES_BUDGET)."""
     period = len(steps)
     levels: Dict[int, int] = {}
     for t, v in enumerate(steps):
@@ -186,15 +196,23 @@ def _form(steps: Tuple[int, ...]) -> Form:
     full = (1 << period) - 1
     divisors = [d for d in range(2, period + 1) if period % d == 0]
     plain = [((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d)]
-    general = [((d, u, j), _steps(d, u, j, period)) for d in divisors if period <= 32 for u in range(2, d)
+    general = [((d, u, j), _steps(d, u, j, period)) for d in divisors for u in range(2, d)
                if math.gcd(u, d) == 1 for j in range(d)]
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
-    # the searches stay small (each function pays for its search once).
+    # the searches stay small (each function pays for its search once). One division is
+    # searched among all (a wrap of 100*s in int8 is 100*s - 256*((25*s + 32)//64)), more only
+    # among plain ones past a period of 32.
     every = plain + general
-    for size, pool in ((1, every), (2, every if len(every) <= 120 else plain if len(plain) <= 200 else []),
-                       (3, every if len(every) <= 30 else plain if len(plain) <= 40 else [])):
+    env = current()
+    if period > 32:
+        general = []
+    for size, pool in ((1, every), (2, plain + general if len(plain + general) <= 120 else plain if len(plain) <= 200 else []),
+                       (3, plain + general if len(plain + general) <= 30 else plain if len(plain) <= 40 else [])):
         if len(levels) > 2 ** size:
             continue
+        candidates = math.comb(len(pool), size)
+        if not env.spend(FORM_SEARCH, candidates, CANDIDATES_BUDGET):
+            return None
         found = [f for combo in itertools.combinations(pool, size) if _lcm(d for (d, _, _), _ in combo) == period
                  for f in [_fit(levels, full, list(combo))] if f]
         if found:
@@ -227,6 +245,8 @@ def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Option
     if key in cache:
         return cache[key]
     out = None
+    if FORM_SEARCH in current().over:
+        return None  # the budget of this inference is spent
     bound = 1
     for atom, _ in items:
         ps = atom_periods(atom)

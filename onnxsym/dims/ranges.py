@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .env import bounded, current
 from .expr import (
     INT64_MAX,
     Atom,
     Dim,
+    Expr,
     Terms,
     _atom_expr,
     Sym,
@@ -89,6 +90,8 @@ def range_of(d: Dim) -> Tuple[int, int]:
     if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
         # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
         r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
+        if _spent():
+            return r  # a weaker range than the full search gives: not kept
     d._range = r
     d._token = token
     return r
@@ -114,6 +117,15 @@ def try_le(a: Dim, b: Dim) -> Optional[bool]:
     return None
 
 
+# Work bound of lower_bound: the sums one call builds, with every call it makes (through
+# range_of too). Each level splits a sum at each of its terms, so a long sum of divisions
+# (a wrap of a wrap in int8) would build terms**depth sums. Past the bound the interval
+# range stands in (sound, only weaker) and the answer is not cached. The most one call of
+# the real corpus (models/) builds is 67.
+LOWER_BOUND_WORK = 1000
+_work: List[int] = []  # the work left to the outermost call in progress (empty: none)
+
+
 def lower_bound(d: Dim, depth: int = 3) -> int:
     """A lower bound of ``d``, tighter than its interval range where the terms are related.
 
@@ -123,6 +135,21 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     """
     if isinstance(d, int):
         return d
+    if _work:
+        return _lower_bound(d, depth)
+    _work.append(LOWER_BOUND_WORK)
+    try:
+        return _lower_bound(d, depth)
+    finally:
+        _work.pop()
+
+
+def _spent() -> bool:
+    """Whether the lower_bound call in progress has used up its work (see LOWER_BOUND_WORK)."""
+    return bool(_work) and _work[0] <= 0
+
+
+def _lower_bound(d: Expr, depth: int) -> int:
     env = current()
     if depth == 0:
         return _poly_range(d.terms, env.token)[0]
@@ -131,6 +158,10 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     r = cache.get(key)
     if r is not None:
         return r
+    _work[0] -= len(d.terms)  # the sums this call builds
+    if _work[0] < 0:
+        env.over.add("lower bounds")
+        return _poly_range(d.terms, env.token)[0]
     best = _poly_range(d.terms, env.token)[0]
     for m, k in d.terms:
         if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
@@ -154,7 +185,8 @@ def lower_bound(d: Dim, depth: int = 3) -> int:
     # Few terms only: each atom splits the sum and recurses, which a long sum cannot afford.
     if best < 0 and len(d.terms) <= MONOTONE_TERMS and any(len(m) > 1 for m, _ in d.terms):
         best = max(best, _monotone_lower_bound(d, depth))
-    bounded(cache)[key] = best
+    if not _spent():
+        bounded(cache)[key] = best
     return best
 
 
