@@ -24,7 +24,7 @@ from onnx import TensorProto
 
 from . import dims
 from .dims import structure
-from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, is_dim
+from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim
 
 # bfloat16 has no numpy type of its own: not folded.
 NP_FLOAT: Dict[int, Type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
@@ -101,7 +101,7 @@ def _exact(node, d, dtype: int, op: str):
         return float(d) if abs(d) <= FLOAT_EXACT[dtype] else None
     lo, hi = dims.range_of(d)
     exact = FLOAT_EXACT[dtype]
-    if lo < 0 or (hi > exact and exact < SMALLEST_ASSUMABLE):
+    if lo < 0 or (hi > exact and (exact < SMALLEST_ASSUMABLE or not assumable(d, exact))):
         return None
     if hi > exact:
         node.assume_at_most(d, exact, f"{op} of sizes in float is exact only within the mantissa")
@@ -172,10 +172,48 @@ def _scaled(node, d, c: float, dtype: int):
     return _quotient(node, dims.mul(a, d), b, dtype, "Mul")
 
 
+# The element types of onnxruntime's CPU Range kernel whose arithmetic is mirrored here.
+_RANGE_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
+
+
+def range_values(dtype: int, start: float, limit: float, delta: float, keep: int):
+    """A float Range of constant bounds as onnxruntime's CPU kernel computes it:
+    ``(count, elements)``, the elements None past ``keep`` of them; None where the count is
+    not known (delta 0, a count not finite or past int64, or a type without that kernel).
+
+    onnxruntime's count is ``ceil((1.0 * (limit - start)) / delta)``: the difference in the
+    tensor's type, the quotient in double. Its elements are ``start`` then ``value += delta``,
+    each sum rounded to the type: float32 Range(0, 1, 0.1) has 0.80000007 as element 8, not
+    ``0 + 8*0.1``; Mul 5 and Ceil then give 5, not 4."""
+    if dtype not in _RANGE_TYPES:
+        return None  # float16, bfloat16: onnxruntime has no kernel, other runtimes differ
+    t = NP_FLOAT[dtype]
+    s, lim, d = t(start), t(limit), t(delta)
+    with np.errstate(all="ignore"):
+        span = t(lim - s)
+    if d == 0 or not all(math.isfinite(x) for x in (float(s), float(d), float(span))):
+        return None
+    q = float(span) / float(d)
+    if not math.isfinite(q) or not -2.0**63 <= math.ceil(q) < 2.0**63:
+        return None  # the kernel's cast to int64 is undefined there
+    n = max(math.ceil(q), 0)
+    if n > keep:
+        return n, None
+    out = []
+    v = s
+    with np.errstate(all="ignore"):
+        for _ in range(n):
+            out.append(float(v))
+            v = t(v + d)
+    return n, tuple(out)
+
+
 def range_length(node, dtype: int, start, limit, delta) -> Optional[dims.Dim]:
     """The length of a float Range, ``max(0, ceil((limit - start) / delta))``, when start and
     delta are integral floats (delta > 0) and limit an integral float or expression;
-    onnxruntime subtracts in the tensor's type, exact within the mantissa."""
+    onnxruntime subtracts in the tensor's type, exact within the mantissa, and divides in
+    double, exactly rounded: the ceiling of an integer quotient below 2**53 is exact (see
+    Quotient)."""
     s, l, d = _integral(start), _integral(limit), _integral(delta)
     if dtype not in FLOAT_TYPES or s is None or l is None or not isinstance(s, int) \
             or not isinstance(d, int) or d <= 0:

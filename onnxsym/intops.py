@@ -6,8 +6,8 @@ truncates toward zero, ``Mod`` follows the divisor's sign (``fmod=0``) or the
 dividend's (``fmod=1``), and every result wraps to the type's width (uint8 ``1 - 2``
 is 255). Each function here returns the exact element, or ``None`` when it cannot be
 known exactly; a symbolic element kept in a 32-bit type records the bound under which
-it does not wrap (``x <= 2**31 - 1``), as the float32 sizes of Resize do, and one in a
-narrower type wraps exactly (``x % 256``).
+it does not wrap (``x <= 2**31 - 1``), as the float32 sizes of Resize do, where that bound
+is :func:`assumable`; else, and in a narrower type, it wraps exactly (``x % 256``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,24 @@ FLOAT_EXACT: Dict[int, int] = {TensorProto.FLOAT: 2**24, TensorProto.DOUBLE: 2**
                TensorProto.BFLOAT16: 2**8}
 # A bound below this would be one a real model passes: no bound, the value is unknown.
 SMALLEST_ASSUMABLE = 2**20
+
+
+def assumable(d: Dim, hi: int) -> bool:
+    """Whether the bound ``d <= hi`` may be assumed (recorded) rather than the value given up:
+    it must hold while any one symbol of ``d`` grows to SMALLEST_ASSUMABLE with the others at
+    their least, so that it excludes only sizes no real model has. ``2**24*seq <= 2**31 - 1``
+    (``seq <= 127``) is not assumable; ``batch*seq <= 2**31 - 1`` is."""
+    if isinstance(d, int):
+        return d <= hi
+    syms = dims.free_symbols(d)
+    env = dims.current()
+    for s in syms:
+        least = {t: t.lo for t in syms if t is not s}
+        top = max(s.lo, min(s.hi, SMALLEST_ASSUMABLE))
+        with env.child({s.name: (s.lo, top)}):
+            if dims.range_of(dims.substitute(d, least))[1] > hi:
+                return False
+    return True
 
 
 def is_dim(v) -> bool:
@@ -65,13 +83,28 @@ def fit(node, v: Dim, dtype: int, why: str) -> Optional[Dim]:
         return v
     if dtype == TensorProto.UINT64:
         return None  # 2**64 + v would pass int64, which every dim is
-    if hi - lo < SMALLEST_ASSUMABLE or (below and lo == 0):
-        return dims.add(lo, dims.mod(dims.sub(v, lo), hi - lo + 1))
+    if hi - lo < SMALLEST_ASSUMABLE or (below and lo == 0) \
+            or (below and not assumable(dims.neg(v), -lo)) or (above and not assumable(v, hi)):
+        # a bound would be one a real size passes (int32 ``2**24*seq``): wrap it exactly
+        return _wrapped(v, lo, hi)
     if below:
         node.assume_at_most(dims.neg(v), -lo, f"{why}: onnxruntime wraps it below {lo}")
     if above:
         node.assume_at_most(v, hi, f"{why}: onnxruntime wraps it above {_power_text(hi)}")
     return v
+
+
+# The largest element (in absolute value) of a wrapped form that is wrapped again: a wrap of
+# a wrap (``100*((seq + 128) % 256 - 128)`` in int8) grows periodic terms whose canonical
+# forms the algebra searches for; past this the element is not followed (``None``).
+MAX_REWRAP_TERMS = 8
+
+
+def _wrapped(v: Dim, lo: int, hi: int) -> Optional[Dim]:
+    """``v`` as two's complement in ``[lo, hi]``: ``lo + (v - lo) % 2**bits``."""
+    if isinstance(v, dims.Expr) and len(v.terms) > MAX_REWRAP_TERMS:
+        return None
+    return dims.add(lo, dims.mod(dims.sub(v, lo), hi - lo + 1))
 
 
 def _power_text(hi: int) -> str:
@@ -92,7 +125,8 @@ def as_float(node, v: Dim, dtype: int) -> Optional[object]:
     lo, hi = dims.range_of(v)
     if lo >= -exact and hi <= exact:
         return v
-    if exact < SMALLEST_ASSUMABLE:
+    if exact < SMALLEST_ASSUMABLE or (lo < -exact and not assumable(dims.neg(v), exact)) \
+            or (hi > exact and not assumable(v, exact)):
         return None
     if lo < -exact:
         node.assume_at_most(dims.neg(v), exact, "an integer cast to float is exact only within its mantissa")

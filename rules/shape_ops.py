@@ -619,9 +619,12 @@ def range_rule(node):
     start, limit, delta = (v[0] for v in vals)
     if dtype in FLOAT_TYPES or any(isinstance(v, float) for v in (start, limit, delta)):
         if all(isinstance(v, (int, float)) for v in (start, limit, delta)):
-            import math
-            n = max(int(math.ceil((limit - start) / delta)), 0)
-            return [Tensor(dtype, (n,), _keep(tuple(start + i * delta for i in range(n))) if n <= MAX_VALUE_ELEMENTS else None)]
+            got = floatops.range_values(dtype, start, limit, delta, MAX_VALUE_ELEMENTS)
+            if got is None:
+                return [Tensor(dtype, (node.fresh(f"Range({start}, {limit}, {delta}) in {intops.type_name(dtype)}: "
+                                                  f"onnxruntime's count is not defined or not known", 0, 0),))]
+            n, elements = got
+            return [Tensor(dtype, (n,), elements)]
         n = floatops.range_length(node, dtype, start, limit, delta)
         return [Tensor(dtype, (n if n is not None else node.fresh("range of float bounds", 0, 0),))]
     up = dims.try_lt(0, delta)
@@ -700,6 +703,9 @@ def _cast_value(node, value, src, dst):
     if src == dst:  # (a bool cast to bool: torch's exports do it before an If)
         return value
     if src in intops.INT_TYPES:
+        (slo, shi), (dlo, dhi) = intops.INT_RANGES[src], intops.INT_RANGES.get(dst, (1, 0))
+        if dlo <= slo and shi <= dhi:
+            return value  # a widening cast: every element of src is one of dst
         if dst in intops.INT_TYPES:
             convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731
         elif dst in FLOAT_TYPES:
