@@ -116,11 +116,9 @@ def _conv_out(node, in_dims, kernel):
     return out
 
 
-# Integers up to 2**24 are exact in float32.
+# Integers up to 2**24 are exact in float32. A float32 size formula exact up to a bound
+# intops.assumable allows is taken as exact, with the bound recorded as an assumption.
 FLOAT32_EXACT = 2 ** 24
-# A float32 size formula exact up to at least this is taken as exact, with the bound
-# recorded as an assumption; a smaller bound is one a real model may pass.
-ASSUMABLE_BOUND = 2 ** 20
 
 
 def _pool_out(node, in_dims, kernel, ceil_mode):
@@ -146,7 +144,8 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
             out.append(intops.trunc_div(n, s) + 1)
             continue
         lo, hi = dims.range_of(n)
-        if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT:
+        if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT or \
+                (hi > FLOAT32_EXACT and not intops.assumable(n, FLOAT32_EXACT)):
             out.append(node.fresh(f"ceil_mode pool size over {n}: onnxruntime rounds it through "
                                   f"float32, exact only within +-2**24", 0, i + 2))
             continue
@@ -395,7 +394,7 @@ def _scaled(node, d, scale, axis):
     # or p*d <= 2**24 for an integral scale (the product is then an exact integer).
     bound = FLOAT32_EXACT if q == 1 else FLOAT32_EXACT - 1
     lo, hi = dims.range_of(d)
-    if lo < 0 or p * lo > bound or bound // p < min(hi, ASSUMABLE_BOUND):
+    if lo < 0 or p * lo > bound or (p * hi > bound and not intops.assumable(d, bound // p)):
         return node.fresh(f"Resize of {d} by scale {float(s)!r}: onnxruntime computes the size in float32, "
                           f"equal to floor({d}*{float(s)!r}) only while {d} <= {bound // p}", 0, axis)
     if p * hi > bound:

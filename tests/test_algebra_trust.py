@@ -202,3 +202,24 @@ def test_a_spent_search_budget_gives_sound_dims_and_says_so(monkeypatch):
     m = model(nodes, INPUTS, ["w"], [kk])
     res = check(m, random_cases(INPUTS, _sizes(1, 2, 3, 64, 200)), values=["w"])
     assert any("work bound ran out" in w for w in res.warnings), res.warnings
+
+
+def _no_tiny_bound(res):
+    """Every bound the result assumes excludes only sizes where one symbol passes 2**20."""
+    with res.env:
+        tiny = [c for c in res.constraints if c.kind == "bound" and not intops.assumable(c.lhs, c.rhs)]
+    assert not tiny, tiny
+
+
+def test_float32_sizes_of_a_scaled_dim_assume_no_tiny_bound():
+    # Tile by 1024 then a ceil_mode pool and a Resize by 1.5: floor(1.5*1024*h) in float32 is
+    # exact only while h <= 10922, the pool's float32 size while h <= 16384: not assumed
+    inputs = [("x", F, [1, 1, "h", 2])]
+    inits = [init("reps", np.array([1, 1, 1024, 1], np.int64)), init("roi", np.array([], np.float32)),
+             init("sc", np.array([1, 1, 1.5, 1], np.float32))]
+    nodes = [helper.make_node("Tile", ["x", "reps"], ["t"]),
+             helper.make_node("MaxPool", ["t"], ["p"], kernel_shape=[3, 1], strides=[2, 1], ceil_mode=1),
+             helper.make_node("Resize", ["t", "roi", "sc"], ["r"], mode="nearest")]
+    res = check(model(nodes, inputs, ["p", "r"], inits, opset=13),
+                random_cases(inputs, [{"h": 1}, {"h": 3}]), fresh_ok=["p", "r"])
+    _no_tiny_bound(res)
