@@ -16,6 +16,7 @@ dims that are sums of such parts are therefore ``==`` exactly when they are equa
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -194,20 +195,18 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
     if len(levels) == 1:
         return steps[0], ()
     full = (1 << period) - 1
-    divisors = [d for d in range(2, period + 1) if period % d == 0]
-    plain = [((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d)]
-    general = [((d, u, j), _steps(d, u, j, period)) for d in divisors for u in range(2, d)
-               if math.gcd(u, d) == 1 for j in range(d)]
+    plain, general, by_mask = _pools(period)
+    # one division steps by m exactly where the function steps to one of its two levels
+    whole = tuple(c for mask in levels.values() for c in by_mask.get(mask, ())) if len(levels) == 2 else ()
     # n divisions take at most 2**n step values, and the lcm of their divisors is the period;
-    # the searches stay small (each function pays for its search once). One division is
-    # searched among all (a wrap of 100*s in int8 is 100*s - 256*((25*s + 32)//64)), more only
-    # among plain ones past a period of 32.
-    every = plain + general
+    # the searches stay small (each function pays for its search once). One division (its
+    # divisor the period) is searched among all (a wrap of 100*s in int8 is
+    # 100*s - 256*((25*s + 32)//64)), more only among plain ones past a period of 32.
     env = current()
     if period > 32:
-        general = []
-    for size, pool in ((1, every), (2, plain + general if len(plain + general) <= 120 else plain if len(plain) <= 200 else []),
-                       (3, plain + general if len(plain + general) <= 30 else plain if len(plain) <= 40 else [])):
+        general = ()
+    for size, pool in ((1, whole), (2, plain + general if len(plain + general) <= 120 else plain if len(plain) <= 200 else ()),
+                       (3, plain + general if len(plain + general) <= 30 else plain if len(plain) <= 40 else ())):
         if len(levels) > 2 ** size:
             continue
         candidates = math.comb(len(pool), size)
@@ -218,6 +217,23 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
         if found:
             return min(found, key=_cost)
     return _counting_form(steps)
+
+
+@functools.lru_cache(maxsize=None)
+def _pools(period: int) -> Tuple[Tuple, Tuple, Dict[int, Tuple]]:
+    """The divisions ``(u*s + j)//d`` a search over ``period`` draws from, each with its step
+    mask: the plain ones (u == 1), the general ones (u > 1), and by step mask all those whose
+    divisor is the period (one division alone must have it). A function of the period only
+    (MAX_PERIOD at most)."""
+    divisors = [d for d in range(2, period + 1) if period % d == 0]
+    plain = tuple(((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d))
+    general = tuple(((d, u, j), _steps(d, u, j, period)) for d in divisors for u in range(2, d)
+                    if math.gcd(u, d) == 1 for j in range(d))
+    by_mask: Dict[int, Tuple] = {}
+    for c in plain + general:
+        if c[0][0] == period:
+            by_mask[c[1]] = by_mask.get(c[1], ()) + (c,)
+    return plain, general, by_mask
 
 
 def _counting_form(steps: Tuple[int, ...]) -> Form:
