@@ -94,15 +94,15 @@ def fit(node, v: Dim, dtype: int, why: str) -> Optional[Dim]:
     return v
 
 
-# The largest element (in absolute value) of a wrapped form that is wrapped again: a wrap of
-# a wrap (``100*((seq + 128) % 256 - 128)`` in int8) grows periodic terms whose canonical
-# forms the algebra searches for; past this the element is not followed (``None``).
-MAX_REWRAP_TERMS = 8
+# The most terms of an element wrapped exactly: each wrap adds a periodic division whose
+# canonical form the algebra searches for, and a chain of wraps (int8 Mul, Add, Mul, ...)
+# would grow them without end; past this the element is not followed (``None``).
+MAX_WRAP_TERMS = 8
 
 
 def _wrapped(v: Dim, lo: int, hi: int) -> Optional[Dim]:
     """``v`` as two's complement in ``[lo, hi]``: ``lo + (v - lo) % 2**bits``."""
-    if isinstance(v, dims.Expr) and len(v.terms) > MAX_REWRAP_TERMS:
+    if isinstance(v, dims.Expr) and len(v.terms) > MAX_WRAP_TERMS:
         return None
     return dims.add(lo, dims.mod(dims.sub(v, lo), hi - lo + 1))
 
