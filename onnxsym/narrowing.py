@@ -56,6 +56,7 @@ def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> Tuple[int, int]:
     if not _reaches(d, lo, s, last):
         raise Unreachable(f"{d} < {lo} for every {s.name} in [{s.lo}, {s.hi}]")
     bad, good = first, last  # d < lo is proven at bad, and at every value before it
+    # a bisection: its work is bounded by the range's width, at most 64 halvings of int64
     while abs(good - bad) > 1:
         mid = (bad + good) // 2
         if _reaches(d, lo, s, mid):

@@ -89,8 +89,16 @@ def range_of(d: Dim) -> Tuple[int, int]:
     r = _poly_range(d.terms, token)
     if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
         # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
-        r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
-        if _spent():
+        outer = not _work
+        if outer:  # one budget for both bounds, so that a spent one is seen here
+            _work.append(LOWER_BOUND_WORK)
+        try:
+            r = max(r[0], lower_bound(d)), min(r[1], -lower_bound(neg(d)))
+            spent = _spent()
+        finally:
+            if outer:
+                _work.pop()
+        if spent:
             return r  # a weaker range than the full search gives: not kept
     d._range = r
     d._token = token
@@ -123,7 +131,8 @@ def try_le(a: Dim, b: Dim) -> Optional[bool]:
 # range stands in (sound, only weaker) and the answer is not cached. The most one call of
 # the real corpus (models/) builds is 67.
 LOWER_BOUND_WORK = 1000
-_work: List[int] = []  # the work left to the outermost call in progress (empty: none)
+# the work left to the outermost call in progress (empty: none); inference runs on one thread
+_work: List[int] = []
 
 
 def lower_bound(d: Dim, depth: int = 3) -> int:
