@@ -142,6 +142,29 @@ def _print_domain(domain, limit: int = 5) -> None:
         click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
 
 
+def _dynamic_opt(f):
+    return click.option("--dynamic", "dynamic", multiple=True, metavar="INPUT:AXIS=NAME",
+                        help="Take a static graph-input dim as the symbol NAME (repeatable): the domain then says "
+                             "whether the graph runs at other sizes, and which nodes pin it.")(f)
+
+
+def _dynamic(specs):
+    from onnxsym import dynamic
+
+    return dynamic.collect(specs) or None
+
+
+def _pins_line(result, domain) -> Optional[str]:
+    """One line naming the declared symbols the domain pins or ties (None: none is)."""
+    from onnxsym.pins import pins_of
+
+    pins = pins_of(result, domain)
+    if not pins:
+        return None
+    what = "; ".join(f"{p.what} ({p.op_type} '{p.node}')" if p.op_type else f"{p.what} ({p.node})" for p in pins)
+    return f"  pinned: {what}: the model declares {'it' if len(pins) == 1 else 'them'} dynamic but runs only there"
+
+
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model.
     References to external weights are kept: OUT's folder must hold them."""
@@ -206,8 +229,9 @@ def main(ctx, debug) -> None:
                    "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+@_dynamic_opt
 def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
-             keep_declared_names, quiet, mlir_out):
+             keep_declared_names, quiet, mlir_out, dynamic):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -223,8 +247,11 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         raise click.UsageError(f"{target} exists; use --force to replace it")
     if mlir_out and not force and os.path.exists(mlir_out):
         raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
+    dyn = _dynamic(dynamic)
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+                       constant_initializers=constant_initializers, dynamic=dyn))
+    if dyn:
+        api.refuse_pinned(result, dyn)  # written with those dims symbolic, it would fail at other sizes
     from onnxsym.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
@@ -243,6 +270,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    pinned = _pins_line(result, domain)
+    if pinned:
+        click.echo(pinned)
     for u in unresolved[:5]:
         p = u.provenance[0]
         where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
@@ -330,20 +360,26 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
+@click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
+              help="Do not fail when the domain pins this declared symbol to a few sizes or ties it to another "
+                   "(glob; repeatable).")
 @_bind_opt
 @_allow_zero_opt
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, bind,
-          allow_zero, constant_initializers, quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, allow_pinned,
+          bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
     and provenance), the model declares a shape its graph contradicts (a stale
-    declaration) or the model is not valid for every size --require gives
-    (naming the first condition that cuts them and its node), 2 on an error
+    declaration), the model is not valid for every size --require gives
+    (naming the first condition that cuts them and its node), or its domain
+    pins a symbol the model declares dynamic (batch == 1: a baked view(1, ...),
+    a folded Shape; or ties it to another: height == width), 2 on an error
     (bad file, contradiction).
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
@@ -352,8 +388,9 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 
     required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require").items())
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale,
-                                     required)
+                                     required, tuple(allow_pinned))
     b = _bindings(bind)
+    dyn = _dynamic(dynamic)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
     for m in models:
@@ -361,7 +398,7 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
         try:
             reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
                                                     constant_initializers=constant_initializers,
-                                                    allow_zero=allow_zero))
+                                                    allow_zero=allow_zero, dynamic=dyn))
         finally:
             bar.close()
     if fmt == "json":
@@ -449,8 +486,9 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_verbose
-def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, verbose):
+def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose):
     """Print the input sizes MODEL is valid for: ranges, divisibility, equalities
     and what does not simplify, each with the nodes it comes from and why.
 
@@ -459,13 +497,19 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     import json
 
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+                       constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
     d = result.domain()
     if fmt == "json":
-        click.echo(json.dumps({"model": model, **d.to_json()}, indent=2))
+        from onnxsym.pins import pins_of
+
+        click.echo(json.dumps({"model": model, **d.to_json(), "pinned": [p.to_json() for p in pins_of(result, d)]},
+                              indent=2))
         return
     symbols = ", ".join(d.symbols) or "no input symbol"
     click.echo(f"{model}: {len(d.conditions)} condition{'s' if len(d.conditions) != 1 else ''} on {symbols}")
+    pinned = _pins_line(result, d)
+    if pinned:
+        click.echo(pinned)
     for c in d.conditions:
         click.echo(f"  {c.describe() if not verbose else ('assumed ' if c.assumed else '') + c.text}")
         if verbose:
