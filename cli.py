@@ -360,6 +360,8 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="OLD",
+              help="Also fail when a model's contract breaks OLD's (as `onnxsym diff OLD MODEL`).")
 @click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
               help="Do not fail when the domain pins this declared symbol to a few sizes or ties it to another "
                    "(glob; repeatable).")
@@ -369,8 +371,8 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @_dynamic_opt
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, allow_pinned,
-          bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
+          allow_pinned, bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
@@ -398,7 +400,7 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
         try:
             reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
                                                     constant_initializers=constant_initializers,
-                                                    allow_zero=allow_zero, dynamic=dyn))
+                                                    allow_zero=allow_zero, dynamic=dyn, baseline=baseline))
         finally:
             bar.close()
     if fmt == "json":
@@ -518,6 +520,61 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
             if c.assumed:
                 click.echo(f"    assumed: {c.assumed}")
     click.echo("  ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in d.ranges.items()))
+
+
+@main.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--bind", multiple=True, metavar="NAME=INT",
+              help="Compare the cost (parameters, KV cache, peak memory) at these sizes (the old model's names).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="text; json (one document); github (GitHub Actions annotations).")
+@_allow_zero_opt
+@_constant_inits
+@_verbose
+def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
+    """Compare the symbolic contract of two versions of a model: input and output shapes,
+    the domain, unresolved and pinned symbols, and the cost at --bind sizes.
+
+    Exit 1 when NEW breaks a caller of OLD (a dim made static or changed, the domain
+    narrowed, a symbol pinned, dims left unresolved, a bigger KV cache), each shown at
+    sizes where the two differ; 0 otherwise; 2 on an error. Renamed symbols are matched
+    by their place in the graph inputs. Example: onnxsym diff v1.onnx v2.onnx --bind batch=1 --bind seq=128
+    """
+    from onnxsym import contract
+
+    b = _bindings(bind)
+    kw = dict(allow_zero=allow_zero, constant_initializers=constant_initializers)
+    before = contract.contract_of(old, **kw)
+    after = contract.contract_of(new, **kw)
+    names = contract.symbol_map(before, after)
+    if b:
+        before.cost = contract._cost_at(old, b, kw)
+        after.cost = contract._cost_at(new, {names.get(k, k): v for k, v in b.items()}, kw)
+    changes = contract.compare(before, after)
+    findings = [c for c in changes if c.finding]
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps({"old": old, "new": new, "symbols": names, "findings": len(findings),
+                               "changes": [c.to_json() for c in changes]}, indent=2))
+    elif fmt == "github":
+        from onnxsym.report import gh_command
+
+        for c in changes:
+            if c.finding or verbose:
+                click.echo(gh_command("error" if c.finding else "notice", new, f"onnxsym: contract {c.kind}",
+                                      c.describe()))
+    else:
+        renamed = {k: v for k, v in names.items() if k != v}
+        click.echo(f"{old} -> {new}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+                   + (f", {len(changes) - len(findings)} other change{'s' if len(changes) - len(findings) != 1 else ''}"
+                      if len(changes) > len(findings) else "")
+                   + (f"; symbols renamed: {', '.join(f'{k} -> {v}' for k, v in renamed.items())}" if renamed else ""))
+        for c in changes:
+            if c.finding or verbose:
+                click.echo(f"  {'finding' if c.finding else 'change'}: {c.describe()}")
+    sys.exit(1 if findings else 0)
 
 
 @main.command()

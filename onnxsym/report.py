@@ -98,6 +98,8 @@ class ModelReport:
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
     outside: Optional[Dict[str, object]] = None
     pinned: List[Pinned] = field(default_factory=list)
+    # --baseline OLD: how this model's contract differs from OLD's (onnxsym.contract.Change)
+    contract: List[Any] = field(default_factory=list)
 
     @property
     def failing(self) -> List[Entry]:
@@ -121,11 +123,13 @@ class ModelReport:
             return "unresolved"
         if self.failing_pinned:
             return "pinned"
+        if any(c.finding for c in self.contract):
+            return "contract"
         return "stale" if self.failing_stale else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "pinned": 1, "error": 2}[self.status]
+        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "pinned": 1, "contract": 1, "error": 2}[self.status]
 
 
 def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
@@ -170,7 +174,8 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
 
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
                 progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
-                constant_initializers: bool = False, allow_zero=False, dynamic=None) -> ModelReport:
+                constant_initializers: bool = False, allow_zero=False, dynamic=None,
+                baseline: Optional[str] = None) -> ModelReport:
     """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``.
     ``allow_zero`` is ``infer``'s: True, or the symbols whose range starts at 0."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
@@ -187,6 +192,11 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         if opts.require:
             report.outside = outside_of(result, opts.require)
         report.pinned = pinned_of(result, opts)
+        if baseline is not None:
+            from .contract import compare, contract_of
+
+            kw = dict(constant_initializers=constant_initializers, allow_zero=allow_zero)
+            report.contract = compare(contract_of(baseline, **kw), contract_of(path, **kw))
     except OnnxsymError as exc:
         if reraise:
             raise
@@ -262,6 +272,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             continue
         lines += [f"  unresolved {e.describe()}" for e in failing]
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
+        lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
                   f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
         if verbose:
@@ -295,6 +306,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "stale_declarations": [asdict(s) for s in r.stale],
             "outside": r.outside,
             "pinned": [{**p.pin.to_json(), "allowed_by": p.allowed_by} for p in r.pinned],
+            "contract": [c.to_json() for c in r.contract],
         } for r in reports],
     }
 
@@ -333,6 +345,9 @@ def format_github(reports: Sequence[ModelReport]) -> List[str]:
         for p in r.pinned:
             lines.append(gh_command("warning" if p.allowed_by else "error", r.path, "onnxsym: pinned symbol",
                                     p.describe()))
+        for c in r.contract:
+            if c.finding:
+                lines.append(gh_command("error", r.path, f"onnxsym: contract {c.kind}", c.describe()))
         if r.status == "ok":
             lines.append(gh_command("notice", r.path, "onnxsym: ok",
                                     f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))

@@ -174,7 +174,10 @@ def test_dynamic_on_an_already_symbolic_dim_names_it():
 
 # ---------------------------------------------------------------- the corpus
 
-ZOO = ["zoo_bvlc_alexnet", "zoo_resnet50", "zoo_shufflenet"]
+# every pin `onnxsym check` finds in models/real/ (the model zoo exported its CNNs at batch 1; make_real.py
+# declares the batch); models/domain/kv_decoder_ts is the tie above
+ZOO = ["zoo_bvlc_alexnet", "zoo_inception_v1", "zoo_inception_v2", "zoo_resnet50", "zoo_shufflenet", "zoo_vgg19",
+       "zoo_zfnet512"]
 
 
 @pytest.mark.parametrize("name", ZOO)
@@ -187,3 +190,89 @@ def test_the_model_zoos_batch_is_pinned_and_onnxruntime_agrees(name):
     (x,) = [i for i in m.graph.input if i.name not in inits]
     shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
     assert runs(m, {x.name: [1] + shape[1:]}) and not runs(m, {x.name: [2] + shape[1:]})
+
+
+# ---------------------------------------------------------------- the contract across versions
+
+def diff(old, new, *args):
+    r = cli("diff", old, new, "--format", "json", *args)
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_diff_of_a_baked_re_export_finds_the_pin_and_the_narrowed_domain_with_a_witness():
+    code, doc = diff(path("shuffle_fixed_ts"), path("shuffle_baked_ts"))
+    assert code == 1
+    kinds = {c["kind"]: c for c in doc["changes"] if c["finding"]}
+    assert set(kinds) == {"domain", "pinned"}
+    assert kinds["pinned"]["place"] == "batch" and kinds["pinned"]["new"] == "batch == 1"
+    assert "at batch=2 the old model runs" in kinds["domain"]["why"]
+    # the witness, in onnxruntime: the old model runs at batch 2, the new one does not
+    assert runs(path("shuffle_fixed_ts"), {"x": (2, 8, 6, 6)}) and not runs(path("shuffle_baked_ts"), {"x": (2, 8, 6, 6)})
+    back, doc = diff(path("shuffle_baked_ts"), path("shuffle_fixed_ts"))
+    assert back == 0 and [c["finding"] for c in doc["changes"]] == [False]  # the pin is gone: no finding
+
+
+def test_diff_finds_a_dim_made_static_and_onnxruntime_agrees():
+    code, doc = diff(path("shuffle_fixed_ts"), path("shuffle_static_ts"))
+    assert code == 1
+    places = {c["place"]: c for c in doc["changes"] if c["finding"]}
+    assert set(places) == {"x[0]", "y[0]"}
+    assert places["x[0]"]["old"] == "batch" and places["x[0]"]["new"] == "1"
+    assert "became static" in places["x[0]"]["why"]
+    assert not runs(path("shuffle_static_ts"), {"x": (2, 8, 6, 6)})
+
+
+def test_a_re_export_by_the_newer_exporter_keeps_the_contract():
+    code, doc = diff(path("shuffle_fixed_ts"), path("shuffle_fixed_dynamo"))
+    assert code == 0 and not [c for c in doc["changes"] if c["finding"]]
+    for b in (1, 3):
+        a = run_ort(onnx.load(path("shuffle_fixed_ts")), {"x": np.ones((b, 8, 6, 6), np.float32)})["y"]
+        n = run_ort(onnx.load(path("shuffle_fixed_dynamo")), {"x": np.ones((b, 8, 6, 6), np.float32)})["y"]
+        assert a.shape == n.shape == (b, 8, 6, 6)
+
+
+def _kv_model(dtype):
+    from helpers import model
+
+    nodes = [onnx.helper.make_node("Concat", ["past", "k"], ["present"], axis=1, name="cat")]
+    return model(nodes, [("past", dtype, ["batch", "past_len", 4]), ("k", dtype, ["batch", "seq", 4])],
+                 [("present", dtype, None)])
+
+
+def test_diff_finds_a_kv_cache_that_grew_at_the_stated_sizes(tmp_path):
+    old, new = tmp_path / "fp16.onnx", tmp_path / "fp32.onnx"
+    onnx.save(_kv_model(onnx.TensorProto.FLOAT16), old)
+    onnx.save(_kv_model(onnx.TensorProto.FLOAT), new)
+    code, doc = diff(old, new, "--bind", "batch=2", "--bind", "past_len=5", "--bind", "seq=3")
+    (kv,) = [c for c in doc["changes"] if c["place"] == "kv_cache"]
+    assert code == 1 and kv["finding"] and "grew 2.00x" in kv["why"]
+    # the sizes onnxruntime gives the present output at those sizes
+    for path_, dtype, text in ((old, np.float16, kv["old"]), (new, np.float32, kv["new"])):
+        out = run_ort(onnx.load(path_), {"past": np.ones((2, 5, 4), dtype), "k": np.ones((2, 3, 4), dtype)})
+        assert text == f"{out['present'].nbytes} bytes"
+    assert diff(new, old, "--bind", "batch=2", "--bind", "past_len=5", "--bind", "seq=3")[0] == 0
+
+
+def test_diff_matches_renamed_symbols_by_position(tmp_path):
+    m = onnx.load(path("shuffle_fixed_ts"))
+    for v in list(m.graph.input) + list(m.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "N"
+    renamed = tmp_path / "renamed.onnx"
+    onnx.save(m, renamed)
+    r = cli("diff", path("shuffle_fixed_ts"), renamed)
+    assert r.returncode == 0 and "symbols renamed: batch -> N" in r.stdout, r.stdout
+
+
+def test_diff_text_github_and_check_baseline():
+    t = cli("diff", path("shuffle_fixed_ts"), path("shuffle_static_ts"))
+    assert t.returncode == 1 and "2 findings" in t.stdout.splitlines()[0]
+    assert "finding: input x[0]: batch -> 1 (became static" in t.stdout
+    gh = cli("diff", path("shuffle_fixed_ts"), path("shuffle_static_ts"), "--format", "github").stdout
+    assert gh.count("::error file=") == 2 and "title=onnxsym%3A contract input" in gh
+    c = cli("check", path("shuffle_static_ts"), "--baseline", path("shuffle_fixed_ts"))
+    assert c.returncode == 1 and "contract input x[0]: batch -> 1" in c.stdout
+    j = json.loads(cli("check", path("shuffle_static_ts"), "--baseline", path("shuffle_fixed_ts"),
+                       "--format", "json").stdout)
+    assert j["models"][0]["status"] == "contract" and len([c for c in j["models"][0]["contract"] if c["finding"]]) == 2
+    assert cli("check", path("shuffle_fixed_dynamo"), "--baseline", path("shuffle_fixed_ts")).returncode == 0
