@@ -162,7 +162,7 @@ def _pins_line(result, domain) -> Optional[str]:
     if not pins:
         return None
     what = "; ".join(f"{p.what} ({p.op_type} '{p.node}')" if p.op_type else f"{p.what} ({p.node})" for p in pins)
-    return f"  pinned: {what}: the model declares {'it' if len(pins) == 1 else 'them'} dynamic but runs only there"
+    return f"  pinned: {what}: declared free, the model runs only there"
 
 
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
