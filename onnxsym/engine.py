@@ -665,7 +665,7 @@ class Engine:
         before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
-        self._path.append(graph_key(node.output_names, graph))
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values

@@ -31,10 +31,10 @@ Values = Dict[str, Value]  # a graph's values by name: the main graph's a plain 
 GraphPath = Tuple[tuple, ...]
 
 
-def graph_key(owner_outputs: Sequence[str], graph: onnx.GraphProto) -> tuple:
+def graph_key(owner_outputs: Sequence[str], attribute: str, index: int = -1) -> tuple:
     """One subgraph among its siblings: the outputs of the node that holds it (unique in its
-    scope and those around it), the graph's name and what its nodes produce."""
-    return (tuple(owner_outputs), graph.name, tuple(tuple(n.output) for n in graph.node))
+    scope and those around it), the attribute and, in a list of graphs, its index."""
+    return (tuple(owner_outputs), attribute, index)
 
 
 class InnerValues(dict):

@@ -14,7 +14,7 @@ import onnx
 
 from ..engine import node_inputs, node_label, topological_order
 from ..scope import graph_key
-from ..values import Tensor
+from ..values import Tensor, Value
 from .attrs import Resources, attribute, string_attr
 from .importer_types import ImporterTypes, Locator, unknown
 from .names import Namer
@@ -75,7 +75,7 @@ class _Builder:
         self.entry = Block()  # the function's body (a NoValue is placed at its start)
         self.importer = ImporterTypes(result.model)
         # the graph being built: its values (by name, its own scope's), its path and locator
-        self.values: Dict[str, object] = result.values
+        self.values: Dict[str, Value] = result.values
         self.path: tuple = ()
         self.where: Locator = ()
 
@@ -171,7 +171,7 @@ class _Builder:
     def subgraph(self, g: onnx.GraphProto, outer: Dict[str, Val], owner: onnx.NodeProto, step) -> Block:
         """A subgraph's block; its names are looked up in its own scope (siblings may reuse them)."""
         saved = self.values, self.path, self.where
-        self.path = self.path + (graph_key(owner.output, g),)
+        self.path = self.path + (graph_key(owner.output, owner.attribute[step[1]].name, step[2]),)
         self.where = self.where + (step,)
         self.values = self.result.scoped_values.get(self.path, {})  # none: never inferred
         try:

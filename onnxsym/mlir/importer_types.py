@@ -10,7 +10,7 @@ writes rank 0 (its reading of an absent shape, which is no fact).
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, cast
 
 import onnx
 
@@ -28,8 +28,9 @@ def _value(tp: onnx.TypeProto) -> Optional[Value]:
             return None
         shape = None
         if tt.HasField("shape"):
+            # None for a dim onnx does not know: printed '?', and never bound (see build's _TypeOnly)
             shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
-        return Tensor(tt.elem_type, shape)
+        return Tensor(tt.elem_type, cast(Any, shape))
     if which == "sequence_type":
         elem = _value(tp.sequence_type.elem_type)
         return Sequence(elem if isinstance(elem, Tensor) else None)
