@@ -154,7 +154,7 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
                  keep, keep_declared_names)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
                               keep, keep_declared_names)
     metadata.write(model, metadata.entries(result, __version__))
     return model

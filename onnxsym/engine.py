@@ -384,8 +384,8 @@ class Engine:
             if isinstance(t, Tensor):
                 matcher.match(vi, t, self._made_by(vi.name), relate=True)
         if self.main.subgraph_values:
-            for vi in _subgraph_value_info(g):
-                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
                     matcher.match(vi, t, self._made_by(vi.name), relate=False)
         self.declarations.resolve(self.constraints.resolve)
@@ -739,13 +739,17 @@ class Engine:
             self._calls.pop()
 
 
-def _subgraph_value_info(g: onnx.GraphProto):
-    """The value_info entries of every subgraph of ``g``, nested ones too."""
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
         for a in n.attribute:
-            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                yield from sg.value_info
-                yield from _subgraph_value_info(sg)
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

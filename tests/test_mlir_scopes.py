@@ -211,3 +211,21 @@ def test_scoped_values_are_narrowed_by_the_domain_with_the_rest():
     for n in (1, 8):  # the branch's binding is the runtime's
         x = np.zeros((n, 4), np.float32)
         assert run_ort(m, {"c": np.array(True), "x": x})[0].shape == (n, 4)
+
+
+def test_annotate_and_declarations_are_per_scope_too():
+    """The annotated model's subgraph value_info (and the check of what a subgraph declares)
+    take each value from its own scope: the then branch's ``c`` is a float scalar, the else
+    branch's two int64s, whatever the other branch holds."""
+    m = _reuse_model(False)
+    for a in m.graph.node[0].attribute:  # declared rightly, each in its own branch, with a symbol
+        shape = ["rows"] if a.name == "else_branch" else []
+        a.g.value_info.append(helper.make_tensor_value_info("c", T.INT64 if shape else T.FLOAT, shape))
+    result = onnxsym.infer(m)
+    assert result.stale == []
+    written = onnxsym.write_result(result)
+    declared = {a.name: [(vi.type.tensor_type.elem_type, [d.dim_value for d in vi.type.tensor_type.shape.dim])
+                         for vi in a.g.value_info if vi.name == "c"] for a in written.graph.node[0].attribute}
+    assert declared == {"then_branch": [(T.FLOAT, [])], "else_branch": [(T.INT64, [2])]}
+    for c in (True, False):
+        assert run_ort(written, {"c2": np.array(c), "x": np.ones((3, 4), np.float32)})[0].shape == (3, 4)
