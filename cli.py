@@ -21,30 +21,45 @@ from onnxsym.progress import Progress
 # check, show and explain import their modules when they run: annotate starts faster.
 
 
+def _once(out: dict, name: str, value, option: str, text: str) -> None:
+    """``out[name] = value``; the same name given twice with another value is an error
+    (the last one silently winning hides a typo)."""
+    if name in out and out[name] != value:
+        raise click.BadParameter(f"{name} is given twice, with different values ({text!r} after "
+                                 f"{_shown(name, out[name])!r})", param_hint=option)
+    out[name] = value
+
+
+def _shown(name: str, value) -> str:
+    return f"{name}={value[0]}:{value[1]}" if isinstance(value, tuple) else f"{name}={value}"
+
+
 def _bindings(pairs) -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind")
         try:
-            out[name.strip()] = int(val)
+            value = int(val)
         except ValueError:
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind") from None
+        _once(out, name.strip(), value, "--bind", p)
     return out
 
 
 def _ranges(pairs, option: str = "--range") -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         lo, colon, hi = val.partition(":")
         try:
             if not sep or not colon or not name.strip():
                 raise ValueError
-            out[name.strip()] = (int(lo), int(hi))
+            value = (int(lo), int(hi))
         except ValueError:
             raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint=option) from None
+        _once(out, name.strip(), value, option, p)
     return out
 
 
@@ -268,11 +283,12 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet, constant_initializers):
+def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return _in_env(api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers))
+        return _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers))
     finally:
         bar.close()
 
@@ -342,12 +358,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
     if fmt == "json":
         click.echo(check_report.format_json(reports, opts))
     else:
-        if fmt == "github":
-            lines = check_report.format_github(reports)
-        else:
-            lines = check_report.format_text(reports, quiet, verbose)
-        for line in lines:
-            click.echo(line)
+        for r in reports:  # text: a file's error on stderr, the report on stdout; github: all on stdout
+            lines = check_report.format_github([r]) if fmt == "github" else check_report.format_text([r], quiet, verbose)
+            for line in lines:
+                click.echo(line, err=fmt == "text" and r.error is not None)
     sys.exit(check_report.exit_code(reports))
 
 
@@ -359,10 +373,12 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
 @_bind_opt
+@_knowledge
 @_constant_inits
 @_quiet
 @_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, constant_initializers, quiet, verbose):
+def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
+         quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -371,7 +387,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -382,10 +398,11 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
+@_knowledge
 @_constant_inits
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
+def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -397,7 +414,7 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
     lineage = Lineage(result)
     if value not in result.values and value in result.aliases:
         # A name the model declares on produced values: explain where it is declared.

@@ -359,8 +359,14 @@ class Engine:
             main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
-            self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
-                                     "--assume", "", "given by the user", kind="user")
+            whole = f"{lhs} == {rhs}"
+            a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
+            try:
+                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+            except ConstraintContradiction as exc:
+                names = {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+                why = str(exc).rpartition(": ")[2]
+                raise self.table.assumption_contradiction(whole, names, why) from None
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)

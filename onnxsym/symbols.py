@@ -90,7 +90,7 @@ class SymbolTable:
                                 ("allow_zero", "--allow-zero", self.zero_ok)):
             for name in names:
                 if name not in self.origin:
-                    why = f"the model has no input symbol '{name}' (its symbols: {', '.join(sorted(self.origin)) or 'none'})"
+                    why = self.unknown_name(name)
                     raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
         for name, v in self.bound.items():
             lo, hi = self.range_for(name)
@@ -99,17 +99,46 @@ class SymbolTable:
                 raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""),
                                      f"--bind {name}={v}: {why}" + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
 
-    def parse_known(self, text: str) -> Dim:
-        """An expression over the model's input symbols (an unknown name is an error)."""
+    def unknown_name(self, name: str) -> str:
+        """Why ``name`` is no input symbol: the model's symbols, the nearest first."""
+        import difflib
+
+        known = sorted(self.origin)
+        near = difflib.get_close_matches(name, known, n=1)
+        return (f"the model has no input symbol '{name}'" + (f"; did you mean '{near[0]}'?" if near else "")
+                + f" (its symbols: {', '.join(known) or 'none'})")
+
+    def parse_known(self, text: str, whole: str = "") -> Dim:
+        """An expression over the model's input symbols (an unknown name is an error);
+        ``whole`` is the assumption ``text`` is a side of, for the messages."""
+        whole = whole or text
+
         def lookup(name):
             if name not in self.origin:
-                why = f"the model has no input symbol '{name}'"
-                raise UserInputError(f"assume '{text}': {why}", f"--assume '{text}': {why}")
+                why = self.unknown_name(name)
+                raise UserInputError(f"assume '{whole}': {why}", f"--assume '{whole}': {why}")
             return self.get(name, "")
         try:
             return parse_dim(text, lookup)
-        except (ExprSyntaxError, ZeroDivisionError) as exc:
-            raise UserInputError(f"assume '{text}': {exc}", f"--assume '{text}': {exc}") from None
+        except ZeroDivisionError:
+            why = f"division by zero in '{text}'"
+            raise UserInputError(f"assume '{whole}': {why}", f"--assume '{whole}': {why}") from None
+        except ExprSyntaxError as exc:
+            raise UserInputError(f"assume '{whole}': {exc}", f"--assume '{whole}': {exc}") from None
+
+    def assumption_contradiction(self, whole: str, names: Collection[str], why: str) -> UserInputError:
+        """The error for an assumption that cannot hold: with the ranges of its symbols, and
+        the option that lets a graph-input dim be 0 where the default range excludes it."""
+        ranges = [(n, self.range_of(n)) for n in sorted(names) if n in self.symbols]
+        text = "; ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in ranges)
+        zero = [n for n, (lo, _) in ranges if lo == 1 and n in self.defaulted]
+        msg = f"it cannot hold ({why})" + (f": {text}" if text else "")
+        lib, cli = msg, msg
+        if zero:
+            lib += f" (a graph-input dim is >= 1 by default; allow_zero={zero!r} lets it be 0)"
+            cli += (" (a graph-input dim is >= 1 by default; "
+                    + " ".join(f"--allow-zero {n}" for n in zero) + " lets it be 0)")
+        return UserInputError(f"assume '{whole}': {lib}", f"--assume '{whole}': {cli}")
 
     def unique(self, base: str) -> str:
         name, n = base, 1

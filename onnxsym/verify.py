@@ -12,7 +12,7 @@ import onnx
 
 from . import dims
 from .api import Result, infer
-from .errors import VerificationError
+from .errors import UserInputError, VerificationError
 from .symbols import under_ranges_of_result
 from .values import Tensor, Value
 
@@ -51,11 +51,38 @@ def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
+def check_fixed(result: Result, fixed: Mapping[str, int]) -> None:
+    """Each size the user fixes for a run names an input symbol and lies in its range."""
+    ranges = result.symbol_ranges()
+    for name, v in fixed.items():
+        if name in result.fresh:
+            p = result.fresh[name]
+            why = (f"'{name}' is made by {p.op_type} '{p.node}' ({p.reason}): the run's data decides it, "
+                   f"verify feeds only the graph inputs")
+            raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
+        if name not in ranges:
+            why = result.symbols.unknown_name(name)
+            raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise UserInputError(f"bind[{name!r}] = {v!r}: expected an int", f"--bind {name}={v}: expected an int")
+        lo, hi = ranges[name]
+        if not lo <= v <= hi:
+            why = f"outside {name}'s range [{lo}, {hi}]"
+            if v == 0 and lo == 1 and name in result.symbols.defaulted:
+                hint = (f" (a graph-input dim is >= 1 by default; allow_zero=[{name!r}] lets it be 0)",
+                        f" (a graph-input dim is >= 1 by default; --allow-zero {name} lets it be 0)")
+            else:
+                hint = (" (the domain: Result.domain())", f" (the domain: onnxsym domain MODEL)")
+            raise UserInputError(f"bind[{name!r}] = {v}: {why}{hint[0]}", f"--bind {name}={v}: {why}{hint[1]}")
+
+
 @under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
                             fixed: Optional[Mapping[str, int]] = None, tries: int = 500) -> List[Dict[str, int]]:
     """Small sizes for the root symbols, within their ranges, with every derived symbol
     computed from its definition, such that every recorded constraint holds."""
+    if fixed:
+        check_fixed(result, fixed)
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
     derived = result.derived_symbols()

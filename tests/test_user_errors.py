@@ -1,6 +1,7 @@
 """A UserInputError names the library's argument; the command line names its option."""
 
 import os
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -43,3 +44,68 @@ def test_the_library_names_its_argument_and_the_command_line_its_option(call, li
 def test_check_reports_a_bad_bind_by_its_option():
     r = CliRunner().invoke(main, ["check", BERT, "--bind", "btch=1"])
     assert r.exit_code == 2 and "error: --bind btch: the model has no input symbol 'btch'" in r.output, r.output
+
+
+GPT2 = os.path.join(os.path.dirname(__file__), "..", "models", "real", "hf_gpt2_ts.onnx")
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.mark.parametrize("command", ["annotate", "verify", "check", "show", "explain", "domain", "cost"])
+def test_a_name_bound_or_ranged_twice_with_other_values_is_an_error(command, tmp_path):
+    extra = ["input_ids"] if command == "explain" else ["-o", str(tmp_path / "o.onnx")] if command == "annotate" else []
+    r = _cli(command, BERT, *extra, "--bind", "seq=3", "--bind", "seq=4")
+    assert r.exit_code == 2 and "seq is given twice, with different values ('seq=4' after 'seq=3')" in r.stderr, r.output
+    if command != "check":  # (check takes no --range)
+        r = _cli(command, BERT, *extra, "--range", "seq=1:8", "--range", "seq=1:9")
+        assert r.exit_code == 2 and "seq is given twice" in r.stderr, r.output
+    # the same value twice is no conflict
+    r = _cli(command, BERT, *extra, "--bind", "seq=3", "--bind", "seq=3")
+    assert "given twice" not in r.output
+
+
+@pytest.mark.parametrize("command", ["show", "explain"])
+def test_show_and_explain_take_the_knowledge_options(command):
+    extra = ["input_ids"] if command == "explain" else []
+    r = _cli(command, BERT, *extra, "--range", "seq=2:8", "--assume", "seq == batch")
+    assert r.exit_code == 0, r.output
+    # the assumption took effect: input_ids is [batch, seq] with seq rewritten as batch
+    assert "input_ids[1] = batch" in r.output if command == "explain" else "int64[batch, batch]" in r.output
+    if command == "show":  # the range too: batch, equal to seq, takes seq's range
+        assert re.search(r"batch +\[2, 8\]", r.output), r.output
+        r = _cli(command, BERT, "--allow-zero", "seq")
+        assert re.search(r"seq +\[0, ", r.output), r.output
+    r = _cli(command, BERT, *extra, "--range", "nosuch=1:8")
+    assert r.exit_code == 2 and "--range nosuch: the model has no input symbol 'nosuch'" in r.stderr, r.output
+
+
+def test_verify_refuses_a_bind_of_an_unknown_or_outside_symbol():
+    r = _cli("verify", BERT, "--bind", "sq=3")
+    assert r.exit_code == 2 and "--bind sq: the model has no input symbol 'sq'; did you mean 'seq'?" in r.stderr, r.output
+    r = _cli("verify", GPT2, "--bind", "past=0")
+    assert r.exit_code == 2 and "--bind past=0: outside past's range [1," in r.stderr and "--allow-zero past" in r.stderr
+
+
+def test_assume_errors_name_the_whole_assumption():
+    r = _cli("domain", BERT, "--assume", "seq // 0 == 1")
+    assert r.exit_code == 2 and "--assume 'seq // 0 == 1': division by zero in 'seq // 0'" in r.stderr, r.output
+    r = _cli("domain", BERT, "--assume", "seq == 0")
+    assert r.exit_code == 2, r.output
+    assert "--assume 'seq == 0': it cannot hold" in r.stderr and "seq in [1, 9223372036854775807]" in r.stderr
+    assert "--allow-zero seq lets it be 0" in r.stderr
+    # and with --allow-zero the same assumption holds (seq = 0 everywhere)
+    r = _cli("domain", BERT, "--allow-zero", "seq", "--assume", "seq == 0")
+    assert "cannot hold" not in r.output
+    m = onnxsym.infer(BERT, allow_zero=["seq"], assume=["seq == 0"])
+    assert all("seq" not in str(d) for d in m.shape(m.produced[-1]))
+    message, cli = _error(lambda: onnxsym.infer(BERT, assume=["seq == 0"]))
+    assert "allow_zero=['seq']" in message and "--allow-zero seq" in cli
+
+
+def test_check_prints_a_file_error_on_stderr_and_the_report_on_stdout(tmp_path):
+    r = _cli("check", str(tmp_path / "missing.onnx"), BERT)
+    assert r.exit_code == 2
+    assert "missing.onnx: error: no such file" in r.stderr and "missing.onnx" not in r.stdout
+    assert "bert_tiny_ts.onnx: ok" in r.stdout
