@@ -173,7 +173,7 @@ class _Main(click.Group):
             ctx.exit(2)
 
 
-@click.group(cls=_Main)
+@click.group(cls=_Main, invoke_without_command=True)
 @click.version_option(api.__version__, prog_name="onnxsym")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.pass_context
@@ -183,6 +183,9 @@ def main(ctx, debug) -> None:
     Example: onnxsym check model.onnx
     """
     ctx.meta["onnxsym.debug"] = debug
+    if ctx.invoked_subcommand is None:  # bare `onnxsym`: the help, and success, as git and pip do
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 @main.command()
