@@ -72,7 +72,7 @@ def check_fixed(result: Result, fixed: Mapping[str, int]) -> None:
                 hint = (f" (a graph-input dim is >= 1 by default; allow_zero=[{name!r}] lets it be 0)",
                         f" (a graph-input dim is >= 1 by default; --allow-zero {name} lets it be 0)")
             else:
-                hint = (" (the domain: Result.domain())", f" (the domain: onnxsym domain MODEL)")
+                hint = (" (the domain: Result.domain())", " (the domain: onnxsym domain MODEL)")
             raise UserInputError(f"bind[{name!r}] = {v}: {why}{hint[0]}", f"--bind {name}={v}: {why}{hint[1]}")
 
 
