@@ -263,12 +263,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
+    import onnxruntime
+
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
+    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
-    b = _bindings(bind)
-    assignments = constrained_assignments(result, count=1, fixed=b) if b else None
+    assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
@@ -279,6 +281,8 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
                f"{report.unresolved_dims} unresolved{unknown}"
                + (f", {len(report.rule_failures)} rules failed" if report.rule_failures else ""))
+    if any(report.assignments):
+        click.echo("  at " + "; ".join(", ".join(f"{k}={v}" for k, v in a.items()) for a in report.assignments))
     if report.checked_dims == 0:
         click.echo(f"{model}: nothing was verified: 0 dims checked", err=True)
     sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
