@@ -334,7 +334,7 @@ def _run(sess, result: Result, bindings: Mapping[str, int], run_feeds: Mapping[s
     """Every output as onnxruntime's own values (any element type: bfloat16 has no numpy type)."""
     import onnxruntime as ort
 
-    types = {inp.name: result.values[inp.name].dtype for inp in result.model.graph.input if inp.name in run_feeds}
+    types = {inp.name: getattr(result.values[inp.name], "dtype", 0) for inp in result.model.graph.input if inp.name in run_feeds}
     values = {k: _ort_value(k, v, types[k]) for k, v in run_feeds.items()}
     run_opts = ort.RunOptions()
     run_opts.log_severity_level = 4

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T, helper
