@@ -15,7 +15,7 @@ from onnx import numpy_helper
 
 from . import dims
 from .dims import Dim
-from .errors import ModelLoadError
+from .errors import ModelLoadError, UserInputError
 from .exprtext import ExprSyntaxError, parse_dim
 from .symbols import SymbolTable
 from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
@@ -25,11 +25,16 @@ from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Val
 PROTOBUF_LIMIT = 2**31 - 1
 
 
-def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple[onnx.ModelProto, Optional[str]]:
+def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto, bytes]) -> Tuple[onnx.ModelProto, Optional[str]]:
     """The model and the folder its external data is relative to (``None`` for an
     in-memory model). External data is not loaded."""
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path, None
+    if isinstance(model_or_path, (bytes, bytearray, memoryview)):  # the serialized model (onnx.load_from_string)
+        return _parsed(bytes(model_or_path), "the model bytes"), None
+    if not isinstance(model_or_path, (str, os.PathLike)):
+        raise UserInputError(f"model: expected a path, a ModelProto or the model's bytes, got "
+                             f"{type(model_or_path).__name__}")
     path = os.fspath(model_or_path)
     if not os.path.exists(path):
         raise ModelLoadError(f"{path}: no such file")
@@ -47,14 +52,20 @@ def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple
         raise ModelLoadError(f"{path}: cannot read: {exc.strerror}") from None
     if not data:
         raise ModelLoadError(f"{path}: the file is empty")
+    return _parsed(data, path), os.path.dirname(os.path.abspath(path))
+
+
+def _parsed(data: bytes, where: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelLoadError(f"{where}: empty")
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
     except Exception:
-        raise ModelLoadError(f"{path}: not an ONNX model (the protobuf does not parse; truncated or another format)") from None
+        raise ModelLoadError(f"{where}: not an ONNX model (the protobuf does not parse; truncated or another format)") from None
     if not model.HasField("graph") or model.ir_version <= 0:
-        raise ModelLoadError(f"{path}: not an ONNX model (no graph or no ir_version)")
-    return model, os.path.dirname(os.path.abspath(path))
+        raise ModelLoadError(f"{where}: not an ONNX model (no graph or no ir_version)")
+    return model
 
 
 _SANITIZE = re.compile(r"[^0-9A-Za-z_]+")

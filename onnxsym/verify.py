@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 
 from . import dims
-from .api import Result, infer
+from .api import Result, _size, infer
 from .errors import UserInputError, VerificationError
 from .symbols import under_ranges_of_result
 from .values import Tensor, Value
@@ -51,9 +51,11 @@ def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
-def check_fixed(result: Result, fixed: Mapping[str, int]) -> None:
-    """Each size the user fixes for a run names an input symbol and lies in its range."""
+def check_fixed(result: Result, fixed: Mapping[str, int]) -> Dict[str, int]:
+    """Each size the user fixes for a run names an input symbol and lies in its range
+    (narrowed to the domain where it was computed); the sizes as ints."""
     ranges = result.symbol_ranges()
+    out = {}
     for name, v in fixed.items():
         if name in result.fresh:
             p = result.fresh[name]
@@ -63,8 +65,7 @@ def check_fixed(result: Result, fixed: Mapping[str, int]) -> None:
         if name not in ranges:
             why = result.symbols.unknown_name(name)
             raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise UserInputError(f"bind[{name!r}] = {v!r}: expected an int", f"--bind {name}={v}: expected an int")
+        v = _size(v, f"bind[{name!r}]", f"--bind {name}")
         lo, hi = ranges[name]
         if not lo <= v <= hi:
             why = f"outside {name}'s range [{lo}, {hi}]"
@@ -74,7 +75,8 @@ def check_fixed(result: Result, fixed: Mapping[str, int]) -> None:
             else:
                 hint = (" (the domain: Result.domain())", " (the domain: onnxsym domain MODEL)")
             raise UserInputError(f"bind[{name!r}] = {v}: {why}{hint[0]}", f"--bind {name}={v}: {why}{hint[1]}")
-
+        out[name] = v
+    return out
 
 
 # How far above a range's low end the small draws go, and the largest high end drawn
@@ -171,10 +173,8 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     (the assumed ones too: the shapes are inferred under them). The first assignment is at
     the low end of each range (0 or 1 where allowed), the others small sizes and the high end
     where it is small; a symbol an equality pins (``total_seq == past + seq``) is solved from it."""
-    fixed = dict(fixed or {})
-    if fixed:
-        check_fixed(result, fixed)
     domain = result.domain()  # narrows the ranges to it
+    fixed = check_fixed(result, fixed or {})
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
     derived = result.derived_symbols()

@@ -109,3 +109,40 @@ def test_check_prints_a_file_error_on_stderr_and_the_report_on_stdout(tmp_path):
     assert r.exit_code == 2
     assert "missing.onnx: error: no such file" in r.stderr and "missing.onnx" not in r.stdout
     assert "bert_tiny_ts.onnx: ok" in r.stdout
+
+
+@pytest.mark.parametrize("kwargs, library, option", [
+    (dict(bind={"batch": 2.5}), "bind['batch']: expected an int, got float 2.5", "--bind batch: expected an int"),
+    (dict(bind={"batch": "2"}), "bind['batch']: expected an int, got str '2'", "--bind batch: expected an int"),
+    (dict(bind={"batch": True}), "bind['batch']: expected an int, got bool True", "--bind batch: expected an int"),
+    (dict(bind={3: 2}), "bind: a symbol name must be a str, got int 3", "bind: a symbol name"),
+    (dict(ranges={"seq": (1, 2, 3)}), "ranges['seq']: expected (lo, hi), got (1, 2, 3)", "--range seq: expected (lo, hi)"),
+    (dict(ranges={"seq": (1.5, 8)}), "ranges['seq'] = (1.5, 8): expected an int, got float 1.5", "--range seq"),
+    (dict(ranges={"seq": 8}), "ranges['seq']: expected (lo, hi), got 8", "--range seq"),
+    (dict(allow_zero=3), "allow_zero: expected True, a symbol name or names, got int 3", "allow_zero"),
+])
+def test_argument_types_are_user_errors_naming_the_argument(kwargs, library, option):
+    message, cli = _error(lambda: onnxsym.infer(BERT, **kwargs))
+    assert message.startswith(library), message
+    assert cli.startswith(option), cli
+
+
+def test_numpy_integers_are_ints_and_a_text_assume_is_one_assumption():
+    import numpy as np
+    r = onnxsym.infer(BERT, bind={"batch": np.int64(3)}, ranges={"seq": (np.int32(1), 8)}, assume="seq == 1")
+    assert [str(d) for d in r.shape("input_ids")] == ["3", "1"]
+    assert type(r.shape("input_ids")[0]) is int
+
+
+def test_model_bytes_are_the_serialized_model():
+    with open(BERT, "rb") as f:
+        data = f.read()
+    by_bytes, by_path = onnxsym.infer(data), onnxsym.infer(BERT)
+    assert {n: [str(d) for d in by_bytes.shape(n)] for n in by_bytes.produced} == \
+        {n: [str(d) for d in by_path.shape(n)] for n in by_path.produced}
+    assert onnxsym.annotate(data).graph.value_info
+    with pytest.raises(onnxsym.OnnxsymError, match="^the model bytes: not an ONNX model"):
+        onnxsym.infer(b"not a model")
+    for bad in (None, 3):
+        message, _ = _error(lambda: onnxsym.infer(bad))
+        assert message.startswith("model: expected a path, a ModelProto or the model's bytes")
