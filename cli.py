@@ -497,10 +497,29 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+    b = _bindings(bind)
+
+    def run(given):
+        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                 constant_initializers=constant_initializers))
+    what_if: dict = {}
+    try:
+        result = run(b)
+    except UserInputError as exc:
+        # A count the data decides (NonZero's) is no input symbol: --solve takes it as a what-if.
+        if not exc.unknown_binds:
+            raise
+        result = run({k: v for k, v in b.items() if k not in exc.unknown_binds})
+        other = [n for n in exc.unknown_binds if n not in result.fresh]
+        if other:
+            raise UserInputError(f"--bind {other[0]}: {result.symbols.unknown_name(other[0])}") from None
+        if solve is None:
+            p = result.fresh[exc.unknown_binds[0]]
+            raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
+                              f"takes it, as a what-if") from None
+        what_if = {n: b[n] for n in exc.unknown_binds}
     c = result.cost()
-    solution = c.solve(solve, limit) if solve is not None else None
+    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return

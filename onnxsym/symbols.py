@@ -88,10 +88,12 @@ class SymbolTable:
         """Every name the user binds or ranges must be a symbol of the model."""
         for arg, opt, names in (("bind", "--bind", self.bound), ("ranges", "--range", self.ranges),
                                 ("allow_zero", "--allow-zero", self.zero_ok)):
-            for name in names:
-                if name not in self.origin:
-                    why = self.unknown_name(name)
-                    raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
+            unknown = [name for name in names if name not in self.origin]
+            if unknown:
+                why = self.unknown_name(unknown[0])
+                exc = UserInputError(f"{arg}[{unknown[0]!r}]: {why}", f"{opt} {unknown[0]}: {why}")
+                exc.unknown_binds = unknown if arg == "bind" else []  # (cost --solve takes fresh ones)
+                raise exc
         for name, v in self.bound.items():
             lo, hi = self.range_for(name)
             if not lo <= v <= hi:

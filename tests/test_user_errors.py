@@ -146,3 +146,22 @@ def test_model_bytes_are_the_serialized_model():
     for bad in (None, 3):
         message, _ = _error(lambda: onnxsym.infer(bad))
         assert message.startswith("model: expected a path, a ModelProto or the model's bytes")
+
+
+def test_cost_solve_advice_for_a_data_dependent_count_is_taken(tmp_path):
+    from cli_models import nonzero_model, save
+    p = save(tmp_path, nonzero_model(), "nz.onnx")
+    r = _cli("cost", p, "--solve", "n", "--budget", "1MB")
+    assert r.exit_code == 2
+    advice = re.search(r"give (--bind \S+=INT)", r.stderr)
+    assert advice, r.stderr
+    opt, name = advice.group(1).split(" ")[0], advice.group(1).split(" ")[1].split("=")[0]
+    r = _cli("cost", p, "--solve", "n", "--budget", "1MB", opt, f"{name}=3")
+    assert r.exit_code == 0, r.output
+    # n's 4 float bytes and the count's 3 int64 indices (2 rows) live together: 8n + 24 <= 10**6 at n = 124997
+    assert "largest n = 124997" in r.stdout, r.stdout
+    # without --solve, or on another command, the count is refused with why
+    r = _cli("cost", p, "--bind", f"{name}=3")
+    assert r.exit_code == 2 and "a count the data decides (NonZero 'nz'): only --solve takes it" in r.stderr
+    r = _cli("cost", p, "--solve", "n", "--budget", "1MB", "--bind", f"{name}=3", "--bind", "zz=1")
+    assert r.exit_code == 2 and "--bind zz: the model has no input symbol 'zz'" in r.stderr
