@@ -348,7 +348,7 @@ class Engine:
         values = main.values
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.warnings))
         for t in g.sparse_initializer:
             values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
@@ -673,7 +673,7 @@ class Engine:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
                 for t in graph.initializer:
-                    values[t.name] = initializer_value(t, self.base_dir)
+                    values[t.name] = initializer_value(t, self.base_dir, self.warnings)
                 for i, inp in enumerate(graph.input):
                     scope.producer[inp.name] = f"subgraph input '{inp.name}'"
                     v = inputs[i] if i < len(inputs) else None
