@@ -166,9 +166,9 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
             why = f"expected (lo, hi), got {pair!r}"
             raise UserInputError(f"ranges[{name!r}]: {why}", f"--range {name}: {why}")
         lo, hi = (_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
-        if lo < 0 or lo > hi:
-            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
-                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+        if lo < 0 or lo > hi or hi > dims.INT64_MAX:
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi <= 2**63 - 1",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI <= 2**63 - 1")
         out[name] = (lo, hi)
     return out
 

@@ -150,6 +150,27 @@ def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List
     return order
 
 
+def _integer_solvable(a: Dim, b: Dim) -> bool:
+    """False when ``a == b`` is a polynomial equation in one symbol that no integer in its
+    range solves (``2*seq == 3``, ``seq*seq == 2``); True otherwise (also when unknown)."""
+    free = dims.free_symbols(a) | dims.free_symbols(b)
+    if len(free) != 1:
+        return True
+    import sympy
+
+    from .sympy_bridge import sympy_symbol, to_sympy
+    (s,) = free
+    x = sympy_symbol(s)
+    try:
+        e = sympy.expand(to_sympy(a) - to_sympy(b))
+        if not e.is_polynomial(x) or sympy.degree(e, x) > 4:
+            return True
+        roots = sympy.solve(e, x)
+    except Exception:  # sympy gave no answer: nothing is known against it
+        return True
+    return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -364,9 +385,10 @@ class Engine:
             try:
                 self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
             except ConstraintContradiction as exc:
-                names = {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
                 why = str(exc).rpartition(": ")[2]
-                raise self.table.assumption_contradiction(whole, names, why) from None
+                raise self.table.assumption_contradiction(whole, a, b, why) from None
+            if not _integer_solvable(a, b):
+                raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)

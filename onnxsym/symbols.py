@@ -128,18 +128,27 @@ class SymbolTable:
         except ExprSyntaxError as exc:
             raise UserInputError(f"assume '{whole}': {exc}", f"--assume '{whole}': {exc}") from None
 
-    def assumption_contradiction(self, whole: str, names: Collection[str], why: str) -> UserInputError:
-        """The error for an assumption that cannot hold: with the ranges of its symbols, and
-        the option that lets a graph-input dim be 0 where the default range excludes it."""
+    def assumption_contradiction(self, whole: str, a: Dim, b: Dim, why: str) -> UserInputError:
+        """The error for an assumption ``a == b`` that cannot hold: with the ranges of its
+        symbols, and the option that lets a graph-input dim be 0 where the default range
+        excludes it and 0 would make it hold."""
+        names = {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
         ranges = [(n, self.range_of(n)) for n in sorted(names) if n in self.symbols]
         text = "; ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in ranges)
         zero = [n for n, (lo, _) in ranges if lo == 1 and n in self.defaulted]
+        at = {n: 0 if n in zero else lo for n, (lo, _) in ranges}
+        try:
+            if zero and dims.evaluate(a, at) != dims.evaluate(b, at):
+                zero = []  # 0 would not help: no hint
+        except Exception:
+            zero = []
         msg = f"it cannot hold ({why})" + (f": {text}" if text else "")
         lib, cli = msg, msg
         if zero:
-            lib += f" (a graph-input dim is >= 1 by default; allow_zero={zero!r} lets it be 0)"
+            them = "it" if len(zero) == 1 else "them"
+            lib += f" (a graph-input dim is >= 1 by default; allow_zero={zero!r} lets {them} be 0)"
             cli += (" (a graph-input dim is >= 1 by default; "
-                    + " ".join(f"--allow-zero {n}" for n in zero) + " lets it be 0)")
+                    + " ".join(f"--allow-zero {n}" for n in zero) + f" lets {them} be 0)")
         return UserInputError(f"assume '{whole}': {lib}", f"--assume '{whole}': {cli}")
 
     def unique(self, base: str) -> str:

@@ -213,9 +213,11 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
         b = complete(start)
         for attempt in range(tries):
             why = broken(b)
-            if why is None and (b not in out or attempt >= tries // 2):
+            if why is None and b not in out:
                 out.append(b)
                 break
+            if why is None and attempt >= 20:
+                break  # only sizes drawn before are left (symbols fixed or pinned): no new run
             if why is not None:
                 last_broken = why
             # draw again the symbols of what broke (all of them after a while), in a wider window

@@ -165,3 +165,23 @@ def test_cost_solve_advice_for_a_data_dependent_count_is_taken(tmp_path):
     assert r.exit_code == 2 and "a count the data decides (NonZero 'nz'): only --solve takes it" in r.stderr
     r = _cli("cost", p, "--solve", "n", "--budget", "1MB", "--bind", f"{name}=3", "--bind", "zz=1")
     assert r.exit_code == 2 and "--bind zz: the model has no input symbol 'zz'" in r.stderr
+
+
+@pytest.mark.parametrize("assumption, why, hint", [
+    ("2*seq == 3", "no integer size in the range solves it", False),
+    ("seq*seq == 2", "no integer size in the range solves it", False),
+    ("seq == -1", "these can never be equal", False),
+    ("seq == seq + 1", "these can never be equal", False),
+    ("seq + batch == 0", "these can never be equal", True),
+])
+def test_an_assumption_no_size_meets_is_an_error(assumption, why, hint):
+    r = _cli("domain", BERT, "--assume", assumption)
+    assert r.exit_code == 2 and f"--assume '{assumption}': it cannot hold ({why})" in r.stderr, r.stderr
+    assert ("--allow-zero" in r.stderr) == hint, r.stderr  # suggested only where 0 would make it hold
+    # one that integers meet is taken
+    assert _cli("domain", BERT, "--assume", "2*seq == 4").exit_code == 0
+
+
+def test_a_range_past_int64_is_an_error():
+    r = _cli("domain", BERT, "--range", "seq=1:99999999999999999999")
+    assert r.exit_code == 2 and "expected 0 <= LO <= HI <= 2**63 - 1" in r.stderr, r.output
