@@ -255,7 +255,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
-              help="A size for an input symbol (repeat for each; default: two random assignments).")
+              help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
 @_knowledge
 @_constant_inits
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
