@@ -342,12 +342,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False):
+def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False,
+                         dynamic=()):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
         return _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
-                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers))
+                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers,
+                                 dynamic=_dynamic(dynamic)))
     finally:
         bar.close()
 
@@ -443,10 +445,11 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
 def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
-         quiet, verbose):
+         dynamic, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -455,7 +458,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, all
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -468,9 +471,10 @@ def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, all
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, quiet, verbose):
+def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -482,7 +486,7 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     lineage = Lineage(result)
     if value not in result.values and value in result.aliases:
         # A name the model declares on produced values: explain where it is declared.
