@@ -207,17 +207,19 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
-    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    written = api.written_result(result)  # without --range and --assume, if given
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
     if quiet:
         return
-    st = result.stats()
+    st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    _print_written_sizes(written)
     for u in unresolved[:5]:
         p = u.provenance[0]
         where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
@@ -232,6 +234,17 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     _print_domain(domain)
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
+
+
+def _print_written_sizes(written) -> None:
+    """What --bind, --range and --assume mean for the written model."""
+    bound = written.symbols.bound
+    if bound:
+        fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
+        click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
+    if written.given is not None:
+        click.echo("  the dims are written as they hold at every size the graph inputs allow: "
+                   "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 
 
 @main.command()

@@ -14,7 +14,7 @@ from .errors import UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import write_shapes, write_subgraph_shapes
+from .writer import specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -44,13 +44,19 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
     ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
     """
-    from . import rules  # noqa: F401  (registers the built-in rules)
-
     model, base_dir = load_model(model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    return _infer(model, base_dir, bind, given_ranges, assumptions, allow_zero, progress, constant_initializers,
+                  strict)
+
+
+def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool]) -> Result:
+    from . import rules  # noqa: F401  (registers the built-in rules)
+
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
         table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
@@ -68,7 +74,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures,
+                  base_dir=base_dir, constant_initializers=constant_initializers)
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
@@ -137,13 +144,44 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         keep_declared_names=keep_declared_names)
 
 
-@under_ranges_of_result
+def written_result(result: Result) -> Result:
+    """The result whose dims :func:`write_result` writes: ``result`` itself, or, when it was
+    inferred under ``ranges`` or ``assume``, the model inferred again without them.
+
+    onnxruntime folds shapes and plans buffers from the value_info it is given, so a dim
+    that holds only under the caller's ranges or assumptions would make the written model
+    fail (or compute another shape) at sizes its declared inputs allow, and ONNX has no way
+    to declare a range on an input. ``bind`` is kept: the bound numbers are written into
+    the graph inputs too. The domain is computed again where ``result``'s was."""
+    table = result.symbols
+    if not table.ranges and not table.assume:
+        return result
+    allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+    plain = _infer(result.model, result.base_dir, table.bound, {}, [], allow_zero, None,
+                   result.constant_initializers, None)
+    plain.given = table
+    if result._domain is not None:
+        plain.domain()
+    return plain
+
+
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
     keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases)."""
+    inferred dim is over fresh symbols only (the rule before aliases).
+
+    The written model runs, with the shapes it declares, at every size its declared inputs
+    allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
+    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
+    ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
+    was given."""
+    return _write(written_result(result), inplace, keep_declared_names)
+
+
+@under_ranges_of_result
+def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
@@ -156,5 +194,6 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
                               keep, keep_declared_names)
+    specialise_inputs(model.graph, result.symbols.bound)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -116,6 +116,19 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
+def specialise_inputs(graph: onnx.GraphProto, bound: Dict[str, int]) -> None:
+    """Write each bound symbol's number into the graph inputs' dims that name it (as
+    onnxruntime's ``make_dynamic_shape_fixed`` does): the dims computed from it are
+    written as numbers, and onnxruntime folds and plans buffers from them, so the
+    written model is valid only at that size and must say so where sizes enter."""
+    for inp in graph.input:
+        if not inp.type.HasField("tensor_type"):
+            continue
+        for d in inp.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in bound:
+                d.dim_value = bound[d.dim_param]  # (clears dim_param: a oneof)
+
+
 def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
                           keep_declared=frozenset(), names_win: bool = False) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values
