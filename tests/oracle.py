@@ -271,12 +271,13 @@ def _first_line(exc):
 def written_model_failure(original, annotated, bindings, feeds):
     """Run ``annotated`` as a user's onnxruntime runs it (its value_info in place, every graph
     optimization: onnxruntime folds shapes and plans buffers from the dims it declares) at
-    each binding where ``original`` runs so: it must run too, and every dim it declares on a
+    each binding its declared inputs allow where ``original`` runs (judged without graph
+    optimizations, as verify runs it): it must run too, and every dim it declares on a
     produced value (value_info and graph outputs, parsed back from its text; dims naming no
     input symbol skipped) must be the real one. ``feeds(binding)`` gives the inputs.
     Returns ``(dims checked, the first failure or None, bindings run)``."""
-    try:
-        orig = _session_of(original)
+    try:  # the judge of where the model runs, as verify runs it (optimizations run some invalid graphs)
+        orig = _session_of(original, optimize=False)
     except Exception:  # noqa: BLE001 - onnxruntime refuses the original: nothing to hold the written one to
         return 0, None, 0
     try:
@@ -308,6 +309,10 @@ def written_model_failure(original, annotated, bindings, feeds):
         try:
             as_is.run(None, run_feeds)
         except Exception as exc:  # noqa: BLE001
+            try:  # the model as given, optimized as the written one is, fails too: onnxruntime's doing
+                _session_of(original).run(None, run_feeds)
+            except Exception:  # noqa: BLE001
+                continue
             return checked, f"the written model fails at {binding} where the model runs: {_first_line(exc)}", ran
         if inspect is None:
             inspect = _session_of(exposed, optimize=False)
