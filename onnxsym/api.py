@@ -14,7 +14,7 @@ from .errors import UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import specialise_inputs, write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -189,11 +189,12 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
         model = copy
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
+    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names)
+                 keep, keep_declared_names, skip)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, keep_declared_names)
+                              keep, keep_declared_names, skip)
     specialise_inputs(model.graph, result.symbols.bound)
     metadata.write(model, metadata.entries(result, __version__))
     return model

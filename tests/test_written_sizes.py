@@ -89,3 +89,40 @@ def test_the_cli_says_what_bind_and_assume_mean_for_the_written_model(tmp_path):
     written = onnx.load(out)
     assert _input_dims(written) == [1, "seq"]
     check_written_runs(model, written, [{"batch": 1, "seq": 5}, {"batch": 1, "seq": 9}], feeds)
+
+
+def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse_it():
+    """``If(d >= 5)`` with ``ConstantOfShape(d - 5)`` in its then branch, where d is a dim
+    only onnxsym knows to be 2 (through a Reshape to a computed target): written as 2,
+    onnxruntime folds the never-taken branch to ConstantOfShape(-3) and refuses to load the
+    model, which runs without the annotation (a fuzzer finding). The values that branch
+    reads are left unwritten."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+    from helpers import F, graph, model
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    N = helper.make_node
+    then_g = graph([N("Shape", ["t"], ["ts"]), N("Gather", ["ts", "one"], ["d2"], axis=0),
+                    N("Sub", ["d2", "five"], ["neg"]), N("ConstantOfShape", ["neg"], ["dead"])], [], ["dead"], name="then")
+    else_g = graph([N("ConstantOfShape", ["one"], ["alive"])], [], ["alive"], name="else")
+    m = model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
+               N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
+               N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
+               N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]),
+               N("Shape", ["t"], ["ts0"]), N("Gather", ["ts0", "one_s"], ["d"], axis=0),
+               N("GreaterOrEqual", ["d", "five_s"], ["cond"]),
+               N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", 2, "h", "w"])], ["y"],
+              [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5]),
+               c("one_s", 1), c("five_s", 5)], opset=17)
+    written = onnxsym.annotate(m)
+    assert "t" not in {vi.name for vi in written.graph.value_info}  # (the branch reads it)
+    assert "m" in {vi.name for vi in written.graph.value_info}
+    sizes = [{"batch": 1, "h": 3, "w": 4}, {"batch": 2, "h": 5, "w": 1}]
+
+    def feeds(b):
+        return {"x": np.ones([b["batch"], 2, b["h"], b["w"]], np.float32)}
+    check_written_runs(m, written, sizes, feeds)
