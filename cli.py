@@ -267,7 +267,11 @@ def _print_written_sizes(written) -> None:
     if bound:
         fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
         click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
-    if written.given is not None:
+    given = written.given
+    if given is not None and given.bound and not bound:
+        click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
+                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+    if given is not None and (given.ranges or given.assume):
         click.echo("  the dims are written as they hold at every size the graph inputs allow: "
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 

@@ -14,7 +14,7 @@ from .errors import UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import dead_branch_reads, specialise_inputs, write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, decided_ifs, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -152,13 +152,34 @@ def written_result(result: Result) -> Result:
     that holds only under the caller's ranges or assumptions would make the written model
     fail (or compute another shape) at sizes its declared inputs allow, and ONNX has no way
     to declare a range on an input. ``bind`` is kept: the bound numbers are written into
-    the graph inputs too. The domain is computed again where ``result``'s was."""
+    the graph inputs too, unless the bound sizes decide an If that is undecided without
+    them (then the model is inferred without the bind as well). The domain is computed
+    again where ``result``'s was."""
     table = result.symbols
-    if not table.ranges and not table.assume:
-        return result
     allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
-    plain = _infer(result.model, result.base_dir, table.bound, {}, [], allow_zero, None,
-                   result.constant_initializers, None)
+
+    def again(bind) -> Result:
+        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None)
+
+    bind = table.bound
+    decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
+    if decided or 0 in bind.values():
+        # With the numbers in its inputs, onnxruntime's shape inference runs when it loads the
+        # model: it folds an If branch that only the bound sizes leave untaken, and refuses the
+        # model for what that branch computes there (a ConstantOfShape of d - 5 at d = 1), and
+        # it refuses a Reshape of 0 elements to [0, -1], which it runs at size 0. The inputs
+        # are then not specialised, and the dims written as they hold at every size.
+        free = again({})
+        if 0 in bind.values() or not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
+            bind = {}
+            if not table.ranges and not table.assume:
+                free.given = table
+                if result._domain is not None:
+                    free.domain()
+                return free
+    if bind is table.bound and not table.ranges and not table.assume:
+        return result
+    plain = again(bind)
     plain.given = table
     if result._domain is not None:
         plain.domain()

@@ -118,6 +118,25 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
+def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
+    """The names of the If nodes (in subgraphs too) whose condition is a known constant."""
+    out = set()
+    for n in graph.node:
+        if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
+            out.add(n.name)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values)
+    return out
+
+
+def _known_condition(cond) -> Optional[bool]:
+    if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
+            isinstance(cond.value[0], (int, bool, float)):
+        return bool(cond.value[0])
+    return None
+
+
 def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
     """The values read inside an If branch that is never taken (its condition is a known
     constant), from outside it. Their dims are not written: onnxruntime folds a branch's
@@ -127,10 +146,9 @@ def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
     out: set = set()
     for n in graph.node:
         branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
-        cond = values.get(n.input[0]) if n.op_type == "If" and n.input else None
-        known = cond.value if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 else None
-        if known is not None and isinstance(known[0], (int, bool, float)):
-            dead = branches.pop("else_branch" if known[0] else "then_branch", None)
+        known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
+        if known is not None:
+            dead = branches.pop("else_branch" if known else "then_branch", None)
             if dead is not None:
                 out |= _outer_reads(dead)
         for a in n.attribute:

@@ -126,3 +126,46 @@ def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse
     def feeds(b):
         return {"x": np.ones([b["batch"], 2, b["h"], b["w"]], np.float32)}
     check_written_runs(m, written, sizes, feeds)
+
+
+def _guarded_model():
+    """``If(h >= 5)``: ConstantOfShape(h - 5) when taken, ConstantOfShape([1]) else; and a
+    Reshape of x to [h, -1] (0 elements at h = 0)."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+    from helpers import F, graph, model
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    N = helper.make_node
+    then_g = graph([N("Sub", ["d1", "five"], ["n"]), N("ConstantOfShape", ["n"], ["t"])], [], ["t"], name="then")
+    else_g = graph([N("ConstantOfShape", ["one"], ["e"])], [], ["e"], name="else")
+    return model([N("Shape", ["x"], ["s"]), N("Gather", ["s", "zero_s"], ["d"], axis=0),
+                  N("Unsqueeze", ["d", "zero"], ["d1"]), N("GreaterOrEqual", ["d", "five_s"], ["cond"]),
+                  N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+                  N("Concat", ["d1", "minus"], ["tgt"], axis=0), N("Reshape", ["x", "tgt"], ["r"])],
+                 [("x", F, ["h"])], ["y", "r"],
+                 [c("zero", [0]), c("zero_s", 0), c("one", [1]), c("five", [5]), c("five_s", 5), c("minus", [-1])],
+                 opset=17)
+
+
+@pytest.mark.parametrize("h", [1, 0])
+def test_a_bind_that_onnxruntime_would_refuse_in_the_inputs_leaves_them_symbolic(h, tmp_path):
+    """At h = 1 the bind decides the If (its then branch would be ConstantOfShape(-4)), at
+    h = 0 the Reshape is of 0 elements to [0, -1]: onnxruntime runs the model there, but with
+    h written into the input it refuses to load it (fuzzer findings). The input stays
+    symbolic and every dim is written as it holds at every size."""
+    import numpy as np
+
+    m = _guarded_model()
+    written = onnxsym.annotate(m, bind={"h": h}, allow_zero=h == 0)
+    assert _input_dims(written) == ["h"]
+    check_written_runs(m, written, [{"h": h}, {"h": 7}, {"h": 2}], lambda b: {"x": np.ones(b["h"], np.float32)})
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx"), "--bind", f"h={h}"]
+                           + (["--allow-zero"] if h == 0 else []))
+    assert r.exit_code == 0, r.output
+    assert "the graph inputs are not specialised" in r.output
+
