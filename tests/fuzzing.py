@@ -1108,7 +1108,8 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]],
     the written model there as a user runs it (check_written)."""
     from onnxsym.verify import verify
 
-    zero = any(0 in a.values() for a in assignments)  # sizes that may be 0: so may the input dims
+    # sizes that may be 0: so may the input dims
+    zero = any(0 in a.values() for a in list(assignments) + list(fresh or []))
     try:
         result = onnxsym.infer(model, allow_zero=zero)
     except onnxsym.OnnxsymError as exc:
