@@ -56,6 +56,11 @@ class Result:
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
+    # How the model was read, so that it can be inferred again (api.written_result).
+    base_dir: Optional[str] = field(default=None, repr=False, compare=False)
+    constant_initializers: bool = field(default=False, repr=False, compare=False)
+    # The table of the inference whose --range and --assume this one sets aside (written_result).
+    given: Optional[SymbolTable] = field(default=None, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
