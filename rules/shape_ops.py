@@ -166,6 +166,40 @@ def _literal(x, target, allowzero):
     return out
 
 
+def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
+    """Whether element ``i`` (``>= 0``, maybe 0) being 0 is proven to fail: where it is 0 (its
+    symbols' ranges narrowed to that), copying the input's dim gives a count that cannot match
+    the input's, whichever of the other unclear elements are 0 too."""
+    from onnxsym.narrowing import Unreachable, implied_ranges
+
+    d = target[i]
+    if x.shape is None or i >= len(x.shape) or dims.range_of(d)[0] < 0:
+        return False
+    try:
+        region = implied_ranges(dims.neg(d), 0)
+    except Unreachable:
+        return True
+    if not region:
+        return False  # the ranges cannot say where it is 0
+    others = [j for j, c in unclear.items() if j != i and "0" in c]
+    if len(others) > 3:
+        return False
+    total = prod(x.shape)
+    with dims.current().child({s.name: r for s, r in region.items()}):
+        for mask in range(1 << len(others)):
+            zero = {i} | {j for k, j in enumerate(others) if mask >> k & 1}
+            if any(j >= len(x.shape) for j in zero):
+                continue  # a 0 beyond the input's rank fails by itself
+            lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
+            if None in lit:
+                rest = prod(v for v in lit if v is not None)
+                if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+                    return False
+            elif dims.try_eq(prod(lit), total) is not False:
+                return False
+    return True
+
+
 def _unclear_elements(node, x, target, allowzero):
     """The computed target elements whose case (a size, 0, -1) is not known, with why.
     An element that may be -1 beside a literal -1 may be taken as a size (two -1s are
@@ -181,6 +215,13 @@ def _unclear_elements(node, x, target, allowzero):
                 unclear[i] = case
     if not unclear:
         return unclear
+    for i in [i for i, c in unclear.items() if c == "0"]:
+        if _zero_copy_fails(x, target, allowzero, i, unclear):
+            # a 0 there copies the input's dim, and no run keeps the element count then:
+            # onnxruntime fails, so the domain has the element >= 1 (timm's window partition)
+            node.require_at_least(target[i], 1, f"reshape target element {i} ({target[i]}) is 0 only "
+                                                f"where copying the input's dim breaks the element count")
+            del unclear[i]
     if -1 in target:
         return {i: c for i, c in unclear.items() if "0" in c}
     lit = _literal(x, target, allowzero)

@@ -50,3 +50,41 @@ def test_explain_names_the_clip_that_lost_the_pads():
     res = onnxsym.infer(_same_pads(0.5))
     e = Lineage(res).explain("y", 2)
     assert not e.resolved and e.cause is not None and e.cause.node == "the_clip", e.headline()
+
+
+# ---------------------------------------------------------------- 3. a Reshape element that may be 0
+
+def _window_partition():
+    """[2, H, 8] reshaped to [2, H // 4, 4, 8] (timm's MaxViT window partition): H // 4 is 0 below
+    4, where it copies H, and 2*H*4*8 never equals 2*H*8."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i1"], ["H"]), n("Div", ["H", "four"], ["q"]),
+             n("Concat", ["two", "q", "four", "eight"], ["shp"], axis=0), n("Reshape", ["x", "shp"], ["y"])]
+    inits = [init("i1", np.array([1])), init("four", np.array([4])), init("two", np.array([2])),
+             init("eight", np.array([8]))]
+    return model(nodes, [("x", F, [2, "H", 8])], ["y"], inits)
+
+
+def test_a_reshape_element_that_may_be_0_is_a_size_and_the_domain_has_it_at_least_1():
+    m = _window_partition()
+    res = check(m, random_cases([("x", F, [2, "H", 8])], [{"H": 4}, {"H": 12}, {"H": 64}]))
+    assert not res.unresolved() and str(res.shape("y")[1]) == "H//4"
+    assert res.symbol_ranges()["H"][0] == 4
+    assert any(c.kind == "at_least" and c.node == "Reshape_4" for c in res.constraints)
+    # the boundary: H = 4 runs; H = 3 copies 3 for the 0 and fails, as every H below 4 does
+    run_ort(m, {"x": np.zeros((2, 4, 8), np.float32)})
+    for h in (1, 2, 3):
+        _fails(m, {"x": np.zeros((2, h, 8), np.float32)})
+
+
+def test_a_reshape_element_whose_0_case_may_run_stays_unresolved():
+    """[4, H] to [H // 4, -1]: at H = 1..3 the 0 copies 4 and -1 is H, which runs: no condition."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i1"], ["H"]), n("Div", ["H", "four"], ["q"]),
+             n("Concat", ["q", "m1"], ["shp"], axis=0), n("Reshape", ["x", "shp"], ["y"])]
+    m = model(nodes, [("x", F, [4, "H"])], ["y"],
+              [init("i1", np.array([1])), init("four", np.array([4])), init("m1", np.array([-1]))])
+    res = onnxsym.infer(m)
+    assert res.symbol_ranges()["H"][0] == 1  # H = 3 runs: [4, 3] to [4 (copied), 3]
+    assert run_ort(m, {"x": np.zeros((4, 3), np.float32)})["y"].shape == (4, 3)
+    check(m, random_cases([("x", F, [4, "H"])], [{"H": 2}, {"H": 8}]), fresh_ok=("y",))
