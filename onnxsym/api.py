@@ -8,7 +8,7 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, metadata, validate
+from . import branching, dims, given, metadata, validate
 from .engine import Engine
 from .errors import UserInputError
 from .loader import load_model
@@ -27,7 +27,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None) -> Result:
+          strict: Optional[bool] = None, values: Optional[Mapping[str, object]] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
@@ -42,7 +42,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
-    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
+    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``values`` gives the data of
+    scalar or small graph inputs of static shape (``{"use_cache_branch": True}``): an If they
+    decide takes its branch (see :mod:`onnxsym.given`; default: the command line's ``--value``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
@@ -51,6 +53,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    given_values = given.checked(given.CLI_VALUES.get() if values is None else values, model,
+                                 constant_initializers or model.ir_version < 4)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
         table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
@@ -59,6 +63,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
         engine = Engine(model, table, base_dir, constant_initializers)
         engine.progress = None if choices else progress
         engine.choices = choices
+        engine.given_values = given_values
         if strict is not None:
             engine.strict = strict
         return engine
@@ -68,7 +73,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures, given_values=given_values)
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
@@ -126,13 +131,13 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False) -> onnx.ModelProto:
+             keep_declared_names: bool = False, values: Optional[Mapping[str, object]] = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
-    ``keep_declared_names``: see :func:`write_result`."""
+    ``keep_declared_names``: see :func:`write_result`; ``values``: see :func:`infer`."""
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
-                   constant_initializers=constant_initializers)
+                   constant_initializers=constant_initializers, values=values)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
                         keep_declared_names=keep_declared_names)
 

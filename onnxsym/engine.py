@@ -17,7 +17,7 @@ from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional
 import onnx
 from onnx import helper, numpy_helper
 
-from . import branching, dims, edges, functions, registry, validate
+from . import branching, dims, edges, functions, given, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
@@ -174,6 +174,7 @@ class Engine:
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
         self.strict = STRICT
+        self.given_values: Dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.given)
         self.rule_failures: List[str] = []  # (outside strict mode) each rule that raised, with its node
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
@@ -355,7 +356,8 @@ class Engine:
             if inp.name in init_names and self.constant_initializers:
                 continue
             # An initializer that is also an input is only a default: the caller may feed it.
-            values[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
+            v = given.apply(value_from_type(inp.type, self.table, inp.name), inp.name, self.given_values.get(inp.name))
+            values[inp.name] = self.memo.intern(self._per_item(v, inp.name))
             main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:

@@ -7,7 +7,8 @@ what each holds, and their encoding (JSON, except the version's plain text).
     derived      each solved symbol: its definition over the others
     aliases      each name the model declares on a produced value: the dim it names
     stale        each stale declaration: {"value", "declared", "computed"}
-    user         what the caller gave: {"bind", "ranges", "assume", "allow_zero", "allow_zero_symbols"}
+    user         what the caller gave: {"bind", "ranges", "assume", "allow_zero", "allow_zero_symbols",
+                 "values" (graph inputs' data, by name: row-major lists)}
     unresolved   each unresolved dim: {"value", "axis", "dim", "reasons"}
     domain       the valid input domain, when it was computed (Domain.to_json)
 """
@@ -44,7 +45,8 @@ def entries(result: Result, version: str) -> Dict[str, object]:
                   for st in result.stale],
         "user": {"bind": dict(table.bound), "ranges": {k: list(v) for k, v in table.ranges.items()},
                  "assume": [f"{a} == {b}" for a, b in table.assume],
-                 "allow_zero": table.default_lo == 0, "allow_zero_symbols": sorted(table.zero_ok)},
+                 "allow_zero": table.default_lo == 0, "allow_zero_symbols": sorted(table.zero_ok),
+                 "values": dict(result.given_values)},
         "unresolved": [{"value": u.value, "axis": u.axis, "dim": None if u.dim is None else str(u.dim),
                         "reasons": [f"{p.op_type} '{p.node}': {p.reason}" for p in u.provenance]}
                        for u in result.unresolved()],

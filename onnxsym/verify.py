@@ -92,6 +92,8 @@ def _feed(tensor: Value, name: str, bindings: Mapping[str, int]) -> np.ndarray:
         raise VerificationError(f"graph input '{name}': only tensors of known rank can be fed")
     shape = [dims.evaluate(d, bindings) for d in tensor.shape]
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
+    if tensor.value is not None and all(isinstance(v, (bool, int, float)) for v in tensor.value):
+        return np.array(tensor.value, dtype=dtype).reshape(shape)  # data the caller gave (--value)
     if np.issubdtype(dtype, np.integer):
         return np.ones(shape, dtype=dtype)  # valid as token ids, masks and indices
     if dtype == np.bool_:

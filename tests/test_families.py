@@ -88,3 +88,58 @@ def test_a_reshape_element_whose_0_case_may_run_stays_unresolved():
     assert res.symbol_ranges()["H"][0] == 1  # H = 3 runs: [4, 3] to [4 (copied), 3]
     assert run_ort(m, {"x": np.zeros((4, 3), np.float32)})["y"].shape == (4, 3)
     check(m, random_cases([("x", F, [4, "H"])], [{"H": 2}, {"H": 8}]), fresh_ok=("y",))
+
+
+# ---------------------------------------------------------------- 5. a data input that picks a branch
+
+def _merged_decoder():
+    """optimum's merged decoder in small: an If on the bool input use_cache_branch; its then
+    branch concatenates the past before the new tokens, its else branch does not."""
+    n = helper.make_node
+    then = helper.make_graph([n("Concat", ["p", "x"], ["t"], axis=1)], "then", [], [helper.make_empty_tensor_value_info("t")])
+    other = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")])
+    nodes = [n("If", ["use_cache_branch"], ["h"], then_branch=then, else_branch=other), n("Relu", ["h"], ["y"])]
+    from helpers import BOOL
+    return model(nodes, [("x", F, ["batch", "seq", 4]), ("p", F, ["batch", "past", 4]),
+                         ("use_cache_branch", BOOL, [1])], ["y"])
+
+
+def _feeds(b, s, p, cache):
+    rng = np.random.default_rng(0)
+    return {"x": rng.standard_normal((b, s, 4)).astype(np.float32), "p": rng.standard_normal((b, p, 4)).astype(np.float32),
+            "use_cache_branch": np.array([cache])}
+
+
+def test_a_given_value_decides_the_if_and_is_recorded():
+    from onnxsym import dims, metadata
+
+    m = _merged_decoder()
+    assert onnxsym.infer(m).unresolved()  # data picks the branch: left unresolved without the value
+    for cache, want in ((True, lambda b, s, p: (b, p + s, 4)), (False, lambda b, s, p: (b, s, 4))):
+        res = onnxsym.infer(m, values={"use_cache_branch": cache})
+        assert not res.unresolved()
+        for b, s, p in ((1, 3, 5), (2, 1, 9)):
+            real = run_ort(m, _feeds(b, s, p, cache))["y"].shape
+            got = tuple(dims.evaluate(d, {"batch": b, "seq": s, "past": p}) for d in res.shape("y"))
+            assert got == real == want(b, s, p)
+        written = onnxsym.annotate(m, values={"use_cache_branch": cache})
+        assert metadata.read(written)["user"]["values"] == {"use_cache_branch": [cache]}
+
+
+def test_value_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+    from onnxsym.cli import main
+    import onnx
+
+    path = str(tmp_path / "merged.onnx")
+    onnx.save(_merged_decoder(), path)
+    r = CliRunner().invoke(main, ["verify", path, "--value", "use_cache_branch=1"])
+    assert r.exit_code == 0 and " 0 wrong, 0 unresolved" in r.output, r.output
+    r = CliRunner().invoke(main, ["explain", path, "y", "1", "--value", "use_cache_branch=true"])
+    assert r.exit_code == 0 and r.output.startswith("y[1] = past + seq: resolved"), r.output
+    r = CliRunner().invoke(main, ["explain", path, "y", "1"])  # the value lasts for its command only
+    assert r.exit_code == 0 and "unresolved" in r.output.splitlines()[0], r.output
+    for bad, said in ((["--value", "nosuch=1"], "no graph input 'nosuch'"),
+                      (["--value", "x=1"], "symbolic dims"), (["--value", "use_cache_branch=yes"], "not a number")):
+        r = CliRunner().invoke(main, ["show", path] + bad)
+        assert r.exit_code != 0 and said in r.output and "Traceback" not in r.output, r.output
