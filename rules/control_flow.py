@@ -51,8 +51,24 @@ def if_rule(node):
                 node.note_split(relation)
             outs.append(node.unknown_rank(why, k, a.dtype or b.dtype))
         else:
-            outs.append(join([a, b], _fresh_for(node, k), "the If branches differ"))
+            outs.append(join([a, b], _cases_fresh(node, k, relation, a, b), "the If branches differ"))
     return outs
+
+
+def _cases_fresh(node, output, relation, then_out, else_out):
+    """The fresh symbol for a dim the branches give differently; where the condition is a
+    relation of the input symbols and both branch dims are resolved, its reason records both
+    cases with the condition (``max(0, seq - 2)//2 + 1 where seq > 8, seq where seq <= 8``):
+    the metadata and explain keep what was proven."""
+    def fresh(axis, why, lo, hi):
+        if relation is not None and isinstance(then_out, Tensor) and isinstance(else_out, Tensor) \
+                and then_out.shape is not None and else_out.shape is not None \
+                and all(map(node.is_resolved, (relation.lhs, relation.rhs))):
+            a, b = then_out.shape[axis], else_out.shape[axis]
+            if node.is_resolved(a) and node.is_resolved(b):
+                why = f"the If branches differ: {a} where {relation}, {b} where {relation.negated()}"
+        return node.fresh(why, output, axis, lo, hi, Kind.POLICY)
+    return fresh
 
 
 # --------------------------------------------------------------------- carried values

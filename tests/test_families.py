@@ -143,3 +143,36 @@ def test_value_on_the_command_line(tmp_path):
                       (["--value", "x=1"], "symbolic dims"), (["--value", "use_cache_branch=yes"], "not a number")):
         r = CliRunner().invoke(main, ["show", path] + bad)
         assert r.exit_code != 0 and said in r.output and "Traceback" not in r.output, r.output
+
+
+# ---------------------------------------------------------------- 6. two resolved branches under a shape condition
+
+def _pooled_if_long():
+    """An If on seq > 8: its then branch pools the sequence (kernel 3, stride 2, pads 0 and 1 on
+    a [batch, 1, seq] signal: max(0, seq - 2)//2 + 1), its else branch keeps it."""
+    n = helper.make_node
+    then = helper.make_graph([n("MaxPool", ["x"], ["t"], kernel_shape=[3], strides=[2], pads=[0, 1])], "then", [],
+                             [helper.make_empty_tensor_value_info("t")])
+    other = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")])
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "two"], ["s"]), n("Greater", ["s", "eight"], ["long"]),
+             n("If", ["long"], ["y"], then_branch=then, else_branch=other, name="the_if")]
+    return model(nodes, [("x", F, ["batch", 1, "seq"])], ["y"],
+                 [init("two", np.array(2)), init("eight", np.array(8))])
+
+
+def test_two_resolved_branches_give_a_fresh_symbol_that_records_both_cases():
+    from onnxsym import metadata
+
+    m = _pooled_if_long()
+    sizes = [{"batch": 2, "seq": 8}, {"batch": 1, "seq": 9}, {"batch": 1, "seq": 20}]
+    res = check(m, random_cases([("x", F, ["batch", 1, "seq"])], sizes), fresh_ok=("y",))
+    _, prov = __import__("oracle").fresh_of(res, "y", 2)
+    cases = "max(0, seq - 2)//2 + 1 where 8 < seq, seq where 8 >= seq"
+    assert cases in prov.reason, prov.reason
+    for s in (8, 9, 20):  # each case is the truth on its side of the condition
+        real = run_ort(m, {"x": np.zeros((1, 1, s), np.float32)})["y"].shape[2]
+        assert real == (max(0, s - 2) // 2 + 1 if s > 8 else s)
+    unresolved = metadata.read(onnxsym.annotate(m))["unresolved"]
+    assert any(cases in r for u in unresolved for r in u["reasons"])
+    e = Lineage(res).explain("y", 2)
+    assert cases in e.headline() and any(cases in line for line in e.lines())
