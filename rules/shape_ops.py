@@ -304,6 +304,8 @@ def transpose_rule(node: Node) -> Outputs:
     r = len(x.shape)
     if perm is None:
         perm = tuple(reversed(range(r)))
+    if sorted(perm) != list(range(r)):  # onnxruntime refuses it: a rank the sizes chose may be wrong
+        raise ShapeContradiction(f"perm {list(perm)} does not fit an input of rank {r}")
     out = tuple(x.shape[p] for p in perm)
     arr = _np_value(x)
     value = None if arr is None else _from_np(arr.transpose(perm))
@@ -319,6 +321,30 @@ def _axes_from(node):
     return _ints(node.attr("axes"))
 
 
+def _squeeze_by_sizes(node, x):
+    """A Squeeze without axes whose one undecided dim ``d`` may be 1: its rank depends on
+    ``d == 1`` (hummingbird's GEMM trees squeeze ``[30, 1, n]``). As for an If on the sizes
+    (onnxsym.branching), inference is tried both ways: where the nodes after it run only
+    with ``d`` kept (a Transpose of rank 2), ``d >= 2`` joins the domain, and the other way round."""
+    from onnxsym.branching import Relation
+
+    maybe = [i for i, d in enumerate(x.shape) if not (d == 1 or dims.try_eq(d, 1) is False)]
+    if len(maybe) != 1 or not node.is_resolved(x.shape[maybe[0]]):
+        return node.unknown_rank("which dims are 1 unknown", 0, x.dtype)
+    k = maybe[0]
+    d = x.shape[k]
+    is_one = Relation("==", d, 1)
+    choice = node.branch_choice()
+    if choice is None:
+        node.note_split(is_one)
+        return node.unknown_rank(f"the rank depends on {d} == 1", 0, x.dtype)
+    kept = Relation("<=", 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
+    node.require_relation(is_one if choice.then else kept,
+                          f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
+    out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
+    return Tensor(x.dtype, out, x.value)
+
+
 @register("Squeeze")
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
@@ -331,7 +357,7 @@ def squeeze_rule(node: Node) -> Outputs:
             if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
                 out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
                 return [Tensor(x.dtype, out, x.value)]
-            return [node.unknown_rank("which dims are 1 unknown", 0, x.dtype)]
+            return [_squeeze_by_sizes(node, x)]
         out = tuple(d for d in x.shape if d != 1)
     else:
         ax = {normalize_axis(a, r) for a in axes}

@@ -176,3 +176,31 @@ def test_two_resolved_branches_give_a_fresh_symbol_that_records_both_cases():
     assert any(cases in r for u in unresolved for r in u["reasons"])
     e = Lineage(res).explain("y", 2)
     assert cases in e.headline() and any(cases in line for line in e.lines())
+
+
+# ---------------------------------------------------------------- 2. a rank that a later node fixes
+
+def _gemm_trees(after="Transpose"):
+    """hummingbird's GEMM strategy: [30, 1, n] squeezed with no axes (rank 1 at n == 1, else 2),
+    then a Transpose with perm [1, 0], which runs on rank 2 only."""
+    n = helper.make_node
+    last = n("Transpose", ["s"], ["y"], perm=[1, 0]) if after == "Transpose" else n("Relu", ["s"], ["y"])
+    return model([n("Squeeze", ["x"], ["s"], name="the_squeeze"), last], [("x", F, [30, 1, "n"])], ["y"])
+
+
+def test_a_rank_the_transpose_after_it_fixes():
+    m = _gemm_trees()
+    res = check(m, random_cases([("x", F, [30, 1, "n"])], [{"n": 2}, {"n": 7}]))
+    assert not res.unresolved() and res.symbol_ranges()["n"][0] == 2
+    c, = [c for c in res.constraints if c.node == "the_squeeze"]
+    assert c.kind == "at_least" and "Transpose" in c.reason
+    run_ort(m, {"x": np.zeros((30, 1, 2), np.float32)})  # just inside
+    _fails(m, {"x": np.zeros((30, 1, 1), np.float32)})  # just outside: the Transpose refuses rank 1
+
+
+def test_a_rank_nothing_after_it_fixes_stays_unknown():
+    m = _gemm_trees(after="Relu")
+    res = onnxsym.infer(m)
+    assert res.shape("y") is None and res.symbol_ranges()["n"][0] == 1
+    for n_ in (1, 3):  # both ranks run
+        run_ort(m, {"x": np.zeros((30, 1, n_), np.float32)})
