@@ -204,3 +204,30 @@ def test_a_rank_nothing_after_it_fixes_stays_unknown():
     assert res.shape("y") is None and res.symbol_ranges()["n"][0] == 1
     for n_ in (1, 3):  # both ranks run
         run_ort(m, {"x": np.zeros((30, 1, n_), np.float32)})
+
+
+# ---------------------------------------------------------------- 1. a Slice that must be as long as what it meets
+
+def _position_table():
+    """A Whisper decoder's positions (onnxruntime-genai's builder): rows past .. past + seq of a
+    64-row table, added to the token embeddings [batch, seq, 8]."""
+    n = helper.make_node
+    nodes = [n("Shape", ["past_key"], ["ps"]), n("Gather", ["ps", "two"], ["p"]),
+             n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "one"], ["s"]), n("Add", ["p", "s"], ["e"]),
+             n("Slice", ["table", "p", "e", "zero"], ["pos"]), n("Add", ["x", "pos"], ["y"])]
+    inits = [init("table", np.zeros((64, 8), np.float32)), init("two", np.array([2])), init("one", np.array([1])),
+             init("zero", np.array([0]))]
+    return model(nodes, [("x", F, ["batch", "seq", 8]), ("past_key", F, ["batch", 2, "past", 4])], ["y"], inits)
+
+
+def test_a_position_slice_broadcast_against_the_sequence():
+    """The Add runs where the slice is seq rows (past + seq <= 64), or 1 row (past = 63), or seq
+    is 1 (a slice of 0 rows past the table gives 0): the dim is seq*min(1, rows), exact in each."""
+    m = _position_table()
+    inputs = [("x", F, ["batch", "seq", 8]), ("past_key", F, ["batch", 2, "past", 4])]
+    sizes = [{"batch": 1, "seq": 3, "past": 5}, {"batch": 2, "seq": 60, "past": 4}, {"batch": 1, "seq": 5, "past": 63},
+             {"batch": 1, "seq": 1, "past": 100}]
+    res = check(m, random_cases(inputs, sizes))
+    assert not res.unresolved()
+    feeds = dict(random_cases(inputs, [{"batch": 1, "seq": 60, "past": 5}])[0][1])
+    _fails(m, feeds)  # past + seq = 65: the slice has 59 rows against 60
