@@ -9,7 +9,7 @@ static shape may be given (a list, row-major)."""
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Dict, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import onnx
 
@@ -27,7 +27,7 @@ def parse(text: str):
     if not sep or not name.strip() or not all(items):
         raise UserInputError(f"values: expected NAME=NUMBER[,NUMBER...], got {text!r}",
                              f"--value {text}: expected NAME=NUMBER[,NUMBER...]")
-    out = []
+    out: List[Union[bool, int, float]] = []
     for t in items:
         low = t.lower()
         if low in ("true", "false"):
@@ -84,6 +84,7 @@ def apply(value: Value, name: str, given: Optional[list]) -> Value:
                              f"--value {name}=...: graph input {name!r} has shape {list(shape)}, "
                              f"{len(given)} element(s) given")
     dt = value.dtype
+    elems: Tuple[Union[bool, int, float], ...]
     if dt == onnx.TensorProto.BOOL:
         elems = tuple(bool(x) for x in given)
     elif dt in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16):
