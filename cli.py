@@ -65,6 +65,8 @@ def _ranges(pairs, option: str = "--range") -> dict:
 def _set_values(ctx, _param, texts):
     """--value NAME=NUMBER: the data of a graph input, for every inference this command makes
     (the default of api.infer's ``values``, until the command ends)."""
+    if not texts:
+        return  # (nothing imported: --help and usage errors load click alone)
     from onnxsym.given import CLI_VALUES, parse
 
     try:
