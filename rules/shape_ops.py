@@ -181,6 +181,8 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
         return True
     if not region:
         return False  # the ranges cannot say where it is 0
+    if any("-1" in c for j, c in unclear.items() if j != i):
+        return False  # another element read as -1 would make the count match
     others = [j for j, c in unclear.items() if j != i and "0" in c]
     if len(others) > 3:
         return False

@@ -231,3 +231,4 @@ def test_a_position_slice_broadcast_against_the_sequence():
     assert not res.unresolved()
     feeds = dict(random_cases(inputs, [{"batch": 1, "seq": 60, "past": 5}])[0][1])
     _fails(m, feeds)  # past + seq = 65: the slice has 59 rows against 60
+
