@@ -186,7 +186,7 @@ def test_cli_options_printing_and_metadata(tmp_path):
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
                                                 "assume": ["past == seq"], "allow_zero": False,
-                                                "allow_zero_symbols": []}
+                                                "allow_zero_symbols": [], "values": {}}
     assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["past == seq", "seq == k"]
     assert json.loads(meta["onnxsym.derived"]) == {"k": "seq", "past": "seq"}
     assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 4096]
