@@ -16,7 +16,7 @@ from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.a
 from .symbols import SymbolTable, under_ranges_of_result
 from .writer import write_shapes, write_subgraph_shapes
 
-ModelLike = Union[str, os.PathLike, onnx.ModelProto]
+ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
 AllowZero = Union[bool, str, Iterable[str]]
 
@@ -29,13 +29,15 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
           strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None,
           values: Optional[Mapping[str, object]] = None) -> Result:
-    """Infer the symbolic shape of every value of a model.
+    """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
+    the model's serialized bytes).
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise): ``True`` for every one, or the names of the
-    symbols that may be 0 (``["past_seq"]``); ``progress(done, total)`` is called after
+    symbols that may be 0 (``["past_seq"]``); sizes are ints (a numpy integer is one; a
+    bool, a float or a text is an error); ``progress(done, total)`` is called after
     each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
     symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
     torch ``ExportedProgram``), or the ``ExportedProgram`` itself; ``assume`` takes
@@ -51,6 +53,10 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
+    bind = _checked_bind(bind)
+    allow_zero = _checked_allow_zero(allow_zero)
+    if isinstance(assume, str):  # one assumption, not its characters
+        assume = [assume]
     model, base_dir = load_model(model_or_path)
     model = dynamic_inputs.apply(model, dynamic, copy=model is model_or_path)
     validate.check_opsets(model)
@@ -78,6 +84,43 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   engine.declarations, main.subgraph_values, engine.rule_failures, given_values=given_values)
+
+
+def _size(value, where: str, cli: str) -> int:
+    """``value`` as a size: an int or a numpy integer; a bool, float or text is an error."""
+    import numbers
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    why = f"expected an int, got {type(value).__name__} {value!r}"
+    raise UserInputError(f"{where}: {why}", f"{cli}: {why}")
+
+
+def _checked_bind(bind) -> Dict[str, int]:
+    if bind is None:
+        return {}
+    if not isinstance(bind, Mapping):
+        raise UserInputError(f"bind: expected a mapping of symbol names to ints, got {type(bind).__name__}")
+    out = {}
+    for name, v in bind.items():
+        if not isinstance(name, str):
+            raise UserInputError(f"bind: a symbol name must be a str, got {type(name).__name__} {name!r}")
+        out[name] = _size(v, f"bind[{name!r}]", f"--bind {name}")
+    return out
+
+
+def _checked_allow_zero(allow_zero) -> AllowZero:
+    if isinstance(allow_zero, (bool, str)) or allow_zero is None:
+        return bool(allow_zero) if allow_zero is None else allow_zero
+    try:
+        names = list(allow_zero)
+    except TypeError:
+        raise UserInputError(f"allow_zero: expected True, a symbol name or names, got {type(allow_zero).__name__} "
+                             f"{allow_zero!r}") from None
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise UserInputError(f"allow_zero: a symbol name must be a str, got {type(bad[0]).__name__} {bad[0]!r}")
+    return names
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
@@ -110,8 +153,12 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
-    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, (tuple, list)) for k, v in ranges.items()):
         return ranges
+    for k, v in ranges.items() if isinstance(ranges, Mapping) else ():
+        if isinstance(v, (int, float, str, bytes)):  # no interval: one number is a bind
+            why = f"expected (lo, hi), got {v!r}"
+            raise UserInputError(f"ranges[{str(k)!r}]: {why}", f"--range {k}: {why}")
     from .sympy_bridge import exported_program_ranges, sympy_ranges
     try:
         if hasattr(ranges, "range_constraints"):
@@ -123,10 +170,14 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
 
 def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
     out = {}
-    for name, (lo, hi) in ranges.items():
-        if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
-            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
-                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+    for name, pair in ranges.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            why = f"expected (lo, hi), got {pair!r}"
+            raise UserInputError(f"ranges[{name!r}]: {why}", f"--range {name}: {why}")
+        lo, hi = (_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
+        if lo < 0 or lo > hi or hi > dims.INT64_MAX:
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi <= 2**63 - 1",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI <= 2**63 - 1")
         out[name] = (lo, hi)
     return out
 
