@@ -297,17 +297,19 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
-    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    written = api.written_result(result)  # without --range and --assume, if given
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
     if quiet:
         return
-    st = result.stats()
+    st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    _print_written_sizes(written)
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
@@ -325,6 +327,21 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     _print_domain(domain)
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
+
+
+def _print_written_sizes(written) -> None:
+    """What --bind, --range and --assume mean for the written model."""
+    bound = written.symbols.bound
+    if bound:
+        fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
+        click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
+    given = written.given
+    if given is not None and given.bound and not bound:
+        click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
+                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+    if given is not None and (given.ranges or given.assume):
+        click.echo("  the dims are written as they hold at every size the graph inputs allow: "
+                   "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 
 
 @main.command()
@@ -366,12 +383,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False):
+def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False,
+                         dynamic=()):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
         return _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
-                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers))
+                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers,
+                                 dynamic=_dynamic(dynamic)))
     finally:
         bar.close()
 
@@ -467,10 +486,11 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
 def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
-         quiet, verbose):
+         dynamic, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -479,7 +499,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, all
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -492,9 +512,10 @@ def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, all
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, quiet, verbose):
+def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -506,7 +527,7 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     lineage = Lineage(result)
     if value not in result.values and value in result.aliases:
         # A name the model declares on produced values: explain where it is declared.
