@@ -152,9 +152,9 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names)
+                 keep, keep_declared_names, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, keep_declared_names)
+                              keep, keep_declared_names, decl.dropped)
     metadata.write(model, metadata.entries(result, __version__))
     return model

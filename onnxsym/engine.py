@@ -323,7 +323,7 @@ class Engine:
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 2 if s.name in self.fresh else 1 if self.declarations.is_new(s.name) else 0
+        kind = 1 if s.name in self.fresh else 0
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
@@ -373,20 +373,54 @@ class Engine:
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
-        """Relate the dims the model declares on produced values (graph outputs, value_info,
-        subgraphs' value_info) to the computed ones: aliases, and stale declarations."""
-        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints, self.declarations, self.warnings)
+        """Check the dims the model declares on produced values (graph outputs, value_info,
+        subgraphs' value_info) against the computed ones: aliases, and stale declarations.
+        Nothing is learned from them but names (see onnxsym.declared)."""
+        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints.resolve, self.declarations,
+                                  self.warnings, self._branch_outputs(g))
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
             if isinstance(t, Tensor):
-                matcher.match(vi, t, self._made_by(vi.name), relate=True)
+                matcher.match(vi, t)
         if self.main.subgraph_values:
             for vi in _subgraph_value_info(g):
                 t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
-                    matcher.match(vi, t, self._made_by(vi.name), relate=False)
-        self.declarations.resolve(self.constraints.resolve)
+                    matcher.match(vi, t)
+        matcher.finish()
+
+    def _branch_outputs(self, g: onnx.GraphProto):
+        """value -> the values it may be, one per branch, when an If makes it (nested Ifs
+        expanded); None for a value no If makes."""
+        producer: Dict[str, onnx.NodeProto] = {}
+        stack = [g]
+        while stack:
+            for n in stack.pop().node:
+                for o in n.output:
+                    producer.setdefault(o, n)
+                for a in n.attribute:
+                    stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
+
+        def value(name: str) -> Optional[Value]:
+            v = self.main.subgraph_values.get(name)
+            return resolve_value(v if v is not None else self.main.values.get(name), self.constraints.resolve)
+
+        def alternatives(name: str, depth: int = 0) -> Optional[List[Optional[Tensor]]]:
+            n = producer.get(name)
+            if n is None or n.op_type != "If" or depth > 8:
+                return None
+            i = list(n.output).index(name)
+            out: List[Optional[Tensor]] = []
+            branches = {a.name: a.g for a in n.attribute}
+            for b in ("then_branch", "else_branch"):
+                if b in branches and i < len(branches[b].output):
+                    inner = branches[b].output[i].name
+                    v = value(inner)
+                    more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
+                    out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
+            return out or None
+        return alternatives
 
     def _per_item(self, v: Value, name: str) -> Value:
         """A sequence input's declared item shape holds for each item, not for all

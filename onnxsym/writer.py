@@ -40,7 +40,9 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
 
 
 def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+                keep=(), names_win: bool = False, drop: bool = False) -> Optional[onnx.TypeProto]:
+    """``drop``: where the graph computes no rank, the declared shape is not written either
+    (the branches that could make the value contradict it)."""
     dtype = t.dtype
     if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
         dtype = declared.tensor_type.elem_type
@@ -50,7 +52,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     tp.tensor_type.elem_type = dtype
     decl = declared_dims(declared) if declared is not None else None
     if t.shape is None:
-        if decl is not None and declared is not None:  # (a decl is read from a declared type)
+        if decl is not None and declared is not None and not drop:  # (a decl is read from a declared type)
             tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
         return tp
     if decl is not None and len(decl) != len(t.shape):
@@ -69,10 +71,10 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
 
 
 def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+               keep=(), names_win: bool = False, drop: bool = False) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings, keep, names_win)
+        return tensor_type(v, declared, where, fresh, warnings, keep, names_win, drop)
     if isinstance(v, (Sequence, Optional_)):
         field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
         inner_decl = getattr(declared, field).elem_type if declared is not None and \
@@ -87,9 +89,11 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False,
+                 dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
-    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
+    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is,
+    ``dropped`` the values of no computed rank whose declared shape is not written."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
     keep_axes: Dict[str, set] = {}
@@ -106,7 +110,8 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win)
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win,
+                        name in dropped)
         if tp is None:
             continue
         if target is None:
@@ -117,7 +122,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), names_win: bool = False) -> None:
+                          keep_declared=frozenset(), names_win: bool = False, dropped=frozenset()) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values
     computed inside it; its declared inputs and outputs are left as they are."""
     for n in graph.node:
@@ -125,5 +130,5 @@ def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fres
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win)
+                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win, dropped)
+                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win, dropped)
