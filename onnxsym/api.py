@@ -142,8 +142,8 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
-    keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases)."""
+    keeps a declared name or text wherever it is proven equal to the inferred dim (never
+    where it is not: a declaration is a claim)."""
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
@@ -152,9 +152,9 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names, decl.dropped)
+                 keep, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, keep_declared_names, decl.dropped)
+                              keep, decl.dropped)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -11,19 +11,18 @@ from typing import Dict, List, Optional
 
 import onnx
 
-from . import dims
 from .dims import Dim
 from .declared import declared_dims
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
 def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
-              keep: bool = False, names_win: bool = False):
+              keep: bool = False):
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. The inferred dim is written, except
     where ``keep`` says the declared dim_param names it (a fresh symbol, or with
-    --keep-declared-names a proven equal dim); ``names_win``: the old rule, where a
-    declared name also replaces any dim over fresh symbols only."""
+    --keep-declared-names a proven equal dim): a declared text is never written where
+    it is not proven (over a fresh dim it may be anything)."""
     if isinstance(inferred, int):
         # A number says more than any name (a contradicting declared number is a stale
         # declaration, reported by inference).
@@ -33,14 +32,11 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")
-    if names_win and declared is not None and declared.HasField("dim_param") and declared.dim_param and \
-            all(s.name in fresh for s in dims.free_symbols(inferred)):
-        return None, declared.dim_param
     return None, str(inferred)
 
 
 def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=(), names_win: bool = False, drop: bool = False) -> Optional[onnx.TypeProto]:
+                keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
     """``drop``: where the graph computes no rank, the declared shape is not written either
     (the branches that could make the value contradict it)."""
     dtype = t.dtype
@@ -61,7 +57,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     shape.SetInParent()
     for i, d in enumerate(t.shape):
         value, param = merge_dim(decl[i] if decl else None, d, f"{where}[{i}]", fresh, warnings,
-                                 i in keep, names_win)
+                                 i in keep)
         dim = shape.dim.add()
         if value is not None:
             dim.dim_value = value
@@ -71,15 +67,15 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
 
 
 def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=(), names_win: bool = False, drop: bool = False) -> Optional[onnx.TypeProto]:
+               keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings, keep, names_win, drop)
+        return tensor_type(v, declared, where, fresh, warnings, keep, drop)
     if isinstance(v, (Sequence, Optional_)):
         field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
         inner_decl = getattr(declared, field).elem_type if declared is not None and \
             declared.WhichOneof("value") == field else None
-        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, (), names_win) if v.elem is not None else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, ()) if v.elem is not None else None
         if elem is None:
             return declared
         tp = onnx.TypeProto()
@@ -89,8 +85,7 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False,
-                 dropped=frozenset()) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is,
     ``dropped`` the values of no computed rank whose declared shape is not written."""
@@ -110,7 +105,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win,
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
                         name in dropped)
         if tp is None:
             continue
@@ -122,7 +117,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), names_win: bool = False, dropped=frozenset()) -> None:
+                          keep_declared=frozenset(), dropped=frozenset()) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values
     computed inside it; its declared inputs and outputs are left as they are."""
     for n in graph.node:
@@ -130,5 +125,5 @@ def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fres
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win, dropped)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win, dropped)
+                write_shapes(g, values, produced, fresh, warnings, keep_declared, dropped)
+                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, dropped)
