@@ -222,3 +222,50 @@ def test_a_name_in_a_loop_body_and_on_an_output():
     out = onnxsym.write_result(res, keep_declared_names=True)
     assert written_dims(out.graph.output[1]) == ["2*seq"]
     assert check_written(out, SEQ) == 6  # ys [2, seq] and z
+
+
+# ------------------------------------------------------------------ issue 21 item 6: onnxslim's text
+
+SLIM_TEXT = "((((height - 1)//2)) + 1//2)"  # what onnxslim 0.1.98 declares (1//2 is 0): (height - 1)//2
+HW = [{"batch": 1, "height": 64, "width": 96}, {"batch": 1, "height": 96, "width": 64}]
+
+
+def test_onnxslims_declared_pool_text_does_not_narrow_the_domain():
+    """A stride-2 Conv and a 2x2 AveragePool, as timm's MaxViT shortcut: the pool gives
+    ((height - 1)//2 + 1)//2, declared as onnxslim writes it, which is equal only at small
+    heights; it once made the domain 3 <= height <= 4."""
+    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    m = model([N("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], name="stem"),
+               N("AveragePool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+               N("Relu", ["p"], ["y"], name="relu")],
+              [("x", F, ["batch", 3, "height", "width"])], [("y", F, None)], [init("w", w)])
+    m.graph.value_info.append(helper.make_tensor_value_info("p", F, ["batch", 8, SLIM_TEXT, SLIM_TEXT.replace("height", "width")]))
+    res = onnxsym.infer(m)
+    assert res.constraints == [] and res.stale == []  # (equal at heights 3 and 4: not stale either)
+    _no_declared_facts(res, HW)
+    out = onnxsym.write_result(res, keep_declared_names=True)
+    assert check_written(out, HW) == 2 * 12
+    p = {vi.name: written_dims(vi) for vi in out.graph.value_info}["p"]
+    assert SLIM_TEXT not in p
+
+
+def test_a_slimmed_timm_maxvit_runs_where_onnxruntime_does():
+    """models/domain/timm_maxvit_slim.onnx, made by timm and onnxslim (make_maxvit_slim.py):
+    the domain admits 64x96 and 96x64, every dim written matches onnxruntime there, and the
+    MLIR export keeps height and width unbounded."""
+    import os
+    import re
+
+    from onnxsym.mlir import to_mlir
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "domain", "timm_maxvit_slim.onnx")
+    m = onnx.load(path)
+    assert SLIM_TEXT in {d.dim_param for vi in m.graph.value_info for d in vi.type.tensor_type.shape.dim}
+    res = onnxsym.infer(m)
+    _no_declared_facts(res, HW)
+    out = onnxsym.write_result(res, keep_declared_names=True)
+    assert check_written_names(out, HW) > 500
+    text = to_mlir(res, dialect="torch", names=True)
+    for name in ("height", "width"):
+        assert f'torch.symbolic_int "{name}" {{min_val = 1, max_val = 9223372036854775807}}' in text
+    assert not re.search(r"max_val = [1-9]\b", text)  # no bound of a few units from the declaration
