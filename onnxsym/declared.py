@@ -81,6 +81,24 @@ def declared_dims(tp: onnx.TypeProto) -> Optional[Sequence[onnx.TensorShapeProto
     return tp.tensor_type.shape.dim
 
 
+def reused_names(g: onnx.GraphProto) -> Set[str]:
+    """The names that nodes of more than one graph of ``g`` produce (sibling If branches may
+    each define ``v``): what is known of a subgraph value is kept by name, so for these it is
+    one scope's (the last inferred), and neither matched nor written for any."""
+    seen: Dict[str, int] = {}
+    out: Set[str] = set()
+    stack = [g]
+    while stack:
+        graph = stack.pop()
+        for n in graph.node:
+            for o in n.output:
+                if o and seen.setdefault(o, id(graph)) != id(graph):
+                    out.add(o)
+            for a in n.attribute:
+                stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
+    return out
+
+
 def _text(d: onnx.TensorShapeProto.Dimension) -> str:
     if d.HasField("dim_value"):
         return str(d.dim_value)

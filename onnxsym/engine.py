@@ -20,7 +20,7 @@ from onnx import helper, numpy_helper
 from . import branching, dims, edges, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints
-from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
+from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
 from .symbols import SymbolTable
@@ -384,9 +384,10 @@ class Engine:
             if isinstance(t, Tensor):
                 matcher.match(vi, t)
         if self.main.subgraph_values:
+            reused = reused_names(g)  # (values kept by name: one scope's only)
             for vi in _subgraph_value_info(g):
                 t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
-                if isinstance(t, Tensor):
+                if isinstance(t, Tensor) and vi.name not in reused:
                     matcher.match(vi, t)
         matcher.finish()
 

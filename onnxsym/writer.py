@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 import onnx
 
 from .dims import Dim
-from .declared import declared_dims
+from .declared import declared_dims, reused_names
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
@@ -117,13 +117,16 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), dropped=frozenset()) -> None:
+                          keep_declared=frozenset(), dropped=frozenset(), reused=None) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values
-    computed inside it; its declared inputs and outputs are left as they are."""
+    computed inside it; its declared inputs and outputs are left as they are, and so is
+    a value whose name nodes of another graph produce too (``values`` has one of them)."""
+    if reused is None:
+        reused = reused_names(graph)
     for n in graph.node:
         for a in n.attribute:
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                declared = {v.name for v in g.input} | {v.name for v in g.output}
+                declared = {v.name for v in g.input} | {v.name for v in g.output} | reused
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
                 write_shapes(g, values, produced, fresh, warnings, keep_declared, dropped)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, dropped)
+                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, dropped, reused)

@@ -269,3 +269,41 @@ def test_a_slimmed_timm_maxvit_runs_where_onnxruntime_does():
     for name in ("height", "width"):
         assert f'torch.symbolic_int "{name}" {{min_val = 1, max_val = 9223372036854775807}}' in text
     assert not re.search(r"max_val = [1-9]\b", text)  # no bound of a few units from the declaration
+
+
+# ------------------------------------------------------------------ found by attacking
+
+def test_sibling_branches_reusing_a_value_name_get_neither_branchs_shape():
+    """Each branch defines 'v' (legal ONNX): [seq] in one, [2*seq] in the other, declared 'a'
+    and 'b'. What is known of a subgraph value is kept by name (one branch's), so neither
+    branch's value_info is rewritten with it and neither name becomes an alias (both got
+    '2*seq' before)."""
+    then = graph([N("Identity", ["x"], ["v"], name="t1"), N("Identity", ["v"], ["t"], name="t2")],
+                 [], [("t", F, None)], name="then")
+    then.value_info.append(helper.make_tensor_value_info("v", F, ["a"]))
+    els = graph([N("Concat", ["x", "x"], ["v"], axis=0, name="e1"), N("Identity", ["v"], ["e"], name="e2")],
+                [], [("e", F, None)], name="else")
+    els.value_info.append(helper.make_tensor_value_info("v", F, ["b"]))
+    m = model([N("If", ["c"], ["o"], then_branch=then, else_branch=els, name="if")],
+              [("c", BOOL, []), ("x", F, ["seq"])], [("o", F, None)])
+    res = onnxsym.infer(m)
+    assert res.aliases == {} and res.stale == []
+    for keep in (False, True):
+        out = onnxsym.write_result(res, keep_declared_names=keep)
+        body = {a.name: a.g for a in out.graph.node[0].attribute}
+        assert written_dims(body["then_branch"].value_info[0]) == ["a"]  # as the model has it
+        assert written_dims(body["else_branch"].value_info[0]) == ["b"]
+        for cond, k in ((True, 1), (False, 2)):
+            assert run_ort(out, {"c": np.array(cond), "x": np.ones(3, np.float32)})["o"].shape == (3 * k,)
+
+
+def test_keep_declared_names_writes_no_unproven_text_over_a_fresh_dim():
+    """A NonZero count declared 'batch': nothing proves it (the old rule wrote it with
+    --keep-declared-names); the count's own name is written."""
+    m = model([N("NonZero", ["x"], ["nz"], name="nonzero")], [("x", F, ["batch", "seq"])],
+              [("nz", I64, [2, "batch"])])
+    res = onnxsym.infer(m)
+    (fresh,) = res.fresh
+    out = onnxsym.write_result(res, keep_declared_names=True)
+    assert written_dims(out.graph.output[0]) == [2, fresh]
+    _no_declared_facts(res, [{"batch": 2, "seq": 3}])
