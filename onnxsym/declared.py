@@ -250,16 +250,18 @@ class DeclaredMatcher:
         defs: Dict[dims.Sym, Dim] = {}
         definer: Dict[dims.Sym, _Claim] = {}
         impossible: Dict[int, str] = {}  # claim index -> why no size makes it true
+        pending = list(enumerate(self._claims))
         changed = True
         while changed:  # a name defined at one place may let another place define the next
             changed = False
-            for i, c in enumerate(self._claims):
-                if i in impossible:
-                    continue
-                k = dims.substitute(c.known, defs)
+            waiting = []
+            for i, c in pending:
                 open_ = [s for s in c.names if s not in defs]
                 if len(open_) != 1:
+                    if open_:
+                        waiting.append((i, c))
                     continue
+                k = dims.substitute(c.known, defs)
                 s = open_[0]
                 v = _solve(k, c.computed, s)
                 if v is None:
@@ -270,6 +272,7 @@ class DeclaredMatcher:
                     continue
                 defs[s], definer[s] = v, c
                 changed = True
+            pending = waiting
         for i, c in enumerate(self._claims):
             k = dims.substitute(c.known, defs)
             if i in impossible:
@@ -277,7 +280,7 @@ class DeclaredMatcher:
             elif not dims.free_symbols(k) & set(self._names.values()):
                 k = self.resolve(k)
                 c.verdict = True if dims.same(k, c.computed) else False if dims.try_eq(k, c.computed) is False else None
-        consistent = {s for s in defs if all(c.verdict for c in self._claims if s in c.names)}
+        consistent = set(defs) - {s for c in self._claims if not c.verdict for s in c.names}
         for i, c in enumerate(self._claims):
             if c.verdict is False:
                 self._mark_claim(c, defs, definer, impossible.get(i, ""))
