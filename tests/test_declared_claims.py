@@ -10,6 +10,7 @@ import json
 import numpy as np
 import onnx
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 from onnx import helper
 
 import onnxsym
@@ -307,3 +308,47 @@ def test_keep_declared_names_writes_no_unproven_text_over_a_fresh_dim():
     out = onnxsym.write_result(res, keep_declared_names=True)
     assert written_dims(out.graph.output[0]) == [2, fresh]
     _no_declared_facts(res, [{"batch": 2, "seq": 3}])
+
+
+# ------------------------------------------------------------------ random declarations
+
+
+OPS = {  # what each output computes from x: [seq], and its dim as a function of seq
+    "id": ([N("Identity", ["x"], ["{o}"])], lambda s: s),
+    "twice": ([N("Concat", ["x", "x"], ["{o}"], axis=0)], lambda s: 2 * s),
+    "thrice": ([N("Concat", ["x", "x", "x"], ["{o}"], axis=0)], lambda s: 3 * s),
+    "tail": ([N("Slice", ["x", "one", "end"], ["{o}"])], lambda s: s - 1),
+}
+TEXTS = [0, 1, 3, 6, "seq", "seq + 1", "2*seq", "seq - 1", "2*seq - 3", "3*seq", "n", "m", "n + 1", "n - 1",
+         "2*n", "n + seq", "2*n + 2", "m*m", "n + m"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(OPS)), st.sampled_from(TEXTS)), min_size=1, max_size=4))
+def test_random_declarations_are_checked_never_assumed(outs):
+    """Outputs over x: [seq] declared with numbers, input-symbol texts, names and expressions
+    of names, at random: nothing declared is a constraint or narrows the domain, every dim
+    the written model has (kept names evaluated through their aliases) is onnxruntime's at
+    seq 3 and 5, and every stale declaration is false at every seq from 1 to 40."""
+    nodes, outputs = [], []
+    for i, (op, text) in enumerate(outs):
+        for n in OPS[op][0]:
+            c = helper.NodeProto()
+            c.CopyFrom(n)
+            c.output[0] = f"o{i}"
+            c.name = f"n{i}"
+            nodes.append(c)
+        outputs.append((f"o{i}", F, [text]))
+    m = model(nodes, [("x", F, ["seq"])], outputs, [init("one", [1]), init("end", [2**63 - 1])])
+    res = onnxsym.infer(m)
+    assert res.constraints == [] and res.derived_symbols() == {}
+    _no_declared_facts(res, SEQ)
+    kept = onnxsym.write_result(res, keep_declared_names=True)
+    assert check_written_names(kept, SEQ) == 2 * len(outs)
+    for st_ in res.stale:
+        op, text = outs[int(st_.value[1:])]
+        if isinstance(text, int) or not ({"n", "m"} & set(text.replace("+", " ").replace("*", " ").split())):
+            declared = text if isinstance(text, int) else None
+            for s in range(1, 41):
+                value = declared if declared is not None else eval(text, {"seq": s})
+                assert value != OPS[op][1](s), (st_, s)
