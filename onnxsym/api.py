@@ -8,9 +8,9 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, metadata, validate
+from . import branching, dims, dynamic as dynamic_inputs, metadata, validate
 from .engine import Engine
-from .errors import UserInputError
+from .errors import PinnedError, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
@@ -27,7 +27,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None) -> Result:
+          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> Result:
     """Infer the symbolic shape of every value of a model.
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
@@ -42,11 +42,14 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
-    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
+    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
+    graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
+    domain then says whether the graph runs at other sizes (``onnxsym.pins``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     model, base_dir = load_model(model_or_path)
+    model = dynamic_inputs.apply(model, dynamic, copy=model is model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
@@ -126,15 +129,32 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False) -> onnx.ModelProto:
+             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
-    ``keep_declared_names``: see :func:`write_result`."""
+    ``keep_declared_names``: see :func:`write_result`. ``dynamic``: see :func:`infer`; the
+    model is written with those dims symbolic, and refused (:class:`PinnedError`) when its
+    domain pins one of them: it would fail at the other sizes its inputs then declare."""
+    if dynamic and inplace and isinstance(model_or_path, onnx.ModelProto):
+        model_or_path = dynamic_inputs.apply(model_or_path, dynamic, copy=False)  # (checked before inferring)
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
-                   constant_initializers=constant_initializers)
+                   constant_initializers=constant_initializers, dynamic=dynamic)
+    if dynamic:
+        refuse_pinned(result, dynamic)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
                         keep_declared_names=keep_declared_names)
+
+
+@under_ranges_of_result
+def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
+    """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
+    from .pins import pins_of
+
+    asked = dynamic_inputs.introduced(dynamic)
+    pinned = [p for p in pins_of(result) if p.symbol in asked]
+    if pinned:
+        raise PinnedError(pinned, asked)
 
 
 @under_ranges_of_result
