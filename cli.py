@@ -35,30 +35,45 @@ else:
 # check, show and explain import their modules when they run: annotate starts faster.
 
 
+def _once(out: dict, name: str, value, option: str, text: str) -> None:
+    """``out[name] = value``; the same name given twice with another value is an error
+    (the last one silently winning hides a typo)."""
+    if name in out and out[name] != value:
+        raise click.BadParameter(f"{name} is given twice, with different values ({text!r} after "
+                                 f"{_shown(name, out[name])!r})", param_hint=option)
+    out[name] = value
+
+
+def _shown(name: str, value) -> str:
+    return f"{name}={value[0]}:{value[1]}" if isinstance(value, tuple) else f"{name}={value}"
+
+
 def _bindings(pairs) -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind")
         try:
-            out[name.strip()] = int(val)
+            value = int(val)
         except ValueError:
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind") from None
+        _once(out, name.strip(), value, "--bind", p)
     return out
 
 
 def _ranges(pairs, option: str = "--range") -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         lo, colon, hi = val.partition(":")
         try:
             if not sep or not colon or not name.strip():
                 raise ValueError
-            out[name.strip()] = (int(lo), int(hi))
+            value = (int(lo), int(hi))
         except ValueError:
             raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint=option) from None
+        _once(out, name.strip(), value, option, p)
     return out
 
 
@@ -259,17 +274,19 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
-    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    written = api.written_result(result)  # without --range and --assume, if given
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
     if quiet:
         return
-    st = result.stats()
+    st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    _print_written_sizes(written)
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
@@ -289,10 +306,25 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  warning: {w}", err=True)
 
 
+def _print_written_sizes(written) -> None:
+    """What --bind, --range and --assume mean for the written model."""
+    bound = written.symbols.bound
+    if bound:
+        fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
+        click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
+    given = written.given
+    if given is not None and given.bound and not bound:
+        click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
+                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+    if given is not None and (given.ranges or given.assume):
+        click.echo("  the dims are written as they hold at every size the graph inputs allow: "
+                   "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
+
+
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
-              help="A size for an input symbol (repeat for each; default: two random assignments).")
+              help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
 @_knowledge
 @_constant_inits
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
@@ -300,12 +332,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
+    import onnxruntime
+
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
+    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
-    b = _bindings(bind)
-    assignments = constrained_assignments(result, count=1, fixed=b) if b else None
+    assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
@@ -316,6 +350,8 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
                f"{report.unresolved_dims} unresolved{unknown}"
                + (f", {len(report.rule_failures)} rules failed" if report.rule_failures else ""))
+    if any(report.assignments):
+        click.echo("  at " + "; ".join(", ".join(f"{k}={v}" for k, v in a.items()) for a in report.assignments))
     if report.checked_dims == 0:
         click.echo(f"{model}: nothing was verified: 0 dims checked", err=True)
     sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
@@ -323,11 +359,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet, constant_initializers):
+def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False,
+                         dynamic=()):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return _in_env(api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers))
+        return _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers,
+                                 dynamic=_dynamic(dynamic)))
     finally:
         bar.close()
 
@@ -406,12 +445,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
     if fmt == "json":
         click.echo(check_report.format_json(reports, opts))
     else:
-        if fmt == "github":
-            lines = check_report.format_github(reports)
-        else:
-            lines = check_report.format_text(reports, quiet, verbose)
-        for line in lines:
-            click.echo(line)
+        for r in reports:  # text: a file's error on stderr, the report on stdout; github: all on stdout
+            lines = check_report.format_github([r]) if fmt == "github" else check_report.format_text([r], quiet, verbose)
+            for line in lines:
+                click.echo(line, err=fmt == "text" and r.error is not None)
     sys.exit(check_report.exit_code(reports))
 
 
@@ -423,10 +460,13 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
 @_bind_opt
+@_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, constant_initializers, quiet, verbose):
+def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
+         dynamic, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -435,7 +475,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -446,10 +486,12 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
+@_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
+def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -461,7 +503,7 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     lineage = Lineage(result)
     if value not in result.values and value in result.aliases:
         # A name the model declares on produced values: explain where it is declared.
@@ -599,10 +641,29 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+    b = _bindings(bind)
+
+    def run(given):
+        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                 constant_initializers=constant_initializers))
+    what_if: dict = {}
+    try:
+        result = run(b)
+    except UserInputError as exc:
+        # A count the data decides (NonZero's) is no input symbol: --solve takes it as a what-if.
+        if not exc.unknown_binds:
+            raise
+        result = run({k: v for k, v in b.items() if k not in exc.unknown_binds})
+        other = [n for n in exc.unknown_binds if n not in result.fresh]
+        if other:
+            raise UserInputError(f"--bind {other[0]}: {result.symbols.unknown_name(other[0])}") from None
+        if solve is None:
+            p = result.fresh[exc.unknown_binds[0]]
+            raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
+                              f"takes it, as a what-if") from None
+        what_if = {n: b[n] for n in exc.unknown_binds}
     c = result.cost()
-    solution = c.solve(solve, limit) if solve is not None else None
+    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return

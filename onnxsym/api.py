@@ -14,9 +14,9 @@ from .errors import PinnedError, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, decided_ifs, specialise_inputs, write_shapes, write_subgraph_shapes
 
-ModelLike = Union[str, os.PathLike, onnx.ModelProto]
+ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
 AllowZero = Union[bool, str, Iterable[str]]
 
@@ -28,13 +28,15 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
           strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> Result:
-    """Infer the symbolic shape of every value of a model.
+    """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
+    the model's serialized bytes).
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise): ``True`` for every one, or the names of the
-    symbols that may be 0 (``["past_seq"]``); ``progress(done, total)`` is called after
+    symbols that may be 0 (``["past_seq"]``); sizes are ints (a numpy integer is one; a
+    bool, a float or a text is an error); ``progress(done, total)`` is called after
     each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
     symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
     torch ``ExportedProgram``), or the ``ExportedProgram`` itself; ``assume`` takes
@@ -46,14 +48,23 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
     domain then says whether the graph runs at other sizes (``onnxsym.pins``).
     """
-    from . import rules  # noqa: F401  (registers the built-in rules)
-
+    bind = _checked_bind(bind)
+    allow_zero = _checked_allow_zero(allow_zero)
+    if isinstance(assume, str):  # one assumption, not its characters
+        assume = [assume]
     model, base_dir = load_model(model_or_path)
     model = dynamic_inputs.apply(model, dynamic, copy=model is model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    return _infer(model, base_dir, bind, given_ranges, assumptions, allow_zero, progress, constant_initializers,
+                  strict)
+
+
+def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool]) -> Result:
+    from . import rules  # noqa: F401  (registers the built-in rules)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
         table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
@@ -71,7 +82,45 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures,
+                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values)
+
+
+def _size(value, where: str, cli: str) -> int:
+    """``value`` as a size: an int or a numpy integer; a bool, float or text is an error."""
+    import numbers
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    why = f"expected an int, got {type(value).__name__} {value!r}"
+    raise UserInputError(f"{where}: {why}", f"{cli}: {why}")
+
+
+def _checked_bind(bind) -> Dict[str, int]:
+    if bind is None:
+        return {}
+    if not isinstance(bind, Mapping):
+        raise UserInputError(f"bind: expected a mapping of symbol names to ints, got {type(bind).__name__}")
+    out = {}
+    for name, v in bind.items():
+        if not isinstance(name, str):
+            raise UserInputError(f"bind: a symbol name must be a str, got {type(name).__name__} {name!r}")
+        out[name] = _size(v, f"bind[{name!r}]", f"--bind {name}")
+    return out
+
+
+def _checked_allow_zero(allow_zero) -> AllowZero:
+    if isinstance(allow_zero, (bool, str)) or allow_zero is None:
+        return bool(allow_zero) if allow_zero is None else allow_zero
+    try:
+        names = list(allow_zero)
+    except TypeError:
+        raise UserInputError(f"allow_zero: expected True, a symbol name or names, got {type(allow_zero).__name__} "
+                             f"{allow_zero!r}") from None
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise UserInputError(f"allow_zero: a symbol name must be a str, got {type(bad[0]).__name__} {bad[0]!r}")
+    return names
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
@@ -104,8 +153,12 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
-    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, (tuple, list)) for k, v in ranges.items()):
         return ranges
+    for k, v in ranges.items() if isinstance(ranges, Mapping) else ():
+        if isinstance(v, (int, float, str, bytes)):  # no interval: one number is a bind
+            why = f"expected (lo, hi), got {v!r}"
+            raise UserInputError(f"ranges[{str(k)!r}]: {why}", f"--range {k}: {why}")
     from .sympy_bridge import exported_program_ranges, sympy_ranges
     try:
         if hasattr(ranges, "range_constraints"):
@@ -117,10 +170,14 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
 
 def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
     out = {}
-    for name, (lo, hi) in ranges.items():
-        if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
-            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
-                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+    for name, pair in ranges.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            why = f"expected (lo, hi), got {pair!r}"
+            raise UserInputError(f"ranges[{name!r}]: {why}", f"--range {name}: {why}")
+        lo, hi = (_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
+        if lo < 0 or lo > hi or hi > dims.INT64_MAX:
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi <= 2**63 - 1",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI <= 2**63 - 1")
         out[name] = (lo, hi)
     return out
 
@@ -146,6 +203,48 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         keep_declared_names=keep_declared_names)
 
 
+def written_result(result: Result) -> Result:
+    """The result whose dims :func:`write_result` writes: ``result`` itself, or, when it was
+    inferred under ``ranges`` or ``assume``, the model inferred again without them.
+
+    onnxruntime folds shapes and plans buffers from the value_info it is given, so a dim
+    that holds only under the caller's ranges or assumptions would make the written model
+    fail (or compute another shape) at sizes its declared inputs allow, and ONNX has no way
+    to declare a range on an input. ``bind`` is kept: the bound numbers are written into
+    the graph inputs too, unless the bound sizes decide an If that is undecided without
+    them (then the model is inferred without the bind as well). The domain is computed
+    again where ``result``'s was."""
+    table = result.symbols
+    allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+
+    def again(bind) -> Result:
+        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None)
+
+    bind = table.bound
+    decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
+    if decided or 0 in bind.values():
+        # With the numbers in its inputs, onnxruntime's shape inference runs when it loads the
+        # model: it folds an If branch that only the bound sizes leave untaken, and refuses the
+        # model for what that branch computes there (a ConstantOfShape of d - 5 at d = 1), and
+        # it refuses a Reshape of 0 elements to [0, -1], which it runs at size 0. The inputs
+        # are then not specialised, and the dims written as they hold at every size.
+        free = again({})
+        if 0 in bind.values() or not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
+            bind = {}
+            if not table.ranges and not table.assume:
+                free.given = table
+                if result._domain is not None:
+                    free.domain()
+                return free
+    if bind is table.bound and not table.ranges and not table.assume:
+        return result
+    plain = again(bind)
+    plain.given = table
+    if result._domain is not None:
+        plain.domain()
+    return plain
+
+
 @under_ranges_of_result
 def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
     """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
@@ -157,13 +256,23 @@ def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
         raise PinnedError(pinned, asked)
 
 
-@under_ranges_of_result
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
     keeps a declared name or text wherever it is proven equal to the inferred dim (never
-    where it is not: a declaration is a claim)."""
+    where it is not: a declaration is a claim).
+
+    The written model runs, with the shapes it declares, at every size its declared inputs
+    allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
+    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
+    ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
+    was given."""
+    return _write(written_result(result), inplace, keep_declared_names)
+
+
+@under_ranges_of_result
+def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
@@ -171,10 +280,12 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
         model = copy
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
+    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, decl.dropped)
+                 keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, decl.dropped)
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
+                              keep, skip, decl.dropped)
+    specialise_inputs(model.graph, result.symbols.bound)
     metadata.write(model, metadata.entries(result, __version__))
     return model

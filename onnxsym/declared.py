@@ -83,8 +83,8 @@ def declared_dims(tp: onnx.TypeProto) -> Optional[Sequence[onnx.TensorShapeProto
 
 def reused_names(g: onnx.GraphProto) -> Set[str]:
     """The names that nodes of more than one graph of ``g`` produce (sibling If branches may
-    each define ``v``): what is known of a subgraph value is kept by name, so for these it is
-    one scope's (the last inferred), and neither matched nor written for any."""
+    each define ``v``): a place (value, axis) names no one of them, so a declared name there
+    is checked in each scope but never kept."""
     seen: Dict[str, int] = {}
     out: Set[str] = set()
     stack = [g]
@@ -113,7 +113,7 @@ def _shape_text(shape: Optional[Sequence[Dim]]) -> str:
 class _Claim:
     """One declared dim that names something other than the input symbols."""
 
-    value: str
+    key: Tuple[str, int]  # (value, its match number)
     axis: int
     text: str
     known: Dim  # the text, over the input symbols and one placeholder symbol per declared name
@@ -136,42 +136,49 @@ class DeclaredMatcher:
         self.alternatives = alternatives or (lambda name: None)
         self._names: Dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
         self._claims: List[_Claim] = []
-        # value -> its declared and computed shapes' texts (computed None: no rank)
-        self._shapes: Dict[str, Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {}
-        self._stale: Dict[str, List[str]] = {}  # value -> why it is stale, in the order found
+        # (value, how many times matched before: siblings reuse names) -> its declared and
+        # computed shapes' texts (computed None: no rank)
+        self._shapes: Dict[Tuple[str, int], Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {}
+        self._stale: Dict[Tuple[str, int], List[str]] = {}  # why each is stale, in the order found
+        self._unkeepable: Set[str] = set()  # values whose name several scopes define
 
     # -- one value --------------------------------------------------------------
-    def match(self, vi: onnx.ValueInfoProto, t: Tensor) -> None:
+    def match(self, vi: onnx.ValueInfoProto, t: Tensor, keepable: bool = True) -> None:
+        """``keepable``: the value's name is one scope's only, so its declared dims may be kept."""
         decl = declared_dims(vi.type)
         if decl is None:
             return
-        self._shapes[vi.name] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
+        if not keepable:
+            self._unkeepable.add(vi.name)
+        key = (vi.name, sum(k[0] == vi.name for k in self._shapes))
+        self._shapes[key] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
         alts = self.alternatives(vi.name)
         branches = [a.shape for a in alts if a is not None and a.shape is not None] if alts else []
         if len(branches) != len(alts or ()):
             branches = []  # some branch's shape is unknown: it may be anything
         if t.shape is None:
             if branches:
-                self._match_unranked(vi.name, decl, branches)
+                self._match_unranked(key, decl, branches)
             return
         if len(decl) != len(t.shape):
-            self._mark(vi.name)
+            self._mark(key)
             return
         for axis, (dd, d) in enumerate(zip(decl, t.shape)):
-            if self._dim(vi.name, axis, dd, self.resolve(d)) is False:
-                self._mark(vi.name)
-        if vi.name not in self._stale and branches and all(self._contradicts(decl, b) for b in branches):
-            self._mark(vi.name, "every branch of the If contradicts it: it gives " +
+            if self._dim(key, axis, dd, self.resolve(d)) is False:
+                self._mark(key)
+        if key not in self._stale and branches and all(self._contradicts(decl, b) for b in branches):
+            self._mark(key, "every branch of the If contradicts it: it gives " +
                        " or ".join(map(_shape_text, branches)))
 
-    def _match_unranked(self, value: str, decl, branches: List[Tuple[Dim, ...]]) -> None:
+    def _match_unranked(self, key: Tuple[str, int], decl, branches: List[Tuple[Dim, ...]]) -> None:
         """The graph computes no rank: the value is one of the If's branch outputs (of
         ``branches`` shapes). A declared shape that every branch contradicts is stale; one that
         only some branches give is not written (it is wrong whenever another runs)."""
         gives = " or ".join(map(_shape_text, branches))
+        value = key[0]
         self.out.dropped.add(value)
         if all(self._contradicts(decl, b) for b in branches):
-            self._mark(value, f"the branches of the If that makes it give {gives}")
+            self._mark(key, f"the branches of the If that makes it give {gives}")
         else:
             self.warnings.append(f"value '{value}': the model declares [{', '.join(map(_text, decl))}], "
                                  f"the branches of the If that makes it give {gives}: the declared shape is not "
@@ -193,17 +200,17 @@ class DeclaredMatcher:
                 return True
         return False
 
-    def _mark(self, value: str, why: str = "") -> None:
-        whys = self._stale.setdefault(value, [])
+    def _mark(self, key: Tuple[str, int], why: str = "") -> None:
+        whys = self._stale.setdefault(key, [])
         if why and why not in whys:
             whys.append(why)
 
-    def _dim(self, value: str, axis: int, decl, d: Dim) -> Optional[bool]:
+    def _dim(self, key: Tuple[str, int], axis: int, decl, d: Dim) -> Optional[bool]:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
         if decl.HasField("dim_value"):  # (a negative number is never a size)
             return False if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
-        text = decl.dim_param
+        text, value = decl.dim_param, key[0]
         if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return None
         known = self._parse(text)
@@ -215,12 +222,13 @@ class DeclaredMatcher:
                 return None  # a name onnxsym itself wrote (an annotated model annotated again)
             known = self.resolve(known)
             if dims.same(known, d):
-                self.out.proven.add((value, axis))
+                if value not in self._unkeepable:
+                    self.out.proven.add((value, axis))
                 return True
             return False if dims.try_eq(known, d) is False else None
         for s in names:
             self.out.places.setdefault(s.name, []).append((value, axis))
-        self._claims.append(_Claim(value, axis, text, known, names, d))
+        self._claims.append(_Claim(key, axis, text, known, names, d))
         return None
 
     def _parse(self, text: str) -> Optional[Dim]:
@@ -284,14 +292,14 @@ class DeclaredMatcher:
         for i, c in enumerate(self._claims):
             if c.verdict is False:
                 self._mark_claim(c, defs, definer, impossible.get(i, ""))
-            elif c.verdict and all(s in consistent for s in c.names):
-                self.out.proven.add((c.value, c.axis))
+            elif c.verdict and all(s in consistent for s in c.names) and c.key[0] not in self._unkeepable:
+                self.out.proven.add((c.key[0], c.axis))
                 if len(c.names) == 1 and dims.as_sym(c.known) is c.names[0] and \
                         (a := dims.as_sym(c.computed)) is not None and a.name in self.fresh:
-                    self.out.named_fresh.add((c.value, c.axis))
+                    self.out.named_fresh.add((c.key[0], c.axis))
         self.out.aliases = {s.name: self.resolve(defs[s]) for s in sorted(consistent, key=lambda s: s.name)}
-        for value, why in self._stale.items():
-            st = StaleDeclaration(value, *self._shapes[value], "; ".join(why))
+        for key, why in self._stale.items():
+            st = StaleDeclaration(key[0], *self._shapes[key], "; ".join(why))
             self.out.stale.append(st)
             self.warnings.append(str(st))
 
@@ -300,13 +308,13 @@ class DeclaredMatcher:
         for s in c.names:
             other = definer.get(s)
             if other is not None and other is not c:
-                text = f"'{s.name}' is also declared at {other.value}[{other.axis}] as '{other.text}', " \
+                text = f"'{s.name}' is also declared at {other.key[0]}[{other.axis}] as '{other.text}', " \
                        f"where the graph computes {other.computed}"
                 if dims.as_sym(other.known) is not s:
                     text += f" (so {s.name} = {defs[s]})"
                 reasons.append(text)
         for r in reasons or [""]:
-            self._mark(c.value, r)
+            self._mark(c.key, r)
 
 
 def _solve(k: Dim, d: Dim, s: dims.Sym) -> Optional[Dim]:

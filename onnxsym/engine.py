@@ -28,7 +28,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
-from .scope import Scope
+from .scope import Scope, graph_key
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -150,6 +150,27 @@ def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List
     return order
 
 
+def _integer_solvable(a: Dim, b: Dim) -> bool:
+    """False when ``a == b`` is a polynomial equation in one symbol that no integer in its
+    range solves (``2*seq == 3``, ``seq*seq == 2``); True otherwise (also when unknown)."""
+    free = dims.free_symbols(a) | dims.free_symbols(b)
+    if len(free) != 1:
+        return True
+    import sympy
+
+    from .sympy_bridge import sympy_symbol, to_sympy
+    (s,) = free
+    x = sympy_symbol(s)
+    try:
+        e = sympy.expand(to_sympy(a) - to_sympy(b))
+        if not e.is_polynomial(x) or sympy.degree(e, x) > 4:
+            return True
+        roots = sympy.solve(e, x)
+    except Exception:  # sympy gave no answer: nothing is known against it
+        return True
+    return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -197,6 +218,7 @@ class Engine:
         self.choices: Dict[str, branching.Choice] = {}
         self.splits: List[branching.Split] = []
         self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
 
@@ -348,7 +370,7 @@ class Engine:
         values = main.values
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.warnings))
         for t in g.sparse_initializer:
             values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
@@ -359,13 +381,21 @@ class Engine:
             main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
-            self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
-                                     "--assume", "", "given by the user", kind="user")
+            whole = f"{lhs} == {rhs}"
+            a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
+            try:
+                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+            except ConstraintContradiction as exc:
+                why = str(exc).rpartition(": ")[2]
+                raise self.table.assumption_contradiction(whole, a, b, why) from None
+            if not _integer_solvable(a, b):
+                raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
-        for store in (values, main.subgraph_values) if self.constraints.derived else ():
+        stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
@@ -384,32 +414,39 @@ class Engine:
             if isinstance(t, Tensor):
                 matcher.match(vi, t)
         if self.main.subgraph_values:
-            reused = reused_names(g)  # (values kept by name: one scope's only)
-            for vi in _subgraph_value_info(g):
-                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
-                if isinstance(t, Tensor) and vi.name not in reused:
-                    matcher.match(vi, t)
+            reused = reused_names(g)  # (places are by value name: a reused one is never kept)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
+                if isinstance(t, Tensor):
+                    matcher.match(vi, t, keepable=vi.name not in reused)
         matcher.finish()
 
     def _branch_outputs(self, g: onnx.GraphProto):
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
-        expanded); None for a value no If makes."""
-        producer: Dict[str, onnx.NodeProto] = {}
-        stack = [g]
+        expanded); None for a value no If makes, or one whose name several scopes define."""
+        producer: Dict[str, Tuple[onnx.NodeProto, tuple]] = {}
+        reused = reused_names(g)
+        stack: List[Tuple[onnx.GraphProto, tuple]] = [(g, ())]
         while stack:
-            for n in stack.pop().node:
+            graph, path = stack.pop()
+            for n in graph.node:
                 for o in n.output:
-                    producer.setdefault(o, n)
+                    producer.setdefault(o, (n, path))
                 for a in n.attribute:
-                    stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
+                    graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                    stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
 
-        def value(name: str) -> Optional[Value]:
-            v = self.main.subgraph_values.get(name)
-            return resolve_value(v if v is not None else self.main.values.get(name), self.constraints.resolve)
+        def value(name: str, path: tuple) -> Optional[Value]:
+            v = self.main.scoped_values.get(path, {}).get(name)
+            if v is None:  # (a branch may give an outer value as it is)
+                v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
+            return resolve_value(v, self.constraints.resolve)
 
         def alternatives(name: str, depth: int = 0) -> Optional[List[Optional[Tensor]]]:
-            n = producer.get(name)
-            if n is None or n.op_type != "If" or depth > 8:
+            if name not in producer or name in reused or depth > 8:
+                return None
+            n, path = producer[name]
+            if n.op_type != "If":
                 return None
             i = list(n.output).index(name)
             out: List[Optional[Tensor]] = []
@@ -417,7 +454,7 @@ class Engine:
             for b in ("then_branch", "else_branch"):
                 if b in branches and i < len(branches[b].output):
                     inner = branches[b].output[i].name
-                    v = value(inner)
+                    v = value(inner, path + (graph_key(n.output, b, -1),))
                     more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
                     out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
             return out or None
@@ -698,21 +735,25 @@ class Engine:
         before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
                 for t in graph.initializer:
-                    values[t.name] = initializer_value(t, self.base_dir)
+                    values[t.name] = initializer_value(t, self.base_dir, self.warnings)
                 for i, inp in enumerate(graph.input):
                     scope.producer[inp.name] = f"subgraph input '{inp.name}'"
                     v = inputs[i] if i < len(inputs) else None
                     values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
                 self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
-                scope.subgraph_values.update(scope.changed())
+                own = dict(scope.changed())
+                scope.subgraph_values.update(own)
+                scope.scoped_values[tuple(self._path)] = own
         finally:
             self._subgraphs.pop()
             self._sure.pop()
+            self._path.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs
@@ -727,7 +768,8 @@ class Engine:
         mark = self.constraints.mark()
         pending = dict(self.pending)
         scope = self.scope
-        kept: List[dict] = [scope.subgraph_values, scope.unknown_rank, self.pending, scope.producer, self.no_rule]
+        kept: List[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+                            scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
@@ -767,13 +809,17 @@ class Engine:
             self._calls.pop()
 
 
-def _subgraph_value_info(g: onnx.GraphProto):
-    """The value_info entries of every subgraph of ``g``, nested ones too."""
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
         for a in n.attribute:
-            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                yield from sg.value_info
-                yield from _subgraph_value_info(sg)
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

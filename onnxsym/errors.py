@@ -31,6 +31,7 @@ class UserInputError(OnnxsymError):
     def __init__(self, message: str, cli: str = ""):
         super().__init__(message)
         self.cli = cli or message
+        self.unknown_binds: list = []  # names bound that are no input symbol of the model
 
 
 class RuleFailure(Exception):

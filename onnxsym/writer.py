@@ -12,7 +12,8 @@ from typing import Dict, List, Optional
 import onnx
 
 from .dims import Dim
-from .declared import declared_dims, reused_names
+from .declared import declared_dims
+from .scope import graph_key
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
@@ -85,10 +86,12 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), dropped=frozenset()) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), skip=frozenset(),
+                 dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
-    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is,
-    ``dropped`` the values of no computed rank whose declared shape is not written."""
+    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is;
+    nothing is written for the values in ``skip`` (dead_branch_reads); ``dropped``: the
+    values of no computed rank whose declared shape is not written either."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
     keep_axes: Dict[str, set] = {}
@@ -97,7 +100,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
-        if v is None:
+        if v is None or name in skip:
             continue
         target = declared_at.get(name)
         if target is None and type(v) is Tensor:
@@ -116,17 +119,84 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), dropped=frozenset(), reused=None) -> None:
-    """Fill each subgraph's own ``value_info`` (nested ones too) with the values
-    computed inside it; its declared inputs and outputs are left as they are, and so is
-    a value whose name nodes of another graph produce too (``values`` has one of them)."""
-    if reused is None:
-        reused = reused_names(graph)
+def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
+    """The names of the If nodes (in subgraphs too) whose condition is a known constant."""
+    out = set()
+    for n in graph.node:
+        if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
+            out.add(n.name)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values)
+    return out
+
+
+def _known_condition(cond) -> Optional[bool]:
+    if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
+            isinstance(cond.value[0], (int, bool, float)):
+        return bool(cond.value[0])
+    return None
+
+
+def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
+    """The values read inside an If branch that is never taken (its condition is a known
+    constant), from outside it. Their dims are not written: onnxruntime folds a branch's
+    shape computations even where it never runs, and from a dim it could not infer itself it
+    would compute there what is invalid at every size (a ConstantOfShape of a negative
+    count), and refuse to load the model that runs without the annotation."""
+    out: set = set()
+    for n in graph.node:
+        branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
+        known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
+        if known is not None:
+            dead = branches.pop("else_branch" if known else "then_branch", None)
+            if dead is not None:
+                out |= _outer_reads(dead)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                if a.type != onnx.AttributeProto.GRAPH or any(g is live for live in branches.values()):
+                    out |= dead_branch_reads(g, values)
+    return out
+
+
+def _outer_reads(graph: onnx.GraphProto) -> set:
+    """The names ``graph`` (its subgraphs too) reads that it does not define."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
+        {o for n in graph.node for o in n.output}
+    reads = {i for n in graph.node for i in n.input if i} | {o.name for o in graph.output}
     for n in graph.node:
         for a in n.attribute:
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                declared = {v.name for v in g.input} | {v.name for v in g.output} | reused
+                reads |= _outer_reads(g)
+    return reads - defined
+
+
+def specialise_inputs(graph: onnx.GraphProto, bound: Dict[str, int]) -> None:
+    """Write each bound symbol's number into the graph inputs' dims that name it (as
+    onnxruntime's ``make_dynamic_shape_fixed`` does): the dims computed from it are
+    written as numbers, and onnxruntime folds and plans buffers from them, so the
+    written model is valid only at that size and must say so where sizes enter."""
+    for inp in graph.input:
+        if not inp.type.HasField("tensor_type"):
+            continue
+        for d in inp.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in bound:
+                d.dim_value = bound[d.dim_param]  # (clears dim_param: a oneof)
+
+
+def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
+                          keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
+                          path: tuple = ()) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
+    inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
+    define one name with other shapes); its declared inputs and outputs are left as they are.
+    A subgraph never inferred (an If branch proved untaken) is left as it is."""
+    for n in graph.node:
+        for a in n.attribute:
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, g in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings, keep_declared, dropped)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, dropped, reused)
+                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, skip, dropped)
+                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, skip, dropped, here)

@@ -134,7 +134,7 @@ def test_bind_range_assume_in_the_library():
     with pytest.raises(onnxsym.OnnxsymError, match=r"^bind\['btch'\]: the model has no input symbol 'btch'") as e:
         onnxsym.infer(m, bind={"btch": 1})
     assert e.value.cli.startswith("--bind btch: the model has no input symbol 'btch'")
-    with pytest.raises(onnxsym.OnnxsymError, match=r"^assume 'sq': the model has no input symbol 'sq'"):
+    with pytest.raises(onnxsym.OnnxsymError, match=r"^assume 'past == sq': the model has no input symbol 'sq'"):
         onnxsym.infer(m, assume=["past == sq"])
     with pytest.raises(onnxsym.OnnxsymError, match=r"^ranges\['seq'\] = \(5, 2\): expected 0 <= lo <= hi"):
         onnxsym.infer(m, ranges={"seq": (5, 2)})
@@ -188,9 +188,15 @@ def test_cli_options_printing_and_metadata(tmp_path):
     assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
                                                 "assume": ["past == seq"], "allow_zero": False,
                                                 "allow_zero_symbols": []}
-    assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["past == seq", "seq == k"]
-    assert json.loads(meta["onnxsym.derived"]) == {"k": "seq", "past": "seq"}
-    assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 4096]
+    # The written dims hold at every size the inputs allow (batch is written into them):
+    # the --range and --assume are what onnxsym.user records, not what the dims rely on.
+    written = onnx.load(out)
+    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 0]
+    assert [d.dim_param or d.dim_value for d in written.graph.output[1].type.tensor_type.shape.dim] == [1, "past + seq"]
+    assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["seq == k"]
+    assert json.loads(meta["onnxsym.derived"]) == {"k": "seq"}
+    assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 2**63 - 1]
+    assert "the graph inputs are written with batch = 1" in r.output and "--range and --assume narrow" in r.output
     r = CliRunner().invoke(main, ["verify", p, "--range", "seq=2:5", "--assume", "past == seq"])
     assert r.exit_code == 0 and "0 wrong" in r.output, r.output
     r = CliRunner().invoke(main, ["verify", p, "--bind", "seq=4", "--bind", "past=4", "--bind", "batch=2"])
@@ -203,7 +209,7 @@ def test_cli_options_printing_and_metadata(tmp_path):
     assert r.exit_code == 2 and "NAME=LO:HI" in r.output
     for args, text in ((["--bind", "btch=1"], "--bind btch: the model has no input symbol 'btch'"),
                        (["--range", "seq=5:2"], "--range seq=5:2: expected 0 <= LO <= HI"),
-                       (["--assume", "past == sq"], "--assume 'sq': the model has no input symbol 'sq'")):
+                       (["--assume", "past == sq"], "--assume 'past == sq': the model has no input symbol 'sq'")):
         r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", *args])
         assert r.exit_code == 2 and f"onnxsym: error: {text}" in r.stderr, r.output
 

@@ -274,11 +274,10 @@ def test_a_slimmed_timm_maxvit_runs_where_onnxruntime_does():
 
 # ------------------------------------------------------------------ found by attacking
 
-def test_sibling_branches_reusing_a_value_name_get_neither_branchs_shape():
+def test_sibling_branches_reusing_a_value_name_are_matched_each_in_its_scope():
     """Each branch defines 'v' (legal ONNX): [seq] in one, [2*seq] in the other, declared 'a'
-    and 'b'. What is known of a subgraph value is kept by name (one branch's), so neither
-    branch's value_info is rewritten with it and neither name becomes an alias (both got
-    '2*seq' before)."""
+    and 'b'. Each declaration is checked against its own scope's value (both once got the
+    last branch's '2*seq'), and a place named by value never keeps a declared name there."""
     then = graph([N("Identity", ["x"], ["v"], name="t1"), N("Identity", ["v"], ["t"], name="t2")],
                  [], [("t", F, None)], name="then")
     then.value_info.append(helper.make_tensor_value_info("v", F, ["a"]))
@@ -288,14 +287,21 @@ def test_sibling_branches_reusing_a_value_name_get_neither_branchs_shape():
     m = model([N("If", ["c"], ["o"], then_branch=then, else_branch=els, name="if")],
               [("c", BOOL, []), ("x", F, ["seq"])], [("o", F, None)])
     res = onnxsym.infer(m)
-    assert res.aliases == {} and res.stale == []
+    assert {k: str(v) for k, v in res.aliases.items()} == {"a": "seq", "b": "2*seq"} and res.stale == []
     for keep in (False, True):
         out = onnxsym.write_result(res, keep_declared_names=keep)
         body = {a.name: a.g for a in out.graph.node[0].attribute}
-        assert written_dims(body["then_branch"].value_info[0]) == ["a"]  # as the model has it
-        assert written_dims(body["else_branch"].value_info[0]) == ["b"]
+        assert written_dims(body["then_branch"].value_info[0]) == ["seq"]
+        assert written_dims(body["else_branch"].value_info[0]) == ["2*seq"]
         for cond, k in ((True, 1), (False, 2)):
             assert run_ort(out, {"c": np.array(cond), "x": np.ones(3, np.float32)})["o"].shape == (3 * k,)
+    # a contradiction inside one branch is found there
+    body = {a.name: a.g for a in m.graph.node[0].attribute}
+    body["else_branch"].value_info[0].CopyFrom(helper.make_tensor_value_info("v", F, ["seq"]))
+    res = onnxsym.infer(m)
+    assert [(s.value, s.computed) for s in res.stale] == [("v", ("2*seq",))]
+    body = {a.name: a.g for a in onnxsym.write_result(res, keep_declared_names=True).graph.node[0].attribute}
+    assert written_dims(body["else_branch"].value_info[0]) == ["2*seq"]
 
 
 def test_keep_declared_names_writes_no_unproven_text_over_a_fresh_dim():

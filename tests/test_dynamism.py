@@ -276,3 +276,11 @@ def test_diff_text_github_and_check_baseline():
                        "--format", "json").stdout)
     assert j["models"][0]["status"] == "contract" and len([c for c in j["models"][0]["contract"] if c["finding"]]) == 2
     assert cli("check", path("shuffle_fixed_dynamo"), "--baseline", path("shuffle_fixed_ts")).returncode == 0
+
+
+def test_show_and_explain_take_dynamic():
+    s = cli("show", path("cnn_static_ts"), "--dynamic", "x:0=batch", "--outputs")
+    assert s.returncode == 0 and "float32[batch, 3]" in s.stdout, s.stderr
+    e = cli("explain", path("cnn_static_ts"), "y", "0", "--dynamic", "x:0=batch")
+    assert e.returncode == 0 and e.stdout.startswith("y[0] = batch: resolved") and "x[0] = batch" in e.stdout
+    assert cli("explain", path("cnn_static_ts"), "y", "0").stdout.startswith("y[0] = 1: static")
