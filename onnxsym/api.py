@@ -83,7 +83,7 @@ def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, 
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   engine.declarations, main.subgraph_values, engine.rule_failures,
-                  base_dir=base_dir, constant_initializers=constant_initializers)
+                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values)
 
 
 def _size(value, where: str, cli: str) -> int:
@@ -284,7 +284,7 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
                  keep, keep_declared_names, skip)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
                               keep, keep_declared_names, skip)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)

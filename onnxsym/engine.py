@@ -28,7 +28,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
-from .scope import Scope
+from .scope import Scope, graph_key
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -218,6 +218,7 @@ class Engine:
         self.choices: Dict[str, branching.Choice] = {}
         self.splits: List[branching.Split] = []
         self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
 
@@ -393,7 +394,8 @@ class Engine:
         self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
-        for store in (values, main.subgraph_values) if self.constraints.derived else ():
+        stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
@@ -410,8 +412,8 @@ class Engine:
             if isinstance(t, Tensor):
                 matcher.match(vi, t, self._made_by(vi.name), relate=True)
         if self.main.subgraph_values:
-            for vi in _subgraph_value_info(g):
-                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
                     matcher.match(vi, t, self._made_by(vi.name), relate=False)
         self.declarations.resolve(self.constraints.resolve)
@@ -691,6 +693,7 @@ class Engine:
         before = len(self.fresh)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
@@ -702,10 +705,13 @@ class Engine:
                     values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
                 self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
-                scope.subgraph_values.update(scope.changed())
+                own = dict(scope.changed())
+                scope.subgraph_values.update(own)
+                scope.scoped_values[tuple(self._path)] = own
         finally:
             self._subgraphs.pop()
             self._sure.pop()
+            self._path.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs
@@ -720,7 +726,8 @@ class Engine:
         mark = self.constraints.mark()
         pending = dict(self.pending)
         scope = self.scope
-        kept: List[dict] = [scope.subgraph_values, scope.unknown_rank, self.pending, scope.producer, self.no_rule]
+        kept: List[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+                            scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
@@ -760,13 +767,17 @@ class Engine:
             self._calls.pop()
 
 
-def _subgraph_value_info(g: onnx.GraphProto):
-    """The value_info entries of every subgraph of ``g``, nested ones too."""
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
         for a in n.attribute:
-            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                yield from sg.value_info
-                yield from _subgraph_value_info(sg)
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

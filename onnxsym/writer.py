@@ -14,6 +14,7 @@ import onnx
 from . import dims
 from .dims import Dim
 from .declared import declared_dims
+from .scope import graph_key
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
@@ -189,14 +190,19 @@ def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
                 d.dim_value = inferred  # (clears dim_param: a oneof)
 
 
-def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), names_win: bool = False, skip=frozenset()) -> None:
-    """Fill each subgraph's own ``value_info`` (nested ones too) with the values
-    computed inside it; its declared inputs and outputs are left as they are."""
+def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
+                          keep_declared=frozenset(), names_win: bool = False, skip=frozenset(),
+                          path: tuple = ()) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
+    inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
+    define one name with other shapes); its declared inputs and outputs are left as they are.
+    A subgraph never inferred (an If branch proved untaken) is left as it is."""
     for n in graph.node:
         for a in n.attribute:
-            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, g in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win, skip)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win, skip)
+                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, names_win, skip)
+                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, names_win, skip, here)
