@@ -286,6 +286,7 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
                               keep, skip, decl.dropped)
-    specialise_inputs(model.graph, result.symbols.bound)
+    if result.symbols.bound:
+        specialise_inputs(model.graph, result.values)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -119,15 +119,16 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
-    """The names of the If nodes (in subgraphs too) whose condition is a known constant."""
+def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value], path: tuple = ()) -> set:
+    """The If nodes (in subgraphs too) whose condition is a known constant, each as its path
+    of node positions (names may be empty or repeat)."""
     out = set()
-    for n in graph.node:
+    for i, n in enumerate(graph.node):
         if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
-            out.add(n.name)
+            out.add(path + (i,))
         for a in n.attribute:
-            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                out |= decided_ifs(g, values)
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values, path + (i, a.name, k))
     return out
 
 
@@ -171,17 +172,22 @@ def _outer_reads(graph: onnx.GraphProto) -> set:
     return reads - defined
 
 
-def specialise_inputs(graph: onnx.GraphProto, bound: Dict[str, int]) -> None:
-    """Write each bound symbol's number into the graph inputs' dims that name it (as
-    onnxruntime's ``make_dynamic_shape_fixed`` does): the dims computed from it are
-    written as numbers, and onnxruntime folds and plans buffers from them, so the
-    written model is valid only at that size and must say so where sizes enter."""
+def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
+    """Write the number of each graph-input dim that a bind made one (``batch``, or a text
+    over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
+    does): the dims computed from it are written as numbers, and onnxruntime folds and plans
+    buffers from them, so the written model is valid only at that size and must say so
+    where sizes enter. (Called only when something is bound.)"""
     for inp in graph.input:
-        if not inp.type.HasField("tensor_type"):
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
             continue
-        for d in inp.type.tensor_type.shape.dim:
-            if d.HasField("dim_param") and d.dim_param in bound:
-                d.dim_value = bound[d.dim_param]  # (clears dim_param: a oneof)
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) != len(v.shape):
+            continue
+        for d, inferred in zip(declared, v.shape):
+            if d.HasField("dim_param") and isinstance(inferred, int):
+                d.dim_value = inferred  # (clears dim_param: a oneof)
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
