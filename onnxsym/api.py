@@ -271,8 +271,8 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
-    keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases).
+    keeps a declared name or text wherever it is proven equal to the inferred dim (never
+    where it is not: a declaration is a claim).
 
     The written model runs, with the shapes it declares, at every size its declared inputs
     allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
@@ -293,10 +293,11 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names, skip)
+                 keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
-                              keep, keep_declared_names, skip)
-    specialise_inputs(model.graph, result.symbols.bound)
+                              keep, skip, decl.dropped)
+    if result.symbols.bound:
+        specialise_inputs(model.graph, result.values)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -6,7 +6,7 @@ what each holds, and their encoding (JSON, except the version's plain text).
     constraints  each recorded constraint: {"constraint", "node", "op_type", "reason", "kind"}
     derived      each solved symbol: its definition over the others
     aliases      each name the model declares on a produced value: the dim it names
-    stale        each stale declaration: {"value", "declared", "computed"}
+    stale        each stale declaration: {"value", "declared", "computed" (null: no rank), "why" (if known)}
     user         what the caller gave: {"bind", "ranges", "assume", "allow_zero", "allow_zero_symbols",
                  "values" (graph inputs' data, by name: row-major lists)}
                  (the written dims hold without the ranges and assumptions: api.written_result)
@@ -43,7 +43,8 @@ def entries(result: Result, version: str) -> Dict[str, object]:
                         for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
         "aliases": {name: str(v) for name, v in sorted(result.aliases.items())},
-        "stale": [{"value": st.value, "declared": list(st.declared), "computed": list(st.computed)}
+        "stale": [{"value": st.value, "declared": list(st.declared),
+                   "computed": None if st.computed is None else list(st.computed), **({"why": st.why} if st.why else {})}
                   for st in result.stale],
         "user": {"bind": dict(given.bound), "ranges": {k: list(v) for k, v in given.ranges.items()},
                  "assume": [f"{a} == {b}" for a, b in given.assume],
