@@ -12,6 +12,7 @@ import onnx
 
 from . import dims
 from .api import Result, infer
+from .domain import guarded
 from .errors import VerificationError
 from .symbols import under_ranges_of_result
 from .values import Tensor, Value
@@ -60,8 +61,9 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     ranges = result.symbol_ranges()
     derived = result.derived_symbols()
     # What the model declares on its outputs does not bind a run; what its nodes need does.
-    checkable = [c for c in result.constraints if c.kind != "declared" and
+    checkable = [c for c in result.constraints if c.kind != "declared" and not c.when and
                  not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
+    branches = _guarded(result)  # (what a subgraph needs: where some choice of the data runs it)
     out: List[Dict[str, int]] = []
     for attempt in range(tries):
         b = {}
@@ -76,14 +78,15 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
             if name not in b:
                 b[name] = dims.evaluate(d, b)
         if all(ranges[n][0] <= v <= ranges[n][1] for n, v in b.items() if n in ranges) and \
-                all(c.holds(b) for c in checkable):
+                all(c.holds(b) for c in checkable) and guarded.choose(branches, b)[1] is None:
             if b not in out or attempt > tries // 2:
                 out.append(b)
         if len(out) == count:
             return out
     if not out:
         raise VerificationError("no small sizes satisfy the recorded constraints: "
-                                + "; ".join(f"{c} ({c.where})" for c in checkable[:3]))
+                                + "; ".join([f"{c} ({c.where})" for c in checkable[:3]]
+                                            + [c.describe() for c in branches[:3]]))
     return out
 
 
@@ -146,8 +149,21 @@ def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
     every graph input that is not an initializer, ones for integers and bools (valid as
     token ids, masks and indices), standard normal floats otherwise (seeded)."""
     init = {t.name for t in result.model.graph.initializer}
-    return {inp.name: _feed(result.values[inp.name], inp.name, bindings)
-            for inp in result.model.graph.input if inp.name not in init}
+    out = {inp.name: _feed(result.values[inp.name], inp.name, bindings)
+           for inp in result.model.graph.input if inp.name not in init}
+    branches = _guarded(result)
+    chosen = guarded.choose(branches, bindings)[0] if branches else None
+    for name, v in (guarded.feeds(branches, chosen) if chosen else {}).items():
+        if name in out:  # a data input that picks a branch the sizes run (silero's sr)
+            out[name] = np.full(out[name].shape, v, dtype=out[name].dtype)
+    return out
+
+
+def _guarded(result: Result) -> list:
+    """The domain's conditions that hold only where a subgraph runs (see onnxsym.domain.guarded)."""
+    if not any(c.when for c in result.constraints):
+        return []
+    return [c for c in result.domain().conditions if c.when]
 
 
 @under_ranges_of_result

@@ -41,7 +41,8 @@ def if_rule(node):
         node.require_relation(holds, f"the If takes its {'then' if choice.then else 'else'} branch: "
                                      f"with the other, {choice.why}")
         return node.infer_graph(branches[0 if choice.then else 1], [], sure=True)
-    then_out, else_out = (node.infer_graph(g, []) for g in branches)
+    # (each branch runs only where its guard holds: what it needs is recorded under it)
+    then_out, else_out = (node.infer_graph(g, [], guard=w) for g, w in zip(branches, node.branch_guards()))
     outs = []
     for k, (a, b) in enumerate(zip(then_out, else_out)):
         if isinstance(a, Tensor) and isinstance(b, Tensor) and None not in (a.rank, b.rank) and a.rank != b.rank:
@@ -127,7 +128,7 @@ def _after(node, k, tmpl, varying):
 MAX_PASSES = 8
 
 
-def _iterate(node, body, initial, inputs_for, first, step=None):
+def _iterate(node, body, initial, inputs_for, first, step=None, sure=False, guard=None):
     """Infer ``body`` until the carried values it is given cover what it returns for
     them: a dim the body leaves unchanged keeps its expression, one it changes gets a
     symbol that stands for any iteration's, a value ``step`` maps to what the body returns
@@ -150,7 +151,7 @@ def _iterate(node, body, initial, inputs_for, first, step=None):
         if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
             wider = [unranked(c.dtype) if isinstance(c, Tensor) else type(c)(None) for c in carried]
         carried = wider
-    outs = node.infer_graph(body, inputs_for(carried), born)
+    outs = node.infer_graph(body, inputs_for(carried), born, sure=sure, guard=guard)
     outs = list(outs) + [None] * (first + len(carried) - len(outs))
     return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
 
@@ -221,9 +222,15 @@ def loop_rule(node):
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
     counting = _Counting(it)
     start = [counting.start(v) for v in initial]
-    carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting)
-    unstable |= {s.name for s in dims.free_symbols(it)}
     runs = _runs_at_least_once(node, m, has_cond)
+    # What the body needs holds where it runs: always when it surely runs an iteration; where
+    # M >= 1 when only M decides; else under a choice of its own (the data decide).
+    guard = None
+    if runs is None and m is not None and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(m):
+        guard = node.runs_guard((">=", m, 1), f"the body of Loop node '{node.name}' runs: {m} >= 1")
+    carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting,
+                                                sure=runs is True, guard=guard)
+    unstable |= {s.name for s in dims.free_symbols(it)}
     if runs is False:  # no iteration: the carried values come out as they went in
         after, trip = [v if v is not None else node.unknown_rank("the carried value is unknown", k)
                        for k, v in enumerate(initial)], 0

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
 
 from .. import dims
 from ..errors import UserInputError
+from . import guarded
 
 if TYPE_CHECKING:
     from . import Condition
@@ -27,19 +28,24 @@ class Cut:
         c = self.condition
         at = ", ".join(f"{k} = {v}" for k, v in self.point.items())
         how = f"fails at {at}" if self.proven else f"not proven for the whole box (tried {at})"
-        return f"{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
+        if c.when and self.proven:
+            how += " (and no choice of the data inputs runs every condition there)"
+        return f"{guarded.prefix(c.when)}{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
 
 
 def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cut]:
     """The first condition of ``domain`` that the ``box`` (symbol -> (lo, hi)) leaves, or None."""
     box = _on_roots(domain, result, box)
     for c in domain.conditions:
-        if c.kind == "equal" or not set(c.symbols) & set(box):
+        if c.kind == "equal" or c.when or not set(c.symbols) & set(box):
             continue
         cut = _cuts(c, domain, box)
         if cut is not None:
             return cut
-    return None
+    # a condition under guards cuts a size only where no choice of the data runs it
+    fixed = {s: lo for s, (lo, _) in domain.ranges.items() if s not in box}
+    found = guarded.box_cut(domain, box, fixed)
+    return None if found is None else Cut(*found)
 
 
 def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:

@@ -11,13 +11,14 @@ Tile repeats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import onnx
 
 from .. import dims
+from ..constraints import Guard
 from ..dims import Dim
 from ..engine import node_label
 from ..values import Tensor
@@ -41,12 +42,7 @@ class Raw:
     assumed: str = ""
     alts: Tuple[Tuple[Dim, Dim], ...] = ()
     before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
-
-
-# What the engine adds to the reason of a need recorded in a subgraph, and what the domain
-# says of it: that subgraph may not run, so its needs narrow no range.
-SUBGRAPH = "in a subgraph of"
-MAY_NOT_RUN = "which may not run"
+    when: Tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
 
 # Ops that broadcast all their inputs (numpy rules).
 BROADCASTING = frozenset({
@@ -77,33 +73,35 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
-        branch = f"{c.reason}, {MAY_NOT_RUN}" if SUBGRAPH in c.reason else ""
+        when = tuple(_resolved(g, resolve) for g in c.when)
         if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, assumed=branch,
-                      before=c.before)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}",
+                      at, before=c.before, when=when)
             continue
         if c.kind == "differ":  # an If that runs only one branch (see onnxsym.branching)
-            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=branch)
+            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, when=when)
             continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
-            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
+            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
             continue
         if c.kind == "bound":
-            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
+            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
             continue
         if c.op_type == "Reshape" and c.node in order:
             if c.node not in reshape_ok:
                 reshape_ok[c.node] = _reshape_holds(result, result.model.graph.node[order[c.node]], resolve)
             if reshape_ok[c.node]:
                 continue  # proven factor by factor: holds for every size
-        assumed = ""
-        if c.kind == "declared":
-            assumed = c.reason
-        elif branch:
-            assumed = branch
-        elif c.kind != "node":
-            assumed = c.reason
-        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed)
+        assumed = c.reason if c.kind != "node" else ""
+        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed, when=when)
+
+
+def _resolved(g: Guard, resolve) -> Guard:
+    """``g`` with its relation over the representatives (symbols solved after it was made)."""
+    if g.relation is None:
+        return g
+    op, a, b = g.relation
+    return replace(g, relation=(op, resolve(a), resolve(b)))
 
 
 def _reshape_holds(result, n: onnx.NodeProto, resolve) -> bool:
