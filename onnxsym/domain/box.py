@@ -35,7 +35,11 @@ class Cut:
 
 def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cut]:
     """The first condition of ``domain`` that the ``box`` (symbol -> (lo, hi)) leaves, or None."""
-    box = _on_roots(domain, result, box)
+    fixed_cut = _constant(domain, result, box)
+    if fixed_cut is not None:
+        return fixed_cut
+    derived = result.derived_symbols()
+    box = _on_roots(domain, result, {n: r for n, r in box.items() if not (isinstance(derived.get(n), int) and r[0] <= r[1])})
     for c in domain.conditions:
         if c.kind == "equal" or c.when or not set(c.symbols) & set(box):
             continue
@@ -46,6 +50,19 @@ def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cu
     fixed = {s: lo for s, (lo, _) in domain.ranges.items() if s not in box}
     found = guarded.box_cut(domain, box, fixed)
     return None if found is None else Cut(*found)
+
+
+def _constant(domain, result, box) -> Optional[Cut]:
+    """The equality that fixes a required symbol to one size (a Squeeze of its axis: ``n == 1``),
+    when the box holds another."""
+    derived = result.derived_symbols()
+    for name, (lo, hi) in box.items():
+        k = derived.get(name)
+        if isinstance(k, int) and (lo, hi) != (k, k) and lo <= hi:
+            c = next((c for c in domain.conditions if c.kind == "equal" and c.symbols[0] == name), None)
+            if c is not None:
+                return Cut(c, {name: lo if lo != k else hi})
+    return None
 
 
 def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
