@@ -68,7 +68,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures, subgraph_runs=engine.subgraph_runs)
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:

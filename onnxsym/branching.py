@@ -195,8 +195,8 @@ def guards(engine, node) -> Tuple[Guard, Guard]:
         return (Guard(key, True, str(rel), node.name, node.op_type, (rel.op, rel.lhs, rel.rhs)),
                 Guard(key, False, str(neg), node.name, node.op_type, (neg.op, neg.lhs, neg.rhs)))
     (t_text, t_feed), (f_text, f_feed) = _on_data(engine, name)
-    return (Guard(key, True, t_text, node.name, node.op_type, feed=t_feed),
-            Guard(key, False, f_text, node.name, node.op_type, feed=f_feed))
+    return (Guard(key, True, t_text, node.name, node.op_type, feed=t_feed, feed_not=f_feed),
+            Guard(key, False, f_text, node.name, node.op_type, feed=f_feed, feed_not=t_feed))
 
 
 def _on_data(engine, name: str, depth: int = 0):

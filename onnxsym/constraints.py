@@ -30,7 +30,8 @@ class Guard:
     choice, so two Ifs on one condition value choose alike and an If's branches exclude
     each other. ``relation``: when the choice is a condition on the sizes, ``(op, lhs, rhs)``
     that holds exactly when ``key`` is ``value``; ``feed``: graph-input values that make it
-    hold (name, value), when the choice is a comparison of a data input with a constant."""
+    hold (name, value), when the choice is a comparison of a data input with a constant, and
+    ``feed_not`` those that make it fail."""
 
     key: tuple
     value: bool
@@ -39,6 +40,7 @@ class Guard:
     op_type: str
     relation: Optional[Tuple[str, Dim, Dim]] = None
     feed: Tuple[Tuple[str, object], ...] = ()
+    feed_not: Tuple[Tuple[str, object], ...] = ()
 
     def holds(self, bindings) -> Optional[bool]:
         """Whether it holds at ``bindings`` (sizes), or None when the sizes do not decide it."""

@@ -199,6 +199,9 @@ class Engine:
         self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
         # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
         self._guards: List[Optional[Guard]] = []
+        # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
+        # domain's conditions of its nodes (onnxsym.domain.collect)
+        self.subgraph_runs: List[Tuple[onnx.GraphProto, Tuple[Guard, ...], Dict[str, Value]]] = []
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
 
@@ -695,6 +698,7 @@ class Engine:
                 self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
                 scope.subgraph_values.update(scope.changed())
+                self.subgraph_runs.append((graph, self.when(), dict(scope.changed())))
         finally:
             self._subgraphs.pop()
             self._sure.pop()
@@ -718,6 +722,7 @@ class Engine:
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
         n_warnings = len(self.warnings)
+        n_runs = len(self.subgraph_runs)
         made: List[Constraint] = []
         try:
             yield made
@@ -727,6 +732,7 @@ class Engine:
                 for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
                     made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
             del self.warnings[n_warnings:]
+            del self.subgraph_runs[n_runs:]
             for d, old in zip(kept, saved):
                 d.clear()
                 d.update(old)

@@ -49,6 +49,8 @@ class Result:
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: List[str] = field(default_factory=list)
+    # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
+    subgraph_runs: List[tuple] = field(default_factory=list, repr=False, compare=False)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()

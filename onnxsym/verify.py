@@ -161,7 +161,7 @@ def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
 
 def _guarded(result: Result) -> list:
     """The domain's conditions that hold only where a subgraph runs (see onnxsym.domain.guarded)."""
-    if not any(c.when for c in result.constraints):
+    if not any(c.when for c in result.constraints) and not any(when for _, when, _ in result.subgraph_runs):
         return []
     return [c for c in result.domain().conditions if c.when]
 

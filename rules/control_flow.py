@@ -226,8 +226,9 @@ def loop_rule(node):
     # What the body needs holds where it runs: always when it surely runs an iteration; where
     # M >= 1 when only M decides; else under a choice of its own (the data decide).
     guard = None
-    if runs is None and m is not None and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(m):
-        guard = node.runs_guard((">=", m, 1), f"the body of Loop node '{node.name}' runs: {m} >= 1")
+    trips = node.value(0)[0] if has_trip and node.value(0) and len(node.value(0)) == 1 else None
+    if runs is None and is_dim(trips) and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(trips):
+        guard = node.runs_guard((">=", trips, 1), f"{trips} >= 1")
     carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting,
                                                 sure=runs is True, guard=guard)
     unstable |= {s.name for s in dims.free_symbols(it)}
@@ -406,6 +407,15 @@ def _slice(x, axis):
     return Tensor(x.dtype, x.shape[:axis] + x.shape[axis + 1:])
 
 
+def _scan_runs(node, length):
+    """(sure, guard) of a Scan's body: it runs where the scanned length is >= 1."""
+    if length is None or not is_dim(length) or not node.is_resolved(length):
+        return False, None
+    if dims.try_le(1, length) is True:
+        return True, None
+    return False, node.runs_guard((">=", length, 1), f"{length} >= 1")
+
+
 @register("Scan", since=9)
 def scan_rule(node: Node) -> Outputs:
     body = node.attr("body")
@@ -416,7 +426,8 @@ def scan_rule(node: Node) -> Outputs:
     out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
-    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
+    sure, guard = _scan_runs(node, length)
+    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure, guard=guard)
     after = _finish(node, states, carried, outs[:n], varying, unstable, length)
     return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
                     for j, v in enumerate(outs[n:node.num_outputs])]

@@ -13,7 +13,7 @@ that may not run holds only under that subgraph's guards (``when``; see :mod:`.g
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
@@ -151,7 +151,7 @@ def _decidable(g: Guard, base) -> Guard:
     _, a, b = g.relation
     if all(s.name in base for s in dims.free_symbols(a) | dims.free_symbols(b)):
         return g
-    return Guard(g.key, g.value, g.text, g.node, g.op_type, None, g.feed)
+    return replace(g, relation=None)
 
 
 def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):

@@ -28,7 +28,7 @@ class Cut:
         c = self.condition
         at = ", ".join(f"{k} = {v}" for k, v in self.point.items())
         how = f"fails at {at}" if self.proven else f"not proven for the whole box (tried {at})"
-        if c.when and self.proven:
+        if self.proven and any(g.relation is None for g in c.when):
             how += " (and no choice of the data inputs runs every condition there)"
         return f"{guarded.prefix(c.when)}{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
 

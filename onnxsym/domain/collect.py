@@ -11,6 +11,7 @@ Tile repeats.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -60,6 +61,7 @@ def raw_conditions(result) -> List[Raw]:
     eliminated = {s: v for s, v in result.derived.items() if (dims.as_sym(v) or s).name != s.name}
     out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
     out += list(_from_nodes(result, graph))
+    out += list(_from_subgraphs(result, len(order), resolve))
     out.sort(key=lambda r: r.order)  # stable: recorded first within a node
     return out
 
@@ -172,18 +174,30 @@ def _ratio(a: Dim, b: Dim, group: frozenset) -> Optional[Fraction]:
 
 # ------------------------------------------------------------------ what nodes need
 
-def _from_nodes(result, graph: onnx.GraphProto) -> Iterator[Raw]:
-    values = result.values
-    elements = Elements(result)
+def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
+    """What the nodes of each subgraph inferred need, under its guards (its values over the
+    model's: a subgraph sees the scopes around it). Index bounds are left out (their element
+    bounds are walked in the main graph only)."""
+    for graph, when, own in result.subgraph_runs:
+        values = ChainMap(own, result.subgraph_values, result.values)
+        for raw in _from_nodes(result, graph, values, None):
+            yield replace(raw, lhs=resolve(raw.lhs), rhs=resolve(raw.rhs), order=at,
+                          alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts),
+                          when=tuple(_resolved(g, resolve) for g in when))
+
+
+def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Optional[Elements] = None) -> Iterator[Raw]:
+    if values is None:
+        values, elements = result.values, Elements(result)
     for i, n in enumerate(graph.node):
         if n.domain not in ("", "ai.onnx"):
             continue
         op = n.op_type
         if op in BROADCASTING:
             yield from _broadcast(values, n, i, [x for x in n.input if x])
-        elif op in ("Gather", "GatherElements", "ScatterElements"):
+        elif op in ("Gather", "GatherElements", "ScatterElements") and elements is not None:
             yield from _gather(values, elements, n, i)
-        elif op in ("GatherND", "ScatterND"):
+        elif op in ("GatherND", "ScatterND") and elements is not None:
             yield from _gather_nd(values, elements, n, i)
         elif op == "Expand":
             yield from _expand(values, n, i)

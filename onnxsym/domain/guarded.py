@@ -62,8 +62,8 @@ def feeds(conditions: Sequence["Condition"], chosen: Mapping[tuple, bool]) -> Di
     out: Dict[str, object] = {}
     for c in conditions:
         for g in c.when:
-            if g.relation is None and chosen.get(g.key) == g.value:
-                out.update(dict(g.feed))
+            if g.relation is None and g.key in chosen:
+                out.update(dict(g.feed if chosen[g.key] == g.value else g.feed_not))
     return out
 
 
