@@ -124,3 +124,28 @@ def test_two_branches_each_with_its_own_divisibility(n, tmp_path):
     if n == 1:
         _check(m, str(tmp_path / "two.onnx"), "n=2:4", True)
         _check(m, str(tmp_path / "two.onnx"), "n=2:5", False, "n = 5")
+
+
+def test_nested_guards_and_a_negated_condition():
+    """If(not flag): then an If(n > 2) whose then takes TopK(5); else Reshape [3, -1]. The TopK's
+    need holds under both guards; a size is in the domain where either value of flag runs it."""
+    ithen = h.make_graph([_ints("k", [5]), h.make_node("TopK", ["x", "k"], ["a", "ai"], name="inner_topk")], "ithen",
+                         [], [h.make_empty_tensor_value_info("a")])
+    ielse = h.make_graph([h.make_node("Identity", ["x"], ["b"])], "ielse", [], [h.make_empty_tensor_value_info("b")])
+    then = h.make_graph(_n_of_x() + [_scalar("two", 2), h.make_node("Greater", ["n0", "two"], ["c"]),
+                                     h.make_node("If", ["c"], ["t"], then_branch=ithen, else_branch=ielse,
+                                                 name="inner_if")],
+                        "then", [], [h.make_empty_tensor_value_info("t")])
+    other = h.make_graph([_ints("t3", [3, -1]), h.make_node("Reshape", ["x", "t3"], ["e"], name="else_reshape"),
+                          _ints("m1", [-1]), h.make_node("Reshape", ["e", "m1"], ["e2"])], "else", [],
+                         [h.make_empty_tensor_value_info("e2")])
+    m = model([h.make_node("Not", ["flag"], ["nf"]),
+               h.make_node("If", ["nf"], ["out"], then_branch=then, else_branch=other, name="outer_if")],
+              [("x", F, ["n"]), ("flag", T.BOOL, [])], ["out"], ir=8)
+    d = onnxsym.infer(m).domain()
+    assert sorted(c.describe().split(": ", 2)[0] + ": " + c.text for c in d.conditions) == [
+        "if flag: n % 3 == 0", "if not flag and 2 < n: n >= 5"]
+    for n in range(1, 10):
+        x = np.ones(n, np.float32)
+        runs = _runs(m, {"x": x, "flag": np.array(True)}) or _runs(m, {"x": x, "flag": np.array(False)})
+        assert (d.violated({"n": n}) is None) == runs == (n != 4), n

@@ -135,6 +135,8 @@ def compute(result) -> Domain:
             src = _equality_source(result, n)
             _merge(merged, ("equal", f"{n} == {derived[n]}", ()), None, src, -1, "", definition=derived[n], symbol=n)
     _merge_residues(merged)
+    for key in [k for k in merged if k[2] and (k[0], k[1], ()) in merged]:
+        del merged[key]  # (what holds wherever the model runs holds where a subgraph runs)
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
