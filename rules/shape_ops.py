@@ -697,6 +697,9 @@ def _pad(node, pads, axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
         if not isinstance(out[a], int):  # negative pads crop: onnxruntime refuses a dim below 0
             node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
+        wide = max(pads[j], pads[j + k]) if isinstance(pads[j], int) and isinstance(pads[j + k], int) else 0
+        if node.attr("mode", "constant") in ("reflect", b"reflect") and wide > 0:  # it mirrors inside the dim
+            node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
     return [Tensor(x.dtype, tuple(out))]
 
 

@@ -1,6 +1,7 @@
 """Conditions an op's rule records for the domain (issue 21, item 8: each was "every size"
 before): divisibility for a Reshape's -1 and SpaceToDepth/DepthToSpace, dims >= 0 for
-ConstantOfShape and a negative Pad, TopK's k <= n, a Squeezed axis == 1. Each checked at its
+ConstantOfShape and a negative Pad, a reflect Pad narrower than its dim, TopK's k <= n, a
+Squeezed axis == 1. Each checked at its
 boundary against onnxruntime (sizes just inside run with the inferred shapes, just outside
 fail at that node), and ``check --require n=1:8`` refuses each model."""
 
@@ -37,6 +38,8 @@ CASES = {
                                                   [("x", F, ["n"])], ["y"]), ["n >= 5"], "n = 1"),
     "pad_minus_3": (lambda: model([_ints("p", [-3, 0]), h.make_node("Pad", ["x", "p"], ["y"])],
                                   [("x", F, ["n"])], ["y"]), ["n >= 3"], "n = 1"),
+    "pad_reflect_2": (lambda: model([_ints("p", [2, 2]), h.make_node("Pad", ["x", "p"], ["y"], mode="reflect")],
+                                    [("x", F, ["n"])], ["y"]), ["n >= 3"], "n = 1"),
     "topk_5": (lambda: model([_ints("k", [5]), h.make_node("TopK", ["x", "k"], ["v", "i"])],
                              [("x", F, ["n"])], ["v", "i"]), ["n >= 5"], "n = 1"),
     "squeeze_axis_0": (lambda: model([_ints("a", [0]), h.make_node("Squeeze", ["x", "a"], ["y"])],

@@ -149,3 +149,19 @@ def test_nested_guards_and_a_negated_condition():
         x = np.ones(n, np.float32)
         runs = _runs(m, {"x": x, "flag": np.array(True)}) or _runs(m, {"x": x, "flag": np.array(False)})
         assert (d.violated({"n": n}) is None) == runs == (n != 4), n
+
+
+def test_a_branch_taken_by_a_known_condition_needs_its_conditions_unconditionally(tmp_path):
+    """If(n >= 1) (true at every size) whose then branch takes TopK(5): n >= 5, no guard."""
+    then = h.make_graph([_ints("k", [5]), h.make_node("TopK", ["x", "k"], ["a", "ai"], name="then_topk")], "then",
+                        [], [h.make_empty_tensor_value_info("a")])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["b"])], "else", [], [h.make_empty_tensor_value_info("b")])
+    m = model(_n_of_x() + [_scalar("one", 1), h.make_node("GreaterOrEqual", ["n0", "one"], ["c"]),
+                           h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="if")],
+              [("x", F, ["n"])], ["y"], ir=8)
+    d = onnxsym.infer(m).domain()
+    (c,) = [c for c in d.conditions if not c.assumed]  # (and "assumed n >= 1": the If's decision)
+    assert c.text == "n >= 5" and not c.when and d.ranges["n"][0] == 5
+    for n in (4, 5):
+        assert (d.violated({"n": n}) is None) == _runs(m, {"x": np.ones(n, np.float32)}) == (n >= 5)
+    _check(m, str(tmp_path / "known.onnx"), "n=4:8", False, "n = 4")
