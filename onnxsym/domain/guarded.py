@@ -11,12 +11,9 @@ domain when some choice lets every guarded condition that then applies hold: sil
 from __future__ import annotations
 
 import itertools
-import math
-from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .. import dims
 from ..constraints import Guard
-from ..dims import Dim
 
 if TYPE_CHECKING:
     from . import Condition
@@ -70,95 +67,3 @@ def feeds(conditions: Sequence["Condition"], chosen: Mapping[tuple, bool]) -> Di
 def prefix(when: Sequence[Guard]) -> str:
     """``if sr == 16000: `` for a condition under those guards."""
     return "if " + " and ".join(g.text for g in when) + ": " if when else ""
-
-
-# ------------------------------------------------------------------ a box of sizes
-
-MAX_POINTS = 20000
-
-
-def box_cut(domain, box: Mapping[str, Tuple[int, int]], fixed: Mapping[str, int]):
-    """The first guarded condition that leaves some size of ``box`` outside the domain whatever
-    the data choose, with that size, as ``(condition, point, proven)``; None when every size
-    of the box is in. Exact where every guarded condition and guard is a range or residue
-    condition on one symbol: the sizes tried are where any of them changes."""
-    from .forms import simplify
-
-    guarded = [c for c in domain.conditions if c.when]
-    if not guarded:
-        return None
-    forms = [c.form for c in guarded if c.form is not None]
-    # what is not a range or residue condition is exact only where its branch's ranges prove it
-    unproven = [c for c in guarded if c.kind not in ("range", "divisible") and not _implied(c, guarded, box, fixed)]
-    exact = not unproven
-    for c in guarded:
-        for g in c.when:
-            if g.relation is not None:
-                got = simplify(*_as_raw(g.relation))
-                exact = exact and all(f.kind in ("range", "divisible") for f in got)
-                forms += got
-    names = sorted(set(box) & {s for c in guarded for s in c.symbols} | {f.symbol for f in forms if f.symbol in box})
-    axes = [sorted(_breakpoints(box[n], [f for f in forms if f.kind != "other" and f.symbol == n])) for n in names]
-    total = 1
-    for a in axes:
-        total *= len(a)
-    if total > MAX_POINTS:
-        axes = [sorted({box[n][0], box[n][1]}) for n in names]
-        exact = False
-    point: Dict[str, int] = {}
-    for corner in itertools.product(*axes):
-        point = {**fixed, **dict(zip(names, corner))}
-        _, bad = choose(guarded, point)
-        if bad is not None:
-            return bad, {k: point[k] for k in bad.symbols if k in point}, True
-    if exact:
-        return None
-    c = unproven[0] if unproven else guarded[0]
-    return c, {k: point[k] for k in c.symbols if k in point}, False
-
-
-def _implied(c, guarded, box, fixed) -> bool:
-    """Whether ``c`` holds wherever the range conditions under the same guards do, in ``box``."""
-    from .box import _proven
-
-    if c.form is None:
-        return False
-    sub = dict(box)
-    for r in guarded:
-        if r.kind == "range" and r.when == c.when and r.form.symbol in sub:
-            lo, hi = sub[r.form.symbol]
-            sub[r.form.symbol] = (max(lo, r.form.lo), min(hi, r.form.hi))
-    if any(lo > hi for lo, hi in sub.values()):
-        return True
-    try:
-        return _proven(c.form, sub, fixed)
-    except Exception:  # (an algebra that cannot decide: unproven)
-        return False
-
-
-def _as_raw(rel: Tuple[str, Dim, Dim]):
-    op, a, b = rel
-    if op == "<":
-        return "<=", dims.add(a, 1), b
-    if op == ">":
-        return "<=", dims.add(b, 1), a
-    if op == ">=":
-        return "<=", b, a
-    return op, a, b
-
-
-def _breakpoints(span: Tuple[int, int], forms) -> Iterator[int]:
-    lo, hi = span
-    starts = {lo}
-    for f in forms:
-        if f.kind == "range":
-            starts |= {f.lo, f.hi + 1}
-    periods = [f.modulus for f in forms if f.kind == "divisible"]
-    reach = math.lcm(*periods) if periods else 1
-    out = set()
-    for s in starts:
-        for v in (s - 1, *range(s, s + reach)):
-            if lo <= v <= hi:
-                out.add(v)
-    out.add(hi)
-    return iter(out)
