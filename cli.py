@@ -274,17 +274,19 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
-    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    written = api.written_result(result)  # without --range and --assume, if given
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     _save(annotated, target, model_dir)
     if mlir_out:
         from onnxsym.mlir import files, to_mlir
         files.write_text(mlir_out, to_mlir(result))
     if quiet:
         return
-    st = result.stats()
+    st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    _print_written_sizes(written)
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
@@ -302,6 +304,21 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     _print_domain(domain)
     for w in result.warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
+
+
+def _print_written_sizes(written) -> None:
+    """What --bind, --range and --assume mean for the written model."""
+    bound = written.symbols.bound
+    if bound:
+        fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
+        click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
+    given = written.given
+    if given is not None and given.bound and not bound:
+        click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
+                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+    if given is not None and (given.ranges or given.assume):
+        click.echo("  the dims are written as they hold at every size the graph inputs allow: "
+                   "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 
 
 @main.command()

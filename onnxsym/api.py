@@ -14,7 +14,7 @@ from .errors import PinnedError, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, decided_ifs, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -48,8 +48,6 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
     domain then says whether the graph runs at other sizes (``onnxsym.pins``).
     """
-    from . import rules  # noqa: F401  (registers the built-in rules)
-
     bind = _checked_bind(bind)
     allow_zero = _checked_allow_zero(allow_zero)
     if isinstance(assume, str):  # one assumption, not its characters
@@ -60,6 +58,13 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    return _infer(model, base_dir, bind, given_ranges, assumptions, allow_zero, progress, constant_initializers,
+                  strict)
+
+
+def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool]) -> Result:
+    from . import rules  # noqa: F401  (registers the built-in rules)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
         table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
@@ -77,7 +82,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures, subgraph_runs=engine.subgraph_runs)
+                  engine.declarations, main.subgraph_values, engine.rule_failures,
+                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                  subgraph_runs=engine.subgraph_runs)
 
 
 def _size(value, where: str, cli: str) -> int:
@@ -197,6 +204,48 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                         keep_declared_names=keep_declared_names)
 
 
+def written_result(result: Result) -> Result:
+    """The result whose dims :func:`write_result` writes: ``result`` itself, or, when it was
+    inferred under ``ranges`` or ``assume``, the model inferred again without them.
+
+    onnxruntime folds shapes and plans buffers from the value_info it is given, so a dim
+    that holds only under the caller's ranges or assumptions would make the written model
+    fail (or compute another shape) at sizes its declared inputs allow, and ONNX has no way
+    to declare a range on an input. ``bind`` is kept: the bound numbers are written into
+    the graph inputs too, unless the bound sizes decide an If that is undecided without
+    them (then the model is inferred without the bind as well). The domain is computed
+    again where ``result``'s was."""
+    table = result.symbols
+    allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+
+    def again(bind) -> Result:
+        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None)
+
+    bind = table.bound
+    decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
+    if decided or 0 in bind.values():
+        # With the numbers in its inputs, onnxruntime's shape inference runs when it loads the
+        # model: it folds an If branch that only the bound sizes leave untaken, and refuses the
+        # model for what that branch computes there (a ConstantOfShape of d - 5 at d = 1), and
+        # it refuses a Reshape of 0 elements to [0, -1], which it runs at size 0. The inputs
+        # are then not specialised, and the dims written as they hold at every size.
+        free = again({})
+        if 0 in bind.values() or not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
+            bind = {}
+            if not table.ranges and not table.assume:
+                free.given = table
+                if result._domain is not None:
+                    free.domain()
+                return free
+    if bind is table.bound and not table.ranges and not table.assume:
+        return result
+    plain = again(bind)
+    plain.given = table
+    if result._domain is not None:
+        plain.domain()
+    return plain
+
+
 @under_ranges_of_result
 def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
     """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
@@ -208,13 +257,23 @@ def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
         raise PinnedError(pinned, asked)
 
 
-@under_ranges_of_result
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
-    keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases)."""
+    keeps a declared name or text wherever it is proven equal to the inferred dim (never
+    where it is not: a declaration is a claim).
+
+    The written model runs, with the shapes it declares, at every size its declared inputs
+    allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
+    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
+    ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
+    was given."""
+    return _write(written_result(result), inplace, keep_declared_names)
+
+
+@under_ranges_of_result
+def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
@@ -222,10 +281,13 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
         model = copy
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
+    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names)
+                 keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, keep_declared_names)
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
+                              keep, skip, decl.dropped)
+    if result.symbols.bound:
+        specialise_inputs(model.graph, result.values)
     metadata.write(model, metadata.entries(result, __version__))
     return model

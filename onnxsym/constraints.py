@@ -5,8 +5,8 @@ The constraint is recorded with the node that demands it. When one side minus
 the other is linear in some symbol (coefficient +-1), that symbol is eliminated:
 it becomes *derived*, defined over the remaining symbols, and every later dim is
 rewritten through :meth:`resolve` (a union-find whose classes are kept flat).
-Which symbol is eliminated: a fresh one before a declared name before a graph
-input, and among graph inputs the one declared last; so the representative of
+Which symbol is eliminated: a fresh one before a graph input, and among graph
+inputs the one declared last; so the representative of
 a class is a graph-input symbol where there is one. A constraint that provably
 cannot hold raises :class:`ConstraintContradiction`.
 """
@@ -64,7 +64,8 @@ class Constraint:
     node: str
     op_type: str
     reason: str
-    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
+    # "node": an op requires it; "user": given with --assume (a dim the model declares is never a
+    # constraint: see onnxsym.declared);
     # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
     # "at_least": lhs >= rhs, what a node needs to run (a Conv's input at least its kernel).;
     # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1;
@@ -113,7 +114,7 @@ class Constraints:
     """The recorded constraints of one inference and the substitution they imply.
 
     ``rank(sym)`` orders symbols for elimination: the symbol with the highest rank
-    is eliminated first (fresh > declared > graph inputs declared later).
+    is eliminated first (fresh > graph inputs declared later).
     """
 
     def __init__(self, rank: Callable[[Sym], tuple]):

@@ -20,7 +20,7 @@ from onnx import helper, numpy_helper
 from . import branching, dims, edges, functions, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints, Guard
-from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
+from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
 from .symbols import SymbolTable
@@ -28,7 +28,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
-from .scope import Scope
+from .scope import Scope, graph_key
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -223,6 +223,7 @@ class Engine:
         # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
         # domain's conditions of its nodes (onnxsym.domain.collect)
         self.subgraph_runs: List[Tuple[onnx.GraphProto, Tuple[Guard, ...], Dict[str, Value]]] = []
+        self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
 
@@ -357,7 +358,7 @@ class Engine:
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 2 if s.name in self.fresh else 1 if self.declarations.is_new(s.name) else 0
+        kind = 1 if s.name in self.fresh else 0
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
@@ -406,7 +407,8 @@ class Engine:
         self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
-        for store in (values, main.subgraph_values) if self.constraints.derived else ():
+        stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
@@ -414,20 +416,62 @@ class Engine:
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
-        """Relate the dims the model declares on produced values (graph outputs, value_info,
-        subgraphs' value_info) to the computed ones: aliases, and stale declarations."""
-        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints, self.declarations, self.warnings)
+        """Check the dims the model declares on produced values (graph outputs, value_info,
+        subgraphs' value_info) against the computed ones: aliases, and stale declarations.
+        Nothing is learned from them but names (see onnxsym.declared)."""
+        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints.resolve, self.declarations,
+                                  self.warnings, self._branch_outputs(g))
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
             if isinstance(t, Tensor):
-                matcher.match(vi, t, self._made_by(vi.name), relate=True)
+                matcher.match(vi, t)
         if self.main.subgraph_values:
-            for vi in _subgraph_value_info(g):
-                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
+            reused = reused_names(g)  # (places are by value name: a reused one is never kept)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
-                    matcher.match(vi, t, self._made_by(vi.name), relate=False)
-        self.declarations.resolve(self.constraints.resolve)
+                    matcher.match(vi, t, keepable=vi.name not in reused)
+        matcher.finish()
+
+    def _branch_outputs(self, g: onnx.GraphProto):
+        """value -> the values it may be, one per branch, when an If makes it (nested Ifs
+        expanded); None for a value no If makes, or one whose name several scopes define."""
+        producer: Dict[str, Tuple[onnx.NodeProto, tuple]] = {}
+        reused = reused_names(g)
+        stack: List[Tuple[onnx.GraphProto, tuple]] = [(g, ())]
+        while stack:
+            graph, path = stack.pop()
+            for n in graph.node:
+                for o in n.output:
+                    producer.setdefault(o, (n, path))
+                for a in n.attribute:
+                    graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                    stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
+
+        def value(name: str, path: tuple) -> Optional[Value]:
+            v = self.main.scoped_values.get(path, {}).get(name)
+            if v is None:  # (a branch may give an outer value as it is)
+                v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
+            return resolve_value(v, self.constraints.resolve)
+
+        def alternatives(name: str, depth: int = 0) -> Optional[List[Optional[Tensor]]]:
+            if name not in producer or name in reused or depth > 8:
+                return None
+            n, path = producer[name]
+            if n.op_type != "If":
+                return None
+            i = list(n.output).index(name)
+            out: List[Optional[Tensor]] = []
+            branches = {a.name: a.g for a in n.attribute}
+            for b in ("then_branch", "else_branch"):
+                if b in branches and i < len(branches[b].output):
+                    inner = branches[b].output[i].name
+                    v = value(inner, path + (graph_key(n.output, b, -1),))
+                    more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
+                    out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
+            return out or None
+        return alternatives
 
     def _per_item(self, v: Value, name: str) -> Value:
         """A sequence input's declared item shape holds for each item, not for all
@@ -714,6 +758,7 @@ class Engine:
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
         self._guards.append(None if sure else guard)
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
@@ -725,12 +770,15 @@ class Engine:
                     values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
                 self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
-                scope.subgraph_values.update(scope.changed())
-                self.subgraph_runs.append((graph, self.when(), dict(scope.changed())))
+                own = dict(scope.changed())
+                scope.subgraph_values.update(own)
+                scope.scoped_values[tuple(self._path)] = own
+                self.subgraph_runs.append((graph, self.when(), own))
         finally:
             self._subgraphs.pop()
             self._sure.pop()
             self._guards.pop()
+            self._path.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs
@@ -745,7 +793,8 @@ class Engine:
         mark = self.constraints.mark()
         pending = dict(self.pending)
         scope = self.scope
-        kept: List[dict] = [scope.subgraph_values, scope.unknown_rank, self.pending, scope.producer, self.no_rule]
+        kept: List[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+                            scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
@@ -787,13 +836,17 @@ class Engine:
             self._calls.pop()
 
 
-def _subgraph_value_info(g: onnx.GraphProto):
-    """The value_info entries of every subgraph of ``g``, nested ones too."""
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
         for a in n.attribute:
-            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                yield from sg.value_info
-                yield from _subgraph_value_info(sg)
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

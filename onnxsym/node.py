@@ -61,6 +61,18 @@ class Node:
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
 
+    def graph_attribute(self, graph) -> Tuple[str, int]:
+        """Which of this node's graph attributes ``graph`` is (a rule passes the very object
+        :meth:`attr` gave it): its name, and its index in a list of graphs (else -1)."""
+        for name, v in self._cache.items():
+            if v is graph:
+                return name, -1
+            if isinstance(v, list):
+                for k, g in enumerate(v):
+                    if g is graph:
+                        return name, k
+        return getattr(graph, "name", ""), -2  # not one of them: known by the graph's name
+
     # -- inputs ---------------------------------------------------------------
     def input(self, i: int) -> Optional[Value]:
         return self.inputs[i] if i < len(self.inputs) else None
