@@ -91,7 +91,7 @@ def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, 
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   engine.declarations, main.subgraph_values, engine.rule_failures,
                   base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                  given_values=dict(given_values or {}))
+                  subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
 
 
 def _size(value, where: str, cli: str) -> int:

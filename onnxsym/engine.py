@@ -19,7 +19,7 @@ from onnx import helper, numpy_helper
 
 from . import branching, dims, edges, functions, given, registry, validate
 from .dims import Dim
-from .constraints import Constraint, ConstraintContradiction, Constraints
+from .constraints import Constraint, ConstraintContradiction, Constraints, Guard
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
@@ -219,6 +219,11 @@ class Engine:
         self.choices: Dict[str, branching.Choice] = {}
         self.splits: List[branching.Split] = []
         self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
+        self._guards: List[Optional[Guard]] = []
+        # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
+        # domain's conditions of its nodes (onnxsym.domain.collect)
+        self.subgraph_runs: List[Tuple[onnx.GraphProto, Tuple[Guard, ...], Dict[str, Value]]] = []
         self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
@@ -234,35 +239,45 @@ class Engine:
         self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(s)
 
+    def when(self) -> Tuple[Guard, ...]:
+        """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
+        return tuple(g for g in self._guards if g is not None)
+
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
         if not self._subgraphs:
             self.constraints.require(a, b, node.name, node.op_type, reason)
             return
-        # A branch of an If may never run: what it needs is recorded, never solved nor an error.
-        reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        # A subgraph is inferred before (or without) knowing that it runs: what it needs is
+        # recorded with its guards, never solved nor an error.
         try:
-            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False)
+            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False, when=self.when())
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
-        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, which
-        may never run, nothing is learned (nor demanded of verify's sizes); only a need that can
-        never hold is a warning."""
+        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
+        inference does not know that it runs, it is recorded with the subgraph's guards and
+        narrows nothing; a need that can never hold is a warning."""
         if not self._subgraphs:
             self.constraints.at_least(d, lo, node.name, node.op_type, reason)
             return
+        rd = self.constraints.resolve(d)
         try:
-            implied_ranges(self.constraints.resolve(d), lo)
+            implied_ranges(rd, lo)
         except Unreachable as exc:
             self.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
                                  f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
+            return
+        if dims.try_le(lo, rd) is not True:
+            c = Constraint(d, lo, node.name, node.op_type, reason, kind="at_least", when=self.when())
+            if c not in self.constraints.items:
+                self.constraints.items.append(c)
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:
             return
-        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound")
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound", when=self.when())
         if c not in self.constraints.items:
             self.constraints.items.append(c)
 
@@ -323,9 +338,7 @@ class Engine:
         if (lhs, node) in self._positive:
             return
         self._positive.add((lhs, node))
-        if self._subgraphs:
-            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
-        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive"))
+        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive", when=self.when()))
 
     def _flush_pending(self) -> None:
         """Decisions no node acted on are recorded with the node that took them."""
@@ -684,6 +697,10 @@ class Engine:
     def place(self) -> branching.Place:
         return tuple(zip(self._subgraphs, self._sure))
 
+    def place_key(self) -> tuple:
+        """What names the scope being inferred (a guard's choice is named within it)."""
+        return tuple(self._subgraphs)
+
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
         if self.failed_in is None:
@@ -705,15 +722,15 @@ class Engine:
         if op == "==":
             self.record_assumption(node, a, b, reason)
             return
-        if self._subgraphs:
-            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
         if op == "!=":
-            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ"))
+            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ",
+                                                     when=self.when()))
             return
         small, large = (a, b) if op in ("<", "<=") else (b, a)
         gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
         if self._subgraphs:
-            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least"))
+            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least",
+                                                     when=self.when()))
         else:
             self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
 
@@ -730,13 +747,19 @@ class Engine:
             self.scope = outer
 
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
-                       born: Optional[Set[str]] = None, sure: bool = False) -> List[Optional[Value]]:
+                       born: Optional[Set[str]] = None, sure: bool = False,
+                       guard: Optional[Guard] = None) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
-        the graph runs whenever ``node`` does."""
+        the graph runs whenever ``node`` does; else ``guard`` says when it runs (by default:
+        a choice of its own, that it runs at all)."""
         before = len(self.fresh)
+        if not sure and guard is None:
+            guard = Guard(self.place_key() + (node.name, "runs"), True,
+                          f"the subgraph of {node.op_type} node '{node.name}' runs", node.name, node.op_type)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
+        self._guards.append(None if sure else guard)
         self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
@@ -752,9 +775,11 @@ class Engine:
                 own = dict(scope.changed())
                 scope.subgraph_values.update(own)
                 scope.scoped_values[tuple(self._path)] = own
+                self.subgraph_runs.append((graph, self.when(), own))
         finally:
             self._subgraphs.pop()
             self._sure.pop()
+            self._guards.pop()
             self._path.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
@@ -776,6 +801,7 @@ class Engine:
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
         n_warnings = len(self.warnings)
+        n_runs = len(self.subgraph_runs)
         made: List[Constraint] = []
         try:
             yield made
@@ -785,6 +811,7 @@ class Engine:
                 for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
                     made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
             del self.warnings[n_warnings:]
+            del self.subgraph_runs[n_runs:]
             for d, old in zip(kept, saved):
                 d.clear()
                 d.update(old)

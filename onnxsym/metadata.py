@@ -3,7 +3,8 @@ what each holds, and their encoding (JSON, except the version's plain text).
 
     version      the onnxsym version that wrote them
     symbols      each symbol: {"origin": a graph input's dim or the node that made it, "range": [lo, hi]}
-    constraints  each recorded constraint: {"constraint", "node", "op_type", "reason", "kind"}
+    constraints  each recorded constraint: {"constraint", "node", "op_type", "reason", "kind"}, and
+                 "when" (the guards of the subgraph it comes from) where it has some
     derived      each solved symbol: its definition over the others
     aliases      each name the model declares on a produced value: the dim it names
     stale        each stale declaration: {"value", "declared", "computed" (null: no rank), "why" (if known)}
@@ -39,7 +40,7 @@ def entries(result: Result, version: str) -> Dict[str, object]:
         "symbols": {name: {"origin": table.origin.get(name, ""), "range": list(ranges[name])}
                     for name in sorted(table.symbols)},
         "constraints": [{"constraint": str(c), "node": c.node, "op_type": c.op_type, "reason": c.reason,
-                         "kind": c.kind}
+                         "kind": c.kind, **({"when": [g.text for g in c.when]} if c.when else {})}
                         for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
         "aliases": {name: str(v) for name, v in sorted(result.aliases.items())},

@@ -233,7 +233,7 @@ def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optio
     c, src = cut.condition, cut.condition.sources[0]
     return {"required": {n: list(r) for n, r in box.items()}, "condition": c.text, "kind": c.kind,
             "node": src.node, "op_type": src.op_type, "reason": src.reason, "assumed": c.assumed or None,
-            "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
+            "when": c.to_json()["when"], "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
 
 
 def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object

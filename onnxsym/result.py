@@ -49,6 +49,8 @@ class Result:
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: List[str] = field(default_factory=list)
+    # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
+    subgraph_runs: List[tuple] = field(default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.

@@ -13,7 +13,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
-from .common import BOOL, I64, arg, present
+from .common import BOOL, I64, arg, exact_quotient, present
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -125,6 +125,9 @@ def constant_of_shape_rule(node: Node) -> Outputs:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "shape input value unknown", dtype)]
     shp = tuple(shp)
+    for d in shp:  # (onnxruntime refuses a negative dim)
+        if intops.is_dim(d) and not isinstance(d, int):
+            node.require_at_least(d, 0, f"ConstantOfShape: its shape's element {d} is >= 0")
     value = None
     st = _static_ints(shp)
     if st is not None and int(np.prod(st, dtype=np.int64)) <= MAX_VALUE_ELEMENTS:
@@ -256,7 +259,8 @@ def _reshape(node, x, target, allowzero):
             else:
                 if isinstance(total, int) and isinstance(rest, int) and total % rest:
                     raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
-                out[minus] = dims.floordiv(total, rest)
+                out[minus] = exact_quotient(node, total, rest,
+                                            f"Reshape -1: the element count {total} is a multiple of {rest}")
     elif x.shape is not None and not unclear:
         node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
@@ -363,6 +367,8 @@ def squeeze_rule(node: Node) -> Outputs:
         out = tuple(d for d in x.shape if d != 1)
     else:
         ax = {normalize_axis(a, r) for a in axes}
+        for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
+            node.assume(x.shape[i], 1, f"Squeeze: axis {i} is 1")
         out = tuple(d for i, d in enumerate(x.shape) if i not in ax)
     return [Tensor(x.dtype, out, x.value)]
 
@@ -758,6 +764,11 @@ def _pad(node, pads, axes):
     out = list(x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
+        if not isinstance(out[a], int):  # negative pads crop: onnxruntime refuses a dim below 0
+            node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
+        wide = max(pads[j], pads[j + k]) if isinstance(pads[j], int) and isinstance(pads[j + k], int) else 0
+        if node.attr("mode", "constant") in ("reflect", b"reflect") and wide > 0:  # it mirrors inside the dim
+            node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
     return [Tensor(x.dtype, tuple(out))]
 
 

@@ -237,7 +237,9 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
               opsets=[("test.constraints", 1)])
     res = onnxsym.infer(m)
     assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
-    assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason
+    (guard,) = res.constraints[0].when  # under "that subgraph runs", a field of its own
+    assert guard.node == "br" and guard.text == "the subgraph of RunBranch node 'br' runs"
+    assert "subgraph" not in res.constraints[0].reason
     assert res.derived_symbols() == {}
 
 
