@@ -77,7 +77,30 @@ def _ranges(pairs, option: str = "--range") -> dict:
     return out
 
 
-_bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+def _set_values(ctx, _param, texts):
+    """--value NAME=NUMBER: the data of a graph input, for every inference this command makes
+    (the default of api.infer's ``values``, until the command ends)."""
+    if not texts:
+        return  # (nothing imported: --help and usage errors load click alone)
+    from onnxsym.given import CLI_VALUES, parse
+
+    try:
+        values = dict(parse(t) for t in texts)
+    except UserInputError as exc:
+        raise click.BadParameter(exc.cli, param_hint="--value") from None
+    token = CLI_VALUES.set(values)
+    ctx.call_on_close(lambda: CLI_VALUES.reset(token))
+
+
+_value_opt = click.option("--value", "given_values", multiple=True, metavar="NAME=NUMBER[,NUMBER...]", expose_value=False,
+                          callback=_set_values,
+                          help="The data of a scalar or small graph input (an If it decides takes its branch).")
+
+
+def _bind_opt(f):
+    """--bind, and --value beside it on every command that takes it."""
+    f = _value_opt(f)
+    return click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")(f)
 _constant_inits = click.option(
     "--constant-initializers", is_flag=True,
     help="Initializers listed as graph inputs are constants (always so below IR version 4).")
@@ -325,6 +348,7 @@ def _print_written_sizes(written) -> None:
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
+@_value_opt
 @_knowledge
 @_constant_inits
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
@@ -682,6 +706,7 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@_value_opt
 def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 

@@ -8,7 +8,7 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, dynamic as dynamic_inputs, metadata, validate
+from . import branching, dims, dynamic as dynamic_inputs, given, metadata, validate
 from .engine import Engine
 from .errors import PinnedError, UserInputError
 from .loader import load_model
@@ -27,7 +27,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> Result:
+          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None,
+          values: Optional[Mapping[str, object]] = None) -> Result:
     """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
     the model's serialized bytes).
 
@@ -46,7 +47,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
     ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
-    domain then says whether the graph runs at other sizes (``onnxsym.pins``).
+    domain then says whether the graph runs at other sizes (``onnxsym.pins``). ``values`` gives
+    the data of scalar or small graph inputs of static shape (``{"use_cache_branch": True}``): an
+    If they decide takes its branch (see :mod:`onnxsym.given`; default: the command line's ``--value``).
     """
     bind = _checked_bind(bind)
     allow_zero = _checked_allow_zero(allow_zero)
@@ -58,12 +61,15 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    given_values = given.checked(given.CLI_VALUES.get() if values is None else values, model,
+                                 constant_initializers or model.ir_version < 4)
     return _infer(model, base_dir, bind, given_ranges, assumptions, allow_zero, progress, constant_initializers,
-                  strict)
+                  strict, given_values)
 
 
 def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
-           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool]) -> Result:
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool],
+           given_values: Optional[Dict[str, list]] = None) -> Result:
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
@@ -73,6 +79,7 @@ def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, 
         engine = Engine(model, table, base_dir, constant_initializers)
         engine.progress = None if choices else progress
         engine.choices = choices
+        engine.given_values = given_values or {}
         if strict is not None:
             engine.strict = strict
         return engine
@@ -83,7 +90,8 @@ def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, 
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   engine.declarations, main.subgraph_values, engine.rule_failures,
-                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values)
+                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                  subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
 
 
 def _size(value, where: str, cli: str) -> int:
@@ -186,17 +194,19 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> onnx.ModelProto:
+             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None,
+             values: Optional[Mapping[str, object]] = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
     ``keep_declared_names``: see :func:`write_result`. ``dynamic``: see :func:`infer`; the
     model is written with those dims symbolic, and refused (:class:`PinnedError`) when its
-    domain pins one of them: it would fail at the other sizes its inputs then declare."""
+    domain pins one of them: it would fail at the other sizes its inputs then declare.
+    ``values``: see :func:`infer`."""
     if dynamic and inplace and isinstance(model_or_path, onnx.ModelProto):
         model_or_path = dynamic_inputs.apply(model_or_path, dynamic, copy=False)  # (checked before inferring)
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
-                   constant_initializers=constant_initializers, dynamic=dynamic)
+                   constant_initializers=constant_initializers, dynamic=dynamic, values=values)
     if dynamic:
         refuse_pinned(result, dynamic)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
@@ -218,7 +228,8 @@ def written_result(result: Result) -> Result:
     allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
 
     def again(bind) -> Result:
-        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None)
+        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None,
+                      result.given_values)
 
     bind = table.bound
     decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
@@ -260,8 +271,8 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
-    keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases).
+    keeps a declared name or text wherever it is proven equal to the inferred dim (never
+    where it is not: a declaration is a claim).
 
     The written model runs, with the shapes it declares, at every size its declared inputs
     allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
@@ -282,10 +293,11 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names, skip)
+                 keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
-                              keep, keep_declared_names, skip)
-    specialise_inputs(model.graph, result.symbols.bound)
+                              keep, skip, decl.dropped)
+    if result.symbols.bound:
+        specialise_inputs(model.graph, result.values)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -11,7 +11,6 @@ from typing import Dict, List, Optional
 
 import onnx
 
-from . import dims
 from .dims import Dim
 from .declared import declared_dims
 from .scope import graph_key
@@ -19,12 +18,12 @@ from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
 def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
-              keep: bool = False, names_win: bool = False):
+              keep: bool = False):
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. The inferred dim is written, except
     where ``keep`` says the declared dim_param names it (a fresh symbol, or with
-    --keep-declared-names a proven equal dim); ``names_win``: the old rule, where a
-    declared name also replaces any dim over fresh symbols only."""
+    --keep-declared-names a proven equal dim): a declared text is never written where
+    it is not proven (over a fresh dim it may be anything)."""
     if isinstance(inferred, int):
         # A number says more than any name (a contradicting declared number is a stale
         # declaration, reported by inference).
@@ -34,14 +33,13 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")
-    if names_win and declared is not None and declared.HasField("dim_param") and declared.dim_param and \
-            all(s.name in fresh for s in dims.free_symbols(inferred)):
-        return None, declared.dim_param
     return None, str(inferred)
 
 
 def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+                keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
+    """``drop``: where the graph computes no rank, the declared shape is not written either
+    (the branches that could make the value contradict it)."""
     dtype = t.dtype
     if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
         dtype = declared.tensor_type.elem_type
@@ -51,7 +49,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     tp.tensor_type.elem_type = dtype
     decl = declared_dims(declared) if declared is not None else None
     if t.shape is None:
-        if decl is not None and declared is not None:  # (a decl is read from a declared type)
+        if decl is not None and declared is not None and not drop:  # (a decl is read from a declared type)
             tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
         return tp
     if decl is not None and len(decl) != len(t.shape):
@@ -60,7 +58,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     shape.SetInParent()
     for i, d in enumerate(t.shape):
         value, param = merge_dim(decl[i] if decl else None, d, f"{where}[{i}]", fresh, warnings,
-                                 i in keep, names_win)
+                                 i in keep)
         dim = shape.dim.add()
         if value is not None:
             dim.dim_value = value
@@ -70,15 +68,15 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
 
 
 def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+               keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings, keep, names_win)
+        return tensor_type(v, declared, where, fresh, warnings, keep, drop)
     if isinstance(v, (Sequence, Optional_)):
         field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
         inner_decl = getattr(declared, field).elem_type if declared is not None and \
             declared.WhichOneof("value") == field else None
-        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, (), names_win) if v.elem is not None else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, ()) if v.elem is not None else None
         if elem is None:
             return declared
         tp = onnx.TypeProto()
@@ -88,11 +86,12 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False,
-                 skip=frozenset()) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), skip=frozenset(),
+                 dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is;
-    nothing is written for the values in ``skip`` (dead_branch_reads)."""
+    nothing is written for the values in ``skip`` (dead_branch_reads); ``dropped``: the
+    values of no computed rank whose declared shape is not written either."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
     keep_axes: Dict[str, set] = {}
@@ -109,7 +108,8 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win)
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
+                        name in dropped)
         if tp is None:
             continue
         if target is None:
@@ -119,15 +119,16 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
-    """The names of the If nodes (in subgraphs too) whose condition is a known constant."""
+def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value], path: tuple = ()) -> set:
+    """The If nodes (in subgraphs too) whose condition is a known constant, each as its path
+    of node positions (names may be empty or repeat)."""
     out = set()
-    for n in graph.node:
+    for i, n in enumerate(graph.node):
         if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
-            out.add(n.name)
+            out.add(path + (i,))
         for a in n.attribute:
-            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                out |= decided_ifs(g, values)
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values, path + (i, a.name, k))
     return out
 
 
@@ -171,21 +172,26 @@ def _outer_reads(graph: onnx.GraphProto) -> set:
     return reads - defined
 
 
-def specialise_inputs(graph: onnx.GraphProto, bound: Dict[str, int]) -> None:
-    """Write each bound symbol's number into the graph inputs' dims that name it (as
-    onnxruntime's ``make_dynamic_shape_fixed`` does): the dims computed from it are
-    written as numbers, and onnxruntime folds and plans buffers from them, so the
-    written model is valid only at that size and must say so where sizes enter."""
+def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
+    """Write the number of each graph-input dim that a bind made one (``batch``, or a text
+    over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
+    does): the dims computed from it are written as numbers, and onnxruntime folds and plans
+    buffers from them, so the written model is valid only at that size and must say so
+    where sizes enter. (Called only when something is bound.)"""
     for inp in graph.input:
-        if not inp.type.HasField("tensor_type"):
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
             continue
-        for d in inp.type.tensor_type.shape.dim:
-            if d.HasField("dim_param") and d.dim_param in bound:
-                d.dim_value = bound[d.dim_param]  # (clears dim_param: a oneof)
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) != len(v.shape):
+            continue
+        for d, inferred in zip(declared, v.shape):
+            if d.HasField("dim_param") and isinstance(inferred, int):
+                d.dim_value = inferred  # (clears dim_param: a oneof)
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
-                          keep_declared=frozenset(), names_win: bool = False, skip=frozenset(),
+                          keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
                           path: tuple = ()) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
     inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
@@ -198,5 +204,5 @@ def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, 
                 here = path + (graph_key(n.output, a.name, k),)
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, names_win, skip)
-                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, names_win, skip, here)
+                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, skip, dropped)
+                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, skip, dropped, here)

@@ -1128,6 +1128,8 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]],
             report = verify(model, assignments=[a], result=result)
         except onnxsym.OnnxsymError:
             continue  # onnxruntime refuses this assignment: the graph is invalid there
+        except Exception as exc:  # noqa: BLE001 - onnxsym itself failed (verify computes the domain)
+            return Outcome("crash", f"verify at {a}: {type(exc).__name__}: {exc}")
         ran += 1
         checked += report.checked_dims
         if report.mismatches:

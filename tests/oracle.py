@@ -356,3 +356,28 @@ def check_written_runs(original, annotated, bindings, feeds):
     assert failure is None, failure
     assert ran and checked, f"nothing checked: {ran} bindings ran, {checked} dims compared"
     return checked
+
+
+def check_written_names(annotated, bindings, feeds=None):
+    """``check_written``, with the names the annotated model keeps (``onnxsym.aliases``: each
+    declared name and the dim it names) evaluated at each binding too, so that a kept name
+    (``--keep-declared-names``) is checked against the run like an expression; a name kept
+    for a fresh symbol is skipped. Returns how many dims were checked."""
+    import json
+
+    meta = {p.key: p.value for p in annotated.metadata_props}
+    aliases = json.loads(meta.get("onnxsym.aliases", "{}"))
+    extended = []
+    for b in bindings:
+        e = dict(b)
+        for name, text in aliases.items():
+            value = _evaluate_written(text, b)
+            if value is not None:
+                e[name] = value
+        extended.append(e)
+    if feeds is None:
+        from bench.resolution import feeds_for
+
+        def feeds(b):
+            return feeds_for(annotated, b)
+    return check_written(annotated, extended, feeds)

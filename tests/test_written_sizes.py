@@ -169,3 +169,16 @@ def test_a_bind_that_onnxruntime_would_refuse_in_the_inputs_leaves_them_symbolic
     assert r.exit_code == 0, r.output
     assert "the graph inputs are not specialised" in r.output
 
+
+
+def test_bind_specialises_an_input_dim_declared_as_a_text_over_the_symbol():
+    """An input declared ``[batch, 2*batch]``: at batch = 3 both dims are written 3 and 6."""
+    import numpy as np
+    from onnx import helper
+    from helpers import F, model
+
+    m = model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("ReduceSum", ["y"], ["s"], keepdims=1)],
+              [("x", F, ["batch", "2*batch"])], ["s"], opset=13)
+    written = onnxsym.annotate(m, bind={"batch": 3})
+    assert _input_dims(written) == [3, 6]
+    check_written_runs(m, written, [{"batch": 3}], lambda b: {"x": np.ones([b["batch"], 2 * b["batch"]], np.float32)})
