@@ -20,7 +20,8 @@ from .api import Result, UnresolvedDim, __version__, annotate, infer, write_resu
 from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin,  # noqa: E402
                    evaluate, free_symbols, is_static, sym)
 from . import dims as _dims  # noqa: E402
-from .errors import GraphError, ModelLoadError, OnnxsymError, RuleFailure, ShapeContradiction  # noqa: E402
+from .errors import (GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure,  # noqa: E402
+                     ShapeContradiction)
 from .exprtext import ExprSyntaxError, format_dim, parse_dim  # noqa: E402
 from .registry import register_rule  # noqa: E402
 from .values import Optional_, Sequence, Tensor  # noqa: E402
@@ -29,6 +30,7 @@ __all__ = [
     "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
+    "InvalidModel", "OutputError",
     "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
 

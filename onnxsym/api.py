@@ -10,7 +10,7 @@ import onnx
 
 from . import branching, dims, metadata, validate
 from .engine import Engine
-from .errors import UserInputError
+from .errors import RuleFailure, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
@@ -63,7 +63,14 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
             engine.strict = strict
         return engine
 
-    engine = branching.infer(make_engine)
+    try:
+        engine = branching.infer(make_engine)
+    except RuleFailure:
+        validate.check_with_onnx(model)  # a node the spec rules out is the model's fault, not a bug
+        raise
+    # What the rules take without complaint, onnx's inference may refuse (a node that fails
+    # at every size): the model is invalid, not annotated.
+    validate.check_with_onnx(model)
     table = engine.table
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
