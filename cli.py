@@ -13,7 +13,7 @@ import onnx
 from onnxsym import api
 from onnxsym.dims import free_symbols
 from onnxsym.edges import grouped
-from onnxsym.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_output
+from onnxsym.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
 from onnxsym.errors import OnnxsymError, UserInputError
 from onnxsym.external import check_output_folder, external_locations
 from onnxsym.paths import check_outputs, same_file
@@ -125,9 +125,10 @@ def _print_domain(domain, limit: int = 5) -> None:
         click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model.
-    References to external weights are kept: OUT's folder must hold them."""
+def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None, also=()) -> None:
+    """Write to a temporary file beside OUT, then rename: never a half-written model (with
+    ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
+    weights are kept: OUT's folder must hold them."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
@@ -136,7 +137,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> 
                            f"a model over 2 GB must keep its weights as external data") from None
     if model_dir is not None and out != STDOUT:
         check_output_folder(model, model_dir, folder)
-    write_output(out, data)
+    write_outputs([(out, data), *also])
 
 
 def _check_targets(outputs, force: bool) -> None:
@@ -221,10 +222,11 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
     annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
-    _save(annotated, target, model_dir)
+    also = []
     if mlir_out:
-        from onnxsym.mlir import files, to_mlir
-        files.write_text(mlir_out, to_mlir(result))
+        from onnxsym.mlir import to_mlir
+        also.append((mlir_out, to_mlir(result).encode("utf-8")))
+    _save(annotated, target, model_dir, also)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr

@@ -11,12 +11,13 @@ output propagates as :class:`BrokenPipeError` (the command line ends quietly on 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import sys
 import tempfile
-from typing import Optional
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .errors import OutputError
 
@@ -60,6 +61,11 @@ def check_target(path: str) -> None:
     if kind in _REFUSED:
         raise OutputError(f"{path}: is {_REFUSED[kind]}; onnxsym writes only regular files, pipes and "
                           f"character devices (such as /dev/null), or - for standard output")
+    folder = os.path.dirname(os.path.abspath(os.path.realpath(path)))
+    if kind is None and not os.path.isdir(folder):
+        raise OutputError(f"{path}: cannot write: "
+                          + (f"{folder} is not a folder" if os.path.exists(folder) else
+                             f"the folder {folder} does not exist"))
 
 
 def replaces_a_file(path: str) -> bool:
@@ -70,20 +76,59 @@ def replaces_a_file(path: str) -> bool:
 
 def write_output(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` as the module says."""
-    if path == STDOUT:
-        out = sys.stdout.buffer
-        out.write(data)
-        out.flush()
-        return
-    check_target(path)
+    write_outputs([(path, data)])
+
+
+def write_outputs(items: Sequence[Tuple[str, bytes]]) -> None:
+    """Write each ``(path, data)``; where a regular file cannot be written, none is: every one
+    goes to its temporary file first, and only then are they renamed into place. (Pipes,
+    devices and standard output are written after those.)"""
+    staged: List[Tuple[str, str, str]] = []  # (path, temporary, real path)
+    streams = []
     try:
-        if target_kind(path) in ("fifo", "char"):
-            _write_into(path, data)
+        for path, data in items:
+            check_target(path)
+            if path == STDOUT or target_kind(path) in ("fifo", "char"):
+                streams.append((path, data))
+                continue
+            real = os.path.realpath(path)  # through a symbolic link, the file it names is replaced
+            with _naming(path):
+                staged.append((path, _staged(real, data), real))
+        for path, tmp, real in staged:
+            with _naming(path):
+                os.replace(tmp, real)
+    finally:
+        for _path, tmp, _real in staged:
+            if os.path.exists(tmp):  # (one renamed into place is gone from there)
+                os.unlink(tmp)
+    for path, data in streams:
+        if path == STDOUT:
+            _write_stdout(data)
         else:
-            # through a symbolic link, the file it names is replaced (the link stays)
-            write_atomically(os.path.realpath(path), data)
+            with _naming(path):
+                _write_into(path, data)
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """An OS error, as an :class:`OutputError` naming ``path``."""
+    try:
+        yield
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {_why(path, exc)}") from None
+
+
+def _write_stdout(data: bytes) -> None:
+    # A buffered write that the reader's end cuts short returns the bytes it wrote, without
+    # an error: write the rest until it raises (BrokenPipeError when the reader is gone).
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        if not n:
+            raise OSError(errno.EIO, "standard output takes no more")
+        view = view[n:]
+    out.flush()
 
 
 def _why(path: str, exc: OSError) -> str:
@@ -115,9 +160,20 @@ def _write_into(path: str, data: bytes) -> None:
 
 def write_atomically(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file beside it, renamed into place:
-    a crash or Ctrl-C leaves the old file (or none), never a partial one. The file gets
-    the mode a plain ``open`` would give it: an existing file's own, else what the umask
-    leaves (a temporary file's is owner-only)."""
+    a crash or Ctrl-C leaves the old file (or none), never a partial one."""
+    tmp = _staged(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _staged(path: str, data: bytes) -> str:
+    """A temporary file beside ``path`` holding ``data`` (removed again if that fails), with
+    the mode a plain ``open`` would give ``path``: an existing file's own, else what the
+    umask leaves (a temporary file's is owner-only)."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -130,8 +186,8 @@ def write_atomically(path: str, data: bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return tmp
