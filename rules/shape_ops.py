@@ -35,6 +35,14 @@ def _static_ints(vals):
     return tuple(vals)
 
 
+def _one_d(node, i, what):
+    """Input ``i`` (a shape or a list of indices, named ``what``) where the spec makes it
+    1-D: a known rank other than 1 breaks it (onnxruntime refuses the node at every size)."""
+    t = node.tensor(i)
+    if t is not None and t.shape is not None and len(t.shape) != 1:
+        raise InvalidModel(f"{what} has rank {len(t.shape)}; the ONNX spec of {node.op_type} makes it 1-D")
+
+
 def _unknown(node, out, rank, why, dtype):
     if rank is None:
         return node.unknown_rank(why, out, dtype)
@@ -120,6 +128,7 @@ def constant_of_shape_rule(node: Node) -> Outputs:
     else:
         dtype, fill = 1, 0.0
     s = arg(node, 0)
+    _one_d(node, 0, "the shape input")
     shp = s.value
     if shp is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
@@ -232,6 +241,7 @@ def reshape_v5(node: Node) -> Outputs:
     x = arg(node, 0)
     s = arg(node, 1)
     allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
+    _one_d(node, 1, "the shape input")
     if s.value is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
@@ -263,6 +273,9 @@ def transpose_rule(node: Node) -> Outputs:
     r = len(x.shape)
     if perm is None:
         perm = tuple(reversed(range(r)))
+    if sorted(perm) != list(range(r)):
+        raise InvalidModel(f"perm {list(perm)} is no permutation of the input's {r} axes (the ONNX spec of "
+                           f"Transpose)")
     out = tuple(x.shape[p] for p in perm)
     arr = _np_value(x)
     value = None if arr is None else _from_np(arr.transpose(perm))
@@ -595,6 +608,7 @@ def _broadcast_value(ts, out_shape):
 @register("Expand")
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
+    _one_d(node, 1, "the shape input")
     if s.value is None or x.shape is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:
