@@ -121,7 +121,8 @@ def check_node(node: onnx.NodeProto, domain: str, opset: int, label: str) -> Non
     for what, n, (lo, hi) in (("input", len(node.input), facts.inputs), ("output", len(node.output), facts.outputs)):
         if not lo <= n <= hi:
             allowed = f"{lo}" if lo == hi else f"at least {lo}" if hi >= 2**31 - 1 else f"{lo} to {hi}"
-            raise InvalidModel(f"{where}: takes {allowed} {what}s {spec}, the node gives {n}")
+            plural = "" if lo == hi == 1 else "s"
+            raise InvalidModel(f"{where}: takes {allowed} {what}{plural} {spec}, the node gives {n}")
     for i in facts.single_inputs:
         if i < len(node.input) and not node.input[i]:
             raise InvalidModel(f"{where}: input {i} is required {spec}, the node leaves it empty")
