@@ -204,6 +204,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     """
     if in_place and out:
         raise click.UsageError("give either -o or --in-place, not both")
+    if out is not None:
+        check_target(out)  # (an empty -o is no request for the default)
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
     if not in_place and same_file(target, model):
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")

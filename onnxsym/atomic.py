@@ -57,6 +57,8 @@ def check_target(path: str) -> None:
     block device, a socket), before any work is done."""
     if path == STDOUT:
         return
+    if not path or path.endswith(("/", os.sep)):
+        raise OutputError(f"{path!r}: names no file; give a file's path, or - for standard output")
     kind = target_kind(path)
     if kind in _REFUSED:
         raise OutputError(f"{path}: is {_REFUSED[kind]}; onnxsym writes only regular files, pipes and "

@@ -257,3 +257,29 @@ def test_model_paths_that_are_no_file(tmp_path):
     r = _run("show", fifo, "-q")
     writer.join(60)
     assert r.returncode == 0 and b"float32[batch, 3]" in r.stdout, r.stderr.decode()
+
+
+def test_a_model_is_not_written_to_a_terminal(tmp_path):
+    import pty
+
+    m = _model(tmp_path)
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([sys.executable, "-m", "onnxsym.cli", "annotate", m, "-o", "-"], stdout=slave,
+                           stderr=subprocess.PIPE, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert r.returncode == 2 and b"standard output is a terminal" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_paths_that_name_no_file_and_proc(tmp_path):
+    """An empty -o (an unset variable) is no request for the default; a path ending in / names a
+    folder; /proc is no place for a temporary file: each refused, nothing written."""
+    m = _model(tmp_path)
+    for args in (["annotate", m, "-o", ""], ["mlir", m, "-o", ""], ["annotate", m, "-o", str(tmp_path / "new") + "/"],
+                 ["mlir", m, "-o", str(tmp_path / "new") + "/"]):
+        _refused(_run(*args), "names no file")
+    r = _run("annotate", m, "-o", "/proc/self/status", "--force")
+    assert r.returncode == 2 and b"/proc/self/status: cannot write" in r.stderr and b"Traceback" not in r.stderr
+    assert sorted(os.listdir(str(tmp_path))) == ["m.onnx"]

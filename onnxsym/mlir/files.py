@@ -30,6 +30,8 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
 
+    if out is not None:
+        check_target(out)  # (an empty -o is no request for the default)
     out = out or default_output(src)
     check_outputs([("the output", out)], [("the input", src)])
     check_target(out)
