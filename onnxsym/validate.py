@@ -134,14 +134,31 @@ _SMALL_INITIALIZER = 4096
 _NODE_ERROR = re.compile(r"\(op_type:([^,)]*)(?:, node name: ([^)]*))?\): (?:\[(\w+)\] )?(.*)")
 
 
-def _light_graph(g: onnx.GraphProto, top: bool) -> onnx.GraphProto:
-    """``g`` as onnx's inference is given it: produced values' declared types removed (a stale
+def _without_shape(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    out = onnx.ValueInfoProto()
+    out.CopyFrom(vi)
+    tp = out.type
+    while True:
+        which = tp.WhichOneof("value")
+        if which in ("tensor_type", "sparse_tensor_type"):
+            getattr(tp, which).ClearField("shape")
+            return out
+        if which == "sequence_type":
+            tp = tp.sequence_type.elem_type
+        elif which == "optional_type":
+            tp = tp.optional_type.elem_type
+        else:
+            return out
+
+
+def _light_graph(g: onnx.GraphProto) -> onnx.GraphProto:
+    """``g`` as onnx's inference is given it: produced values' declared shapes removed (a stale
     declaration is reported by onnxsym, not refused), nodes named as onnxsym names them,
     large initializers as typed inputs."""
     out = onnx.GraphProto(name=g.name)
     out.input.extend(g.input)
-    for o in g.output:
-        out.output.add(name=o.name)
+    for o in g.output:  # the type stays (a Loop body's outputs must have one), the shape goes
+        out.output.append(_without_shape(o))
     names = {i.name for i in g.input}
     for t in g.initializer:
         if len(t.dims) and int(np.prod(t.dims, dtype=np.int64)) > _SMALL_INITIALIZER:
@@ -157,9 +174,9 @@ def _light_graph(g: onnx.GraphProto, top: bool) -> onnx.GraphProto:
             m.name = f"{n.op_type}_{index}"
         for a in m.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                a.g.CopyFrom(_light_graph(a.g, False))
+                a.g.CopyFrom(_light_graph(a.g))
             for k, sg in enumerate(a.graphs):
-                a.graphs[k].CopyFrom(_light_graph(sg, False))
+                a.graphs[k].CopyFrom(_light_graph(sg))
     return out
 
 
@@ -174,7 +191,7 @@ def check_with_onnx(model: onnx.ModelProto) -> None:
     light = onnx.ModelProto(ir_version=model.ir_version)
     light.opset_import.extend(model.opset_import)
     light.functions.extend(model.functions)
-    light.graph.CopyFrom(_light_graph(model.graph, True))
+    light.graph.CopyFrom(_light_graph(model.graph))
     try:
         shape_inference.infer_shapes(light, check_type=True, strict_mode=True)
     except shape_inference.InferenceError as exc:
