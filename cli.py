@@ -5,19 +5,33 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
-import onnx
 
-from onnxsym import api
-from onnxsym.dims import free_symbols
-from onnxsym.edges import grouped
+from onnxsym import __version__
 from onnxsym.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
 from onnxsym.errors import OnnxsymError, UserInputError
-from onnxsym.external import check_output_folder, external_locations
 from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
+
+if TYPE_CHECKING:
+    import onnx
+
+    from onnxsym import api
+else:
+    # onnx, numpy and the rules load when a command runs, not for `--help` or a usage error
+    class _Lazy:
+        def __init__(self, name: str):
+            self._name = name
+
+        def __getattr__(self, attr: str):
+            import importlib
+
+            return getattr(importlib.import_module(self._name), attr)
+
+    onnx = _Lazy("onnx")
+    api = _Lazy("onnxsym.api")
 
 # check, show and explain import their modules when they run: annotate starts faster.
 
@@ -89,6 +103,8 @@ def _in_env(result):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
+    from onnxsym.edges import grouped
+
     label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
              "at_least": "requires"}
     lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints
@@ -106,6 +122,8 @@ def _print_constraints(result, limit: int = 10) -> None:
 
 def zero_hint(result) -> str:
     """The suggestion to give ``--allow-zero NAME`` where a decision assumed a symbol >= 1."""
+    from onnxsym.dims import free_symbols
+
     names = sorted({s.name for c in result.positive_assumptions() for s in free_symbols(c.lhs)})
     if not names:
         return ""
@@ -136,6 +154,8 @@ def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None, als
         raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
                            f"a model over 2 GB must keep its weights as external data") from None
     if model_dir is not None and out != STDOUT:
+        from onnxsym.external import check_output_folder
+
         check_output_folder(model, model_dir, folder)
     write_outputs([(out, data), *also])
 
@@ -171,8 +191,8 @@ class _Main(click.Group):
             ctx.exit(2)
 
 
-@click.group(cls=_Main)
-@click.version_option(api.__version__, prog_name="onnxsym")
+@click.group(cls=_Main, invoke_without_command=True)
+@click.version_option(__version__, prog_name="onnxsym")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.pass_context
 def main(ctx, debug) -> None:
@@ -181,6 +201,9 @@ def main(ctx, debug) -> None:
     Example: onnxsym check model.onnx
     """
     ctx.meta["onnxsym.debug"] = debug
+    if ctx.invoked_subcommand is None:  # bare `onnxsym`: the help, and success, as git and pip do
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 @main.command()
@@ -218,6 +241,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     _check_targets(outputs, force)
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
+    from onnxsym.external import external_locations
+
     model_dir = os.path.dirname(os.path.abspath(model))
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))

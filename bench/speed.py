@@ -61,6 +61,10 @@ JOBS = {
     "osi": [OSI_PYTHON, "-m", "onnx_shape_inference", "{i}", "-o", "{o}"],
 }
 JOBS["startup"] = [PY, "-m", "onnxsym.cli", "--version"]  # writes nothing: start-up alone
+JOBS["click"] = [PY, "-c", "import click"]  # the yardstick of --help: a bare click program's start-up
+HELP_COMMANDS = ["", "annotate", "check", "show", "explain", "verify", "domain", "cost", "mlir"]
+for _c in HELP_COMMANDS:
+    JOBS[f"help {_c}".strip()] = [PY, "-m", "onnxsym", *([_c] if _c else []), "--help"]
 # Over 2 GB, onnxruntime's tool can only save with the weights written out again.
 JOBS["ort_big"] = JOBS["ort"] + ["--save_as_external_data", "--all_tensors_to_one_file",
                                  "--external_data_location", "ort_big_weights.bin"]
@@ -227,6 +231,11 @@ def quick(repeat: int) -> None:
     print(f"start-up (onnxsym --version): {startup:.3f} s CPU; "
           f"annotate {os.path.basename(path)}: job {annotate_job:.3f} s, warm {warm_s * 1000:.1f} ms; "
           f"sympy imported by annotate: {sympy_loaded}")
+    click_s = _child(["--job", "click", path, "--repeat", str(repeat)])[0]
+    helps = {c: _child(["--job", f"help {c}".strip(), path, "--repeat", str(repeat)])[0] for c in HELP_COMMANDS}
+    worst = max(helps, key=helps.get)
+    print(f"help: onnxsym --help {helps[''] / click_s:.2f}x a bare `import click` ({click_s:.3f} s CPU); "
+          f"slowest command help `{worst or '--help'}` {helps[worst] / click_s:.2f}x (target <= 2x)")
 
 
 def main() -> None:

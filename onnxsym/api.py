@@ -20,7 +20,7 @@ ModelLike = Union[str, os.PathLike, onnx.ModelProto]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
 AllowZero = Union[bool, str, Iterable[str]]
 
-__version__ = "0.1.0"
+from . import __version__
 
 
 def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,

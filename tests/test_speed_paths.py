@@ -99,6 +99,18 @@ def test_the_mlir_export_loads_only_when_used():
     assert out.stdout.strip().startswith("onnxsym.mlir")
 
 
+@pytest.mark.parametrize("command", ["", "annotate", "check", "show", "explain", "verify", "domain", "cost", "mlir"])
+def test_help_and_usage_errors_import_no_onnx_numpy_or_rules(command):
+    # a person waits on --help and on a typo: those need click alone (bench/speed.py --quick times it)
+    code = ("import sys; from onnxsym.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='onnxsym')\nexcept SystemExit as e:\n    code = e.code\n"
+            "heavy = sorted(m for m in ('onnx', 'numpy', 'onnxruntime', 'sympy', 'onnxsym.rules', 'onnxsym.dims')"
+            " if m in sys.modules)\nprint(code, heavy)")
+    for args in ([command, "--help"], [command, "--no-such-option"] if command else ["nosuch"]):
+        out = subprocess.run([sys.executable, "-c", code, *filter(None, args)], capture_output=True, text=True, cwd=ROOT)
+        assert out.stdout.strip().splitlines()[-1] in ("0 []", "2 []"), (args, out.stdout, out.stderr)
+
+
 def test_value_info_entries_of_any_name_length_parse_as_protobuf_builds_them():
     b = dims.sym("batch")
     names = ["y", "x" * 120, "z" * 200, "w" * 3000, "größe/Mul_output_0"]

@@ -66,6 +66,11 @@ later.try_lt = _ranges.try_lt
 later.try_le = _ranges.try_le
 later.normalize = _quasi.normalize
 
+# and those of the layers above the algebra (the printer, the sympy bridge), which the package wires
+from .. import _wire_dims  # noqa: E402
+
+_wire_dims(later)
+
 __all__ = [
     "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
