@@ -129,7 +129,8 @@ def check_node(node: onnx.NodeProto, domain: str, opset: int, label: str) -> Non
 
 
 # Initializers larger than this go to onnx's inference as typed graph inputs, without their
-# data: no shape is computed from that many elements, and the copy stays small.
+# data: no shape is computed from that many elements, and the copy stays small. (So do
+# external ones: onnx's inference cannot read them, and refuses a node that needs one.)
 _SMALL_INITIALIZER = 4096
 _NODE_ERROR = re.compile(r"\(op_type:([^,)]*)(?:, node name: ([^)]*))?\): (?:\[(\w+)\] )?(.*)")
 
@@ -154,14 +155,15 @@ def _without_shape(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
 def _light_graph(g: onnx.GraphProto) -> onnx.GraphProto:
     """``g`` as onnx's inference is given it: produced values' declared shapes removed (a stale
     declaration is reported by onnxsym, not refused), nodes named as onnxsym names them,
-    large initializers as typed inputs."""
+    large and external initializers as typed inputs."""
     out = onnx.GraphProto(name=g.name)
     out.input.extend(g.input)
     for o in g.output:  # the type stays (a Loop body's outputs must have one), the shape goes
         out.output.append(_without_shape(o))
     names = {i.name for i in g.input}
     for t in g.initializer:
-        if len(t.dims) and int(np.prod(t.dims, dtype=np.int64)) > _SMALL_INITIALIZER:
+        if t.data_location == onnx.TensorProto.EXTERNAL or \
+                (len(t.dims) and int(np.prod(t.dims, dtype=np.int64)) > _SMALL_INITIALIZER):
             if t.name not in names:
                 out.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
         else:
