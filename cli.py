@@ -36,30 +36,45 @@ else:
 # check, show and explain import their modules when they run: annotate starts faster.
 
 
+def _once(out: dict, name: str, value, option: str, text: str) -> None:
+    """``out[name] = value``; the same name given twice with another value is an error
+    (the last one silently winning hides a typo)."""
+    if name in out and out[name] != value:
+        raise click.BadParameter(f"{name} is given twice, with different values ({text!r} after "
+                                 f"{_shown(name, out[name])!r})", param_hint=option)
+    out[name] = value
+
+
+def _shown(name: str, value) -> str:
+    return f"{name}={value[0]}:{value[1]}" if isinstance(value, tuple) else f"{name}={value}"
+
+
 def _bindings(pairs) -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind")
         try:
-            out[name.strip()] = int(val)
+            value = int(val)
         except ValueError:
             raise click.BadParameter(f"expected NAME=INT, got {p!r}", param_hint="--bind") from None
+        _once(out, name.strip(), value, "--bind", p)
     return out
 
 
 def _ranges(pairs, option: str = "--range") -> dict:
-    out = {}
+    out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         lo, colon, hi = val.partition(":")
         try:
             if not sep or not colon or not name.strip():
                 raise ValueError
-            out[name.strip()] = (int(lo), int(hi))
+            value = (int(lo), int(hi))
         except ValueError:
             raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint=option) from None
+        _once(out, name.strip(), value, option, p)
     return out
 
 
@@ -143,6 +158,29 @@ def _print_domain(domain, limit: int = 5) -> None:
         click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
 
 
+def _dynamic_opt(f):
+    return click.option("--dynamic", "dynamic", multiple=True, metavar="INPUT:AXIS=NAME",
+                        help="Take a static graph-input dim as the symbol NAME (repeatable): the domain then says "
+                             "whether the graph runs at other sizes, and which nodes pin it.")(f)
+
+
+def _dynamic(specs):
+    from onnxsym import dynamic
+
+    return dynamic.collect(specs) or None
+
+
+def _pins_line(result, domain) -> Optional[str]:
+    """One line naming the declared symbols the domain pins or ties (None: none is)."""
+    from onnxsym.pins import pins_of
+
+    pins = pins_of(result, domain)
+    if not pins:
+        return None
+    what = "; ".join(f"{p.what} ({p.op_type} '{p.node}')" if p.op_type else f"{p.what} ({p.node})" for p in pins)
+    return f"  pinned: {what}: declared free, the model runs only there"
+
+
 def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None, also=()) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
@@ -219,8 +257,9 @@ def main(ctx, debug) -> None:
                    "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+@_dynamic_opt
 def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
-             keep_declared_names, quiet, mlir_out):
+             keep_declared_names, quiet, mlir_out, dynamic):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -239,8 +278,11 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     outputs = ([] if in_place else [("the output", target)]) + ([("the MLIR output", mlir_out)] if mlir_out else [])
     check_outputs(outputs, [("the input model", model)])
     _check_targets(outputs, force)
+    dyn = _dynamic(dynamic)
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+                       constant_initializers=constant_initializers, dynamic=dyn))
+    if dyn:
+        api.refuse_pinned(result, dyn)  # written with those dims symbolic, it would fail at other sizes
     from onnxsym.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
@@ -262,6 +304,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    pinned = _pins_line(result, domain)
+    if pinned:
+        click.echo(pinned)
     for u in unresolved[:5]:
         p = u.provenance[0]
         where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
@@ -281,7 +326,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
-              help="A size for an input symbol (repeat for each; default: two random assignments).")
+              help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
 @_knowledge
 @_constant_inits
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
@@ -289,12 +334,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
+    import onnxruntime
+
     from onnxsym.verify import constrained_assignments, verify as run_verify
 
+    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
-    b = _bindings(bind)
-    assignments = constrained_assignments(result, count=1, fixed=b) if b else None
+    assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
     report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
@@ -305,6 +352,8 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
                f"{report.checked_dims} dims checked, {len(report.mismatches)} wrong, "
                f"{report.unresolved_dims} unresolved{unknown}"
                + (f", {len(report.rule_failures)} rules failed" if report.rule_failures else ""))
+    if any(report.assignments):
+        click.echo("  at " + "; ".join(", ".join(f"{k}={v}" for k, v in a.items()) for a in report.assignments))
     if report.checked_dims == 0:
         click.echo(f"{model}: nothing was verified: 0 dims checked", err=True)
     sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
@@ -312,11 +361,14 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
 
 # -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
 
-def _infer_with_progress(model, bind, quiet, constant_initializers):
+def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False,
+                         dynamic=()):
     """Infer one model, with a progress bar on a terminal if it takes a while."""
     bar = Progress(f"inferring {os.path.basename(model)}", enabled=not quiet)
     try:
-        return _in_env(api.infer(model, bind=_bindings(bind), progress=bar, constant_initializers=constant_initializers))
+        return _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                                 allow_zero=allow_zero, progress=bar, constant_initializers=constant_initializers,
+                                 dynamic=_dynamic(dynamic)))
     finally:
         bar.close()
 
@@ -349,20 +401,28 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="OLD",
+              help="Also fail when a model's contract breaks OLD's (as `onnxsym diff OLD MODEL`).")
+@click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
+              help="Do not fail when the domain pins this declared symbol to a few sizes or ties it to another "
+                   "(glob; repeatable).")
 @_bind_opt
 @_allow_zero_opt
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, bind,
-          allow_zero, constant_initializers, quiet, verbose):
+def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
+          allow_pinned, bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Fail when a dim of MODELS cannot be resolved (a CI gate).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
     and provenance), the model declares a shape its graph contradicts (a stale
-    declaration) or the model is not valid for every size --require gives
-    (naming the first condition that cuts them and its node), 2 on an error
+    declaration), the model is not valid for every size --require gives
+    (naming the first condition that cuts them and its node), or its domain
+    pins a symbol the model declares dynamic (batch == 1: a baked view(1, ...),
+    a folded Shape; or ties it to another: height == width), 2 on an error
     (bad file, contradiction).
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
@@ -371,8 +431,9 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 
     required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require").items())
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale,
-                                     required)
+                                     required, tuple(allow_pinned))
     b = _bindings(bind)
+    dyn = _dynamic(dynamic)
     debug = click.get_current_context().meta.get("onnxsym.debug", False)
     reports = []
     for m in models:
@@ -380,18 +441,16 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
         try:
             reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
                                                     constant_initializers=constant_initializers,
-                                                    allow_zero=allow_zero))
+                                                    allow_zero=allow_zero, dynamic=dyn, baseline=baseline))
         finally:
             bar.close()
     if fmt == "json":
         click.echo(check_report.format_json(reports, opts))
     else:
-        if fmt == "github":
-            lines = check_report.format_github(reports)
-        else:
-            lines = check_report.format_text(reports, quiet, verbose)
-        for line in lines:
-            click.echo(line)
+        for r in reports:  # text: a file's error on stderr, the report on stdout; github: all on stdout
+            lines = check_report.format_github([r]) if fmt == "github" else check_report.format_text([r], quiet, verbose)
+            for line in lines:
+                click.echo(line, err=fmt == "text" and r.error is not None)
     sys.exit(check_report.exit_code(reports))
 
 
@@ -403,10 +462,13 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
 @_bind_opt
+@_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, constant_initializers, quiet, verbose):
+def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
+         dynamic, quiet, verbose):
     """Print a table of MODEL's values and shapes, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal).
@@ -415,7 +477,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
     """
     from onnxsym import show as show_mod
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
     for line in show_mod.show_lines(result, flt, _styler(color), verbose):
         click.echo(line, color=color)
@@ -426,10 +488,12 @@ def show(model, name, ops, outputs, unresolved, color, bind, constant_initialize
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
+@_knowledge
 @_constant_inits
+@_dynamic_opt
 @_quiet
 @_verbose
-def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
+def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
     Prints the chain of nodes (and their rules) back to the graph-input symbols,
@@ -441,7 +505,7 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
     """
     from onnxsym.explain import Lineage
 
-    result = _infer_with_progress(model, bind, quiet, constant_initializers)
+    result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     lineage = Lineage(result)
     if value not in result.values and value in result.aliases:
         # A name the model declares on produced values: explain where it is declared.
@@ -468,8 +532,9 @@ def explain(model, value, axis, bind, constant_initializers, quiet, verbose):
 @_bind_opt
 @_knowledge
 @_constant_inits
+@_dynamic_opt
 @_verbose
-def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, verbose):
+def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose):
     """Print the input sizes MODEL is valid for: ranges, divisibility, equalities
     and what does not simplify, each with the nodes it comes from and why.
 
@@ -478,13 +543,19 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     import json
 
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+                       constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
     d = result.domain()
     if fmt == "json":
-        click.echo(json.dumps({"model": model, **d.to_json()}, indent=2))
+        from onnxsym.pins import pins_of
+
+        click.echo(json.dumps({"model": model, **d.to_json(), "pinned": [p.to_json() for p in pins_of(result, d)]},
+                              indent=2))
         return
     symbols = ", ".join(d.symbols) or "no input symbol"
     click.echo(f"{model}: {len(d.conditions)} condition{'s' if len(d.conditions) != 1 else ''} on {symbols}")
+    pinned = _pins_line(result, d)
+    if pinned:
+        click.echo(pinned)
     for c in d.conditions:
         click.echo(f"  {c.describe() if not verbose else ('assumed ' if c.assumed else '') + c.text}")
         if verbose:
@@ -493,6 +564,61 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
             if c.assumed:
                 click.echo(f"    assumed: {c.assumed}")
     click.echo("  ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in d.ranges.items()))
+
+
+@main.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--bind", multiple=True, metavar="NAME=INT",
+              help="Compare the cost (parameters, KV cache, peak memory) at these sizes (the old model's names).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="text; json (one document); github (GitHub Actions annotations).")
+@_allow_zero_opt
+@_constant_inits
+@_verbose
+def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
+    """Compare the symbolic contract of two versions of a model: input and output shapes,
+    the domain, unresolved and pinned symbols, and the cost at --bind sizes.
+
+    Exit 1 when NEW breaks a caller of OLD (a dim made static or changed, the domain
+    narrowed, a symbol pinned, dims left unresolved, a bigger KV cache), each shown at
+    sizes where the two differ; 0 otherwise; 2 on an error. Renamed symbols are matched
+    by their place in the graph inputs. Example: onnxsym diff v1.onnx v2.onnx --bind batch=1 --bind seq=128
+    """
+    from onnxsym import contract
+
+    b = _bindings(bind)
+    kw = dict(allow_zero=allow_zero, constant_initializers=constant_initializers)
+    before = contract.contract_of(old, **kw)
+    after = contract.contract_of(new, **kw)
+    names = contract.symbol_map(before, after)
+    if b:
+        before.cost = contract._cost_at(old, b, kw)
+        after.cost = contract._cost_at(new, {names.get(k, k): v for k, v in b.items()}, kw)
+    changes = contract.compare(before, after)
+    findings = [c for c in changes if c.finding]
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps({"old": old, "new": new, "symbols": names, "findings": len(findings),
+                               "changes": [c.to_json() for c in changes]}, indent=2))
+    elif fmt == "github":
+        from onnxsym.report import gh_command
+
+        for c in changes:
+            if c.finding or verbose:
+                click.echo(gh_command("error" if c.finding else "notice", new, f"onnxsym: contract {c.kind}",
+                                      c.describe()))
+    else:
+        renamed = {k: v for k, v in names.items() if k != v}
+        click.echo(f"{old} -> {new}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+                   + (f", {len(changes) - len(findings)} other change{'s' if len(changes) - len(findings) != 1 else ''}"
+                      if len(changes) > len(findings) else "")
+                   + (f"; symbols renamed: {', '.join(f'{k} -> {v}' for k, v in renamed.items())}" if renamed else ""))
+        for c in changes:
+            if c.finding or verbose:
+                click.echo(f"  {'finding' if c.finding else 'change'}: {c.describe()}")
+    sys.exit(1 if findings else 0)
 
 
 @main.command()
@@ -517,10 +643,29 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
     limit = parse_budget(budget) if budget is not None else None
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers))
+    b = _bindings(bind)
+
+    def run(given):
+        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                 constant_initializers=constant_initializers))
+    what_if: dict = {}
+    try:
+        result = run(b)
+    except UserInputError as exc:
+        # A count the data decides (NonZero's) is no input symbol: --solve takes it as a what-if.
+        if not exc.unknown_binds:
+            raise
+        result = run({k: v for k, v in b.items() if k not in exc.unknown_binds})
+        other = [n for n in exc.unknown_binds if n not in result.fresh]
+        if other:
+            raise UserInputError(f"--bind {other[0]}: {result.symbols.unknown_name(other[0])}") from None
+        if solve is None:
+            p = result.fresh[exc.unknown_binds[0]]
+            raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
+                              f"takes it, as a what-if") from None
+        what_if = {n: b[n] for n in exc.unknown_binds}
     c = result.cost()
-    solution = c.solve(solve, limit) if solve is not None else None
+    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return

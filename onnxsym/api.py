@@ -8,15 +8,15 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, metadata, validate
+from . import branching, dims, dynamic as dynamic_inputs, metadata, validate
 from .engine import Engine
-from .errors import RuleFailure, UserInputError
+from .errors import PinnedError, RuleFailure, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
 from .writer import write_shapes, write_subgraph_shapes
 
-ModelLike = Union[str, os.PathLike, onnx.ModelProto]
+ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
 AllowZero = Union[bool, str, Iterable[str]]
 
@@ -27,14 +27,16 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None) -> Result:
-    """Infer the symbolic shape of every value of a model.
+          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> Result:
+    """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
+    the model's serialized bytes).
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
     constraints (``["past == seq"]``); ``allow_zero`` lets graph-input dims be 0
     (their range starts at 1 otherwise): ``True`` for every one, or the names of the
-    symbols that may be 0 (``["past_seq"]``); ``progress(done, total)`` is called after
+    symbols that may be 0 (``["past_seq"]``); sizes are ints (a numpy integer is one; a
+    bool, a float or a text is an error); ``progress(done, total)`` is called after
     each node. ``ranges`` also takes sympy intervals (``sympy.Interval(1, 4096)``), sympy
     symbols as keys, and objects with ``lower``/``upper`` (the ``range_constraints`` of a
     torch ``ExportedProgram``), or the ``ExportedProgram`` itself; ``assume`` takes
@@ -42,11 +44,18 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
-    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``).
+    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
+    graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
+    domain then says whether the graph runs at other sizes (``onnxsym.pins``).
     """
     from . import rules  # noqa: F401  (registers the built-in rules)
 
+    bind = _checked_bind(bind)
+    allow_zero = _checked_allow_zero(allow_zero)
+    if isinstance(assume, str):  # one assumption, not its characters
+        assume = [assume]
     model, base_dir = load_model(model_or_path)
+    model = dynamic_inputs.apply(model, dynamic, copy=model is model_or_path)
     validate.check_opsets(model)
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
@@ -76,6 +85,43 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
                   engine.declarations, main.subgraph_values, engine.rule_failures)
+
+
+def _size(value, where: str, cli: str) -> int:
+    """``value`` as a size: an int or a numpy integer; a bool, float or text is an error."""
+    import numbers
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    why = f"expected an int, got {type(value).__name__} {value!r}"
+    raise UserInputError(f"{where}: {why}", f"{cli}: {why}")
+
+
+def _checked_bind(bind) -> Dict[str, int]:
+    if bind is None:
+        return {}
+    if not isinstance(bind, Mapping):
+        raise UserInputError(f"bind: expected a mapping of symbol names to ints, got {type(bind).__name__}")
+    out = {}
+    for name, v in bind.items():
+        if not isinstance(name, str):
+            raise UserInputError(f"bind: a symbol name must be a str, got {type(name).__name__} {name!r}")
+        out[name] = _size(v, f"bind[{name!r}]", f"--bind {name}")
+    return out
+
+
+def _checked_allow_zero(allow_zero) -> AllowZero:
+    if isinstance(allow_zero, (bool, str)) or allow_zero is None:
+        return bool(allow_zero) if allow_zero is None else allow_zero
+    try:
+        names = list(allow_zero)
+    except TypeError:
+        raise UserInputError(f"allow_zero: expected True, a symbol name or names, got {type(allow_zero).__name__} "
+                             f"{allow_zero!r}") from None
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise UserInputError(f"allow_zero: a symbol name must be a str, got {type(bad[0]).__name__} {bad[0]!r}")
+    return names
 
 
 def _zero_names(allow_zero: AllowZero) -> frozenset:
@@ -108,8 +154,12 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
-    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, tuple) for k, v in ranges.items()):
+    if isinstance(ranges, Mapping) and all(isinstance(k, str) and isinstance(v, (tuple, list)) for k, v in ranges.items()):
         return ranges
+    for k, v in ranges.items() if isinstance(ranges, Mapping) else ():
+        if isinstance(v, (int, float, str, bytes)):  # no interval: one number is a bind
+            why = f"expected (lo, hi), got {v!r}"
+            raise UserInputError(f"ranges[{str(k)!r}]: {why}", f"--range {k}: {why}")
     from .sympy_bridge import exported_program_ranges, sympy_ranges
     try:
         if hasattr(ranges, "range_constraints"):
@@ -121,10 +171,14 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
 
 def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
     out = {}
-    for name, (lo, hi) in ranges.items():
-        if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 0 or lo > hi:
-            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi",
-                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI")
+    for name, pair in ranges.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            why = f"expected (lo, hi), got {pair!r}"
+            raise UserInputError(f"ranges[{name!r}]: {why}", f"--range {name}: {why}")
+        lo, hi = (_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
+        if lo < 0 or lo > hi or hi > dims.INT64_MAX:
+            raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi <= 2**63 - 1",
+                                 f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI <= 2**63 - 1")
         out[name] = (lo, hi)
     return out
 
@@ -133,15 +187,32 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False) -> onnx.ModelProto:
+             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
-    ``keep_declared_names``: see :func:`write_result`."""
+    ``keep_declared_names``: see :func:`write_result`. ``dynamic``: see :func:`infer`; the
+    model is written with those dims symbolic, and refused (:class:`PinnedError`) when its
+    domain pins one of them: it would fail at the other sizes its inputs then declare."""
+    if dynamic and inplace and isinstance(model_or_path, onnx.ModelProto):
+        model_or_path = dynamic_inputs.apply(model_or_path, dynamic, copy=False)  # (checked before inferring)
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
-                   constant_initializers=constant_initializers)
+                   constant_initializers=constant_initializers, dynamic=dynamic)
+    if dynamic:
+        refuse_pinned(result, dynamic)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
                         keep_declared_names=keep_declared_names)
+
+
+@under_ranges_of_result
+def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
+    """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
+    from .pins import pins_of
+
+    asked = dynamic_inputs.introduced(dynamic)
+    pinned = [p for p in pins_of(result) if p.symbol in asked]
+    if pinned:
+        raise PinnedError(pinned, asked)
 
 
 @under_ranges_of_result

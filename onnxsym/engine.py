@@ -150,6 +150,27 @@ def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List
     return order
 
 
+def _integer_solvable(a: Dim, b: Dim) -> bool:
+    """False when ``a == b`` is a polynomial equation in one symbol that no integer in its
+    range solves (``2*seq == 3``, ``seq*seq == 2``); True otherwise (also when unknown)."""
+    free = dims.free_symbols(a) | dims.free_symbols(b)
+    if len(free) != 1:
+        return True
+    import sympy
+
+    from .sympy_bridge import sympy_symbol, to_sympy
+    (s,) = free
+    x = sympy_symbol(s)
+    try:
+        e = sympy.expand(to_sympy(a) - to_sympy(b))
+        if not e.is_polynomial(x) or sympy.degree(e, x) > 4:
+            return True
+        roots = sympy.solve(e, x)
+    except Exception:  # sympy gave no answer: nothing is known against it
+        return True
+    return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -348,7 +369,7 @@ class Engine:
         values = main.values
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir))
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.warnings))
         for t in g.sparse_initializer:
             values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
@@ -359,8 +380,15 @@ class Engine:
             main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
-            self.constraints.require(self.table.parse_known(lhs), self.table.parse_known(rhs),
-                                     "--assume", "", "given by the user", kind="user")
+            whole = f"{lhs} == {rhs}"
+            a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
+            try:
+                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+            except ConstraintContradiction as exc:
+                why = str(exc).rpartition(": ")[2]
+                raise self.table.assumption_contradiction(whole, a, b, why) from None
+            if not _integer_solvable(a, b):
+                raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)
@@ -669,7 +697,7 @@ class Engine:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
                 for t in graph.initializer:
-                    values[t.name] = initializer_value(t, self.base_dir)
+                    values[t.name] = initializer_value(t, self.base_dir, self.warnings)
                 for i, inp in enumerate(graph.input):
                     scope.producer[inp.name] = f"subgraph input '{inp.name}'"
                     v = inputs[i] if i < len(inputs) else None

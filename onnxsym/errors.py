@@ -43,9 +43,21 @@ class UserInputError(OnnxsymError):
     def __init__(self, message: str, cli: str = ""):
         super().__init__(message)
         self.cli = cli or message
+        self.unknown_binds: list = []  # names bound that are no input symbol of the model
 
 
 class RuleFailure(Exception):
     """A rule raised where it should have inferred: a bug in onnxsym, not in the model.
     Raised in strict mode (the tests run in it); otherwise the node's outputs get unknown
     shapes, a warning, and an entry in ``Result.rule_failures``."""
+
+
+class PinnedError(OnnxsymError):
+    """A dim asked to be dynamic (``dynamic=``, ``--dynamic``) that the graph pins: the model,
+    written with it symbolic, would fail at the other sizes it then declares. ``pins``: the
+    :class:`onnxsym.pins.Pin` of each, with the node that pins it."""
+
+    def __init__(self, pins, places):
+        self.pins = list(pins)
+        what = "; ".join(f"{places.get(p.symbol, p.symbol)} cannot be dynamic: {p.describe()}" for p in self.pins)
+        super().__init__(f"{what}; nothing written (the model would fail at the other sizes it would declare)")

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 import onnx
 from onnx import numpy_helper
 
 from . import dims
 from .dims import Dim
-from .errors import ModelLoadError
+from .errors import ModelLoadError, UserInputError
 from .exprtext import ExprSyntaxError, parse_dim
 from .symbols import SymbolTable
 from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
@@ -26,11 +26,16 @@ from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Val
 PROTOBUF_LIMIT = 2**31 - 1
 
 
-def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple[onnx.ModelProto, Optional[str]]:
+def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto, bytes]) -> Tuple[onnx.ModelProto, Optional[str]]:
     """The model and the folder its external data is relative to (``None`` for an
     in-memory model). External data is not loaded."""
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path, None
+    if isinstance(model_or_path, (bytes, bytearray, memoryview)):  # the serialized model (onnx.load_from_string)
+        return _parsed(bytes(model_or_path), "the model bytes"), None
+    if not isinstance(model_or_path, (str, os.PathLike)):
+        raise UserInputError(f"model: expected a path, a ModelProto or the model's bytes, got "
+                             f"{type(model_or_path).__name__}")
     path = os.fspath(model_or_path)
     if not os.path.exists(path):
         raise ModelLoadError(f"{path}: no such file")
@@ -54,14 +59,20 @@ def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto]) -> Tuple
         raise ModelLoadError(f"{path}: more than protobuf's 2 GB limit to read; not one ONNX graph file")
     if not data:
         raise ModelLoadError(f"{path}: the file is empty")
+    return _parsed(data, path), os.path.dirname(os.path.abspath(path))
+
+
+def _parsed(data: bytes, where: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelLoadError(f"{where}: empty")
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
     except Exception:
-        raise ModelLoadError(f"{path}: not an ONNX model (the protobuf does not parse; truncated or another format)") from None
+        raise ModelLoadError(f"{where}: not an ONNX model (the protobuf does not parse; truncated or another format)") from None
     if not model.HasField("graph") or model.ir_version <= 0:
-        raise ModelLoadError(f"{path}: not an ONNX model (no graph or no ir_version)")
-    return model, os.path.dirname(os.path.abspath(path))
+        raise ModelLoadError(f"{where}: not an ONNX model (no graph or no ir_version)")
+    return model
 
 
 def _file_kind(path: str) -> Optional[str]:
@@ -134,9 +145,11 @@ def value_from_type(tp, table: SymbolTable, name: str) -> Value:
     return Opaque(tp)
 
 
-def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None) -> Tensor:
+def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None,
+                      warnings: Optional[List[str]] = None) -> Tensor:
     """An initializer as a tensor; small ones keep their elements (an external one is
-    read by itself, from ``base_dir``; large ones, the weights, are never read)."""
+    read by itself, from ``base_dir``; large ones, the weights, are never read). A small
+    external one that cannot be read is a warning in ``warnings``, its value unknown."""
     shape = tuple(t.dims)
     n = 1
     for d in shape:
@@ -145,19 +158,39 @@ def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None) -> Te
     if n <= MAX_VALUE_ELEMENTS and t.data_type != onnx.TensorProto.STRING:
         try:
             if t.data_location == onnx.TensorProto.EXTERNAL:
-                value = _small_external_value(t, base_dir)
+                value = _small_external_value(t, base_dir, warnings)
             else:
                 value = tuple(numpy_helper.to_array(t).reshape(-1).tolist())
-        except Exception:
+        except Exception as exc:
             value = None
+            if t.data_location == onnx.TensorProto.EXTERNAL and warnings is not None:
+                _warn(warnings, _unread(t, f"cannot be read ({' '.join(str(exc).split())})"))
     return Tensor(t.data_type, shape, value)
 
 
-def _small_external_value(t: onnx.TensorProto, base_dir: Optional[str]) -> Optional[tuple]:
+def _warn(warnings: List[str], text: str) -> None:
+    if text not in warnings:  # (a subgraph's initializers are read at each inference of it)
+        warnings.append(text)
+
+
+def _unread(t: onnx.TensorProto, why: str) -> str:
+    return (f"initializer '{t.name}': its external data {why}; its value is unknown "
+            f"(what is computed from it, a Reshape target say, is a fresh symbol)")
+
+
+def _small_external_value(t: onnx.TensorProto, base_dir: Optional[str],
+                          warnings: Optional[List[str]] = None) -> Optional[tuple]:
     if base_dir is None:
         return None
     from onnx.external_data_helper import load_external_data_for_tensor
 
+    from .external import external_problem
+
+    problem = external_problem(t, base_dir)
+    if problem is not None:
+        if warnings is not None:
+            _warn(warnings, _unread(t, problem))
+        return None
     copy = onnx.TensorProto()
     copy.CopyFrom(t)
     load_external_data_for_tensor(copy, base_dir)  # onnx's own checks: inside base_dir, in bounds

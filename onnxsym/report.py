@@ -15,6 +15,7 @@ from .edges import grouped
 from .declared import StaleDeclaration
 from .errors import OnnxsymError, UserInputError
 from .explain import Lineage
+from .pins import Pin, pins_of
 from .symbols import under_ranges_of_result
 
 
@@ -27,6 +28,7 @@ class CheckOptions:
     allow_stale: bool = False  # a stale declaration (a declared shape the graph contradicts) passes
     # --require NAME=LO:HI: sizes the model's domain must contain, as (name, lo, hi)
     require: Tuple[Tuple[str, int, int], ...] = ()
+    allow_pinned: Tuple[str, ...] = ()  # glob patterns over declared symbols the domain may pin
 
 
 @dataclass
@@ -72,6 +74,17 @@ class Stale:
 
 
 @dataclass
+class Pinned:
+    """A declared input symbol the model's domain pins to a few sizes or ties to another."""
+
+    pin: Pin
+    allowed_by: Optional[str] = None
+
+    def describe(self) -> str:
+        return self.pin.describe()
+
+
+@dataclass
 class ModelReport:
     path: str
     error: Optional[str] = None
@@ -84,6 +97,9 @@ class ModelReport:
     stale: List[Stale] = field(default_factory=list)
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
     outside: Optional[Dict[str, object]] = None
+    pinned: List[Pinned] = field(default_factory=list)
+    # --baseline OLD: how this model's contract differs from OLD's (onnxsym.contract.Change)
+    contract: List[Any] = field(default_factory=list)
 
     @property
     def failing(self) -> List[Entry]:
@@ -94,6 +110,10 @@ class ModelReport:
         return [s for s in self.stale if s.allowed_by is None]
 
     @property
+    def failing_pinned(self) -> List[Pinned]:
+        return [p for p in self.pinned if p.allowed_by is None]
+
+    @property
     def status(self) -> str:
         if self.error is not None:
             return "error"
@@ -101,11 +121,15 @@ class ModelReport:
             return "outside"
         if len(self.failing) > self.max_unresolved:
             return "unresolved"
+        if self.failing_pinned:
+            return "pinned"
+        if any(c.finding for c in self.contract):
+            return "contract"
         return "stale" if self.failing_stale else "ok"
 
     @property
     def exit_code(self) -> int:
-        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "error": 2}[self.status]
+        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "pinned": 1, "contract": 1, "error": 2}[self.status]
 
 
 def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
@@ -150,13 +174,14 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
 
 def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
                 progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
-                constant_initializers: bool = False, allow_zero=False) -> ModelReport:
+                constant_initializers: bool = False, allow_zero=False, dynamic=None,
+                baseline: Optional[str] = None) -> ModelReport:
     """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``.
     ``allow_zero`` is ``infer``'s: True, or the symbols whose range starts at 0."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
     try:
         result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers,
-                       allow_zero=allow_zero)
+                       allow_zero=allow_zero, dynamic=dynamic)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
         report.positive = result.positive_assumptions()
@@ -166,6 +191,12 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
                               "--allow-stale" if opts.allow_stale else None) for st in result.stale]
         if opts.require:
             report.outside = outside_of(result, opts.require)
+        report.pinned = pinned_of(result, opts)
+        if baseline is not None:
+            from .contract import compare, contract_of
+
+            kw = dict(constant_initializers=constant_initializers, allow_zero=allow_zero)
+            report.contract = compare(contract_of(baseline, **kw), contract_of(path, **kw))
     except OnnxsymError as exc:
         if reraise:
             raise
@@ -173,6 +204,16 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         msg = one_line(exc.cli if isinstance(exc, UserInputError) else str(exc))
         report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
     return report
+
+
+@under_ranges_of_result
+def pinned_of(result: Result, opts: CheckOptions) -> List[Pinned]:
+    """The declared symbols the domain pins or ties, each allowed by a matching ``--allow-pinned``."""
+    out = []
+    for pin in pins_of(result):
+        pat = next((p for p in opts.allow_pinned if fnmatch.fnmatchcase(pin.symbol, p)), None)
+        out.append(Pinned(pin, None if pat is None else f"--allow-pinned {pat}"))
+    return out
 
 
 @under_ranges_of_result
@@ -220,6 +261,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
                    + (f" (at most {r.max_unresolved} allowed)" if r.max_unresolved else "")
                    + (f", {len(allowed)} allowed" if allowed else "")
                    + (f", {len(r.stale)} stale declaration{'s' if len(r.stale) > 1 else ''}" if r.stale else "")
+                   + (f", {len(r.failing_pinned)} pinned" if r.failing_pinned else "")
                    + f"; {r.stats.get('values', 0)} values, {dims} dims")
         if quiet and r.status == "ok":
             continue
@@ -230,7 +272,11 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             continue
         lines += [f"  unresolved {e.describe()}" for e in failing]
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
+        lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
+        lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
+                  f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
         if verbose:
+            lines += [f"  allowed ({p.allowed_by}) pinned {p.describe()}" for p in r.pinned if p.allowed_by]
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
             lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
         lines += [f"  assumed {line}" for line in grouped(r.positive)]
@@ -246,7 +292,8 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
         "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
                     "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved,
                     "allow_stale": opts.allow_stale,
-                    "require": {n: [lo, hi] for n, lo, hi in opts.require}},
+                    "require": {n: [lo, hi] for n, lo, hi in opts.require},
+                    "allow_pinned": list(opts.allow_pinned)},
         "models": [{
             "path": r.path,
             "status": r.status,
@@ -258,6 +305,8 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, obj
             "assumptions": r.assumptions,
             "stale_declarations": [asdict(s) for s in r.stale],
             "outside": r.outside,
+            "pinned": [{**p.pin.to_json(), "allowed_by": p.allowed_by} for p in r.pinned],
+            "contract": [c.to_json() for c in r.contract],
         } for r in reports],
     }
 
@@ -293,6 +342,12 @@ def format_github(reports: Sequence[ModelReport]) -> List[str]:
         for s in r.stale:
             lines.append(gh_command("warning" if s.allowed_by else "error", r.path, "onnxsym: stale declaration",
                                     s.describe()))
+        for p in r.pinned:
+            lines.append(gh_command("warning" if p.allowed_by else "error", r.path, "onnxsym: pinned symbol",
+                                    p.describe()))
+        for c in r.contract:
+            if c.finding:
+                lines.append(gh_command("error", r.path, f"onnxsym: contract {c.kind}", c.describe()))
         if r.status == "ok":
             lines.append(gh_command("notice", r.path, "onnxsym: ok",
                                     f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))

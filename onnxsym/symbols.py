@@ -88,10 +88,12 @@ class SymbolTable:
         """Every name the user binds or ranges must be a symbol of the model."""
         for arg, opt, names in (("bind", "--bind", self.bound), ("ranges", "--range", self.ranges),
                                 ("allow_zero", "--allow-zero", self.zero_ok)):
-            for name in names:
-                if name not in self.origin:
-                    why = f"the model has no input symbol '{name}' (its symbols: {', '.join(sorted(self.origin)) or 'none'})"
-                    raise UserInputError(f"{arg}[{name!r}]: {why}", f"{opt} {name}: {why}")
+            unknown = [name for name in names if name not in self.origin]
+            if unknown:
+                why = self.unknown_name(unknown[0])
+                exc = UserInputError(f"{arg}[{unknown[0]!r}]: {why}", f"{opt} {unknown[0]}: {why}")
+                exc.unknown_binds = unknown if arg == "bind" else []  # (cost --solve takes fresh ones)
+                raise exc
         for name, v in self.bound.items():
             lo, hi = self.range_for(name)
             if not lo <= v <= hi:
@@ -99,17 +101,55 @@ class SymbolTable:
                 raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""),
                                      f"--bind {name}={v}: {why}" + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
 
-    def parse_known(self, text: str) -> Dim:
-        """An expression over the model's input symbols (an unknown name is an error)."""
+    def unknown_name(self, name: str) -> str:
+        """Why ``name`` is no input symbol: the model's symbols, the nearest first."""
+        import difflib
+
+        known = sorted(self.origin)
+        near = difflib.get_close_matches(name, known, n=1)
+        return (f"the model has no input symbol '{name}'" + (f"; did you mean '{near[0]}'?" if near else "")
+                + f" (its symbols: {', '.join(known) or 'none'})")
+
+    def parse_known(self, text: str, whole: str = "") -> Dim:
+        """An expression over the model's input symbols (an unknown name is an error);
+        ``whole`` is the assumption ``text`` is a side of, for the messages."""
+        whole = whole or text
+
         def lookup(name):
             if name not in self.origin:
-                why = f"the model has no input symbol '{name}'"
-                raise UserInputError(f"assume '{text}': {why}", f"--assume '{text}': {why}")
+                why = self.unknown_name(name)
+                raise UserInputError(f"assume '{whole}': {why}", f"--assume '{whole}': {why}")
             return self.get(name, "")
         try:
             return parse_dim(text, lookup)
-        except (ExprSyntaxError, ZeroDivisionError) as exc:
-            raise UserInputError(f"assume '{text}': {exc}", f"--assume '{text}': {exc}") from None
+        except ZeroDivisionError:
+            why = f"division by zero in '{text}'"
+            raise UserInputError(f"assume '{whole}': {why}", f"--assume '{whole}': {why}") from None
+        except ExprSyntaxError as exc:
+            raise UserInputError(f"assume '{whole}': {exc}", f"--assume '{whole}': {exc}") from None
+
+    def assumption_contradiction(self, whole: str, a: Dim, b: Dim, why: str) -> UserInputError:
+        """The error for an assumption ``a == b`` that cannot hold: with the ranges of its
+        symbols, and the option that lets a graph-input dim be 0 where the default range
+        excludes it and 0 would make it hold."""
+        names = {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+        ranges = [(n, self.range_of(n)) for n in sorted(names) if n in self.symbols]
+        text = "; ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in ranges)
+        zero = [n for n, (lo, _) in ranges if lo == 1 and n in self.defaulted]
+        at = {n: 0 if n in zero else lo for n, (lo, _) in ranges}
+        try:
+            if zero and dims.evaluate(a, at) != dims.evaluate(b, at):
+                zero = []  # 0 would not help: no hint
+        except Exception:
+            zero = []
+        msg = f"it cannot hold ({why})" + (f": {text}" if text else "")
+        lib, cli = msg, msg
+        if zero:
+            them = "it" if len(zero) == 1 else "them"
+            lib += f" (a graph-input dim is >= 1 by default; allow_zero={zero!r} lets {them} be 0)"
+            cli += (" (a graph-input dim is >= 1 by default; "
+                    + " ".join(f"--allow-zero {n}" for n in zero) + f" lets {them} be 0)")
+        return UserInputError(f"assume '{whole}': {lib}", f"--assume '{whole}': {cli}")
 
     def unique(self, base: str) -> str:
         name, n = base, 1

@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 
 from . import dims
-from .api import Result, infer
-from .errors import VerificationError
+from .api import Result, _size, infer
+from .errors import UserInputError, VerificationError
 from .symbols import under_ranges_of_result
 from .values import Tensor, Value
 
@@ -51,39 +51,190 @@ def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
+def check_fixed(result: Result, fixed: Mapping[str, int]) -> Dict[str, int]:
+    """Each size the user fixes for a run names an input symbol and lies in its range
+    (narrowed to the domain where it was computed); the sizes as ints."""
+    ranges = result.symbol_ranges()
+    out = {}
+    for name, v in fixed.items():
+        if name in result.fresh:
+            p = result.fresh[name]
+            why = (f"'{name}' is made by {p.op_type} '{p.node}' ({p.reason}): the run's data decides it, "
+                   f"verify feeds only the graph inputs")
+            raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
+        if name not in ranges:
+            why = result.symbols.unknown_name(name)
+            raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
+        v = _size(v, f"bind[{name!r}]", f"--bind {name}")
+        lo, hi = ranges[name]
+        if not lo <= v <= hi:
+            why = f"outside {name}'s range [{lo}, {hi}]"
+            if v == 0 and lo == 1 and name in result.symbols.defaulted:
+                hint = (f" (a graph-input dim is >= 1 by default; allow_zero=[{name!r}] lets it be 0)",
+                        f" (a graph-input dim is >= 1 by default; --allow-zero {name} lets it be 0)")
+            else:
+                hint = (" (the domain: Result.domain())", " (the domain: onnxsym domain MODEL)")
+            raise UserInputError(f"bind[{name!r}] = {v}: {why}{hint[0]}", f"--bind {name}={v}: {why}{hint[1]}")
+        out[name] = v
+    return out
+
+
+# How far above a range's low end the small draws go, and the largest high end drawn
+# (a run at the high boundary of a range stays cheap below it).
+SMALL = 8
+HIGH_BOUNDARY = 1024
+
+
+def _intervals(result: Result, domain) -> Dict[str, tuple]:
+    """Where each root symbol is drawn: its range, within the range conditions of the domain
+    (also those of a branch that may not run: the sizes the shapes were inferred for)."""
+    ranges = result.symbol_ranges()
+    out = {n: ranges[n] for n in result.roots()}
+    for c in domain.conditions:
+        f = c.form
+        if c.kind == "range" and f is not None and f.symbol in out:
+            lo, hi = max(out[f.symbol][0], f.lo), min(out[f.symbol][1], f.hi)
+            if lo <= hi:
+                out[f.symbol] = (lo, hi)
+    return out
+
+
+def _target(kind: int, lo: int, hi: int, rng: random.Random) -> int:
+    """The first try for a symbol in ``[lo, hi]`` at the ``kind``-th assignment: the low end
+    (0 or 1 where the range allows), a small size, the high end (where a run stays cheap),
+    1 (where the low end was 0), then small sizes."""
+    small_lo = min(max(lo, 2), hi)
+    if kind == 0:
+        return lo
+    if kind == 2 and hi <= HIGH_BOUNDARY:
+        return hi
+    if kind == 2 and lo == 0:
+        return 1
+    return rng.randint(small_lo, min(hi, small_lo + SMALL))
+
+
+def _equalities(result: Result, domain, checkable) -> List[List[tuple]]:
+    """The equalities a draw must meet, each as its alternatives ``[(lhs, rhs), ...]``: the
+    recorded constraints and the domain's conditions (``past + seq == total_seq``, or
+    ``total_seq == 1`` where a mask broadcasts)."""
+    eqs = [[(c.lhs, c.rhs)] for c in checkable if c.kind in ("node", "user")]
+    for c in domain.conditions:
+        f = c.form
+        if c.kind == "other" and f is not None and f.rel in ("==", "or"):
+            eqs.append(list(f.alts) if f.rel == "or" else [(f.lhs, f.rhs)])
+    return eqs
+
+
+def _holds(lhs, rhs, b) -> bool:
+    try:
+        return dims.evaluate(lhs, b) == dims.evaluate(rhs, b)
+    except Exception:  # a symbol not drawn yet, a division by zero: not met
+        return False
+
+
+def _solve_equalities(b: Dict[str, int], eqs, free: Sequence[str]) -> None:
+    """Set a symbol of ``free`` from each equality that ``b`` breaks and whose first linear
+    alternative has it with coefficient +-1: ``total_seq == past + seq`` sets total_seq from
+    past and seq, not from a draw of its own."""
+    from .constraints import _linear_symbols
+
+    solved: set = set()
+    for _ in range(3):
+        changed = False
+        for alts in eqs:
+            if any(_holds(lhs, rhs, b) for lhs, rhs in alts):
+                continue
+            for lhs, rhs in alts:
+                # a symbol alone on one side first (total_seq of past + seq == total_seq)
+                alone = {a.name for a in (dims.as_sym(rhs), dims.as_sym(lhs)) if a is not None}
+                pick = next(iter(sorted(((s, k, rest) for s, k, rest in _linear_symbols(dims.sub(lhs, rhs))
+                                         if s.name in free and s.name not in solved),
+                                        key=lambda skr: skr[0].name not in alone)), None)
+                if pick is None:
+                    continue
+                s, k, rest = pick
+                try:
+                    v = dims.evaluate(rest, b)
+                except Exception:
+                    continue
+                b[s.name] = -v if k == 1 else v  # k*s + rest == 0
+                solved.add(s.name)
+                changed = True
+                break
+        if not changed:
+            return
+
+
 @under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
-                            fixed: Optional[Mapping[str, int]] = None, tries: int = 500) -> List[Dict[str, int]]:
-    """Small sizes for the root symbols, within their ranges, with every derived symbol
-    computed from its definition, such that every recorded constraint holds."""
+                            fixed: Optional[Mapping[str, int]] = None, tries: int = 400) -> List[Dict[str, int]]:
+    """Sizes for the root symbols within the domain, every derived symbol computed from its
+    definition, such that every recorded constraint and every condition of the domain holds
+    (the assumed ones too: the shapes are inferred under them). The first assignment is at
+    the low end of each range (0 or 1 where allowed), the others small sizes and the high end
+    where it is small; a symbol an equality pins (``total_seq == past + seq``) is solved from it."""
+    domain = result.domain()  # narrows the ranges to it
+    fixed = check_fixed(result, fixed or {})
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
     derived = result.derived_symbols()
+    where = _intervals(result, domain)
     # What the model declares on its outputs does not bind a run; what its nodes need does.
     checkable = [c for c in result.constraints if c.kind != "declared" and
                  not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
-    out: List[Dict[str, int]] = []
-    for attempt in range(tries):
-        b = {}
-        for name in result.roots():
-            lo, hi = ranges[name]
-            # small sizes: 2 to 9, or the 8 smallest a learned lower bound leaves (a Conv's need)
-            lo2 = max(lo, 2 if attempt < tries // 2 else lo)
-            hi2 = min(hi, max(lo2, 2) + 7)
-            b[name] = rng.randint(lo2, hi2) if lo2 <= hi2 else (lo if hi < 2 else hi)
-        b.update(fixed or {})
+    eqs = _equalities(result, domain, checkable)
+    free = [n for n in where if n not in fixed]
+
+    def complete(b: Dict[str, int]) -> Dict[str, int]:
+        b = {**b, **fixed}
+        _solve_equalities(b, eqs, free)
         for name, d in derived.items():
-            if name not in b:
+            if name not in fixed:
                 b[name] = dims.evaluate(d, b)
-        if all(ranges[n][0] <= v <= ranges[n][1] for n, v in b.items() if n in ranges) and \
-                all(c.holds(b) for c in checkable):
-            if b not in out or attempt > tries // 2:
+        return b
+
+    def broken(b: Dict[str, int]):
+        """The first range, constraint or condition ``b`` breaks (None: it is a valid draw)."""
+        for n, v in b.items():
+            if n in ranges and not ranges[n][0] <= v <= ranges[n][1]:
+                return f"{n} = {v} outside [{ranges[n][0]}, {ranges[n][1]}]", [n]
+        c = next((c for c in checkable if not c.holds(b)), None)
+        if c is not None:
+            return f"{c} ({c.where}: {c.reason})", sorted(s.name for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))
+        d = domain.violated(b)
+        if d is not None:
+            return d.describe(), list(d.symbols)
+        return None
+
+    out: List[Dict[str, int]] = []
+    last_broken = None
+    for kind in range(count if free else 1):
+        start = {n: _target(kind, lo, hi, rng) for n, (lo, hi) in where.items()}
+        b = complete(start)
+        for attempt in range(tries):
+            why = broken(b)
+            if why is None and b not in out:
                 out.append(b)
-        if len(out) == count:
-            return out
+                break
+            if why is None and attempt >= 20:
+                break  # only sizes drawn before are left (symbols fixed or pinned): no new run
+            if why is not None:
+                last_broken = why
+            # draw again the symbols of what broke (all of them after a while), in a wider window
+            names = [n for n in (why[1] if why and attempt < tries // 2 else free) if n in free] or free
+            if not names:
+                break  # every symbol fixed or derived: one assignment there is
+            widen = SMALL * (1 + attempt // 25)
+            for n in names:
+                lo, hi = where[n]
+                start[n] = rng.randint(lo, min(hi, lo + widen))
+            b = complete(start)
     if not out:
-        raise VerificationError("no small sizes satisfy the recorded constraints: "
-                                + "; ".join(f"{c} ({c.where})" for c in checkable[:3]))
+        given = f" with {', '.join(f'{k}={v}' for k, v in sorted(fixed.items()))}" if fixed else ""
+        if last_broken is None:
+            raise VerificationError(f"no sizes could be drawn{given}")
+        raise VerificationError(f"no sizes{given} satisfy what the model needs: the last draw broke "
+                                f"{last_broken[0]}")
     return out
 
 
@@ -91,12 +242,42 @@ def _feed(tensor: Value, name: str, bindings: Mapping[str, int]) -> np.ndarray:
     if not isinstance(tensor, Tensor) or tensor.shape is None:
         raise VerificationError(f"graph input '{name}': only tensors of known rank can be fed")
     shape = [dims.evaluate(d, bindings) for d in tensor.shape]
-    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
+    try:
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
+    except (KeyError, ValueError):
+        raise VerificationError(f"graph input '{name}': verify cannot feed its element type {tensor.dtype}") from None
     if np.issubdtype(dtype, np.integer):
         return np.ones(shape, dtype=dtype)  # valid as token ids, masks and indices
     if dtype == np.bool_:
         return np.ones(shape, dtype=np.bool_)
+    if dtype == np.object_:  # strings
+        return np.full(shape, "a", dtype=object)
     return np.random.default_rng(0).standard_normal(shape).astype(dtype)
+
+
+# Element types numpy has no type of its own for (ml_dtypes gives them one onnxruntime does
+# not take): fed as their bytes; 4-bit ones onnxruntime's python API cannot fill.
+_FOUR_BIT = {getattr(onnx.TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2")
+             if hasattr(onnx.TensorProto, n)}
+_BY_BYTES = {getattr(onnx.TensorProto, n) for n in (
+    "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0")
+    if hasattr(onnx.TensorProto, n)}
+
+
+def _ort_value(name: str, arr: np.ndarray, elem_type: int):
+    """``arr`` as an onnxruntime tensor; a bfloat16 or float8 one from its bytes."""
+    from onnxruntime import OrtValue
+
+    if elem_type in _FOUR_BIT:
+        raise VerificationError(f"graph input '{name}': verify cannot feed its "
+                                f"{onnx.TensorProto.DataType.Name(elem_type).lower()} elements "
+                                f"(onnxruntime's python API fills no 4-bit tensor)")
+    if elem_type not in _BY_BYTES:
+        return OrtValue.ortvalue_from_numpy(arr)
+    v = OrtValue.ortvalue_from_shape_and_type(list(arr.shape), elem_type)
+    if arr.size:
+        v.update_inplace(np.ascontiguousarray(arr).reshape(arr.shape).view(np.uint8 if arr.itemsize == 1 else np.uint16))
+    return v
 
 
 def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) -> onnx.ModelProto:
@@ -119,13 +300,14 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
 
 
 def _session(result: Result, base_dir: Optional[str] = None):
-    """An onnxruntime session of the model with every produced value as an output."""
+    """An onnxruntime session of the model with every produced value as an output
+    (onnxruntime's own log silenced: a failure is one error here, not C++ lines on stderr)."""
     import onnxruntime as ort
 
     exposed = _expose_all(result.model, result.produced, result)
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.log_severity_level = 3
+    opts.log_severity_level = 4
     try:
         if base_dir:
             import os
@@ -150,26 +332,61 @@ def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
             for inp in result.model.graph.input if inp.name not in init}
 
 
+def _run(sess, result: Result, bindings: Mapping[str, int], run_feeds: Mapping[str, np.ndarray], out_names):
+    """Every output as onnxruntime's own values (any element type: bfloat16 has no numpy type)."""
+    import onnxruntime as ort
+
+    run_opts = ort.RunOptions()
+    run_opts.log_severity_level = 4
+    if any(v.dtype == np.object_ for v in run_feeds.values()):
+        # onnxruntime makes no OrtValue of strings: numpy in and out (no bfloat16 output then)
+        try:
+            return [_NumpyValue(o) for o in sess.run(out_names, dict(run_feeds), run_opts)]
+        except Exception as exc:
+            raise VerificationError(f"onnxruntime failed at {_sizes(bindings)}: {str(exc).splitlines()[0]}") from None
+    types = {inp.name: getattr(result.values[inp.name], "dtype", 0) for inp in result.model.graph.input if inp.name in run_feeds}
+    values = {k: _ort_value(k, v, types[k]) for k, v in run_feeds.items()}
+    try:
+        return sess.run_with_ort_values(out_names, values, run_opts)
+    except Exception as exc:
+        raise VerificationError(f"onnxruntime failed at {_sizes(bindings)}: {str(exc).splitlines()[0]}") from None
+
+
+class _NumpyValue:
+    """A numpy output with the part of OrtValue's interface verify reads."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def is_tensor(self) -> bool:
+        return isinstance(self.value, np.ndarray)
+
+    def shape(self) -> list:
+        return list(self.value.shape)
+
+    def numpy(self):
+        return self.value
+
+
+def _sizes(bindings: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in bindings.items()) or "static sizes"
+
+
 @under_ranges_of_result
 def runtime_values(result: Result, assignments: List[Dict[str, int]], base_dir: Optional[str] = None):
     """For each assignment, ``(bindings, feeds, {name: OrtValue})``: every value the model
     computes, as onnxruntime's own tensors (their shapes and byte sizes, sub-byte types too)."""
-    from onnxruntime import OrtValue
-
     sess = _session(result, base_dir)
     out_names = [o.name for o in sess.get_outputs()]
     for bindings in assignments:
         run_feeds = feeds(result, bindings)
-        try:
-            outs = sess.run_with_ort_values(out_names, {k: OrtValue.ortvalue_from_numpy(v) for k, v in run_feeds.items()})
-        except Exception as exc:
-            raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
-        yield bindings, run_feeds, dict(zip(out_names, outs))
+        yield bindings, run_feeds, dict(zip(out_names, _run(sess, result, bindings, run_feeds, out_names)))
 
 
 def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
            result: Optional[Result] = None, base_dir: Optional[str] = None) -> Report:
-    """Compare the inferred shape of every value with onnxruntime's at each assignment."""
+    """Compare the inferred shape of every value with onnxruntime's at each assignment
+    (default: :func:`constrained_assignments`)."""
     result = result or infer(model_or_path)
     assignments = assignments or constrained_assignments(result)
     sess = _session(result, base_dir)
@@ -177,19 +394,23 @@ def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
     out_names = [o.name for o in sess.get_outputs()]
     for bindings in assignments:
         try:
-            outs = sess.run(out_names, feeds(result, bindings))
-        except Exception as exc:
-            raise VerificationError(f"onnxruntime failed at {bindings}: {str(exc).splitlines()[0]}") from None
-        for name, arr in zip(out_names, outs):
+            outs = _run(sess, result, bindings, feeds(result, bindings), out_names)
+        except VerificationError as exc:
+            if result.domain().violated(bindings) is not None:
+                raise
+            raise VerificationError(f"{exc} (these sizes are inside the domain onnxsym computed "
+                                    f"(onnxsym domain MODEL): the model needs a condition onnxsym does not know, "
+                                    f"perhaps one on the input data; --bind the sizes it runs at)") from None
+        for name, val in zip(out_names, outs):
             t = result.values.get(name)
-            if not isinstance(arr, np.ndarray) or not isinstance(t, Tensor):
+            if not val.is_tensor() or not isinstance(t, Tensor):
                 continue
+            actual = tuple(val.shape())
             if t.shape is None:  # nothing inferred is nothing checked: unresolved, every dim
                 report.unknown_rank_values += 1
-                report.unresolved_dims += arr.ndim
+                report.unresolved_dims += len(actual)
                 continue
             report.checked_values += 1
-            actual = tuple(arr.shape)
             if len(actual) != len(t.shape):
                 report.mismatches.append(Mismatch(name, bindings, t.shape, actual))
                 continue

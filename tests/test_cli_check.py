@@ -89,7 +89,7 @@ def _check_json(doc):
 def test_the_validator_rejects_what_the_schema_forbids():
     good = {"tool": "onnxsym", "version": "x", "exit_code": 0,
             "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0,
-                        "allow_stale": False, "require": {}},
+                        "allow_stale": False, "require": {}, "allow_pinned": []},
             "models": []}
     assert validate(good, _schema()) == []
     assert validate({**good, "exit_code": 3}, _schema())

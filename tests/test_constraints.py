@@ -133,7 +133,7 @@ def test_bind_range_assume_in_the_library():
     with pytest.raises(onnxsym.OnnxsymError, match=r"^bind\['btch'\]: the model has no input symbol 'btch'") as e:
         onnxsym.infer(m, bind={"btch": 1})
     assert e.value.cli.startswith("--bind btch: the model has no input symbol 'btch'")
-    with pytest.raises(onnxsym.OnnxsymError, match=r"^assume 'sq': the model has no input symbol 'sq'"):
+    with pytest.raises(onnxsym.OnnxsymError, match=r"^assume 'past == sq': the model has no input symbol 'sq'"):
         onnxsym.infer(m, assume=["past == sq"])
     with pytest.raises(onnxsym.OnnxsymError, match=r"^ranges\['seq'\] = \(5, 2\): expected 0 <= lo <= hi"):
         onnxsym.infer(m, ranges={"seq": (5, 2)})
@@ -202,7 +202,7 @@ def test_cli_options_printing_and_metadata(tmp_path):
     assert r.exit_code == 2 and "NAME=LO:HI" in r.output
     for args, text in ((["--bind", "btch=1"], "--bind btch: the model has no input symbol 'btch'"),
                        (["--range", "seq=5:2"], "--range seq=5:2: expected 0 <= LO <= HI"),
-                       (["--assume", "past == sq"], "--assume 'sq': the model has no input symbol 'sq'")):
+                       (["--assume", "past == sq"], "--assume 'past == sq': the model has no input symbol 'sq'")):
         r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", *args])
         assert r.exit_code == 2 and f"onnxsym: error: {text}" in r.stderr, r.output
 

@@ -109,3 +109,57 @@ def test_a_graph_over_2gb_fails_with_a_clear_message(tmp_path):
         onnxsym.infer(str(p))
     r = _annotate(str(p))
     assert r.returncode == 2 and "2 GB" in r.stderr and "Traceback" not in r.stderr
+
+
+def _reshape_by_external_target(folder):
+    """x[batch, 6] reshaped by an external target [-1, 2, 3] in shape.bin beside the model."""
+    m = model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")], [("x", F, ["batch", 6])],
+              [("y", F, None)], inits=[init("shape", np.array([-1, 2, 3], np.int64))])
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "m.onnx")
+    onnx.save(m, path, save_as_external_data=True, location="shape.bin", size_threshold=0)
+    return path
+
+
+def _with_external(path, name, **entries):
+    """A copy of the model at ``path`` named ``name`` beside it, its target's external entries changed."""
+    m = onnx.load(path, load_external_data=False)
+    t = m.graph.initializer[0]
+    for key, value in entries.items():
+        e = next((e for e in t.external_data if e.key == key), None) or t.external_data.add(key=key)
+        e.value = value
+    out = os.path.join(os.path.dirname(path), name)
+    onnx.save(m, out)
+    return out
+
+
+@pytest.mark.parametrize("case, entries, problem", [
+    ("outside", {"location": "../outside.bin"}, "is '../outside.bin', outside the model's folder"),
+    ("link", {"location": "link.bin"}, "is 'link.bin', through a symbolic link"),
+    ("offset", {"offset": "4096"}, "in 'shape.bin' is at offset 4096, length 24: past the end of the file (24 bytes)"),
+    ("length", {"length": "4096"}, "in 'shape.bin' is at offset 0, length 4096: past the end of the file"),
+    ("short", {"length": "8"}, "in 'shape.bin' is 8 bytes at offset 0; the tensor's 3 elements need 24"),
+])
+def test_an_external_target_that_cannot_be_read_is_named_and_its_dims_fresh(tmp_path, case, entries, problem):
+    src = _reshape_by_external_target(str(tmp_path / "d"))
+    shutil.copyfile(str(tmp_path / "d" / "shape.bin"), str(tmp_path / "outside.bin"))
+    os.symlink(str(tmp_path / "d" / "shape.bin"), str(tmp_path / "d" / "link.bin"))
+    path = _with_external(src, f"{case}.onnx", **entries)
+    with pytest.raises(Exception):  # onnx itself refuses to read it, or to take it as the tensor
+        onnx.numpy_helper.to_array(onnx.load(path).graph.initializer[0])
+    before = {p: open(p, "rb").read() for p in (path, str(tmp_path / "d" / "shape.bin"))}
+    r = onnxsym.infer(path)
+    (w,) = [w for w in r.warnings if "external data" in w]
+    assert w.startswith(f"initializer 'shape': its external data {problem}"), w
+    assert all(str(d).startswith("r_") for d in r.shape("y"))  # fresh: unknown, never a guess
+    out = str(tmp_path / "d" / f"{case}.sym.onnx")
+    p = subprocess.run([sys.executable, "-m", "onnxsym.cli", "annotate", path, "-o", out], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and f"warning: initializer 'shape': its external data {problem}" in p.stderr, p.stderr
+    assert {q: open(q, "rb").read() for q in before} == before  # the user's files untouched
+
+
+def test_a_missing_external_target_is_an_error_naming_the_file(tmp_path):
+    path = _with_external(_reshape_by_external_target(str(tmp_path / "d")), "gone.onnx", location="gone.bin")
+    with pytest.raises(ModelLoadError, match="initializer 'shape': its external data file 'gone.bin' is missing"):
+        onnxsym.infer(path)
