@@ -78,7 +78,30 @@ def _ranges(pairs, option: str = "--range") -> dict:
     return out
 
 
-_bind_opt = click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")
+def _set_values(ctx, _param, texts):
+    """--value NAME=NUMBER: the data of a graph input, for every inference this command makes
+    (the default of api.infer's ``values``, until the command ends)."""
+    if not texts:
+        return  # (nothing imported: --help and usage errors load click alone)
+    from onnxsym.given import CLI_VALUES, parse
+
+    try:
+        values = dict(parse(t) for t in texts)
+    except UserInputError as exc:
+        raise click.BadParameter(exc.cli, param_hint="--value") from None
+    token = CLI_VALUES.set(values)
+    ctx.call_on_close(lambda: CLI_VALUES.reset(token))
+
+
+_value_opt = click.option("--value", "given_values", multiple=True, metavar="NAME=NUMBER[,NUMBER...]", expose_value=False,
+                          callback=_set_values,
+                          help="The data of a scalar or small graph input (an If it decides takes its branch).")
+
+
+def _bind_opt(f):
+    """--bind, and --value beside it on every command that takes it."""
+    f = _value_opt(f)
+    return click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")(f)
 _constant_inits = click.option(
     "--constant-initializers", is_flag=True,
     help="Initializers listed as graph inputs are constants (always so below IR version 4).")
@@ -290,7 +313,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
-    annotated = api.write_result(result, inplace=True, keep_declared_names=keep_declared_names)
+    written = api.written_result(result)  # without --range and --assume, if given
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     also = []
     if mlir_out:
         from onnxsym.mlir import to_mlir
@@ -300,10 +324,11 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
         click.get_current_context().with_resource(contextlib.redirect_stdout(sys.stderr))
-    st = result.stats()
+    st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
                f"{st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
+    _print_written_sizes(written)
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
@@ -323,10 +348,26 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  warning: {w}", err=True)
 
 
+def _print_written_sizes(written) -> None:
+    """What --bind, --range and --assume mean for the written model."""
+    bound = written.symbols.bound
+    if bound:
+        fixed = ", ".join(f"{k} = {v}" for k, v in sorted(bound.items()))
+        click.echo(f"  the graph inputs are written with {fixed}: the model runs at that size only")
+    given = written.given
+    if given is not None and given.bound and not bound:
+        click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
+                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+    if given is not None and (given.ranges or given.assume):
+        click.echo("  the dims are written as they hold at every size the graph inputs allow: "
+                   "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
+
+
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
+@_value_opt
 @_knowledge
 @_constant_inits
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
@@ -684,6 +725,7 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 @click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@_value_opt
 def mlir(model, out, dialect, style, generic, weights, names, force):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 

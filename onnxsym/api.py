@@ -8,13 +8,13 @@ from typing import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, dynamic as dynamic_inputs, metadata, validate
+from . import branching, dims, dynamic as dynamic_inputs, given, metadata, validate
 from .engine import Engine
 from .errors import PinnedError, RuleFailure, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, decided_ifs, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -27,7 +27,8 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
           ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
           assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
           progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> Result:
+          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None,
+          values: Optional[Mapping[str, object]] = None) -> Result:
     """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
     the model's serialized bytes).
 
@@ -46,10 +47,10 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
     ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
-    domain then says whether the graph runs at other sizes (``onnxsym.pins``).
+    domain then says whether the graph runs at other sizes (``onnxsym.pins``). ``values`` gives
+    the data of scalar or small graph inputs of static shape (``{"use_cache_branch": True}``): an
+    If they decide takes its branch (see :mod:`onnxsym.given`; default: the command line's ``--value``).
     """
-    from . import rules  # noqa: F401  (registers the built-in rules)
-
     bind = _checked_bind(bind)
     allow_zero = _checked_allow_zero(allow_zero)
     if isinstance(assume, str):  # one assumption, not its characters
@@ -60,6 +61,16 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     validate.check_external_data(model, base_dir)
     given_ranges = _checked_ranges(_plain_ranges({} if ranges is None else ranges, model))
     assumptions = [parse_assumption(a) for a in assume]
+    given_values = given.checked(given.CLI_VALUES.get() if values is None else values, model,
+                                 constant_initializers or model.ir_version < 4)
+    return _infer(model, base_dir, bind, given_ranges, assumptions, allow_zero, progress, constant_initializers,
+                  strict, given_values)
+
+
+def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool],
+           given_values: Optional[Dict[str, list]] = None) -> Result:
+    from . import rules  # noqa: F401  (registers the built-in rules)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
         table = SymbolTable(bound=dict(bind or {}), ranges=given_ranges, assume=assumptions,
@@ -68,6 +79,7 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
         engine = Engine(model, table, base_dir, constant_initializers)
         engine.progress = None if choices else progress
         engine.choices = choices
+        engine.given_values = given_values or {}
         if strict is not None:
             engine.strict = strict
         return engine
@@ -84,7 +96,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
                   engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures)
+                  engine.declarations, main.subgraph_values, engine.rule_failures,
+                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                  subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
 
 
 def _size(value, where: str, cli: str) -> int:
@@ -187,21 +201,66 @@ def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
              ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
              inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None) -> onnx.ModelProto:
+             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None,
+             values: Optional[Mapping[str, object]] = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
     ``keep_declared_names``: see :func:`write_result`. ``dynamic``: see :func:`infer`; the
     model is written with those dims symbolic, and refused (:class:`PinnedError`) when its
-    domain pins one of them: it would fail at the other sizes its inputs then declare."""
+    domain pins one of them: it would fail at the other sizes its inputs then declare.
+    ``values``: see :func:`infer`."""
     if dynamic and inplace and isinstance(model_or_path, onnx.ModelProto):
         model_or_path = dynamic_inputs.apply(model_or_path, dynamic, copy=False)  # (checked before inferring)
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
-                   constant_initializers=constant_initializers, dynamic=dynamic)
+                   constant_initializers=constant_initializers, dynamic=dynamic, values=values)
     if dynamic:
         refuse_pinned(result, dynamic)
     return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
                         keep_declared_names=keep_declared_names)
+
+
+def written_result(result: Result) -> Result:
+    """The result whose dims :func:`write_result` writes: ``result`` itself, or, when it was
+    inferred under ``ranges`` or ``assume``, the model inferred again without them.
+
+    onnxruntime folds shapes and plans buffers from the value_info it is given, so a dim
+    that holds only under the caller's ranges or assumptions would make the written model
+    fail (or compute another shape) at sizes its declared inputs allow, and ONNX has no way
+    to declare a range on an input. ``bind`` is kept: the bound numbers are written into
+    the graph inputs too, unless the bound sizes decide an If that is undecided without
+    them (then the model is inferred without the bind as well). The domain is computed
+    again where ``result``'s was."""
+    table = result.symbols
+    allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+
+    def again(bind) -> Result:
+        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None,
+                      result.given_values)
+
+    bind = table.bound
+    decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
+    if decided or 0 in bind.values():
+        # With the numbers in its inputs, onnxruntime's shape inference runs when it loads the
+        # model: it folds an If branch that only the bound sizes leave untaken, and refuses the
+        # model for what that branch computes there (a ConstantOfShape of d - 5 at d = 1), and
+        # it refuses a Reshape of 0 elements to [0, -1], which it runs at size 0. The inputs
+        # are then not specialised, and the dims written as they hold at every size.
+        free = again({})
+        if 0 in bind.values() or not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
+            bind = {}
+            if not table.ranges and not table.assume:
+                free.given = table
+                if result._domain is not None:
+                    free.domain()
+                return free
+    if bind is table.bound and not table.ranges and not table.assume:
+        return result
+    plain = again(bind)
+    plain.given = table
+    if result._domain is not None:
+        plain.domain()
+    return plain
 
 
 @under_ranges_of_result
@@ -215,13 +274,23 @@ def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
         raise PinnedError(pinned, asked)
 
 
-@under_ranges_of_result
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
-    keeps a declared name wherever it is proven equal to the inferred dim, or where the
-    inferred dim is over fresh symbols only (the rule before aliases)."""
+    keeps a declared name or text wherever it is proven equal to the inferred dim (never
+    where it is not: a declaration is a claim).
+
+    The written model runs, with the shapes it declares, at every size its declared inputs
+    allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
+    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
+    ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
+    was given."""
+    return _write(written_result(result), inplace, keep_declared_names)
+
+
+@under_ranges_of_result
+def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
@@ -229,10 +298,13 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
         model = copy
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
+    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
     write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, keep_declared_names)
+                 keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.subgraph_values, result.fresh, result.warnings,
-                              keep, keep_declared_names)
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
+                              keep, skip, decl.dropped)
+    if result.symbols.bound:
+        specialise_inputs(model.graph, result.values)
     metadata.write(model, metadata.entries(result, __version__))
     return model

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
 
 from . import intops
+from .constraints import Guard
 from .dims import Dim
 from .errors import ShapeContradiction
 from .values import Tensor
@@ -167,3 +168,61 @@ def infer(make_engine: Callable[[Dict[str, Choice]], E]) -> E:
     except ShapeContradiction:  # choices that only fail together: none is taken
         return first
     return final
+
+
+# ------------------------------------------------------------------ guards of an If's branches
+
+# A comparison of x with a constant c: the values of x that make it true and false.
+_TRUE_FALSE = {"Equal": lambda c: (c, c + 1), "Less": lambda c: (c - 1, c), "Greater": lambda c: (c + 1, c),
+               "LessOrEqual": lambda c: (c, c + 1), "GreaterOrEqual": lambda c: (c, c - 1)}
+_SWAPPED = {"Less": "Greater", "Greater": "Less", "LessOrEqual": "GreaterOrEqual",
+            "GreaterOrEqual": "LessOrEqual", "Equal": "Equal"}
+_TEXT = {"Equal": ("==", "!="), "Less": ("<", ">="), "Greater": (">", "<="), "LessOrEqual": ("<=", ">"),
+         "GreaterOrEqual": (">=", "<")}
+
+
+def guards(engine, node) -> Tuple[Guard, Guard]:
+    """What must hold for each branch of the If ``node`` to run: its condition true (then),
+    false (else). Named by the condition value in the If's scope: Ifs on one condition
+    choose alike. On the sizes (a comparison of shape values) the guards carry the relation;
+    on a data input compared with a constant (silero's ``sr == 16000``), the input values
+    that make each hold; else they name the condition value."""
+    name = node.input_names[0] if node.input_names else ""
+    key = engine.place_key() + (name,)
+    rel = relation_of(engine, name) if name else None
+    if rel is not None and all(map(engine.is_resolved, (rel.lhs, rel.rhs))):
+        neg = rel.negated()
+        return (Guard(key, True, str(rel), node.name, node.op_type, (rel.op, rel.lhs, rel.rhs)),
+                Guard(key, False, str(neg), node.name, node.op_type, (neg.op, neg.lhs, neg.rhs)))
+    (t_text, t_feed), (f_text, f_feed) = _on_data(engine, name)
+    return (Guard(key, True, t_text, node.name, node.op_type, feed=t_feed, feed_not=f_feed),
+            Guard(key, False, f_text, node.name, node.op_type, feed=f_feed, feed_not=t_feed))
+
+
+def _on_data(engine, name: str, depth: int = 0):
+    """(text, feed) for the condition ``name`` true, then false."""
+    plain = ((f"'{name}' is true", ()), (f"'{name}' is false", ()))
+    inputs = {i.name for i in engine.model.graph.input}
+    if name in inputs and not engine.place_key():  # a bool graph input (optimum's use_cache_branch)
+        return (name, ((name, True),)), (f"not {name}", ((name, False),))
+    made = engine.scope.producer.get(name)
+    if not isinstance(made, tuple) or depth > 4:
+        return plain
+    n = made[0][made[1]]
+    if n.op_type in ("Not", "Identity") and n.input:
+        t, f = _on_data(engine, n.input[0], depth + 1)
+        if t[0].startswith("'"):
+            return plain
+        return (f, t) if n.op_type == "Not" else (t, f)
+    if n.op_type not in _TRUE_FALSE or len(n.input) != 2 or engine.place_key():
+        return plain
+    op, (x, c) = n.op_type, n.input
+    if x not in inputs:
+        op, (c, x) = _SWAPPED[op], n.input
+    cv = engine.scope.values.get(c)
+    const = cv.value[0] if isinstance(cv, Tensor) and cv.value is not None and len(cv.value) == 1 else None
+    if x not in inputs or not isinstance(const, (int, float)) or isinstance(const, bool):
+        return plain
+    yes, no = _TRUE_FALSE[op](const)
+    t_op, f_op = _TEXT[op]
+    return (f"{x} {t_op} {const}", ((x, yes),)), (f"{x} {f_op} {const}", ((x, no),))

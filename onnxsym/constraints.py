@@ -5,8 +5,8 @@ The constraint is recorded with the node that demands it. When one side minus
 the other is linear in some symbol (coefficient +-1), that symbol is eliminated:
 it becomes *derived*, defined over the remaining symbols, and every later dim is
 rewritten through :meth:`resolve` (a union-find whose classes are kept flat).
-Which symbol is eliminated: a fresh one before a declared name before a graph
-input, and among graph inputs the one declared last; so the representative of
+Which symbol is eliminated: a fresh one before a graph input, and among graph
+inputs the one declared last; so the representative of
 a class is a graph-input symbol where there is one. A constraint that provably
 cannot hold raises :class:`ConstraintContradiction`.
 """
@@ -24,6 +24,37 @@ from .narrowing import Unreachable, implied_ranges
 
 
 @dataclass(frozen=True)
+class Guard:
+    """What must hold for a subgraph to run: the choice ``key`` has the value ``value``
+    (an If's branch: its condition is ``value``; a body: it runs at all). ``key`` names the
+    choice, so two Ifs on one condition value choose alike and an If's branches exclude
+    each other. ``relation``: when the choice is a condition on the sizes, ``(op, lhs, rhs)``
+    that holds exactly when ``key`` is ``value``; ``feed``: graph-input values that make it
+    hold (name, value), when the choice is a comparison of a data input with a constant, and
+    ``feed_not`` those that make it fail."""
+
+    key: tuple
+    value: bool
+    text: str  # "sr == 16000", "the body of Loop node 'loop' runs"
+    node: str
+    op_type: str
+    relation: Optional[Tuple[str, Dim, Dim]] = None
+    feed: Tuple[Tuple[str, object], ...] = ()
+    feed_not: Tuple[Tuple[str, object], ...] = ()
+
+    def holds(self, bindings) -> Optional[bool]:
+        """Whether it holds at ``bindings`` (sizes), or None when the sizes do not decide it."""
+        if self.relation is None:
+            return None
+        op, a, b = self.relation
+        x, y = dims.evaluate(a, bindings), dims.evaluate(b, bindings)
+        return {"==": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Constraint:
     """``lhs == rhs`` (or ``lhs <= rhs`` for a bound), required by ``node`` (an op type
     and node name, or the user)."""
@@ -33,7 +64,8 @@ class Constraint:
     node: str
     op_type: str
     reason: str
-    # "node": an op requires it; "user": given with --assume; "declared": the model names a dim;
+    # "node": an op requires it; "user": given with --assume (a dim the model declares is never a
+    # constraint: see onnxsym.declared);
     # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
     # "at_least": lhs >= rhs, what a node needs to run (a Conv's input at least its kernel).;
     # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1;
@@ -42,6 +74,9 @@ class Constraint:
     # "at_least": the ranges of lhs's symbols before it narrowed them, (name, lo, hi) each: the
     # condition is stated over those (under the narrowed ones it holds trivially)
     before: Tuple[Tuple[str, int, int], ...] = field(default=(), compare=False)
+    # Recorded in a subgraph that may not run: it holds only where every guard does (see Guard);
+    # empty: wherever the model runs.
+    when: Tuple[Guard, ...] = ()
 
     @property
     def lhs_name(self) -> str:
@@ -79,7 +114,7 @@ class Constraints:
     """The recorded constraints of one inference and the substitution they imply.
 
     ``rank(sym)`` orders symbols for elimination: the symbol with the highest rank
-    is eliminated first (fresh > declared > graph inputs declared later).
+    is eliminated first (fresh > graph inputs declared later).
     """
 
     def __init__(self, rank: Callable[[Sym], tuple]):
@@ -101,19 +136,20 @@ class Constraints:
         return r
 
     def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
-                kind: str = "node", only: Optional[AbstractSet[Sym]] = None) -> None:
+                kind: str = "node", only: Optional[AbstractSet[Sym]] = None, when: Tuple[Guard, ...] = ()) -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
-        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate."""
+        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate;
+        ``when``: it holds only where those guards do (a subgraph that may not run)."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
-        c = Constraint(a, b, node, op_type, reason, kind)
+        c = Constraint(a, b, node, op_type, reason, kind, when=when)
         eq = dims.try_eq(ra, rb)
         if eq is True:
             return  # the ranges prove it: nothing to assume
         if eq is False:
             self._contradiction(c, ra, rb)
-        pair = frozenset((ra, rb))
+        pair = (frozenset((ra, rb)), when)
         if pair in self._unsolved:
             return  # the same relation, already recorded
         self.items.append(c)

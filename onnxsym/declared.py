@@ -2,16 +2,22 @@
 
 Exporters write names of their own on produced values (TorchScript's
 ``LayerNormalizationout_dim_0``, paddle2onnx's ``p2o.DynamicDimension.3``, the
-dynamo exporter's sympy text). Each such name is an *alias* of the dim the graph
-computes there, and that dim (a number, or an expression over the graph-input
-symbols) is what gets written. Only where the graph computes a fresh symbol (a dim
-nothing else can name) is the declared name kept: it names that symbol.
+dynamo exporter's sympy text). A declaration on a produced value is the exporter's
+claim, not the model's contract (onnxruntime runs the model whatever it says), and it
+is only ever checked against what the graph computes; it is never a fact: no
+constraint, no condition of the domain, no range comes from it.
 
-A declaration on a produced value is the exporter's guess, not the model's contract
-(onnxruntime runs the model whatever it says): one the graph contradicts (another
-rank, another number, an expression provably different) is *stale*, a warning, and
-the computed shape is written. A graph input's declared shape is never matched here:
-it is where the symbols come from.
+What may be learned from one is a *name*: a declared name is an *alias* of the dim
+the graph computes there when it is consistent with every place it is declared (the
+same name on provably equal dims; inside a declared expression such as ``n + 1``, the
+value that makes the expression the computed dim, and that value at every other
+place). An alias is printed beside the computed dim, kept only where the graph
+computes a fresh symbol (it names it) and, with ``--keep-declared-names``, where the
+declared text is proven equal to the computed dim. A declaration the graph
+contradicts (another rank, another number, an expression provably different, a name
+bound at two places to provably different dims) is *stale*: a warning naming both
+shapes, and the computed shape is written. A graph input's declared shape is never
+matched here: it is where the symbols come from.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import onnx
 
 from . import dims
-from .constraints import ConstraintContradiction, Constraints
+from .constraints import _linear_symbols
 from .dims import Dim
 from .exprtext import ExprSyntaxError, parse_dim
 from .loader import UNNAMED_PARAMS
@@ -38,18 +44,23 @@ Place = Tuple[str, int]  # (value, axis)
 
 @dataclass(frozen=True)
 class StaleDeclaration:
-    """A produced value whose declared shape the graph contradicts."""
+    """A produced value whose declared shape the graph contradicts. ``computed`` is
+    ``None`` when the graph computes no rank there (then ``why`` says what it does compute);
+    ``why`` also names the other place a contradicting name is declared at."""
 
     value: str
     declared: Tuple[str, ...]
-    computed: Tuple[str, ...]
+    computed: Optional[Tuple[str, ...]]
+    why: str = field(default="", compare=False)
 
     def describe(self) -> str:
-        return (f"value '{self.value}': the model declares [{', '.join(self.declared)}], "
-                f"the graph computes [{', '.join(self.computed)}]")
+        computed = "an unknown rank" if self.computed is None else f"[{', '.join(self.computed)}]"
+        text = f"value '{self.value}': the model declares [{', '.join(self.declared)}], the graph computes {computed}"
+        return f"{text}; {self.why}" if self.why else text
 
     def __str__(self) -> str:
-        return f"{self.describe()}: a stale declaration; the computed shape is written"
+        written = "no shape is written" if self.computed is None else "the computed shape is written"
+        return f"{self.describe()}: a stale declaration; {written}"
 
 
 @dataclass
@@ -61,20 +72,7 @@ class Declarations:
     named_fresh: Set[Place] = field(default_factory=set)  # where a declared name names a fresh symbol
     proven: Set[Place] = field(default_factory=set)  # where the declared dim_param equals the computed dim
     stale: List[StaleDeclaration] = field(default_factory=list)
-    _new: Dict[str, dims.Sym] = field(default_factory=dict)  # names inside declared expressions
-
-    def is_new(self, name: str) -> bool:
-        """``name`` is a symbol that a declared expression introduced (``n`` in ``2*n``)."""
-        return name in self._new
-
-    def resolve(self, resolve: Callable[[Dim], Dim]) -> None:
-        """Rewrite the aliases through the solved constraints; a name solved only as part of
-        a declared expression (``2*n``) is an alias once it is defined."""
-        for name, s in self._new.items():
-            d = resolve(dims.expr_of(s))
-            if name not in self.aliases and not dims.free_symbols(d) & set(self._new.values()):
-                self.aliases[name] = d
-        self.aliases = {k: resolve(v) for k, v in self.aliases.items()}
+    dropped: Set[str] = field(default_factory=set)  # values of no computed rank whose declared shape is not written
 
 
 def declared_dims(tp: onnx.TypeProto) -> Optional[Sequence[onnx.TensorShapeProto.Dimension]]:
@@ -83,102 +81,246 @@ def declared_dims(tp: onnx.TypeProto) -> Optional[Sequence[onnx.TensorShapeProto
     return tp.tensor_type.shape.dim
 
 
+def reused_names(g: onnx.GraphProto) -> Set[str]:
+    """The names that nodes of more than one graph of ``g`` produce (sibling If branches may
+    each define ``v``): a place (value, axis) names no one of them, so a declared name there
+    is checked in each scope but never kept."""
+    seen: Dict[str, int] = {}
+    out: Set[str] = set()
+    stack = [g]
+    while stack:
+        graph = stack.pop()
+        for n in graph.node:
+            for o in n.output:
+                if o and seen.setdefault(o, id(graph)) != id(graph):
+                    out.add(o)
+            for a in n.attribute:
+                stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
+    return out
+
+
 def _text(d: onnx.TensorShapeProto.Dimension) -> str:
     if d.HasField("dim_value"):
         return str(d.dim_value)
     return d.dim_param or "?"
 
 
+def _shape_text(shape: Optional[Sequence[Dim]]) -> str:
+    return "an unknown rank" if shape is None else f"[{', '.join(map(str, shape))}]"
+
+
+@dataclass
+class _Claim:
+    """One declared dim that names something other than the input symbols."""
+
+    key: Tuple[str, int]  # (value, its match number)
+    axis: int
+    text: str
+    known: Dim  # the text, over the input symbols and one placeholder symbol per declared name
+    names: Tuple[dims.Sym, ...]  # those placeholders
+    computed: Dim
+    verdict: Optional[bool] = None  # proven equal, contradicted, or neither
+
+
+# value -> the If outputs (one per branch) it may be, when a node picks one of them; None otherwise
+Alternatives = Callable[[str], Optional[List[Optional[Tensor]]]]
+
+
 class DeclaredMatcher:
-    """Relates each produced value's declared dims to its computed ones, into ``out``."""
+    """Relates each produced value's declared dims to its computed ones, into ``out``:
+    :meth:`match` each value, then :meth:`finish` once."""
 
-    def __init__(self, table: SymbolTable, fresh: Mapping[str, object], constraints: Constraints,
-                 out: Declarations, warnings: List[str]):
-        self.table, self.fresh, self.constraints, self.out, self.warnings = table, fresh, constraints, out, warnings
+    def __init__(self, table: SymbolTable, fresh: Mapping[str, object], resolve: Callable[[Dim], Dim],
+                 out: Declarations, warnings: List[str], alternatives: Optional[Alternatives] = None):
+        self.table, self.fresh, self.resolve, self.out, self.warnings = table, fresh, resolve, out, warnings
+        self.alternatives = alternatives or (lambda name: None)
+        self._names: Dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
+        self._claims: List[_Claim] = []
+        # (value, how many times matched before: siblings reuse names) -> its declared and
+        # computed shapes' texts (computed None: no rank)
+        self._shapes: Dict[Tuple[str, int], Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {}
+        self._stale: Dict[Tuple[str, int], List[str]] = {}  # why each is stale, in the order found
+        self._unkeepable: Set[str] = set()  # values whose name several scopes define
 
-    def match(self, vi: onnx.ValueInfoProto, t: Tensor, made_by: str, relate: bool) -> None:
-        """Match ``vi``'s declared shape against ``t``; ``relate``: record the relations a declared
-        expression states as constraints (never in a subgraph: a branch may never run)."""
+    # -- one value --------------------------------------------------------------
+    def match(self, vi: onnx.ValueInfoProto, t: Tensor, keepable: bool = True) -> None:
+        """``keepable``: the value's name is one scope's only, so its declared dims may be kept."""
         decl = declared_dims(vi.type)
-        if decl is None or t.shape is None:
+        if decl is None:
             return
-        if len(decl) != len(t.shape) or \
-                not all([self._dim(vi.name, axis, dd, d, made_by, relate) for axis, (dd, d) in enumerate(zip(decl, t.shape))]):
-            s = StaleDeclaration(vi.name, tuple(map(_text, decl)), tuple(map(str, t.shape)))
-            self.out.stale.append(s)
-            self.warnings.append(str(s))
+        if not keepable:
+            self._unkeepable.add(vi.name)
+        key = (vi.name, sum(k[0] == vi.name for k in self._shapes))
+        self._shapes[key] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
+        alts = self.alternatives(vi.name)
+        branches = [a.shape for a in alts if a is not None and a.shape is not None] if alts else []
+        if len(branches) != len(alts or ()):
+            branches = []  # some branch's shape is unknown: it may be anything
+        if t.shape is None:
+            if branches:
+                self._match_unranked(key, decl, branches)
+            return
+        if len(decl) != len(t.shape):
+            self._mark(key)
+            return
+        for axis, (dd, d) in enumerate(zip(decl, t.shape)):
+            if self._dim(key, axis, dd, self.resolve(d)) is False:
+                self._mark(key)
+        if key not in self._stale and branches and all(self._contradicts(decl, b) for b in branches):
+            self._mark(key, "every branch of the If contradicts it: it gives " +
+                       " or ".join(map(_shape_text, branches)))
 
-    def _dim(self, value: str, axis: int, decl, d: Dim, made_by: str, relate: bool) -> bool:
-        """Match one dim; False when the declaration contradicts it."""
-        if decl.HasField("dim_value"):  # (a negative number is never a size)
-            return decl.dim_value >= 0 and (not isinstance(d, int) or d == decl.dim_value)
-        text = decl.dim_param
-        if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
+    def _match_unranked(self, key: Tuple[str, int], decl, branches: List[Tuple[Dim, ...]]) -> None:
+        """The graph computes no rank: the value is one of the If's branch outputs (of
+        ``branches`` shapes). A declared shape that every branch contradicts is stale; one that
+        only some branches give is not written (it is wrong whenever another runs)."""
+        gives = " or ".join(map(_shape_text, branches))
+        value = key[0]
+        self.out.dropped.add(value)
+        if all(self._contradicts(decl, b) for b in branches):
+            self._mark(key, f"the branches of the If that makes it give {gives}")
+        else:
+            self.warnings.append(f"value '{value}': the model declares [{', '.join(map(_text, decl))}], "
+                                 f"the branches of the If that makes it give {gives}: the declared shape is not "
+                                 f"written (it holds in some branches only)")
+
+    def _contradicts(self, decl, shape: Tuple[Dim, ...]) -> bool:
+        """Whether the declared dims provably differ from ``shape`` (names aside)."""
+        if len(decl) != len(shape):
             return True
-        known, new, name = self._parse(text)
-        place = (value, axis)
-        if name is None and any(s.name in self.fresh for s in dims.free_symbols(known)):
-            return True  # a name onnxsym itself wrote (an annotated model annotated again)
-        if any(s.name in self.fresh for s in dims.free_symbols(d)):
-            # The graph cannot name this dim: the model's name for it is kept.
-            if name is not None and dims.as_sym(d) is not None and self.out.aliases.setdefault(name, d) is d:
-                self.out.named_fresh.add(place)
-                self.out.places.setdefault(name, []).append(place)
-            return True
-        for n in ([name] if name is not None else [s.name for s in new]):
-            self.out.places.setdefault(n, []).append(place)
-        if name is not None:
-            if name not in self.out.aliases:
-                self.out.aliases[name] = d
-                self.out.proven.add(place)
+        for dd, d in zip(decl, shape):
+            d = self.resolve(d)
+            if dd.HasField("dim_value"):
+                if dd.dim_value < 0 or dims.try_eq(d, dd.dim_value) is False:
+                    return True
+                continue
+            parsed = self._parse(dd.dim_param)
+            if parsed is not None and not dims.free_symbols(parsed) & set(self._names.values()) and \
+                    dims.try_eq(self.resolve(parsed), d) is False:
                 return True
-            known, new = self.out.aliases[name], []  # the same name again: the model says the dims are equal
-        if not relate:
-            return dims.try_eq(self.constraints.resolve(known), self.constraints.resolve(d)) is not False
-        try:
-            # Only a name the declaration itself introduces is solved (2*half == seq);
-            # a relation between computed dims is recorded, never solved: a declaration on a
-            # produced value does not specialize the model (an output called 'batch' that is 1).
-            self.constraints.require(known, d, made_by, "", f"the model declares {value}[{axis}] as '{text}'",
-                                     solve=bool(new), kind="declared", only=set(new))
-        except ConstraintContradiction:
-            return False
-        if self.constraints.resolve(known) is self.constraints.resolve(d):
-            self.out.proven.add(place)
-        return True
+        return False
 
-    def _parse(self, text: str) -> Tuple[Dim, List[dims.Sym], Optional[str]]:
-        """The declared text over the input symbols and the aliases known so far; the names in
-        it that are neither (each a symbol of its own); and, when the text is one name that is
-        not an input symbol, that name."""
-        new: List[dims.Sym] = []
-        looked: List[Tuple[str, Dim]] = []
+    def _mark(self, key: Tuple[str, int], why: str = "") -> None:
+        whys = self._stale.setdefault(key, [])
+        if why and why not in whys:
+            whys.append(why)
 
+    def _dim(self, key: Tuple[str, int], axis: int, decl, d: Dim) -> Optional[bool]:
+        """Match one dim: True where proven equal, False where the declaration contradicts it,
+        None where neither (or where it names something only :meth:`finish` can decide)."""
+        if decl.HasField("dim_value"):  # (a negative number is never a size)
+            return False if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
+        text, value = decl.dim_param, key[0]
+        if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
+            return None
+        known = self._parse(text)
+        if known is None:
+            return None
+        names = tuple(sorted(dims.free_symbols(known) & set(self._names.values()), key=lambda s: s.name))
+        if not names:
+            if any(s.name in self.fresh for s in dims.free_symbols(known)):
+                return None  # a name onnxsym itself wrote (an annotated model annotated again)
+            known = self.resolve(known)
+            if dims.same(known, d):
+                if value not in self._unkeepable:
+                    self.out.proven.add((value, axis))
+                return True
+            return False if dims.try_eq(known, d) is False else None
+        for s in names:
+            self.out.places.setdefault(s.name, []).append((value, axis))
+        self._claims.append(_Claim(key, axis, text, known, names, d))
+        return None
+
+    def _parse(self, text: str) -> Optional[Dim]:
+        """The declared text over the input symbols and a placeholder symbol for each other
+        name in it; a text outside the grammar (sympy's ``Mod(...)``) is one name."""
         def lookup(n: str) -> Dim:
             if n in self.table.origin or n in self.table.bound:
-                v = self.table.get(n, "")
-            elif n in self.out.aliases:
-                v = self.out.aliases[n]
-            else:
-                s = self.out._new.get(n)
-                if s is None:
-                    s = self.out._new[n] = dims.Sym(n, dims.FRESH_LO, dims.INT64_MAX)
-                if s not in new:
-                    new.append(s)
-                v = dims.expr_of(s)
-            looked.append((n, v))
-            return v
+                return self.table.get(n, "")
+            s = self._names.get(n)
+            if s is None:
+                s = self._names[n] = dims.Sym(n, dims.FRESH_LO, dims.INT64_MAX)
+            return dims.expr_of(s)
 
         try:
-            known = parse_dim(text, lookup)
+            return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             # Any string is a legal dim_param: one outside the grammar is a name.
-            new.clear()
-            looked.clear()
-            known = lookup(text)
-        one = len(looked) == 1 and (looked[0][1] is known or looked[0][1] == known)
-        name = looked[0][0] if one and not (looked[0][0] in self.table.origin or looked[0][0] in self.table.bound) else None
-        if name is not None:
-            new.clear()  # a single name is an alias, defined without solving anything
-            self.out._new.pop(name, None)
-        return known, new, name
+            try:
+                return lookup(text)
+            except dims.SymbolicDimError:
+                return None
+
+    # -- every value ------------------------------------------------------------
+    def finish(self) -> None:
+        """Give each declared name the value that its places imply, check every place
+        against it, and record the aliases, the proven places and the stale declarations."""
+        defs: Dict[dims.Sym, Dim] = {}
+        definer: Dict[dims.Sym, _Claim] = {}
+        impossible: Dict[int, str] = {}  # claim index -> why no size makes it true
+        pending = list(enumerate(self._claims))
+        changed = True
+        while changed:  # a name defined at one place may let another place define the next
+            changed = False
+            waiting = []
+            for i, c in pending:
+                open_ = [s for s in c.names if s not in defs]
+                if len(open_) != 1:
+                    if open_:
+                        waiting.append((i, c))
+                    continue
+                k = dims.substitute(c.known, defs)
+                s = open_[0]
+                v = _solve(k, c.computed, s)
+                if v is None:
+                    continue
+                lo, hi = dims.range_of(v)
+                if hi < dims.FRESH_LO:
+                    impossible[i] = f"'{s.name}' would be {v}, and a size is never negative"
+                    continue
+                defs[s], definer[s] = v, c
+                changed = True
+            pending = waiting
+        for i, c in enumerate(self._claims):
+            k = dims.substitute(c.known, defs)
+            if i in impossible:
+                c.verdict = False
+            elif not dims.free_symbols(k) & set(self._names.values()):
+                k = self.resolve(k)
+                c.verdict = True if dims.same(k, c.computed) else False if dims.try_eq(k, c.computed) is False else None
+        consistent = set(defs) - {s for c in self._claims if not c.verdict for s in c.names}
+        for i, c in enumerate(self._claims):
+            if c.verdict is False:
+                self._mark_claim(c, defs, definer, impossible.get(i, ""))
+            elif c.verdict and all(s in consistent for s in c.names) and c.key[0] not in self._unkeepable:
+                self.out.proven.add((c.key[0], c.axis))
+                if len(c.names) == 1 and dims.as_sym(c.known) is c.names[0] and \
+                        (a := dims.as_sym(c.computed)) is not None and a.name in self.fresh:
+                    self.out.named_fresh.add((c.key[0], c.axis))
+        self.out.aliases = {s.name: self.resolve(defs[s]) for s in sorted(consistent, key=lambda s: s.name)}
+        for key, why in self._stale.items():
+            st = StaleDeclaration(key[0], *self._shapes[key], "; ".join(why))
+            self.out.stale.append(st)
+            self.warnings.append(str(st))
+
+    def _mark_claim(self, c: _Claim, defs, definer, why: str) -> None:
+        reasons = [why] if why else []
+        for s in c.names:
+            other = definer.get(s)
+            if other is not None and other is not c:
+                text = f"'{s.name}' is also declared at {other.key[0]}[{other.axis}] as '{other.text}', " \
+                       f"where the graph computes {other.computed}"
+                if dims.as_sym(other.known) is not s:
+                    text += f" (so {s.name} = {defs[s]})"
+                reasons.append(text)
+        for r in reasons or [""]:
+            self._mark(c.key, r)
+
+
+def _solve(k: Dim, d: Dim, s: dims.Sym) -> Optional[Dim]:
+    """The ``s`` with ``k == d`` when that is linear in ``s`` with coefficient +-1."""
+    diff = dims.sub(k, d)
+    for sym, coef, rest in _linear_symbols(diff):
+        if sym is s:
+            return dims.neg(rest) if coef == 1 else rest
+    return None

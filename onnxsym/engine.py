@@ -17,10 +17,10 @@ from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional
 import onnx
 from onnx import helper, numpy_helper
 
-from . import branching, dims, edges, functions, registry, validate
+from . import branching, dims, edges, functions, given, registry, validate
 from .dims import Dim
-from .constraints import Constraint, ConstraintContradiction, Constraints
-from .declared import ANONYMOUS, DeclaredMatcher, Declarations  # noqa: F401  (ANONYMOUS: engine's name kept)
+from .constraints import Constraint, ConstraintContradiction, Constraints, Guard
+from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
 from .errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
 from .symbols import SymbolTable
@@ -28,7 +28,7 @@ from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
-from .scope import Scope
+from .scope import Scope, graph_key
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
 
@@ -195,6 +195,7 @@ class Engine:
         self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
         self.warnings: List[str] = []
         self.strict = STRICT
+        self.given_values: Dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.given)
         self.rule_failures: List[str] = []  # (outside strict mode) each rule that raised, with its node
         self.no_rule: Dict[Tuple[str, str], int] = {}
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
@@ -218,6 +219,12 @@ class Engine:
         self.choices: Dict[str, branching.Choice] = {}
         self.splits: List[branching.Split] = []
         self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
+        self._guards: List[Optional[Guard]] = []
+        # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
+        # domain's conditions of its nodes (onnxsym.domain.collect)
+        self.subgraph_runs: List[Tuple[onnx.GraphProto, Tuple[Guard, ...], Dict[str, Value]]] = []
+        self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
         self.failed_in: Optional[branching.Place] = None
         self.failure = ""
 
@@ -232,35 +239,45 @@ class Engine:
         self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(s)
 
+    def when(self) -> Tuple[Guard, ...]:
+        """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
+        return tuple(g for g in self._guards if g is not None)
+
     def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
         if not self._subgraphs:
             self.constraints.require(a, b, node.name, node.op_type, reason)
             return
-        # A branch of an If may never run: what it needs is recorded, never solved nor an error.
-        reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
+        # A subgraph is inferred before (or without) knowing that it runs: what it needs is
+        # recorded with its guards, never solved nor an error.
         try:
-            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False)
+            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False, when=self.when())
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
-        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, which
-        may never run, nothing is learned (nor demanded of verify's sizes); only a need that can
-        never hold is a warning."""
+        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
+        inference does not know that it runs, it is recorded with the subgraph's guards and
+        narrows nothing; a need that can never hold is a warning."""
         if not self._subgraphs:
             self.constraints.at_least(d, lo, node.name, node.op_type, reason)
             return
+        rd = self.constraints.resolve(d)
         try:
-            implied_ranges(self.constraints.resolve(d), lo)
+            implied_ranges(rd, lo)
         except Unreachable as exc:
             self.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
                                  f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
+            return
+        if dims.try_le(lo, rd) is not True:
+            c = Constraint(d, lo, node.name, node.op_type, reason, kind="at_least", when=self.when())
+            if c not in self.constraints.items:
+                self.constraints.items.append(c)
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:
             return
-        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound")
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound", when=self.when())
         if c not in self.constraints.items:
             self.constraints.items.append(c)
 
@@ -321,9 +338,7 @@ class Engine:
         if (lhs, node) in self._positive:
             return
         self._positive.add((lhs, node))
-        if self._subgraphs:
-            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
-        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive"))
+        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive", when=self.when()))
 
     def _flush_pending(self) -> None:
         """Decisions no node acted on are recorded with the node that took them."""
@@ -344,7 +359,7 @@ class Engine:
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 2 if s.name in self.fresh else 1 if self.declarations.is_new(s.name) else 0
+        kind = 1 if s.name in self.fresh else 0
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
@@ -376,7 +391,8 @@ class Engine:
             if inp.name in init_names and self.constant_initializers:
                 continue
             # An initializer that is also an input is only a default: the caller may feed it.
-            values[inp.name] = self.memo.intern(self._per_item(value_from_type(inp.type, self.table, inp.name), inp.name))
+            v = given.apply(value_from_type(inp.type, self.table, inp.name), inp.name, self.given_values.get(inp.name))
+            values[inp.name] = self.memo.intern(self._per_item(v, inp.name))
             main.producer[inp.name] = f"graph input '{inp.name}'"
         self.table.check_user_names()
         for lhs, rhs in self.table.assume:
@@ -393,7 +409,8 @@ class Engine:
         self._flush_pending()
         self._match_declared(g)
         done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
-        for store in (values, main.subgraph_values) if self.constraints.derived else ():
+        stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
@@ -401,20 +418,62 @@ class Engine:
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
-        """Relate the dims the model declares on produced values (graph outputs, value_info,
-        subgraphs' value_info) to the computed ones: aliases, and stale declarations."""
-        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints, self.declarations, self.warnings)
+        """Check the dims the model declares on produced values (graph outputs, value_info,
+        subgraphs' value_info) against the computed ones: aliases, and stale declarations.
+        Nothing is learned from them but names (see onnxsym.declared)."""
+        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints.resolve, self.declarations,
+                                  self.warnings, self._branch_outputs(g))
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
             if isinstance(t, Tensor):
-                matcher.match(vi, t, self._made_by(vi.name), relate=True)
+                matcher.match(vi, t)
         if self.main.subgraph_values:
-            for vi in _subgraph_value_info(g):
-                t = resolve_value(self.main.subgraph_values.get(vi.name), self.constraints.resolve)
+            reused = reused_names(g)  # (places are by value name: a reused one is never kept)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
                 if isinstance(t, Tensor):
-                    matcher.match(vi, t, self._made_by(vi.name), relate=False)
-        self.declarations.resolve(self.constraints.resolve)
+                    matcher.match(vi, t, keepable=vi.name not in reused)
+        matcher.finish()
+
+    def _branch_outputs(self, g: onnx.GraphProto):
+        """value -> the values it may be, one per branch, when an If makes it (nested Ifs
+        expanded); None for a value no If makes, or one whose name several scopes define."""
+        producer: Dict[str, Tuple[onnx.NodeProto, tuple]] = {}
+        reused = reused_names(g)
+        stack: List[Tuple[onnx.GraphProto, tuple]] = [(g, ())]
+        while stack:
+            graph, path = stack.pop()
+            for n in graph.node:
+                for o in n.output:
+                    producer.setdefault(o, (n, path))
+                for a in n.attribute:
+                    graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                    stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
+
+        def value(name: str, path: tuple) -> Optional[Value]:
+            v = self.main.scoped_values.get(path, {}).get(name)
+            if v is None:  # (a branch may give an outer value as it is)
+                v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
+            return resolve_value(v, self.constraints.resolve)
+
+        def alternatives(name: str, depth: int = 0) -> Optional[List[Optional[Tensor]]]:
+            if name not in producer or name in reused or depth > 8:
+                return None
+            n, path = producer[name]
+            if n.op_type != "If":
+                return None
+            i = list(n.output).index(name)
+            out: List[Optional[Tensor]] = []
+            branches = {a.name: a.g for a in n.attribute}
+            for b in ("then_branch", "else_branch"):
+                if b in branches and i < len(branches[b].output):
+                    inner = branches[b].output[i].name
+                    v = value(inner, path + (graph_key(n.output, b, -1),))
+                    more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
+                    out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
+            return out or None
+        return alternatives
 
     def _per_item(self, v: Value, name: str) -> Value:
         """A sequence input's declared item shape holds for each item, not for all
@@ -640,6 +699,10 @@ class Engine:
     def place(self) -> branching.Place:
         return tuple(zip(self._subgraphs, self._sure))
 
+    def place_key(self) -> tuple:
+        """What names the scope being inferred (a guard's choice is named within it)."""
+        return tuple(self._subgraphs)
+
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
         if self.failed_in is None:
@@ -661,15 +724,15 @@ class Engine:
         if op == "==":
             self.record_assumption(node, a, b, reason)
             return
-        if self._subgraphs:
-            reason = f"{reason}, in a subgraph of {self._subgraphs[-1]}"
         if op == "!=":
-            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ"))
+            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ",
+                                                     when=self.when()))
             return
         small, large = (a, b) if op in ("<", "<=") else (b, a)
         gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
         if self._subgraphs:
-            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least"))
+            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least",
+                                                     when=self.when()))
         else:
             self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
 
@@ -686,13 +749,20 @@ class Engine:
             self.scope = outer
 
     def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
-                       born: Optional[Set[str]] = None, sure: bool = False) -> List[Optional[Value]]:
+                       born: Optional[Set[str]] = None, sure: bool = False,
+                       guard: Optional[Guard] = None) -> List[Optional[Value]]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
-        the graph runs whenever ``node`` does."""
+        the graph runs whenever ``node`` does; else ``guard`` says when it runs (by default:
+        a choice of its own, that it runs at all)."""
         before = len(self.fresh)
+        if not sure and guard is None:
+            guard = Guard(self.place_key() + (node.name, "runs"), True,
+                          f"the subgraph of {node.op_type} node '{node.name}' runs", node.name, node.op_type)
         self._subgraphs.append(f"{node.op_type} node '{node.name}'")
         self._sure.append(sure)
+        self._guards.append(None if sure else guard)
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
@@ -704,10 +774,15 @@ class Engine:
                     values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
                 self._run_nodes(graph, scope.names())
                 outs = [values.get(o.name) for o in graph.output]
-                scope.subgraph_values.update(scope.changed())
+                own = dict(scope.changed())
+                scope.subgraph_values.update(own)
+                scope.scoped_values[tuple(self._path)] = own
+                self.subgraph_runs.append((graph, self.when(), own))
         finally:
             self._subgraphs.pop()
             self._sure.pop()
+            self._guards.pop()
+            self._path.pop()
         if born is not None:
             born.update(list(self.fresh)[before:])
         return outs
@@ -722,11 +797,13 @@ class Engine:
         mark = self.constraints.mark()
         pending = dict(self.pending)
         scope = self.scope
-        kept: List[dict] = [scope.subgraph_values, scope.unknown_rank, self.pending, scope.producer, self.no_rule]
+        kept: List[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+                            scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
         n_warnings = len(self.warnings)
+        n_runs = len(self.subgraph_runs)
         made: List[Constraint] = []
         try:
             yield made
@@ -736,6 +813,7 @@ class Engine:
                 for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
                     made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
             del self.warnings[n_warnings:]
+            del self.subgraph_runs[n_runs:]
             for d, old in zip(kept, saved):
                 d.clear()
                 d.update(old)
@@ -762,13 +840,17 @@ class Engine:
             self._calls.pop()
 
 
-def _subgraph_value_info(g: onnx.GraphProto):
-    """The value_info entries of every subgraph of ``g``, nested ones too."""
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
         for a in n.attribute:
-            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
-                yield from sg.value_info
-                yield from _subgraph_value_info(sg)
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
 
 
 def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:

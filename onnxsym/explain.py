@@ -22,6 +22,7 @@ from . import dims, registry
 from .dims import Dim
 from .engine import node_label
 from .errors import OnnxsymError
+from .floatops import FLOAT_TYPES
 from .intops import INT_TYPES
 from .provenance import Kind, Provenance
 from .values import MAX_VALUE_ELEMENTS, Tensor
@@ -203,9 +204,13 @@ class Lineage:
             return SHAPE_UNRESOLVED
         if v.value is not None and any(self.fresh_of(e) for e in v.value if not isinstance(e, (float, bool))):
             return VALUE_UNRESOLVED
-        small = len(v.shape) <= 1 and all(isinstance(d, int) for d in v.shape) and \
-            (not v.shape or v.shape[0] <= MAX_VALUE_ELEMENTS)
-        if v.value is None and v.dtype in INT_TYPES and small:
+        count = 1
+        for d in v.shape:
+            count = count * d if isinstance(d, int) else MAX_VALUE_ELEMENTS + 1
+        # a shape value may pass through a 2-D Transpose (TorchScript's pads) or be computed
+        # in float (TF-"same" pads): the first node that lost it is upstream of them
+        shape_like = v.dtype in INT_TYPES or (v.dtype in FLOAT_TYPES and len(v.shape) <= 1)
+        if v.value is None and shape_like and count <= MAX_VALUE_ELEMENTS:
             return VALUE_UNKNOWN
         return ""
 

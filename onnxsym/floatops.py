@@ -192,3 +192,39 @@ def truncated(v) -> Optional[dims.Dim]:
     if isinstance(v, Quotient):
         return v.floor()
     return v if is_dim(v) else None
+
+
+def clip(node, dtype: int, value: Sequence, lo, hi) -> Optional[tuple]:
+    """A float Clip by constant bounds (None: no bound): max then min, the spec's order.
+    Concrete elements as numpy computes them in the type; an integral expression stays one
+    under integral bounds (TorchScript's ``max(pad, 0)`` of TF-"same" padding is ``Clip(min=0)``)."""
+    if dtype not in FLOAT_TYPES:
+        return None
+    if _concrete(value) and all(b is None or isinstance(b, (int, float)) for b in (lo, hi)):
+        t = NP_FLOAT[dtype]
+        a = np.array(value, dtype=t)
+        with np.errstate(all="ignore"):
+            if lo is not None:
+                a = np.maximum(a, t(lo))
+            if hi is not None:
+                a = np.minimum(a, t(hi))
+        return tuple(float(x) for x in a)
+    bounds = []
+    for b in (lo, hi):
+        if b is not None and math.isfinite(b) and not float(b).is_integer():
+            return None  # a fractional bound may make an integral element fractional
+        bounds.append(None if b is None or not math.isfinite(b) else int(b))
+    out: list = []
+    for v in value:
+        d = _integral(v)
+        if d is None:
+            return None
+        if bounds[0] is not None:
+            d = dims.dmax(d, bounds[0])
+        if bounds[1] is not None:
+            d = dims.dmin(d, bounds[1])
+        r = float(d) if isinstance(d, int) else _exact(node, d, dtype, "Clip")
+        if r is None:
+            return None
+        out.append(r)
+    return tuple(out)

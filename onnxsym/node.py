@@ -61,6 +61,18 @@ class Node:
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
 
+    def graph_attribute(self, graph) -> Tuple[str, int]:
+        """Which of this node's graph attributes ``graph`` is (a rule passes the very object
+        :meth:`attr` gave it): its name, and its index in a list of graphs (else -1)."""
+        for name, v in self._cache.items():
+            if v is graph:
+                return name, -1
+            if isinstance(v, list):
+                for k, g in enumerate(v):
+                    if g is graph:
+                        return name, k
+        return getattr(graph, "name", ""), -2  # not one of them: known by the graph's name
+
     # -- inputs ---------------------------------------------------------------
     def input(self, i: int) -> Optional[Value]:
         return self.inputs[i] if i < len(self.inputs) else None
@@ -143,11 +155,25 @@ class Node:
             self._engine.act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None,
-                    sure: bool = False) -> List[Optional[Value]]:
+                    sure: bool = False, guard=None) -> List[Optional[Value]]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
-        the graph runs whenever this node does (an If's branch taken by a known condition)."""
-        return self._engine.infer_subgraph(self, graph, inputs, born, sure)
+        the graph runs whenever this node does (an If's branch taken by a known condition);
+        else ``guard`` (an :class:`onnxsym.constraints.Guard`) says when it runs, and what the
+        graph needs is recorded under it (by default: under "this subgraph runs")."""
+        return self._engine.infer_subgraph(self, graph, inputs, born, sure, guard)
+
+    def runs_guard(self, relation, text: str):
+        """The guard of a subgraph of this node that runs exactly where ``relation``
+        (``(op, lhs, rhs)`` over the sizes) holds."""
+        from .constraints import Guard
+
+        engine = self._engine.peek()
+        return Guard(engine.place_key() + (self.name, "runs"), True, text, self.name, self.op_type, relation)
+
+    def branch_guards(self):
+        """The guards of this If's then and else branches (see :func:`onnxsym.branching.guards`)."""
+        return branching.guards(self._engine.peek(), self)
 
     # -- an If the sizes decide (see onnxsym.branching) ----------------------------
     def relation(self, i: int):

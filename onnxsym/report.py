@@ -66,11 +66,13 @@ class Stale:
 
     value: str
     declared: List[str]
-    computed: List[str]
+    computed: Optional[List[str]]  # None: the graph computes no rank
     allowed_by: Optional[str] = None
+    why: str = ""
 
     def describe(self) -> str:
-        return StaleDeclaration(self.value, tuple(self.declared), tuple(self.computed)).describe()
+        computed = None if self.computed is None else tuple(self.computed)
+        return StaleDeclaration(self.value, tuple(self.declared), computed, self.why).describe()
 
 
 @dataclass
@@ -187,8 +189,8 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
         report.positive = result.positive_assumptions()
         report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
                                "reason": c.reason} for c in report.positive]
-        report.stale = [Stale(st.value, list(st.declared), list(st.computed),
-                              "--allow-stale" if opts.allow_stale else None) for st in result.stale]
+        report.stale = [Stale(st.value, list(st.declared), None if st.computed is None else list(st.computed),
+                              "--allow-stale" if opts.allow_stale else None, st.why) for st in result.stale]
         if opts.require:
             report.outside = outside_of(result, opts.require)
         report.pinned = pinned_of(result, opts)
@@ -231,7 +233,7 @@ def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optio
     c, src = cut.condition, cut.condition.sources[0]
     return {"required": {n: list(r) for n, r in box.items()}, "condition": c.text, "kind": c.kind,
             "node": src.node, "op_type": src.op_type, "reason": src.reason, "assumed": c.assumed or None,
-            "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
+            "when": c.to_json()["when"], "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
 
 
 def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object

@@ -49,9 +49,22 @@ class Result:
     subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: List[str] = field(default_factory=list)
+    # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
+    subgraph_runs: List[tuple] = field(default_factory=list, repr=False, compare=False)
+    # The same values per subgraph, by its path (onnxsym.scope.graph_key of each enclosing one):
+    # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
+    # untaken) has no entry.
+    scoped_values: Dict[tuple, Dict[str, Value]] = field(default_factory=dict)
+    # The data the caller gave for graph inputs (``values``), by input name, row-major.
+    given_values: Dict[str, list] = field(default_factory=dict)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
+    # How the model was read, so that it can be inferred again (api.written_result).
+    base_dir: Optional[str] = field(default=None, repr=False, compare=False)
+    constant_initializers: bool = field(default=False, repr=False, compare=False)
+    # The table of the inference whose --range and --assume this one sets aside (written_result).
+    given: Optional[SymbolTable] = field(default=None, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:

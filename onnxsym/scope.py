@@ -26,6 +26,16 @@ Producer = Union[str, Tuple[Sequence[onnx.NodeProto], int]]
 
 Values = Dict[str, Value]  # a graph's values by name: the main graph's a plain dict, read at dict speed
 
+# Where a subgraph is: per enclosing subgraph, outermost first, its graph_key. Sibling scopes may
+# define the same name (legal ONNX), so a subgraph's values are kept under its path too.
+GraphPath = Tuple[tuple, ...]
+
+
+def graph_key(owner_outputs: Sequence[str], attribute: str, index: int = -1) -> tuple:
+    """One subgraph among its siblings: the outputs of the node that holds it (unique in its
+    scope and those around it), the attribute and, in a list of graphs, its index."""
+    return (tuple(owner_outputs), attribute, index)
+
 
 class InnerValues(dict):
     """A subgraph's values: its own, then those of the graphs around it."""
@@ -73,17 +83,20 @@ class Scope:
     in its subgraphs, what produced each value, the values whose rank is unknown, and the
     opsets its rules are looked up at (with the rules found so far)."""
 
-    __slots__ = ("values", "subgraph_values", "producer", "unknown_rank", "opsets", "ops")
+    __slots__ = ("values", "subgraph_values", "scoped_values", "producer", "unknown_rank", "opsets", "ops")
 
     def __init__(self, values: Values, opsets: Dict[str, int], ops: Optional[Dict[object, tuple]] = None,
                  subgraph_values: Optional[Dict[str, Value]] = None,
                  producer: Optional[Dict[str, Producer]] = None,
-                 unknown_rank: Optional[Dict[str, Provenance]] = None):
+                 unknown_rank: Optional[Dict[str, Provenance]] = None,
+                 scoped_values: Optional[Dict[GraphPath, Dict[str, Value]]] = None):
         self.values = values
         self.opsets = opsets
         # (domain, op_type), or op_type alone in the default domain -> the engine's _resolve_op answer
         self.ops: Dict[object, tuple] = {} if ops is None else ops
         self.subgraph_values: Dict[str, Value] = {} if subgraph_values is None else subgraph_values  # by name
+        # the same, per subgraph (by its path): what each scope itself defined, whatever its siblings did
+        self.scoped_values: Dict[GraphPath, Dict[str, Value]] = {} if scoped_values is None else scoped_values
         self.producer: Dict[str, Producer] = {} if producer is None else producer
         # Values whose rank is unknown, so that no dim can carry the reason.
         self.unknown_rank: Dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
@@ -102,7 +115,7 @@ class Scope:
         """The scope of a subgraph of this graph: new values over these; the rest is shared
         (a subgraph's values, producers and unknown ranks are reported with the model's)."""
         return Scope(InnerValues(self.values), self.opsets, self.ops, self.subgraph_values,
-                     self.producer, self.unknown_rank)
+                     self.producer, self.unknown_rank, self.scoped_values)
 
     def function(self, bound: Mapping[str, Value], opsets: Dict[str, int]) -> Scope:
         """The scope of a function body called from this graph, with its inputs ``bound``

@@ -64,12 +64,14 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
                 if assume is not None:
                     assume(d, decided, "broadcast of two dims that are not 1")
         return decided
-    if all(dims.range_of(d)[0] >= 0 for d in rest):
+    if all(dims.range_of(d)[0] >= 0 or dims.try_le(0, d) is True for d in rest):
         # A 0 broadcasts only against 1s (and 0s), giving 0: each dim that may be 0
-        # contributes a factor min(d, 1), which the ranges drop for dims known >= 1.
+        # contributes a factor min(d, 1), which the ranges drop for dims known >= 1. (A
+        # position table sliced to min(64, past + seq) - min(64, past) is never negative, and
+        # never more than seq: against seq it broadcasts to seq*min(1, that).)
         out = dims.dmax(*rest)
         for d in rest:
-            if dims.range_of(d)[0] < 1:
+            if dims.range_of(d)[0] < 1 and dims.try_le(1, d) is not True:
                 out = dims.mul(dims.dmin(d, 1), out)
         return out
     return fresh("broadcast of dims that may be negative: " + ", ".join(str(d) for d in rest))

@@ -12,6 +12,7 @@ import onnx
 
 from . import dims
 from .api import Result, _size, infer
+from .domain import guarded
 from .errors import UserInputError, VerificationError
 from .symbols import under_ranges_of_result
 from .values import Tensor, Value
@@ -180,7 +181,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     derived = result.derived_symbols()
     where = _intervals(result, domain)
     # What the model declares on its outputs does not bind a run; what its nodes need does.
-    checkable = [c for c in result.constraints if c.kind != "declared" and
+    checkable = [c for c in result.constraints if c.kind != "declared" and not c.when and
                  not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
     eqs = _equalities(result, domain, checkable)
     free = [n for n in where if n not in fixed]
@@ -246,6 +247,8 @@ def _feed(tensor: Value, name: str, bindings: Mapping[str, int]) -> np.ndarray:
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
     except (KeyError, ValueError):
         raise VerificationError(f"graph input '{name}': verify cannot feed its element type {tensor.dtype}") from None
+    if tensor.value is not None and all(isinstance(v, (bool, int, float)) for v in tensor.value):
+        return np.array(tensor.value, dtype=dtype).reshape(shape)  # data the caller gave (--value)
     if np.issubdtype(dtype, np.integer):
         return np.ones(shape, dtype=dtype)  # valid as token ids, masks and indices
     if dtype == np.bool_:
@@ -328,8 +331,21 @@ def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
     every graph input that is not an initializer, ones for integers and bools (valid as
     token ids, masks and indices), standard normal floats otherwise (seeded)."""
     init = {t.name for t in result.model.graph.initializer}
-    return {inp.name: _feed(result.values[inp.name], inp.name, bindings)
-            for inp in result.model.graph.input if inp.name not in init}
+    out = {inp.name: _feed(result.values[inp.name], inp.name, bindings)
+           for inp in result.model.graph.input if inp.name not in init}
+    branches = _guarded(result)
+    chosen = guarded.choose(branches, bindings)[0] if branches else None
+    for name, v in (guarded.feeds(branches, chosen) if chosen else {}).items():
+        if name in out:  # a data input that picks a branch the sizes run (silero's sr)
+            out[name] = np.full(out[name].shape, v, dtype=out[name].dtype)
+    return out
+
+
+def _guarded(result: Result) -> list:
+    """The domain's conditions that hold only where a subgraph runs (see onnxsym.domain.guarded)."""
+    if not any(c.when for c in result.constraints) and not any(when for _, when, _ in result.subgraph_runs):
+        return []
+    return [c for c in result.domain().conditions if c.when]
 
 
 def _run(sess, result: Result, bindings: Mapping[str, int], run_feeds: Mapping[str, np.ndarray], out_names):

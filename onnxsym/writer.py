@@ -11,19 +11,19 @@ from typing import Dict, List, Optional
 
 import onnx
 
-from . import dims
 from .dims import Dim
 from .declared import declared_dims
+from .scope import graph_key
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
 def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
-              keep: bool = False, names_win: bool = False):
+              keep: bool = False):
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. The inferred dim is written, except
     where ``keep`` says the declared dim_param names it (a fresh symbol, or with
-    --keep-declared-names a proven equal dim); ``names_win``: the old rule, where a
-    declared name also replaces any dim over fresh symbols only."""
+    --keep-declared-names a proven equal dim): a declared text is never written where
+    it is not proven (over a fresh dim it may be anything)."""
     if isinstance(inferred, int):
         # A number says more than any name (a contradicting declared number is a stale
         # declaration, reported by inference).
@@ -33,14 +33,13 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
                         f"writing '{inferred}'")
-    if names_win and declared is not None and declared.HasField("dim_param") and declared.dim_param and \
-            all(s.name in fresh for s in dims.free_symbols(inferred)):
-        return None, declared.dim_param
     return None, str(inferred)
 
 
 def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+                keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
+    """``drop``: where the graph computes no rank, the declared shape is not written either
+    (the branches that could make the value contradict it)."""
     dtype = t.dtype
     if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
         dtype = declared.tensor_type.elem_type
@@ -50,7 +49,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     tp.tensor_type.elem_type = dtype
     decl = declared_dims(declared) if declared is not None else None
     if t.shape is None:
-        if decl is not None and declared is not None:  # (a decl is read from a declared type)
+        if decl is not None and declared is not None and not drop:  # (a decl is read from a declared type)
             tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
         return tp
     if decl is not None and len(decl) != len(t.shape):
@@ -59,7 +58,7 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     shape.SetInParent()
     for i, d in enumerate(t.shape):
         value, param = merge_dim(decl[i] if decl else None, d, f"{where}[{i}]", fresh, warnings,
-                                 i in keep, names_win)
+                                 i in keep)
         dim = shape.dim.add()
         if value is not None:
             dim.dim_value = value
@@ -69,15 +68,15 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
 
 
 def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=(), names_win: bool = False) -> Optional[onnx.TypeProto]:
+               keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
-        return tensor_type(v, declared, where, fresh, warnings, keep, names_win)
+        return tensor_type(v, declared, where, fresh, warnings, keep, drop)
     if isinstance(v, (Sequence, Optional_)):
         field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
         inner_decl = getattr(declared, field).elem_type if declared is not None and \
             declared.WhichOneof("value") == field else None
-        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, (), names_win) if v.elem is not None else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, ()) if v.elem is not None else None
         if elem is None:
             return declared
         tp = onnx.TypeProto()
@@ -87,9 +86,12 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
 
 
 def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), names_win: bool = False) -> None:
+                 fresh, warnings: List[str], keep_declared=frozenset(), skip=frozenset(),
+                 dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
-    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is."""
+    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is;
+    nothing is written for the values in ``skip`` (dead_branch_reads); ``dropped``: the
+    values of no computed rank whose declared shape is not written either."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
     keep_axes: Dict[str, set] = {}
@@ -98,7 +100,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
     for name in produced:
         v = values.get(name)
-        if v is None:
+        if v is None or name in skip:
             continue
         target = declared_at.get(name)
         if target is None and type(v) is Tensor:
@@ -106,7 +108,8 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
-        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()), names_win)
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
+                        name in dropped)
         if tp is None:
             continue
         if target is None:
@@ -116,14 +119,90 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def write_subgraph_shapes(graph: onnx.GraphProto, values: Dict[str, Value], fresh, warnings: List[str],
-                          keep_declared=frozenset(), names_win: bool = False) -> None:
-    """Fill each subgraph's own ``value_info`` (nested ones too) with the values
-    computed inside it; its declared inputs and outputs are left as they are."""
+def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value], path: tuple = ()) -> set:
+    """The If nodes (in subgraphs too) whose condition is a known constant, each as its path
+    of node positions (names may be empty or repeat)."""
+    out = set()
+    for i, n in enumerate(graph.node):
+        if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
+            out.add(path + (i,))
+        for a in n.attribute:
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values, path + (i, a.name, k))
+    return out
+
+
+def _known_condition(cond) -> Optional[bool]:
+    if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
+            isinstance(cond.value[0], (int, bool, float)):
+        return bool(cond.value[0])
+    return None
+
+
+def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
+    """The values read inside an If branch that is never taken (its condition is a known
+    constant), from outside it. Their dims are not written: onnxruntime folds a branch's
+    shape computations even where it never runs, and from a dim it could not infer itself it
+    would compute there what is invalid at every size (a ConstantOfShape of a negative
+    count), and refuse to load the model that runs without the annotation."""
+    out: set = set()
+    for n in graph.node:
+        branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
+        known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
+        if known is not None:
+            dead = branches.pop("else_branch" if known else "then_branch", None)
+            if dead is not None:
+                out |= _outer_reads(dead)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                if a.type != onnx.AttributeProto.GRAPH or any(g is live for live in branches.values()):
+                    out |= dead_branch_reads(g, values)
+    return out
+
+
+def _outer_reads(graph: onnx.GraphProto) -> set:
+    """The names ``graph`` (its subgraphs too) reads that it does not define."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
+        {o for n in graph.node for o in n.output}
+    reads = {i for n in graph.node for i in n.input if i} | {o.name for o in graph.output}
     for n in graph.node:
         for a in n.attribute:
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                reads |= _outer_reads(g)
+    return reads - defined
+
+
+def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
+    """Write the number of each graph-input dim that a bind made one (``batch``, or a text
+    over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
+    does): the dims computed from it are written as numbers, and onnxruntime folds and plans
+    buffers from them, so the written model is valid only at that size and must say so
+    where sizes enter. (Called only when something is bound.)"""
+    for inp in graph.input:
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
+            continue
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) != len(v.shape):
+            continue
+        for d, inferred in zip(declared, v.shape):
+            if d.HasField("dim_param") and isinstance(inferred, int):
+                d.dim_value = inferred  # (clears dim_param: a oneof)
+
+
+def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
+                          keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
+                          path: tuple = ()) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
+    inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
+    define one name with other shapes); its declared inputs and outputs are left as they are.
+    A subgraph never inferred (an If branch proved untaken) is left as it is."""
+    for n in graph.node:
+        for a in n.attribute:
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, g in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
                 declared = {v.name for v in g.input} | {v.name for v in g.output}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, values, produced, fresh, warnings, keep_declared, names_win)
-                write_subgraph_shapes(g, values, fresh, warnings, keep_declared, names_win)
+                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, skip, dropped)
+                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, skip, dropped, here)

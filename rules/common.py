@@ -90,3 +90,11 @@ def count(node: Node, reason: str, output: int, axis: Optional[int], hi: int, lo
     if lo == hi:
         return lo
     return node.fresh(reason, output, axis, lo, hi, Kind.DATA_DEPENDENT)
+
+
+def exact_quotient(node: Node, d: Dim, k: Dim, reason: str) -> Dim:
+    """``d // k``, recording that ``node`` runs only when ``k`` divides ``d`` (onnxruntime
+    refuses a remainder: a Reshape's -1, SpaceToDepth's blocks): the domain's divisibility."""
+    q = dims.floordiv(d, k)
+    node.assume(dims.mul(k, q), d, reason)
+    return q

@@ -41,7 +41,8 @@ def if_rule(node):
         node.require_relation(holds, f"the If takes its {'then' if choice.then else 'else'} branch: "
                                      f"with the other, {choice.why}")
         return node.infer_graph(branches[0 if choice.then else 1], [], sure=True)
-    then_out, else_out = (node.infer_graph(g, []) for g in branches)
+    # (each branch runs only where its guard holds: what it needs is recorded under it)
+    then_out, else_out = (node.infer_graph(g, [], guard=w) for g, w in zip(branches, node.branch_guards()))
     outs = []
     for k, (a, b) in enumerate(zip(then_out, else_out)):
         if isinstance(a, Tensor) and isinstance(b, Tensor) and None not in (a.rank, b.rank) and a.rank != b.rank:
@@ -51,8 +52,24 @@ def if_rule(node):
                 node.note_split(relation)
             outs.append(node.unknown_rank(why, k, a.dtype or b.dtype))
         else:
-            outs.append(join([a, b], _fresh_for(node, k), "the If branches differ"))
+            outs.append(join([a, b], _cases_fresh(node, k, relation, a, b), "the If branches differ"))
     return outs
+
+
+def _cases_fresh(node, output, relation, then_out, else_out):
+    """The fresh symbol for a dim the branches give differently; where the condition is a
+    relation of the input symbols and both branch dims are resolved, its reason records both
+    cases with the condition (``max(0, seq - 2)//2 + 1 where seq > 8, seq where seq <= 8``):
+    the metadata and explain keep what was proven."""
+    def fresh(axis, why, lo, hi):
+        if relation is not None and isinstance(then_out, Tensor) and isinstance(else_out, Tensor) \
+                and then_out.shape is not None and else_out.shape is not None \
+                and all(map(node.is_resolved, (relation.lhs, relation.rhs))):
+            a, b = then_out.shape[axis], else_out.shape[axis]
+            if node.is_resolved(a) and node.is_resolved(b):
+                why = f"the If branches differ: {a} where {relation}, {b} where {relation.negated()}"
+        return node.fresh(why, output, axis, lo, hi, Kind.POLICY)
+    return fresh
 
 
 # --------------------------------------------------------------------- carried values
@@ -127,7 +144,7 @@ def _after(node, k, tmpl, varying):
 MAX_PASSES = 8
 
 
-def _iterate(node, body, initial, inputs_for, first, step=None):
+def _iterate(node, body, initial, inputs_for, first, step=None, sure=False, guard=None):
     """Infer ``body`` until the carried values it is given cover what it returns for
     them: a dim the body leaves unchanged keeps its expression, one it changes gets a
     symbol that stands for any iteration's, a value ``step`` maps to what the body returns
@@ -150,7 +167,7 @@ def _iterate(node, body, initial, inputs_for, first, step=None):
         if n_pass >= MAX_PASSES - 1:  # not settled: give up on the carried values
             wider = [unranked(c.dtype) if isinstance(c, Tensor) else type(c)(None) for c in carried]
         carried = wider
-    outs = node.infer_graph(body, inputs_for(carried), born)
+    outs = node.infer_graph(body, inputs_for(carried), born, sure=sure, guard=guard)
     outs = list(outs) + [None] * (first + len(carried) - len(outs))
     return carried, outs, varying, born | {s.name for d in varying for s in dims.free_symbols(d)}
 
@@ -221,9 +238,16 @@ def loop_rule(node):
     cond_in = Tensor(BOOL, (), (True,) if has_cond else None)
     counting = _Counting(it)
     start = [counting.start(v) for v in initial]
-    carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting)
-    unstable |= {s.name for s in dims.free_symbols(it)}
     runs = _runs_at_least_once(node, m, has_cond)
+    # What the body needs holds where it runs: always when it surely runs an iteration; where
+    # M >= 1 when only M decides; else under a choice of its own (the data decide).
+    guard = None
+    trips = node.value(0)[0] if has_trip and node.value(0) and len(node.value(0)) == 1 else None
+    if runs is None and is_dim(trips) and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(trips):
+        guard = node.runs_guard((">=", trips, 1), f"{trips} >= 1")
+    carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting,
+                                                sure=runs is True, guard=guard)
+    unstable |= {s.name for s in dims.free_symbols(it)}
     if runs is False:  # no iteration: the carried values come out as they went in
         after, trip = [v if v is not None else node.unknown_rank("the carried value is unknown", k)
                        for k, v in enumerate(initial)], 0
@@ -399,6 +423,15 @@ def _slice(x, axis):
     return Tensor(x.dtype, x.shape[:axis] + x.shape[axis + 1:])
 
 
+def _scan_runs(node, length):
+    """(sure, guard) of a Scan's body: it runs where the scanned length is >= 1."""
+    if length is None or not is_dim(length) or not node.is_resolved(length):
+        return False, None
+    if dims.try_le(1, length) is True:
+        return True, None
+    return False, node.runs_guard((">=", length, 1), f"{length} >= 1")
+
+
 @register("Scan", since=9)
 def scan_rule(node: Node) -> Outputs:
     body = node.attr("body")
@@ -409,7 +442,8 @@ def scan_rule(node: Node) -> Outputs:
     out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
-    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0)
+    sure, guard = _scan_runs(node, length)
+    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure, guard=guard)
     after = _finish(node, states, carried, outs[:n], varying, unstable, length)
     return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
                     for j, v in enumerate(outs[n:node.num_outputs])]

@@ -28,9 +28,24 @@ def unary(node: Node) -> Outputs:
             value = _int_unary(node, x)
         elif node.op_type == "Not" and x.dtype == BOOL:
             value = tuple(not bool(v) for v in x.value)
+        elif x.dtype in floatops.FLOAT_TYPES and node.op_type == "Clip":
+            value = _float_clip(node, x)
         elif x.dtype in floatops.FLOAT_TYPES:
             value = floatops.unary(node, x.dtype, x.value)
     return [Tensor(x.dtype, x.shape, None if value is None else tuple(value))]
+
+
+def _float_clip(node, x):
+    """The elements of a float Clip whose bounds are known (inputs from opset 11, attributes before)."""
+    if node.opset < 11:
+        lo, hi = node.attr("min"), node.attr("max")
+    else:
+        if any(present(node, i) and scalar(node, i) is None for i in (1, 2)):
+            return None
+        lo, hi = (scalar(node, i) if present(node, i) else None for i in (1, 2))
+    if any(b is not None and not isinstance(b, (int, float)) for b in (lo, hi)):
+        return None
+    return floatops.clip(node, x.dtype, x.value, lo, hi)
 
 
 def _int_unary(node, x):

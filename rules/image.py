@@ -10,7 +10,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import prod
 from onnxsym.values import Tensor
 
-from .common import arg, present, rank, required_attr
+from .common import arg, exact_quotient, present, rank, required_attr
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
@@ -24,9 +24,13 @@ def depth_space(node):
     if rank(x, 4) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
+    # (onnxruntime runs it only on whole blocks)
     if node.op_type == "DepthToSpace":
-        return [Tensor(x.dtype, (n, dims.floordiv(c, b * b), h * b, w * b))]
-    return [Tensor(x.dtype, (n, c * (b * b), dims.floordiv(h, b), dims.floordiv(w, b)))]
+        cb = exact_quotient(node, c, b * b, f"DepthToSpace: the channels {c} divide into blocks of {b}x{b}")
+        return [Tensor(x.dtype, (n, cb, h * b, w * b))]
+    hb = exact_quotient(node, h, b, f"SpaceToDepth: the height {h} is a multiple of the blocksize {b}")
+    wb = exact_quotient(node, w, b, f"SpaceToDepth: the width {w} is a multiple of the blocksize {b}")
+    return [Tensor(x.dtype, (n, c * (b * b), hb, wb))]
 
 
 @register("Col2Im")

@@ -361,6 +361,8 @@ def topk(node: Node) -> Outputs:
     if k is None:
         k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1],
                        kind=Kind.DATA_DEPENDENT)
+    elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs k <= the axis' dim
+        node.require_at_least(dims.sub(x.shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {x.shape[axis]}")
     shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 

@@ -13,7 +13,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
 from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 
-from .common import BOOL, I64, arg, present
+from .common import BOOL, I64, arg, exact_quotient, present
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -134,6 +134,9 @@ def constant_of_shape_rule(node: Node) -> Outputs:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "shape input value unknown", dtype)]
     shp = tuple(shp)
+    for d in shp:  # (onnxruntime refuses a negative dim)
+        if intops.is_dim(d) and not isinstance(d, int):
+            node.require_at_least(d, 0, f"ConstantOfShape: its shape's element {d} is >= 0")
     value = None
     st = _static_ints(shp)
     if st is not None and int(np.prod(st, dtype=np.int64)) <= MAX_VALUE_ELEMENTS:
@@ -175,6 +178,42 @@ def _literal(x, target, allowzero):
     return out
 
 
+def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
+    """Whether element ``i`` (``>= 0``, maybe 0) being 0 is proven to fail: where it is 0 (its
+    symbols' ranges narrowed to that), copying the input's dim gives a count that cannot match
+    the input's, whichever of the other unclear elements are 0 too."""
+    from onnxsym.narrowing import Unreachable, implied_ranges
+
+    d = target[i]
+    if x.shape is None or i >= len(x.shape) or dims.range_of(d)[0] < 0:
+        return False
+    try:
+        region = implied_ranges(dims.neg(d), 0)
+    except Unreachable:
+        return True
+    if not region:
+        return False  # the ranges cannot say where it is 0
+    if any("-1" in c for j, c in unclear.items() if j != i):
+        return False  # another element read as -1 would make the count match
+    others = [j for j, c in unclear.items() if j != i and "0" in c]
+    if len(others) > 3:
+        return False
+    total = prod(x.shape)
+    with dims.current().child({s.name: r for s, r in region.items()}):
+        for mask in range(1 << len(others)):
+            zero = {i} | {j for k, j in enumerate(others) if mask >> k & 1}
+            if any(j >= len(x.shape) for j in zero):
+                continue  # a 0 beyond the input's rank fails by itself
+            lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
+            if None in lit:
+                rest = prod(v for v in lit if v is not None)
+                if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+                    return False
+            elif dims.try_eq(prod(lit), total) is not False:
+                return False
+    return True
+
+
 def _unclear_elements(node, x, target, allowzero):
     """The computed target elements whose case (a size, 0, -1) is not known, with why.
     An element that may be -1 beside a literal -1 may be taken as a size (two -1s are
@@ -190,6 +229,13 @@ def _unclear_elements(node, x, target, allowzero):
                 unclear[i] = case
     if not unclear:
         return unclear
+    for i in [i for i, c in unclear.items() if c == "0"]:
+        if _zero_copy_fails(x, target, allowzero, i, unclear):
+            # a 0 there copies the input's dim, and no run keeps the element count then:
+            # onnxruntime fails, so the domain has the element >= 1 (timm's window partition)
+            node.require_at_least(target[i], 1, f"reshape target element {i} ({target[i]}) is 0 only "
+                                                f"where copying the input's dim breaks the element count")
+            del unclear[i]
     if -1 in target:
         return {i: c for i, c in unclear.items() if "0" in c}
     lit = _literal(x, target, allowzero)
@@ -222,7 +268,8 @@ def _reshape(node, x, target, allowzero):
             else:
                 if isinstance(total, int) and isinstance(rest, int) and total % rest:
                     raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
-                out[minus] = dims.floordiv(total, rest)
+                out[minus] = exact_quotient(node, total, rest,
+                                            f"Reshape -1: the element count {total} is a multiple of {rest}")
     elif x.shape is not None and not unclear:
         node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
@@ -273,9 +320,8 @@ def transpose_rule(node: Node) -> Outputs:
     r = len(x.shape)
     if perm is None:
         perm = tuple(reversed(range(r)))
-    if sorted(perm) != list(range(r)):
-        raise InvalidModel(f"perm {list(perm)} is no permutation of the input's {r} axes (the ONNX spec of "
-                           f"Transpose)")
+    if sorted(perm) != list(range(r)):  # onnxruntime refuses it: a rank the sizes chose may be wrong
+        raise ShapeContradiction(f"perm {list(perm)} does not fit an input of rank {r}")
     out = tuple(x.shape[p] for p in perm)
     arr = _np_value(x)
     value = None if arr is None else _from_np(arr.transpose(perm))
@@ -291,6 +337,30 @@ def _axes_from(node):
     return _ints(node.attr("axes"))
 
 
+def _squeeze_by_sizes(node, x):
+    """A Squeeze without axes whose one undecided dim ``d`` may be 1: its rank depends on
+    ``d == 1`` (hummingbird's GEMM trees squeeze ``[30, 1, n]``). As for an If on the sizes
+    (onnxsym.branching), inference is tried both ways: where the nodes after it run only
+    with ``d`` kept (a Transpose of rank 2), ``d >= 2`` joins the domain, and the other way round."""
+    from onnxsym.branching import Relation
+
+    maybe = [i for i, d in enumerate(x.shape) if not (d == 1 or dims.try_eq(d, 1) is False)]
+    if len(maybe) != 1 or not node.is_resolved(x.shape[maybe[0]]):
+        return node.unknown_rank("which dims are 1 unknown", 0, x.dtype)
+    k = maybe[0]
+    d = x.shape[k]
+    is_one = Relation("==", d, 1)
+    choice = node.branch_choice()
+    if choice is None:
+        node.note_split(is_one)
+        return node.unknown_rank(f"the rank depends on {d} == 1", 0, x.dtype)
+    kept = Relation("<=", 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
+    node.require_relation(is_one if choice.then else kept,
+                          f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
+    out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
+    return Tensor(x.dtype, out, x.value)
+
+
 @register("Squeeze")
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
@@ -303,10 +373,12 @@ def squeeze_rule(node: Node) -> Outputs:
             if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
                 out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
                 return [Tensor(x.dtype, out, x.value)]
-            return [node.unknown_rank("which dims are 1 unknown", 0, x.dtype)]
+            return [_squeeze_by_sizes(node, x)]
         out = tuple(d for d in x.shape if d != 1)
     else:
         ax = {normalize_axis(a, r) for a in axes}
+        for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
+            node.assume(x.shape[i], 1, f"Squeeze: axis {i} is 1")
         out = tuple(d for i, d in enumerate(x.shape) if i not in ax)
     return [Tensor(x.dtype, out, x.value)]
 
@@ -742,6 +814,11 @@ def _pad(node, pads, axes):
     out = list(x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
+        if not isinstance(out[a], int):  # negative pads crop: onnxruntime refuses a dim below 0
+            node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
+        wide = max(pads[j], pads[j + k]) if isinstance(pads[j], int) and isinstance(pads[j + k], int) else 0
+        if node.attr("mode", "constant") in ("reflect", b"reflect") and wide > 0:  # it mirrors inside the dim
+            node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
     return [Tensor(x.dtype, tuple(out))]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import zlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
@@ -768,6 +769,194 @@ def step_float_size(b: Builder) -> None:
 
 LOOP_FLOAT_STEPS = [step_while_loop, step_float_size]
 
+
+# --------------------------------------------------------------------------- trust (issue 21)
+# Float Range, narrow-int shape values as Slice and Reshape arguments, If branches that carry
+# conditions of their own, and declarations that contradict the graph. These run in a phase
+# of their own after the steps above, from a generator of their own, so that a seed's graph
+# up to there (and the distribution of the steps above) is what it was.
+
+
+def step_float_range(b: Builder) -> None:
+    """A Range in float32 or float64 (onnxruntime adds ``delta`` in the tensor's type):
+    up to a dim by a positive delta, down from it by a negative one, or over constants;
+    its length is a dim, and its elements, scaled, rounded up and summed, a size."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    dtype = b.rng.choice([F, TensorProto.DOUBLE])
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+
+    def scalar(v: float) -> str:
+        return b.const(np.array(v, np_type), np_type)
+
+    (d,) = b.node("Cast", [b.node("Squeeze", [b.dim_of(x, b.rng.randrange(len(x.shape))), b.const([0])])[0]], to=dtype)
+    if b.rng.random() < 0.5:
+        (d,) = b.node("Mul", [d, scalar(b.rng.choice([0.5, 1.0, 1.5, 0.3]))])
+    kind = b.rng.choice(["up", "up", "down", "const"])
+    if kind == "up":
+        parts = [scalar(b.rng.choice([0.0, 0.5, 1.0, -1.0])), d, scalar(b.rng.choice([0.1, 0.3, 0.5, 1.0, 1.5]))]
+    elif kind == "down":
+        parts = [d, scalar(b.rng.choice([0.0, -1.0, 0.5])), scalar(-b.rng.choice([0.1, 0.3, 0.5, 1.0, 2.5]))]
+    else:
+        parts = [scalar(0.0), scalar(b.rng.choice([1.0, 2.0, 0.7])), scalar(b.rng.choice([0.1, 0.2, 0.3]))]
+    (r,) = b.node("Range", parts)
+    use = b.rng.choice(["sum", "sum", "length", "last"])
+    if use == "length":
+        (c,) = b.node("ConstantOfShape", [b.node("Shape", [r])[0]],
+                      value=numpy_helper.from_array(np.array([1.0], np.float32)))
+        b.add(c, None)
+        return
+    if use == "last":
+        (r,) = b.node("Slice", [r, b.const([-1]), b.const([BIG])])
+    (v,) = b.node("Mul", [r, b.const(np.array([b.rng.choice([1.0, 5.0, 3.0, 10.0])], np_type), np_type)])
+    (v,) = b.node(b.rng.choice(["Ceil", "Floor"]), [v])
+    (v,) = b.node("Cast", [v], to=I64)
+    (v,) = b.node("ReduceSum", [v], keepdims=1)  # no axes: every axis, a [1] tensor (0 when empty)
+    _as_dim(b, v)
+
+
+_NARROW_ARGS = [TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.UINT8]
+
+
+def step_narrow_int_args(b: Builder) -> None:
+    """A dim cast to int8/int16/int32/uint8, Mul/Add/Div there (wrapping), cast back to int64
+    and used as a Slice start or end or a Reshape target element."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    axis = b.rng.randrange(len(x.shape))
+    dtype = b.rng.choice(_NARROW_ARGS)
+    if b.opset < 14 and dtype != TensorProto.INT32:
+        dtype = TensorProto.INT32  # (8- and 16-bit Add, Mul and Div are from opset 14 on)
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+
+    def c(k: int) -> str:
+        return b.const(np.array([k]).astype(np_type), np_type)  # (wrapped to the type)
+
+    (v,) = b.node("Cast", [b.dim_of(x, axis)], to=dtype)
+    op = b.rng.choice(["Mul", "Add", "Div", "MulDiv"])
+    if op == "MulDiv":  # d * 2**k / 2**k: d where it does not wrap
+        k = 2 ** b.rng.choice({TensorProto.INT32: [20, 24], TensorProto.INT16: [8, 12]}.get(dtype, [4, 6]))
+        (v,) = b.node("Div", [b.node("Mul", [v, c(k)])[0], c(k)])
+    else:
+        k = b.rng.choice({"Mul": [2, 3, 100], "Add": [1, 3, 120, 250], "Div": [2, 3]}[op])
+        (v,) = b.node(op, [v, c(k)])
+    (v,) = b.node("Cast", [v], to=I64)
+    use = b.rng.choice(["start", "end"] + (["reshape"] * 2 if op == "MulDiv" else []))
+    if use == "reshape":  # [d, -1] where the product did not wrap (else rarely valid)
+        (y,) = b.node("Reshape", [x.name, b.node("Concat", [v, b.const([-1])], axis=0)[0]])
+    elif use == "start":
+        (y,) = b.node("Slice", [x.name, v, b.const([BIG]), b.const([axis])])
+    else:
+        (y,) = b.node("Slice", [x.name, b.const([0]), v, b.const([axis])])
+    b.add(y, None)
+
+
+def _conditioned(b: Builder, x: T, kind: str) -> Optional[str]:
+    """A node on ``x`` that onnxruntime runs only at some sizes: its output, or None."""
+    r = len(x.shape)
+    axis = b.rng.randrange(r)
+    if kind == "reshape2":  # an even element count
+        return b.node("Reshape", [x.name, b.const([2, -1])])[0]
+    if kind == "pad_neg":  # the last dim >= 2
+        return b.node("Pad", [x.name, b.const([0] * (2 * r - 1) + [-2])])[0]
+    if kind == "topk":  # the axis >= 3
+        return b.node("TopK", [x.name, b.const([3])], n_out=2, axis=axis)[0]
+    if kind == "cos":  # the axis >= 5
+        d = b.dim_of(x, axis)
+        return b.node("ConstantOfShape", [b.node("Sub", [d, b.const([5])])[0]],
+                      value=numpy_helper.from_array(np.array([1.0], np.float32)))[0]
+    if kind == "squeeze":  # the axis == 1
+        return b.axes_input_or_attr("Squeeze", 13, x.name, [axis])[0]
+    if kind == "conv" and r == 4 and _is_static(x.shape[1]):  # h, w >= 3
+        return b.node("Conv", [x.name, b.const(np.ones([1, x.shape[1], 3, 3]), np.float32)])[0]
+    if kind == "s2d" and r == 4 and _is_static(x.shape[1]):  # h, w even
+        return b.node("SpaceToDepth", [x.name], blocksize=2)[0]
+    return None
+
+
+_CONDITIONED = ["reshape2", "pad_neg", "topk", "cos", "squeeze", "conv", "s2d"]
+
+
+def step_if_branch_condition(b: Builder) -> None:
+    """An If whose branches need sizes of their own (an even count, a dim >= 3, ...): on a
+    data condition, which the sizes do not decide, so a branch's need holds only where it
+    is taken; or on a shape condition that guards the need (``d >= 5`` before
+    ``ConstantOfShape(d - 5)``), so the model runs at every size."""
+    x = b.pick(lambda t: len(t.shape) >= 1)
+    if x is None:
+        return
+    symbolic = [i for i, d in enumerate(x.shape) if not _is_static(d)]
+    if symbolic and b.rng.random() < 0.3:
+        # (on a symbolic dim: where onnxruntime sees a static one, it rejects the model for the
+        # dead branch's negative ConstantOfShape when it loads it)
+        axis = b.rng.choice(symbolic)
+        (cond,) = b.node("GreaterOrEqual" if b.opset >= 12 else "Greater", [_scalar_dim(b, x, axis), b.const(5)])
+        mark = len(b.nodes)
+        (d,) = b.node("Sub", [b.dim_of(x, axis), b.const([5])])
+        (t,) = b.node("ConstantOfShape", [d], value=numpy_helper.from_array(np.array([1.0], np.float32)))
+        then_g = _branch(b, mark, t, "then")
+        mark = len(b.nodes)
+        (e,) = b.node("ConstantOfShape", [b.const([1])], value=numpy_helper.from_array(np.array([1.0], np.float32)))
+        else_g = _branch(b, mark, e, "else")
+    else:
+        (s,) = b.node("ReduceSum", [x.name], keepdims=0)
+        (cond,) = b.node("Greater", [s, b.const(0.0, np.float32)])
+        outs = []
+        conditioned = b.rng.randrange(2)  # one branch needs sizes of its own; the other too, at times
+        for k, name in enumerate(("then", "else")):
+            mark = len(b.nodes)
+            kind = b.rng.choice(_CONDITIONED) if k == conditioned or b.rng.random() < 0.25 else "plain"
+            out = _conditioned(b, x, kind) if kind != "plain" else None
+            if out is None:
+                (out,) = b.node("Neg", [x.name])
+            outs.append(_branch(b, mark, out, name))
+        then_g, else_g = outs
+    (y,) = b.node("If", [cond], then_branch=then_g, else_branch=else_g)
+    b.add(y, None)
+
+
+TRUST_STEPS = [step_float_range, step_narrow_int_args, step_if_branch_condition]
+TRUST_ZERO_STEPS = [step_float_range]  # (a Slice or If of an empty tensor: onnxruntime's kernels vary)
+
+
+def _wrong_dim(rng: random.Random, real, names: List[str]):
+    """A declared dim that may contradict ``real`` (the generator's guess, maybe None): a name of
+    the model's own (shared across values, so that two declarations can contradict each other),
+    an input symbol, a text over one, or a number."""
+    kind = rng.choice(["name", "symbol", "text", "number", "real"])
+    if kind == "real" and real is not None:
+        return real if isinstance(real, int) else str(real)
+    if kind == "name":
+        return rng.choice(["n", "m", "total"])
+    if kind == "symbol":
+        return rng.choice(names)
+    if kind == "text":
+        return rng.choice([f"{rng.choice(names + ['n'])} + 1", f"{rng.choice(names + ['n'])} - 1",
+                           f"2*{rng.choice(names)}", "n + 1"])
+    return rng.randint(1, 9)
+
+
+def declare_contradicting(rng: random.Random, m: onnx.ModelProto, tensors: List[T]) -> None:
+    """Declare shapes on a few produced float values (value_info, or the graph output's type):
+    wrong names, texts and numbers, sometimes another rank. Claims to check, never facts."""
+    produced = {o for n in m.graph.node for o in n.output}
+    known = [t for t in tensors if t.name in produced and t.dtype == F]
+    if not known:
+        return
+    outputs = {o.name: o for o in m.graph.output}
+    names = sorted({d.dim_param for i in m.graph.input for d in i.type.tensor_type.shape.dim if d.dim_param}) or ["n"]
+    for t in rng.sample(known, min(len(known), rng.randint(1, 3))):
+        rank = len(t.shape) if t.shape is not None and rng.random() < 0.8 else rng.randint(1, 3)
+        shape = [_wrong_dim(rng, t.shape[i] if t.shape is not None and i < len(t.shape) else None, names)
+                 for i in range(rank)]
+        vi = helper.make_tensor_value_info(t.name, F, shape)
+        if t.name in outputs:
+            outputs[t.name].CopyFrom(vi)
+        else:
+            m.graph.value_info.append(vi)
+
 STEPS = [step_unary, step_binary, step_binary, step_transpose, step_unsqueeze_squeeze, step_reduce,
          step_concat_split, step_reshape, step_reshape, step_slice, step_slice, step_pad, step_expand_tile,
          step_gather, step_matmul, step_range, step_pool_conv, step_resize, step_broadcast_pair,
@@ -804,12 +993,23 @@ def random_model(seed: int, max_steps: int = 8) -> onnx.ModelProto:
         b.add(name, tuple(dims.sym(d) if isinstance(d, str) else d for d in shape))
     steps = ZERO_STEPS if zero_sizes(seed) else STEPS
     for _ in range(rng.randint(1, max_steps)):
-        try:
-            rng.choice(steps)(b)
-        except (TypeError, dims.SymbolicDimError, dims.UndecidableError):
-            pass  # the generator's own shape guess was not enough for this step
+        _step(rng.choice(steps), b)
+    # the trust steps (issue 21), from a generator of their own: the graph up to here is unchanged
+    b.rng = trust = random.Random(seed * 104729 + 3)
+    for _ in range(trust.choice([0, 1, 1, 2])):
+        _step(trust.choice(TRUST_ZERO_STEPS if zero_sizes(seed) else TRUST_STEPS), b)
     b.tensors = [t for t in b.tensors if t.name not in {i.name for i in inputs}] or b.tensors
-    return _assemble(b.nodes, b.inits, inputs, opset, f"fuzz_{seed}")
+    m = _assemble(b.nodes, b.inits, inputs, opset, f"fuzz_{seed}")
+    if trust.random() < 0.25:
+        declare_contradicting(trust, m, b.tensors)
+    return m
+
+
+def _step(step, b: Builder) -> None:
+    try:
+        step(b)
+    except (TypeError, dims.SymbolicDimError, dims.UndecidableError):
+        pass  # the generator's own shape guess was not enough for this step
 
 
 def _assemble(nodes, inits, inputs, opset, name) -> onnx.ModelProto:
@@ -824,9 +1024,10 @@ def _assemble(nodes, inits, inputs, opset, name) -> onnx.ModelProto:
 
 @dataclass
 class Outcome:
-    kind: str  # "ok", "invalid" (onnxruntime runs no assignment), "wrong", "crash"
+    kind: str  # "ok", "invalid" (onnxruntime runs no assignment), "wrong", "hang", "crash"
     detail: str = ""
     checked_dims: int = 0
+    written_dims: int = 0  # dims of the written model compared with its run at fresh sizes
 
 
 def assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
@@ -840,15 +1041,79 @@ def assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
     return out
 
 
-def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Outcome:
-    """Infer, then compare with onnxruntime at every assignment it can run."""
+def fresh_assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
+    """Sizes the graph was not checked at (assignments_for's are), each one its declared
+    inputs allow, for running the written model: mostly sizes outside assignments_for's."""
+    rng = random.Random(seed * 6007 + 11)
+    sizes = [0, 1, 4, 6] if zero_sizes(seed) else [1, 6, 9, 10, 12, 13, 16]
+    return [{s: rng.choice(sizes) for s in SYMBOLS} for _ in range(count)]
+
+
+def given_for(seed: int, model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Dict[str, object]:
+    """What ``annotate`` is given for this seed: nothing mostly; else a bind (at a generated
+    size), a range that the fresh sizes leave, an assumption between two input symbols that
+    the fresh sizes break, or keep_declared_names."""
+    rng = random.Random(seed * 3571 + 5)
+    names = sorted({d.dim_param for i in model.graph.input for d in i.type.tensor_type.shape.dim if d.dim_param})
+    r = rng.random()
+    if not names or r >= 0.4:
+        return {}
+    sym = rng.choice(names)
+    if r < 0.15:
+        return {"bind": {sym: assignments[0][sym]}}
+    if r < 0.25:
+        return {"ranges": {sym: (0 if zero_sizes(seed) else 1, max(max(a[sym] for a in assignments), 1))}}
+    if r < 0.32 and len(names) >= 2:
+        a, b = rng.sample(names, 2)
+        return {"assume": [f"{a} == {b}"]}
+    return {"keep_declared_names": True}
+
+
+def stripped(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The graph without what it declares on produced values (value_info, output shapes):
+    the model onnxruntime is the judge of, whatever the declarations claim."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.value_info[:]
+    for o in m.graph.output:
+        if o.type.HasField("tensor_type"):
+            o.type.tensor_type.ClearField("shape")
+    return m
+
+
+def _fuzz_feeds(model: onnx.ModelProto):
+    """Float inputs at a binding, seeded by it (so that a data condition goes either way)."""
+    def feeds(binding):
+        rng = np.random.default_rng(zlib.crc32(repr(sorted(binding.items())).encode()))
+        out = {}
+        for i in model.graph.input:
+            shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in i.type.tensor_type.shape.dim]
+            out[i.name] = rng.standard_normal(shape).astype(np.float32)
+        return out
+    return feeds
+
+
+def _runs(sess, feeds) -> bool:
+    try:
+        sess.run(None, feeds)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]],
+                fresh: Optional[List[Dict[str, int]]] = None, given: Optional[Dict[str, object]] = None) -> Outcome:
+    """Infer, then compare with onnxruntime at every assignment it can run; with ``fresh``
+    sizes, also annotate (given ``given``: bind, ranges, assume, keep_declared_names) and run
+    the written model there as a user runs it (check_written)."""
     from onnxsym.verify import verify
 
-    zero = any(0 in a.values() for a in assignments)  # sizes that may be 0: so may the input dims
+    # sizes that may be 0: so may the input dims
+    zero = any(0 in a.values() for a in list(assignments) + list(fresh or []))
     try:
         result = onnxsym.infer(model, allow_zero=zero)
     except onnxsym.OnnxsymError as exc:
-        refused = _runs_anywhere(model, assignments)
+        refused = _runs_anywhere(stripped(model), assignments)
         if refused:
             return Outcome("crash", f"onnxsym refused a graph onnxruntime runs: {type(exc).__name__}: {exc}")
         return Outcome("invalid", str(exc))
@@ -863,11 +1128,64 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Ou
             report = verify(model, assignments=[a], result=result)
         except onnxsym.OnnxsymError:
             continue  # onnxruntime refuses this assignment: the graph is invalid there
+        except Exception as exc:  # noqa: BLE001 - onnxsym itself failed (verify computes the domain)
+            return Outcome("crash", f"verify at {a}: {type(exc).__name__}: {exc}")
         ran += 1
         checked += report.checked_dims
         if report.mismatches:
             return Outcome("wrong", str(report.mismatches[0]), checked)
-    return Outcome("ok" if ran else "invalid", "", checked)
+    if not ran:
+        return Outcome("invalid", "", checked)
+    if fresh is None:
+        return Outcome("ok", "", checked)
+    out = check_written(model, result, zero, fresh, given or {})
+    out.checked_dims += checked
+    return out
+
+
+def check_written(model: onnx.ModelProto, result, zero: bool, fresh: List[Dict[str, int]],
+                  given: Dict[str, object]) -> Outcome:
+    """Annotate as the CLI does (the domain computed first, which narrows the ranges the
+    written dims are simplified under) and run the written model at the ``fresh`` sizes,
+    with its value_info in place: where the graph runs, it must run too, every dim it
+    declares must be the real one, and the domain must hold (a domain too narrow is wrong)."""
+    from oracle import written_model_failure
+
+    knowledge = {k: v for k, v in given.items() if k in ("bind", "ranges", "assume")}
+    if knowledge:
+        bind = knowledge.get("bind", {})
+        fresh = [dict(a, **bind) for a in fresh]
+        try:
+            result = onnxsym.infer(model, allow_zero=zero, **knowledge)
+        except onnxsym.OnnxsymError:
+            # a documented refusal: a bound size or an assumption the graph contradicts (the
+            # graph need not run at every size; where it runs, the check above compared it)
+            return Outcome("ok")
+        except Exception as exc:  # noqa: BLE001
+            return Outcome("crash", f"infer({knowledge}): {type(exc).__name__}: {exc}")
+    judge = stripped(model)
+    feeds = _fuzz_feeds(judge)
+    try:
+        domain = result.domain()
+        written = onnxsym.write_result(result, keep_declared_names=bool(given.get("keep_declared_names")))
+    except Exception as exc:  # noqa: BLE001
+        return Outcome("crash", f"annotate({given}): {type(exc).__name__}: {exc}")
+    if not knowledge:  # (under a range or an assumption the domain is narrower on purpose)
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        opts.log_severity_level = 4
+        sess = ort.InferenceSession(judge.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        for a in fresh:
+            broken = domain.violated(a)
+            if broken is not None and _runs(sess, feeds(a)):
+                return Outcome("wrong", f"the domain is too narrow: the graph runs at {a}, the domain says "
+                                        f"{broken.describe()}")
+    checked, failure, _ = written_model_failure(judge, written, fresh, feeds)
+    if failure is not None:
+        return Outcome("wrong", f"annotate({given}): {failure}", 0, checked)
+    return Outcome("ok", "", 0, checked)
 
 
 def _runs_anywhere(model, assignments) -> bool:
@@ -898,57 +1216,190 @@ def _runs_anywhere(model, assignments) -> bool:
 # --------------------------------------------------------------------------- shrinking
 
 
+def _used_names(nodes) -> set:
+    """Every name the nodes read, in their subgraphs too (a branch reads the outer constants)."""
+    out = set()
+    for n in nodes:
+        out.update(n.input)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= _used_names(g.node)
+    return out
+
+
 def _without(model: onnx.ModelProto, drop: int) -> Optional[onnx.ModelProto]:
-    """The model without node ``drop`` and every node that depends on it."""
+    """The model without node ``drop`` and every node that depends on it (its declarations
+    on the values that remain kept)."""
     nodes = list(model.graph.node)
     dead = set(nodes[drop].output)
     kept = []
     for i, n in enumerate(nodes):
-        if i == drop or any(x in dead for x in n.input):
+        if i == drop or dead & _used_names([n]):
             dead.update(n.output)
             continue
         kept.append(n)
     if not kept:
         return None
-    used = {x for n in kept for x in n.input}
+    used = _used_names(kept)
     inits = [t for t in model.graph.initializer if t.name in used]
-    return _assemble(kept, inits, list(model.graph.input), model.opset_import[0].version, model.graph.name)
+    m = _assemble(kept, inits, list(model.graph.input), model.opset_import[0].version, model.graph.name)
+    declared = {o.name: o for o in model.graph.output if o.type.HasField("tensor_type")}
+    for o in m.graph.output:
+        if o.name in declared:
+            o.CopyFrom(declared[o.name])
+    produced = {o for n in kept for o in n.output}
+    m.graph.value_info.extend(vi for vi in model.graph.value_info if vi.name in produced)
+    return m
 
 
-def shrink(model: onnx.ModelProto, assignments, kind: str) -> onnx.ModelProto:
+def shrink(model: onnx.ModelProto, assignments, kind: str, fresh=None, given=None) -> onnx.ModelProto:
     """A smaller model that still fails the same way (greedy node removal)."""
     changed = True
     while changed:
         changed = False
         for i in reversed(range(len(model.graph.node))):
             smaller = _without(model, i)
-            if smaller is not None and check_model(smaller, assignments).kind == kind:
+            if smaller is not None and check_model(smaller, assignments, fresh, given).kind == kind:
                 model, changed = smaller, True
                 break
     return model
 
 
-def save_failure(model, outcome: Outcome, assignments, folder: str) -> str:
+def save_failure(model, outcome: Outcome, assignments, folder: str, fresh=None, given=None) -> str:
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{model.graph.name}_{outcome.kind}.onnx")
-    model.doc_string = f"{outcome.kind}: {outcome.detail}\nassignments: {assignments}"
+    model.doc_string = (f"{outcome.kind}: {outcome.detail}\nassignments: {assignments}\n"
+                        f"fresh sizes: {fresh}\nannotate given: {given}")
     onnx.save(model, path)
     return path
 
 
-def run(seeds, failures_dir: Optional[str] = None, max_steps: int = 8):
-    """Fuzz the given seeds; returns {kind: count} and the list of (seed, outcome, saved path)."""
+def case_for(seed: int, max_steps: int = 8):
+    """The model of a seed and what it is checked with: (model, assignments, fresh sizes, given)."""
+    model = random_model(seed, max_steps)
+    a = assignments_for(seed)
+    return model, a, fresh_assignments_for(seed), given_for(seed, model, a)
+
+
+def check_seed(seed: int, max_steps: int = 8, failures_dir: Optional[str] = None, report=None):
+    """Check one seed; a wrong or crashing graph is shrunk (and saved in ``failures_dir``).
+    ``report(outcome)`` is called with the outcome before shrinking starts.
+    Returns (outcome, the shrunk outcome and saved path, or None)."""
+    model, a, fresh, given = case_for(seed, max_steps)
+    out = check_model(model, a, fresh, given)
+    if report is not None:
+        report(out)
+    if out.kind not in ("wrong", "crash"):
+        return out, None
+    small = shrink(model, a, out.kind, fresh, given)
+    again = check_model(small, a, fresh, given)
+    path = save_failure(small, again, a, failures_dir, fresh, given) if failures_dir else None
+    return out, (again, path)
+
+
+def _quiet_runtime() -> None:
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)  # the graphs that do not run are expected: no log on stderr
+
+
+def _worker(conn, max_steps: int, failures_dir: Optional[str]) -> None:
+    """A process checking the seeds it is sent, one at a time (run)."""
+    _quiet_runtime()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)  # onnxruntime logs each graph it cannot run; the pipe reports what matters
+    while True:
+        seed = conn.recv()
+        if seed is None:
+            return
+        try:
+            _, shrunk = check_seed(seed, max_steps, failures_dir, report=lambda o: conn.send(("outcome", o)))
+        except BaseException as exc:  # noqa: BLE001 - a bug of the fuzzer itself: reported, the worker goes on
+            conn.send(("outcome", Outcome("crash", f"the fuzzer failed: {type(exc).__name__}: {exc}")))
+            shrunk = None
+        conn.send(("shrunk", shrunk))
+
+
+class _Worker:
+    """The worker process, restarted after a hang or a death."""
+
+    def __init__(self, max_steps: int, failures_dir: Optional[str]):
+        import multiprocessing
+
+        self.ctx = multiprocessing.get_context("spawn")  # (onnxruntime's threads do not survive a fork)
+        self.args = (max_steps, failures_dir)
+        self.proc = None
+
+    def _start(self):
+        self.conn, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_worker, args=(child,) + self.args, daemon=True)
+        self.proc.start()
+        child.close()
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join()
+            self.proc = None
+
+    def ask(self, seed: int, limit: float, shrink_limit: float):
+        """(outcome, shrunk or None) for ``seed``; a check over ``limit`` seconds is a hang."""
+        if self.proc is None:
+            self._start()
+        self.conn.send(seed)
+        got = self._receive(limit)
+        if got is None:
+            return Outcome("hang", f"no answer in {limit:.0f} s"), None
+        if got[0] == "died":
+            return Outcome("crash", f"the process died (exit code {got[1]})"), None
+        outcome = got[1]
+        rest = self._receive(shrink_limit)
+        if rest is None or rest[0] == "died":
+            return outcome, None  # (shrinking it took too long: the seed reproduces it)
+        return outcome, rest[1]
+
+    def _receive(self, limit: float):
+        if not self.conn.poll(limit):
+            self.stop()
+            return None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.proc.join()
+            code = self.proc.exitcode
+            self.proc = None
+            return ("died", code)
+
+
+def run(seeds, failures_dir: Optional[str] = None, max_steps: int = 8, time_limit: Optional[float] = None,
+        progress=None):
+    """Fuzz the given seeds; returns {kind: count} and the list of (seed, outcome, saved path).
+    With ``time_limit`` (seconds), each seed is checked in a worker process and one that takes
+    longer is a hang (also one whose process dies is a crash); without, in this process."""
     counts: Dict[str, int] = {}
     failures = []
-    for seed in seeds:
-        model = random_model(seed, max_steps)
-        a = assignments_for(seed)
-        out = check_model(model, a)
-        counts[out.kind] = counts.get(out.kind, 0) + 1
-        counts["dims"] = counts.get("dims", 0) + out.checked_dims
-        if out.kind in ("wrong", "crash"):
-            small = shrink(model, a, out.kind)
-            again = check_model(small, a)
-            path = save_failure(small, again, a, failures_dir) if failures_dir else None
-            failures.append((seed, again, path))
+    worker = _Worker(max_steps, failures_dir) if time_limit else None
+    try:
+        for seed in seeds:
+            if worker is not None:
+                out, shrunk = worker.ask(seed, time_limit, 20 * time_limit)
+            else:
+                out, shrunk = check_seed(seed, max_steps, failures_dir)
+            counts[out.kind] = counts.get(out.kind, 0) + 1
+            counts["dims"] = counts.get("dims", 0) + out.checked_dims
+            counts["written dims"] = counts.get("written dims", 0) + out.written_dims
+            if out.kind in ("wrong", "crash", "hang"):
+                if shrunk is not None:
+                    failures.append((seed, shrunk[0], shrunk[1]))
+                else:
+                    path = None
+                    if failures_dir:
+                        model, a, fresh, given = case_for(seed, max_steps)
+                        path = save_failure(model, out, a, failures_dir, fresh, given)
+                    failures.append((seed, out, path))
+            if progress is not None:
+                progress(seed, out)
+    finally:
+        if worker is not None:
+            worker.stop()
     return counts, failures

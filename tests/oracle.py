@@ -250,3 +250,134 @@ def check_written(annotated, bindings, feeds=None):
                 assert value == real, f"{name}[{axis}] at {binding}: written {text!r} = {value}, real {real}"
                 checked += 1
     return checked
+
+
+# ---------------------------------------------------------------- the written model, run as a user runs it
+
+def _session_of(m, optimize=True):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 4
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def _first_line(exc):
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def written_model_failure(original, annotated, bindings, feeds):
+    """Run ``annotated`` as a user's onnxruntime runs it (its value_info in place, every graph
+    optimization: onnxruntime folds shapes and plans buffers from the dims it declares) at
+    each binding its declared inputs allow where ``original`` runs (judged without graph
+    optimizations, as verify runs it): it must run too, and every dim it declares on a
+    produced value (value_info and graph outputs, parsed back from its text; dims naming no
+    input symbol skipped) must be the real one. ``feeds(binding)`` gives the inputs.
+    Returns ``(dims checked, the first failure or None, bindings run)``."""
+    try:  # the judge of where the model runs, as verify runs it (optimizations run some invalid graphs)
+        orig = _session_of(original, optimize=False)
+    except Exception:  # noqa: BLE001 - onnxruntime refuses the original: nothing to hold the written one to
+        return 0, None, 0
+    try:
+        as_is = _session_of(annotated)
+    except Exception as exc:  # noqa: BLE001
+        try:  # the model as given, optimized as the written one is, is refused too: onnxruntime's doing
+            _session_of(original)
+        except Exception:  # noqa: BLE001
+            return 0, None, 0
+        return 0, f"onnxruntime cannot load the written model: {_first_line(exc)}", 0
+    exposed = onnx.ModelProto()
+    exposed.CopyFrom(annotated)
+    written = {vi.name: written_dims(vi) for vi in list(exposed.graph.value_info) + list(exposed.graph.output)
+               if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
+    outputs = {o.name for o in exposed.graph.output}
+    for vi in exposed.graph.value_info:
+        if vi.name not in outputs and vi.name in written:
+            exposed.graph.output.add().CopyFrom(vi)
+    for o in exposed.graph.output:  # here the run itself is looked at, not shaped by the declarations
+        o.type.tensor_type.ClearField("shape")
+    del exposed.graph.value_info[:]
+    checked = ran = 0
+    inspect = None
+    for binding in bindings:
+        run_feeds = feeds(binding)
+        if not _declared_inputs_allow(annotated, run_feeds):
+            continue  # (a bound symbol's number is written into the inputs: other sizes are refused)
+        try:
+            orig.run(None, run_feeds)
+        except Exception:  # noqa: BLE001 - the model itself does not run at this size
+            continue
+        ran += 1
+        try:
+            as_is.run(None, run_feeds)
+        except Exception as exc:  # noqa: BLE001
+            try:  # the model as given, optimized as the written one is, fails too: onnxruntime's doing
+                _session_of(original).run(None, run_feeds)
+            except Exception:  # noqa: BLE001
+                continue
+            return checked, f"the written model fails at {binding} where the model runs: {_first_line(exc)}", ran
+        if inspect is None:
+            inspect = _session_of(exposed, optimize=False)
+        names = [o.name for o in inspect.get_outputs()]
+        for name, arr in zip(names, inspect.run(names, run_feeds)):
+            if name not in written or not isinstance(arr, np.ndarray):
+                continue
+            if len(written[name]) != arr.ndim:
+                return checked, f"'{name}' at {binding}: written {written[name]}, real {list(arr.shape)}", ran
+            for axis, (text, real) in enumerate(zip(written[name], arr.shape)):
+                value = _evaluate_written(text, binding)
+                if value is None:
+                    continue
+                if value != real:
+                    return checked, (f"'{name}'[{axis}] at {binding}: written {text!r} = {value}, "
+                                     f"real {list(arr.shape)}"), ran
+                checked += 1
+    return checked, None, ran
+
+
+def _declared_inputs_allow(m, feeds):
+    """Whether the feeds have the numbers ``m``'s graph inputs declare."""
+    for inp in m.graph.input:
+        if inp.name in feeds and inp.type.HasField("tensor_type"):
+            dims_ = inp.type.tensor_type.shape.dim
+            shape = np.shape(feeds[inp.name])
+            if len(dims_) != len(shape) or any(d.HasField("dim_value") and d.dim_value != n
+                                               for d, n in zip(dims_, shape)):
+                return False
+    return True
+
+
+def check_written_runs(original, annotated, bindings, feeds):
+    """:func:`written_model_failure` as an assertion; returns how many dims were checked
+    (at least one binding must run and at least one dim be compared)."""
+    checked, failure, ran = written_model_failure(original, annotated, bindings, feeds)
+    assert failure is None, failure
+    assert ran and checked, f"nothing checked: {ran} bindings ran, {checked} dims compared"
+    return checked
+
+
+def check_written_names(annotated, bindings, feeds=None):
+    """``check_written``, with the names the annotated model keeps (``onnxsym.aliases``: each
+    declared name and the dim it names) evaluated at each binding too, so that a kept name
+    (``--keep-declared-names``) is checked against the run like an expression; a name kept
+    for a fresh symbol is skipped. Returns how many dims were checked."""
+    import json
+
+    meta = {p.key: p.value for p in annotated.metadata_props}
+    aliases = json.loads(meta.get("onnxsym.aliases", "{}"))
+    extended = []
+    for b in bindings:
+        e = dict(b)
+        for name, text in aliases.items():
+            value = _evaluate_written(text, b)
+            if value is not None:
+                e[name] = value
+        extended.append(e)
+    if feeds is None:
+        from bench.resolution import feeds_for
+
+        def feeds(b):
+            return feeds_for(annotated, b)
+    return check_written(annotated, extended, feeds)

@@ -276,7 +276,7 @@ def test_a_stale_declaration_is_its_own_finding_in_every_format(paths):
     doc, code = as_json(paths["declared"])
     (m,) = doc["models"]
     assert code == 1 and m["status"] == "stale" and m["entries"] == [] and doc["options"]["allow_stale"] is False
-    assert m["stale_declarations"] == [{"value": "y", "declared": ["batch", "4"], "computed": ["batch", "3"],
+    assert m["stale_declarations"] == [{"value": "y", "declared": ["batch", "4"], "computed": ["batch", "3"], "why": "",
                                         "allowed_by": None}]
     doc, code = as_json("--allow-stale", paths["declared"])
     assert code == 0 and doc["models"][0]["status"] == "ok"

@@ -12,6 +12,7 @@ import onnxsym
 from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments, verify
 from helpers import F, init, model
+from oracle import check_written
 
 N = helper.make_node
 
@@ -186,10 +187,16 @@ def test_cli_options_printing_and_metadata(tmp_path):
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
                                                 "assume": ["past == seq"], "allow_zero": False,
-                                                "allow_zero_symbols": []}
-    assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["past == seq", "seq == k"]
-    assert json.loads(meta["onnxsym.derived"]) == {"k": "seq", "past": "seq"}
-    assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 4096]
+                                                "allow_zero_symbols": [], "values": {}}
+    # The written dims hold at every size the inputs allow (batch is written into them):
+    # the --range and --assume are what onnxsym.user records, not what the dims rely on.
+    written = onnx.load(out)
+    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 0]
+    assert [d.dim_param or d.dim_value for d in written.graph.output[1].type.tensor_type.shape.dim] == [1, "past + seq"]
+    assert [c["constraint"] for c in json.loads(meta["onnxsym.constraints"])] == ["seq == k"]
+    assert json.loads(meta["onnxsym.derived"]) == {"k": "seq"}
+    assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 2**63 - 1]
+    assert "the graph inputs are written with batch = 1" in r.output and "--range and --assume narrow" in r.output
     r = CliRunner().invoke(main, ["verify", p, "--range", "seq=2:5", "--assume", "past == seq"])
     assert r.exit_code == 0 and "0 wrong" in r.output, r.output
     r = CliRunner().invoke(main, ["verify", p, "--bind", "seq=4", "--bind", "past=4", "--bind", "batch=2"])
@@ -230,7 +237,9 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
               opsets=[("test.constraints", 1)])
     res = onnxsym.infer(m)
     assert [(str(c), c.node) for c in res.constraints] == [("k == j", "inner_mm")]
-    assert "subgraph of RunBranch node 'br'" in res.constraints[0].reason
+    (guard,) = res.constraints[0].when  # under "that subgraph runs", a field of its own
+    assert guard.node == "br" and guard.text == "the subgraph of RunBranch node 'br' runs"
+    assert "subgraph" not in res.constraints[0].reason
     assert res.derived_symbols() == {}
 
 
@@ -245,12 +254,15 @@ def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():
     assert again.constraints == [] and again.derived_symbols() == {}
 
 
-def test_a_declaration_over_input_symbols_is_recorded_but_does_not_specialize_the_model():
+def test_a_declaration_over_input_symbols_is_no_constraint_and_does_not_specialize_the_model():
     m = model([N("ReduceSum", ["x", "ax"], ["s"], keepdims=1, name="sum"), N("Relu", ["x"], ["r"], name="relu")],
               [("x", F, ["batch", 4])], [("s", F, ["batch", 4]), ("r", F, ["batch", 4])], [init("ax", [0])])
     res = onnxsym.infer(m)
-    assert [(str(c), c.kind) for c in res.constraints] == [("batch == 1", "declared")]
+    # s[0] is 1, declared 'batch': a claim true only at batch 1, so neither a constraint nor stale
+    assert res.constraints == [] and res.stale == []
     assert res.derived_symbols() == {} and str(res.shape("r")[0]) == "batch"
+    assert not res.domain().conditions and res.domain().violated({"batch": 3}) is None
     out = onnxsym.write_result(res)
     assert out.graph.output[0].type.tensor_type.shape.dim[0].dim_value == 1
     assert verify(m, result=res).ok
+    assert check_written(out, [{"batch": 2}, {"batch": 3}]) == 8

@@ -114,7 +114,7 @@ def test_a_node_in_a_branch_that_may_not_run_decides_nothing():
     assert run_ort(m, feeds)["y"].shape == (2, 4, 7)  # runs, with the rank-3 branch
 
 
-def test_inside_a_branch_of_an_if_on_data_the_condition_is_assumed_and_narrows_nothing():
+def test_inside_a_branch_of_an_if_on_data_the_condition_holds_under_it_and_narrows_nothing():
     """The squeeze-like If and its LSTM both in the then branch of an If on ``flag``: where that
     branch runs, n <= 4 is needed; where the other runs, any n is fine."""
     lstm, inits = _lstm()
@@ -127,8 +127,11 @@ def test_inside_a_branch_of_an_if_on_data_the_condition_is_assumed_and_narrows_n
     res = onnxsym.infer(m)
     assert res.subgraph_values["y"].shape == (res.shape("x")[0], 4)
     (cond,) = [c for c in res.domain().conditions if c.sources[0].op_type == "If"]
-    assert cond.text == "n <= 4" and cond.assumed.endswith("which may not run")
+    assert cond.text == "n <= 4" and not cond.assumed
+    assert [(g.text, g.value) for g in cond.when] == [("flag", True)]
+    assert cond.describe().startswith("if flag: n <= 4: If ")
     assert res.domain().ranges["n"] == (1, onnxsym.dims.INT64_MAX)
+    assert res.domain().violated({"batch": 2, "n": 7}) is None  # (with flag false)
     assert run_ort(m, {**_feeds(2, 3), "flag": np.array(True)})["s"].tolist() == [1, 2, 3]
     assert run_ort(m, {**_feeds(2, 7), "flag": np.array(False)})["s"].tolist() == [2, 4, 7]
     with pytest.raises(Exception):
@@ -165,19 +168,56 @@ def test_silero_vad_op15_squeeze_is_decided_by_its_lstm():
 
 def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
     """The If on the sample rate (data) runs one branch; each branch's squeeze is decided by its
-    LSTM: 192 <= samples <= 703 at 16 kHz, 96 <= samples <= 351 at 8 kHz, each assumed (that
-    branch may not run), and no range is narrowed by them. onnxruntime agrees at both edges."""
+    LSTM: 192 <= samples <= 703 at 16 kHz, 96 <= samples <= 351 at 8 kHz, each under its
+    branch's guard (``sr == 16000``), so no range is narrowed by them and a size either branch
+    runs is in the domain. onnxruntime agrees at every edge."""
     m = _silero("silero_vad.onnx")
-    inside = [(1, 192, 16000), (2, 703, 16000), (2, 96, 8000), (1, 351, 8000)]
+    inside = [(1, 192, 16000), (2, 512, 16000), (1, 576, 16000), (2, 703, 16000), (2, 96, 8000), (1, 351, 8000)]
     res = check(m, [({"batch": b, "samples": s}, _silero_feeds(b, s, sr)) for b, s, sr in inside])
     assert res.shape("output") is not None and res.shape("stateN") == (2, res.shape("output")[0], 128)
     domain = res.domain()
-    ifs = sorted(c.text for c in domain.conditions if c.sources[0].op_type == "If" and c.assumed)
-    assert ifs == ["192 <= samples <= 703", "96 <= samples <= 351"]
+    ifs = sorted((c.text, tuple(g.text for g in c.when)) for c in domain.conditions if c.sources[0].op_type == "If")
+    assert ifs == [("192 <= samples <= 703", ("sr == 16000",)), ("96 <= samples <= 351", ("sr != 16000",))]
+    assert not any(c.assumed for c in domain.conditions if c.sources[0].op_type == "If")
     assert domain.ranges["samples"][1] == onnxsym.dims.INT64_MAX
+    for s in (96, 351, 352, 512, 576, 703):  # some sample rate runs each
+        assert domain.violated({"batch": 1, "samples": s}) is None, s
+    for s in (95, 704, 1000):  # none runs these
+        assert domain.violated({"batch": 1, "samples": s}) is not None, s
+        for sr in (16000, 8000):
+            with pytest.raises(Exception):
+                run_ort(m, _silero_feeds(1, s, sr))
     for s, sr in ((191, 16000), (704, 16000), (95, 8000), (352, 8000)):
         with pytest.raises(Exception):
             run_ort(m, _silero_feeds(1, s, sr))
+
+
+def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path):
+    """``check --require samples=512:576`` and ``verify --bind samples=512`` succeed (verify
+    feeds sr = 16000, the branch that runs 512); sizes no branch runs are refused."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    _silero("silero_vad.onnx")
+    path = str(tmp_path / "silero_vad.onnx")
+    shutil.copy(os.path.join(REAL, "silero_vad.onnx"), path)
+    run = CliRunner().invoke
+    for box in ("512:576", "96:703", "300:600"):
+        r = run(main, ["check", path, "--require", f"samples={box}"])
+        assert r.exit_code == 0, (box, r.output)
+    for box, at in (("500:704", "704"), ("1:100", "1")):
+        r = run(main, ["check", path, "--require", f"samples={box}"])
+        assert r.exit_code == 1 and f"samples = {at}" in r.output, (box, r.output)
+    r = run(main, ["domain", path])
+    assert "if sr == 16000: 192 <= samples <= 703" in r.output and "if sr != 16000: 96 <= samples <= 351" in r.output
+    for s in ("512", "576", "300"):
+        r = run(main, ["verify", path, "--bind", f"samples={s}"])
+        assert r.exit_code == 0 and "0 wrong" in r.output, (s, r.output)
+    r = run(main, ["verify", path, "--bind", "samples=1000"])
+    assert r.exit_code != 0 and "if sr == 16000" in r.output, r.output
 
 
 @pytest.mark.parametrize("text", ["-((-s + 128*min(0, (s + 64)//128 - 1) + 191)//512)", "max(3, s)//4",

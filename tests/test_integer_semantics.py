@@ -251,7 +251,8 @@ def test_trunc_div_and_fmod_forms_agree_with_c_on_every_value(k, b, v):
 
 
 def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
-    """onnxruntime runs the If below at w=2 when c is false: the Conv's need is not the model's."""
+    """onnxruntime runs the If below at w=2 when c is false: the Conv's need holds only under c
+    (recorded with that guard), and narrows no range."""
     conv = helper.make_graph([helper.make_node("Conv", ["x", "k"], ["y"])], "then", [],
                              [helper.make_tensor_value_info("y", F, None)])
     keep = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "else", [],
@@ -260,7 +261,12 @@ def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
     m = model([helper.make_node("If", ["c"], ["o"], then_branch=conv, else_branch=keep)], inputs, ["o"],
               [init("k", np.ones([1, 1, 5], np.float32))])
     res = onnxsym.infer(m)
-    assert res.symbol_ranges()["w"] == (1, dims.INT64_MAX) and not res.constraints
+    assert res.symbol_ranges()["w"] == (1, dims.INT64_MAX)
+    (c,) = res.constraints
+    assert str(c) == "w >= 5" and [(g.text, g.value) for g in c.when] == [("c", True)]
+    d = res.domain()
+    assert d.ranges["w"] == (1, dims.INT64_MAX) and d.violated({"w": 2}) is None
+    assert d.conditions[0].describe().startswith("if c: w >= 5: Conv")
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert sess.run(None, {"x": np.ones([1, 1, 2], np.float32), "c": np.array(False)})[0].shape == (1, 1, 2)
 

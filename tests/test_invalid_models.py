@@ -65,7 +65,6 @@ CASES = [  # (id, model, node, the rule's words)
     ("split_sum", model([N("Split", ["x", "s"], ["y", "z"], name="bad", axis=0)], [("x", F, [4, "n"])],
                         [("y", F, None), ("z", F, None)], inits=[_ints("s", [1, 1])]),
      "Split node 'bad'", "Mismatch between the sum of 'split' (2)"),
-    ("transpose_perm", _op("Transpose", ["x"], perm=[1, 0]), "Transpose node 'bad'", "no permutation"),
     ("reshape_2d_shape", _op("Reshape", ["x", "s"], [_ints("s", [[2, -1]])]), "Reshape node 'bad'", "makes it 1-D"),
 ]
 

@@ -6,19 +6,22 @@ condition to a range, a divisibility, an equality or what does not simplify
 (:mod:`.forms`), and merges conditions that read the same, keeping every node they
 come from. A condition is *required* when the named node fails (or its shape
 changes) outside it, *assumed* when onnxsym relies on it without knowing that
-(a float32 bound, a declared dim, a branch that may not run): ``assumed`` says why.
+(a float32 bound, a declared dim): ``assumed`` says why. A condition from a subgraph
+that may not run holds only under that subgraph's guards (``when``; see :mod:`.guarded`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
+from ..constraints import Guard
 from ..dims import Dim
 from ..symbols import under_ranges_of_result
-from .collect import MAY_NOT_RUN, raw_conditions
+from . import guarded
+from .collect import raw_conditions
 from .forms import Form, ranges_of, simplify
 
 # Why a condition that does not simplify is assumed rather than known to cut.
@@ -51,8 +54,11 @@ class Condition:
     form: Optional[Form] = field(default=None, compare=False)
     # equal: symbol == definition
     definition: Dim = field(default=0, compare=False)
+    # it holds only where these guards do (a subgraph that may not run); empty: always
+    when: Tuple[Guard, ...] = ()
 
     def holds(self, bindings: Mapping[str, int]) -> bool:
+        """Whether the condition itself holds at ``bindings`` (whatever its guards)."""
         if self.kind == "equal":
             return bindings[self.symbols[0]] == dims.evaluate(self.definition, dict(bindings))
         assert self.form is not None  # every other kind has one
@@ -60,12 +66,14 @@ class Condition:
 
     def describe(self) -> str:
         """One line: the condition, then where it comes from."""
-        head = ("assumed " if self.assumed else "") + self.text
+        head = guarded.prefix(self.when) + ("assumed " if self.assumed else "") + self.text
         return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
 
     def to_json(self) -> Dict[str, object]:
         return {"kind": self.kind, "condition": self.text, "symbols": list(self.symbols),
                 "assumed": self.assumed or None,
+                "when": [{"condition": g.text, "node": g.node, "op_type": g.op_type, "holds": g.value}
+                         for g in self.when] or None,
                 "sources": [{"node": s.node, "op_type": s.op_type, "reason": s.reason} for s in self.sources]}
 
 
@@ -78,8 +86,10 @@ class Domain:
     ranges: Dict[str, Tuple[int, int]]
 
     def violated(self, bindings: Mapping[str, int]) -> Optional[Condition]:
-        """The first condition that ``bindings`` (every input symbol) breaks, or None."""
-        return next((c for c in self.conditions if not c.holds(bindings)), None)
+        """The first condition that ``bindings`` (every input symbol) breaks, or None. A
+        guarded one breaks only where no choice of the data lets the model run."""
+        bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
+        return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
 
     def lines(self) -> List[str]:
         out = [c.describe() for c in self.conditions]
@@ -113,23 +123,37 @@ def compute(result) -> Domain:
         else:
             forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
         src = Source(raw.node, raw.op_type, raw.reason)
+        when = tuple(_decidable(g, base) for g in raw.when)
         for f in forms:
             if any(s not in base for s in f.symbols):
                 continue  # over a fresh symbol: what it needs is not about the inputs
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
-            _merge(merged, (f.kind, text), f, src, raw.order, assumed)
+            _merge(merged, (f.kind, text, when), f, src, raw.order, assumed)
     for n in names:
         if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
             src = _equality_source(result, n)
-            _merge(merged, ("equal", f"{n} == {derived[n]}"), None, src, -1, "", definition=derived[n], symbol=n)
+            _merge(merged, ("equal", f"{n} == {derived[n]}", ()), None, src, -1, "", definition=derived[n], symbol=n)
     _merge_residues(merged)
+    for key in [k for k in merged if k[2] and (k[0], k[1], ()) in merged]:
+        del merged[key]  # (what holds wherever the model runs holds where a subgraph runs)
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
     # (what a branch that may not run needs holds only when it runs: no range narrows by it)
-    ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.assumed.endswith(MAY_NOT_RUN)], base)
+    ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.when], base)
     return Domain(tuple(roots), ordered, ranges)
+
+
+def _decidable(g: Guard, base) -> Guard:
+    """``g``, its relation dropped where it is not over the input symbols (a fresh symbol's
+    value is the data's: the choice is theirs)."""
+    if g.relation is None:
+        return g
+    _, a, b = g.relation
+    if all(s.name in base for s in dims.free_symbols(a) | dims.free_symbols(b)):
+        return g
+    return replace(g, relation=None)
 
 
 def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):
@@ -146,21 +170,21 @@ def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):
 
 
 def _condition(key, m) -> tuple:
-    kind, text = key
+    kind, text, when = key
     assumed = m["assumed"]
     form = m["form"]
     symbols = (m["symbol"],) + tuple(sorted(s.name for s in dims.free_symbols(m["definition"]))) \
         if kind == "equal" else form.symbols
-    return Condition(kind, text, symbols, tuple(m["sources"]), assumed, form, m["definition"]), m["order"]
+    return Condition(kind, text, symbols, tuple(m["sources"]), assumed, form, m["definition"], when), m["order"]
 
 
 def _merge_residues(merged) -> None:
     """The divisibility conditions on one symbol as one: the residues all allow, every source."""
-    by_symbol: Dict[str, list] = {}
+    by_symbol: Dict[tuple, list] = {}
     for key, m in merged.items():
-        if key[0] == "divisible":
-            by_symbol.setdefault(m["form"].symbol, []).append(key)
-    for name, keys in by_symbol.items():
+        if key[0] == "divisible":  # (under the same guards)
+            by_symbol.setdefault((m["form"].symbol, key[2]), []).append(key)
+    for (name, when), keys in by_symbol.items():
         if len(keys) < 2:
             continue
         ms = [merged.pop(k) for k in keys]
@@ -171,20 +195,20 @@ def _merge_residues(merged) -> None:
         form = Form("divisible", name, modulus=modulus, residues=residues)
         first = min(ms, key=lambda m: m["order"])
         sources = [src for m in ms for src in m["sources"]]
-        merged[("divisible", form.text())] = {**first, "form": form, "sources": list(dict.fromkeys(sources)),
+        merged[("divisible", form.text(), when)] = {**first, "form": form, "sources": list(dict.fromkeys(sources)),
                                              "assumed": "" if any(not m["assumed"] for m in ms) else first["assumed"]}
 
 
 def _tightest(conditions: List[tuple], base: Dict[str, Tuple[int, int]]) -> List[tuple]:
     """Range conditions without those another one on the same symbol implies
     (``seq <= 64`` beside ``seq <= 16``): the model fails at the tighter one first."""
-    his: Dict[str, int] = {}
-    los: Dict[str, int] = {}
+    his: Dict[tuple, int] = {}  # (symbol, guards) -> the tightest bound
+    los: Dict[tuple, int] = {}
     for c, _ in conditions:
         if c.kind == "range":
-            f = c.form
-            his[f.symbol] = min(his.get(f.symbol, f.hi), f.hi)
-            los[f.symbol] = max(los.get(f.symbol, f.lo), f.lo)
+            f, k = c.form, (c.form.symbol, c.when)
+            his[k] = min(his.get(k, f.hi), f.hi)
+            los[k] = max(los.get(k, f.lo), f.lo)
 
     def kept(c) -> bool:
         if c.kind != "range":
@@ -192,7 +216,8 @@ def _tightest(conditions: List[tuple], base: Dict[str, Tuple[int, int]]) -> List
         f, (lo, hi) = c.form, base[c.form.symbol]
         if f.lo <= lo and f.hi >= hi:
             return True  # states the symbol's own range: an assumption inference relied on
-        return (f.hi < hi and f.hi == his[f.symbol]) or (f.lo > lo and f.lo == los[f.symbol])
+        k = (f.symbol, c.when)
+        return (f.hi < hi and f.hi == his[k]) or (f.lo > lo and f.lo == los[k])
     return [(c, order) for c, order in conditions if kept(c)]
 
 

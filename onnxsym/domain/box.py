@@ -4,11 +4,16 @@ not, the first condition that cuts it and a size where it fails."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, Mapping, Optional, Tuple
 
 from .. import dims
+from ..dims import Dim
 from ..errors import UserInputError
+from . import guarded
+from .forms import simplify
+from .guarded import choose
 
 if TYPE_CHECKING:
     from . import Condition
@@ -27,18 +32,40 @@ class Cut:
         c = self.condition
         at = ", ".join(f"{k} = {v}" for k, v in self.point.items())
         how = f"fails at {at}" if self.proven else f"not proven for the whole box (tried {at})"
-        return f"{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
+        if self.proven and any(g.relation is None for g in c.when):
+            how += " (and no choice of the data inputs runs every condition there)"
+        return f"{guarded.prefix(c.when)}{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
 
 
 def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cut]:
     """The first condition of ``domain`` that the ``box`` (symbol -> (lo, hi)) leaves, or None."""
-    box = _on_roots(domain, result, box)
+    fixed_cut = _constant(domain, result, box)
+    if fixed_cut is not None:
+        return fixed_cut
+    derived = result.derived_symbols()
+    box = _on_roots(domain, result, {n: r for n, r in box.items() if not (isinstance(derived.get(n), int) and r[0] <= r[1])})
     for c in domain.conditions:
-        if c.kind == "equal" or not set(c.symbols) & set(box):
+        if c.kind == "equal" or c.when or not set(c.symbols) & set(box):
             continue
         cut = _cuts(c, domain, box)
         if cut is not None:
             return cut
+    # a condition under guards cuts a size only where no choice of the data runs it
+    fixed = {s: lo for s, (lo, _) in domain.ranges.items() if s not in box}
+    found = _guarded_cut(domain, box, fixed)
+    return None if found is None else Cut(*found)
+
+
+def _constant(domain, result, box) -> Optional[Cut]:
+    """The equality that fixes a required symbol to one size (a Squeeze of its axis: ``n == 1``),
+    when the box holds another."""
+    derived = result.derived_symbols()
+    for name, (lo, hi) in box.items():
+        k = derived.get(name)
+        if isinstance(k, int) and (lo, hi) != (k, k) and lo <= hi:
+            c = next((c for c in domain.conditions if c.kind == "equal" and c.symbols[0] == name), None)
+            if c is not None:
+                return Cut(c, {name: lo if lo != k else hi})
     return None
 
 
@@ -108,3 +135,91 @@ def _proven(f, box, fixed) -> bool:
             return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
         lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
         return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True
+
+
+# ------------------------------------------------------------------ conditions under guards
+
+MAX_POINTS = 20000
+
+
+def _guarded_cut(domain, box: Mapping[str, Tuple[int, int]], fixed: Mapping[str, int]):
+    """The first guarded condition that leaves some size of ``box`` outside the domain whatever
+    the data choose, with that size, as ``(condition, point, proven)``; None when every size
+    of the box is in. Exact where every guarded condition and guard is a range or residue
+    condition on one symbol: the sizes tried are where any of them changes."""
+    guarded = [c for c in domain.conditions if c.when]
+    if not guarded:
+        return None
+    forms = [c.form for c in guarded if c.form is not None]
+    # what is not a range or residue condition is exact only where its branch's ranges prove it
+    unproven = [c for c in guarded if c.kind not in ("range", "divisible") and not _implied(c, guarded, box, fixed)]
+    exact = not unproven
+    for c in guarded:
+        for g in c.when:
+            if g.relation is not None:
+                got = simplify(*_as_raw(g.relation))
+                exact = exact and all(f.kind in ("range", "divisible") for f in got)
+                forms += got
+    names = sorted(set(box) & {s for c in guarded for s in c.symbols} | {f.symbol for f in forms if f.symbol in box})
+    axes = [sorted(_breakpoints(box[n], [f for f in forms if f.kind != "other" and f.symbol == n])) for n in names]
+    total = 1
+    for a in axes:
+        total *= len(a)
+    if total > MAX_POINTS:
+        axes = [sorted({box[n][0], box[n][1]}) for n in names]
+        exact = False
+    point: Dict[str, int] = {}
+    for corner in itertools.product(*axes):
+        point = {**fixed, **dict(zip(names, corner))}
+        _, bad = choose(guarded, point)
+        if bad is not None:
+            return bad, {k: point[k] for k in bad.symbols if k in point}, True
+    if exact:
+        return None
+    c = unproven[0] if unproven else guarded[0]
+    return c, {k: point[k] for k in c.symbols if k in point}, False
+
+
+def _implied(c, guarded, box, fixed) -> bool:
+    """Whether ``c`` holds wherever the range conditions under the same guards do, in ``box``."""
+    if c.form is None:
+        return False
+    sub = dict(box)
+    for r in guarded:
+        if r.kind == "range" and r.when == c.when and r.form.symbol in sub:
+            lo, hi = sub[r.form.symbol]
+            sub[r.form.symbol] = (max(lo, r.form.lo), min(hi, r.form.hi))
+    if any(lo > hi for lo, hi in sub.values()):
+        return True
+    try:
+        return _proven(c.form, sub, fixed)
+    except Exception:  # (an algebra that cannot decide: unproven)
+        return False
+
+
+def _as_raw(rel: Tuple[str, Dim, Dim]):
+    op, a, b = rel
+    if op == "<":
+        return "<=", dims.add(a, 1), b
+    if op == ">":
+        return "<=", dims.add(b, 1), a
+    if op == ">=":
+        return "<=", b, a
+    return op, a, b
+
+
+def _breakpoints(span: Tuple[int, int], forms) -> Iterator[int]:
+    lo, hi = span
+    starts = {lo}
+    for f in forms:
+        if f.kind == "range":
+            starts |= {f.lo, f.hi + 1}
+    periods = [f.modulus for f in forms if f.kind == "divisible"]
+    reach = math.lcm(*periods) if periods else 1
+    out = set()
+    for s in starts:
+        for v in (s - 1, *range(s, s + reach)):
+            if lo <= v <= hi:
+                out.add(v)
+    out.add(hi)
+    return iter(out)

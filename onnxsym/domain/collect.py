@@ -11,13 +11,15 @@ Tile repeats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import ChainMap
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import onnx
 
 from .. import dims
+from ..constraints import Guard
 from ..dims import Dim
 from ..engine import node_label
 from ..values import Tensor
@@ -41,12 +43,7 @@ class Raw:
     assumed: str = ""
     alts: Tuple[Tuple[Dim, Dim], ...] = ()
     before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
-
-
-# What the engine adds to the reason of a need recorded in a subgraph, and what the domain
-# says of it: that subgraph may not run, so its needs narrow no range.
-SUBGRAPH = "in a subgraph of"
-MAY_NOT_RUN = "which may not run"
+    when: Tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
 
 # Ops that broadcast all their inputs (numpy rules).
 BROADCASTING = frozenset({
@@ -64,6 +61,7 @@ def raw_conditions(result) -> List[Raw]:
     eliminated = {s: v for s, v in result.derived.items() if (dims.as_sym(v) or s).name != s.name}
     out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
     out += list(_from_nodes(result, graph))
+    out += list(_from_subgraphs(result, len(order), resolve))
     out.sort(key=lambda r: r.order)  # stable: recorded first within a node
     return out
 
@@ -77,33 +75,35 @@ def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Ra
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
         lhs, rhs = resolve(c.lhs), resolve(c.rhs)
-        branch = f"{c.reason}, {MAY_NOT_RUN}" if SUBGRAPH in c.reason else ""
+        when = tuple(_resolved(g, resolve) for g in c.when)
         if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}", at, assumed=branch,
-                      before=c.before)
+            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}",
+                      at, before=c.before, when=when)
             continue
         if c.kind == "differ":  # an If that runs only one branch (see onnxsym.branching)
-            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=branch)
+            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, when=when)
             continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
-            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
+            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
             continue
         if c.kind == "bound":
-            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason)
+            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
             continue
         if c.op_type == "Reshape" and c.node in order:
             if c.node not in reshape_ok:
                 reshape_ok[c.node] = _reshape_holds(result, result.model.graph.node[order[c.node]], resolve)
             if reshape_ok[c.node]:
                 continue  # proven factor by factor: holds for every size
-        assumed = ""
-        if c.kind == "declared":
-            assumed = c.reason
-        elif branch:
-            assumed = branch
-        elif c.kind != "node":
-            assumed = c.reason
-        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed)
+        assumed = c.reason if c.kind != "node" else ""
+        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed, when=when)
+
+
+def _resolved(g: Guard, resolve) -> Guard:
+    """``g`` with its relation over the representatives (symbols solved after it was made)."""
+    if g.relation is None:
+        return g
+    op, a, b = g.relation
+    return replace(g, relation=(op, resolve(a), resolve(b)))
 
 
 def _reshape_holds(result, n: onnx.NodeProto, resolve) -> bool:
@@ -174,18 +174,30 @@ def _ratio(a: Dim, b: Dim, group: frozenset) -> Optional[Fraction]:
 
 # ------------------------------------------------------------------ what nodes need
 
-def _from_nodes(result, graph: onnx.GraphProto) -> Iterator[Raw]:
-    values = result.values
-    elements = Elements(result)
+def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
+    """What the nodes of each subgraph inferred need, under its guards (its values over the
+    model's: a subgraph sees the scopes around it). Index bounds are left out (their element
+    bounds are walked in the main graph only)."""
+    for graph, when, own in result.subgraph_runs:
+        values = ChainMap(own, result.subgraph_values, result.values)
+        for raw in _from_nodes(result, graph, values, None):
+            yield replace(raw, lhs=resolve(raw.lhs), rhs=resolve(raw.rhs), order=at,
+                          alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts),
+                          when=tuple(_resolved(g, resolve) for g in when))
+
+
+def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Optional[Elements] = None) -> Iterator[Raw]:
+    if values is None:
+        values, elements = result.values, Elements(result)
     for i, n in enumerate(graph.node):
         if n.domain not in ("", "ai.onnx"):
             continue
         op = n.op_type
         if op in BROADCASTING:
             yield from _broadcast(values, n, i, [x for x in n.input if x])
-        elif op in ("Gather", "GatherElements", "ScatterElements"):
+        elif op in ("Gather", "GatherElements", "ScatterElements") and elements is not None:
             yield from _gather(values, elements, n, i)
-        elif op in ("GatherND", "ScatterND"):
+        elif op in ("GatherND", "ScatterND") and elements is not None:
             yield from _gather_nd(values, elements, n, i)
         elif op == "Expand":
             yield from _expand(values, n, i)

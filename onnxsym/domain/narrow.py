@@ -43,5 +43,7 @@ def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
     with table.env:
         result.values = {k: resolve_value(v, rewrite) for k, v in result.values.items()}
         result.subgraph_values = {k: resolve_value(v, rewrite) for k, v in result.subgraph_values.items()}
+        result.scoped_values = {p: {k: resolve_value(v, rewrite) for k, v in vs.items()}
+                                for p, vs in result.scoped_values.items()}
         result.derived = {k: rewrite(v) for k, v in result.derived.items()}
     result._fresh_of.clear()

@@ -13,8 +13,10 @@ from typing import Dict, List, Optional, Tuple, Union
 import onnx
 
 from ..engine import node_inputs, node_label, topological_order
-from ..values import Tensor
+from ..scope import graph_key
+from ..values import Tensor, Value
 from .attrs import Resources, attribute, string_attr
+from .importer_types import ImporterTypes, Locator, unknown
 from .names import Namer
 from .symbols import Entry, Symbols
 from .types import value_type
@@ -71,14 +73,25 @@ class _Builder:
         self.res = resources
         self.none: Optional[Val] = None
         self.entry = Block()  # the function's body (a NoValue is placed at its start)
+        self.importer = ImporterTypes(result.model)
+        # the graph being built: its values (by name, its own scope's), its path and locator
+        self.values: Dict[str, Value] = result.values
+        self.path: tuple = ()
+        self.where: Locator = ()
 
     def value(self, name: str):
-        v = self.result.values.get(name)
-        if v is None:
-            v = self.result.subgraph_values.get(name)
+        """The value ``name`` has in the graph being built; what onnx's inference says of it
+        where onnxsym inferred nothing (an untaken branch): a type, no binding."""
+        v = self.values.get(name)
+        if unknown(v):
+            known = self.importer.value(self.where, name)
+            if known is not None:
+                return _TypeOnly(known)
         return v
 
     def val(self, ref: str, value, concat_parts=None) -> Val:
+        if isinstance(value, _TypeOnly):
+            return Val(ref, value.value)
         v = Val(ref, value)
         if isinstance(value, Tensor) and value.shape is not None:
             if concat_parts is not None:
@@ -114,12 +127,13 @@ class _Builder:
         if n.domain not in ("", "ai.onnx"):
             attrs.append(("onnx.domain", string_attr(n.domain)))
         regions, region_names = [], []
-        for a in sorted(n.attribute, key=_region_order):
+        for at in sorted(range(len(n.attribute)), key=lambda k: _region_order(n.attribute[k])):
+            a = n.attribute[at]
             if a.type == onnx.AttributeProto.GRAPH:
-                regions.append(self.subgraph(a.g, scope))
+                regions.append(self.subgraph(a.g, scope, n, (index, at, -1)))
                 region_names.append(a.name)
             elif a.type == onnx.AttributeProto.GRAPHS:
-                regions.extend(self.subgraph(sg, scope) for sg in a.graphs)
+                regions.extend(self.subgraph(sg, scope, n, (index, at, k)) for k, sg in enumerate(a.graphs))
                 region_names.extend(a.name for _ in a.graphs)
             else:
                 text = attribute(a, self.res, f"{label}_{a.name}")
@@ -154,16 +168,30 @@ class _Builder:
             return None
         return axis, [t.shape[axis] for t in ins]
 
-    def subgraph(self, g: onnx.GraphProto, outer: Dict[str, Val]) -> Block:
-        scope = dict(outer)
-        block = Block()
-        for inp in g.input:
-            v = self.val(self.namer.fresh(inp.name), self.value(inp.name))
-            block.args.append(v)
-            scope[inp.name] = v
-        self.graph(g, scope, block)
-        block.ops.append(Op("onnx.Yield", [scope[o.name] for o in g.output], []))
-        return block
+    def subgraph(self, g: onnx.GraphProto, outer: Dict[str, Val], owner: onnx.NodeProto, step) -> Block:
+        """A subgraph's block; its names are looked up in its own scope (siblings may reuse them)."""
+        saved = self.values, self.path, self.where
+        self.path = self.path + (graph_key(owner.output, owner.attribute[step[1]].name, step[2]),)
+        self.where = self.where + (step,)
+        self.values = self.result.scoped_values.get(self.path, {})  # none: never inferred
+        try:
+            scope = dict(outer)
+            block = Block()
+            for inp in g.input:
+                v = self.val(self.namer.fresh(inp.name), self.value(inp.name))
+                block.args.append(v)
+                scope[inp.name] = v
+            self.graph(g, scope, block)
+            block.ops.append(Op("onnx.Yield", [scope[o.name] for o in g.output], []))
+            return block
+        finally:
+            self.values, self.path, self.where = saved
+
+
+@dataclass(frozen=True)
+class _TypeOnly:
+    """A value known only by its type (from onnx's inference): no dims to bind."""
+    value: object
 
 
 def _region_order(a: onnx.AttributeProto):

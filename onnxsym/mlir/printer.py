@@ -14,7 +14,14 @@ tests compare after both texts go through it once):
 - ``unfolded`` (unfold-symbolic-int): each symbolic_int defined by a map becomes an
   ``affine.apply`` of it where it stood; each other one becomes ``tensor.dim`` of the first
   value bound to it (inserted after that value's definition, or at the start of its block);
-  every binding is gone. A symbolic_int no binding names directly stays.
+  every binding is gone. A symbolic_int no binding names directly stays. Where that
+  ``tensor.dim`` comes after an ``affine.apply`` that reads it (a value bound to ``16*S17``
+  before any bound to ``S17``: the tool's pass then makes invalid IR), the ``affine.apply``
+  moves down to just after its operands; if none of its places sees them all (they are
+  defined in sibling regions), the symbolic_ints it needs stay.
+
+Every printer checks its text as it writes it (:mod:`.dominance`): a use its definition does
+not dominate is an internal error, never a written file.
 
 The ``symbol`` ops are not registered in upstream MLIR, so only the generic form
 (``--generic``) parses there (with ``--allow-unregistered-dialect``). The generic form
@@ -31,6 +38,7 @@ from typing import Dict, List, Optional
 
 from .attrs import string_attr
 from .build import Block, Op, Program, Val, type_of
+from .dominance import Dominance, InvalidIR
 from .symbols import Entry, Symbol, bind_map
 
 STYLES = ("propagate", "erased", "encoding", "unfolded")
@@ -64,8 +72,10 @@ class Printer:
         self.generic = generic
         self.lines: List[str] = []
         self.before: Dict[int, List[Symbol]] = defaultdict(list)  # id(top-level op or argument) -> symbols
-        self.dims: Dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis)], in insertion order
+        self.dims: Dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis, constant)], in order
         self.unfolded: set = set()
+        self.dom = Dominance()
+        self.pending: List[Symbol] = []  # unfolded: affine.applys waiting for their operands
         if style in ("propagate", "unfolded"):
             self._place()
         if style == "unfolded":
@@ -114,16 +124,41 @@ class Printer:
             for axis, e in enumerate(val.binding or ()):
                 if isinstance(e, Symbol) and e.map is None and e not in self.unfolded:
                     self.unfolded.add(e)
-                    self.dims[id(owner)].append((val, e, axis))
+                    self.dims[id(owner)].append((val, e, axis, self.prog.namer.fresh(f"c{axis}")))
+
+    def _keep(self, stuck: List[Symbol]) -> None:
+        """The symbols the stuck affine.applys need, unfolded into tensor.dims where no place
+        sees them all: kept as symbolic_ints instead, where propagate-symbol has them."""
+        keep: set = set()
+
+        def walk(s: Symbol) -> None:
+            for o in s.operands:
+                if o in self.unfolded:
+                    keep.add(o)
+                walk(o)
+
+        for s in stuck:
+            walk(s)
+        if not keep:
+            raise InvalidIR(f"MLIR export: no place for the definition of {stuck[0].ssa}")
+        self.unfolded -= keep
+        for k, planned in self.dims.items():
+            self.dims[k] = [d for d in planned if d[1] not in keep]
 
     # -- symbol ops ---------------------------------------------------------------
     def symbolic_int(self, s: Symbol, ind: str) -> None:
         if self.style == "unfolded":
             if s.map:
-                self.affine_apply(s, ind)
+                if all(self.dom.visible(o.ssa) for o in s.operands):
+                    self.affine_apply(s, ind)
+                    self._ready(ind)
+                else:
+                    self.pending.append(s)  # an operand is a tensor.dim still to come
                 return
             if s in self.unfolded:
                 return  # a tensor.dim defines it
+        self.dom.use([o.ssa for o in s.operands], f"the symbolic_int {s.ssa}")
+        self.dom.define(s.ssa)
         expression = f"expression = {string_attr(s.expression)}" if s.expression is not None else None
         ops = ", ".join(o.ssa for o in s.operands)
         if self.generic:  # as bishengir-opt prints it: the definition in properties, a root's map empty
@@ -137,8 +172,21 @@ class Printer:
             definition = f" [{ops}], {s.map}" if s.map else ""
             self.lines.append(f"{ind}{s.ssa} = symbol.symbolic_int {symbol_ref(s.name)}{definition} "
                               f"{{{', '.join(attrs)}}} : index")
+        if self.pending:
+            self._ready(ind)
+
+    def _ready(self, ind: str) -> None:
+        """Write the waiting affine.applys whose operands are all defined now, in their order."""
+        while True:
+            ready = next((s for s in self.pending if all(self.dom.visible(o.ssa) for o in s.operands)), None)
+            if ready is None:
+                return
+            self.pending.remove(ready)
+            self.affine_apply(ready, ind)
 
     def affine_apply(self, s: Symbol, ind: str) -> None:
+        self.dom.use([o.ssa for o in s.operands], f"the affine.apply {s.ssa}")
+        self.dom.define(s.ssa)
         ops = ", ".join(o.ssa for o in s.operands)
         if self.generic:
             self.lines.append(f'{ind}{s.ssa} = "affine.apply"({ops}) <{{map = {s.map}}}> : '
@@ -148,10 +196,12 @@ class Printer:
 
     def bind(self, v: Val, binding: List[Entry], ind: str) -> None:
         syms, amap = bind_map(binding)
+        self.dom.use([v.ref] + [s.ssa for s in syms], f"the binding of {v.ref}")
         self.lines.append(bind_line(v.ref, self.ty(v), [s.ssa for s in syms], amap, self.generic, ind))
 
-    def tensor_dim(self, v: Val, s: Symbol, axis: int, ind: str) -> None:
-        c = self.prog.namer.fresh(f"c{axis}")
+    def tensor_dim(self, v: Val, s: Symbol, axis: int, c: str, ind: str) -> None:
+        self.dom.use([v.ref], f"the tensor.dim {s.ssa}")
+        self.dom.define(c, s.ssa)
         if self.generic:
             self.lines.append(f'{ind}{c} = "arith.constant"() <{{value = {axis} : index}}> : () -> index')
             self.lines.append(f'{ind}{s.ssa} = "tensor.dim"({v.ref}, {c}) : ({self.ty(v)}, index) -> index')
@@ -161,8 +211,10 @@ class Printer:
 
     def unfolded_dims(self, owner, ind: str) -> None:
         # each is inserted right after the definition (or at the block's start): the last first
-        for v, s, axis in reversed(self.dims.get(id(owner), ())):
-            self.tensor_dim(v, s, axis, ind)
+        for v, s, axis, c in reversed(self.dims.get(id(owner), ())):
+            self.tensor_dim(v, s, axis, c, ind)
+        if self.pending:
+            self._ready(ind)
 
     def symbols_before(self, at, ind: str) -> None:
         for s in self.before.get(id(at), ()):
@@ -175,6 +227,7 @@ class Printer:
     # -- ops and blocks -------------------------------------------------------------
     def op(self, op: Op, ind: str) -> None:
         self.symbols_before(op, ind)
+        self.dom.use([v.ref for v in op.operands], f"{op.name} {op.result_name or ''}".strip())
         if op.name == "func.return" and not self.generic:
             outs = ", ".join(v.ref for v in op.operands)
             types = ", ".join(self.ty(v) for v in op.operands)
@@ -195,8 +248,10 @@ class Printer:
             for k, r in enumerate(op.regions):
                 if k:
                     self.lines.append(f"{ind}}}, {{")
-                self.block(r, ind, ind + "  ")
+                with self.dom.block():
+                    self.block(r, ind, ind + "  ")
             self.lines.append(f"{ind}}}){attrs} : {sig}")
+        self.dom.define(*[v.ref for v in op.results])
         self.unfolded_dims(op, ind)
         for v in op.results:
             self.site(v, ind)
@@ -205,6 +260,7 @@ class Printer:
         if b.args and header:
             args = ", ".join(f"{a.ref}: {self.ty(a)}" for a in b.args)
             self.lines.append(f"{label_ind}^bb0({args}):")
+        self.dom.define(*[a.ref for a in b.args])
         self.unfolded_dims(b, ind)
         for a in b.args:
             self.symbols_before(a, ind)
@@ -213,6 +269,14 @@ class Printer:
             self.op(op, ind)
 
     def run(self) -> str:
+        while True:
+            text = self._print()
+            if not self.pending:
+                return text
+            self._keep(self.pending)  # then again: each time fewer tensor.dims, so this ends
+            self.lines, self.dom, self.pending = [], Dominance(), []
+
+    def _print(self) -> str:
         f = self.prog.func
         ins = [self.ty(a) for a in f.body.args]
         outs = [self.ty(v) for v in f.outputs]

@@ -25,6 +25,7 @@ from ..values import Optional_, Sequence as SeqValue, Tensor
 from .affine import affine_map, affine_text
 from .attrs import Resources, attribute, float_literal, string_attr
 from .build import NO_VALUE, Block, Op, Program, Val
+from .dominance import Dominance
 from .symbols import Entry, Symbol
 from .types import element_type
 
@@ -90,6 +91,7 @@ class TorchPrinter:
         self.model = model
         self.res = res
         self.lines: List[str] = []
+        self.dom = Dominance()  # checks the text as it is written (see .dominance)
         syms = prog.symbols.order
         # torch's symbols: the roots and the opaque dims; a derived dim is an expression over them
         self.torch_syms = [s for s in syms if s.map is None]
@@ -99,6 +101,7 @@ class TorchPrinter:
         return s.expression if s.expression is not None else s.name
 
     def symbolic_int(self, s: Symbol, ind: str) -> None:
+        self.dom.define(s.ssa)
         self.lines.append(f"{ind}{s.ssa} = torch.symbolic_int {string_attr(self.symbol_name(s))} "
                           f"{{min_val = {s.lo}, max_val = {s.hi}}} : !torch.int")
 
@@ -120,6 +123,7 @@ class TorchPrinter:
             else:
                 results.append(affine_text(e.dim, operand))
         amap = affine_map(len(operands), results)
+        self.dom.use([v.ref] + [s.ssa for s in operands], f"the binding of {v.ref}")
         self.lines.append(f"{ind}torch.bind_symbolic_shape {v.ref}, [{', '.join(s.ssa for s in operands)}], "
                           f"{amap} : {value_type(v.value)}")
 
@@ -129,6 +133,7 @@ class TorchPrinter:
 
     # -- ops ------------------------------------------------------------------------
     def op(self, op: Op, ind: str) -> None:
+        self.dom.use([v.ref for v in op.operands], f"{op.name} {op.result_name or ''}".strip())
         if op.name == "func.return":
             returned = ", ".join(v.ref for v in op.operands)
             self.lines.append(f"{ind}return {returned} : {', '.join(value_type(v.value) for v in op.operands)}")
@@ -139,6 +144,7 @@ class TorchPrinter:
                               + (f" : {types}" if op.operands else ""))
             return
         if op.name == "onnx.NoValue":
+            self.dom.define(op.results[0].ref)
             self.lines.append(f"{ind}{op.results[0].ref} = torch.constant.none")
             return
         if op.name == "onnx.Initializer":
@@ -174,14 +180,17 @@ class TorchPrinter:
             for i, k in enumerate(order):
                 if i:
                     self.lines.append(f"{ind}}}, {{")
-                self.block(op.regions[k], ind, ind + "  ")
+                with self.dom.block():
+                    self.block(op.regions[k], ind, ind + "  ")
             self.lines.append(f"{ind}}}")
+        self.dom.define(*[v.ref for v in op.results])
         for v in op.results:
             self.site(v, ind)
 
     def block(self, b: Block, label_ind: str, ind: str) -> None:
         if b.args:
             self.lines.append(f"{label_ind}^bb0({', '.join(f'{a.ref}: {value_type(a.value)}' for a in b.args)}):")
+        self.dom.define(*[a.ref for a in b.args])
         for a in b.args:
             self.site(a, ind)
         for op in b.ops:
@@ -220,6 +229,7 @@ class TorchPrinter:
         self.lines.append("module {")
         self.lines.append(f"  func.func {_func_ref(f.name)}({sig}) -> {res} attributes {{{self.meta()}}} {{")
         ind = "    "
+        self.dom.define(*[a.ref for a in args])
         for s in self.torch_syms:
             self.symbolic_int(s, ind)
         for a in args:

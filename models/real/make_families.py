@@ -1,0 +1,296 @@
+"""Exporter families of issue 22, each from a tiny random config (no model hub):
+timm, TorchScript (MaxViT, whose window partition reshapes by ``H // 4``, and its onnxslim
+output; EfficientNet with TensorFlow's "same" padding computed in float32 through
+``Clip(min=0)``); onnxruntime-genai's model builder (a Whisper decoder slicing its position table
+from past to past + seq; LLaMA-shaped decoders, fp32 and int4, with GroupQueryAttention); a
+merged decoder made by optimum's ``merge_decoders`` (an If on ``use_cache_branch``);
+hummingbird-ml's GEMM and tree-traversal strategies (the GEMM one squeezes ``[3, 1, n]`` with
+no axes). Used by make_real.py.
+
+torchvision's PyPI wheel is a CUDA build whose compiled ops do not load with the CPU torch;
+timm and transformers need only its Python parts, so the two ops its fake registrations name are
+declared first.
+"""
+
+from __future__ import annotations
+
+from make_real import entry
+from make_torch import _both
+
+MAKERS = []
+SCRIPT = "make_families.py"
+
+
+def maker(fn):
+    MAKERS.append(fn)
+    return fn
+
+
+def _shim_torchvision():
+    import torch
+
+    if not hasattr(torch.ops, "torchvision") or not hasattr(torch.ops.torchvision, "nms"):
+        global _TV_LIB
+        _TV_LIB = torch.library.Library("torchvision", "DEF")  # kept alive: the ops live as long as it
+        for op in ("nms", "qnms"):
+            _TV_LIB.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+
+
+def _timm():
+    _shim_torchvision()
+    import timm
+
+    return timm
+
+
+def _timm_source(name, **config):
+    timm = _timm()
+    return {"library": f"timm {timm.__version__}", "config": f"timm.create_model({name!r}, {config}), random weights"}
+
+
+MAXVIT_NOTE = ("made by make_families.py into fetched/, not committed: the peers take minutes on it; onnxsym "
+               "leaves the window-partition dims whose 0 case it cannot rule out unresolved")
+IMAGE_AXES = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
+
+
+@maker
+def timm_maxvit():
+    """MaxViT (timm's test_maxvit, one block a stage, windows of 4 at 128 pixels): the block and
+    grid partitions reshape to ``H // 4`` windows; it runs at multiples of 128. TorchScript only; its onnxslim output too."""
+    import torch
+
+    timm = _timm()
+    torch.manual_seed(0)
+    cfg = dict(img_size=128, num_classes=3, embed_dim=(32, 32, 32, 32), depths=(1, 1, 1, 1))
+    m = timm.create_model("test_maxvit", pretrained=False, **cfg)
+    sizes = [{"batch": 1, "height": 128, "width": 128}, {"batch": 2, "height": 256, "width": 128}]
+    for model, e in _both("timm_maxvit", "timm_maxvit", m, (torch.randn(2, 3, 128, 128),), ["pixel_values"],
+                          ["logits"], IMAGE_AXES, sizes, extra=_timm_source("test_maxvit", **cfg), script=SCRIPT,
+                          exporters=("TorchScript",)):
+        # made, not committed: the peers take minutes on its 1300 nodes (the tests run them all)
+        e.update(file="fetched/" + e["file"], commit=False, note=MAXVIT_NOTE)
+        yield model, e
+        import onnxslim
+
+        slim = onnxslim.slim(model)
+        e2 = dict(e, name=e["name"] + "_slim", file=e["file"].replace(".onnx", "_slim.onnx"), group="onnxslim")
+        e2["source"] = dict(e["source"], onnxslim=onnxslim.__version__)
+        yield slim, e2
+
+
+@maker
+def timm_efficientnet_same():
+    """EfficientNet with TensorFlow's "same" padding (timm's Conv2dSame): the pads are
+    ``max((ceil(x / s) - 1) * s + (k - 1) * d + 1 - x, 0)`` computed in float32."""
+    import torch
+
+    timm = _timm()
+    torch.manual_seed(0)
+    cfg = dict(pad_type="same", num_classes=3)
+    m = timm.create_model("test_efficientnet", pretrained=False, **cfg)
+    sizes = [{"batch": 1, "height": 32, "width": 32}, {"batch": 2, "height": 45, "width": 37}]
+    yield from _both("timm_efficientnet_same", "timm_efficientnet_same", m, (torch.randn(2, 3, 32, 32),),
+                     ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
+                     extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT, exporters=("TorchScript",))
+
+
+def _tokenizer(vocab_size):
+    """A word-level tokenizer of ``vocab_size`` made-up words (no download)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel({f"w{i}": i for i in range(vocab_size)}, unk_token="w0"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="w0", bos_token="w1", eos_token="w2", pad_token="w0")
+
+
+def _genai_build(name, hf_model, precision="fp32", extra=()):
+    """Run onnxruntime-genai's model builder (its command line, in this process) on ``hf_model``
+    saved locally; returns (the output folder, the builder's version)."""
+    import os
+    import runpy
+    import sys
+    import tempfile
+
+    import onnxruntime_genai
+    import onnxruntime_genai.models.builder as builder
+
+    work = tempfile.mkdtemp()
+    src, out = os.path.join(work, "in"), os.path.join(work, "out")
+    hf_model.save_pretrained(src)
+    _tokenizer(hf_model.config.vocab_size).save_pretrained(src)  # the builder reads one
+    argv = sys.argv
+    sys.argv = ["builder", "-i", src, "-o", out, "-p", precision, "-e", "cpu", "-c", os.path.join(work, "cache"),
+                *extra]
+    try:
+        runpy.run_path(builder.__file__, run_name="__main__")
+    except ValueError as exc:  # its last step saves a tokenizer, which a random model has none of
+        if "tokenizer" not in str(exc) or not any(f.endswith(".onnx") for f in os.listdir(out)):
+            raise
+    finally:
+        sys.argv = argv
+    return out, onnxruntime_genai.__version__
+
+
+def _genai_source(part, version, config, precision):
+    return {"kind": "converter", "converter": "onnxruntime_genai.models.builder", "version": version,
+            "script": f"models/real/{SCRIPT}:{part}", "config": f"{config}, tiny, in {SCRIPT}",
+            "precision": precision}
+
+
+@maker
+def genai_whisper():
+    """The builder's Whisper decoder (fp32, MultiHeadAttention): its 64-row position table is
+    sliced from past to past + seq and added to the token embeddings. (Its encoder declares 3000
+    frames whatever the config: not used.)"""
+    import os
+
+    import onnx
+    import torch
+
+    _shim_torchvision()  # (transformers imports torchvision's Python parts too)
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.WhisperConfig(vocab_size=64, num_mel_bins=8, encoder_layers=1, decoder_layers=1,
+                                     encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                     decoder_ffn_dim=32, d_model=16, max_source_positions=16, max_target_positions=64,
+                                     decoder_start_token_id=1, pad_token_id=0, eos_token_id=2, bos_token_id=1)
+    out, version = _genai_build("whisper", transformers.WhisperForConditionalGeneration(cfg))
+    m = onnx.load(os.path.join(out, "decoder.onnx"))  # (its weights inlined: one small file)
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    sizes = [{"batch_size": 1, "sequence_length": 3, "past_sequence_length": 5},
+             {"batch_size": 2, "sequence_length": 1, "past_sequence_length": 9}]
+    yield m, entry("genai_whisper_decoder", "onnxruntime-genai builder",
+                   _genai_source("genai_whisper", version, "WhisperConfig", "fp32"), inputs, sizes,
+                   feeds={"input_ids": {"int": [0, 64]}})
+
+
+@maker
+def genai_llama():
+    """The builder's LLaMA-shaped decoder, fp32 and int4 (MatMulNBits), with GroupQueryAttention
+    over a past cache and an attention mask of past + seq (its kernel needs heads of 16: kv_cache_dim 16)."""
+    import os
+
+    import onnx
+    import torch
+
+    _shim_torchvision()
+    import transformers
+
+    for precision in ("fp32", "int4"):
+        torch.manual_seed(0)
+        cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=64, num_hidden_layers=1,
+                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+        out, version = _genai_build("llama", transformers.LlamaForCausalLM(cfg), precision)
+        m = onnx.load(os.path.join(out, "model.onnx"))
+        inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+        sizes = [{"batch_size": 1, "sequence_length": 3, "past_sequence_length": 5, "total_sequence_length": 8,
+                  "kv_cache_dim": 16},
+                 {"batch_size": 2, "sequence_length": 1, "past_sequence_length": 9, "total_sequence_length": 10,
+                  "kv_cache_dim": 16}]
+        yield m, entry(f"genai_llama_{precision}", "onnxruntime-genai builder",
+                       _genai_source("genai_llama", version, "LlamaConfig", precision), inputs, sizes,
+                       feeds={"input_ids": {"int": [0, 64]}})
+
+
+@maker
+def optimum_merged_gpt2():
+    """A merged decoder as optimum makes one: GPT-2 (tiny, transformers) exported by TorchScript
+    without and with a past cache, joined by optimum's own ``merge_decoders`` into an If on the
+    bool input ``use_cache_branch``. (optimum-onnx's exporter itself needs an older transformers.)"""
+    import torch
+
+    _shim_torchvision()
+    import optimum.onnx
+    import transformers
+    from make_hf import PAST, PRESENT, _cache, _flat, _past, _past_axes
+    from make_torch import _export
+
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=64, n_positions=128, n_embd=32, n_layer=2, n_head=4, bos_token_id=0,
+                                  eos_token_id=0)
+    lm = transformers.GPT2LMHeadModel(cfg).eval()
+
+    class First(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = lm
+
+        def forward(self, input_ids):
+            out = self.m(input_ids=input_ids, use_cache=True)
+            return (out.logits, *_flat(out.past_key_values))
+
+    class WithPast(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = lm
+
+        def forward(self, input_ids, past_k0, past_v0, past_k1, past_v1):
+            out = self.m(input_ids=input_ids, use_cache=True,
+                         past_key_values=_cache(cfg, [past_k0, past_v0, past_k1, past_v1]))
+            return (out.logits, *_flat(out.past_key_values))
+
+    ids = torch.ones(2, 3, dtype=torch.long)
+    ids_axes = {"input_ids": {0: "batch", 1: "seq"}}
+    first = _export(First(), (ids,), ["input_ids"], ["logits"] + PRESENT, ids_axes, "TorchScript")
+    later = _export(WithPast(), (ids,) + _past(2, 4, 5, 8), ["input_ids"] + PAST, ["logits"] + PRESENT,
+                    {**ids_axes, **_past_axes()}, "TorchScript")
+    import os
+    import tempfile
+
+    import onnx
+
+    path = os.path.join(tempfile.mkdtemp(), "merged.onnx")
+    optimum.onnx.merge_decoders(first, later, strict=False, save_path=path)
+    merged = onnx.load(path)
+    init = {t.name for t in merged.graph.initializer}
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+              for i in merged.graph.input if i.name not in init}
+    import importlib.metadata
+
+    src = {"kind": "converter", "converter": "optimum.onnx.merge_decoders of torch.onnx.export(TorchScript)",
+           "version": importlib.metadata.version("optimum-onnx"), "torch": torch.__version__,
+           "script": f"models/real/{SCRIPT}:optimum_merged_gpt2", "library": f"transformers {transformers.__version__}",
+           "config": f"GPT2Config, tiny, in {SCRIPT}"}
+    sizes = [{"batch": 1, "seq": 3, "past": 5}, {"batch": 2, "seq": 1, "past": 9}]
+    yield merged, entry("optimum_merged_gpt2", "optimum", src, inputs, sizes,
+                        feeds={"input_ids": {"int": [0, 64]}, "use_cache_branch": {"value": True}},
+                        note="use_cache_branch is fed True; --value use_cache_branch=1 resolves the branch's dims")
+
+
+@maker
+def hummingbird_trees():
+    """hummingbird-ml's tree strategies on a small scikit-learn gradient-boosted regressor (3 trees
+    of depth 3 over 5 features): GEMM (its Squeeze of [3, 1, n] with no axes then a Transpose:
+    it runs for n >= 2) and tree traversal. hummingbird 0.4 calls torch.onnx.export with
+    dynamic_axes, which torch 2.13 sends to the dynamo exporter by default: the TorchScript
+    exporter it was written for is asked for."""
+    import functools
+
+    import numpy as np
+    import torch
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    import hummingbird
+    import hummingbird.ml
+    import sklearn
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((60, 5)).astype(np.float32)
+    est = GradientBoostingRegressor(n_estimators=3, max_depth=3, random_state=0).fit(x, x[:, 0] > 0)
+    export = torch.onnx.export
+    torch.onnx.export = functools.partial(export, dynamo=False)
+    try:
+        for strategy, tag in (("gemm", "gemm"), ("tree_trav", "tree_traversal")):
+            m = hummingbird.ml.convert(est, "onnx", x[:2], extra_config={"tree_implementation": strategy}).model
+            src = {"kind": "converter", "converter": f"hummingbird.ml.convert(onnx, tree_implementation={strategy})",
+                   "version": hummingbird.__version__, "torch": torch.__version__,
+                   "script": f"models/real/{SCRIPT}:hummingbird_trees",
+                   "library": f"scikit-learn {sklearn.__version__}",
+                   "config": "GradientBoostingRegressor(n_estimators=3, max_depth=3), random data"}
+            yield m, entry(f"hummingbird_{tag}", "hummingbird-ml", src, {"input_0": ["n", 5]},
+                           [{"n": 2}, {"n": 7}],
+                           note="GEMM: onnxruntime refuses n = 1 (the Transpose after the Squeeze)" if strategy == "gemm" else "")
+    finally:
+        torch.onnx.export = export

@@ -1,0 +1,234 @@
+"""The six patterns of the exporter families in issue 22, each a hand-built graph checked
+against onnxruntime: dims at sizes inside the domain, and each stated condition at its
+boundary (just inside runs, just outside fails)."""
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import onnxsym
+from onnxsym.explain import Lineage
+from helpers import F, I64, init, model
+from oracle import check, random_cases, run_ort
+
+
+def _fails(m, feeds):
+    with pytest.raises(Exception):
+        run_ort(m, feeds)
+
+
+# ---------------------------------------------------------------- 4. float pads through Clip
+
+def _same_pads(hi):
+    """timm's TF-"same" pads as TorchScript writes them: ceil(H / 2) * 2 - H in float32, through
+    Clip(min=0, max=hi), cast, reshaped to [2, 3] and transposed (pads in torch's order)."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i2"], ["H"]),
+             n("Cast", ["H"], ["Hf"], to=F), n("Div", ["Hf", "twof"], ["hq"]),
+             n("Ceil", ["hq"], ["hc"]), n("Mul", ["hc", "twof"], ["hm"]), n("Sub", ["hm", "Hf"], ["pd"]),
+             n("Clip", ["pd", "zerof", "hif"], ["pc"], name="the_clip"),
+             n("Concat", ["zf", "zf", "pc", "zf", "zf", "pc"], ["padsf"], axis=0),
+             n("Cast", ["padsf"], ["padsi"], to=I64),
+             n("Reshape", ["padsi", "r23"], ["p2"]), n("Transpose", ["p2"], ["p3"], perm=[1, 0]),
+             n("Reshape", ["p3", "m1"], ["pads"]), n("Pad", ["x", "pads"], ["y"])]
+    inits = [init("i2", np.array([2])), init("twof", np.array(2.0, np.float32)),
+             init("zerof", np.array(0.0, np.float32)), init("hif", np.array(hi, np.float32)),
+             init("zf", np.array([0.0], np.float32)), init("r23", np.array([2, 3])), init("m1", np.array([-1]))]
+    return model(nodes, [("x", F, ["b", 3, "H"])], ["y", "pads"], inits)
+
+
+def test_float_pads_through_clip_are_tracked():
+    m = _same_pads(100.0)
+    sizes = [{"b": 2, "H": 5}, {"b": 1, "H": 8}, {"b": 3, "H": 1}]
+    res = check(m, random_cases([("x", F, ["b", 3, "H"])], sizes), values=("pads",))
+    assert not res.unresolved()
+
+
+def test_explain_names_the_clip_that_lost_the_pads():
+    """A fractional upper bound leaves the pads unknown: the loss began at the Clip, upstream of
+    the Reshape, Transpose, Reshape and Cast the pads go through."""
+    res = onnxsym.infer(_same_pads(0.5))
+    e = Lineage(res).explain("y", 2)
+    assert not e.resolved and e.cause is not None and e.cause.node == "the_clip", e.headline()
+
+
+# ---------------------------------------------------------------- 3. a Reshape element that may be 0
+
+def _window_partition():
+    """[2, H, 8] reshaped to [2, H // 4, 4, 8] (timm's MaxViT window partition): H // 4 is 0 below
+    4, where it copies H, and 2*H*4*8 never equals 2*H*8."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i1"], ["H"]), n("Div", ["H", "four"], ["q"]),
+             n("Concat", ["two", "q", "four", "eight"], ["shp"], axis=0), n("Reshape", ["x", "shp"], ["y"])]
+    inits = [init("i1", np.array([1])), init("four", np.array([4])), init("two", np.array([2])),
+             init("eight", np.array([8]))]
+    return model(nodes, [("x", F, [2, "H", 8])], ["y"], inits)
+
+
+def test_a_reshape_element_that_may_be_0_is_a_size_and_the_domain_has_it_at_least_1():
+    m = _window_partition()
+    res = check(m, random_cases([("x", F, [2, "H", 8])], [{"H": 4}, {"H": 12}, {"H": 64}]))
+    assert not res.unresolved() and str(res.shape("y")[1]) == "H//4"
+    assert res.symbol_ranges()["H"][0] == 4
+    assert any(c.kind == "at_least" and c.node == "Reshape_4" for c in res.constraints)
+    # the boundary: H = 4 runs; H = 3 copies 3 for the 0 and fails, as every H below 4 does
+    run_ort(m, {"x": np.zeros((2, 4, 8), np.float32)})
+    for h in (1, 2, 3):
+        _fails(m, {"x": np.zeros((2, h, 8), np.float32)})
+
+
+def test_a_reshape_element_whose_0_case_may_run_stays_unresolved():
+    """[4, H] to [H // 4, -1]: at H = 1..3 the 0 copies 4 and -1 is H, which runs: no condition."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i1"], ["H"]), n("Div", ["H", "four"], ["q"]),
+             n("Concat", ["q", "m1"], ["shp"], axis=0), n("Reshape", ["x", "shp"], ["y"])]
+    m = model(nodes, [("x", F, [4, "H"])], ["y"],
+              [init("i1", np.array([1])), init("four", np.array([4])), init("m1", np.array([-1]))])
+    res = onnxsym.infer(m)
+    assert res.symbol_ranges()["H"][0] == 1  # H = 3 runs: [4, 3] to [4 (copied), 3]
+    assert run_ort(m, {"x": np.zeros((4, 3), np.float32)})["y"].shape == (4, 3)
+    check(m, random_cases([("x", F, [4, "H"])], [{"H": 2}, {"H": 8}]), fresh_ok=("y",))
+
+
+# ---------------------------------------------------------------- 5. a data input that picks a branch
+
+def _merged_decoder():
+    """optimum's merged decoder in small: an If on the bool input use_cache_branch; its then
+    branch concatenates the past before the new tokens, its else branch does not."""
+    n = helper.make_node
+    then = helper.make_graph([n("Concat", ["p", "x"], ["t"], axis=1)], "then", [], [helper.make_empty_tensor_value_info("t")])
+    other = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")])
+    nodes = [n("If", ["use_cache_branch"], ["h"], then_branch=then, else_branch=other), n("Relu", ["h"], ["y"])]
+    from helpers import BOOL
+    return model(nodes, [("x", F, ["batch", "seq", 4]), ("p", F, ["batch", "past", 4]),
+                         ("use_cache_branch", BOOL, [1])], ["y"])
+
+
+def _feeds(b, s, p, cache):
+    rng = np.random.default_rng(0)
+    return {"x": rng.standard_normal((b, s, 4)).astype(np.float32), "p": rng.standard_normal((b, p, 4)).astype(np.float32),
+            "use_cache_branch": np.array([cache])}
+
+
+def test_a_given_value_decides_the_if_and_is_recorded():
+    from onnxsym import dims, metadata
+
+    m = _merged_decoder()
+    assert onnxsym.infer(m).unresolved()  # data picks the branch: left unresolved without the value
+    for cache, want in ((True, lambda b, s, p: (b, p + s, 4)), (False, lambda b, s, p: (b, s, 4))):
+        res = onnxsym.infer(m, values={"use_cache_branch": cache})
+        assert not res.unresolved()
+        for b, s, p in ((1, 3, 5), (2, 1, 9)):
+            real = run_ort(m, _feeds(b, s, p, cache))["y"].shape
+            got = tuple(dims.evaluate(d, {"batch": b, "seq": s, "past": p}) for d in res.shape("y"))
+            assert got == real == want(b, s, p)
+        written = onnxsym.annotate(m, values={"use_cache_branch": cache})
+        assert metadata.read(written)["user"]["values"] == {"use_cache_branch": [cache]}
+
+
+def test_value_on_the_command_line(tmp_path):
+    from click.testing import CliRunner
+    from onnxsym.cli import main
+    import onnx
+
+    path = str(tmp_path / "merged.onnx")
+    onnx.save(_merged_decoder(), path)
+    r = CliRunner().invoke(main, ["verify", path, "--value", "use_cache_branch=1"])
+    assert r.exit_code == 0 and " 0 wrong, 0 unresolved" in r.output, r.output
+    r = CliRunner().invoke(main, ["explain", path, "y", "1", "--value", "use_cache_branch=true"])
+    assert r.exit_code == 0 and r.output.startswith("y[1] = past + seq: resolved"), r.output
+    r = CliRunner().invoke(main, ["explain", path, "y", "1"])  # the value lasts for its command only
+    assert r.exit_code == 0 and "unresolved" in r.output.splitlines()[0], r.output
+    for bad, said in ((["--value", "nosuch=1"], "no graph input 'nosuch'"),
+                      (["--value", "x=1"], "symbolic dims"), (["--value", "use_cache_branch=yes"], "not a number")):
+        r = CliRunner().invoke(main, ["show", path] + bad)
+        assert r.exit_code != 0 and said in r.output and "Traceback" not in r.output, r.output
+
+
+# ---------------------------------------------------------------- 6. two resolved branches under a shape condition
+
+def _pooled_if_long():
+    """An If on seq > 8: its then branch pools the sequence (kernel 3, stride 2, pads 0 and 1 on
+    a [batch, 1, seq] signal: max(0, seq - 2)//2 + 1), its else branch keeps it."""
+    n = helper.make_node
+    then = helper.make_graph([n("MaxPool", ["x"], ["t"], kernel_shape=[3], strides=[2], pads=[0, 1])], "then", [],
+                             [helper.make_empty_tensor_value_info("t")])
+    other = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")])
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "two"], ["s"]), n("Greater", ["s", "eight"], ["long"]),
+             n("If", ["long"], ["y"], then_branch=then, else_branch=other, name="the_if")]
+    return model(nodes, [("x", F, ["batch", 1, "seq"])], ["y"],
+                 [init("two", np.array(2)), init("eight", np.array(8))])
+
+
+def test_two_resolved_branches_give_a_fresh_symbol_that_records_both_cases():
+    from onnxsym import metadata
+
+    m = _pooled_if_long()
+    sizes = [{"batch": 2, "seq": 8}, {"batch": 1, "seq": 9}, {"batch": 1, "seq": 20}]
+    res = check(m, random_cases([("x", F, ["batch", 1, "seq"])], sizes), fresh_ok=("y",))
+    _, prov = __import__("oracle").fresh_of(res, "y", 2)
+    cases = "max(0, seq - 2)//2 + 1 where 8 < seq, seq where 8 >= seq"
+    assert cases in prov.reason, prov.reason
+    for s in (8, 9, 20):  # each case is the truth on its side of the condition
+        real = run_ort(m, {"x": np.zeros((1, 1, s), np.float32)})["y"].shape[2]
+        assert real == (max(0, s - 2) // 2 + 1 if s > 8 else s)
+    unresolved = metadata.read(onnxsym.annotate(m))["unresolved"]
+    assert any(cases in r for u in unresolved for r in u["reasons"])
+    e = Lineage(res).explain("y", 2)
+    assert cases in e.headline() and any(cases in line for line in e.lines())
+
+
+# ---------------------------------------------------------------- 2. a rank that a later node fixes
+
+def _gemm_trees(after="Transpose"):
+    """hummingbird's GEMM strategy: [30, 1, n] squeezed with no axes (rank 1 at n == 1, else 2),
+    then a Transpose with perm [1, 0], which runs on rank 2 only."""
+    n = helper.make_node
+    last = n("Transpose", ["s"], ["y"], perm=[1, 0]) if after == "Transpose" else n("Relu", ["s"], ["y"])
+    return model([n("Squeeze", ["x"], ["s"], name="the_squeeze"), last], [("x", F, [30, 1, "n"])], ["y"])
+
+
+def test_a_rank_the_transpose_after_it_fixes():
+    m = _gemm_trees()
+    res = check(m, random_cases([("x", F, [30, 1, "n"])], [{"n": 2}, {"n": 7}]))
+    assert not res.unresolved() and res.symbol_ranges()["n"][0] == 2
+    c, = [c for c in res.constraints if c.node == "the_squeeze"]
+    assert c.kind == "at_least" and "Transpose" in c.reason
+    run_ort(m, {"x": np.zeros((30, 1, 2), np.float32)})  # just inside
+    _fails(m, {"x": np.zeros((30, 1, 1), np.float32)})  # just outside: the Transpose refuses rank 1
+
+
+def test_a_rank_nothing_after_it_fixes_stays_unknown():
+    m = _gemm_trees(after="Relu")
+    res = onnxsym.infer(m)
+    assert res.shape("y") is None and res.symbol_ranges()["n"][0] == 1
+    for n_ in (1, 3):  # both ranks run
+        run_ort(m, {"x": np.zeros((30, 1, n_), np.float32)})
+
+
+# ---------------------------------------------------------------- 1. a Slice that must be as long as what it meets
+
+def _position_table():
+    """A Whisper decoder's positions (onnxruntime-genai's builder): rows past .. past + seq of a
+    64-row table, added to the token embeddings [batch, seq, 8]."""
+    n = helper.make_node
+    nodes = [n("Shape", ["past_key"], ["ps"]), n("Gather", ["ps", "two"], ["p"]),
+             n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "one"], ["s"]), n("Add", ["p", "s"], ["e"]),
+             n("Slice", ["table", "p", "e", "zero"], ["pos"]), n("Add", ["x", "pos"], ["y"])]
+    inits = [init("table", np.zeros((64, 8), np.float32)), init("two", np.array([2])), init("one", np.array([1])),
+             init("zero", np.array([0]))]
+    return model(nodes, [("x", F, ["batch", "seq", 8]), ("past_key", F, ["batch", 2, "past", 4])], ["y"], inits)
+
+
+def test_a_position_slice_broadcast_against_the_sequence():
+    """The Add runs where the slice is seq rows (past + seq <= 64), or 1 row (past = 63), or seq
+    is 1 (a slice of 0 rows past the table gives 0): the dim is seq*min(1, rows), exact in each."""
+    m = _position_table()
+    inputs = [("x", F, ["batch", "seq", 8]), ("past_key", F, ["batch", 2, "past", 4])]
+    sizes = [{"batch": 1, "seq": 3, "past": 5}, {"batch": 2, "seq": 60, "past": 4}, {"batch": 1, "seq": 5, "past": 63},
+             {"batch": 1, "seq": 1, "past": 100}]
+    res = check(m, random_cases(inputs, sizes))
+    assert not res.unresolved()
+    feeds = dict(random_cases(inputs, [{"batch": 1, "seq": 60, "past": 5}])[0][1])
+    _fails(m, feeds)  # past + seq = 65: the slice has 59 rows against 60
+

@@ -1,0 +1,184 @@
+"""The written model runs, with the shapes it declares, at every size its declared inputs
+allow (issue 21, item 1). onnxruntime folds shapes and plans buffers from the value_info it
+is given: a dim written as 1 for a bound batch made a tf2onnx GRU fail at batch 2 ("Shape
+mismatch attempting to re-use buffer") and a paddle2onnx classifier fail at a Reshape.
+``--bind`` now writes the number into the graph inputs (onnxruntime then refuses other sizes
+at the input, cleanly), and dims that hold only under ``--range`` or ``--assume`` are not
+written. Each written model is run as a user runs it, with its value_info in place, and
+every declared dim compared with the run (oracle.written_model_failure)."""
+
+import json
+import os
+
+import onnx
+import pytest
+from click.testing import CliRunner
+
+import onnxsym
+from bench.resolution import feeds_for
+from onnxsym.cli import main
+from oracle import _session_of, check_written_runs
+
+REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "real")
+MANIFEST = {e["name"]: e for e in json.load(open(os.path.join(REAL, "manifest.json")))}
+
+# the tf2onnx Keras LSTM and GRU (the GRU's while Loop failed inside), and a paddle2onnx classifier
+SEQ = [{"batch": b, "seq": s} for b, s in [(1, 7), (2, 3), (3, 12), (1, 1), (4, 2)]]
+WIDTH = [{"batch": b, "width": w} for b, w in [(1, 192), (2, 100), (3, 64), (1, 40)]]
+MODELS = [("tf_lstm_text", SEQ), ("tf_gru_text", SEQ), ("paddle_ocr_cls", WIDTH)]
+
+
+def _load(name):
+    path = os.path.join(REAL, f"{name}.onnx")
+    model = onnx.load(path)
+    spec = MANIFEST[name]["feeds"]
+    return path, model, lambda binding: feeds_for(model, binding, spec)
+
+
+def _input_dims(m):
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in m.graph.input[0].type.tensor_type.shape.dim]
+
+
+@pytest.mark.parametrize("name,sizes", MODELS)
+def test_a_model_annotated_without_bind_runs_at_every_size(name, sizes):
+    path, model, feeds = _load(name)
+    written = onnxsym.annotate(path)
+    assert check_written_runs(model, written, sizes, feeds) > 0
+
+
+@pytest.mark.parametrize("name,sizes", MODELS)
+def test_bind_writes_the_number_into_the_graph_inputs(name, sizes):
+    path, model, feeds = _load(name)
+    written = onnxsym.annotate(path, bind={"batch": 1})
+    assert _input_dims(written)[0] == 1 and _input_dims(model)[0] == "batch"
+    at_one = [b for b in sizes if b["batch"] == 1]
+    assert len(at_one) >= 2
+    check_written_runs(model, written, at_one, feeds)
+    # at another batch onnxruntime refuses the input, naming it, instead of failing inside
+    with pytest.raises(Exception, match="[Ii]nvalid dimensions for input"):
+        _session_of(written).run(None, feeds(dict(sizes[1], batch=2)))
+
+
+@pytest.mark.parametrize("name,sizes,kwargs", [
+    ("tf_lstm_text", SEQ, {"assume": ["seq == 7"]}),
+    ("tf_gru_text", SEQ, {"ranges": {"seq": (7, 7)}, "bind": {"batch": 1}}),
+    ("paddle_ocr_cls", WIDTH, {"assume": ["width == 192"]}),
+    ("paddle_ocr_cls", WIDTH, {"ranges": {"width": (100, 100)}}),
+])
+def test_a_range_or_an_assumption_does_not_narrow_the_written_dims(name, sizes, kwargs):
+    """Under ``seq == 7`` every dim computed from seq is 7; written so, the model would fail
+    (or declare a wrong dim) at seq 3, which its inputs allow. The assumption is recorded."""
+    path, model, feeds = _load(name)
+    result = onnxsym.infer(path, **kwargs)
+    written = onnxsym.write_result(result)
+    bind = kwargs.get("bind", {})
+    at_bound = [b for b in sizes if all(b[k] == v for k, v in bind.items())]
+    check_written_runs(model, written, at_bound, feeds)
+    user = onnxsym.metadata.read(written)["user"]
+    assert user["assume"] == kwargs.get("assume", []) and user["bind"] == bind
+    assert user["ranges"] == {k: list(v) for k, v in kwargs.get("ranges", {}).items()}
+
+
+def test_the_cli_says_what_bind_and_assume_mean_for_the_written_model(tmp_path):
+    path, model, feeds = _load("tf_gru_text")
+    out = str(tmp_path / "gru.onnx")
+    r = CliRunner().invoke(main, ["annotate", path, "-o", out, "--bind", "batch=1", "--assume", "seq == 5"])
+    assert r.exit_code == 0, r.output
+    assert "the graph inputs are written with batch = 1: the model runs at that size only" in r.output
+    assert "--range and --assume narrow only what is printed here" in r.output
+    written = onnx.load(out)
+    assert _input_dims(written) == [1, "seq"]
+    check_written_runs(model, written, [{"batch": 1, "seq": 5}, {"batch": 1, "seq": 9}], feeds)
+
+
+def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse_it():
+    """``If(d >= 5)`` with ``ConstantOfShape(d - 5)`` in its then branch, where d is a dim
+    only onnxsym knows to be 2 (through a Reshape to a computed target): written as 2,
+    onnxruntime folds the never-taken branch to ConstantOfShape(-3) and refuses to load the
+    model, which runs without the annotation (a fuzzer finding). The values that branch
+    reads are left unwritten."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+    from helpers import F, graph, model
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    N = helper.make_node
+    then_g = graph([N("Shape", ["t"], ["ts"]), N("Gather", ["ts", "one"], ["d2"], axis=0),
+                    N("Sub", ["d2", "five"], ["neg"]), N("ConstantOfShape", ["neg"], ["dead"])], [], ["dead"], name="then")
+    else_g = graph([N("ConstantOfShape", ["one"], ["alive"])], [], ["alive"], name="else")
+    m = model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
+               N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
+               N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
+               N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]),
+               N("Shape", ["t"], ["ts0"]), N("Gather", ["ts0", "one_s"], ["d"], axis=0),
+               N("GreaterOrEqual", ["d", "five_s"], ["cond"]),
+               N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", 2, "h", "w"])], ["y"],
+              [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5]),
+               c("one_s", 1), c("five_s", 5)], opset=17)
+    written = onnxsym.annotate(m)
+    assert "t" not in {vi.name for vi in written.graph.value_info}  # (the branch reads it)
+    assert "m" in {vi.name for vi in written.graph.value_info}
+    sizes = [{"batch": 1, "h": 3, "w": 4}, {"batch": 2, "h": 5, "w": 1}]
+
+    def feeds(b):
+        return {"x": np.ones([b["batch"], 2, b["h"], b["w"]], np.float32)}
+    check_written_runs(m, written, sizes, feeds)
+
+
+def _guarded_model():
+    """``If(h >= 5)``: ConstantOfShape(h - 5) when taken, ConstantOfShape([1]) else; and a
+    Reshape of x to [h, -1] (0 elements at h = 0)."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+    from helpers import F, graph, model
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    N = helper.make_node
+    then_g = graph([N("Sub", ["d1", "five"], ["n"]), N("ConstantOfShape", ["n"], ["t"])], [], ["t"], name="then")
+    else_g = graph([N("ConstantOfShape", ["one"], ["e"])], [], ["e"], name="else")
+    return model([N("Shape", ["x"], ["s"]), N("Gather", ["s", "zero_s"], ["d"], axis=0),
+                  N("Unsqueeze", ["d", "zero"], ["d1"]), N("GreaterOrEqual", ["d", "five_s"], ["cond"]),
+                  N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+                  N("Concat", ["d1", "minus"], ["tgt"], axis=0), N("Reshape", ["x", "tgt"], ["r"])],
+                 [("x", F, ["h"])], ["y", "r"],
+                 [c("zero", [0]), c("zero_s", 0), c("one", [1]), c("five", [5]), c("five_s", 5), c("minus", [-1])],
+                 opset=17)
+
+
+@pytest.mark.parametrize("h", [1, 0])
+def test_a_bind_that_onnxruntime_would_refuse_in_the_inputs_leaves_them_symbolic(h, tmp_path):
+    """At h = 1 the bind decides the If (its then branch would be ConstantOfShape(-4)), at
+    h = 0 the Reshape is of 0 elements to [0, -1]: onnxruntime runs the model there, but with
+    h written into the input it refuses to load it (fuzzer findings). The input stays
+    symbolic and every dim is written as it holds at every size."""
+    import numpy as np
+
+    m = _guarded_model()
+    written = onnxsym.annotate(m, bind={"h": h}, allow_zero=h == 0)
+    assert _input_dims(written) == ["h"]
+    check_written_runs(m, written, [{"h": h}, {"h": 7}, {"h": 2}], lambda b: {"x": np.ones(b["h"], np.float32)})
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx"), "--bind", f"h={h}"]
+                           + (["--allow-zero"] if h == 0 else []))
+    assert r.exit_code == 0, r.output
+    assert "the graph inputs are not specialised" in r.output
+
+
+
+def test_bind_specialises_an_input_dim_declared_as_a_text_over_the_symbol():
+    """An input declared ``[batch, 2*batch]``: at batch = 3 both dims are written 3 and 6."""
+    import numpy as np
+    from onnx import helper
+    from helpers import F, model
+
+    m = model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("ReduceSum", ["y"], ["s"], keepdims=1)],
+              [("x", F, ["batch", "2*batch"])], ["s"], opset=13)
+    written = onnxsym.annotate(m, bind={"batch": 3})
+    assert _input_dims(written) == [3, 6]
+    check_written_runs(m, written, [{"batch": 3}], lambda b: {"x": np.ones([b["batch"], 2 * b["batch"]], np.float32)})
