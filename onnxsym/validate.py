@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -150,14 +150,32 @@ def _without_shape(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
             return out
 
 
+def _order(g: onnx.GraphProto) -> List[int]:
+    """The node indices with each node after the producers of its inputs (file order where
+    that fails: inference reports the cycle)."""
+    producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
+    users: Dict[int, List[int]] = {}
+    waiting = []
+    for i, n in enumerate(g.node):
+        deps = {producer[x] for x in n.input if x in producer and producer[x] != i}
+        waiting.append(len(deps))
+        for p in deps:
+            users.setdefault(p, []).append(i)
+    order = [i for i, w in enumerate(waiting) if w == 0]
+    for i in order:  # (grows while it is read)
+        for u in users.get(i, ()):
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                order.append(u)
+    return order if len(order) == len(g.node) else list(range(len(g.node)))
+
+
 def _light_graph(g: onnx.GraphProto, outer: frozenset = frozenset()) -> onnx.GraphProto:
     """``g`` as onnx's inference is given it: produced values' declared shapes removed (a stale
     declaration is reported by onnxsym, not refused), nodes named as onnxsym names them and in
     an order that computes each value before its use (onnx reads them in file order; onnxsym
     and onnxruntime sort them), large and external initializers as typed inputs. ``outer``:
     the names an enclosing graph makes visible."""
-    from .engine import topological_order
-
     out = onnx.GraphProto(name=g.name)
     out.input.extend(g.input)
     for o in g.output:  # the type stays (a Loop body's outputs must have one), the shape goes
@@ -172,10 +190,7 @@ def _light_graph(g: onnx.GraphProto, outer: frozenset = frozenset()) -> onnx.Gra
             out.initializer.append(t)
     out.sparse_initializer.extend(g.sparse_initializer)
     available = outer | names | {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
-    try:
-        order = topological_order(g, available)
-    except GraphError:  # (inference reports it)
-        order = list(range(len(g.node)))
+    order = _order(g)
     visible = frozenset(available | {o for n in g.node for o in n.output if o})
     for index in order:
         n = g.node[index]
