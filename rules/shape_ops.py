@@ -254,6 +254,8 @@ def _reshape(node, x, target, allowzero):
     for i, d in enumerate(target):
         if isinstance(d, int) and d == 0 and not allowzero and (x.shape is None or i >= len(x.shape)):
             out[i] = node.fresh("reshape 0 copies an unknown dim", 0, i)
+    if out.count(None) > 1:  # (the spec: at most one -1; onnxruntime refuses the node)
+        raise ShapeContradiction(f"Reshape target {', '.join(map(str, target))} holds more than one -1")
     minus = out.index(None) if None in out else None
     if minus is not None:
         if x.shape is None:
