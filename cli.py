@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Optional
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from onnxsym import __version__
-from onnxsym.atomic import write_atomically
+from onnxsym.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
 from onnxsym.errors import OnnxsymError, UserInputError
 from onnxsym.paths import check_outputs, same_file
 from onnxsym.progress import Progress
@@ -203,20 +204,30 @@ def _pins_line(result, domain) -> Optional[str]:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model.
-    References to external weights are kept: OUT's folder must hold them."""
+def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None, also=()) -> None:
+    """Write to a temporary file beside OUT, then rename: never a half-written model (with
+    ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
+    weights are kept: OUT's folder must hold them."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
     except Exception as exc:  # protobuf refuses messages over 2 GB
         raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
                            f"a model over 2 GB must keep its weights as external data") from None
-    if model_dir is not None:
+    if model_dir is not None and out != STDOUT:
         from onnxsym.external import check_output_folder
 
         check_output_folder(model, model_dir, folder)
-    write_atomically(out, data)
+    write_outputs([(out, data), *also])
+
+
+def _check_targets(outputs, force: bool) -> None:
+    """Before any work: each output is something onnxsym writes to, and replaces no
+    regular file without --force (a pipe or a device, /dev/null, replaces nothing)."""
+    for _what, path in outputs:
+        check_target(path)
+        if not force and replaces_a_file(path):
+            raise click.UsageError(f"{path} exists; use --force to replace it")
 
 
 class _Main(click.Group):
@@ -227,6 +238,8 @@ class _Main(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            raise  # standard output closed early (| head): click ends quietly with exit 1
         except Exception as exc:
             if ctx.meta.get("onnxsym.debug"):
                 raise
@@ -276,15 +289,18 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     """
     if in_place and out:
         raise click.UsageError("give either -o or --in-place, not both")
+    if out is not None:
+        check_target(out)  # (an empty -o is no request for the default)
     target = model if in_place else (out or (model[:-5] if model.endswith(".onnx") else model) + ".sym.onnx")
     if not in_place and same_file(target, model):
         raise click.UsageError("the output would overwrite the input; use --in-place to do that")
+    if in_place and target_kind(model) not in (None, "file"):
+        raise click.UsageError(f"--in-place rewrites a regular file; {model} is none")
+    if target == STDOUT and sys.stdout.isatty():
+        raise click.UsageError("-o -: standard output is a terminal; redirect it to a file or a pipe")
     outputs = ([] if in_place else [("the output", target)]) + ([("the MLIR output", mlir_out)] if mlir_out else [])
     check_outputs(outputs, [("the input model", model)])
-    if not in_place and not force and os.path.exists(target):
-        raise click.UsageError(f"{target} exists; use --force to replace it")
-    if mlir_out and not force and os.path.exists(mlir_out):
-        raise click.UsageError(f"{mlir_out} exists; use --force to replace it")
+    _check_targets(outputs, force)
     dyn = _dynamic(dynamic)
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers, dynamic=dyn))
@@ -299,12 +315,15 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     domain = result.domain()  # narrows the symbols' ranges to it before writing
     written = api.written_result(result)  # without --range and --assume, if given
     annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
-    _save(annotated, target, model_dir)
+    also = []
     if mlir_out:
-        from onnxsym.mlir import files, to_mlir
-        files.write_text(mlir_out, to_mlir(result))
+        from onnxsym.mlir import to_mlir
+        also.append((mlir_out, to_mlir(result).encode("utf-8")))
+    _save(annotated, target, model_dir, also)
     if quiet:
         return
+    if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
+        click.get_current_context().with_resource(contextlib.redirect_stdout(sys.stderr))
     st = written.stats()
     unresolved = result.unresolved()
     click.echo(f"{target}: {st['values']} values annotated; dims: {st['static_dims']} static, "
@@ -719,7 +738,7 @@ def mlir(model, out, dialect, style, generic, weights, names, force):
     if dialect == "torch" and (style is not None or generic):
         raise click.UsageError("the torch dialect has one form: no --style, no --generic")
     target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
-    click.echo(f"{target}: written")
+    click.echo(f"{target}: written", err=target == STDOUT)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ _EXPORTS = {
     "ceil_div": "dims", "evaluate": "dims", "free_symbols": "dims", "is_static": "dims",
     "SymbolicDimError": "dims", "UndecidableError": "dims",
     "OnnxsymError": "errors", "ModelLoadError": "errors", "GraphError": "errors", "RuleFailure": "errors",
-    "ShapeContradiction": "errors",
+    "ShapeContradiction": "errors", "InvalidModel": "errors", "OutputError": "errors",
     "ExprSyntaxError": "exprtext", "format_dim": "exprtext", "parse_dim": "exprtext",
     "register_rule": "registry",
     "Optional_": "values", "Sequence": "values", "Tensor": "values",
@@ -42,6 +42,7 @@ __all__ = [
     "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
+    "InvalidModel", "OutputError",
     "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
 
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from .api import Result, UnresolvedDim, annotate, infer, write_result
     from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin, evaluate,
                        free_symbols, is_static, sym)
-    from .errors import GraphError, ModelLoadError, OnnxsymError, RuleFailure, ShapeContradiction
+    from .errors import (GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure,
+                         ShapeContradiction)
     from .exprtext import ExprSyntaxError, format_dim, parse_dim
     from .mlir import to_mlir
     from .registry import register_rule

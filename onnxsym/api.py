@@ -10,7 +10,7 @@ import onnx
 
 from . import branching, dims, dynamic as dynamic_inputs, given, metadata, validate
 from .engine import Engine
-from .errors import PinnedError, UserInputError
+from .errors import PinnedError, RuleFailure, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
@@ -84,7 +84,14 @@ def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, 
             engine.strict = strict
         return engine
 
-    engine = branching.infer(make_engine)
+    try:
+        engine = branching.infer(make_engine)
+    except RuleFailure:
+        validate.check_with_onnx(model)  # a node the spec rules out is the model's fault, not a bug
+        raise
+    # What the rules take without complaint, onnx's inference may refuse (a node that fails
+    # at every size): the model is invalid, not annotated.
+    validate.check_with_onnx(model)
     table = engine.table
     main = engine.main
     return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,

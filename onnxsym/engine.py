@@ -21,7 +21,7 @@ from . import branching, dims, edges, functions, given, registry, validate
 from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints, Guard
 from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
-from .errors import GraphError, OnnxsymError, RuleFailure, ShapeContradiction
+from .errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
 from .symbols import SymbolTable
 from .memo import RuleMemo, Watched
@@ -593,7 +593,7 @@ class Engine:
         output_names = list(n.output)
         if inputs is None:
             inputs = list(map(self.scope.values.get, n.input))
-        validate.check_attributes(n, domain, opset, node_label(n, index))
+        validate.check_node(n, domain, opset, node_label(n, index))
         self._watched.used = False
         self._node_positives = []
         attributes = n.attribute
@@ -613,6 +613,8 @@ class Engine:
             except ShapeContradiction as exc:
                 self._failed(f"{n.op_type} node '{node.name}': {exc}")
                 raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
+            except InvalidModel as exc:  # the node breaks the spec: named here
+                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from None
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:

@@ -15,6 +15,18 @@ class GraphError(OnnxsymError):
     """The graph is malformed: a cycle, a value nobody produces, a name produced twice."""
 
 
+class InvalidModel(GraphError):
+    """A node breaks a rule of the ONNX spec: an operator its opset does not define (or
+    removed), a required attribute missing, too few or too many inputs, inputs its
+    definition rules out (Slice ``starts`` and ``ends`` of different lengths). The message
+    names the node and the rule."""
+
+
+class OutputError(OnnxsymError):
+    """An output cannot be written: a missing folder, no permission, a full disk, a
+    target that is no file to write into (a folder, a block device, a socket)."""
+
+
 class ShapeContradiction(OnnxsymError):
     """The shapes in the model cannot all hold (``3 == 4``), named by the node(s)."""
 

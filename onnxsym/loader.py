@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import List, Optional, Tuple, Union
 
 import onnx
@@ -40,6 +41,9 @@ def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto, bytes]) -
         raise ModelLoadError(f"{path}: no such file")
     if os.path.isdir(path):
         raise ModelLoadError(f"{path}: is a folder, not an ONNX file")
+    kind = _file_kind(path)
+    if kind is not None:  # /dev/zero would be read forever, a terminal waited on
+        raise ModelLoadError(f"{path}: is {kind}, not an ONNX file (a regular file or a pipe is read)")
     size = os.path.getsize(path)
     if size > PROTOBUF_LIMIT:
         raise ModelLoadError(f"{path}: the graph file is {size / 2**30:.1f} GB, over protobuf's 2 GB limit; "
@@ -47,9 +51,12 @@ def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto, bytes]) -
                              f"save_as_external_data=True)) and annotate that")
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            # bounded: a pipe (or a file that grows) gives no size beforehand
+            data = f.read(PROTOBUF_LIMIT + 1)
     except OSError as exc:
         raise ModelLoadError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > PROTOBUF_LIMIT:
+        raise ModelLoadError(f"{path}: more than protobuf's 2 GB limit to read; not one ONNX graph file")
     if not data:
         raise ModelLoadError(f"{path}: the file is empty")
     return _parsed(data, path), os.path.dirname(os.path.abspath(path))
@@ -66,6 +73,18 @@ def _parsed(data: bytes, where: str) -> onnx.ModelProto:
     if not model.HasField("graph") or model.ir_version <= 0:
         raise ModelLoadError(f"{where}: not an ONNX model (no graph or no ir_version)")
     return model
+
+
+def _file_kind(path: str) -> Optional[str]:
+    """What ``path`` is when it is neither a regular file nor a pipe (then None)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # (opening it reports why)
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return None
+    return ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "no regular file")
 
 
 _SANITIZE = re.compile(r"[^0-9A-Za-z_]+")

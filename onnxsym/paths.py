@@ -2,19 +2,36 @@
 
 Two paths name the same file when they resolve to the same real path (symbolic
 links, ``..``) or, for files that exist, when the system says they are the same
-file (a hard link). ``--force`` replaces an older output; it never lets one
-output replace the input or another output of the same command.
+file (a hard link); ``-``, standard output, is the file it is redirected to.
+``--force`` replaces an older output; it never lets one output replace the input
+or another output of the same command.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from typing import Iterable, Optional, Sequence, Tuple
 
+from .atomic import STDOUT
 from .errors import UserInputError
 
 
+def _stat(path: str) -> os.stat_result:
+    # "-" is standard output: the file it is redirected to, if any
+    return os.fstat(sys.stdout.fileno()) if path == STDOUT else os.stat(path)
+
+
 def same_file(a: str, b: str) -> bool:
+    if STDOUT in (a, b):
+        if a == b:
+            return True
+        try:
+            sa, sb = _stat(a), _stat(b)
+        except (OSError, ValueError, AttributeError):  # (a test's stdout may have no descriptor)
+            return False
+        return stat.S_ISREG(sa.st_mode) and (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:

@@ -262,6 +262,8 @@ def batch_norm(node: Node) -> Outputs:
 def layer_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
+    if x.shape is not None:  # (onnxruntime refuses an axis out of range whatever the outputs)
+        normalize_axis(node.attr("axis", -1), len(x.shape))
     if node.num_outputs > 1:
         stash = node.attr("stash_type", 1)
         if x.shape is None:

@@ -6,7 +6,7 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxsym import dims, floatops, intops
-from onnxsym.errors import ShapeContradiction
+from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.edges import never_equals
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
@@ -33,6 +33,14 @@ def _static_ints(vals):
     if vals is None or not all(isinstance(x, int) for x in vals):
         return None
     return tuple(vals)
+
+
+def _one_d(node, i, what):
+    """Input ``i`` (a shape or a list of indices, named ``what``) where the spec makes it
+    1-D: a known rank other than 1 breaks it (onnxruntime refuses the node at every size)."""
+    t = node.tensor(i)
+    if t is not None and t.shape is not None and len(t.shape) != 1:
+        raise InvalidModel(f"{what} has rank {len(t.shape)}; the ONNX spec of {node.op_type} makes it 1-D")
 
 
 def _unknown(node, out, rank, why, dtype):
@@ -120,6 +128,7 @@ def constant_of_shape_rule(node: Node) -> Outputs:
     else:
         dtype, fill = 1, 0.0
     s = arg(node, 0)
+    _one_d(node, 0, "the shape input")
     shp = s.value
     if shp is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
@@ -245,6 +254,8 @@ def _reshape(node, x, target, allowzero):
     for i, d in enumerate(target):
         if isinstance(d, int) and d == 0 and not allowzero and (x.shape is None or i >= len(x.shape)):
             out[i] = node.fresh("reshape 0 copies an unknown dim", 0, i)
+    if out.count(None) > 1:  # (the spec: at most one -1; onnxruntime refuses the node)
+        raise ShapeContradiction(f"Reshape target {', '.join(map(str, target))} holds more than one -1")
     minus = out.index(None) if None in out else None
     if minus is not None:
         if x.shape is None:
@@ -279,6 +290,7 @@ def reshape_v5(node: Node) -> Outputs:
     x = arg(node, 0)
     s = arg(node, 1)
     allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
+    _one_d(node, 1, "the shape input")
     if s.value is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
@@ -510,11 +522,48 @@ def _slice_len(d, start, end, step):
     return dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
 
 
+_SLICE_PARTS = ("starts", "ends", "axes", "steps")
+
+
+def _check_slice_parts(node, lengths, axes=None, steps=None) -> None:
+    """The spec's rules on a Slice's parts (onnx's inference and onnxruntime refuse the node
+    otherwise): starts, ends and the axes and steps given have one entry per sliced axis,
+    no axis is named twice, no step is 0. ``lengths`` holds each part's length (None where
+    unknown or absent); ``axes`` and ``steps``, the known elements."""
+    known = [(part, n) for part, n in zip(_SLICE_PARTS, lengths) if n is not None]
+    for part, n in known[1:]:
+        if n != known[0][1]:
+            raise InvalidModel(f"{part} has {n} entries and {known[0][0]} {known[0][1]}; the ONNX spec of Slice "
+                               f"gives starts, ends, axes and steps one entry per sliced axis")
+    rank = node.tensor(0).rank if node.tensor(0) is not None else None
+    if axes is not None and all(isinstance(a, int) for a in axes):
+        named = [a + rank if rank is not None and a < 0 else a for a in axes]
+        if len(set(named)) < len(named):
+            raise InvalidModel(f"axes {list(axes)} names an axis twice; the ONNX spec of Slice names each "
+                               f"at most once")
+    if steps is not None and any(isinstance(st, int) and st == 0 for st in steps):
+        raise InvalidModel(f"steps {list(steps)} holds a 0; the ONNX spec of Slice allows no step 0")
+
+
+def _slice_input_length(node, i):
+    """The number of entries of Slice input ``i`` (starts, ends, axes, steps) where its shape
+    tells; a part that is not 1-D breaks the spec."""
+    if not present(node, i):
+        return None
+    t = node.tensor(i)
+    if t is None or t.shape is None:
+        return None
+    if len(t.shape) != 1:
+        raise InvalidModel(f"{_SLICE_PARTS[i - 1]} has rank {len(t.shape)}; the ONNX spec of Slice makes it 1-D")
+    return t.shape[0] if isinstance(t.shape[0], int) else None
+
+
 @register("Slice", since=1)
 def slice_v1(node: Node) -> Outputs:
     starts = _ints(node.attr("starts"))
     ends = _ints(node.attr("ends"))
     axes = _ints(node.attr("axes"))
+    _check_slice_parts(node, [None if v is None else len(v) for v in (starts, ends, axes)], axes)
     return _slice(node, starts, ends, axes, None)
 
 
@@ -526,6 +575,8 @@ def slice_v10(node):
         v = node.value(i)
         return "unknown" if v is None else tuple(v)
     starts, ends, axes, steps = get(1), get(2), get(3), get(4)
+    _check_slice_parts(node, [_slice_input_length(node, i) for i in range(1, 5)],
+                       axes if isinstance(axes, tuple) else None, steps if isinstance(steps, tuple) else None)
     if "unknown" in (starts, ends) or (isinstance(axes, str)) or isinstance(steps, str):
         x = arg(node, 0)
         rank = x.rank
@@ -631,6 +682,7 @@ def _broadcast_value(ts, out_shape):
 @register("Expand")
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
+    _one_d(node, 1, "the shape input")
     if s.value is None or x.shape is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:

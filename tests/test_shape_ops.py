@@ -224,3 +224,24 @@ def test_slice_int_max_ends_as_onnxruntime_reads_them(start, end, step):
     inits = [init("s", [start]), init("e", [end]), init("a", [1]), init("st", [step])]
     m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inputs, ["y"], inits)
     no_fresh(check(m, random_cases(inputs, [{"batch": 2, "seq": 1}, {"batch": 3, "seq": 2}, {"batch": 1, "seq": 7}])))
+
+
+def test_a_computed_reshape_target_with_two_minus_ones_is_refused_as_onnxruntime_refuses_it():
+    # [x.shape[1] - 2, -1] with x.shape[1] == 1: two -1s (a fuzzer crash, seed 618)
+    import numpy as np
+    import pytest
+    from onnx import helper, numpy_helper
+
+    from helpers import F, model
+    from onnxsym import ShapeContradiction
+    from oracle import run_ort
+
+    c = lambda n, v: numpy_helper.from_array(np.array(v, np.int64), n)  # noqa: E731
+    m = model([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "one"], ["d"]),
+               helper.make_node("Sub", ["d", "two"], ["e"]), helper.make_node("Concat", ["e", "m1"], ["t"], axis=0),
+               helper.make_node("Reshape", ["x", "t"], ["y"], name="r")],
+              [("x", F, ["batch", 1, "h"])], ["y"], [c("one", [1]), c("two", [2]), c("m1", [-1])])
+    with pytest.raises(ShapeContradiction, match="more than one -1"):
+        onnxsym.infer(m)
+    with pytest.raises(Exception, match="-1"):
+        run_ort(m, {"x": np.ones((2, 1, 3), np.float32)})

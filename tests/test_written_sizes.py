@@ -128,6 +128,33 @@ def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse
     check_written_runs(m, written, sizes, feeds)
 
 
+def test_a_declaration_on_a_value_a_dead_branch_reads_is_not_written_either():
+    """The value a never-taken branch reads gets no dims written; what the model declares there
+    (a stale ``9`` where the run has h) must not stay either (fuzzer seed 247)."""
+    from onnx import helper, numpy_helper
+    import numpy as np
+    from helpers import F, graph, model
+
+    N = helper.make_node
+    then_g = graph([N("Relu", ["t"], ["relu"])], [], ["relu"], name="then")
+    else_g = graph([N("Concat", ["t", "t"], ["cat"], axis=0)], [], ["cat"], name="else")
+    m = model([N("Transpose", ["x"], ["t"], perm=[2, 3, 0, 1]), N("Shape", ["t"], ["s"]),
+               N("Gather", ["s", "three"], ["d"], axis=0), N("Greater", ["d", "zero"], ["cond"]),
+               N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", 1, "h", "w"])], ["y"],
+              [numpy_helper.from_array(np.array(3, np.int64), "three"),
+               numpy_helper.from_array(np.array(0, np.int64), "zero")], opset=17)
+    m.graph.value_info.append(helper.make_tensor_value_info("t", F, [9, "total", "batch", "n"]))
+    written = onnxsym.annotate(m)
+    (t,) = [vi for vi in written.graph.value_info if vi.name == "t"]
+    assert not t.type.tensor_type.HasField("shape")
+    sizes = [{"batch": 2, "h": 1, "w": 16}, {"batch": 3, "h": 9, "w": 2}]
+
+    def feeds(b):
+        return {"x": np.ones([b["batch"], 1, b["h"], b["w"]], np.float32)}
+    check_written_runs(m, written, sizes, feeds)
+
+
 def _guarded_model():
     """``If(h >= 5)``: ConstantOfShape(h - 5) when taken, ConstantOfShape([1]) else; and a
     Reshape of x to [h, -1] (0 elements at h = 0)."""

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
-from ..atomic import write_atomically
-from ..errors import ModelLoadError, OnnxsymError
+from ..atomic import check_target, replaces_a_file, write_output
+from ..errors import ModelLoadError, OutputError
 from ..paths import check_outputs
 
-
-class OutputError(OnnxsymError):
-    """The output file cannot be written."""
+__all__ = ["OutputError", "write_text", "default_output", "convert"]
 
 
 def write_text(path: str, text: str) -> None:
-    """Write to a temporary file beside ``path``, then rename: never a half-written file."""
-    try:
-        write_atomically(path, text.encode("utf-8"))
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
+    """Write to ``path`` as :func:`onnxsym.atomic.write_output` does: a regular file through
+    a temporary one renamed into place (never half-written), a pipe or device written
+    into, ``-`` standard output."""
+    write_output(path, text.encode("utf-8"))
 
 
 def default_output(src: str) -> str:
@@ -34,9 +30,12 @@ def convert(src: str, out: Optional[str], style: str = "propagate", generic: boo
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
 
+    if out is not None:
+        check_target(out)  # (an empty -o is no request for the default)
     out = out or default_output(src)
     check_outputs([("the output", out)], [("the input", src)])
-    if not force and os.path.exists(out):
+    check_target(out)
+    if not force and replaces_a_file(out):
         raise OutputError(f"{out} exists; use --force to replace it")
     if src.endswith(".mlir"):
         try:

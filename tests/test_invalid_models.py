@@ -1,0 +1,118 @@
+"""A model the ONNX spec rules out is refused, never annotated: exit 2, one line naming the
+node (name and op type) and the rule it breaks, no traceback, no output written. Each case
+is one onnxruntime refuses too (checked here); operators onnx does not know (custom
+domains) still get fresh symbols."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import onnxsym
+from onnxsym import InvalidModel
+from helpers import F, model, init
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+N = helper.make_node
+
+
+def _ints(name, v):
+    return init(name, np.array(v, np.int64))
+
+
+def _slice(starts, ends, axes=None, steps=None):
+    names, inits = ["x", "s", "e"], [_ints("s", starts), _ints("e", ends)]
+    for n, v in (("a", axes), ("st", steps)):
+        if v is not None:
+            names.append(n)
+            inits.append(_ints(n, v))
+    return model([N("Slice", names, ["y"], name="sl")], [("x", F, ["a", "b"])], [("y", F, None)], inits=inits)
+
+
+def _if_without_else():
+    then = helper.make_graph([N("Identity", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", F, None)])
+    return model([N("If", ["c"], ["y"], name="if1", then_branch=then)],
+                 [("x", F, ["n"]), ("c", TensorProto.BOOL, [])], [("y", F, None)])
+
+
+def _op(op, inputs, inits=(), opset=17, **attrs):
+    return model([N(op, inputs, ["y"], name="bad", **attrs)], [("x", F, [2, "n", 4, 4])], [("y", F, None)],
+                 inits=list(inits), opset=opset)
+
+
+CASES = [  # (id, model, node, the rule's words)
+    ("slice_starts_ends", _slice([0, 1], [2]), "Slice node 'sl'", "ends has 1 entries and starts 2"),
+    ("slice_axes", _slice([0, 1], [2, 3], axes=[0]), "Slice node 'sl'", "axes has 1 entries and starts 2"),
+    ("slice_steps", _slice([0, 1], [2, 3], [0, 1], [1]), "Slice node 'sl'", "steps has 1 entries"),
+    ("slice_axis_twice", _slice([0, 1], [2, 3], [1, -1]), "Slice node 'sl'", "names an axis twice"),
+    ("slice_step_0", _slice([0], [2], [0], [0]), "Slice node 'sl'", "allows no step 0"),
+    ("if_without_else", _if_without_else(), "If node 'if1'", "the required attribute 'else_branch' is missing"),
+    ("upsample_19", _op("Upsample", ["x", "sc"], [init("sc", np.array([1, 1, 2, 2], np.float32))], 19),
+     "Upsample node 'bad'", "Upsample is deprecated from opset 10"),
+    ("upsample_10", _op("Upsample", ["x", "sc"], [init("sc", np.array([1, 1, 2, 2], np.float32))], 10),
+     "Upsample node 'bad'", "deprecated"),
+    ("unknown_attribute", _op("Relu", ["x"], colour=3), "Relu node 'bad'", "Relu-14 has no attribute 'colour'"),
+    ("too_many_inputs", _op("Relu", ["x", "x"]), "Relu node 'bad'", "takes 1 input (the ONNX spec of Relu-14), the node gives 2"),
+    ("required_input_empty", _op("Reshape", ["x", ""]), "Reshape node 'bad'", "input 1 is required"),
+    # what onnx's own shape inference (run by onnxruntime on loading) refuses
+    ("tile_repeats", _op("Tile", ["x", "r"], [_ints("r", [2])]), "Tile node 'bad'", "'repeats'"),
+    ("softmax_axis", _op("Softmax", ["x"], axis=4), "Softmax node 'bad'", "'axis' must be in [-4 , 3]"),
+    ("split_sum", model([N("Split", ["x", "s"], ["y", "z"], name="bad", axis=0)], [("x", F, [4, "n"])],
+                        [("y", F, None), ("z", F, None)], inits=[_ints("s", [1, 1])]),
+     "Split node 'bad'", "Mismatch between the sum of 'split' (2)"),
+    ("reshape_2d_shape", _op("Reshape", ["x", "s"], [_ints("s", [[2, -1]])]), "Reshape node 'bad'", "makes it 1-D"),
+]
+
+
+def _ort_refuses(m):
+    """onnxruntime fails to load the model or to run it at n = 3."""
+    try:
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess.run(None, {i.name: np.ones([d.dim_value or 3 for d in i.type.tensor_type.shape.dim],
+                                        helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type))
+                        for i in m.graph.input})
+    except Exception:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("case,m,node,rule", CASES, ids=[c[0] for c in CASES])
+def test_an_invalid_model_is_refused_naming_the_node_and_the_rule(tmp_path, case, m, node, rule):
+    assert _ort_refuses(m)
+    with pytest.raises(InvalidModel) as info:
+        onnxsym.infer(m)
+    assert node in str(info.value) and rule in str(info.value) and len(str(info.value).splitlines()) == 1
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    data = open(path, "rb").read()
+    r = subprocess.run([sys.executable, "-m", "onnxsym.cli", "annotate", path, "--mlir", str(tmp_path / "m.mlir")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr and "rule failed" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("onnxsym: error: ") and node in line and rule in line, line
+    assert sorted(os.listdir(str(tmp_path))) == ["m.onnx"] and open(path, "rb").read() == data
+
+
+def test_what_onnxruntime_runs_is_not_refused():
+    """GroupNormalization-18 is deprecated in onnx's schemas, yet onnxruntime runs it: accepted.
+    A custom domain's operator is unknown, not invalid: fresh symbols."""
+    m = model([N("GroupNormalization", ["x", "s", "b"], ["y"], name="gn", num_groups=2)], [("x", F, ["n", 4, 3])],
+              [("y", F, None)], inits=[init("s", np.ones(2, np.float32)), init("b", np.zeros(2, np.float32))],
+              opset=18)
+    assert not _ort_refuses(m)
+    assert [str(d) for d in onnxsym.infer(m).shape("y")] == ["n", "4", "3"]
+    custom = model([N("Frobnicate", ["x"], ["y"], name="c", domain="acme", colour=3)], [("x", F, ["n"])],
+                   [("y", F, None)], opsets=[("acme", 1)])
+    assert [u.value for u in onnxsym.infer(custom).unresolved()] == ["y"]
+
+
+def test_strict_mode_does_not_call_an_invalid_model_a_bug():
+    """InvalidModel is a GraphError: the library's callers catching that see it."""
+    with pytest.raises(onnxsym.GraphError):
+        onnxsym.infer(CASES[0][1], strict=True)
