@@ -14,7 +14,7 @@ from .errors import PinnedError, RuleFailure, UserInputError
 from .loader import load_model
 from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
 from .symbols import SymbolTable, under_ranges_of_result
-from .writer import dead_branch_reads, decided_ifs, specialise_inputs, write_shapes, write_subgraph_shapes
+from .writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -240,14 +240,18 @@ def written_result(result: Result) -> Result:
 
     bind = table.bound
     decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
-    if decided or 0 in bind.values():
+    # (an If the data decides may not run at the bound sizes, and onnxruntime's load-time inference
+    # would refuse what its branch computes there: a Squeeze of the bound 11; inputs stay symbolic)
+    undecided = bool(bind) and bool(if_paths(result.model.graph) - decided)
+    if decided or undecided or 0 in bind.values():
         # With the numbers in its inputs, onnxruntime's shape inference runs when it loads the
         # model: it folds an If branch that only the bound sizes leave untaken, and refuses the
         # model for what that branch computes there (a ConstantOfShape of d - 5 at d = 1), and
         # it refuses a Reshape of 0 elements to [0, -1], which it runs at size 0. The inputs
         # are then not specialised, and the dims written as they hold at every size.
         free = again({})
-        if 0 in bind.values() or not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
+        if 0 in bind.values() or undecided or \
+                not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
             bind = {}
             if not table.ranges and not table.assume:
                 free.given = table

@@ -138,6 +138,18 @@ def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value], path: tuple = 
     return out
 
 
+def if_paths(graph: onnx.GraphProto, path: tuple = ()) -> set:
+    """Every If node (in subgraphs too), as :func:`decided_ifs` names them."""
+    out = set()
+    for i, n in enumerate(graph.node):
+        if n.op_type == "If":
+            out.add(path + (i,))
+        for a in n.attribute:
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= if_paths(g, path + (i, a.name, k))
+    return out
+
+
 def _known_condition(cond) -> Optional[bool]:
     if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
             isinstance(cond.value[0], (int, bool, float)):
@@ -159,6 +171,11 @@ def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
             dead = branches.pop("else_branch" if known else "then_branch", None)
             if dead is not None:
                 out |= _outer_reads(dead)
+        elif n.op_type == "If":
+            # a branch the data picks may not run at a size where its nodes would fail: the same
+            # folding would refuse the model there (a TopK(5) on 3 rows in the branch not taken)
+            for g in branches.values():
+                out |= _outer_reads(g)
         for a in n.attribute:
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
                 if a.type != onnx.AttributeProto.GRAPH or any(g is live for live in branches.values()):

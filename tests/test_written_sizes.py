@@ -209,3 +209,69 @@ def test_bind_specialises_an_input_dim_declared_as_a_text_over_the_symbol():
     written = onnxsym.annotate(m, bind={"batch": 3})
     assert _input_dims(written) == [3, 6]
     check_written_runs(m, written, [{"batch": 3}], lambda b: {"x": np.ones([b["batch"], 2 * b["batch"]], np.float32)})
+
+
+def _flag_model(then_nodes, then_out, x_shape, inits=()):
+    """``If(flag)`` on a bool graph input: ``then_nodes`` (reading x) when true, ``Identity(x)``."""
+    from onnx import TensorProto, helper
+    from helpers import F, graph, model
+
+    N = helper.make_node
+    then_g = graph(then_nodes, [], [then_out], name="then")
+    else_g = graph([N("Identity", ["x"], ["same"])], [], ["same"], name="else")
+    return model([N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+                 [("x", F, x_shape), ("flag", TensorProto.BOOL, [])], ["y"], list(inits), opset=17)
+
+
+def test_a_bind_leaves_inputs_symbolic_where_a_branch_the_data_picks_would_fail_at_it():
+    """``If(flag)`` whose then branch squeezes h: with h bound to 11 written into the input,
+    onnxruntime's load-time inference refuses the Squeeze of 11 in the branch flag=False never
+    runs (fuzzer seeds 1388, 3663); the inputs stay symbolic and the model runs at h = 11."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    m = _flag_model([helper.make_node("Squeeze", ["x", "one"], ["sq"])], "sq", ["batch", "h"],
+                    [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    m.graph.node.append(helper.make_node("Relu", ["x"], ["rx"]))  # a value whose dims are written
+    m.graph.output.append(helper.make_empty_tensor_value_info("rx"))
+    written = onnxsym.annotate(m, bind={"h": 11})
+    assert [d.dim_param or d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == ["batch", "h"]
+
+    def feeds(b):
+        return {"x": np.ones([b["batch"], b["h"]], np.float32), "flag": np.array(False)}
+    check_written_runs(m, written, [{"batch": 2, "h": 11}, {"batch": 1, "h": 11}], feeds)
+
+
+def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
+    """The then branch does ConstantOfShape(d - 5) of a dim d only onnxsym knows is 2 (through a
+    Reshape to a computed target): written as 2, onnxruntime folds the branch at load and refuses
+    the model, which runs with flag=False (fuzzer seed 2906's kind). The values a branch the
+    data picks reads are left unwritten."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    from helpers import F, graph, model
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    N = helper.make_node
+    then_g = graph([N("Shape", ["t"], ["ts"]), N("Gather", ["ts", "one"], ["d2"], axis=0),
+                    N("Sub", ["d2", "five"], ["neg"]), N("ConstantOfShape", ["neg"], ["dead"])], [], ["dead"], name="then")
+    else_g = graph([N("ConstantOfShape", ["one"], ["alive"])], [], ["alive"], name="else")
+    m = model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
+               N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
+               N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
+               N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]),
+               N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", 2, "h", "w"]), ("flag", TensorProto.BOOL, [])], ["y"],
+              [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5])], opset=17)
+    written = onnxsym.annotate(m)
+    assert "t" not in {vi.name for vi in written.graph.value_info}  # (a branch the data picks reads it)
+    assert "m" in {vi.name for vi in written.graph.value_info}
+    # (onnxruntime's optimizer refuses the original too, so the written model is loaded as
+    # verify loads the original: its load-time inference reads the declared dims all the same)
+    from oracle import _session_of
+    for b, h, w in ((1, 3, 4), (2, 5, 1)):
+        out = _session_of(written, optimize=False).run(
+            None, {"x": np.ones([b, 2, h, w], np.float32), "flag": np.array(False)})
+        assert out[0].shape == (1,)
