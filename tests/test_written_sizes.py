@@ -91,12 +91,9 @@ def test_the_cli_says_what_bind_and_assume_mean_for_the_written_model(tmp_path):
     check_written_runs(model, written, [{"batch": 1, "seq": 5}, {"batch": 1, "seq": 9}], feeds)
 
 
-def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse_it():
-    """``If(d >= 5)`` with ``ConstantOfShape(d - 5)`` in its then branch, where d is a dim
-    only onnxsym knows to be 2 (through a Reshape to a computed target): written as 2,
-    onnxruntime folds the never-taken branch to ConstantOfShape(-3) and refuses to load the
-    model, which runs without the annotation (a fuzzer finding). The values that branch
-    reads are left unwritten."""
+def _known_two_model(cond_nodes, extra_inputs=(), extra_inits=()):
+    """x's reshaped, reduced copy t has a dim d that only onnxsym knows is 2 (through a Reshape
+    to a computed target); ``If(cond)`` computes ConstantOfShape(d - 5) in its then branch."""
     from onnx import helper, numpy_helper
     import numpy as np
     from helpers import F, graph, model
@@ -108,16 +105,29 @@ def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse
     then_g = graph([N("Shape", ["t"], ["ts"]), N("Gather", ["ts", "one"], ["d2"], axis=0),
                     N("Sub", ["d2", "five"], ["neg"]), N("ConstantOfShape", ["neg"], ["dead"])], [], ["dead"], name="then")
     else_g = graph([N("ConstantOfShape", ["one"], ["alive"])], [], ["alive"], name="else")
-    m = model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
-               N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
-               N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
-               N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]),
-               N("Shape", ["t"], ["ts0"]), N("Gather", ["ts0", "one_s"], ["d"], axis=0),
-               N("GreaterOrEqual", ["d", "five_s"], ["cond"]),
-               N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
-              [("x", F, ["batch", 2, "h", "w"])], ["y"],
-              [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5]),
-               c("one_s", 1), c("five_s", 5)], opset=17)
+    return model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
+                  N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
+                  N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
+                  N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]), *cond_nodes,
+                  N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+                 [("x", F, ["batch", 2, "h", "w"]), *extra_inputs], ["y"],
+                 [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5]),
+                  *(c(n, v) for n, v in extra_inits)], opset=17)
+
+
+def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse_it():
+    """``If(d >= 5)`` with ``ConstantOfShape(d - 5)`` in its then branch, where d is a dim
+    only onnxsym knows to be 2 (through a Reshape to a computed target): written as 2,
+    onnxruntime folds the never-taken branch to ConstantOfShape(-3) and refuses to load the
+    model, which runs without the annotation (a fuzzer finding). The values that branch
+    reads are left unwritten."""
+    import numpy as np
+    from onnx import helper
+
+    N = helper.make_node
+    m = _known_two_model([N("Shape", ["t"], ["ts0"]), N("Gather", ["ts0", "one_s"], ["d"], axis=0),
+                          N("GreaterOrEqual", ["d", "five_s"], ["cond"])],
+                         extra_inits=[("one_s", 1), ("five_s", 5)])
     written = onnxsym.annotate(m)
     assert "t" not in {vi.name for vi in written.graph.value_info}  # (the branch reads it)
     assert "m" in {vi.name for vi in written.graph.value_info}
@@ -248,23 +258,9 @@ def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
     the model, which runs with flag=False (fuzzer seed 2906's kind). The values a branch the
     data picks reads are left unwritten."""
     import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-    from helpers import F, graph, model
+    from onnx import TensorProto, helper
 
-    def c(name, v):
-        return numpy_helper.from_array(np.array(v, np.int64), name)
-
-    N = helper.make_node
-    then_g = graph([N("Shape", ["t"], ["ts"]), N("Gather", ["ts", "one"], ["d2"], axis=0),
-                    N("Sub", ["d2", "five"], ["neg"]), N("ConstantOfShape", ["neg"], ["dead"])], [], ["dead"], name="then")
-    else_g = graph([N("ConstantOfShape", ["one"], ["alive"])], [], ["alive"], name="else")
-    m = model([N("Reshape", ["x", "tgt"], ["r"]), N("ReduceMax", ["r"], ["m"], axes=[0, 2], keepdims=1),
-               N("Shape", ["m"], ["s"]), N("Slice", ["s", "zero", "one"], ["head"]),
-               N("Slice", ["s", "one", "big"], ["tail"]), N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1),
-               N("Concat", ["head", "p"], ["cat"], axis=0), N("Reshape", ["m", "cat"], ["t"]),
-               N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
-              [("x", F, ["batch", 2, "h", "w"]), ("flag", TensorProto.BOOL, [])], ["y"],
-              [c("tgt", [0, 2, -1]), c("zero", [0]), c("one", [1]), c("big", [2**63 - 1]), c("five", [5])], opset=17)
+    m = _known_two_model([helper.make_node("Identity", ["flag"], ["cond"])], [("flag", TensorProto.BOOL, [])])
     written = onnxsym.annotate(m)
     assert "t" not in {vi.name for vi in written.graph.value_info}  # (a branch the data picks reads it)
     assert "m" in {vi.name for vi in written.graph.value_info}
