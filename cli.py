@@ -634,8 +634,8 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
     after = contract.contract_of(new, **kw)
     names = contract.symbol_map(before, after)
     if b:
-        before.cost = contract._cost_at(old, b, kw)
-        after.cost = contract._cost_at(new, {names.get(k, k): v for k, v in b.items()}, kw)
+        before.cost = contract.cost_at(old, b, kw)
+        after.cost = contract.cost_at(new, {names.get(k, k): v for k, v in b.items()}, kw)
     changes = contract.compare(before, after)
     findings = [c for c in changes if c.finding]
     if fmt == "json":

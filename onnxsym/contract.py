@@ -83,11 +83,11 @@ def contract_of(path: str, bind: Optional[Mapping[str, int]] = None, **infer_kw)
                      [f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)" for u in result.unresolved()],
                      frozenset(result.fresh))
     if bind:
-        c.cost = _cost_at(path, bind, infer_kw)
+        c.cost = cost_at(path, bind, infer_kw)
     return c
 
 
-def _cost_at(path: str, bind: Mapping[str, int], infer_kw) -> Dict[str, Optional[int]]:
+def cost_at(path: str, bind: Mapping[str, int], infer_kw) -> Dict[str, Optional[int]]:
     from .api import infer
 
     result = infer(path, bind=dict(bind), **infer_kw)
