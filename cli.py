@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import click
 
@@ -193,7 +193,7 @@ def _dynamic(specs):
     return dynamic.collect(specs) or None
 
 
-def _pins_line(result, domain) -> Optional[str]:
+def _pins_line(result, domain) -> str | None:
     """One line naming the declared symbols the domain pins or ties (None: none is)."""
     from onnxsym.pins import pins_of
 
@@ -204,7 +204,7 @@ def _pins_line(result, domain) -> Optional[str]:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: Optional[str] = None, also=()) -> None:
+def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=()) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
     weights are kept: OUT's folder must hold them."""
@@ -373,11 +373,13 @@ def _print_written_sizes(written) -> None:
 def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """Run MODEL in onnxruntime and compare every inferred dim with the real one.
 
-    Exits 1 if any dim is wrong, a rule failed, or no dim could be checked. Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
+    Exits 1 if any dim is wrong, a rule failed, or no dim could be checked.
+    Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
     import onnxruntime
 
-    from onnxsym.verify import constrained_assignments, verify as run_verify
+    from onnxsym.verify import constrained_assignments
+    from onnxsym.verify import verify as run_verify
 
     onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,

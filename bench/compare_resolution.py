@@ -59,7 +59,7 @@ def measure(entries, tools, out=sys.stdout):
 def summary(rows, tools, key):
     """{group: {tool: [total, correct, wrong, refused models, models]}}"""
     agg = {}
-    for name, group, tool, s in rows:
+    for _name, group, tool, s in rows:
         a = agg.setdefault(key(group), {}).setdefault(tool, [0, 0, 0, 0, 0])
         a[0] += s.total
         a[1] += s.correct
@@ -72,7 +72,7 @@ def summary(rows, tools, key):
 def behind(rows):
     """Models where onnxsym has fewer correct dims than some peer, or refuses."""
     by = {}
-    for name, group, tool, s in rows:
+    for name, _group, tool, s in rows:
         by.setdefault(name, {})[tool] = s
     out = []
     for name, scores in by.items():

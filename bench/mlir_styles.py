@@ -28,7 +28,6 @@ import os
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
@@ -48,12 +47,12 @@ def bishengir_opt() -> str:
     return os.path.join(os.path.dirname(ascendnpuir.__file__), "bin", "bishengir-opt")
 
 
-def _run(args: List[str], text: str) -> Tuple[int, str, str]:
+def _run(args: list[str], text: str) -> tuple[int, str, str]:
     r = subprocess.run(args, input=text, capture_output=True, text=True)
     return r.returncode, r.stdout, r.stderr
 
 
-def opt(text: str, *passes: str) -> Tuple[int, str, str]:
+def opt(text: str, *passes: str) -> tuple[int, str, str]:
     return _run([bishengir_opt(), "--allow-unregistered-dialect", *passes], text)
 
 
@@ -61,7 +60,7 @@ def _first_error(err: str) -> str:
     return next((line.strip() for line in err.splitlines() if "error" in line), err.strip()[:200])[:300]
 
 
-def model_paths(fetched: bool = True) -> List[str]:
+def model_paths(fetched: bool = True) -> list[str]:
     models = os.path.join(ROOT, "models")
     paths = sorted(glob.glob(os.path.join(models, "*.onnx")))
     for sub in ("optimized", "domain"):
@@ -71,11 +70,11 @@ def model_paths(fetched: bool = True) -> List[str]:
     return paths
 
 
-def check(path: str, compile_torch: bool = False) -> Dict[str, object]:
+def check(path: str, compile_torch: bool = False) -> dict[str, object]:
     """The problems of one model's texts (``ours``: onnxsym wrote invalid or wrong IR; ``tool``:
     a bishengir-opt pass failed on our valid text) and how many texts were judged."""
-    ours: List[str] = []
-    tool: List[str] = []
+    ours: list[str] = []
+    tool: list[str] = []
     judged = 0
     result = onnxsym.infer(path)
     result.domain()  # as `onnxsym mlir MODEL` and to_mlir(path): the domain's ranges
@@ -114,7 +113,7 @@ def check(path: str, compile_torch: bool = False) -> Dict[str, object]:
         if rc:
             tool.append(f"--propagate-symbol of erased: {_first_error(err)}")
     try:
-        torch_text: Optional[str] = to_mlir(result, dialect="torch", weights=compile_torch)
+        torch_text: str | None = to_mlir(result, dialect="torch", weights=compile_torch)
     except Exception as exc:
         ours.append(f"torch: {type(exc).__name__}: {exc}")
         torch_text = None

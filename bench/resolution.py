@@ -16,8 +16,8 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import onnx
@@ -47,7 +47,7 @@ class Score:
 
 # ---------------------------------------------------------------- the corpus
 
-def corpus(fetched: bool = True) -> List[dict]:
+def corpus(fetched: bool = True) -> list[dict]:
     """The manifest's entries whose file is here (fetched-only ones when fetched), with ``path``."""
     with open(os.path.join(REAL, "manifest.json")) as f:
         rows = json.load(f)
@@ -59,7 +59,7 @@ def corpus(fetched: bool = True) -> List[dict]:
     return out
 
 
-def input_roots(model: onnx.ModelProto) -> List[str]:
+def input_roots(model: onnx.ModelProto) -> list[str]:
     init = {t.name for t in model.graph.initializer}
     roots = []
     for i in model.graph.input:
@@ -71,7 +71,7 @@ def input_roots(model: onnx.ModelProto) -> List[str]:
     return roots
 
 
-def feeds_for(model: onnx.ModelProto, binding: Dict[str, int], spec: Optional[dict] = None, seed: int = 0):
+def feeds_for(model: onnx.ModelProto, binding: dict[str, int], spec: dict | None = None, seed: int = 0):
     """Inputs for one run: random floats, ones for integers, unless ``spec`` (the
     manifest's ``feeds``) says otherwise for an input."""
     rng = np.random.default_rng(seed)
@@ -97,7 +97,7 @@ def feeds_for(model: onnx.ModelProto, binding: Dict[str, int], spec: Optional[di
     return out
 
 
-def runtime_shapes(model: onnx.ModelProto, sizes: List[Dict[str, int]], spec: Optional[dict] = None):
+def runtime_shapes(model: onnx.ModelProto, sizes: list[dict[str, int]], spec: dict | None = None):
     """Per assignment, the shape onnxruntime computes for every tensor a main-graph node produces."""
     import onnxruntime as ort
 
@@ -127,7 +127,7 @@ def runtime_shapes(model: onnx.ModelProto, sizes: List[Dict[str, int]], spec: Op
 
 # ---------------------------------------------------------------- what a tool wrote
 
-def _alias(text: str, roots: List[str]):
+def _alias(text: str, roots: list[str]):
     """Root names that are not identifiers (paddle's ``p2o.DynamicDimension.0``) replaced by
     identifiers, so that sympy can read an expression over them."""
     names = {}
@@ -139,7 +139,7 @@ def _alias(text: str, roots: List[str]):
     return text, names
 
 
-def dim_function(text: str, roots: List[str]) -> Optional[Callable[[Dict[str, int]], int]]:
+def dim_function(text: str, roots: list[str]) -> Callable[[dict[str, int]], int] | None:
     """A dim_param as a function of the input symbols' values, or None when it is not an
     expression over them (a name of its own, ``unk__3``)."""
     from onnxsym import dims
@@ -166,7 +166,7 @@ def dim_function(text: str, roots: List[str]) -> Optional[Callable[[Dict[str, in
     return lambda b: int(e.subs({s: b[names.get(str(s), str(s))] for s in e.free_symbols}))
 
 
-def written_shapes(model: onnx.ModelProto, roots: List[str]):
+def written_shapes(model: onnx.ModelProto, roots: list[str]):
     """name -> list of dims (int, function of the bindings, or None), from value_info and outputs."""
     out = {}
     for vi in list(model.graph.value_info) + list(model.graph.output):

@@ -68,7 +68,8 @@ for _c in HELP_COMMANDS:
 # Over 2 GB, onnxruntime's tool can only save with the weights written out again.
 JOBS["ort_big"] = JOBS["ort"] + ["--save_as_external_data", "--all_tensors_to_one_file",
                                  "--external_data_location", "ort_big_weights.bin"]
-NAMES = {"onnxsym": "onnxsym", "ort": "onnxruntime symbolic_shape_infer", "ort_big": "onnxruntime symbolic_shape_infer", "onnx": "onnx infer_shapes(data_prop)",
+NAMES = {"onnxsym": "onnxsym", "ort": "onnxruntime symbolic_shape_infer", "ort_big": "onnxruntime symbolic_shape_infer",
+         "onnx": "onnx infer_shapes(data_prop)",
          "osi": "onnx-shape-inference", "floor": "floor (import onnx, load, save)"}
 
 
@@ -100,6 +101,7 @@ def _warm_call(tool: str, path: str):
         fn = lambda: infer_shapes(model, data_prop=True)  # noqa: E731
     else:
         import logging
+
         from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
         logging.disable(logging.WARNING)
         fn = lambda: SymbolicShapeInference.infer_shapes(model, auto_merge=True)  # noqa: E731

@@ -39,7 +39,8 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor", "Sequence",
+    "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor",
+    "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
     "InvalidModel", "OutputError",
@@ -48,10 +49,21 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .api import Result, UnresolvedDim, annotate, infer, write_result
-    from .dims import (Dim, Expr, Sym, SymbolicDimError, UndecidableError, ceil_div, dmax, dmin, evaluate,
-                       free_symbols, is_static, sym)
-    from .errors import (GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure,
-                         ShapeContradiction)
+    from .dims import (
+        Dim,
+        Expr,
+        Sym,
+        SymbolicDimError,
+        UndecidableError,
+        ceil_div,
+        dmax,
+        dmin,
+        evaluate,
+        free_symbols,
+        is_static,
+        sym,
+    )
+    from .errors import GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure, ShapeContradiction
     from .exprtext import ExprSyntaxError, format_dim, parse_dim
     from .mlir import to_mlir
     from .registry import register_rule

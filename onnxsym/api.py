@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
-from typing import Sequence as Seq
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Sequence as Seq
 
 import onnx
 
-from . import branching, dims, dynamic as dynamic_inputs, given, metadata, validate
+from . import __version__, branching, dims, given, metadata, validate
+from . import dynamic as dynamic_inputs
 from .engine import Engine
 from .errors import PinnedError, RuleFailure, UserInputError
 from .loader import load_model
@@ -16,19 +17,17 @@ from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.a
 from .symbols import SymbolTable, under_ranges_of_result
 from .writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
 
-ModelLike = Union[str, os.PathLike, onnx.ModelProto, bytes]
+ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
-AllowZero = Union[bool, str, Iterable[str]]
-
-from . import __version__
+AllowZero = bool | str | Iterable[str]
 
 
-def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
-          ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-          assume: Seq[Union[str, Tuple[str, str]]] = (), allow_zero: AllowZero = False,
-          progress: Optional[Callable[[int, int], None]] = None, constant_initializers: bool = False,
-          strict: Optional[bool] = None, dynamic: Optional[dynamic_inputs.Dynamic] = None,
-          values: Optional[Mapping[str, object]] = None) -> Result:
+def infer(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
+          ranges: Mapping[str, tuple[int, int]] | None = None,
+          assume: Seq[str | tuple[str, str]] = (), allow_zero: AllowZero = False,
+          progress: Callable[[int, int], None] | None = None, constant_initializers: bool = False,
+          strict: bool | None = None, dynamic: dynamic_inputs.Dynamic | None = None,
+          values: Mapping[str, object] | None = None) -> Result:
     """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
     the model's serialized bytes).
 
@@ -67,9 +66,9 @@ def infer(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
                   strict, given_values)
 
 
-def _infer(model: onnx.ModelProto, base_dir: Optional[str], bind, given_ranges, assumptions,
-           allow_zero: AllowZero, progress, constant_initializers: bool, strict: Optional[bool],
-           given_values: Optional[Dict[str, list]] = None) -> Result:
+def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, assumptions,
+           allow_zero: AllowZero, progress, constant_initializers: bool, strict: bool | None,
+           given_values: dict[str, list] | None = None) -> Result:
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     def make_engine(choices) -> Engine:  # one per inference: an If the sizes decide may need more (branching)
@@ -111,7 +110,7 @@ def _size(value, where: str, cli: str) -> int:
     raise UserInputError(f"{where}: {why}", f"{cli}: {why}")
 
 
-def _checked_bind(bind) -> Dict[str, int]:
+def _checked_bind(bind) -> dict[str, int]:
     if bind is None:
         return {}
     if not isinstance(bind, Mapping):
@@ -147,7 +146,7 @@ def _zero_names(allow_zero: AllowZero) -> frozenset:
     return frozenset(str(n) for n in allow_zero)
 
 
-def parse_assumption(a) -> Tuple[str, str]:
+def parse_assumption(a) -> tuple[str, str]:
     """``"past == seq"`` (or a pair of texts, or a ``sympy.Eq``) as ``(lhs, rhs)``."""
     if not isinstance(a, (str, tuple, list)):
         from .sympy_bridge import relation_texts
@@ -164,7 +163,7 @@ def parse_assumption(a) -> Tuple[str, str]:
     return lhs.strip(), rhs.strip()
 
 
-def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int]]:
+def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int]]:
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
@@ -183,7 +182,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, Tuple[int, int
         raise UserInputError(f"ranges: {exc}") from None
 
 
-def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
+def _checked_ranges(ranges: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
     out = {}
     for name, pair in ranges.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -197,12 +196,12 @@ def _checked_ranges(ranges: Mapping[str, Tuple[int, int]]) -> Dict[str, Tuple[in
     return out
 
 
-def annotate(model_or_path: ModelLike, bind: Optional[Mapping[str, int]] = None,
-             ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
-             inplace: bool = False, assume: Seq[Union[str, Tuple[str, str]]] = (),
+def annotate(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
+             ranges: Mapping[str, tuple[int, int]] | None = None,
+             inplace: bool = False, assume: Seq[str | tuple[str, str]] = (),
              allow_zero: AllowZero = False, constant_initializers: bool = False,
-             keep_declared_names: bool = False, dynamic: Optional[dynamic_inputs.Dynamic] = None,
-             values: Optional[Mapping[str, object]] = None) -> onnx.ModelProto:
+             keep_declared_names: bool = False, dynamic: dynamic_inputs.Dynamic | None = None,
+             values: Mapping[str, object] | None = None) -> onnx.ModelProto:
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.

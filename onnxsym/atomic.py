@@ -17,7 +17,7 @@ import os
 import stat
 import sys
 import tempfile
-from typing import Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
 
 from .errors import OutputError
 
@@ -28,7 +28,7 @@ _REFUSED = {"folder": "a folder", "block": "a block device (a disk)", "socket": 
             "other": "no regular file, pipe or character device"}
 
 
-def target_kind(path: str) -> Optional[str]:
+def target_kind(path: str) -> str | None:
     """What ``path`` names after symbolic links: None (nothing yet, or a dangling link),
     "file", "fifo", "char", or one of the kinds that are refused."""
     try:
@@ -81,11 +81,11 @@ def write_output(path: str, data: bytes) -> None:
     write_outputs([(path, data)])
 
 
-def write_outputs(items: Sequence[Tuple[str, bytes]]) -> None:
+def write_outputs(items: Sequence[tuple[str, bytes]]) -> None:
     """Write each ``(path, data)``; where a regular file cannot be written, none is: every one
     goes to its temporary file first, and only then are they renamed into place. (Pipes,
     devices and standard output are written after those.)"""
-    staged: List[Tuple[str, str, str]] = []  # (path, temporary, real path)
+    staged: list[tuple[str, str, str]] = []  # (path, temporary, real path)
     streams = []
     try:
         for path, data in items:

@@ -14,8 +14,9 @@ rank stays unknown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Protocol, Tuple, TypeVar
+from typing import Protocol, TypeVar
 
 from . import intops
 from .constraints import Guard
@@ -34,7 +35,7 @@ BOOL = 9
 
 # A place in the model: the subgraphs being inferred, outermost first, each with whether
 # it surely runs whenever its node does (an If's branch taken by a known condition).
-Place = Tuple[Tuple[str, bool], ...]
+Place = tuple[tuple[str, bool], ...]
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Relation:
     lhs: Dim
     rhs: Dim
 
-    def negated(self) -> "Relation":
+    def negated(self) -> Relation:
         if self.op in _NEGATED:
             return Relation(_NEGATED[self.op], self.lhs, self.rhs)
         return Relation({">": "<=", ">=": "<"}[self.op], self.lhs, self.rhs)
@@ -77,7 +78,7 @@ def key(node) -> str:
     return next((o for o in node.output_names if o), node.name)
 
 
-def relation_of(engine, name: str) -> Optional[Relation]:
+def relation_of(engine, name: str) -> Relation | None:
     """The comparison of shape values that computed the boolean ``name`` (through Not,
     Identity and casts to bool), or None."""
     made = engine.scope.producer.get(name)
@@ -104,13 +105,13 @@ def _cast_to_bool(n) -> bool:
     return any(a.name == "to" and a.i == BOOL for a in n.attribute)
 
 
-def _scalar_dim(engine, v) -> Optional[Dim]:
+def _scalar_dim(engine, v) -> Dim | None:
     if not isinstance(v, Tensor) or v.value is None or len(v.value) != 1 or not intops.is_dim(v.value[0]):
         return None
     return engine.constraints.resolve(v.value[0])
 
 
-def refused(split: Split, failed_in: Optional[Place]) -> bool:
+def refused(split: Split, failed_in: Place | None) -> bool:
     """Whether a contradiction met at ``failed_in`` happens whenever ``split``'s If runs:
     in the If's own graph, or in subgraphs of it that surely run. One in a branch that
     may not run, or outside the If's graph, proves nothing about the If."""
@@ -122,8 +123,8 @@ def refused(split: Split, failed_in: Optional[Place]) -> bool:
 class Inference(Protocol):
     """What :func:`infer` needs of an engine."""
 
-    splits: List[Split]
-    failed_in: Optional[Place]
+    splits: list[Split]
+    failed_in: Place | None
     failure: str
 
     def run(self) -> None: ...
@@ -132,20 +133,20 @@ class Inference(Protocol):
 E = TypeVar("E", bound=Inference)
 
 
-def infer(make_engine: Callable[[Dict[str, Choice]], E]) -> E:
+def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     """Run inference (``make_engine(choices)`` returns a fresh engine), then settle each
     If the sizes decide (up to MAX_SPLITS): returns the engine whose inference to use."""
     first = make_engine({})
     first.run()
-    decided: Dict[str, Choice] = {}
-    queue: List[Split] = list(first.splits)
+    decided: dict[str, Choice] = {}
+    queue: list[Split] = list(first.splits)
     seen = {s.key for s in queue}
     for _ in range(MAX_SPLITS):
         if not queue:
             break
         split = queue.pop(0)
-        runs: Dict[bool, E] = {}
-        refusals: Dict[bool, str] = {}
+        runs: dict[bool, E] = {}
+        refusals: dict[bool, str] = {}
         for then in (True, False):
             trial = make_engine({**decided, split.key: Choice(then)})
             try:
@@ -181,7 +182,7 @@ _TEXT = {"Equal": ("==", "!="), "Less": ("<", ">="), "Greater": (">", "<="), "Le
          "GreaterOrEqual": (">=", "<")}
 
 
-def guards(engine, node) -> Tuple[Guard, Guard]:
+def guards(engine, node) -> tuple[Guard, Guard]:
     """What must hold for each branch of the If ``node`` to run: its condition true (then),
     false (else). Named by the condition value in the If's scope: Ifs on one condition
     choose alike. On the sizes (a comparison of shape values) the guards carry the relation;

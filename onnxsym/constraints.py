@@ -13,12 +13,11 @@ cannot hold raises :class:`ConstraintContradiction`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Set
 from dataclasses import dataclass, field
-from typing import AbstractSet, Callable, Collection, Dict, List, Optional, Tuple
 
 from . import dims
-from .dims import structure
-from .dims import Dim, Sym
+from .dims import Dim, Sym, structure
 from .errors import ShapeContradiction
 from .narrowing import Unreachable, implied_ranges
 
@@ -38,11 +37,11 @@ class Guard:
     text: str  # "sr == 16000", "the body of Loop node 'loop' runs"
     node: str
     op_type: str
-    relation: Optional[Tuple[str, Dim, Dim]] = None
-    feed: Tuple[Tuple[str, object], ...] = ()
-    feed_not: Tuple[Tuple[str, object], ...] = ()
+    relation: tuple[str, Dim, Dim] | None = None
+    feed: tuple[tuple[str, object], ...] = ()
+    feed_not: tuple[tuple[str, object], ...] = ()
 
-    def holds(self, bindings) -> Optional[bool]:
+    def holds(self, bindings) -> bool | None:
         """Whether it holds at ``bindings`` (sizes), or None when the sizes do not decide it."""
         if self.relation is None:
             return None
@@ -73,10 +72,10 @@ class Constraint:
     kind: str = "node"
     # "at_least": the ranges of lhs's symbols before it narrowed them, (name, lo, hi) each: the
     # condition is stated over those (under the narrowed ones it holds trivially)
-    before: Tuple[Tuple[str, int, int], ...] = field(default=(), compare=False)
+    before: tuple[tuple[str, int, int], ...] = field(default=(), compare=False)
     # Recorded in a subgraph that may not run: it holds only where every guard does (see Guard);
     # empty: wherever the model runs.
-    when: Tuple[Guard, ...] = ()
+    when: tuple[Guard, ...] = ()
 
     @property
     def lhs_name(self) -> str:
@@ -105,7 +104,7 @@ class Constraint:
 class ConstraintContradiction(ShapeContradiction):
     """Two dims must be equal and provably are not: names the nodes and the values."""
 
-    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: Tuple[str, ...]):
+    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: tuple[str, ...]):
         super().__init__(message)
         self.lhs, self.rhs, self.nodes = lhs, rhs, nodes
 
@@ -118,11 +117,11 @@ class Constraints:
     """
 
     def __init__(self, rank: Callable[[Sym], tuple]):
-        self.items: List[Constraint] = []
-        self.derived: Dict[Sym, Dim] = {}
-        self.because: Dict[Sym, Constraint] = {}
+        self.items: list[Constraint] = []
+        self.derived: dict[Sym, Dim] = {}
+        self.because: dict[Sym, Constraint] = {}
         self._rank = rank
-        self._cache: Dict[Dim, Dim] = {}
+        self._cache: dict[Dim, Dim] = {}
         self._unsolved: set = set()
 
     def resolve(self, d: Dim) -> Dim:
@@ -136,7 +135,7 @@ class Constraints:
         return r
 
     def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
-                kind: str = "node", only: Optional[AbstractSet[Sym]] = None, when: Tuple[Guard, ...] = ()) -> None:
+                kind: str = "node", only: Set[Sym] | None = None, when: tuple[Guard, ...] = ()) -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
         it without rewriting any symbol; ``only`` restricts which symbols it may eliminate;
         ``when``: it holds only where those guards do (a subgraph that may not run)."""
@@ -181,7 +180,7 @@ class Constraints:
         """A point to go back to with :meth:`undo` (a trial inference's records are dropped)."""
         return len(self.items), set(self._unsolved)
 
-    def undo(self, mark: tuple) -> List[Constraint]:
+    def undo(self, mark: tuple) -> list[Constraint]:
         """Forget what was recorded since ``mark`` (nothing solved: a trial runs in a subgraph);
         returns it."""
         n, unsolved = mark
@@ -191,7 +190,7 @@ class Constraints:
         return made
 
     # -- solving ----------------------------------------------------------------
-    def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Optional[AbstractSet[Sym]] = None) -> None:
+    def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Set[Sym] | None = None) -> None:
         diff = structure.without_positive_factor(dims.sub(ra, rb))  # 32*b*seq == 32*b*n is seq == n
         best = None
         for s, k, rest in _linear_symbols(diff):
@@ -215,7 +214,7 @@ class Constraints:
             return
         self._rewrite(update, c)
 
-    def _rewrite(self, update: Dict[Sym, Dim], c: Constraint, narrowed: Collection[Sym] = ()) -> None:
+    def _rewrite(self, update: dict[Sym, Dim], c: Constraint, narrowed: Collection[Sym] = ()) -> None:
         """Make each symbol of ``update`` derived, because of ``c``. A symbol of ``narrowed`` (its
         range narrowed) maps to itself: every dim over it is built again, under the new range."""
         self.derived = {k2: dims.substitute(v, update) for k2, v in self.derived.items()}
@@ -225,10 +224,10 @@ class Constraints:
                 self.because.setdefault(k2, c)
         self._cache.clear()
 
-    def given(self, eliminated, lhs: Dim, rhs: Dim) -> List[Constraint]:
+    def given(self, eliminated, lhs: Dim, rhs: Dim) -> list[Constraint]:
         """The constraints that eliminated any of ``eliminated`` in favour of a symbol of ``lhs == rhs``."""
         about = dims.free_symbols(lhs) | dims.free_symbols(rhs)
-        out: List[Constraint] = []
+        out: list[Constraint] = []
         for s in sorted(eliminated, key=lambda s: s.name):
             prior = self.because.get(s)
             if prior is not None and prior not in out and (s in about or dims.free_symbols(self.derived[s]) & about):
@@ -246,7 +245,7 @@ class Constraints:
         nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
         raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes)
 
-    def explain(self, exc: "ConstraintContradiction", eliminated) -> "ConstraintContradiction":
+    def explain(self, exc: ConstraintContradiction, eliminated) -> ConstraintContradiction:
         """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
         earlier = [p for p in self.given(eliminated, exc.lhs, exc.rhs) if p.node not in exc.nodes]
         if not earlier:
@@ -255,7 +254,7 @@ class Constraints:
         return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier))
 
     # -- reporting --------------------------------------------------------------
-    def table(self) -> Dict[str, str]:
+    def table(self) -> dict[str, str]:
         """Derived symbol name -> its definition text."""
         return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
 

@@ -15,8 +15,8 @@ size tried are not a finding.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
 
 from . import dims
 from .dims import Dim
@@ -30,15 +30,15 @@ _HUGE = 1 << 20  # a range's top beyond this is tried at this
 @dataclass
 class Contract:
     path: str
-    inputs: Dict[str, Optional[Tuple[Dim, ...]]]
-    outputs: Dict[str, Optional[Tuple[Dim, ...]]]
-    symbols: List[str]  # the graph-input symbols, in declaration order
+    inputs: dict[str, tuple[Dim, ...] | None]
+    outputs: dict[str, tuple[Dim, ...] | None]
+    symbols: list[str]  # the graph-input symbols, in declaration order
     domain: object  # onnxsym.domain.Domain
-    derived: Dict[str, Dim]
+    derived: dict[str, Dim]
     pins: list  # onnxsym.pins.Pin
-    unresolved: List[str]  # "value[axis]" places
+    unresolved: list[str]  # "value[axis]" places
     fresh: frozenset  # names of fresh symbols
-    cost: Dict[str, Optional[int]] = field(default_factory=dict)  # at the stated binding
+    cost: dict[str, int | None] = field(default_factory=dict)  # at the stated binding
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,12 @@ class Change:
     def describe(self) -> str:
         return f"{self.kind} {self.place}: {self.old} -> {self.new} ({self.why})"
 
-    def to_json(self) -> Dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "place": self.place, "old": self.old, "new": self.new, "why": self.why,
                 "finding": self.finding}
 
 
-def contract_of(path: str, bind: Optional[Mapping[str, int]] = None, **infer_kw) -> Contract:
+def contract_of(path: str, bind: Mapping[str, int] | None = None, **infer_kw) -> Contract:
     """Infer ``path`` and read its contract; the cost at ``bind`` when given."""
     from .api import infer
     from .domain import input_symbols
@@ -87,7 +87,7 @@ def contract_of(path: str, bind: Optional[Mapping[str, int]] = None, **infer_kw)
     return c
 
 
-def cost_at(path: str, bind: Mapping[str, int], infer_kw) -> Dict[str, Optional[int]]:
+def cost_at(path: str, bind: Mapping[str, int], infer_kw) -> dict[str, int | None]:
     from .api import infer
 
     result = infer(path, bind=dict(bind), **infer_kw)
@@ -104,9 +104,9 @@ def cost_at(path: str, bind: Mapping[str, int], infer_kw) -> Dict[str, Optional[
 
 # ---------------------------------------------------------------- matching and sampling
 
-def symbol_map(old: Contract, new: Contract) -> Dict[str, str]:
+def symbol_map(old: Contract, new: Contract) -> dict[str, str]:
     """Old symbol name -> new one, from the graph inputs both have, axis by axis."""
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     taken = set()
     for name, o in old.inputs.items():
         n = new.inputs.get(name)
@@ -124,7 +124,7 @@ def symbol_map(old: Contract, new: Contract) -> Dict[str, str]:
     return out
 
 
-def _complete(point: Dict[str, int], derived: Mapping[str, Dim]) -> Optional[Dict[str, int]]:
+def _complete(point: dict[str, int], derived: Mapping[str, Dim]) -> dict[str, int] | None:
     """``point`` with the derived symbols it lacks computed from their definitions."""
     out = dict(point)
     for _ in range(len(derived) + 1):
@@ -153,12 +153,12 @@ def _holds(domain, point: Mapping[str, int], required_only: bool = False):
     return None
 
 
-def _candidates(lo: int, hi: int) -> List[int]:
+def _candidates(lo: int, hi: int) -> list[int]:
     top = min(hi, _HUGE)
     return sorted({v for v in _TRIED if lo <= v <= top} | {lo, top} | ({lo + 1} if lo < top else set()))
 
 
-def old_points(old: Contract, seed: int = 0) -> List[Dict[str, int]]:
+def old_points(old: Contract, seed: int = 0) -> list[dict[str, int]]:
     """Assignments of the old model's symbols inside its domain: each root symbol at its edges
     and at small and round sizes, the derived ones computed."""
     roots = [s for s in old.symbols if s not in old.derived]
@@ -178,7 +178,7 @@ def old_points(old: Contract, seed: int = 0) -> List[Dict[str, int]]:
     return out
 
 
-def _to_new(point: Mapping[str, int], names: Mapping[str, str], new: Contract) -> Optional[Dict[str, int]]:
+def _to_new(point: Mapping[str, int], names: Mapping[str, str], new: Contract) -> dict[str, int] | None:
     given = {names[k]: v for k, v in point.items() if k in names}
     for s in new.symbols:  # a symbol only the new model has: at its lowest size
         if s not in given and s not in new.derived:
@@ -187,7 +187,7 @@ def _to_new(point: Mapping[str, int], names: Mapping[str, str], new: Contract) -
     return _complete(given, {k: v for k, v in new.derived.items() if k not in given})
 
 
-def _value(d: Dim, point: Mapping[str, int]) -> Optional[int]:
+def _value(d: Dim, point: Mapping[str, int]) -> int | None:
     try:
         return dims.evaluate(d, point)
     except (KeyError, ZeroDivisionError):
@@ -200,12 +200,12 @@ def _text(point: Mapping[str, int], symbols) -> str:
 
 # ---------------------------------------------------------------- the comparison
 
-def compare(old: Contract, new: Contract) -> List[Change]:
+def compare(old: Contract, new: Contract) -> list[Change]:
     names = symbol_map(old, new)
     points = old_points(old)
     pairs = [(p, q) for p in points for q in (_to_new(p, names, new),) if q is not None]
     valid = [(p, q) for p, q in pairs if _holds(new.domain, q, required_only=True) is None]
-    changes: List[Change] = []
+    changes: list[Change] = []
     for kind, o_vals, n_vals in (("input", old.inputs, new.inputs), ("output", old.outputs, new.outputs)):
         changes += _values(kind, o_vals, n_vals, old, new, valid)
     changes += _domain(old, new, pairs)
@@ -215,7 +215,7 @@ def compare(old: Contract, new: Contract) -> List[Change]:
     return changes
 
 
-def _values(kind, o_vals, n_vals, old: Contract, new: Contract, valid) -> List[Change]:
+def _values(kind, o_vals, n_vals, old: Contract, new: Contract, valid) -> list[Change]:
     out = []
     for name, o in o_vals.items():
         if name not in n_vals:
@@ -240,7 +240,7 @@ def _values(kind, o_vals, n_vals, old: Contract, new: Contract, valid) -> List[C
     return out
 
 
-def _dim_change(kind, place, a: Dim, b: Dim, old: Contract, new: Contract, valid) -> Optional[Change]:
+def _dim_change(kind, place, a: Dim, b: Dim, old: Contract, new: Contract, valid) -> Change | None:
     old_fresh = bool({s.name for s in dims.free_symbols(a)} & old.fresh)
     new_fresh = bool({s.name for s in dims.free_symbols(b)} & new.fresh)
     if new_fresh:
@@ -257,7 +257,7 @@ def _dim_change(kind, place, a: Dim, b: Dim, old: Contract, new: Contract, valid
     return None
 
 
-def _domain(old: Contract, new: Contract, pairs) -> List[Change]:
+def _domain(old: Contract, new: Contract, pairs) -> list[Change]:
     """Sizes the old model runs at and the new one does not: one change per condition that cuts."""
     out, seen = [], set()
     for p, q in pairs:
@@ -271,7 +271,7 @@ def _domain(old: Contract, new: Contract, pairs) -> List[Change]:
     return out
 
 
-def _pins(old: Contract, new: Contract, names: Mapping[str, str]) -> List[Change]:
+def _pins(old: Contract, new: Contract, names: Mapping[str, str]) -> list[Change]:
     back = {v: k for k, v in names.items()}
     had = {(p.symbol, p.values, p.tied_to): p for p in old.pins}
     has = set()
@@ -288,7 +288,7 @@ def _pins(old: Contract, new: Contract, names: Mapping[str, str]) -> List[Change
     return out
 
 
-def _unresolved(old: Contract, new: Contract) -> List[Change]:
+def _unresolved(old: Contract, new: Contract) -> list[Change]:
     added = [u for u in new.unresolved if u not in set(old.unresolved)]
     if len(new.unresolved) <= len(old.unresolved) and not added:
         return []
@@ -298,7 +298,7 @@ def _unresolved(old: Contract, new: Contract) -> List[Change]:
                    f"new: {shown}" if added else "more unresolved dims", grew)]
 
 
-def _costs(old: Contract, new: Contract) -> List[Change]:
+def _costs(old: Contract, new: Contract) -> list[Change]:
     out = []
     for key in ("parameters", "kv_cache", "peak"):
         a, b = old.cost.get(key), new.cost.get(key)

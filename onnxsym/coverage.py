@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List
 
 from . import registry
 
@@ -17,20 +16,20 @@ DOMAINS = ("ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview
 @dataclass
 class DomainCoverage:
     domain: str
-    ops: List[str]  # every operator onnx's schema set knows in this domain
-    covered: List[str]  # those with a registered rule
+    ops: list[str]  # every operator onnx's schema set knows in this domain
+    covered: list[str]  # those with a registered rule
 
     @property
-    def missing(self) -> List[str]:
+    def missing(self) -> list[str]:
         have = set(self.covered)
         return [op for op in self.ops if op not in have]
 
 
-def schema_ops() -> Dict[str, List[str]]:
+def schema_ops() -> dict[str, list[str]]:
     """Operator names per domain in the installed onnx's schema set (every version)."""
     import onnx
 
-    out: Dict[str, set] = {d: set() for d in DOMAINS}
+    out: dict[str, set] = {d: set() for d in DOMAINS}
     for s in onnx.defs.get_all_schemas_with_history():
         domain = s.domain or "ai.onnx"
         if domain in out:
@@ -38,7 +37,7 @@ def schema_ops() -> Dict[str, List[str]]:
     return {d: sorted(ops) for d, ops in out.items()}
 
 
-def coverage() -> List[DomainCoverage]:
+def coverage() -> list[DomainCoverage]:
     from . import rules  # noqa: F401  (registers the built-in rules)
 
     registered = registry.registered_ops()
@@ -53,7 +52,7 @@ def coverage() -> List[DomainCoverage]:
 RUNTIME_DOMAINS = ("com.microsoft", "com.microsoft.nchwc")
 
 
-def runtime_ops() -> Dict[str, List[str]]:
+def runtime_ops() -> dict[str, list[str]]:
     """Operator names per contrib domain that the installed onnxruntime registers
     (empty when onnxruntime, or its schema listing, is not there)."""
     try:
@@ -61,14 +60,14 @@ def runtime_ops() -> Dict[str, List[str]]:
         schemas = ort_c.get_all_operator_schema()
     except (ImportError, AttributeError):
         return {}
-    out: Dict[str, set] = {d: set() for d in RUNTIME_DOMAINS}
+    out: dict[str, set] = {d: set() for d in RUNTIME_DOMAINS}
     for s in schemas:
         if s.domain in out:
             out[s.domain].add(s.name)
     return {d: sorted(ops) for d, ops in out.items()}
 
 
-def runtime_coverage() -> List[DomainCoverage]:
+def runtime_coverage() -> list[DomainCoverage]:
     """Like :func:`coverage` for the contrib ops onnxruntime registers; the domain reads
     e.g. "com.microsoft (onnxruntime 1.32.0)"."""
     from . import rules  # noqa: F401
@@ -83,7 +82,7 @@ def runtime_coverage() -> List[DomainCoverage]:
             for d, ops in runtime_ops().items()]
 
 
-def markdown(table: List[DomainCoverage]) -> str:
+def markdown(table: list[DomainCoverage]) -> str:
     lines = ["| domain | ops in the schema set | ops with rules | missing |",
              "|---|---:|---:|---|"]
     for c in table:

@@ -23,8 +23,8 @@ matched here: it is where the symbols come from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import onnx
 
@@ -39,7 +39,7 @@ from .values import Tensor
 # The names onnx's shape inference gives to dims it cannot name: not the model's names.
 ANONYMOUS = re.compile(r"unk__\d+")
 
-Place = Tuple[str, int]  # (value, axis)
+Place = tuple[str, int]  # (value, axis)
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ class StaleDeclaration:
     ``why`` also names the other place a contradicting name is declared at."""
 
     value: str
-    declared: Tuple[str, ...]
-    computed: Optional[Tuple[str, ...]]
+    declared: tuple[str, ...]
+    computed: tuple[str, ...] | None
     why: str = field(default="", compare=False)
 
     def describe(self) -> str:
@@ -67,26 +67,26 @@ class StaleDeclaration:
 class Declarations:
     """The declared names of produced values, related to the computed dims."""
 
-    aliases: Dict[str, Dim] = field(default_factory=dict)  # declared name -> the dim it names
-    places: Dict[str, List[Place]] = field(default_factory=dict)  # declared name -> where it is declared
-    named_fresh: Set[Place] = field(default_factory=set)  # where a declared name names a fresh symbol
-    proven: Set[Place] = field(default_factory=set)  # where the declared dim_param equals the computed dim
-    stale: List[StaleDeclaration] = field(default_factory=list)
-    dropped: Set[str] = field(default_factory=set)  # values of no computed rank whose declared shape is not written
+    aliases: dict[str, Dim] = field(default_factory=dict)  # declared name -> the dim it names
+    places: dict[str, list[Place]] = field(default_factory=dict)  # declared name -> where it is declared
+    named_fresh: set[Place] = field(default_factory=set)  # where a declared name names a fresh symbol
+    proven: set[Place] = field(default_factory=set)  # where the declared dim_param equals the computed dim
+    stale: list[StaleDeclaration] = field(default_factory=list)
+    dropped: set[str] = field(default_factory=set)  # values of no computed rank whose declared shape is not written
 
 
-def declared_dims(tp: onnx.TypeProto) -> Optional[Sequence[onnx.TensorShapeProto.Dimension]]:
+def declared_dims(tp: onnx.TypeProto) -> Sequence[onnx.TensorShapeProto.Dimension] | None:
     if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
         return None
     return tp.tensor_type.shape.dim
 
 
-def reused_names(g: onnx.GraphProto) -> Set[str]:
+def reused_names(g: onnx.GraphProto) -> set[str]:
     """The names that nodes of more than one graph of ``g`` produce (sibling If branches may
     each define ``v``): a place (value, axis) names no one of them, so a declared name there
     is checked in each scope but never kept."""
-    seen: Dict[str, int] = {}
-    out: Set[str] = set()
+    seen: dict[str, int] = {}
+    out: set[str] = set()
     stack = [g]
     while stack:
         graph = stack.pop()
@@ -105,7 +105,7 @@ def _text(d: onnx.TensorShapeProto.Dimension) -> str:
     return d.dim_param or "?"
 
 
-def _shape_text(shape: Optional[Sequence[Dim]]) -> str:
+def _shape_text(shape: Sequence[Dim] | None) -> str:
     return "an unknown rank" if shape is None else f"[{', '.join(map(str, shape))}]"
 
 
@@ -113,17 +113,17 @@ def _shape_text(shape: Optional[Sequence[Dim]]) -> str:
 class _Claim:
     """One declared dim that names something other than the input symbols."""
 
-    key: Tuple[str, int]  # (value, its match number)
+    key: tuple[str, int]  # (value, its match number)
     axis: int
     text: str
     known: Dim  # the text, over the input symbols and one placeholder symbol per declared name
-    names: Tuple[dims.Sym, ...]  # those placeholders
+    names: tuple[dims.Sym, ...]  # those placeholders
     computed: Dim
-    verdict: Optional[bool] = None  # proven equal, contradicted, or neither
+    verdict: bool | None = None  # proven equal, contradicted, or neither
 
 
 # value -> the If outputs (one per branch) it may be, when a node picks one of them; None otherwise
-Alternatives = Callable[[str], Optional[List[Optional[Tensor]]]]
+Alternatives = Callable[[str], list[Tensor | None] | None]
 
 
 class DeclaredMatcher:
@@ -131,16 +131,16 @@ class DeclaredMatcher:
     :meth:`match` each value, then :meth:`finish` once."""
 
     def __init__(self, table: SymbolTable, fresh: Mapping[str, object], resolve: Callable[[Dim], Dim],
-                 out: Declarations, warnings: List[str], alternatives: Optional[Alternatives] = None):
+                 out: Declarations, warnings: list[str], alternatives: Alternatives | None = None):
         self.table, self.fresh, self.resolve, self.out, self.warnings = table, fresh, resolve, out, warnings
         self.alternatives = alternatives or (lambda name: None)
-        self._names: Dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
-        self._claims: List[_Claim] = []
+        self._names: dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
+        self._claims: list[_Claim] = []
         # (value, how many times matched before: siblings reuse names) -> its declared and
         # computed shapes' texts (computed None: no rank)
-        self._shapes: Dict[Tuple[str, int], Tuple[Tuple[str, ...], Optional[Tuple[str, ...]]]] = {}
-        self._stale: Dict[Tuple[str, int], List[str]] = {}  # why each is stale, in the order found
-        self._unkeepable: Set[str] = set()  # values whose name several scopes define
+        self._shapes: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...] | None]] = {}
+        self._stale: dict[tuple[str, int], list[str]] = {}  # why each is stale, in the order found
+        self._unkeepable: set[str] = set()  # values whose name several scopes define
 
     # -- one value --------------------------------------------------------------
     def match(self, vi: onnx.ValueInfoProto, t: Tensor, keepable: bool = True) -> None:
@@ -170,7 +170,7 @@ class DeclaredMatcher:
             self._mark(key, "every branch of the If contradicts it: it gives " +
                        " or ".join(map(_shape_text, branches)))
 
-    def _match_unranked(self, key: Tuple[str, int], decl, branches: List[Tuple[Dim, ...]]) -> None:
+    def _match_unranked(self, key: tuple[str, int], decl, branches: list[tuple[Dim, ...]]) -> None:
         """The graph computes no rank: the value is one of the If's branch outputs (of
         ``branches`` shapes). A declared shape that every branch contradicts is stale; one that
         only some branches give is not written (it is wrong whenever another runs)."""
@@ -184,7 +184,7 @@ class DeclaredMatcher:
                                  f"the branches of the If that makes it give {gives}: the declared shape is not "
                                  f"written (it holds in some branches only)")
 
-    def _contradicts(self, decl, shape: Tuple[Dim, ...]) -> bool:
+    def _contradicts(self, decl, shape: tuple[Dim, ...]) -> bool:
         """Whether the declared dims provably differ from ``shape`` (names aside)."""
         if len(decl) != len(shape):
             return True
@@ -200,12 +200,12 @@ class DeclaredMatcher:
                 return True
         return False
 
-    def _mark(self, key: Tuple[str, int], why: str = "") -> None:
+    def _mark(self, key: tuple[str, int], why: str = "") -> None:
         whys = self._stale.setdefault(key, [])
         if why and why not in whys:
             whys.append(why)
 
-    def _dim(self, key: Tuple[str, int], axis: int, decl, d: Dim) -> Optional[bool]:
+    def _dim(self, key: tuple[str, int], axis: int, decl, d: Dim) -> bool | None:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
         if decl.HasField("dim_value"):  # (a negative number is never a size)
@@ -231,7 +231,7 @@ class DeclaredMatcher:
         self._claims.append(_Claim(key, axis, text, known, names, d))
         return None
 
-    def _parse(self, text: str) -> Optional[Dim]:
+    def _parse(self, text: str) -> Dim | None:
         """The declared text over the input symbols and a placeholder symbol for each other
         name in it; a text outside the grammar (sympy's ``Mod(...)``) is one name."""
         def lookup(n: str) -> Dim:
@@ -255,9 +255,9 @@ class DeclaredMatcher:
     def finish(self) -> None:
         """Give each declared name the value that its places imply, check every place
         against it, and record the aliases, the proven places and the stale declarations."""
-        defs: Dict[dims.Sym, Dim] = {}
-        definer: Dict[dims.Sym, _Claim] = {}
-        impossible: Dict[int, str] = {}  # claim index -> why no size makes it true
+        defs: dict[dims.Sym, Dim] = {}
+        definer: dict[dims.Sym, _Claim] = {}
+        impossible: dict[int, str] = {}  # claim index -> why no size makes it true
         pending = list(enumerate(self._claims))
         changed = True
         while changed:  # a name defined at one place may let another place define the next
@@ -317,7 +317,7 @@ class DeclaredMatcher:
             self._mark(c.key, r)
 
 
-def _solve(k: Dim, d: Dim, s: dims.Sym) -> Optional[Dim]:
+def _solve(k: Dim, d: Dim, s: dims.Sym) -> Dim | None:
     """The ``s`` with ``k == d`` when that is linear in ``s`` with coefficient +-1."""
     diff = dims.sub(k, d)
     for sym, coef, rest in _linear_symbols(diff):

@@ -8,7 +8,7 @@ The model is not changed: inference runs on a copy whose input declares the symb
 from __future__ import annotations
 
 import re
-from typing import Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import onnx
 
@@ -20,7 +20,7 @@ Dynamic = Mapping[str, Mapping[int, str]]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def parse(text: str) -> Tuple[str, int, str]:
+def parse(text: str) -> tuple[str, int, str]:
     """``"images:0=batch"`` as ``("images", 0, "batch")``; the input's name may hold colons."""
     spec, eq, name = text.rpartition("=")
     inp, colon, axis = spec.rpartition(":")
@@ -34,9 +34,9 @@ def parse(text: str) -> Tuple[str, int, str]:
     return inp, ax, name.strip()
 
 
-def collect(specs) -> Dict[str, Dict[int, str]]:
+def collect(specs) -> dict[str, dict[int, str]]:
     """The ``--dynamic`` options as the library's mapping; one axis named twice is an error."""
-    out: Dict[str, Dict[int, str]] = {}
+    out: dict[str, dict[int, str]] = {}
     for text in specs:
         inp, axis, name = parse(text)
         known = out.setdefault(inp, {})
@@ -47,7 +47,7 @@ def collect(specs) -> Dict[str, Dict[int, str]]:
     return out
 
 
-def apply(model: onnx.ModelProto, dynamic: Optional[Dynamic], copy: bool) -> onnx.ModelProto:
+def apply(model: onnx.ModelProto, dynamic: Dynamic | None, copy: bool) -> onnx.ModelProto:
     """``model`` (a copy of it when ``copy``) with each named input dim declared as its symbol."""
     if not dynamic:
         return model
@@ -88,6 +88,6 @@ def apply(model: onnx.ModelProto, dynamic: Optional[Dynamic], copy: bool) -> onn
     return model
 
 
-def introduced(dynamic: Optional[Dynamic]) -> Dict[str, str]:
+def introduced(dynamic: Dynamic | None) -> dict[str, str]:
     """Each symbol ``dynamic`` introduces -> the place it names (``images[0]``)."""
     return {name: f"{inp}[{axis}]" for inp, axes in (dynamic or {}).items() for axis, name in axes.items()}

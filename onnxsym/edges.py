@@ -13,16 +13,16 @@ assumed (all of them when no single one does).
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, FrozenSet, Iterable, List, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from . import dims
 from .constraints import Constraint
 from .dims import Dim, Sym, structure
 
 
-def candidates(args: Iterable[object], defaulted: Collection[str]) -> List[Sym]:
+def candidates(args: Iterable[object], defaulted: Collection[str]) -> list[Sym]:
     """The symbols in ``args`` (dims, or sequences of them) whose lower bound 1 is the default."""
-    out: Dict[str, Sym] = {}
+    out: dict[str, Sym] = {}
     for d in _dims_in(args):
         for s in dims.free_symbols(d):
             if s.lo == 1 and s.name in defaulted:
@@ -50,7 +50,7 @@ def _widened(s: Sym) -> Dim:
     return dims.expr_of(Sym(name))
 
 
-def relied_on(compute: Callable, args: Sequence[object], syms: Sequence[Sym]) -> List[Dim]:
+def relied_on(compute: Callable, args: Sequence[object], syms: Sequence[Sym]) -> list[Dim]:
     """What ``compute(*args)`` relies on being >= 1, of the symbols ``syms``: each symbol
     whose widening alone changes the answer; else, when only widening them all does,
     their sum (``past + seq >= 1``: not both 0). Empty when nothing. ``compute`` must have
@@ -104,7 +104,7 @@ def comparison_text(op: str, a: Dim, b: Dim) -> str:
     return f"{a} {sign} {b}"
 
 
-Pending = FrozenSet[tuple]  # of (symbol name, origin node name, origin op type, what was decided)
+Pending = frozenset[tuple]  # of (symbol name, origin node name, origin op type, what was decided)
 
 
 # ------------------------------------------------------------------ residues
@@ -139,13 +139,13 @@ def _never_negative(d: Dim) -> bool:
     return dims.try_le(0, d) is True or _by_residues(d, lambda e: dims.try_le(0, e) is True)
 
 
-def _factors(d: Dim) -> List[Dim]:
+def _factors(d: Dim) -> list[Dim]:
     """The factors of a dim that is one product term (its constant factor included)."""
     ts = structure.terms(d)
     if isinstance(d, int) or len(ts) != 1:
         return [d]
     c, factors = ts[0]
-    out: List[Dim] = [c] if c != 1 else []
+    out: list[Dim] = [c] if c != 1 else []
     for f, e in factors:
         out += [f] * e
     return out
@@ -156,7 +156,7 @@ def _by_residues(d: Dim, holds: Callable[[Dim], bool]) -> bool:
     period = _period(d)
     if not syms or len(syms) > 2 or period == 1 or period ** len(syms) > MAX_CASES:
         return False
-    cases: List[dict] = [{}]
+    cases: list[dict] = [{}]
     for s in syms:
         split = []
         for r in range(period):
@@ -192,10 +192,10 @@ def _period(d: Dim) -> int:
     return p
 
 
-def grouped(assumptions: Sequence[Constraint]) -> List[str]:
+def grouped(assumptions: Sequence[Constraint]) -> list[str]:
     """One line per assumed ``lhs >= 1``: the first node that relied on it, and how many more did."""
-    first: Dict[str, Constraint] = {}
-    count: Dict[str, int] = {}
+    first: dict[str, Constraint] = {}
+    count: dict[str, int] = {}
     for c in assumptions:
         key = str(c)
         first.setdefault(key, c)

@@ -11,26 +11,25 @@ from __future__ import annotations
 import contextlib
 import operator
 import os
-
-from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Sequence as Seq, Set, Tuple
+from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Sequence as Seq
 
 import onnx
 from onnx import helper, numpy_helper
 
 from . import branching, dims, edges, functions, given, registry, validate
-from .dims import Dim
 from .constraints import Constraint, ConstraintContradiction, Constraints, Guard
-from .declared import ANONYMOUS, DeclaredMatcher, Declarations, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
+from .declared import ANONYMOUS, Declarations, DeclaredMatcher, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
+from .dims import Dim
 from .errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
 from .loader import initializer_value, symbol_name, value_from_type
-from .symbols import SymbolTable
 from .memo import RuleMemo, Watched
 from .narrowing import Unreachable, implied_ranges
 from .node import Node
 from .provenance import Kind, Provenance
 from .scope import Scope, graph_key
+from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
-
 
 # Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
 # default of every Engine; the tests set it (tests/conftest.py), as does ONNXSYM_STRICT=1.
@@ -63,10 +62,10 @@ def convert_attribute(a: onnx.AttributeProto):
     return helper.get_attribute_value(a)
 
 
-def _subgraph_free_names(g: onnx.GraphProto) -> Set[str]:
+def _subgraph_free_names(g: onnx.GraphProto) -> set[str]:
     """Names a subgraph reads from its enclosing scopes."""
     defined = {i.name for i in g.input} | {t.name for t in g.initializer}
-    used: Set[str] = set()
+    used: set[str] = set()
     for n in g.node:
         used.update(x for x in n.input if x)
         for a in n.attribute:
@@ -77,7 +76,7 @@ def _subgraph_free_names(g: onnx.GraphProto) -> Set[str]:
     return used - defined
 
 
-def node_inputs(n: onnx.NodeProto) -> List[str]:
+def node_inputs(n: onnx.NodeProto) -> list[str]:
     """Every name a node reads, including what its subgraphs read from outside."""
     names = [x for x in n.input if x]
     for a in n.attribute:
@@ -106,9 +105,9 @@ def has_subgraph(n: onnx.NodeProto) -> bool:
     return any(a.type in _GRAPH_ATTRS for a in n.attribute)
 
 
-def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List[int]:
+def topological_order(graph: onnx.GraphProto, available: Container[str]) -> list[int]:
     """Node indices in an order where every input is produced before use."""
-    producer: Dict[str, int] = {}
+    producer: dict[str, int] = {}
     for i, n in enumerate(graph.node):
         for o in n.output:
             if not o:
@@ -120,7 +119,7 @@ def topological_order(graph: onnx.GraphProto, available: Container[str]) -> List
                 raise GraphError(f"node '{node_label(n, i)}' produces '{o}', which is already a graph input or initializer")
             producer[o] = i
     waiting = [0] * len(graph.node)
-    users: Dict[int, List[int]] = {}
+    users: dict[int, list[int]] = {}
     for i, n in enumerate(graph.node):
         deps = set()
         for x in node_inputs(n):
@@ -174,8 +173,8 @@ def _integer_solvable(a: Dim, b: Dim) -> bool:
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
-    def __init__(self, model: onnx.ModelProto, table: Optional[SymbolTable] = None,
-                 base_dir: Optional[str] = None, constant_initializers: bool = False):
+    def __init__(self, model: onnx.ModelProto, table: SymbolTable | None = None,
+                 base_dir: str | None = None, constant_initializers: bool = False):
         self.model = model
         # An initializer also listed as a graph input is a constant below IR version 4 (onnxruntime
         # lets a caller override it only from IR 4 on), or when the caller says so.
@@ -186,50 +185,50 @@ class Engine:
         # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
         # function body being inferred has a scope of its own (see onnxsym.scope).
         self.main = self.scope = Scope({}, opsets)
-        self.fresh: Dict[str, Provenance] = {}
+        self.fresh: dict[str, Provenance] = {}
         self.constraints = Constraints(self._elimination_rank)
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # Symbols eliminated from the current node's inputs (to explain a contradiction).
-        self._rewritten: Set[dims.Sym] = set()
-        self._subgraphs: List[str] = []  # the nodes whose subgraphs are being inferred
-        self.warnings: List[str] = []
+        self._rewritten: set[dims.Sym] = set()
+        self._subgraphs: list[str] = []  # the nodes whose subgraphs are being inferred
+        self.warnings: list[str] = []
         self.strict = STRICT
-        self.given_values: Dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.given)
-        self.rule_failures: List[str] = []  # (outside strict mode) each rule that raised, with its node
-        self.no_rule: Dict[Tuple[str, str], int] = {}
+        self.given_values: dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.given)
+        self.rule_failures: list[str] = []  # (outside strict mode) each rule that raised, with its node
+        self.no_rule: dict[tuple[str, str], int] = {}
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
-        self._calls: List[tuple] = []  # the function calls being expanded, innermost last
+        self._calls: list[tuple] = []  # the function calls being expanded, innermost last
         # Called as progress(done, total) after each node of the main graph.
-        self.progress: Optional[Callable[[int, int], None]] = None
-        self.produced: List[str] = []  # what the main graph's nodes produce, in node order
+        self.progress: Callable[[int, int], None] | None = None
+        self.produced: list[str] = []  # what the main graph's nodes produce, in node order
         self.memo = RuleMemo()
         self._watched = Watched(self)
         # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
-        self.pending: Dict[str, frozenset] = {}
-        self._acted: Set[tuple] = set()  # pending decisions a node acted on (and so recorded)
-        self._positive: Set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
-        self._relied: Dict[tuple, List[Dim]] = {}  # relied_on's answers, by (compute, args)
+        self.pending: dict[str, frozenset] = {}
+        self._acted: set[tuple] = set()  # pending decisions a node acted on (and so recorded)
+        self._positive: set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
+        self._relied: dict[tuple, list[Dim]] = {}  # relied_on's answers, by (compute, args)
         # The ">= 1" records a memoized rule made, by memo key: a node that reuses the result
         # makes them again under its own name.
-        self._replays: Dict[tuple, List[tuple]] = {}
-        self._node_positives: List[tuple] = []  # those of the rule running now
+        self._replays: dict[tuple, list[tuple]] = {}
+        self._node_positives: list[tuple] = []  # those of the rule running now
         # Ifs whose branches differ in rank on a size condition (see branching): the branch
         # each one takes, given; those met without one; where a contradiction stopped inference.
-        self.choices: Dict[str, branching.Choice] = {}
-        self.splits: List[branching.Split] = []
-        self._sure: List[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        self.choices: dict[str, branching.Choice] = {}
+        self.splits: list[branching.Split] = []
+        self._sure: list[bool] = []  # per subgraph being inferred: does it run whenever its node does
         # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
-        self._guards: List[Optional[Guard]] = []
+        self._guards: list[Guard | None] = []
         # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
         # domain's conditions of its nodes (onnxsym.domain.collect)
-        self.subgraph_runs: List[Tuple[onnx.GraphProto, Tuple[Guard, ...], Dict[str, Value]]] = []
-        self._path: List[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
-        self.failed_in: Optional[branching.Place] = None
+        self.subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = []
+        self._path: list[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
+        self.failed_in: branching.Place | None = None
         self.failure = ""
 
     # -- symbols --------------------------------------------------------------
-    def fresh_symbol(self, node: Node, output: int, axis: Optional[int], reason: str,
+    def fresh_symbol(self, node: Node, output: int, axis: int | None, reason: str,
                      lo: int, hi: int, kind: Kind = Kind.UNSUPPORTED) -> Dim:
         base = symbol_name(node.name or f"{node.op_type}_{node.index}")
         base += f"_o{output}" if node.num_outputs > 1 else ""
@@ -241,7 +240,7 @@ class Engine:
         self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(s)
 
-    def when(self) -> Tuple[Guard, ...]:
+    def when(self) -> tuple[Guard, ...]:
         """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
         return tuple(g for g in self._guards if g is not None)
 
@@ -292,12 +291,12 @@ class Engine:
         elif dims.try_le(c.lhs, c.rhs) is not True and c not in self.constraints.items:
             self.constraints.items.append(c)
 
-    def peek(self) -> "Engine":
+    def peek(self) -> Engine:
         """The engine itself: through a rule's watched view, a read that leaves the rule's
         result reusable by the memo."""
         return self
 
-    def relied_on(self, compute, args) -> List[Dim]:
+    def relied_on(self, compute, args) -> list[Dim]:
         """The symbols (or sum of them) ``compute(*args)`` relies on being >= 1 by default
         (see :mod:`onnxsym.edges`); pure. A many-layer model asks the same question once a
         layer: it is answered once."""
@@ -312,7 +311,7 @@ class Engine:
                 self._relied[key] = relied
         return relied
 
-    def check_positive(self, node: Node, relied: List[Dim], what: Callable[[], str], output: Optional[int]) -> None:
+    def check_positive(self, node: Node, relied: list[Dim], what: Callable[[], str], output: int | None) -> None:
         """Record (or, with ``output``, attach to that output) the ``relied`` symbols of a
         decision ``node`` took (``what()`` says which). Recorded at once, the records are
         kept with the rule's memoized result, so a node that reuses it records them too."""
@@ -365,7 +364,7 @@ class Engine:
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
-    def _resolved(self, name: str) -> Optional[Value]:
+    def _resolved(self, name: str) -> Value | None:
         """The value of ``name`` rewritten through the constraints solved so far."""
         v = self.scope.values.get(name)
         r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
@@ -413,7 +412,7 @@ class Engine:
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)
-        done: Dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
+        done: dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
         stores = [values, main.subgraph_values, *main.scoped_values.values()]
         for store in stores if self.constraints.derived else ():
             for k, v in store.items():
@@ -444,9 +443,9 @@ class Engine:
     def _branch_outputs(self, g: onnx.GraphProto):
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
         expanded); None for a value no If makes, or one whose name several scopes define."""
-        producer: Dict[str, Tuple[onnx.NodeProto, tuple]] = {}
+        producer: dict[str, tuple[onnx.NodeProto, tuple]] = {}
         reused = reused_names(g)
-        stack: List[Tuple[onnx.GraphProto, tuple]] = [(g, ())]
+        stack: list[tuple[onnx.GraphProto, tuple]] = [(g, ())]
         while stack:
             graph, path = stack.pop()
             for n in graph.node:
@@ -456,20 +455,20 @@ class Engine:
                     graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
                     stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
 
-        def value(name: str, path: tuple) -> Optional[Value]:
+        def value(name: str, path: tuple) -> Value | None:
             v = self.main.scoped_values.get(path, {}).get(name)
             if v is None:  # (a branch may give an outer value as it is)
                 v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
             return resolve_value(v, self.constraints.resolve)
 
-        def alternatives(name: str, depth: int = 0) -> Optional[List[Optional[Tensor]]]:
+        def alternatives(name: str, depth: int = 0) -> list[Tensor | None] | None:
             if name not in producer or name in reused or depth > 8:
                 return None
             n, path = producer[name]
             if n.op_type != "If":
                 return None
             i = list(n.output).index(name)
-            out: List[Optional[Tensor]] = []
+            out: list[Tensor | None] = []
             branches = {a.name: a.g for a in n.attribute}
             for b in ("then_branch", "else_branch"):
                 if b in branches and i < len(branches[b].output):
@@ -497,14 +496,14 @@ class Engine:
             shape.append(d)
         return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
 
-    def _run_nodes(self, graph: onnx.GraphProto, available: Container[str]) -> List[str]:
+    def _run_nodes(self, graph: onnx.GraphProto, available: Container[str]) -> list[str]:
         """Infer every node of ``graph`` (``available``: the names known before its first
         node); returns the names its nodes produce, in node order. Exporters store nodes in
         a valid order: they run so, checked as they go; from where the stored order breaks,
         the rest follow a topological order (which names what is wrong with a bad graph)."""
         nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
-        produced: List[str] = []
+        produced: list[str] = []
         done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
         if done == len(nodes):
             return produced
@@ -512,7 +511,7 @@ class Engine:
         self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
         return [o for n in nodes for o in n.output if o]
 
-    def _infer_nodes(self, nodes, order: Iterable[Tuple[int, onnx.NodeProto]], start: int, produced: List[str],
+    def _infer_nodes(self, nodes, order: Iterable[tuple[int, onnx.NodeProto]], start: int, produced: list[str],
                      progress, stored_order: bool) -> int:
         """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
         ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
@@ -532,7 +531,7 @@ class Engine:
             op = ops.get((domain, op_type) if domain else op_type)
             if op is None:
                 op = ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
-            inputs: Optional[List[Optional[Value]]] = None  # (read again where a rule runs)
+            inputs: list[Value | None] | None = None  # (read again where a rule runs)
             if constraints.derived:
                 self._rewritten = set()
                 inputs = [self._resolved(x) if x else None for x in input_names]
@@ -582,8 +581,8 @@ class Engine:
                 progress(done, len(nodes))
         return done
 
-    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: Optional[List[Optional[Value]]],
-                  memo_key: Optional[tuple]) -> List[Value]:
+    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: list[Value | None] | None,
+                  memo_key: tuple | None) -> list[Value]:
         """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
         on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
         function body or gets unknown outputs. Returns a value for each output (an omitted one's
@@ -600,7 +599,7 @@ class Engine:
         attrs = {a.name: a for a in attributes} if attributes else {}
         node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
                     output_names, attrs, convert_attribute, self._watched, index)
-        outs: Seq[Optional[Value]]
+        outs: Seq[Value | None]
         if rule is None:
             outs = self._no_rule(node, n)
         else:
@@ -632,7 +631,7 @@ class Engine:
                 self.memo.put(memo_key, inputs, outs, len(output_names))
                 if self._node_positives and memo_key is not None:
                     self._replays[memo_key] = self._node_positives
-        values: List[Value] = []
+        values: list[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None
             if not name:
@@ -672,7 +671,7 @@ class Engine:
             opset = 1
         return domain, opset, registry.find_rule(domain, op_type, opset)
 
-    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> List[Optional[Value]]:
+    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> list[Value | None]:
         fn = self.functions.get((node.domain, node.op_type, proto.overload))
         if fn is None:
             fn = functions.schema_function(proto, node)
@@ -686,8 +685,8 @@ class Engine:
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> List[Optional[Value]]:
-        outs: List[Optional[Value]] = []
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> list[Value | None]:
+        outs: list[Value | None] = []
         for name in node.output_names:
             if name:
                 self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
@@ -713,7 +712,7 @@ class Engine:
         if self.failed_in is None:
             self.failed_in, self.failure = self.place(), why
 
-    def branch_choice(self, node: Node) -> Optional[branching.Choice]:
+    def branch_choice(self, node: Node) -> branching.Choice | None:
         """The branch the If ``node`` takes, when given."""
         return self.choices.get(branching.key(node))
 
@@ -753,9 +752,9 @@ class Engine:
         finally:
             self.scope = outer
 
-    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Optional[Value]],
-                       born: Optional[Set[str]] = None, sure: bool = False,
-                       guard: Optional[Guard] = None) -> List[Optional[Value]]:
+    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Value | None],
+                       born: set[str] | None = None, sure: bool = False,
+                       guard: Guard | None = None) -> list[Value | None]:
         """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever ``node`` does; else ``guard`` says when it runs (by default:
@@ -793,7 +792,7 @@ class Engine:
         return outs
 
     @contextlib.contextmanager
-    def hypothetically(self) -> Iterator[List[Constraint]]:
+    def hypothetically(self) -> Iterator[list[Constraint]]:
         """Inference whose effects are undone: a rule trying a case (a loop body at a chosen
         iteration) to prove something. Yields a list that receives, on leaving, the constraints
         the trial recorded (a ">= 1" decision waiting on a value among them); its values,
@@ -802,14 +801,14 @@ class Engine:
         mark = self.constraints.mark()
         pending = dict(self.pending)
         scope = self.scope
-        kept: List[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+        kept: list[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
                             scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
         sets = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
         n_warnings = len(self.warnings)
         n_runs = len(self.subgraph_runs)
-        made: List[Constraint] = []
+        made: list[Constraint] = []
         try:
             yield made
         finally:
@@ -826,7 +825,7 @@ class Engine:
                 s.clear()
                 s.update(old_set)
 
-    def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> List[Optional[Value]]:
+    def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> list[Value | None]:
         """Infer a call by inferring the function's body in a scope of its own: it sees
         only the call's inputs and attributes, and its values stay inside."""
         key = (fn.domain, fn.name, fn.overload)
@@ -858,7 +857,7 @@ def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
                 yield from _subgraph_value_info(sg, here)
 
 
-def resolve_value(v: Optional[Value], resolve) -> Optional[Value]:
+def resolve_value(v: Value | None, resolve) -> Value | None:
     """``v`` with every dim (and every symbolic element) passed through ``resolve``;
     the same object when nothing changes."""
     if isinstance(v, Tensor):

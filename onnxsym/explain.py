@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
 
 import onnx
 
@@ -25,8 +24,8 @@ from .errors import OnnxsymError
 from .floatops import FLOAT_TYPES
 from .intops import INT_TYPES
 from .provenance import Kind, Provenance
-from .values import MAX_VALUE_ELEMENTS, Tensor
 from .symbols import under_ranges_of_result
+from .values import MAX_VALUE_ELEMENTS, Tensor
 
 # What is wrong with a value, as a consumer needing it sees it (Lineage.trouble).
 RANK_UNKNOWN, SHAPE_UNRESOLVED = "rank unknown", "shape unresolved"
@@ -47,12 +46,12 @@ class Step:
     equals ``dim``, as computed by ``op_type`` node ``node``."""
 
     value: str
-    axis: Optional[int]
-    dim: Optional[Dim]
-    node: Optional[str]  # None: a graph input or initializer
+    axis: int | None
+    dim: Dim | None
+    node: str | None  # None: a graph input or initializer
     op_type: str
     rule: str
-    element: Optional[int] = None  # the dim is this element of the (shape tensor) value
+    element: int | None = None  # the dim is this element of the (shape tensor) value
 
     def describe(self) -> str:
         where = f"{self.value}[{self.axis}]" if self.element is None else f"{self.value} element {self.element}"
@@ -69,8 +68,8 @@ class Cause:
     op_type: str
     domain: str
     reason: str
-    via: Tuple[Tuple[str, str], ...]  # (value, what was wrong with it) from the lost node up
-    kind: Optional[Kind]  # None: a graph input the model itself declares so
+    via: tuple[tuple[str, str], ...]  # (value, what was wrong with it) from the lost node up
+    kind: Kind | None  # None: a graph input the model itself declares so
 
     @property
     def data_dependent(self) -> bool:
@@ -80,16 +79,16 @@ class Cause:
 @dataclass
 class Explanation:
     value: str
-    axis: Optional[int]
-    dim: Optional[Dim]
-    steps: List[Step]
-    lost: Optional[Provenance]
+    axis: int | None
+    dim: Dim | None
+    steps: list[Step]
+    lost: Provenance | None
     lost_input: str  # how the lost node's troubled input is named, "" if none
-    cause: Optional[Cause]
-    symbols: Dict[str, str]  # input symbol -> where it comes from
-    declared: Tuple[str, ...] = ()  # the names the model declares at this place (aliases of the dim)
+    cause: Cause | None
+    symbols: dict[str, str]  # input symbol -> where it comes from
+    declared: tuple[str, ...] = ()  # the names the model declares at this place (aliases of the dim)
     # what the chain's nodes need of the sizes (an If that takes one branch: see onnxsym.branching)
-    conditions: Tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
 
     @property
     def resolved(self) -> bool:
@@ -108,7 +107,7 @@ class Explanation:
             text += f"; {self.lost_input} computed by {c.op_type} '{c.node}': {c.reason}"
         return text + named
 
-    def lines(self, max_steps: Optional[int] = None) -> List[str]:
+    def lines(self, max_steps: int | None = None) -> list[str]:
         """The headline, the chain (its middle elided beyond ``max_steps``), the loss and its cause."""
         out = [self.headline()]
         steps = ["  " + s.describe() for s in self.steps]
@@ -147,8 +146,8 @@ class Lineage:
         self.result = result
         graph = result.model.graph
         self.nodes = list(graph.node)
-        self.producer: Dict[str, int] = {}
-        self.by_label: Dict[str, int] = {}
+        self.producer: dict[str, int] = {}
+        self.by_label: dict[str, int] = {}
         for i, n in enumerate(self.nodes):
             self.by_label[node_label(n, i)] = i
             for o in n.output:
@@ -158,10 +157,10 @@ class Lineage:
         self.graph_inputs = {i.name for i in graph.input}
         self.outputs = [o.name for o in graph.output]
         self.opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
-        self.reasons: Dict[str, List[Provenance]] = {}
+        self.reasons: dict[str, list[Provenance]] = {}
         for p in list(result.fresh.values()) + list(result.unknown_rank.values()):
             self.reasons.setdefault(p.node, []).append(p)
-        self._causes: Dict[int, Cause] = {}
+        self._causes: dict[int, Cause] = {}
 
     @property
     def env(self):
@@ -178,7 +177,7 @@ class Lineage:
             return "no rule"
         return f"{rule.__module__.replace('onnxsym.', '')}.{rule.__name__}"
 
-    def producer_of(self, value: str) -> Tuple[Optional[str], str]:
+    def producer_of(self, value: str) -> tuple[str | None, str]:
         """(node label, op type) of the node that makes ``value``; (None, kind) for a graph input."""
         i = self.producer.get(value)
         if i is None:
@@ -186,7 +185,7 @@ class Lineage:
                 else "graph input"
         return node_label(self.nodes[i], i), self.nodes[i].op_type
 
-    def fresh_of(self, d: Optional[Dim]) -> List[Provenance]:
+    def fresh_of(self, d: Dim | None) -> list[Provenance]:
         if d is None or isinstance(d, int):
             return []
         return [self.result.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
@@ -216,7 +215,7 @@ class Lineage:
 
     # -- where a loss began -------------------------------------------------------
     @under_ranges_of_result
-    def cause(self, lost: Provenance) -> Optional[Cause]:
+    def cause(self, lost: Provenance) -> Cause | None:
         """Walk upstream from the node that recorded ``lost`` through inputs that were
         themselves unknown, to the first node whose inputs were all fine."""
         start = self.by_label.get(lost.node)
@@ -226,14 +225,14 @@ class Lineage:
             self._causes[start] = self._walk(start)
         return self._causes[start]
 
-    def _troubled_inputs(self, n: onnx.NodeProto) -> List[Tuple[int, str, str]]:
+    def _troubled_inputs(self, n: onnx.NodeProto) -> list[tuple[int, str, str]]:
         found = [(i, x, self.trouble(x)) for i, x in enumerate(n.input) if x]
         found = [f for f in found if f[2]]
         # A shape tensor the rule could not read explains more than a data input.
         return sorted(found, key=lambda f: f[2] not in _VALUE_TROUBLES)
 
     def _walk(self, start: int) -> Cause:
-        via: List[Tuple[str, str]] = []
+        via: list[tuple[str, str]] = []
         seen = {start}
         cur = start
         for _ in range(_MAX_STEPS):
@@ -255,7 +254,7 @@ class Lineage:
         return self._node_cause(cur, via)
 
     def _input_cause(self, name: str, why: str, via) -> Cause:
-        kind: Optional[Kind] = None
+        kind: Kind | None = None
         if why in _VALUE_TROUBLES:
             reason, kind = "its elements are known only at run time", Kind.DATA_DEPENDENT
         else:
@@ -279,7 +278,7 @@ class Lineage:
 
     # -- how a dim got its expression -------------------------------------------------
     @under_ranges_of_result
-    def explain(self, value: str, axis: Optional[int] = None) -> Explanation:
+    def explain(self, value: str, axis: int | None = None) -> Explanation:
         """The explanation of ``value[axis]`` (``axis`` None: of the value's rank)."""
         v = self.result.values.get(value)
         known = value in self.producer or value in self.graph_inputs or value in self.initializers
@@ -321,8 +320,8 @@ class Lineage:
                            if c.node in nodes and c.op_type == "If")
         return Explanation(value, axis, d, steps, lost, lost_input, cause, symbols, declared, conditions)
 
-    def _trace(self, value: str, axis: Optional[int], d: Dim):
-        steps: List[Step] = []
+    def _trace(self, value: str, axis: int | None, d: Dim):
+        steps: list[Step] = []
         fresh = self.fresh_of(d)
         focus = {fresh[0].symbol} if fresh else {s.name for s in dims.free_symbols(d)} if not isinstance(d, int) else set()
         cur, element = value, None
@@ -344,7 +343,7 @@ class Lineage:
             cur, axis, element, d = nxt
         return steps, None
 
-    def _carrier(self, n: onnx.NodeProto, d: Dim, axis: Optional[int], focus):
+    def _carrier(self, n: onnx.NodeProto, d: Dim, axis: int | None, focus):
         """The input of ``n`` that carries ``d`` (or, failing that, one of its symbols),
         as (value, axis, element, the dim there): a dim of its shape, or an element of
         its value (a shape tensor)."""
@@ -360,7 +359,7 @@ class Lineage:
                     if isinstance(e, (int, float, bool)):
                         continue
                     names = {s.name for s in dims.free_symbols(e)}
-                    score: Tuple[int, int, int]
+                    score: tuple[int, int, int]
                     if e is d:
                         score = (0, rank, a != axis)
                     elif names & focus:

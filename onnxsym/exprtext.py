@@ -18,7 +18,7 @@ floor division and modulo with Python's semantics. Printing is deterministic and
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Optional
+from collections.abc import Callable
 
 from . import dims
 from .dims import Dim, Expr, Sym, structure
@@ -133,10 +133,10 @@ def format_expr(e: Expr) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-_FUNCS: Dict[str, Callable[..., Dim]] = {"max": dims.dmax, "min": dims.dmin, "ceil_div": dims.ceil_div}
+_FUNCS: dict[str, Callable[..., Dim]] = {"max": dims.dmax, "min": dims.dmin, "ceil_div": dims.ceil_div}
 
 
-def parse_dim(text: str, symbol: Optional[Callable[[str], Dim]] = None) -> Dim:
+def parse_dim(text: str, symbol: Callable[[str], Dim] | None = None) -> Dim:
     """Parse ``text`` into a dim. ``symbol(name)`` gives the dim of each name
     (default: a symbol with the default range)."""
     if symbol is None:

@@ -12,7 +12,7 @@ there by the user); otherwise it is refused, before anything is written.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator, Optional, Set, Tuple
+from collections.abc import Iterable, Iterator
 
 import onnx
 
@@ -37,7 +37,7 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
                 yield from _tensors(g)
 
 
-def external_references(tensors: Iterable[onnx.TensorProto]) -> Iterator[Tuple[onnx.TensorProto, str]]:
+def external_references(tensors: Iterable[onnx.TensorProto]) -> Iterator[tuple[onnx.TensorProto, str]]:
     """Each of ``tensors`` kept in an external file, with that file (relative to the model's folder)."""
     for t in tensors:
         if t.data_location == _EXTERNAL:
@@ -46,7 +46,7 @@ def external_references(tensors: Iterable[onnx.TensorProto]) -> Iterator[Tuple[o
                     yield t, e.value
 
 
-def external_locations(model: onnx.ModelProto) -> Set[str]:
+def external_locations(model: onnx.ModelProto) -> set[str]:
     """The files (relative to the model's folder) that hold its external data."""
     return {location for _, location in external_references(_tensors(model.graph))}
 
@@ -67,7 +67,7 @@ def check_output_folder(model: onnx.ModelProto, src_dir: str, dst_dir: str) -> N
             f"files into {dst_dir} first")
 
 
-def external_problem(t: onnx.TensorProto, base_dir: str) -> Optional[str]:
+def external_problem(t: onnx.TensorProto, base_dir: str) -> str | None:
     """Why onnx and onnxruntime would not read ``t``'s external data (None: they would):
     a location out of the model's folder, through a symbolic link, missing, or an offset
     and length past the file's end or not the tensor's size."""
@@ -110,7 +110,7 @@ def _itemsize(t: onnx.TensorProto) -> int:
 _NOT_BYTES = {"STRING", "INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2"}  # (sub-byte ones packed)
 
 
-def _byte_size(t: onnx.TensorProto) -> Optional[int]:
+def _byte_size(t: onnx.TensorProto) -> int | None:
     """The bytes ``t``'s elements take (None for a type whose elements are not whole bytes or sized)."""
     item = _itemsize(t)
     if not item or onnx.TensorProto.DataType.Name(t.data_type) in _NOT_BYTES:

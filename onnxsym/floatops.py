@@ -5,8 +5,8 @@ Cast(float) -> Div -> Ceil -> Mul -> Cast(int64), and ``torch.arange(w, dtype=fl
 as a float Range. A float element the engine carries is a float (rounded to its type),
 an expression standing for an exact integral float (a Cast of an integer dim, exact under
 the bound intops.as_float records), or a Quotient of integers as the type rounds it
-(``Cast(h) / 2.0``, ``Cast(h) * 0.5``), of which Floor, Ceil and a Cast to an integer are known. Each function returns the elements exactly as
-onnxruntime computes them, or ``None`` when one is not exactly known.
+(``Cast(h) / 2.0``, ``Cast(h) * 0.5``), of which Floor, Ceil and a Cast to an integer are known.
+Each function returns the elements exactly as onnxruntime computes them, or ``None`` when one is not exactly known.
 
 Only the operations IEEE arithmetic rounds correctly are folded (+ - * /, sqrt, floor,
 ceil, round half to even, min, max, neg, abs, relu), so that numpy in the same type gives
@@ -16,8 +16,8 @@ onnxruntime's bits; an expression takes part only where the result is again an i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Type
 
 import numpy as np
 from onnx import TensorProto
@@ -27,17 +27,17 @@ from .dims import structure
 from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim
 
 # bfloat16 has no numpy type of its own: not folded.
-NP_FLOAT: Dict[int, Type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
+NP_FLOAT: dict[int, type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
                                           TensorProto.FLOAT16: np.float16}
 FLOAT_TYPES = frozenset(NP_FLOAT)
 
-_BINARY: Dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum, "Min": np.minimum}
-_UNARY: Dict[str, Callable[[np.ndarray], np.ndarray]] = {
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "Floor": np.floor, "Ceil": np.ceil, "Round": np.rint, "Neg": np.negative, "Abs": np.abs,
     "Sqrt": np.sqrt, "Relu": lambda a: np.maximum(a, 0)}
 # The ones that keep an integral expression integral.
-_INTEGRAL_BINARY: Dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
+_INTEGRAL_BINARY: dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
     "Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
 _INTEGRAL_UNARY = {"Floor", "Ceil", "Round", "Relu"}
 
@@ -87,7 +87,7 @@ def _concrete(vals: Sequence) -> bool:
     return all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) for v in vals)
 
 
-def _integral(v) -> Optional[dims.Dim]:
+def _integral(v) -> dims.Dim | None:
     """``v`` as an integer dim when it is an integral float or an expression, else None."""
     if isinstance(v, float):
         return int(v) if v.is_integer() else None
@@ -108,7 +108,7 @@ def _exact(node, d, dtype: int, op: str):
     return d
 
 
-def unary(node, dtype: int, value: Sequence) -> Optional[tuple]:
+def unary(node, dtype: int, value: Sequence) -> tuple | None:
     op = node.op_type
     if dtype not in FLOAT_TYPES or op not in _UNARY:
         return None
@@ -127,7 +127,7 @@ def unary(node, dtype: int, value: Sequence) -> Optional[tuple]:
     return tuple(out)
 
 
-def fold(node, dtype: int, vals: Sequence[Sequence]) -> Optional[tuple]:
+def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
     """Elementwise ``node.op_type`` over already broadcast ``vals`` (two operands)."""
     op = node.op_type
     if dtype not in FLOAT_TYPES or op not in _BINARY or len(vals) != 2:
@@ -208,23 +208,23 @@ def range_values(dtype: int, start: float, limit: float, delta: float, keep: int
     return n, tuple(out)
 
 
-def range_length(node, dtype: int, start, limit, delta) -> Optional[dims.Dim]:
+def range_length(node, dtype: int, start, limit, delta) -> dims.Dim | None:
     """The length of a float Range, ``max(0, ceil((limit - start) / delta))``, when start and
     delta are integral floats (delta > 0) and limit an integral float or expression;
     onnxruntime subtracts in the tensor's type, exact within the mantissa, and divides in
     double, exactly rounded: the ceiling of an integer quotient below 2**53 is exact (see
     Quotient)."""
-    s, l, d = _integral(start), _integral(limit), _integral(delta)
-    if dtype not in FLOAT_TYPES or s is None or l is None or not isinstance(s, int) \
+    s, lim, d = _integral(start), _integral(limit), _integral(delta)
+    if dtype not in FLOAT_TYPES or s is None or lim is None or not isinstance(s, int) \
             or not isinstance(d, int) or d <= 0:
         return None
-    span = _exact(node, dims.sub(l, s), dtype, "Range") if dims.try_le(s, l) is True else None
+    span = _exact(node, dims.sub(lim, s), dtype, "Range") if dims.try_le(s, lim) is True else None
     if span is None:
         return None
     return dims.ceil_div(span, d)
 
 
-def truncated(v) -> Optional[dims.Dim]:
+def truncated(v) -> dims.Dim | None:
     """A symbolic float element cast to an integer (truncated toward zero): an integral
     expression is itself, a Quotient (never negative) its floor; None otherwise."""
     if isinstance(v, Quotient):
@@ -232,7 +232,7 @@ def truncated(v) -> Optional[dims.Dim]:
     return v if is_dim(v) else None
 
 
-def clip(node, dtype: int, value: Sequence, lo, hi) -> Optional[tuple]:
+def clip(node, dtype: int, value: Sequence, lo, hi) -> tuple | None:
     """A float Clip by constant bounds (None: no bound): max then min, the spec's order.
     Concrete elements as numpy computes them in the type; an integral expression stays one
     under integral bounds (TorchScript's ``max(pad, 0)`` of TF-"same" padding is ``Clip(min=0)``)."""

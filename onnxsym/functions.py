@@ -9,7 +9,7 @@ references resolved, inputs the call omits removed.
 from __future__ import annotations
 
 import functools
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import onnx
 from onnx import helper
@@ -24,7 +24,7 @@ def _pick(versions: Sequence[int], opset: int) -> int:
     return max(usable) if usable else min(versions)
 
 
-def _parse(data: bytes) -> Optional[onnx.FunctionProto]:
+def _parse(data: bytes) -> onnx.FunctionProto | None:
     if not data:
         return None
     fn = onnx.FunctionProto()
@@ -32,8 +32,8 @@ def _parse(data: bytes) -> Optional[onnx.FunctionProto]:
     return fn if len(fn.node) else None
 
 
-@functools.lru_cache(maxsize=None)
-def _plain_function(op_type: str, domain: str, opset: int) -> Optional[onnx.FunctionProto]:
+@functools.cache
+def _plain_function(op_type: str, domain: str, opset: int) -> onnx.FunctionProto | None:
     schema = _schema(op_type, domain, opset)
     if schema is None or not schema.function_opset_versions:
         return None
@@ -41,7 +41,7 @@ def _plain_function(op_type: str, domain: str, opset: int) -> Optional[onnx.Func
     return _with_defaults(fn, schema)
 
 
-def _with_defaults(fn: Optional[onnx.FunctionProto], schema) -> Optional[onnx.FunctionProto]:
+def _with_defaults(fn: onnx.FunctionProto | None, schema) -> onnx.FunctionProto | None:
     """``fn`` with the schema's attribute defaults, for calls that leave them out."""
     if fn is None:
         return None
@@ -61,14 +61,14 @@ def _schema(op_type: str, domain: str, opset: int):
         return None
 
 
-def _type_bytes(v: Optional[Value]) -> bytes:
+def _type_bytes(v: Value | None) -> bytes:
     if not isinstance(v, Tensor) or not v.dtype:
         return onnx.TypeProto().SerializeToString()
     shape = None if v.shape is None else [d if isinstance(d, int) else str(d) for d in v.shape]
     return helper.make_tensor_type_proto(v.dtype, shape).SerializeToString()
 
 
-def schema_function(call: onnx.NodeProto, node) -> Optional[onnx.FunctionProto]:
+def schema_function(call: onnx.NodeProto, node) -> onnx.FunctionProto | None:
     """The body that the standard defines ``call``'s op by, or ``None``."""
     fn = _plain_function(node.op_type, node.domain, node.opset)
     if fn is not None:
@@ -85,7 +85,7 @@ def schema_function(call: onnx.NodeProto, node) -> Optional[onnx.FunctionProto]:
     return _with_defaults(_parse(data), schema)
 
 
-def _resolve(n: onnx.NodeProto, attrs: Dict[str, onnx.AttributeProto], absent: set) -> onnx.NodeProto:
+def _resolve(n: onnx.NodeProto, attrs: dict[str, onnx.AttributeProto], absent: set) -> onnx.NodeProto:
     """``n`` with attribute references replaced by the call's attributes and
     omitted inputs by ''. Subgraphs are resolved too."""
     out = onnx.NodeProto()
@@ -112,9 +112,9 @@ def _resolve(n: onnx.NodeProto, attrs: Dict[str, onnx.AttributeProto], absent: s
 
 
 def instantiate(fn: onnx.FunctionProto, call: onnx.NodeProto,
-                inputs: List[Optional[Value]]) -> Tuple[onnx.GraphProto, Dict[str, Value]]:
+                inputs: list[Value | None]) -> tuple[onnx.GraphProto, dict[str, Value]]:
     """The body of ``fn`` for this call as a graph, and the values of its inputs."""
-    bound: Dict[str, Value] = {}
+    bound: dict[str, Value] = {}
     for i, formal in enumerate(fn.input):
         v = inputs[i] if i < len(inputs) else None
         if v is not None:

@@ -8,8 +8,9 @@ static shape may be given (a list, row-major)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from types import MappingProxyType
 
 import onnx
 
@@ -17,7 +18,7 @@ from .errors import UserInputError
 from .values import MAX_VALUE_ELEMENTS, Tensor, Value
 
 # The command line's --value options (cli.py sets them for one command): infer's default.
-CLI_VALUES: ContextVar[Mapping[str, object]] = ContextVar("onnxsym_cli_values", default={})
+CLI_VALUES: ContextVar[Mapping[str, object]] = ContextVar("onnxsym_cli_values", default=MappingProxyType({}))
 
 
 def parse(text: str):
@@ -27,7 +28,7 @@ def parse(text: str):
     if not sep or not name.strip() or not all(items):
         raise UserInputError(f"values: expected NAME=NUMBER[,NUMBER...], got {text!r}",
                              f"--value {text}: expected NAME=NUMBER[,NUMBER...]")
-    out: List[Union[bool, int, float]] = []
+    out: list[bool | int | float] = []
     for t in items:
         low = t.lower()
         if low in ("true", "false"):
@@ -44,7 +45,7 @@ def parse(text: str):
     return name.strip(), out[0] if len(out) == 1 else out
 
 
-def checked(values: Mapping[str, object], model: onnx.ModelProto, constant_initializers: bool) -> Dict[str, list]:
+def checked(values: Mapping[str, object], model: onnx.ModelProto, constant_initializers: bool) -> dict[str, list]:
     """The given values by input name, each a flat list; every name must be a graph input."""
     inits = {t.name for t in model.graph.initializer}
     inputs = {i.name for i in model.graph.input if i.name not in inits or not constant_initializers}
@@ -61,7 +62,7 @@ def checked(values: Mapping[str, object], model: onnx.ModelProto, constant_initi
     return out
 
 
-def apply(value: Value, name: str, given: Optional[list]) -> Value:
+def apply(value: Value, name: str, given: list | None) -> Value:
     """The declared input ``value`` carrying the given elements (converted to its type)."""
     if given is None:
         return value
@@ -84,7 +85,7 @@ def apply(value: Value, name: str, given: Optional[list]) -> Value:
                              f"--value {name}=...: graph input {name!r} has shape {list(shape)}, "
                              f"{len(given)} element(s) given")
     dt = value.dtype
-    elems: Tuple[Union[bool, int, float], ...]
+    elems: tuple[bool | int | float, ...]
     if dt == onnx.TensorProto.BOOL:
         elems = tuple(bool(x) for x in given)
     elif dt in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16):

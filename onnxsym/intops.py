@@ -12,15 +12,13 @@ is :func:`assumable`; else, and in a narrower type, it wraps exactly (``x % 256`
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 from onnx import TensorProto
 
 from . import dims
 from .dims import Dim
 
 # (lowest, highest) element of each integer type
-INT_RANGES: Dict[int, Tuple[int, int]] = {
+INT_RANGES: dict[int, tuple[int, int]] = {
     TensorProto.INT8: (-2**7, 2**7 - 1), TensorProto.INT16: (-2**15, 2**15 - 1),
     TensorProto.INT32: (-2**31, 2**31 - 1), TensorProto.INT64: (-2**63, 2**63 - 1),
     TensorProto.UINT8: (0, 2**8 - 1), TensorProto.UINT16: (0, 2**16 - 1),
@@ -28,7 +26,7 @@ INT_RANGES: Dict[int, Tuple[int, int]] = {
 }
 INT_TYPES = frozenset(INT_RANGES)
 # The largest integer up to which every integer is exact in each float type.
-FLOAT_EXACT: Dict[int, int] = {TensorProto.FLOAT: 2**24, TensorProto.DOUBLE: 2**53, TensorProto.FLOAT16: 2**11,
+FLOAT_EXACT: dict[int, int] = {TensorProto.FLOAT: 2**24, TensorProto.DOUBLE: 2**53, TensorProto.FLOAT16: 2**11,
                TensorProto.BFLOAT16: 2**8}
 # A bound below this would be one a real model passes: no bound, the value is unknown.
 SMALLEST_ASSUMABLE = 2**20
@@ -68,7 +66,7 @@ def wrap_int(v: int, dtype: int) -> int:
     return (v - lo) % span + lo
 
 
-def fit(node, v: Dim, dtype: int, why: str) -> Optional[Dim]:
+def fit(node, v: Dim, dtype: int, why: str) -> Dim | None:
     """Element ``v`` computed in integer type ``dtype``: an int wraps; an expression is kept
     where its range fits the type. Else a type of up to 16 bits (and uint32 below zero) wraps
     it exactly, ``lo + (v - lo) % 2**bits``; a 32-bit type keeps it with the bound recorded on
@@ -100,7 +98,7 @@ def fit(node, v: Dim, dtype: int, why: str) -> Optional[Dim]:
 MAX_WRAP_TERMS = 8
 
 
-def _wrapped(v: Dim, lo: int, hi: int) -> Optional[Dim]:
+def _wrapped(v: Dim, lo: int, hi: int) -> Dim | None:
     """``v`` as two's complement in ``[lo, hi]``: ``lo + (v - lo) % 2**bits``."""
     if isinstance(v, dims.Expr) and len(v.terms) > MAX_WRAP_TERMS:
         return None
@@ -113,7 +111,7 @@ def _power_text(hi: int) -> str:
     return f"2**{k} - 1" if hi + 1 == 2**k else str(hi)
 
 
-def as_float(node, v: Dim, dtype: int) -> Optional[object]:
+def as_float(node, v: Dim, dtype: int) -> object | None:
     """Integer element ``v`` cast to float type ``dtype``: a float (rounded to the type, as
     onnxruntime does), or the expression itself, standing for an exact integral float, with
     the bound up to which it is exact recorded."""
@@ -149,7 +147,7 @@ def _round_to(x: float, dtype: int) -> float:
     return x
 
 
-def from_float(x: float, dtype: int) -> Optional[int]:
+def from_float(x: float, dtype: int) -> int | None:
     """A float element cast to integer type ``dtype``: truncated toward zero, as a C cast;
     ``None`` where that is undefined (not finite, or out of the type's range)."""
     import math
@@ -164,7 +162,7 @@ def from_float(x: float, dtype: int) -> Optional[int]:
 # --------------------------------------------------------------------------- operators
 
 
-def _sign_of(d: Dim) -> Optional[int]:
+def _sign_of(d: Dim) -> int | None:
     """1, -1 or 0 when the ranges prove the sign (0: nonnegative is not enough), else None."""
     lo, hi = dims.range_of(d)
     if lo > 0:
@@ -176,7 +174,7 @@ def _sign_of(d: Dim) -> Optional[int]:
     return None
 
 
-def trunc_div(a: Dim, b: Dim) -> Optional[Dim]:
+def trunc_div(a: Dim, b: Dim) -> Dim | None:
     """Integer ``Div``: ``a / b`` rounded toward zero; floor division where ``a >= 0`` and
     ``b > 0`` are proven, the exact form with both sign cases where only ``b``'s sign is,
     None when ``b`` may be 0 or of either sign."""
@@ -203,7 +201,7 @@ def _trunc_div_positive(a: Dim, b: Dim) -> Dim:
     return dims.sub(dims.floordiv(dims.dmax(a, 0), b), dims.floordiv(dims.dmax(dims.neg(a), 0), b))
 
 
-def py_mod(a: Dim, b: Dim) -> Optional[Dim]:
+def py_mod(a: Dim, b: Dim) -> Dim | None:
     """Integer ``Mod`` with ``fmod=0``: the remainder has the divisor's sign (Python's ``%``)."""
     if isinstance(a, int) and isinstance(b, int):
         return None if b == 0 else a % b
@@ -212,7 +210,7 @@ def py_mod(a: Dim, b: Dim) -> Optional[Dim]:
     return dims.mod(a, b)
 
 
-def c_fmod(a: Dim, b: Dim) -> Optional[Dim]:
+def c_fmod(a: Dim, b: Dim) -> Dim | None:
     """Integer ``Mod`` with ``fmod=1``: the remainder has the dividend's sign (C's ``fmod``)."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
@@ -245,7 +243,7 @@ def sign(a: Dim) -> Dim:
     return dims.dmin(dims.dmax(a, -1), 1)
 
 
-def clip(a: Dim, lo: Optional[Dim], hi: Optional[Dim]) -> Dim:
+def clip(a: Dim, lo: Dim | None, hi: Dim | None) -> Dim:
     """``Clip``: ``min(max(a, lo), hi)`` (all ``hi`` when ``lo > hi``, as the spec says)."""
     if lo is not None:
         a = dims.dmax(a, lo)

@@ -4,7 +4,8 @@ differ becomes a fresh symbol whose range covers them all."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence as Seq
+from collections.abc import Callable
+from collections.abc import Sequence as Seq
 
 from . import dims
 from .dims import Dim
@@ -21,7 +22,7 @@ def join_dim(ds: Seq[Dim], axis: int, fresh: Fresh, why: str) -> Dim:
     return fresh(axis, f"{why}: " + ", ".join(map(str, ds)), min(r[0] for r in ranges), max(r[1] for r in ranges))
 
 
-def join_tensors(ts: Seq[Optional[Tensor]], fresh: Fresh, why: str) -> Tensor:
+def join_tensors(ts: Seq[Tensor | None], fresh: Fresh, why: str) -> Tensor:
     dtype = next((t.dtype for t in ts if t is not None and t.dtype), 0)
     tensors = [t for t in ts if t is not None]
     shapes = [t.shape for t in tensors if t.shape is not None]
@@ -46,7 +47,7 @@ def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
     return Sequence(None if None in elems else join_tensors(elems, fresh, why), items, length)
 
 
-def join(vs: Seq[Optional[Value]], fresh: Fresh, why: str) -> Optional[Value]:
+def join(vs: Seq[Value | None], fresh: Fresh, why: str) -> Value | None:
     """The join of ``vs``; ``None`` when they are not all of one kind."""
     tensors = [v for v in vs if isinstance(v, Tensor)]
     if len(tensors) == len(vs):

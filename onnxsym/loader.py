@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import List, Optional, Tuple, Union
 
 import onnx
 from onnx import numpy_helper
@@ -19,14 +18,13 @@ from .dims import Dim
 from .errors import ModelLoadError, UserInputError
 from .exprtext import ExprSyntaxError, parse_dim
 from .symbols import SymbolTable
-from .values import MAX_VALUE_ELEMENTS, Optional_, Opaque, Sequence, Tensor, Value
-
+from .values import MAX_VALUE_ELEMENTS, Opaque, Optional_, Sequence, Tensor, Value
 
 # The largest message protobuf parses or writes.
 PROTOBUF_LIMIT = 2**31 - 1
 
 
-def load_model(model_or_path: Union[str, os.PathLike, onnx.ModelProto, bytes]) -> Tuple[onnx.ModelProto, Optional[str]]:
+def load_model(model_or_path: str | os.PathLike | onnx.ModelProto | bytes) -> tuple[onnx.ModelProto, str | None]:
     """The model and the folder its external data is relative to (``None`` for an
     in-memory model). External data is not loaded."""
     if isinstance(model_or_path, onnx.ModelProto):
@@ -75,7 +73,7 @@ def _parsed(data: bytes, where: str) -> onnx.ModelProto:
     return model
 
 
-def _file_kind(path: str) -> Optional[str]:
+def _file_kind(path: str) -> str | None:
     """What ``path`` is when it is neither a regular file nor a pipe (then None)."""
     try:
         mode = os.stat(path).st_mode
@@ -145,8 +143,8 @@ def value_from_type(tp, table: SymbolTable, name: str) -> Value:
     return Opaque(tp)
 
 
-def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None,
-                      warnings: Optional[List[str]] = None) -> Tensor:
+def initializer_value(t: onnx.TensorProto, base_dir: str | None = None,
+                      warnings: list[str] | None = None) -> Tensor:
     """An initializer as a tensor; small ones keep their elements (an external one is
     read by itself, from ``base_dir``; large ones, the weights, are never read). A small
     external one that cannot be read is a warning in ``warnings``, its value unknown."""
@@ -168,7 +166,7 @@ def initializer_value(t: onnx.TensorProto, base_dir: Optional[str] = None,
     return Tensor(t.data_type, shape, value)
 
 
-def _warn(warnings: List[str], text: str) -> None:
+def _warn(warnings: list[str], text: str) -> None:
     if text not in warnings:  # (a subgraph's initializers are read at each inference of it)
         warnings.append(text)
 
@@ -178,8 +176,8 @@ def _unread(t: onnx.TensorProto, why: str) -> str:
             f"(what is computed from it, a Reshape target say, is a fresh symbol)")
 
 
-def _small_external_value(t: onnx.TensorProto, base_dir: Optional[str],
-                          warnings: Optional[List[str]] = None) -> Optional[tuple]:
+def _small_external_value(t: onnx.TensorProto, base_dir: str | None,
+                          warnings: list[str] | None = None) -> tuple | None:
     if base_dir is None:
         return None
     from onnx.external_data_helper import load_external_data_for_tensor

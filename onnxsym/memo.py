@@ -12,7 +12,7 @@ identity is in a key alive.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from collections.abc import Sequence
 
 import onnx
 
@@ -43,9 +43,9 @@ class RuleMemo:
     """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
 
     def __init__(self):
-        self._results: Dict[tuple, tuple] = {}
+        self._results: dict[tuple, tuple] = {}
         self._alive: list = []  # the inputs of each kept result: no other object can take their ids
-        self._values: Dict[object, object] = {}
+        self._values: dict[object, object] = {}
         self.lookup = self._results.get  # key -> the outputs' values, or None
 
     def intern(self, value):
@@ -62,7 +62,7 @@ class RuleMemo:
         attrs = tuple(map(_serialize, attributes)) if attributes else ()
         return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
-    def put(self, key: Optional[tuple], inputs: Sequence, outs: Sequence, num_outputs: int) -> None:
+    def put(self, key: tuple | None, inputs: Sequence, outs: Sequence, num_outputs: int) -> None:
         """Keep ``outs`` when it describes every output with a known rank."""
         if key is None or len(outs) < num_outputs:
             return

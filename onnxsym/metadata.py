@@ -18,7 +18,7 @@ what each holds, and their encoding (JSON, except the version's plain text).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Dict
+from typing import TYPE_CHECKING
 
 import onnx
 
@@ -29,13 +29,13 @@ PREFIX = "onnxsym."
 KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain")
 
 
-def entries(result: Result, version: str) -> Dict[str, object]:
+def entries(result: Result, version: str) -> dict[str, object]:
     """The entries that describe ``result`` (``domain`` only when it was computed: the
     ranges in ``symbols`` are then its)."""
     ranges = result.symbol_ranges()
     table = result.symbols
     given = result.given or table  # what the caller gave (ranges and assume set aside: written_result)
-    out: Dict[str, object] = {
+    out: dict[str, object] = {
         "version": version,
         "symbols": {name: {"origin": table.origin.get(name, ""), "range": list(ranges[name])}
                     for name in sorted(table.symbols)},
@@ -60,7 +60,7 @@ def entries(result: Result, version: str) -> Dict[str, object]:
     return out
 
 
-def write(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
+def write(model: onnx.ModelProto, entries: dict[str, object]) -> None:
     """Set the ``onnxsym.*`` entries to ``entries``: those of an earlier annotation go
     (a ``domain`` not computed this time among them); the model's other metadata stays."""
     kept = [p for p in model.metadata_props if not p.key.startswith(PREFIX)]
@@ -72,10 +72,10 @@ def write(model: onnx.ModelProto, entries: Dict[str, object]) -> None:
         p.value = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
 
 
-def read(model: onnx.ModelProto) -> Dict[str, object]:
+def read(model: onnx.ModelProto) -> dict[str, object]:
     """The ``onnxsym.*`` entries of an annotated model, decoded, by key without the prefix
     (empty for a model onnxsym did not annotate)."""
-    out: Dict[str, object] = {}
+    out: dict[str, object] = {}
     for p in model.metadata_props:
         if p.key.startswith(PREFIX):
             key = p.key[len(PREFIX):]

@@ -14,8 +14,6 @@ with ``s`` fixed there proves ``d < lo``.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 from . import dims
 from .dims import Dim, Sym
 
@@ -24,14 +22,14 @@ class Unreachable(ValueError):
     """``d >= lo`` can never hold: the node can never run."""
 
 
-def implied_ranges(d: Dim, lo: int) -> Dict[Sym, Tuple[int, int]]:
+def implied_ranges(d: Dim, lo: int) -> dict[Sym, tuple[int, int]]:
     """The symbols of ``d`` whose range ``d >= lo`` narrows, each with its new range.
     Raises :class:`Unreachable` when the ranges prove ``d < lo``."""
     if dims.range_of(d)[1] < lo:
         raise Unreachable(f"{d} <= {dims.range_of(d)[1]} < {lo}")
     if dims.try_le(lo, d) is True:
         return {}
-    out: Dict[Sym, Tuple[int, int]] = {}
+    out: dict[Sym, tuple[int, int]] = {}
     for s in sorted(dims.free_symbols(d), key=lambda s: s.name):
         way = direction(d, s)
         if not way:
@@ -47,7 +45,7 @@ def _reaches(d: Dim, lo: int, s: Sym, v: int) -> bool:
     return dims.range_of(dims.substitute(d, {s: v}))[1] >= lo
 
 
-def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> Tuple[int, int]:
+def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> tuple[int, int]:
     """``s``'s range without the values at which ``d < lo`` is proven; ``way`` is +1 when
     ``d`` grows with ``s`` (a lower end to raise), -1 when it shrinks (an upper end to lower)."""
     first, last = (s.lo, s.hi) if way > 0 else (s.hi, s.lo)  # d grows from first to last
@@ -69,7 +67,7 @@ def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> Tuple[int, int]:
 # --------------------------------------------------------------------------- monotonicity
 
 
-def direction(d: Dim, s: Sym) -> Optional[int]:
+def direction(d: Dim, s: Sym) -> int | None:
     """+1 if ``d`` provably never decreases as ``s`` grows, -1 if it never increases,
     0 if it does not depend on ``s``, None when the ranges cannot tell. The proof is
     ``d(s) <= d(s + 1)`` (or ``>=``) for every value of every symbol."""

@@ -3,7 +3,8 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import branching, dims, edges
 from .dims import Dim
@@ -24,7 +25,7 @@ class Node:
     __slots__ = ("op_type", "domain", "name", "opset", "inputs", "input_names",
                  "output_names", "_attrs", "_convert", "_engine", "index", "_cache")
 
-    def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: List[Optional[Value]],
+    def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
                  input_names: Sequence[str], output_names: Sequence[str], attrs: dict,
                  convert: Callable[[Any], Any], engine, index: int):
         self.op_type = op_type
@@ -61,7 +62,7 @@ class Node:
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
 
-    def graph_attribute(self, graph) -> Tuple[str, int]:
+    def graph_attribute(self, graph) -> tuple[str, int]:
         """Which of this node's graph attributes ``graph`` is (a rule passes the very object
         :meth:`attr` gave it): its name, and its index in a list of graphs (else -1)."""
         for name, v in self._cache.items():
@@ -74,20 +75,20 @@ class Node:
         return getattr(graph, "name", ""), -2  # not one of them: known by the graph's name
 
     # -- inputs ---------------------------------------------------------------
-    def input(self, i: int) -> Optional[Value]:
+    def input(self, i: int) -> Value | None:
         return self.inputs[i] if i < len(self.inputs) else None
 
-    def tensor(self, i: int) -> Optional[Tensor]:
+    def tensor(self, i: int) -> Tensor | None:
         v = self.input(i)
         return v if isinstance(v, Tensor) else None
 
-    def value(self, i: int) -> Optional[tuple]:
+    def value(self, i: int) -> tuple | None:
         """The known elements of input ``i`` (row-major), or ``None``."""
         t = self.tensor(i)
         return None if t is None else t.value
 
     # -- unknowns ---------------------------------------------------------------
-    def fresh(self, reason: str, output: int = 0, axis: Optional[int] = None,
+    def fresh(self, reason: str, output: int = 0, axis: int | None = None,
               lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
         """A new symbol for a dim this rule cannot determine, recorded with why (and its
         kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
@@ -131,7 +132,7 @@ class Node:
         self._engine.record_constraint(c)
 
     def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
-               output: Optional[int] = None) -> Any:
+               output: int | None = None) -> Any:
         """``compute(*args)`` (free of side effects), recording where its answer holds only
         because a graph-input symbol is >= 1 by default: ``what(answer)`` says what was
         decided. With ``output``, the record goes with that output's value and the node
@@ -154,8 +155,8 @@ class Node:
         if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
             self._engine.act_on_pending(self, self.input_names[i], what)
 
-    def infer_graph(self, graph, inputs: Sequence[Optional[Value]], born: Optional[set] = None,
-                    sure: bool = False, guard=None) -> List[Optional[Value]]:
+    def infer_graph(self, graph, inputs: Sequence[Value | None], born: set | None = None,
+                    sure: bool = False, guard=None) -> list[Value | None]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever this node does (an If's branch taken by a known condition);
@@ -196,8 +197,8 @@ class Node:
         """Record that this node runs only where the relation ``holds``."""
         self._engine.record_branch(self, holds, reason)
 
-    def try_graph(self, graph, inputs: Sequence[Optional[Value]],
-                  born: Optional[set] = None) -> Tuple[List[Optional[Value]], List[Any]]:
+    def try_graph(self, graph, inputs: Sequence[Value | None],
+                  born: set | None = None) -> tuple[list[Value | None], list[Any]]:
         """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
         the constraints it would have recorded (``Constraint`` objects); nothing of the trial
         stays recorded, so a rule that uses the outputs must see that those constraints hold.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import Iterable, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 from .atomic import STDOUT
 from .errors import UserInputError
@@ -40,7 +40,7 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
-def clash(outputs: Sequence[Tuple[str, str]], inputs: Iterable[Tuple[str, str]]) -> Optional[str]:
+def clash(outputs: Sequence[tuple[str, str]], inputs: Iterable[tuple[str, str]]) -> str | None:
     """Why one of ``outputs`` (``(what, path)`` pairs) cannot be written: it is one of
     ``inputs`` or an earlier output; ``None`` when none clash."""
     inputs = list(inputs)
@@ -54,7 +54,7 @@ def clash(outputs: Sequence[Tuple[str, str]], inputs: Iterable[Tuple[str, str]])
     return None
 
 
-def check_outputs(outputs: Sequence[Tuple[str, str]], inputs: Iterable[Tuple[str, str]]) -> None:
+def check_outputs(outputs: Sequence[tuple[str, str]], inputs: Iterable[tuple[str, str]]) -> None:
     """Raise :class:`UserInputError` when an output would overwrite an input or another output."""
     why = clash(outputs, inputs)
     if why is not None:

@@ -10,7 +10,6 @@ declare. :func:`pins_of` lists them from a result's domain, each with the node t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
 
 from . import dims
 from .domain import Condition, Domain, input_symbols
@@ -24,8 +23,8 @@ class Pin:
     """A declared symbol the domain pins to ``values`` or ties to the symbol ``tied_to``."""
 
     symbol: str
-    values: Tuple[int, ...]  # the sizes it may take (empty when tied)
-    tied_to: Optional[str]
+    values: tuple[int, ...]  # the sizes it may take (empty when tied)
+    tied_to: str | None
     condition: str  # the domain's condition, as ``onnxsym domain`` prints it
     node: str
     op_type: str
@@ -44,12 +43,12 @@ class Pin:
         where = f"{self.op_type} '{self.node}'" if self.op_type else self.node
         return f"{self.what}: {where}: {self.reason}"
 
-    def to_json(self) -> Dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {"symbol": self.symbol, "values": list(self.values), "tied_to": self.tied_to,
                 "condition": self.condition, "node": self.node, "op_type": self.op_type, "reason": self.reason}
 
 
-def pins_of(result, domain: Optional[Domain] = None) -> List[Pin]:
+def pins_of(result, domain: Domain | None = None) -> list[Pin]:
     """The declared symbols of ``result`` that its domain pins or ties, in declaration order."""
     domain = result.domain() if domain is None else domain
     declared = input_symbols(result)
@@ -68,7 +67,7 @@ def pins_of(result, domain: Optional[Domain] = None) -> List[Pin]:
     return out
 
 
-def _from_equality(name: str, c: Condition, declared: List[str]) -> Optional[Pin]:
+def _from_equality(name: str, c: Condition, declared: list[str]) -> Pin | None:
     d = c.definition
     src = c.sources[0]
     if dims.is_static(d):
@@ -79,7 +78,7 @@ def _from_equality(name: str, c: Condition, declared: List[str]) -> Optional[Pin
     return None  # a relation (total_seq == past + seq), not a lost dimension
 
 
-def _from_ranges(name: str, domain: Domain) -> Optional[Pin]:
+def _from_ranges(name: str, domain: Domain) -> Pin | None:
     lo, hi = domain.ranges.get(name, (0, dims.INT64_MAX))
     if hi - lo + 1 > FEW_SIZES:
         return None

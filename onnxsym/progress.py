@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, Optional, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -19,14 +20,14 @@ class Progress:
     """Pass as ``progress=`` to :func:`onnxsym.infer`; call :meth:`close` when done."""
 
     def __init__(self, label: str, enabled: bool = True, delay: float = 0.5,
-                 stream: Optional[TextIO] = None, clock: Callable[[], float] = time.monotonic):
+                 stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled and self.stream.isatty()
         self.label = label
         self.delay = delay
         self.clock = clock
         self.start = clock()
-        self.bar: Optional[ProgressBar[int]] = None
+        self.bar: ProgressBar[int] | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Optional
 
 
 class Kind(str, Enum):
@@ -31,6 +30,6 @@ class Provenance:
     node: str
     op_type: str
     output: str
-    axis: Optional[int]
+    axis: int | None
     reason: str
     kind: Kind = Kind.UNSUPPORTED

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from .values import Value
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .node import Node
 
 # What a rule returns: a value per output of the node (None where it knows nothing).
-Outputs = Sequence[Optional[Value]]
+Outputs = Sequence[Value | None]
 # A rule: the node, whose inputs hold the input values, to its outputs' values.
 Rule = Callable[["Node"], Outputs]
 
@@ -43,7 +44,7 @@ class Registry:
     ``since``: the rule in force at an opset is the last one not newer than it."""
 
     def __init__(self) -> None:
-        self._rules: Dict[Tuple[str, str], List[Tuple[int, Rule]]] = {}
+        self._rules: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
 
     def register_rule(self, op_type: str, domain: str = "", since: int = 1) -> Callable[[Rule], Rule]:
         """Decorator: ``fn`` is the rule for ``op_type`` from opset version ``since`` on
@@ -70,7 +71,7 @@ class Registry:
 
         return deco
 
-    def find_rule(self, domain: str, op_type: str, opset: int) -> Optional[Rule]:
+    def find_rule(self, domain: str, op_type: str, opset: int) -> Rule | None:
         """The rule in force for ``op_type`` at opset version ``opset`` of ``domain``."""
         entries = self._rules.get((canonical_domain(domain), op_type))
         if not entries:
@@ -81,12 +82,12 @@ class Registry:
                 best = fn
         return best
 
-    def registered_ops(self) -> Dict[Tuple[str, str], List[int]]:
+    def registered_ops(self) -> dict[tuple[str, str], list[int]]:
         """Every registered (domain, op_type) with the since_versions of its rules."""
         return {k: [s for s, _ in v] for k, v in self._rules.items()}
 
     @contextlib.contextmanager
-    def override(self, op_type: str, rule: Optional[Rule], domain: str = "") -> Iterator[None]:
+    def override(self, op_type: str, rule: Rule | None, domain: str = "") -> Iterator[None]:
         """Within the block, ``rule`` is the rule of ``op_type`` at every opset (``None``:
         the op has no rule, as a custom op would not); after it, the op's rules are as before.
         For tests: a planted wrong rule, or an op left to its function body."""

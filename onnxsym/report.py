@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 from .api import Result, UnresolvedDim, __version__, infer
 from .constraints import Constraint
-from .edges import grouped
 from .declared import StaleDeclaration
+from .edges import grouped
 from .errors import OnnxsymError, UserInputError
 from .explain import Lineage
 from .pins import Pin, pins_of
@@ -22,13 +23,13 @@ from .symbols import under_ranges_of_result
 @dataclass(frozen=True)
 class CheckOptions:
     allow_data_dependent: bool = False
-    allow: Tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
+    allow: tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
     outputs_only: bool = False
     max_unresolved: int = 0
     allow_stale: bool = False  # a stale declaration (a declared shape the graph contradicts) passes
     # --require NAME=LO:HI: sizes the model's domain must contain, as (name, lo, hi)
-    require: Tuple[Tuple[str, int, int], ...] = ()
-    allow_pinned: Tuple[str, ...] = ()  # glob patterns over declared symbols the domain may pin
+    require: tuple[tuple[str, int, int], ...] = ()
+    allow_pinned: tuple[str, ...] = ()  # glob patterns over declared symbols the domain may pin
 
 
 @dataclass
@@ -36,15 +37,15 @@ class Entry:
     """One unresolved dim (or unknown rank, ``axis`` None) of one value."""
 
     value: str
-    axis: Optional[int]
-    dim: Optional[str]
-    node: Optional[str]  # the node that produces the value
+    axis: int | None
+    dim: str | None
+    node: str | None  # the node that produces the value
     op_type: str
     is_output: bool
-    origins: List[Dict[str, object]]  # each fresh symbol: symbol, node, op_type, reason
-    cause: Optional[Dict[str, object]]  # where the loss began upstream: node, op_type, domain, reason
+    origins: list[dict[str, object]]  # each fresh symbol: symbol, node, op_type, reason
+    cause: dict[str, object] | None  # where the loss began upstream: node, op_type, domain, reason
     data_dependent: bool
-    allowed_by: Optional[str] = None
+    allowed_by: str | None = None
 
     @property
     def place(self) -> str:
@@ -65,9 +66,9 @@ class Stale:
     """A produced value whose declared shape the graph contradicts."""
 
     value: str
-    declared: List[str]
-    computed: Optional[List[str]]  # None: the graph computes no rank
-    allowed_by: Optional[str] = None
+    declared: list[str]
+    computed: list[str] | None  # None: the graph computes no rank
+    allowed_by: str | None = None
     why: str = ""
 
     def describe(self) -> str:
@@ -80,7 +81,7 @@ class Pinned:
     """A declared input symbol the model's domain pins to a few sizes or ties to another."""
 
     pin: Pin
-    allowed_by: Optional[str] = None
+    allowed_by: str | None = None
 
     def describe(self) -> str:
         return self.pin.describe()
@@ -89,30 +90,30 @@ class Pinned:
 @dataclass
 class ModelReport:
     path: str
-    error: Optional[str] = None
-    stats: Dict[str, int] = field(default_factory=dict)
-    entries: List[Entry] = field(default_factory=list)
+    error: str | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
     max_unresolved: int = 0
     # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
-    assumptions: List[Dict[str, str]] = field(default_factory=list)
-    positive: List[Constraint] = field(default_factory=list)  # the same, as constraints
-    stale: List[Stale] = field(default_factory=list)
+    assumptions: list[dict[str, str]] = field(default_factory=list)
+    positive: list[Constraint] = field(default_factory=list)  # the same, as constraints
+    stale: list[Stale] = field(default_factory=list)
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
-    outside: Optional[Dict[str, object]] = None
-    pinned: List[Pinned] = field(default_factory=list)
+    outside: dict[str, object] | None = None
+    pinned: list[Pinned] = field(default_factory=list)
     # --baseline OLD: how this model's contract differs from OLD's (onnxsym.contract.Change)
-    contract: List[Any] = field(default_factory=list)
+    contract: list[Any] = field(default_factory=list)
 
     @property
-    def failing(self) -> List[Entry]:
+    def failing(self) -> list[Entry]:
         return [e for e in self.entries if e.allowed_by is None]
 
     @property
-    def failing_stale(self) -> List[Stale]:
+    def failing_stale(self) -> list[Stale]:
         return [s for s in self.stale if s.allowed_by is None]
 
     @property
-    def failing_pinned(self) -> List[Pinned]:
+    def failing_pinned(self) -> list[Pinned]:
         return [p for p in self.pinned if p.allowed_by is None]
 
     @property
@@ -134,7 +135,7 @@ class ModelReport:
         return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "pinned": 1, "contract": 1, "error": 2}[self.status]
 
 
-def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
+def _allowed_by(e: Entry, opts: CheckOptions) -> str | None:
     for pat in opts.allow:
         if all(fnmatch.fnmatchcase(str(o["symbol"]), pat) or fnmatch.fnmatchcase(str(o["node"]), pat)
                for o in e.origins):
@@ -145,7 +146,7 @@ def _allowed_by(e: Entry, opts: CheckOptions) -> Optional[str]:
 
 
 @under_ranges_of_result
-def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> List[Entry]:
+def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> list[Entry]:
     """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
     lineage = Lineage(result)
     outputs = set(lineage.outputs)
@@ -174,10 +175,10 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
     return e
 
 
-def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = None,
-                progress: Optional[Callable[[int, int], None]] = None, reraise: bool = False,
+def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = None,
+                progress: Callable[[int, int], None] | None = None, reraise: bool = False,
                 constant_initializers: bool = False, allow_zero=False, dynamic=None,
-                baseline: Optional[str] = None) -> ModelReport:
+                baseline: str | None = None) -> ModelReport:
     """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``.
     ``allow_zero`` is ``infer``'s: True, or the symbols whose range starts at 0."""
     report = ModelReport(path, max_unresolved=opts.max_unresolved)
@@ -209,7 +210,7 @@ def check_model(path: str, opts: CheckOptions, bind: Optional[Dict[str, int]] = 
 
 
 @under_ranges_of_result
-def pinned_of(result: Result, opts: CheckOptions) -> List[Pinned]:
+def pinned_of(result: Result, opts: CheckOptions) -> list[Pinned]:
     """The declared symbols the domain pins or ties, each allowed by a matching ``--allow-pinned``."""
     out = []
     for pin in pins_of(result):
@@ -219,12 +220,12 @@ def pinned_of(result: Result, opts: CheckOptions) -> List[Pinned]:
 
 
 @under_ranges_of_result
-def outside_of(result: Result, require: Sequence[Tuple[str, int, int]]) -> Optional[Dict[str, object]]:
+def outside_of(result: Result, require: Sequence[tuple[str, int, int]]) -> dict[str, object] | None:
     """The first condition of the model's domain that the required sizes leave, as the
     report's ``outside`` entry, or None when they are all inside."""
     from .domain.box import check_box
 
-    box: Dict[str, Tuple[int, int]] = {}
+    box: dict[str, tuple[int, int]] = {}
     for name, lo, hi in require:
         box[name] = (max(lo, box[name][0]), min(hi, box[name][1])) if name in box else (lo, hi)
     cut = check_box(result.domain(), result, box)
@@ -251,7 +252,7 @@ def exit_code(reports: Sequence[ModelReport]) -> int:
 
 # ------------------------------------------------------------------ formats
 
-def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> List[str]:
+def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> list[str]:
     lines = []
     for r in reports:
         if r.error is not None:
@@ -285,7 +286,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
     return lines
 
 
-def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> Dict[str, object]:
+def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> dict[str, object]:
     """The report as the JSON document described by docs/check-report.schema.json."""
     return {
         "tool": "onnxsym",
@@ -330,7 +331,7 @@ def gh_command(kind: str, path: str, title: str, message: str) -> str:
     return f"::{kind} file={_gh_prop(path)},title={_gh_prop(title)}::{_gh_data(message)}"
 
 
-def format_github(reports: Sequence[ModelReport]) -> List[str]:
+def format_github(reports: Sequence[ModelReport]) -> list[str]:
     """One ``::error`` per unresolved dim, stale declaration or failed model (a ``::warning``
     for an allowed stale declaration), one ``::notice`` per passing model."""
     lines = []

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING
 
 import onnx
 
 from . import dims
-from .dims import Dim
 from .constraints import Constraint
 from .declared import Declarations, StaleDeclaration
+from .dims import Dim
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
@@ -24,9 +24,9 @@ class UnresolvedDim:
     """A dim of a value that is not an expression over the model's input symbols."""
 
     value: str
-    axis: Optional[int]  # None: the rank itself is unknown
-    dim: Optional[Dim]
-    provenance: Tuple[Provenance, ...]
+    axis: int | None  # None: the rank itself is unknown
+    dim: Dim | None
+    provenance: tuple[Provenance, ...]
 
 
 @dataclass
@@ -34,37 +34,37 @@ class Result:
     """What :func:`infer` found."""
 
     model: onnx.ModelProto
-    values: Dict[str, Value]
-    produced: List[str]
+    values: dict[str, Value]
+    produced: list[str]
     symbols: SymbolTable
-    fresh: Dict[str, Provenance]
-    unknown_rank: Dict[str, Provenance]
-    assumptions: List[Constraint]
-    warnings: List[str]
-    no_rule: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    fresh: dict[str, Provenance]
+    unknown_rank: dict[str, Provenance]
+    assumptions: list[Constraint]
+    warnings: list[str]
+    no_rule: dict[tuple[str, str], int] = field(default_factory=dict)
     # Symbol -> its definition over the remaining symbols, from solved constraints.
-    derived: Dict[dims.Sym, Dim] = field(default_factory=dict)
+    derived: dict[dims.Sym, Dim] = field(default_factory=dict)
     # The names the model declares on produced values (aliases) and its stale declarations.
     declarations: Declarations = field(default_factory=Declarations)
-    subgraph_values: Dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    subgraph_values: dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
-    rule_failures: List[str] = field(default_factory=list)
+    rule_failures: list[str] = field(default_factory=list)
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
-    subgraph_runs: List[tuple] = field(default_factory=list, repr=False, compare=False)
+    subgraph_runs: list[tuple] = field(default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.
-    scoped_values: Dict[tuple, Dict[str, Value]] = field(default_factory=dict)
+    scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
     # The data the caller gave for graph inputs (``values``), by input name, row-major.
-    given_values: Dict[str, list] = field(default_factory=dict)
+    given_values: dict[str, list] = field(default_factory=dict)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
-    _fresh_of: Dict[Dim, Tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _domain: Optional[Domain] = field(default=None, repr=False, compare=False)  # see domain()
+    _fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _domain: Domain | None = field(default=None, repr=False, compare=False)  # see domain()
     # How the model was read, so that it can be inferred again (api.written_result).
-    base_dir: Optional[str] = field(default=None, repr=False, compare=False)
+    base_dir: str | None = field(default=None, repr=False, compare=False)
     constant_initializers: bool = field(default=False, repr=False, compare=False)
     # The table of the inference whose --range and --assume this one sets aside (written_result).
-    given: Optional[SymbolTable] = field(default=None, repr=False, compare=False)
+    given: SymbolTable | None = field(default=None, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
@@ -72,7 +72,7 @@ class Result:
         them (elsewhere a symbol has the current environment's range: all of int64 if undeclared)."""
         return self.symbols.env
 
-    def fresh_provenance(self, d: Dim) -> Tuple[Provenance, ...]:
+    def fresh_provenance(self, d: Dim) -> tuple[Provenance, ...]:
         """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
         static or an expression over the input symbols only."""
         if isinstance(d, int) or not self.fresh:
@@ -84,12 +84,12 @@ class Result:
         return prov
 
     @property
-    def constraints(self) -> List[Constraint]:
+    def constraints(self) -> list[Constraint]:
         """Every equality (or float32 bound) the model is only valid under, each with the node
         that requires it; ``assumptions`` is the same list."""
         return self.assumptions
 
-    def positive_assumptions(self) -> List[Constraint]:
+    def positive_assumptions(self) -> list[Constraint]:
         """The decisions taken because a graph-input symbol's default range starts at 1
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
         return [c for c in self.assumptions if c.kind == "positive"]
@@ -109,37 +109,37 @@ class Result:
         return self._domain
 
     @property
-    def aliases(self) -> Dict[str, Dim]:
+    def aliases(self) -> dict[str, Dim]:
         """Each name the model declares on a produced value that is not a graph-input symbol
         (``LayerNormalizationout_dim_0``), with the dim it names (``batch``): a number, an
         expression over the input symbols, or the fresh symbol the name is kept for."""
         return self.declarations.aliases
 
-    def alias_places(self, name: str) -> List[Tuple[str, int]]:
+    def alias_places(self, name: str) -> list[tuple[str, int]]:
         """The (value, axis) where the model declares the alias ``name``."""
         return list(self.declarations.places.get(name, ()))
 
     @property
-    def stale(self) -> List[StaleDeclaration]:
+    def stale(self) -> list[StaleDeclaration]:
         """The produced values whose declared shape the graph contradicts (another rank or
         number): their computed shapes are written; each is also a warning."""
         return self.declarations.stale
 
-    def symbol_ranges(self) -> Dict[str, Tuple[int, int]]:
+    def symbol_ranges(self) -> dict[str, tuple[int, int]]:
         """Each symbol's range ``(lo, hi)`` (narrowed where inference or the domain narrowed it)."""
         return {name: self.symbols.range_of(name) for name in self.symbols.symbols}
 
-    def derived_symbols(self) -> Dict[str, Dim]:
+    def derived_symbols(self) -> dict[str, Dim]:
         """Derived symbol name -> its definition (``total == past + seq``)."""
         return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
                 if (a := dims.as_sym(v)) is None or a.name != s.name}
 
-    def roots(self) -> List[str]:
+    def roots(self) -> list[str]:
         """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
         derived = self.derived_symbols()
         return [n for n in self.symbols.symbols if n not in self.fresh and n not in derived]
 
-    def shape(self, name: str) -> Optional[Tuple[Dim, ...]]:
+    def shape(self, name: str) -> tuple[Dim, ...] | None:
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
 
@@ -156,7 +156,7 @@ class Result:
         from .cost import model_cost
         return model_cost(self)
 
-    def _dims_of(self, name: str) -> Optional[Tuple[Dim, ...]]:
+    def _dims_of(self, name: str) -> tuple[Dim, ...] | None:
         """The dims a value is annotated with: a sequence's or optional's are its element's."""
         v = self.values.get(name)
         while isinstance(v, (Sequence, Optional_)):
@@ -166,7 +166,7 @@ class Result:
         return v.shape if isinstance(v, Tensor) else None
 
     @under_ranges_of_result
-    def unresolved(self) -> List[UnresolvedDim]:
+    def unresolved(self) -> list[UnresolvedDim]:
         """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
         if not self.fresh:
             return [UnresolvedDim(name, None, None, (self.unknown_rank[name],))
@@ -186,7 +186,7 @@ class Result:
         return out
 
     @under_ranges_of_result
-    def stats(self) -> Dict[str, int]:
+    def stats(self) -> dict[str, int]:
         """Counts of values and dims: static, symbolic over input symbols, unresolved."""
         values = static = symbolic = unresolved = 0
         for name in self.produced:

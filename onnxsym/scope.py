@@ -11,7 +11,7 @@ producers and unknown ranks stay in it, and its rules are those of its own opset
 
 from __future__ import annotations
 
-from typing import Container, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Container, Iterator, Mapping, Sequence
 
 import onnx
 
@@ -21,14 +21,14 @@ from .values import Value
 _MISSING = object()
 
 # a value's producer: in words, or as (the nodes of its graph, the node's index)
-Producer = Union[str, Tuple[Sequence[onnx.NodeProto], int]]
+Producer = str | tuple[Sequence[onnx.NodeProto], int]
 
 
-Values = Dict[str, Value]  # a graph's values by name: the main graph's a plain dict, read at dict speed
+Values = dict[str, Value]  # a graph's values by name: the main graph's a plain dict, read at dict speed
 
 # Where a subgraph is: per enclosing subgraph, outermost first, its graph_key. Sibling scopes may
 # define the same name (legal ONNX), so a subgraph's values are kept under its path too.
-GraphPath = Tuple[tuple, ...]
+GraphPath = tuple[tuple, ...]
 
 
 def graph_key(owner_outputs: Sequence[str], attribute: str, index: int = -1) -> tuple:
@@ -56,7 +56,7 @@ class InnerValues(dict):
     def __contains__(self, name) -> bool:
         return dict.__contains__(self, name) or name in self.outer
 
-    def changed(self) -> Iterator[Tuple[str, Value]]:
+    def changed(self) -> Iterator[tuple[str, Value]]:
         """The values set in this scope that differ from what the outer scopes hold."""
         outer = self.outer
         return ((k, v) for k, v in self.items() if outer.get(k, _MISSING) is not v)
@@ -85,28 +85,28 @@ class Scope:
 
     __slots__ = ("values", "subgraph_values", "scoped_values", "producer", "unknown_rank", "opsets", "ops")
 
-    def __init__(self, values: Values, opsets: Dict[str, int], ops: Optional[Dict[object, tuple]] = None,
-                 subgraph_values: Optional[Dict[str, Value]] = None,
-                 producer: Optional[Dict[str, Producer]] = None,
-                 unknown_rank: Optional[Dict[str, Provenance]] = None,
-                 scoped_values: Optional[Dict[GraphPath, Dict[str, Value]]] = None):
+    def __init__(self, values: Values, opsets: dict[str, int], ops: dict[object, tuple] | None = None,
+                 subgraph_values: dict[str, Value] | None = None,
+                 producer: dict[str, Producer] | None = None,
+                 unknown_rank: dict[str, Provenance] | None = None,
+                 scoped_values: dict[GraphPath, dict[str, Value]] | None = None):
         self.values = values
         self.opsets = opsets
         # (domain, op_type), or op_type alone in the default domain -> the engine's _resolve_op answer
-        self.ops: Dict[object, tuple] = {} if ops is None else ops
-        self.subgraph_values: Dict[str, Value] = {} if subgraph_values is None else subgraph_values  # by name
+        self.ops: dict[object, tuple] = {} if ops is None else ops
+        self.subgraph_values: dict[str, Value] = {} if subgraph_values is None else subgraph_values  # by name
         # the same, per subgraph (by its path): what each scope itself defined, whatever its siblings did
-        self.scoped_values: Dict[GraphPath, Dict[str, Value]] = {} if scoped_values is None else scoped_values
-        self.producer: Dict[str, Producer] = {} if producer is None else producer
+        self.scoped_values: dict[GraphPath, dict[str, Value]] = {} if scoped_values is None else scoped_values
+        self.producer: dict[str, Producer] = {} if producer is None else producer
         # Values whose rank is unknown, so that no dim can carry the reason.
-        self.unknown_rank: Dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
+        self.unknown_rank: dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
 
     def names(self) -> Container[str]:
         """The names known now: what the graph's nodes may read but not produce again."""
         v = self.values
         return v.names() if isinstance(v, InnerValues) else frozenset(v)
 
-    def changed(self) -> Iterator[Tuple[str, Value]]:
+    def changed(self) -> Iterator[tuple[str, Value]]:
         """The values this scope set that differ from what the scopes around it hold."""
         v = self.values
         return v.changed() if isinstance(v, InnerValues) else iter(v.items())
@@ -117,7 +117,7 @@ class Scope:
         return Scope(InnerValues(self.values), self.opsets, self.ops, self.subgraph_values,
                      self.producer, self.unknown_rank, self.scoped_values)
 
-    def function(self, bound: Mapping[str, Value], opsets: Dict[str, int]) -> Scope:
+    def function(self, bound: Mapping[str, Value], opsets: dict[str, int]) -> Scope:
         """The scope of a function body called from this graph, with its inputs ``bound``
         and the opsets it imports (over this graph's)."""
         opsets = {**self.opsets, **opsets}

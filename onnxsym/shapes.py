@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from . import dims
 from .dims import Dim
 from .errors import ShapeContradiction
 
-Shape = Tuple[Dim, ...]
+Shape = tuple[Dim, ...]
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -31,7 +31,7 @@ def _is_one(d: Dim) -> bool:
 
 
 def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
-                  assume: Optional[Callable[[Dim, Dim, str], None]] = None) -> Dim:
+                  assume: Callable[[Dim, Dim, str], None] | None = None) -> Dim:
     """The broadcast of dims that stand at one axis (numpy rules).
 
     Every dim that is not 1 must equal every other dim that is not 1, so a static
@@ -39,7 +39,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
     different dims that both may be 1 broadcast to their ``max`` (exact in every
     valid case), times ``min(d, 1)`` for each dim ``d`` that may be 0.
     """
-    rest: List[Dim] = []
+    rest: list[Dim] = []
     for d in ds:
         if not _is_one(d) and not any(dims.same(d, r) for r in rest):
             rest.append(d)
@@ -50,7 +50,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
     statics = {d for d in rest if isinstance(d, int)}
     if len(statics) > 1:
         raise ShapeContradiction(f"cannot broadcast dims {sorted(statics)}")
-    decided: Optional[Dim]
+    decided: Dim | None
     if statics:
         decided = statics.pop()
     else:
@@ -84,7 +84,7 @@ def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
     padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
     if len(padded) == 2 and padded[0] == padded[1]:
         return padded[0]
-    out: List[Dim] = []
+    out: list[Dim] = []
     for axis in range(rank):
         col = [s[axis] for s in padded]
         out.append(broadcast_dim(col, partial(fresh, axis), assume))

@@ -7,18 +7,19 @@ Dims are styled by kind (static, over input symbols, unresolved) through a
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
 
 import click
 import onnx
 
 from . import dims
-from .edges import grouped
 from .api import Result
+from .edges import grouped
 from .explain import Lineage
 from .symbols import under_ranges_of_result
-from .values import Optional_, Sequence as SeqValue, Tensor
+from .values import Optional_, Tensor
+from .values import Sequence as SeqValue
 
 Style = Callable[[str, str], str]  # (text, kind) -> text; kinds: static, symbolic, unresolved, head, dim
 
@@ -29,8 +30,8 @@ def plain(text: str, _kind: str) -> str:
 
 @dataclass(frozen=True)
 class ShowFilter:
-    name: Optional[str] = None  # a substring of the value name, or a glob
-    ops: Tuple[str, ...] = ()  # producer op types (case-insensitive)
+    name: str | None = None  # a substring of the value name, or a glob
+    ops: tuple[str, ...] = ()  # producer op types (case-insensitive)
     outputs: bool = False
     unresolved: bool = False
 
@@ -50,7 +51,7 @@ def _dim_kind(d, fresh) -> str:
     return "unresolved" if any(s.name in fresh for s in dims.free_symbols(d)) else "symbolic"
 
 
-def shape_text(v, fresh, style: Style = plain) -> Tuple[str, bool]:
+def shape_text(v, fresh, style: Style = plain) -> tuple[str, bool]:
     """The value's type as text, ``float32[batch, seq, 64]``, and whether any of it is unresolved."""
     if isinstance(v, SeqValue):
         inner, bad = shape_text(v.elem, fresh, style) if v.elem is not None else ("?", True)
@@ -67,7 +68,7 @@ def shape_text(v, fresh, style: Style = plain) -> Tuple[str, bool]:
     return f"{_dtype(v.dtype)}[{body}]", "unresolved" in kinds
 
 
-def _matches(name: str, pattern: Optional[str]) -> bool:
+def _matches(name: str, pattern: str | None) -> bool:
     if not pattern:
         return True
     if any(c in pattern for c in "*?["):
@@ -75,14 +76,14 @@ def _matches(name: str, pattern: Optional[str]) -> bool:
     return pattern in name
 
 
-def value_names(result: Result) -> List[str]:
+def value_names(result: Result) -> list[str]:
     """The graph inputs that are not weights, then every value a node produces."""
     inits = {t.name for t in result.model.graph.initializer}
     return [i.name for i in result.model.graph.input if i.name not in inits] + list(result.produced)
 
 
 @under_ranges_of_result
-def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[List[str]]:
+def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[list[str]]:
     """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
     lineage = Lineage(result)
     outputs = set(lineage.outputs)
@@ -105,7 +106,7 @@ def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: b
     return rows
 
 
-def table(header: Sequence[str], rows: List[List[str]], style: Style = plain) -> List[str]:
+def table(header: Sequence[str], rows: list[list[str]], style: Style = plain) -> list[str]:
     """Left-aligned columns; widths ignore the styling escapes of the last column."""
     widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(len(header) - 1)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + cells[-1]  # noqa: E731
@@ -117,7 +118,7 @@ def _bound(n: int) -> str:
 
 
 @under_ranges_of_result
-def symbol_lines(result: Result, style: Style = plain) -> List[str]:
+def symbol_lines(result: Result, style: Style = plain) -> list[str]:
     """Each symbol with its range and where it comes from (a graph input, or why it is fresh)."""
     rows = []
     ranges = result.symbol_ranges()  # narrowed by unification and by what the nodes need
@@ -139,7 +140,7 @@ def symbol_lines(result: Result, style: Style = plain) -> List[str]:
 
 
 @under_ranges_of_result
-def assumption_lines(result: Result, style: Style = plain) -> List[str]:
+def assumption_lines(result: Result, style: Style = plain) -> list[str]:
     """The relations inference had to assume, each with the node that required it."""
     if not result.assumptions:
         return []
@@ -158,7 +159,7 @@ def _places(places, limit: int = 3) -> str:
 
 
 @under_ranges_of_result
-def alias_lines(result: Result, style: Style = plain) -> List[str]:
+def alias_lines(result: Result, style: Style = plain) -> list[str]:
     """Each dim name the model declares on produced values, with the dim it names and where."""
     if not result.aliases:
         return []
@@ -172,7 +173,7 @@ def alias_lines(result: Result, style: Style = plain) -> List[str]:
 
 
 @under_ranges_of_result
-def stale_lines(result: Result, style: Style = plain) -> List[str]:
+def stale_lines(result: Result, style: Style = plain) -> list[str]:
     """The produced values whose declared shape the graph contradicts."""
     if not result.stale:
         return []
@@ -180,7 +181,7 @@ def stale_lines(result: Result, style: Style = plain) -> List[str]:
         [f"  {s.describe()}" for s in result.stale]
 
 
-def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> List[str]:
+def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[str]:
     rows = value_rows(result, flt, style, verbose)
     header = ["value", "op"] + (["node"] if verbose else []) + ["type"]
     out = table(header, rows, style) if rows else ["(no value matches)"]

@@ -14,8 +14,9 @@ table. The user's ``bind``, ``ranges``, ``allow_zero`` and ``assume`` live here 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Dict, List, Tuple, TypeVar
+from typing import TypeVar
 
 from . import dims
 from .dims import Dim
@@ -27,13 +28,13 @@ from .exprtext import ExprSyntaxError, parse_dim
 class SymbolTable:
     """The root symbols of a model: where each came from, by name."""
 
-    symbols: Dict[str, dims.Sym] = field(default_factory=dict)
-    origin: Dict[str, str] = field(default_factory=dict)
-    ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
-    bound: Dict[str, int] = field(default_factory=dict)
-    warnings: List[str] = field(default_factory=list)
+    symbols: dict[str, dims.Sym] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    bound: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
     # Constraints the user gives, as (lhs, rhs) expression texts.
-    assume: List[Tuple[str, str]] = field(default_factory=list)
+    assume: list[tuple[str, str]] = field(default_factory=list)
     # The lower end of a graph-input dim's range (0 with --allow-zero).
     default_lo: int = dims.DEFAULT_LO
     # Symbols that may be 0 although the default range starts at 1 (--allow-zero NAME).
@@ -71,7 +72,7 @@ class SymbolTable:
         self.env.declare(name, lo, hi)
         return dims.Sym(name)
 
-    def range_of(self, name: str) -> Tuple[int, int]:
+    def range_of(self, name: str) -> tuple[int, int]:
         """The range of the symbol ``name`` now (after any narrowing)."""
         return self.env.range(name)
 
@@ -79,7 +80,7 @@ class SymbolTable:
         """Intersect the range of ``name`` with ``[lo, hi]`` (a range never widens)."""
         self.env.narrow(name, lo, hi)
 
-    def range_for(self, name: str) -> Tuple[int, int]:
+    def range_for(self, name: str) -> tuple[int, int]:
         """The range a new graph-input symbol ``name`` gets."""
         lo = 0 if name in self.zero_ok else self.default_lo
         return self.ranges.get(name, (lo, dims.INT64_MAX))
@@ -98,7 +99,8 @@ class SymbolTable:
             lo, hi = self.range_for(name)
             if not lo <= v <= hi:
                 why = f"outside the range [{lo}, {hi}]"
-                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + (f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""),
+                hint = f" (allow_zero=True, or allow_zero=[{name!r}], lets it be 0)" if v == 0 else ""
+                raise UserInputError(f"bind[{name!r}] = {v}: {why}" + hint,
                                      f"--bind {name}={v}: {why}" + (f" (--allow-zero {name} lets it be 0)" if v == 0 else ""))
 
     def unknown_name(self, name: str) -> str:

@@ -14,7 +14,7 @@ Only :func:`_read` looks at an ``Expr``'s structure; the rest works on what it r
 from __future__ import annotations
 
 import weakref
-from typing import Dict, Mapping, Optional, Tuple, Union
+from collections.abc import Mapping
 
 import sympy
 
@@ -23,7 +23,7 @@ from .dims import Dim, Sym, structure
 
 # The onnxsym symbol each sympy symbol was made from, so that from_sympy gives back
 # the same range (sympy keeps only the sign).
-_made: "weakref.WeakValueDictionary[sympy.Symbol, Sym]" = weakref.WeakValueDictionary()
+_made: weakref.WeakValueDictionary[sympy.Symbol, Sym] = weakref.WeakValueDictionary()
 
 
 def _read(d: Dim):
@@ -78,7 +78,7 @@ def to_sympy(d: Dim) -> sympy.Expr:
     return total
 
 
-def from_sympy(e, symbols: Optional[Mapping[str, Union[Sym, Dim]]] = None) -> Dim:
+def from_sympy(e, symbols: Mapping[str, Sym | Dim] | None = None) -> Dim:
     """The onnxsym dim of a sympy integer expression.
 
     ``symbols`` maps a symbol's name to the dim it stands for; otherwise a sympy
@@ -89,7 +89,7 @@ def from_sympy(e, symbols: Optional[Mapping[str, Union[Sym, Dim]]] = None) -> Di
     return _from(sympy.sympify(e), symbols or {})
 
 
-def _symbol(s: sympy.Symbol, symbols: Mapping[str, Union[Sym, Dim]]) -> Dim:
+def _symbol(s: sympy.Symbol, symbols: Mapping[str, Sym | Dim]) -> Dim:
     got = symbols.get(s.name)
     if isinstance(got, Sym):
         return dims.expr_of(got)
@@ -107,7 +107,7 @@ def _symbol(s: sympy.Symbol, symbols: Mapping[str, Union[Sym, Dim]]) -> Dim:
     return dims.sym(s.name, lo, hi)
 
 
-def _ratio(arg, symbols) -> Tuple[Dim, Dim]:
+def _ratio(arg, symbols) -> tuple[Dim, Dim]:
     """``arg`` as a numerator and a denominator, both integer expressions."""
     num, den = sympy.fraction(sympy.together(arg))
     return _from(num, symbols), _from(den, symbols)
@@ -150,7 +150,7 @@ def _from(e, symbols) -> Dim:
 # --------------------------------------------------------------------------- what users give infer()
 
 
-def relation_texts(rel) -> Tuple[str, str]:
+def relation_texts(rel) -> tuple[str, str]:
     """A sympy ``Eq(lhs, rhs)`` as the two texts of an assumption."""
     if not isinstance(rel, sympy.Equality):
         raise ValueError(f"{rel}: an assumption must be an equality (sympy.Eq)")
@@ -172,7 +172,7 @@ def _bound(x, infinite: int) -> int:
     raise ValueError(f"{x!r}: not an integer bound")
 
 
-def interval(v) -> Tuple[int, int]:
+def interval(v) -> tuple[int, int]:
     """``(lo, hi)`` of a sympy ``Interval`` (open ends rounded inwards) or of an object
     with ``lower``/``upper`` (torch.export's ``range_constraints`` values)."""
     if isinstance(v, sympy.Interval):
@@ -190,7 +190,7 @@ def interval(v) -> Tuple[int, int]:
     return _bound(v.lower, 0), _bound(v.upper, dims.INT64_MAX)
 
 
-def sympy_ranges(ranges: Mapping) -> Dict[str, Tuple[int, int]]:
+def sympy_ranges(ranges: Mapping) -> dict[str, tuple[int, int]]:
     """``ranges`` with sympy-symbol keys as names and intervals as ``(lo, hi)``."""
     out = {}
     for k, v in ranges.items():
@@ -199,7 +199,7 @@ def sympy_ranges(ranges: Mapping) -> Dict[str, Tuple[int, int]]:
     return out
 
 
-def exported_program_ranges(ep, model) -> Dict[str, Tuple[int, int]]:
+def exported_program_ranges(ep, model) -> dict[str, tuple[int, int]]:
     """The ranges of a torch ``ExportedProgram`` (duck-typed: ``range_constraints``,
     ``graph_signature.user_inputs``, placeholder nodes whose ``meta["val"].shape`` holds the
     symbols) by the names the ONNX model gives those dims: torch numbers its symbols
@@ -211,7 +211,7 @@ def exported_program_ranges(ep, model) -> Dict[str, Tuple[int, int]]:
               if n.op == "placeholder" and n.name in user and "val" in n.meta}
     inits = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
-    out: Dict[str, Tuple[int, int]] = {}
+    out: dict[str, tuple[int, int]] = {}
     for name, inp in zip(user, inputs):
         for d, proto in zip(shapes.get(name, ()), inp.type.tensor_type.shape.dim):
             r = by_symbol.get(str(d))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -19,7 +18,7 @@ from .external import external_references
 _ATTR_NAMES = {v: k for k, v in onnx.AttributeProto.AttributeType.items()}
 
 
-def _known_opsets() -> Dict[str, int]:
+def _known_opsets() -> dict[str, int]:
     try:
         from onnx.onnx_cpp2py_export import defs as cdefs
         return {d: hi for d, (_, hi) in cdefs.schema_version_map().items()}
@@ -45,13 +44,13 @@ class _Schema:
 
     __slots__ = ("name", "attr_types", "required", "inputs", "outputs", "single_inputs", "refusal")
 
-    def __init__(self, schema: Optional[defs.OpSchema], refusal: str = ""):
+    def __init__(self, schema: defs.OpSchema | None, refusal: str = ""):
         self.refusal = refusal  # why no node of this op is valid at this opset ("": they may be)
         if schema is None:
             self.name, self.attr_types = "", {}
-            self.required: Tuple[str, ...] = ()
+            self.required: tuple[str, ...] = ()
             self.inputs = self.outputs = (0, 2**31 - 1)
-            self.single_inputs: Tuple[int, ...] = ()
+            self.single_inputs: tuple[int, ...] = ()
             return
         self.name = f"{schema.name}-{schema.since_version}"
         # onnx's stub gives OpSchema.AttrType (a pybind11 enum) no __int__; it has one at runtime.
@@ -69,10 +68,10 @@ class _Schema:
 # ai.onnx.ml's TreeEnsembleRegressor/Classifier from 5).
 _STILL_RUN = frozenset({("", "GroupNormalization")})
 
-_schemas: Dict[Tuple[str, str, int], Optional[_Schema]] = {}
+_schemas: dict[tuple[str, str, int], _Schema | None] = {}
 
 
-def _schema(domain: str, op_type: str, opset: int) -> Optional[_Schema]:
+def _schema(domain: str, op_type: str, opset: int) -> _Schema | None:
     """The schema facts of an op; None for an op onnx does not know (a custom one)."""
     key = (domain, op_type, opset)
     if key in _schemas:
@@ -150,11 +149,11 @@ def _without_shape(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
             return out
 
 
-def _order(g: onnx.GraphProto) -> List[int]:
+def _order(g: onnx.GraphProto) -> list[int]:
     """The node indices with each node after the producers of its inputs (file order where
     that fails: inference reports the cycle)."""
     producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
-    users: Dict[int, List[int]] = {}
+    users: dict[int, list[int]] = {}
     waiting = []
     for i, n in enumerate(g.node):
         deps = {producer[x] for x in n.input if x in producer and producer[x] != i}
@@ -237,7 +236,7 @@ def check_with_onnx(model: onnx.ModelProto) -> None:
         return  # (onnx could not judge the model: a limit of its own, not a verdict)
 
 
-def check_external_data(model: onnx.ModelProto, base_dir: Optional[str]) -> None:
+def check_external_data(model: onnx.ModelProto, base_dir: str | None) -> None:
     """Every external-data file an initializer points to must exist (its bytes are not read)."""
     if base_dir is None:
         return

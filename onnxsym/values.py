@@ -4,14 +4,14 @@ tensors (shape tensors, scalars, small constants) its elements."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Tuple, Union
+from typing import TYPE_CHECKING
 
 from .dims import Dim
 
 if TYPE_CHECKING:
     from onnx import TypeProto
 
-Element = Union[int, float, bool, str, "object"]  # an int element may be a symbolic Expr
+Element = int | float | bool | str | object  # an int element may be a symbolic Expr
 
 # Tensors with at most this many elements carry their values through the engine.
 MAX_VALUE_ELEMENTS = 1024
@@ -24,11 +24,11 @@ class Tensor:
     row-major elements when known (dims for integer tensors, floats, bools)."""
 
     dtype: int
-    shape: Optional[Tuple[Dim, ...]]
-    value: Optional[tuple] = None
+    shape: tuple[Dim, ...] | None
+    value: tuple | None = None
 
     @property
-    def rank(self) -> Optional[int]:
+    def rank(self) -> int | None:
         return None if self.shape is None else len(self.shape)
 
 
@@ -38,12 +38,12 @@ class Sequence:
     (``None`` when nothing is), ``items`` the elements when known one by one,
     ``length`` their number when known without them."""
 
-    elem: Optional[Tensor]
-    items: Optional[Tuple[Tensor, ...]] = None
-    length: Optional[Dim] = None
+    elem: Tensor | None
+    items: tuple[Tensor, ...] | None = None
+    length: Dim | None = None
 
     @property
-    def count(self) -> Optional[Dim]:
+    def count(self) -> Dim | None:
         """The number of items, when known."""
         return len(self.items) if self.items is not None else self.length
 
@@ -53,14 +53,14 @@ class Optional_:
     """An ONNX optional; ``elem`` describes the contained value (a tensor or a sequence in
     ONNX's spec; what a model declares, such as a map, is kept as it is read)."""
 
-    elem: Optional[Value]
+    elem: Value | None
 
 
 @dataclass(frozen=True)
 class Opaque:
     """A value of a type the engine does not model (e.g. a map); passed through."""
 
-    type_proto: Optional[TypeProto] = None
+    type_proto: TypeProto | None = None
 
     @property
     def map_value_dtype(self) -> int:
@@ -71,7 +71,7 @@ class Opaque:
         return tp.map_type.value_type.tensor_type.elem_type
 
 
-Value = Union[Tensor, Sequence, Optional_, Opaque]
+Value = Tensor | Sequence | Optional_ | Opaque
 
 
 def unranked(dtype: int = 0) -> Tensor:
@@ -81,7 +81,7 @@ def unranked(dtype: int = 0) -> Tensor:
     return Tensor(dtype, None)
 
 
-def tensor_from_array(arr, dtype: Optional[int] = None) -> Tensor:
+def tensor_from_array(arr, dtype: int | None = None) -> Tensor:
     """A constant tensor from a numpy array; small ones keep their elements."""
     import numpy as np
     from onnx.helper import np_dtype_to_tensor_dtype

@@ -4,8 +4,8 @@ inferred dim with the real one."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 import onnx
@@ -21,7 +21,7 @@ from .values import Tensor, Value
 @dataclass
 class Mismatch:
     value: str
-    bindings: Dict[str, int]
+    bindings: dict[str, int]
     inferred: tuple
     actual: tuple
 
@@ -36,9 +36,9 @@ class Report:
     checked_dims: int = 0
     unresolved_dims: int = 0  # fresh dims, and every dim of a value whose rank is unknown
     unknown_rank_values: int = 0
-    mismatches: List[Mismatch] = field(default_factory=list)
-    assignments: List[Dict[str, int]] = field(default_factory=list)
-    rule_failures: List[str] = field(default_factory=list)  # rules that raised: nothing they touch is known
+    mismatches: list[Mismatch] = field(default_factory=list)
+    assignments: list[dict[str, int]] = field(default_factory=list)
+    rule_failures: list[str] = field(default_factory=list)  # rules that raised: nothing they touch is known
 
     @property
     def ok(self) -> bool:
@@ -46,13 +46,13 @@ class Report:
         return not self.mismatches and not self.rule_failures
 
 
-def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -> List[Dict[str, int]]:
+def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -> list[dict[str, int]]:
     """A few small, different sizes for each input symbol."""
     rng = random.Random(seed)
     return [{s: rng.randint(2, 9) for s in symbols} for _ in range(count)]
 
 
-def check_fixed(result: Result, fixed: Mapping[str, int]) -> Dict[str, int]:
+def check_fixed(result: Result, fixed: Mapping[str, int]) -> dict[str, int]:
     """Each size the user fixes for a run names an input symbol and lies in its range
     (narrowed to the domain where it was computed); the sizes as ints."""
     ranges = result.symbol_ranges()
@@ -86,7 +86,7 @@ SMALL = 8
 HIGH_BOUNDARY = 1024
 
 
-def _intervals(result: Result, domain) -> Dict[str, tuple]:
+def _intervals(result: Result, domain) -> dict[str, tuple]:
     """Where each root symbol is drawn: its range, within the range conditions of the domain
     (also those of a branch that may not run: the sizes the shapes were inferred for)."""
     ranges = result.symbol_ranges()
@@ -114,7 +114,7 @@ def _target(kind: int, lo: int, hi: int, rng: random.Random) -> int:
     return rng.randint(small_lo, min(hi, small_lo + SMALL))
 
 
-def _equalities(result: Result, domain, checkable) -> List[List[tuple]]:
+def _equalities(result: Result, domain, checkable) -> list[list[tuple]]:
     """The equalities a draw must meet, each as its alternatives ``[(lhs, rhs), ...]``: the
     recorded constraints and the domain's conditions (``past + seq == total_seq``, or
     ``total_seq == 1`` where a mask broadcasts)."""
@@ -133,7 +133,7 @@ def _holds(lhs, rhs, b) -> bool:
         return False
 
 
-def _solve_equalities(b: Dict[str, int], eqs, free: Sequence[str]) -> None:
+def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
     """Set a symbol of ``free`` from each equality that ``b`` breaks and whose first linear
     alternative has it with coefficient +-1: ``total_seq == past + seq`` sets total_seq from
     past and seq, not from a draw of its own."""
@@ -168,7 +168,7 @@ def _solve_equalities(b: Dict[str, int], eqs, free: Sequence[str]) -> None:
 
 @under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
-                            fixed: Optional[Mapping[str, int]] = None, tries: int = 400) -> List[Dict[str, int]]:
+                            fixed: Mapping[str, int] | None = None, tries: int = 400) -> list[dict[str, int]]:
     """Sizes for the root symbols within the domain, every derived symbol computed from its
     definition, such that every recorded constraint and every condition of the domain holds
     (the assumed ones too: the shapes are inferred under them). The first assignment is at
@@ -186,7 +186,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     eqs = _equalities(result, domain, checkable)
     free = [n for n in where if n not in fixed]
 
-    def complete(b: Dict[str, int]) -> Dict[str, int]:
+    def complete(b: dict[str, int]) -> dict[str, int]:
         b = {**b, **fixed}
         _solve_equalities(b, eqs, free)
         for name, d in derived.items():
@@ -194,7 +194,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
                 b[name] = dims.evaluate(d, b)
         return b
 
-    def broken(b: Dict[str, int]):
+    def broken(b: dict[str, int]):
         """The first range, constraint or condition ``b`` breaks (None: it is a valid draw)."""
         for n, v in b.items():
             if n in ranges and not ranges[n][0] <= v <= ranges[n][1]:
@@ -207,7 +207,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
             return d.describe(), list(d.symbols)
         return None
 
-    out: List[Dict[str, int]] = []
+    out: list[dict[str, int]] = []
     last_broken = None
     for kind in range(count if free else 1):
         start = {n: _target(kind, lo, hi, rng) for n, (lo, hi) in where.items()}
@@ -302,7 +302,7 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
     return m
 
 
-def _session(result: Result, base_dir: Optional[str] = None):
+def _session(result: Result, base_dir: str | None = None):
     """An onnxruntime session of the model with every produced value as an output
     (onnxruntime's own log silenced: a failure is one error here, not C++ lines on stderr)."""
     import onnxruntime as ort
@@ -326,7 +326,7 @@ def _session(result: Result, base_dir: Optional[str] = None):
         raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
 
 
-def feeds(result: Result, bindings: Mapping[str, int]) -> Dict[str, np.ndarray]:
+def feeds(result: Result, bindings: Mapping[str, int]) -> dict[str, np.ndarray]:
     """The inputs ``verify`` runs the model with at ``bindings`` (sizes of the input symbols):
     every graph input that is not an initializer, ones for integers and bools (valid as
     token ids, masks and indices), standard normal floats otherwise (seeded)."""
@@ -389,7 +389,7 @@ def _sizes(bindings: Mapping[str, int]) -> str:
 
 
 @under_ranges_of_result
-def runtime_values(result: Result, assignments: List[Dict[str, int]], base_dir: Optional[str] = None):
+def runtime_values(result: Result, assignments: list[dict[str, int]], base_dir: str | None = None):
     """For each assignment, ``(bindings, feeds, {name: OrtValue})``: every value the model
     computes, as onnxruntime's own tensors (their shapes and byte sizes, sub-byte types too)."""
     sess = _session(result, base_dir)
@@ -399,8 +399,8 @@ def runtime_values(result: Result, assignments: List[Dict[str, int]], base_dir: 
         yield bindings, run_feeds, dict(zip(out_names, _run(sess, result, bindings, run_feeds, out_names)))
 
 
-def verify(model_or_path, assignments: Optional[List[Dict[str, int]]] = None,
-           result: Optional[Result] = None, base_dir: Optional[str] = None) -> Report:
+def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
+           result: Result | None = None, base_dir: str | None = None) -> Report:
     """Compare the inferred shape of every value with onnxruntime's at each assignment
     (default: :func:`constrained_assignments`)."""
     result = result or infer(model_or_path)

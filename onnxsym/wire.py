@@ -7,8 +7,6 @@ in one call, instead of building a message per value and per dim.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 _MASK64 = (1 << 64) - 1
 
 
@@ -37,7 +35,7 @@ _GRAPH_VALUE_INFO = 0x6A
 _VALUE_INFO_TAG, _NAME_TAG = bytes((_GRAPH_VALUE_INFO,)), bytes((_VI_NAME,))
 
 
-def tensor_type_bytes(dtype: int, shape: Optional[Tuple]) -> bytes:
+def tensor_type_bytes(dtype: int, shape: tuple | None) -> bytes:
     """A serialized TypeProto of a tensor; int dims as dim_value, others as dim_param text;
     no shape field when ``shape`` is None (unknown rank)."""
     if shape is None:
@@ -58,10 +56,10 @@ class ValueInfoBytes:
     """Collects value_info entries as bytes for :meth:`merge_into`."""
 
     def __init__(self):
-        self._types: Dict[Tuple, bytes] = {}
+        self._types: dict[tuple, bytes] = {}
         self._parts = []
 
-    def add_tensor(self, name: str, dtype: int, shape: Optional[Tuple]) -> None:
+    def add_tensor(self, name: str, dtype: int, shape: tuple | None) -> None:
         key = (dtype, shape)
         typed = self._types.get(key)
         if typed is None:

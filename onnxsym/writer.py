@@ -7,17 +7,16 @@ are left exactly as they were.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
-
 import onnx
 
-from .dims import Dim
 from .declared import declared_dims
+from .dims import Dim
 from .scope import graph_key
 from .values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
-def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], warnings: List[str],
+
+def merge_dim(declared, inferred: Dim, where: str, fresh: dict[str, object], warnings: list[str],
               keep: bool = False):
     """The dim to write, given what the model declares and what was inferred:
     ``(value, param)`` with exactly one of them set. The inferred dim is written, except
@@ -36,8 +35,8 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: Dict[str, object], war
     return None, str(inferred)
 
 
-def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-                keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
+def tensor_type(t: Tensor, declared: onnx.TypeProto | None, where: str, fresh, warnings,
+                keep=(), drop: bool = False) -> onnx.TypeProto | None:
     """``drop``: where the graph computes no rank, the declared shape is not written either
     (the branches that could make the value contradict it)."""
     dtype = t.dtype
@@ -67,8 +66,8 @@ def tensor_type(t: Tensor, declared: Optional[onnx.TypeProto], where: str, fresh
     return tp
 
 
-def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, warnings,
-               keep=(), drop: bool = False) -> Optional[onnx.TypeProto]:
+def type_proto(v: Value, declared: onnx.TypeProto | None, where: str, fresh, warnings,
+               keep=(), drop: bool = False) -> onnx.TypeProto | None:
     """The type to write for ``v``; ``None`` when nothing is known of it."""
     if isinstance(v, Tensor):
         return tensor_type(v, declared, where, fresh, warnings, keep, drop)
@@ -85,8 +84,8 @@ def type_proto(v: Value, declared: Optional[onnx.TypeProto], where: str, fresh, 
     return declared
 
 
-def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: List[str],
-                 fresh, warnings: List[str], keep_declared=frozenset(), skip=frozenset(),
+def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: list[str],
+                 fresh, warnings: list[str], keep_declared=frozenset(), skip=frozenset(),
                  dropped=frozenset()) -> None:
     """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
     ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is;
@@ -94,7 +93,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     values of no computed rank whose declared shape is not written either."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
-    keep_axes: Dict[str, set] = {}
+    keep_axes: dict[str, set] = {}
     for value, axis in keep_declared:
         keep_axes.setdefault(value, set()).add(axis)
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
@@ -125,7 +124,7 @@ def write_shapes(graph: onnx.GraphProto, values: Dict[str, Value], produced: Lis
     added.merge_into(graph)
 
 
-def decided_ifs(graph: onnx.GraphProto, values: Dict[str, Value], path: tuple = ()) -> set:
+def decided_ifs(graph: onnx.GraphProto, values: dict[str, Value], path: tuple = ()) -> set:
     """The If nodes (in subgraphs too) whose condition is a known constant, each as its path
     of node positions (names may be empty or repeat)."""
     out = set()
@@ -150,14 +149,14 @@ def if_paths(graph: onnx.GraphProto, path: tuple = ()) -> set:
     return out
 
 
-def _known_condition(cond) -> Optional[bool]:
+def _known_condition(cond) -> bool | None:
     if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
             isinstance(cond.value[0], (int, bool, float)):
         return bool(cond.value[0])
     return None
 
 
-def dead_branch_reads(graph: onnx.GraphProto, values: Dict[str, Value]) -> set:
+def dead_branch_reads(graph: onnx.GraphProto, values: dict[str, Value]) -> set:
     """The values read inside an If branch that is never taken (its condition is a known
     constant), from outside it. Their dims are not written: onnxruntime folds a branch's
     shape computations even where it never runs, and from a dim it could not infer itself it
@@ -195,7 +194,7 @@ def _outer_reads(graph: onnx.GraphProto) -> set:
     return reads - defined
 
 
-def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
+def specialise_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
     """Write the number of each graph-input dim that a bind made one (``batch``, or a text
     over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
     does): the dims computed from it are written as numbers, and onnxruntime folds and plans
@@ -213,7 +212,7 @@ def specialise_inputs(graph: onnx.GraphProto, values: Dict[str, Value]) -> None:
                 d.dim_value = inferred  # (clears dim_param: a oneof)
 
 
-def write_subgraph_shapes(graph: onnx.GraphProto, scoped: Dict[tuple, Dict[str, Value]], fresh, warnings: List[str],
+def write_subgraph_shapes(graph: onnx.GraphProto, scoped: dict[tuple, dict[str, Value]], fresh, warnings: list[str],
                           keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
                           path: tuple = ()) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any
 
 from onnx import TensorProto
 
@@ -31,13 +31,13 @@ def present(node: Node, i: int) -> bool:
     return i < len(node.inputs) and node.inputs[i] is not None
 
 
-def unknown_ranks(node: Node, reason: str, *dtypes: int) -> List[Tensor]:
+def unknown_ranks(node: Node, reason: str, *dtypes: int) -> list[Tensor]:
     """Outputs of unknown rank, one per dtype (as many as the node has, at least one),
     each recorded with why, so explain and show can tell the user."""
     return [node.unknown_rank(reason, k, dt) for k, dt in enumerate(dtypes)][:max(node.num_outputs, 1)]
 
 
-def same_shape(x: Tensor, dtype: Optional[int] = None) -> Tensor:
+def same_shape(x: Tensor, dtype: int | None = None) -> Tensor:
     """A tensor of ``x``'s shape (and ``dtype``, default ``x``'s)."""
     return Tensor(x.dtype if dtype is None else dtype, x.shape)
 
@@ -54,7 +54,7 @@ def static_bound(d: Dim) -> int:
     return min(dims.range_of(d)[1], dims.INT64_MAX)
 
 
-def size_bound(shape: Optional[Shape]) -> int:
+def size_bound(shape: Shape | None) -> int:
     """The largest number of elements a tensor of ``shape`` can have."""
     if shape is None:
         return dims.INT64_MAX
@@ -69,7 +69,7 @@ def required_attr(node: Node, name: str) -> Any:
     return v
 
 
-def rank(t: Tensor, *allowed: int) -> Optional[int]:
+def rank(t: Tensor, *allowed: int) -> int | None:
     """The rank of ``t``; a known rank outside ``allowed`` contradicts the op's spec."""
     if t.shape is None:
         return None
@@ -85,7 +85,7 @@ def scalar(node: Node, i: int) -> Any:
     return v[0] if v is not None and len(v) == 1 else None
 
 
-def count(node: Node, reason: str, output: int, axis: Optional[int], hi: int, lo: int = 0) -> Dim:
+def count(node: Node, reason: str, output: int, axis: int | None, hi: int, lo: int = 0) -> Dim:
     """A data-dependent count: a fresh symbol in [lo, hi], or the number itself when lo == hi."""
     if lo == hi:
         return lo

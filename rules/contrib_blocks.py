@@ -14,7 +14,6 @@ from .common import F32, I32, arg, present, required_attr, same_shape, unknown_r
 from .contrib_common import MS, exact_div, same_as
 
 
-
 @register("GatedRMSNorm BranchwiseRMSNorm GatedAdd HyperConnectionPostMix MoEPacked", domain=MS)
 def keeps_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (scales, gates, mixes and experts only read)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.values import Tensor

@@ -4,7 +4,6 @@ and the NHWC group norms of the diffusion fusions."""
 
 from __future__ import annotations
 
-
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
@@ -12,7 +11,6 @@ from onnxsym.values import Tensor
 
 from .common import F32, I32, arg, rank
 from .contrib_common import MS
-
 
 
 def _stat_shape(x, axis):

@@ -19,7 +19,6 @@ from .nn import conv, gemm_shape, global_pool, matmul, pool
 from .shape_ops import sum_dims
 
 
-
 def _broadcast(node, ts, dtype):
     if any(t.shape is None for t in ts):
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]

@@ -10,8 +10,8 @@ from onnxsym import dims
 from onnxsym.registry import register
 from onnxsym.values import Tensor
 
-from .contrib_attention import _gqa_head, _heads, paged_attention
 from .common import I32, arg, present, rank, required_attr, same_shape
+from .contrib_attention import _gqa_head, _heads, paged_attention
 from .contrib_common import MS
 
 # Paged main caches updated in place: PagedAttention's shapes, inputs 0-4 in the same places.

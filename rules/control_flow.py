@@ -10,15 +10,14 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.intops import is_dim
+from onnxsym.join import join
 from onnxsym.node import Node
 from onnxsym.provenance import Kind
-from onnxsym.join import join
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Optional_, Sequence, Tensor, unranked
 
 from .common import BOOL, I64
-
 
 
 def _fresh_for(node, output):

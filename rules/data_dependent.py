@@ -4,8 +4,6 @@ implies, unless the elements are known and the count can be read off them."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.node import Node
@@ -59,7 +57,7 @@ def compress(node: Node) -> Outputs:
         shape, a = tuple(x.shape), normalize_axis(axis, len(x.shape))
     d = shape[a]
     cond_len = cond.shape[0] if cond.shape is not None and len(cond.shape) == 1 else None
-    n: Optional[Dim] = None
+    n: Dim | None = None
     vals = _concrete(cond.value)
     if vals is not None and dims.try_le(len(vals), d) is True:
         n = sum(1 for v in vals if v)  # every selected index lies inside the axis

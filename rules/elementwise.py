@@ -15,7 +15,6 @@ from onnxsym.values import Tensor
 from .common import BOOL, arg, present, scalar
 
 
-
 @register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
           "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Gelu Softplus Softsign LeakyRelu Elu Selu "
           "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "

@@ -6,7 +6,6 @@ a width to the runtime, the width onnxruntime computes is used."""
 
 from __future__ import annotations
 
-
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import prod

@@ -4,7 +4,6 @@ Einsum, TopK, ArgMax, Resize and friends."""
 from __future__ import annotations
 
 import math
-from typing import Dict, List
 
 import numpy as np
 
@@ -18,7 +17,6 @@ from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 from onnxsym.values import Tensor
 
 from .common import F32, I32, I64, arg, present
-
 
 
 def _bshapes(node, shapes, output=0):
@@ -311,9 +309,9 @@ def einsum(node):
     terms = [_parse_term(t) for t in lhs.split(",")]
     if len(terms) != len(ts):
         raise ShapeContradiction(f"Einsum equation '{eq}' has {len(terms)} operands, node has {len(ts)}")
-    letter_dims: Dict[str, List[Dim]] = {}
+    letter_dims: dict[str, list[Dim]] = {}
     ell_shapes = []
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for term, t in zip(terms, ts):
         shape = tuple(t.shape)
         nlet = len([x for x in term if x != "..."])
@@ -334,7 +332,7 @@ def einsum(node):
         out_terms = _parse_term(rhs)
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
-    out: List[Dim] = []
+    out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":
             out.extend(ell)

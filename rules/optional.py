@@ -9,7 +9,6 @@ from onnxsym.values import Optional_, Sequence, Tensor, unranked
 from .common import BOOL
 
 
-
 def _from_type(node, tp):
     """The value an Optional node's ``type`` attribute declares (a tensor or a sequence of tensors)."""
     which = tp.WhichOneof("value") if tp is not None else None

@@ -3,7 +3,6 @@ the element type from the ``dtype`` attribute."""
 
 from __future__ import annotations
 
-
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.values import Tensor

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Dict, List, Optional, Set
+from collections.abc import Callable
 
 from onnxsym import dims, intops
 from onnxsym.dims import Dim
@@ -59,7 +59,7 @@ def reduce(node: Node) -> Outputs:
             return [Tensor(x.dtype, x.shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
-    shape: List[Dim] = []
+    shape: list[Dim] = []
     for i, d in enumerate(x.shape):
         if i in red:
             if keepdims:
@@ -71,12 +71,12 @@ def reduce(node: Node) -> Outputs:
 
 # The integer reductions whose elements are kept: a shape computed as the product of
 # gathered dims (tf2onnx's Einsum lowering), or the sum, largest or smallest of several.
-_STEP: Dict[str, Callable[[Dim, Dim], Dim]] = {"ReduceProd": dims.mul, "ReduceSum": dims.add,
+_STEP: dict[str, Callable[[Dim, Dim], Dim]] = {"ReduceProd": dims.mul, "ReduceSum": dims.add,
                                                "ReduceMax": dims.dmax, "ReduceMin": dims.dmin}
 _EMPTY = {"ReduceProd": 1, "ReduceSum": 0}  # of no element; Max and Min of none are no size
 
 
-def _reduced_elements(node: Node, x: Tensor, red: Set[int]) -> Optional[tuple]:
+def _reduced_elements(node: Node, x: Tensor, red: set[int]) -> tuple | None:
     """The output's elements, row-major, when the input's are known integers and its shape
     static: each step computed and wrapped in the input's type, as onnxruntime does."""
     op = node.op_type
@@ -87,7 +87,7 @@ def _reduced_elements(node: Node, x: Tensor, red: Set[int]) -> Optional[tuple]:
     groups: dict = {}
     for index, v in zip(itertools.product(*map(range, x.shape)), x.value):
         groups.setdefault(tuple(0 if a in red else i for a, i in enumerate(index)), []).append(v)
-    out: List[Dim] = []
+    out: list[Dim] = []
     for key in itertools.product(*(range(1 if a in red else d) for a, d in enumerate(x.shape))):
         vs = groups.get(key, [])
         if not vs and op not in _EMPTY:

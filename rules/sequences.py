@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.join import join_tensors
 from onnxsym.node import Node
 from onnxsym.provenance import Kind
-from onnxsym.join import join_tensors
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import normalize_axis
 from onnxsym.values import Sequence, Tensor, unranked
 
 from .common import F32, I64, arg, present
-
 
 
 def _fresh_for(node, output):

@@ -6,8 +6,8 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxsym import dims, floatops, intops
-from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.edges import never_equals
+from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
 from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
@@ -318,7 +318,9 @@ def transpose_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     perm = _ints(node.attr("perm"))
     if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype) if perm is None else _unknown(node, 0, len(perm), "rank unknown", x.dtype)]
+        if perm is None:
+            return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+        return [_unknown(node, 0, len(perm), "rank unknown", x.dtype)]
     r = len(x.shape)
     if perm is None:
         perm = tuple(reversed(range(r)))

@@ -3,7 +3,6 @@ TfIdfVectorizer."""
 
 from __future__ import annotations
 
-
 from onnxsym import dims
 from onnxsym.node import Node
 from onnxsym.registry import Outputs, register
@@ -11,7 +10,6 @@ from onnxsym.shapes import broadcast_shapes
 from onnxsym.values import Tensor
 
 from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
-
 
 
 @register("StringConcat")

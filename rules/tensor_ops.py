@@ -15,7 +15,6 @@ from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor
 
 from .common import arg, like_input, same_shape, scalar
 
-
 register("EyeLike")(like_input)
 
 

@@ -4,9 +4,8 @@ import os
 
 import numpy as np
 import onnx
+from helpers import I64, F, model
 from onnx import helper
-
-from helpers import F, I64, model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BERT = os.path.join(ROOT, "models", "bert_tiny_ts.onnx")
@@ -68,7 +67,6 @@ def random_feeds(m, sizes, seed=0):
 def annotate_cli(model, folder, *args):
     """Save ``model`` in ``folder`` and run ``onnxsym annotate`` on it: (model path, output path, result)."""
     from click.testing import CliRunner
-
     from onnxsym.cli import main
 
     path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")

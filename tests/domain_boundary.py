@@ -2,7 +2,6 @@
 just inside run and give the inferred shapes; sizes just outside fail at one of the
 condition's nodes, or give shapes that differ from the inferred expressions."""
 
-from typing import Dict, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -14,7 +13,7 @@ from onnxsym import dims
 SEARCH = 4096
 
 
-def feeds(result, binding: Dict[str, int]) -> Dict[str, np.ndarray]:
+def feeds(result, binding: dict[str, int]) -> dict[str, np.ndarray]:
     """Inputs of the given sizes (ids and indices are 1: valid for any table)."""
     inits = {t.name for t in result.model.graph.initializer}
     out = {}
@@ -29,7 +28,7 @@ def feeds(result, binding: Dict[str, int]) -> Dict[str, np.ndarray]:
     return out
 
 
-def run(model, result, binding, optimized: bool = False) -> Tuple[Optional[str], Dict[str, tuple]]:
+def run(model, result, binding, optimized: bool = False) -> tuple[str | None, dict[str, tuple]]:
     """(onnxruntime's error or None, the output shapes). Unoptimized by default: the graph
     runs as written (onnxruntime's optimizer turns a Gather of a Range into a Slice, which
     clamps, so a bad index then fails at a later node instead)."""
@@ -49,12 +48,12 @@ def run(model, result, binding, optimized: bool = False) -> Tuple[Optional[str],
     return None, {o.name: a.shape for o, a in zip(sess.get_outputs(), outs)}
 
 
-def expected(result, binding) -> Dict[str, tuple]:
+def expected(result, binding) -> dict[str, tuple]:
     return {o.name: tuple(dims.evaluate(d, binding) for d in result.shape(o.name))
             for o in result.model.graph.output if result.shape(o.name) is not None}
 
 
-def with_derived(result, binding: Dict[str, int]) -> Dict[str, int]:
+def with_derived(result, binding: dict[str, int]) -> dict[str, int]:
     out = dict(binding)
     for s, v in result.derived.items():
         if s.name not in out:
@@ -70,7 +69,7 @@ def _roots(result, binding):
     return {k: v for k, v in binding.items() if k not in derived}
 
 
-def points(result, domain, cond, base: Dict[str, int]):
+def points(result, domain, cond, base: dict[str, int]):
     """(inside, outside) sizes around ``cond``'s boundary, starting from ``base``."""
     f = cond.form
     if cond.kind == "equal":

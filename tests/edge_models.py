@@ -3,9 +3,8 @@ an If on an empty KV cache, Loops that run no iteration, Reshape targets compute
 from shapes. Each is checked against onnxruntime in tests/test_edges.py."""
 
 import numpy as np
+from helpers import BOOL, I64, F, graph, init, model
 from onnx import helper, numpy_helper
-
-from helpers import BOOL, F, I64, graph, init, model
 
 
 def _first_dim(x, out):

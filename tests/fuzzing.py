@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 import random
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
 
 import numpy as np
 import onnx
+from helpers import graph, model
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
-from helpers import graph, model
 from onnxsym import dims
 
 F = TensorProto.FLOAT
@@ -48,16 +48,16 @@ class Builder:
     def __init__(self, rng: random.Random, opset: int):
         self.rng = rng
         self.opset = opset
-        self.nodes: List[onnx.NodeProto] = []
-        self.inits: List[onnx.TensorProto] = []
-        self.tensors: List[T] = []
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.tensors: list[T] = []
         self._n = 0
 
     def name(self, base: str) -> str:
         self._n += 1
         return f"{base}{self._n}"
 
-    def node(self, op: str, inputs: List[str], n_out: int = 1, **attrs) -> List[str]:
+    def node(self, op: str, inputs: list[str], n_out: int = 1, **attrs) -> list[str]:
         outs = [self.name(op.lower()) for _ in range(n_out)]
         self.nodes.append(helper.make_node(op, inputs, outs, name=self.name(op + "_"), **attrs))
         return outs
@@ -72,11 +72,11 @@ class Builder:
         self.tensors.append(t)
         return t
 
-    def pick(self, pred: Callable[[T], bool] = lambda t: True) -> Optional[T]:
+    def pick(self, pred: Callable[[T], bool] = lambda t: True) -> T | None:
         cands = [t for t in self.tensors if t.dtype == F and t.shape is not None and pred(t)]
         return self.rng.choice(cands) if cands else None
 
-    def axes_input_or_attr(self, op: str, since: int, x: str, axes: List[int], **attrs) -> List[str]:
+    def axes_input_or_attr(self, op: str, since: int, x: str, axes: list[int], **attrs) -> list[str]:
         """``op`` with its axes given as an input from opset ``since`` on, else as an attribute."""
         if self.opset >= since:
             return self.node(op, [x, self.const(axes)], **attrs)
@@ -853,7 +853,7 @@ def step_narrow_int_args(b: Builder) -> None:
     b.add(y, None)
 
 
-def _conditioned(b: Builder, x: T, kind: str) -> Optional[str]:
+def _conditioned(b: Builder, x: T, kind: str) -> str | None:
     """A node on ``x`` that onnxruntime runs only at some sizes: its output, or None."""
     r = len(x.shape)
     axis = b.rng.randrange(r)
@@ -921,7 +921,7 @@ TRUST_STEPS = [step_float_range, step_narrow_int_args, step_if_branch_condition]
 TRUST_ZERO_STEPS = [step_float_range]  # (a Slice or If of an empty tensor: onnxruntime's kernels vary)
 
 
-def _wrong_dim(rng: random.Random, real, names: List[str]):
+def _wrong_dim(rng: random.Random, real, names: list[str]):
     """A declared dim that may contradict ``real`` (the generator's guess, maybe None): a name of
     the model's own (shared across values, so that two declarations can contradict each other),
     an input symbol, a text over one, or a number."""
@@ -938,7 +938,7 @@ def _wrong_dim(rng: random.Random, real, names: List[str]):
     return rng.randint(1, 9)
 
 
-def declare_contradicting(rng: random.Random, m: onnx.ModelProto, tensors: List[T]) -> None:
+def declare_contradicting(rng: random.Random, m: onnx.ModelProto, tensors: list[T]) -> None:
     """Declare shapes on a few produced float values (value_info, or the graph output's type):
     wrong names, texts and numbers, sometimes another rank. Claims to check, never facts."""
     produced = {o for n in m.graph.node for o in n.output}
@@ -1030,7 +1030,7 @@ class Outcome:
     written_dims: int = 0  # dims of the written model compared with its run at fresh sizes
 
 
-def assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
+def assignments_for(seed: int, count: int = 3) -> list[dict[str, int]]:
     """Random sizes; for every third seed the last assignment has every symbol at 1, and every
     fourth seed's sizes may be 0 (checked with every input dim allowed to be 0)."""
     rng = random.Random(seed * 7919 + 1)
@@ -1041,7 +1041,7 @@ def assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
     return out
 
 
-def fresh_assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
+def fresh_assignments_for(seed: int, count: int = 3) -> list[dict[str, int]]:
     """Sizes the graph was not checked at (assignments_for's are), each one its declared
     inputs allow, for running the written model: mostly sizes outside assignments_for's."""
     rng = random.Random(seed * 6007 + 11)
@@ -1049,7 +1049,7 @@ def fresh_assignments_for(seed: int, count: int = 3) -> List[Dict[str, int]]:
     return [{s: rng.choice(sizes) for s in SYMBOLS} for _ in range(count)]
 
 
-def given_for(seed: int, model: onnx.ModelProto, assignments: List[Dict[str, int]]) -> Dict[str, object]:
+def given_for(seed: int, model: onnx.ModelProto, assignments: list[dict[str, int]]) -> dict[str, object]:
     """What ``annotate`` is given for this seed: nothing mostly; else a bind (at a generated
     size), a range that the fresh sizes leave, an assumption between two input symbols that
     the fresh sizes break, or keep_declared_names."""
@@ -1101,8 +1101,8 @@ def _runs(sess, feeds) -> bool:
         return False
 
 
-def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]],
-                fresh: Optional[List[Dict[str, int]]] = None, given: Optional[Dict[str, object]] = None) -> Outcome:
+def check_model(model: onnx.ModelProto, assignments: list[dict[str, int]],
+                fresh: list[dict[str, int]] | None = None, given: dict[str, object] | None = None) -> Outcome:
     """Infer, then compare with onnxruntime at every assignment it can run; with ``fresh``
     sizes, also annotate (given ``given``: bind, ranges, assume, keep_declared_names) and run
     the written model there as a user runs it (check_written)."""
@@ -1143,8 +1143,8 @@ def check_model(model: onnx.ModelProto, assignments: List[Dict[str, int]],
     return out
 
 
-def check_written(model: onnx.ModelProto, result, zero: bool, fresh: List[Dict[str, int]],
-                  given: Dict[str, object]) -> Outcome:
+def check_written(model: onnx.ModelProto, result, zero: bool, fresh: list[dict[str, int]],
+                  given: dict[str, object]) -> Outcome:
     """Annotate as the CLI does (the domain computed first, which narrows the ranges the
     written dims are simplified under) and run the written model at the ``fresh`` sizes,
     with its value_info in place: where the graph runs, it must run too, every dim it
@@ -1227,7 +1227,7 @@ def _used_names(nodes) -> set:
     return out
 
 
-def _without(model: onnx.ModelProto, drop: int) -> Optional[onnx.ModelProto]:
+def _without(model: onnx.ModelProto, drop: int) -> onnx.ModelProto | None:
     """The model without node ``drop`` and every node that depends on it (its declarations
     on the values that remain kept)."""
     nodes = list(model.graph.node)
@@ -1281,7 +1281,7 @@ def case_for(seed: int, max_steps: int = 8):
     return model, a, fresh_assignments_for(seed), given_for(seed, model, a)
 
 
-def check_seed(seed: int, max_steps: int = 8, failures_dir: Optional[str] = None, report=None):
+def check_seed(seed: int, max_steps: int = 8, failures_dir: str | None = None, report=None):
     """Check one seed; a wrong or crashing graph is shrunk (and saved in ``failures_dir``).
     ``report(outcome)`` is called with the outcome before shrinking starts.
     Returns (outcome, the shrunk outcome and saved path, or None)."""
@@ -1303,7 +1303,7 @@ def _quiet_runtime() -> None:
     ort.set_default_logger_severity(4)  # the graphs that do not run are expected: no log on stderr
 
 
-def _worker(conn, max_steps: int, failures_dir: Optional[str]) -> None:
+def _worker(conn, max_steps: int, failures_dir: str | None) -> None:
     """A process checking the seeds it is sent, one at a time (run)."""
     _quiet_runtime()
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -1323,7 +1323,7 @@ def _worker(conn, max_steps: int, failures_dir: Optional[str]) -> None:
 class _Worker:
     """The worker process, restarted after a hang or a death."""
 
-    def __init__(self, max_steps: int, failures_dir: Optional[str]):
+    def __init__(self, max_steps: int, failures_dir: str | None):
         import multiprocessing
 
         self.ctx = multiprocessing.get_context("spawn")  # (onnxruntime's threads do not survive a fork)
@@ -1371,12 +1371,12 @@ class _Worker:
             return ("died", code)
 
 
-def run(seeds, failures_dir: Optional[str] = None, max_steps: int = 8, time_limit: Optional[float] = None,
+def run(seeds, failures_dir: str | None = None, max_steps: int = 8, time_limit: float | None = None,
         progress=None):
     """Fuzz the given seeds; returns {kind: count} and the list of (seed, outcome, saved path).
     With ``time_limit`` (seconds), each seed is checked in a worker process and one that takes
     longer is a hang (also one whose process dies is a crash); without, in this process."""
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     failures = []
     worker = _Worker(max_steps, failures_dir) if time_limit else None
     try:

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I32, I64, init, model  # noqa: E402
+from helpers import I32, I64, F, init, model  # noqa: E402
 from oracle import check, random_cases, run_ort  # noqa: E402
 
 import onnxsym  # noqa: E402

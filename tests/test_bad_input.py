@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
+from helpers import F, model
 from onnx import helper, numpy_helper
+from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import GraphError, ModelLoadError, ShapeContradiction
-from onnxsym.cli import main
-from helpers import F, model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BERT = os.path.join(HERE, "..", "models", "bert_tiny_ts.onnx")

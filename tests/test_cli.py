@@ -5,10 +5,9 @@ import sys
 
 import onnx
 from click.testing import CliRunner
-from onnx import helper
-
-from onnxsym.cli import main
 from helpers import F, model
+from onnx import helper
+from onnxsym.cli import main
 
 
 def _save(tmp_path, m, name="m.onnx"):

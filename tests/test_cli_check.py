@@ -9,15 +9,15 @@ import sys
 
 import numpy as np
 import pytest
+from cli_models import BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_by_input_model, run, save
 from click.testing import CliRunner
+from helpers import F, model
 from onnx import helper
+from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import report
-from onnxsym.cli import main
 from onnxsym.progress import Progress
-from cli_models import (BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_by_input_model, run, save)
-from helpers import F, model
 
 SCHEMA = os.path.join(ROOT, "docs", "check-report.schema.json")
 
@@ -116,7 +116,8 @@ def paths(tmp_path_factory):
                   [("c", F, None)])
     declared_wrong = model([helper.make_node("Relu", ["x"], ["y"], name="r")], [("x", F, ["batch", 3])],
                            [("y", F, ["batch", 4])])
-    return {"declared": save(d, declared_wrong, "declared.onnx"), "good": save(d, relu, "good.onnx"), "broken": save(d, broken_bert(), "broken.onnx"),
+    return {"declared": save(d, declared_wrong, "declared.onnx"), "good": save(d, relu, "good.onnx"),
+            "broken": save(d, broken_bert(), "broken.onnx"),
             "nonzero": save(d, nonzero_model(), "nonzero.onnx"), "bad": str(bad),
             "clash": save(d, clash, "clash.onnx"), "reshape": save(d, reshape_by_input_model(), "reshape.onnx")}
 

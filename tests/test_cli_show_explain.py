@@ -6,15 +6,15 @@ import sys
 
 import onnx
 import pytest
+from cli_models import BERT, MYSTERY, ROOT, broken_bert, random_feeds, reshape_by_input_model, run, save
 from click.testing import CliRunner
+from helpers import F, model
 from onnx import helper
+from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import dims, parse_dim
-from onnxsym.cli import main
 from onnxsym.explain import Lineage
-from cli_models import BERT, MYSTERY, ROOT, broken_bert, random_feeds, reshape_by_input_model, run, save
-from helpers import F, model
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -6,13 +6,13 @@ import json
 import onnx
 import pytest
 from click.testing import CliRunner
+from helpers import F, init, model
 from onnx import helper
+from onnxsym.cli import main
+from oracle import check_written
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments, verify
-from helpers import F, init, model
-from oracle import check_written
 
 N = helper.make_node
 

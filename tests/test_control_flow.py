@@ -2,11 +2,11 @@
 
 import numpy as np
 import onnx
+from helpers import I64, F, graph, model
 from onnx import TensorProto, helper
+from oracle import check
 
 import onnxsym
-from helpers import F, I64, graph, model
-from oracle import check
 
 BOOL = TensorProto.BOOL
 SIZES = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 1}]
@@ -55,7 +55,7 @@ def test_if_with_different_branches_makes_a_fresh_dim_with_the_reason():
     m = if_model([helper.make_node("Concat", ["x", "x"], ["e"], axis=1)])
     res = check(m, x_feeds([True, False]), annotated=True, fresh_ok=["y"])
     b, s = res.shape("y")
-    assert str(b) == "batch" and not res.symbols.symbols.get(str(s)) is None
+    assert str(b) == "batch" and res.symbols.symbols.get(str(s)) is not None
     assert any("If branches differ: seq, 2*seq" in r for r in reasons(res, "y"))
     with res.env:  # the result's ranges
         assert onnxsym.dims.range_of(s) == (1, onnxsym.dims.range_of(s)[1])

@@ -2,6 +2,7 @@
 
 from onnxsym.coverage import coverage, markdown
 
+
 def test_every_standard_operator_has_a_rule():
     table = coverage()
     print("\n" + markdown(table))

@@ -10,13 +10,14 @@ import json
 import numpy as np
 import onnx
 from click.testing import CliRunner
-from hypothesis import given, settings, strategies as st
+from helpers import BOOL, I64, F, graph, init, model
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
+from onnxsym.cli import main
+from oracle import check_written, check_written_names, run_ort, written_dims
 
 import onnxsym
-from onnxsym.cli import main
-from helpers import BOOL, F, I64, graph, init, model
-from oracle import check_written, check_written_names, run_ort, written_dims
 
 N = helper.make_node
 SEQ = [{"seq": 3}, {"seq": 5}]
@@ -240,7 +241,8 @@ def test_onnxslims_declared_pool_text_does_not_narrow_the_domain():
                N("AveragePool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
                N("Relu", ["p"], ["y"], name="relu")],
               [("x", F, ["batch", 3, "height", "width"])], [("y", F, None)], [init("w", w)])
-    m.graph.value_info.append(helper.make_tensor_value_info("p", F, ["batch", 8, SLIM_TEXT, SLIM_TEXT.replace("height", "width")]))
+    slim_shape = ["batch", 8, SLIM_TEXT, SLIM_TEXT.replace("height", "width")]
+    m.graph.value_info.append(helper.make_tensor_value_info("p", F, slim_shape))
     res = onnxsym.infer(m)
     assert res.constraints == [] and res.stale == []  # (equal at heights 3 and 4: not stale either)
     _no_declared_facts(res, HW)

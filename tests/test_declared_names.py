@@ -8,14 +8,14 @@ import os
 
 import numpy as np
 import onnx
+from cli_models import annotate_cli
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
+from onnxsym.cli import main
+from oracle import check_written, written_dims
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.verify import constrained_assignments
-from cli_models import annotate_cli
-from oracle import check_written, written_dims
 
 F = TensorProto.FLOAT
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -3,13 +3,14 @@
 import operator
 
 import pytest
-from hypothesis import given, settings, strategies as st
+import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import nonzero
 
 from onnxsym import dims
 from onnxsym.dims import SymbolicDimError, UndecidableError, ceil_div, dmax, evaluate, sym
 from onnxsym.exprtext import parse_dim
-import strategies
-from strategies import nonzero
 
 NAMES = ["a", "b", "c"]
 SYMS = {n: sym(n, lo=-50, hi=50) for n in NAMES}

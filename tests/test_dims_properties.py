@@ -3,12 +3,13 @@ evaluated twice, once with Python ints at the leaves (the reference) and once
 built symbolically (with every simplification the algebra does) and then
 evaluated. They must agree for every binding, and the text must parse back."""
 
-from hypothesis import given, settings, strategies as st
-
 import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import DIVISIONS, build, nonzero
+
 from onnxsym import dims
 from onnxsym.exprtext import parse_dim
-from strategies import DIVISIONS, build, nonzero
 
 NAMES = ["a", "b", "c"]
 

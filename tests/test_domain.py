@@ -10,15 +10,15 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from domain_boundary import check_all
+from helpers import F, init, model
 from onnx import TensorProto, helper
+from onnxsym.cli import main
+from test_cli_check import _check_json
 
 import onnxsym
 from onnxsym import dims
-from onnxsym.cli import main
 from onnxsym.domain.forms import simplify
-from domain_boundary import check_all
-from helpers import F, init, model
-from test_cli_check import _check_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = helper.make_node

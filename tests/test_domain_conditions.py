@@ -8,9 +8,10 @@ fail at that node), and ``check --require n=1:8`` refuses each model."""
 import onnx
 import pytest
 from click.testing import CliRunner
-from onnx import TensorProto as T, helper as h
-
+from onnx import TensorProto as T
+from onnx import helper as h
 from onnxsym.cli import main
+
 from tests.domain_boundary import check_all, run
 from tests.helpers import model
 

@@ -7,10 +7,11 @@ import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
-from onnx import TensorProto as T, helper as h
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnxsym.cli import main
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.verify import feeds
 from tests.helpers import model
 from tests.oracle import run_ort

@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from oracle import check_written, run_ort
 
 import onnxsym
 from onnxsym.errors import PinnedError, UserInputError
 from onnxsym.pins import pins_of
-from oracle import check_written, run_ort
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DYN = os.path.join(ROOT, "models", "dynamism")

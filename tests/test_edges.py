@@ -3,9 +3,9 @@ that make symbols 0 and 1 and computed shape elements 0, 1 and -1."""
 
 import itertools
 
+import edge_models
 import pytest
 
-import edge_models
 import onnxsym
 from onnxsym.verify import verify
 
@@ -119,7 +119,6 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
 
     import onnx
     from click.testing import CliRunner
-
     from onnxsym.cli import main
     from test_cli_check import _check_json
 
@@ -151,7 +150,6 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
 
 def test_nested_if_on_data_keeps_the_dims_all_branches_agree_on():
     import numpy as np
-
     from oracle import check
 
     m = edge_models.nested_if_on_data()

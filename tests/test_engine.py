@@ -2,11 +2,11 @@
 
 import onnx
 import pytest
+from helpers import F, model
 from onnx import helper
 
 import onnxsym
 from onnxsym import GraphError, ModelLoadError
-from helpers import F, model
 
 
 def test_nodes_run_in_topological_order_not_file_order():

@@ -10,11 +10,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers import F, init, model
 from onnx import helper
 
 import onnxsym
 from onnxsym.errors import ModelLoadError
-from helpers import F, init, model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPT = os.path.join(ROOT, "models", "gpt_tiny_ts.onnx")

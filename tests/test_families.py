@@ -4,12 +4,12 @@ boundary (just inside runs, just outside fails)."""
 
 import numpy as np
 import pytest
+from helpers import I64, F, init, model
 from onnx import helper
+from oracle import check, random_cases, run_ort
 
 import onnxsym
 from onnxsym.explain import Lineage
-from helpers import F, I64, init, model
-from oracle import check, random_cases, run_ort
 
 
 def _fails(m, feeds):
@@ -127,9 +127,9 @@ def test_a_given_value_decides_the_if_and_is_recorded():
 
 
 def test_value_on_the_command_line(tmp_path):
+    import onnx
     from click.testing import CliRunner
     from onnxsym.cli import main
-    import onnx
 
     path = str(tmp_path / "merged.onnx")
     onnx.save(_merged_decoder(), path)

@@ -7,10 +7,10 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from oracle import check, run_ort
 
 import onnxsym
 from onnxsym import dims
-from oracle import check, run_ort
 
 U8, I64, FLOAT = TensorProto.UINT8, TensorProto.INT64, TensorProto.FLOAT
 E = 2**24

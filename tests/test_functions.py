@@ -2,16 +2,17 @@
 references, nested calls) and ONNX ops the standard defines by a function."""
 
 import contextlib
+
+import helpers
 import numpy as np
 import pytest
+from helpers import I64, F
 from onnx import AttributeProto, helper
+from oracle import check
+from test_control_flow import SIZES, dims_text
 
 import onnxsym
 from onnxsym import registry
-import helpers
-from helpers import F, I64
-from oracle import check
-from test_control_flow import SIZES, dims_text
 
 LOCAL = "local.fn"
 

@@ -2,11 +2,11 @@
 onnxruntime, and each written model run at fresh sizes with its value_info in place
 (the long tier is bench/fuzz.py)."""
 
+import fuzzing
 import onnx
+import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 from onnx import helper
 
-import fuzzing
-import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 from onnxsym import registry
 from onnxsym.values import Tensor
 

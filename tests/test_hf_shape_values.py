@@ -149,7 +149,8 @@ def test_reshape_to_a_product_of_sizes_minus_one_is_not_zero():
              init("minus1", np.array(-1, np.int64)), init("zero1", np.array([0], np.int64))]
     shape = ["batch", 3, "height", "width"]
     m = model(nodes, [("x", F, shape)], ["r"], inits)
-    sizes = [{"batch": 1, "height": 8, "width": 8}, {"batch": 2, "height": 40, "width": 15}, {"batch": 1, "height": 23, "width": 64}]
+    sizes = [{"batch": 1, "height": 8, "width": 8}, {"batch": 2, "height": 40, "width": 15},
+             {"batch": 1, "height": 23, "width": 64}]
     res = check(m, random_cases([("x", F, shape)], sizes))
     no_fresh(res)
     assert str(res.shape("r")[1]) == "2"

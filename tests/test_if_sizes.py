@@ -8,7 +8,8 @@ import os
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto as T, helper
+from onnx import TensorProto as T
+from onnx import helper
 
 import onnxsym
 from tests.helpers import model
@@ -72,7 +73,6 @@ def test_a_later_node_that_needs_one_rank_decides_the_branch():
 
 def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
     from click.testing import CliRunner
-
     from onnxsym.cli import main
 
     lstm, inits = _lstm()
@@ -198,7 +198,6 @@ def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path)
     import shutil
 
     from click.testing import CliRunner
-
     from onnxsym.cli import main
 
     _silero("silero_vad.onnx")

@@ -7,11 +7,12 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, init, model  # noqa: E402
+from helpers import I64, F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
@@ -273,7 +274,6 @@ def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
 
 def test_show_lists_the_learned_ranges():
     from click.testing import CliRunner
-
     from onnxsym.cli import main
 
     r = CliRunner().invoke(main, ["show", SEGFORMER, "--name", "logits"])

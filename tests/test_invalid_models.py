@@ -11,11 +11,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from helpers import F, init, model
 from onnx import TensorProto, helper
 
 import onnxsym
 from onnxsym import InvalidModel
-from helpers import F, model, init
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = helper.make_node

@@ -6,11 +6,11 @@ condition ``i < seq and time + 1 < seq`` over the iteration number and a carried
 M rows. A condition that does end it early must give a fresh dim, never M."""
 
 import numpy as np
+from helpers import I64, F
 from onnx import TensorProto, helper
+from oracle import ANY, check
 
 import onnxsym
-from helpers import F, I64
-from oracle import ANY, check
 
 BOOL, I32 = TensorProto.BOOL, TensorProto.INT32
 SIZES = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 1}, {"batch": 1, "seq": 2}, {"batch": 2, "seq": 7}]

@@ -9,17 +9,17 @@ import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
+from helpers import init, model
+from mlir_check import Checker, bound_symbols, parse, runtime_shapes, runtime_shapes_at, with_definitions
 from onnx import TensorProto, helper, numpy_helper
+from onnxsym.cli import main
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.dims import INT64_MAX
 from onnxsym.mlir import STYLES, encoding_to_symbol, to_mlir
 from onnxsym.mlir.encoding import MlirFormatError
 from onnxsym.mlir.types import ELEMENT_TYPES
 from onnxsym.verify import default_assignments
-from helpers import init, model
-from mlir_check import Checker, bound_symbols, parse, runtime_shapes, runtime_shapes_at, with_definitions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))
@@ -325,8 +325,8 @@ def test_small_tensors_are_written_out_and_strings_are_opaque_elements():
 def test_affine_text_evaluates_in_mlir_as_the_dim(text):
     """Each dim's map, evaluated by MLIR's own affine expressions, equals the dim."""
     from iree.compiler import ir
-
     from mlir_check import evaluate
+
     from onnxsym.mlir.names import Namer
     from onnxsym.mlir.symbols import Symbols
 

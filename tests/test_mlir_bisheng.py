@@ -7,14 +7,14 @@ import os
 import random
 
 import pytest
+from bisheng import BISHENGIR_OPT, opt
 from iree.compiler import ir
+from mlir_check import evaluate, walk, with_definitions
 from onnx import TensorProto, helper
+from test_mlir import SEED_UNFOLD_BEFORE
 
 import onnxsym
 from onnxsym.mlir import encoding_to_symbol, to_mlir
-from bisheng import BISHENGIR_OPT, opt
-from mlir_check import evaluate, walk, with_definitions
-from test_mlir import SEED_UNFOLD_BEFORE
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))

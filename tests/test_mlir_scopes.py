@@ -8,15 +8,16 @@ import re
 import numpy as np
 import onnx
 import pytest
+from helpers import graph, init, model
 from iree.compiler import ir
-from onnx import TensorProto as T, helper
+from iree_check import compile_cpu, compile_error, importer_text, run_iree, run_ort
+from mlir_check import walk
+from onnx import TensorProto as T
+from onnx import helper
+from test_mlir_torch import _refines
 
 import onnxsym
 from onnxsym.mlir import to_mlir
-from helpers import graph, init, model
-from iree_check import compile_cpu, compile_error, importer_text, run_iree, run_ort
-from mlir_check import walk
-from test_mlir_torch import _refines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "..", "models", "real")

@@ -12,14 +12,13 @@ import onnx
 import pytest
 from click.testing import CliRunner
 from iree.compiler import ir
+from iree_check import compile_cpu, compile_error, expected_shape, importer_text, run_iree, run_ort, torch_mlir_importer_text
+from mlir_check import walk
+from onnxsym.cli import main
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.mlir import to_mlir
 from onnxsym.verify import constrained_assignments, feeds
-from iree_check import (compile_cpu, compile_error, expected_shape, importer_text, run_iree,
-                        run_ort, torch_mlir_importer_text)
-from mlir_check import walk
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")
@@ -162,8 +161,8 @@ def test_cli_dialect_torch(tmp_path):
 def test_initializers_listed_as_inputs_are_constants_in_the_importers_order():
     """IR version 3 lists initializers as graph inputs; the importer makes them no argument but
     constants, all initializers first in the graph's order."""
-    from onnx import TensorProto, helper
     from helpers import init, model
+    from onnx import TensorProto, helper
     m = model([helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Mul", ["y", "a"], ["z"])],
               [("x", TensorProto.FLOAT, ["n", 3])], ["z"],
               [init("a", np.ones((1, 3), np.float32)), init("b", np.full((3,), 2, np.float32))])

@@ -7,22 +7,23 @@ import re
 
 import numpy as np
 import pytest
+from bisheng import opt, try_opt
 from click.testing import CliRunner
+from helpers import graph, init, model
 from iree.compiler import ir
-from onnx import TensorProto as T, helper
+from mlir_check import evaluate, parse, runtime_shapes
+from onnx import TensorProto as T
+from onnx import helper
+from onnxsym.cli import main
 
 import onnxsym
 import onnxsym.mlir
 from bench import mlir_styles
-from onnxsym.cli import main
 from onnxsym.mlir import STYLES, to_mlir
 from onnxsym.mlir.build import build
 from onnxsym.mlir.dominance import InvalidIR
 from onnxsym.mlir.printer import Printer
 from onnxsym.mlir.torch import TorchPrinter, torch_resources
-from bisheng import opt, try_opt
-from helpers import graph, init, model
-from mlir_check import evaluate, parse, runtime_shapes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "..", "models", "real")

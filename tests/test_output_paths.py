@@ -7,10 +7,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from click.testing import CliRunner
-from onnx import helper, numpy_helper
-
-from onnxsym.cli import main
 from helpers import F, model
+from onnx import helper, numpy_helper
+from onnxsym.cli import main
 
 
 def _write_model(folder, name="m.onnx", external=False):

@@ -58,7 +58,11 @@ def test_annotation_changes_nothing_but_shapes_and_metadata(path, tmp_path):
     # optimizations off: fusions chosen from value_info must not blur the comparison
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    runs = [ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds(result, bindings))
-            for m in (original, annotated)]
+
+    def run(m):
+        session = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        return session.run(None, feeds(result, bindings))
+
+    runs = [run(m) for m in (original, annotated)]
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)

@@ -2,14 +2,14 @@
 check --allow-data-dependent and explain read it (not op names, not reason wording)."""
 
 import numpy as np
+from cli_models import run
+from helpers import I64, F, model
 from onnx import helper
 
 import onnxsym
 from onnxsym import report
 from onnxsym.explain import Lineage
 from onnxsym.provenance import Kind
-from cli_models import run
-from helpers import F, I64, model
 
 
 def _two_losses():
@@ -58,6 +58,7 @@ def test_allow_data_dependent_passes_exactly_the_nonzero_entries():
 
 def test_check_json_carries_the_kinds_the_schema_lists(tmp_path):
     import json
+
     from test_cli_check import SCHEMA, validate
     with open(SCHEMA) as f:
         schema = json.load(f)

@@ -3,13 +3,14 @@
 import itertools
 import os
 
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from strategies import DIVISIONS, expressions
 
 import onnxsym
 from onnxsym import dims
 from onnxsym.dims import ceil_div, dmax, dmin, evaluate, sym
 from onnxsym.exprtext import parse_dim
-from strategies import DIVISIONS, expressions
 
 a, b, x = sym("a"), sym("b"), sym("x")
 

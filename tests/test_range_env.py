@@ -4,13 +4,12 @@ range in an inference only narrows."""
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto, helper
+from oracle import run_ort
 
 import onnxsym
 from onnxsym import dims
-
-from helpers import model
-from oracle import run_ort
 
 
 def _clamped():

@@ -2,16 +2,17 @@
 and Slice, Range, Pad, TopK with bounds computed in the graph, against onnxruntime."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+import strategies
+from helpers import I64, F, init, model
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
+from oracle import check, random_cases
 
 import onnxsym
 from onnxsym import dims
 from onnxsym.dims import INT64_MAX, dmax, dmin, evaluate, lower_bound, sym, try_le
 from onnxsym.verify import verify
-import strategies
-from helpers import F, I64, init, model
-from oracle import check, random_cases
 
 N = helper.make_node
 RANGES = {"a": (1, 60), "b": (1, 60), "c": (0, 60), "n": (-30, 30)}

@@ -15,7 +15,7 @@ ENTRIES = corpus(fetched=False)
 SOURCES = {"torch TorchScript", "torch dynamo", "paddle", "tf2onnx", "sklearn/onnxmltools", "zoo IR 3", "quantized"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _truth(name):
     e = next(e for e in ENTRIES if e["name"] == name)
     model = onnx.load(e["path"])

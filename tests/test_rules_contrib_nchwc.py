@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
+from onnxsym import dims
 from onnxsym.errors import VerificationError
 from onnxsym.verify import verify
-from onnxsym import dims
 
 ort = pytest.importorskip("onnxruntime")
 F = TensorProto.FLOAT

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I32, I64, init, model, MS, ms_node, U8  # noqa: E402
+from helpers import I32, I64, MS, U8, F, init, model, ms_node  # noqa: E402
 from oracle import check, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402

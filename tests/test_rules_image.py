@@ -9,7 +9,7 @@ import pytest
 from onnx import helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, init, model  # noqa: E402
+from helpers import I64, F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
 
 import onnxsym  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, init, model  # noqa: E402
+from helpers import I64, F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402

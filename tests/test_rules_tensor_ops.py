@@ -8,7 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from onnx import TensorProto as T, helper, numpy_helper
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
 from helpers import model  # noqa: E402

@@ -2,10 +2,10 @@
 again hides the outer one inside the body only; checked against onnxruntime."""
 
 import numpy as np
+from helpers import I64, F, model
 from onnx import TensorProto, helper
-
-from helpers import F, I64, model
 from oracle import check
+
 from onnxsym import free_symbols
 from onnxsym.scope import Scope
 

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
+from helpers import I64, F, model
 from onnx import TensorProto, helper
-
-from helpers import F, I64, model
 from oracle import check
 from test_control_flow import SIZES, dims_text, reasons
 

@@ -8,12 +8,11 @@ import pytest
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, I64, init, model  # noqa: E402
+from helpers import I64, F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
-
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -230,11 +229,11 @@ def test_a_computed_reshape_target_with_two_minus_ones_is_refused_as_onnxruntime
     # [x.shape[1] - 2, -1] with x.shape[1] == 1: two -1s (a fuzzer crash, seed 618)
     import numpy as np
     import pytest
-    from onnx import helper, numpy_helper
-
     from helpers import F, model
-    from onnxsym import ShapeContradiction
+    from onnx import helper, numpy_helper
     from oracle import run_ort
+
+    from onnxsym import ShapeContradiction
 
     c = lambda n, v: numpy_helper.from_array(np.array(v, np.int64), n)  # noqa: E731
     m = model([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "one"], ["d"]),

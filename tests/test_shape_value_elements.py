@@ -5,11 +5,11 @@ Conv2DTranspose UNet lost 31). Checked against onnxruntime at two sizes."""
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto, helper, numpy_helper
+from oracle import check
 
 from onnxsym import dims
-from helpers import model
-from oracle import check
 
 I64 = TensorProto.INT64
 

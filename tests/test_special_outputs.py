@@ -14,9 +14,8 @@ import threading
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
-
 from helpers import F, model
+from onnx import helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

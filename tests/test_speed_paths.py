@@ -7,13 +7,12 @@ import sys
 
 import onnx
 import pytest
+from helpers import I64, F, model
 from onnx import TensorProto, helper
 
 import onnxsym
-from onnxsym import GraphError
-from onnxsym import dims
+from onnxsym import GraphError, dims
 from onnxsym.wire import ValueInfoBytes, tensor_type_bytes
-from helpers import F, I64, model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -92,7 +91,8 @@ def test_a_bad_graph_after_a_good_start_is_still_named():
 
 def test_the_mlir_export_loads_only_when_used():
     # annotating needs none of it: the command line starts faster
-    code = "import sys, onnxsym.cli; assert 'onnxsym.mlir' not in sys.modules; from onnxsym import to_mlir; print(to_mlir.__module__)"
+    code = ("import sys, onnxsym.cli; assert 'onnxsym.mlir' not in sys.modules; "
+            "from onnxsym import to_mlir; print(to_mlir.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 0, out.stderr

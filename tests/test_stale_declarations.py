@@ -6,16 +6,15 @@ shape stays the truth. Checked against onnxruntime at two sizes."""
 import json
 
 import numpy as np
-
 import onnx
 import pytest
+from cli_models import annotate_cli
 from click.testing import CliRunner
 from onnx import TensorProto, helper
+from onnxsym.cli import main
+from oracle import check_written, written_dims
 
 import onnxsym
-from onnxsym.cli import main
-from cli_models import annotate_cli
-from oracle import check_written, written_dims
 
 F = TensorProto.FLOAT
 SIZES = [{"width": 4}, {"width": 7}]

@@ -4,18 +4,18 @@ mode, and is a crash for the fuzzer in both modes."""
 
 import contextlib
 
+import fuzzing
 import onnx
+import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 import pytest
 from click.testing import CliRunner
-from onnx import helper
-
-import fuzzing
-import onnxsym
-import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 from helpers import F, model
-from oracle import check, random_cases
-from onnxsym import engine, registry
+from onnx import helper
 from onnxsym.cli import main
+from oracle import check, random_cases
+
+import onnxsym
+from onnxsym import engine, registry
 from onnxsym.verify import verify
 
 INPUTS = [("x", F, ["batch", "seq"])]

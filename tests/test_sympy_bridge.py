@@ -7,14 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 import sympy
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import build
+from test_dims_properties import NAMES, POSITIVE, SIGNED, trees
 
 import onnxsym
 from onnxsym import dims
 from onnxsym.errors import UserInputError
 from onnxsym.sympy_bridge import from_sympy, to_sympy
-from strategies import build
-from test_dims_properties import NAMES, POSITIVE, SIGNED, trees
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LLAMA = os.path.join(ROOT, "models", "llama_tiny_ts.onnx")

@@ -6,10 +6,10 @@ for inputs of different ranks (each with the same declared type, no shape)."""
 import numpy as np
 import onnx
 import onnxruntime as ort
+from helpers import I64, F, model
 from onnx import helper
 
 import onnxsym
-from helpers import F, I64, model
 from onnxsym.explain import Lineage
 
 

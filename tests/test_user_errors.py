@@ -5,9 +5,9 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from onnxsym.cli import main
 
 import onnxsym
-from onnxsym.cli import main
 from onnxsym.cost.solve import parse_budget
 from onnxsym.errors import UserInputError
 from onnxsym.report import CheckOptions, check_model

@@ -8,13 +8,14 @@ import sys
 
 import numpy as np
 import pytest
+from cli_models import nonzero_model, reshape_by_input_model, save
 from click.testing import CliRunner
-from onnx import TensorProto as T, helper
+from helpers import I64, F, init, model
+from onnx import TensorProto as T
+from onnx import helper
+from onnxsym.cli import main
 
 import onnxsym
-from cli_models import nonzero_model, reshape_by_input_model, save
-from helpers import F, I64, init, model
-from onnxsym.cli import main
 from onnxsym.errors import UserInputError, VerificationError
 from onnxsym.verify import constrained_assignments, verify
 

@@ -13,11 +13,11 @@ import os
 import onnx
 import pytest
 from click.testing import CliRunner
+from onnxsym.cli import main
+from oracle import _session_of, check_written_runs
 
 import onnxsym
 from bench.resolution import feeds_for
-from onnxsym.cli import main
-from oracle import _session_of, check_written_runs
 
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "real")
 MANIFEST = {e["name"]: e for e in json.load(open(os.path.join(REAL, "manifest.json")))}
@@ -94,9 +94,9 @@ def test_the_cli_says_what_bind_and_assume_mean_for_the_written_model(tmp_path):
 def _known_two_model(cond_nodes, extra_inputs=(), extra_inits=()):
     """x's reshaped, reduced copy t has a dim d that only onnxsym knows is 2 (through a Reshape
     to a computed target); ``If(cond)`` computes ConstantOfShape(d - 5) in its then branch."""
-    from onnx import helper, numpy_helper
     import numpy as np
     from helpers import F, graph, model
+    from onnx import helper, numpy_helper
 
     def c(name, v):
         return numpy_helper.from_array(np.array(v, np.int64), name)
@@ -141,9 +141,9 @@ def test_a_branch_never_taken_is_not_given_the_dims_that_make_onnxruntime_refuse
 def test_a_declaration_on_a_value_a_dead_branch_reads_is_not_written_either():
     """The value a never-taken branch reads gets no dims written; what the model declares there
     (a stale ``9`` where the run has h) must not stay either (fuzzer seed 247)."""
-    from onnx import helper, numpy_helper
     import numpy as np
     from helpers import F, graph, model
+    from onnx import helper, numpy_helper
 
     N = helper.make_node
     then_g = graph([N("Relu", ["t"], ["relu"])], [], ["relu"], name="then")
@@ -168,9 +168,9 @@ def test_a_declaration_on_a_value_a_dead_branch_reads_is_not_written_either():
 def _guarded_model():
     """``If(h >= 5)``: ConstantOfShape(h - 5) when taken, ConstantOfShape([1]) else; and a
     Reshape of x to [h, -1] (0 elements at h = 0)."""
-    from onnx import helper, numpy_helper
     import numpy as np
     from helpers import F, graph, model
+    from onnx import helper, numpy_helper
 
     def c(name, v):
         return numpy_helper.from_array(np.array(v, np.int64), name)
@@ -211,8 +211,8 @@ def test_a_bind_that_onnxruntime_would_refuse_in_the_inputs_leaves_them_symbolic
 def test_bind_specialises_an_input_dim_declared_as_a_text_over_the_symbol():
     """An input declared ``[batch, 2*batch]``: at batch = 3 both dims are written 3 and 6."""
     import numpy as np
-    from onnx import helper
     from helpers import F, model
+    from onnx import helper
 
     m = model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("ReduceSum", ["y"], ["s"], keepdims=1)],
               [("x", F, ["batch", "2*batch"])], ["s"], opset=13)
@@ -223,8 +223,8 @@ def test_bind_specialises_an_input_dim_declared_as_a_text_over_the_symbol():
 
 def _flag_model(then_nodes, then_out, x_shape, inits=()):
     """``If(flag)`` on a bool graph input: ``then_nodes`` (reading x) when true, ``Identity(x)``."""
-    from onnx import TensorProto, helper
     from helpers import F, graph, model
+    from onnx import TensorProto, helper
 
     N = helper.make_node
     then_g = graph(then_nodes, [], [then_out], name="then")

@@ -9,7 +9,6 @@ import tempfile
 
 import numpy as np
 import onnx
-
 from make_real import entry, slim
 
 MAKERS = []
@@ -67,13 +66,13 @@ def sklearn_models():
 
 @maker
 def sklearn_column_transformer():
+    import pandas as pd
     from skl2onnx import convert_sklearn
     from skl2onnx.common.data_types import FloatTensorType, StringTensorType
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
-    import pandas as pd
 
     rng = np.random.default_rng(1)
     cats = np.array(["red", "green", "blue"])
@@ -385,8 +384,7 @@ def _torch_export(module, args, names, dynamic_axes, path):
 @maker
 def quantized_models():
     import torch
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
-                                          quantize_static)
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
     torch.manual_seed(0)
     tmp = tempfile.mkdtemp()

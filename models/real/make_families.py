@@ -268,13 +268,12 @@ def hummingbird_trees():
     exporter it was written for is asked for."""
     import functools
 
-    import numpy as np
-    import torch
-    from sklearn.ensemble import GradientBoostingRegressor
-
     import hummingbird
     import hummingbird.ml
+    import numpy as np
     import sklearn
+    import torch
+    from sklearn.ensemble import GradientBoostingRegressor
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((60, 5)).astype(np.float32)

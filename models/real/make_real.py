@@ -45,6 +45,7 @@ from onnx import helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 from bench.resolution import feeds_for  # noqa: E402  (one way to make inputs, shared with the bench)
+
 FETCHED = os.path.join(HERE, "fetched")
 MANIFEST = os.path.join(HERE, "manifest.json")
 SLIM_BYTES = 2 * 1024 * 1024

@@ -11,7 +11,6 @@ import tempfile
 import warnings
 
 import onnx
-
 from make_real import entry
 
 MAKERS = []

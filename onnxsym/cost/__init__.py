@@ -8,8 +8,8 @@ output. ``Cost.solve`` (sympy) finds the largest value of one symbol under a bud
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim
@@ -24,36 +24,36 @@ from .sizes import tensor_bytes
 class NodeCost:
     name: str
     op_type: str
-    family: Optional[str]  # None: not counted (control flow, an op of no family)
-    flops: Optional[Dim]
+    family: str | None  # None: not counted (control flow, an op of no family)
+    flops: Dim | None
     param_bytes: Dim  # of the initializers it reads (a shared one counts at each reader)
-    output_bytes: Optional[Dim]  # None when an output's size is unknown
+    output_bytes: Dim | None  # None when an output's size is unknown
 
 
 @dataclass
 class Cost:
-    nodes: List[NodeCost]
-    value_bytes: Dict[str, Optional[Dim]]  # every tensor value of the main graph
+    nodes: list[NodeCost]
+    value_bytes: dict[str, Dim | None]  # every tensor value of the main graph
     param_bytes: Dim
     input_bytes: Dim
     activation_bytes: Dim  # node outputs, Constants excepted
     flops: Dim
-    flops_by_family: Dict[str, Dim]
-    live: List[Dim]  # bytes live while each node runs
+    flops_by_family: dict[str, Dim]
+    live: list[Dim]  # bytes live while each node runs
     peak: Dim
-    kv_outputs: List[str]
-    kv_cache: Optional[Dim]
-    kv_factors: Optional[List[Tuple[str, str]]]  # (factor, what it is)
-    ranges: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    kv_outputs: list[str]
+    kv_cache: Dim | None
+    kv_factors: list[tuple[str, str]] | None  # (factor, what it is)
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
     # the result's range environment: what is derived from these dims is derived under it
     env: dims.RangeEnv = field(default_factory=dims.RangeEnv, repr=False, compare=False)
 
     @property
-    def not_counted(self) -> List[NodeCost]:
+    def not_counted(self) -> list[NodeCost]:
         return [n for n in self.nodes if n.flops is None]
 
     @property
-    def unknown_sizes(self) -> List[str]:
+    def unknown_sizes(self) -> list[str]:
         return [name for name, b in self.value_bytes.items() if b is None]
 
     @property
@@ -61,7 +61,7 @@ class Cost:
         """What running the model needs: its parameters and the peak of live activations."""
         return dims.add(self.param_bytes, self.peak)
 
-    def solve(self, symbol: str, budget: int, bind: Optional[Mapping[str, int]] = None):
+    def solve(self, symbol: str, budget: int, bind: Mapping[str, int] | None = None):
         """The largest value of ``symbol`` whose :attr:`memory` fits ``budget`` bytes,
         the other symbols given by ``bind`` (a :class:`onnxsym.cost.solve.Solution`)."""
         from .solve import solve_budget
@@ -74,19 +74,19 @@ def model_cost(result) -> Cost:
     graph = result.model.graph
     values = result.values
 
-    def size(name: str) -> Optional[Dim]:
+    def size(name: str) -> Dim | None:
         v = values.get(name)
         return tensor_bytes(v.dtype, v.shape) if isinstance(v, Tensor) else None
 
     inits = {t.name for t in graph.initializer}
     inputs = [i.name for i in graph.input if i.name not in inits]
-    value_bytes: Dict[str, Optional[Dim]] = {n: size(n) for n in list(inits) + inputs}
+    value_bytes: dict[str, Dim | None] = {n: size(n) for n in list(inits) + inputs}
     params: Dim = _sum(_known(value_bytes[n]) for n in inits)
     activations: Dim = 0
-    tracked: Dict[str, Dim] = {n: b for n in inputs for b in (value_bytes[n],) if b is not None}
-    nodes: List[NodeCost] = []
+    tracked: dict[str, Dim] = {n: b for n in inputs for b in (value_bytes[n],) if b is not None}
+    nodes: list[NodeCost] = []
     total_flops: Dim = 0
-    by_family: Dict[str, Dim] = {}
+    by_family: dict[str, Dim] = {}
     for node in graph.node:
         outs = {n: size(n) for n in node.output if n}
         value_bytes.update(outs)
@@ -115,7 +115,7 @@ def model_cost(result) -> Cost:
                 total_flops, by_family, steps, peak(steps), kv, kv_bytes, factors, result.symbol_ranges(), result.env)
 
 
-def _known(b: Optional[Dim]) -> Dim:
+def _known(b: Dim | None) -> Dim:
     """A size, with an unknown one (listed in ``unknown_sizes``) as 0."""
     return 0 if b is None else b
 

@@ -22,7 +22,7 @@ Other ops (control flow, unknown domains, ops not listed) are not counted: ``Non
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 from onnx import helper
 
@@ -54,7 +54,7 @@ POOL = {"AveragePool", "MaxPool", "LpPool", "QLinearAveragePool"}
 RECURRENT = {"RNN", "GRU", "LSTM", "DynamicQuantizeLSTM"}
 
 
-def _shape(values, name) -> Optional[Tuple[Dim, ...]]:
+def _shape(values, name) -> tuple[Dim, ...] | None:
     v = values.get(name) if name else None
     return v.shape if isinstance(v, Tensor) else None
 
@@ -63,7 +63,7 @@ def _prod(ds: Sequence[Dim]) -> Dim:
     return numel(ds)
 
 
-def _matmul(node, ins, outs, attrs) -> Optional[Dim]:
+def _matmul(node, ins, outs, attrs) -> Dim | None:
     a, y = ins[0], outs[0]
     if node.op_type == "MatMulNBits":  # B is packed: K is an attribute
         return None if y is None else dims.mul(2 * attrs["K"], numel(y))
@@ -73,7 +73,7 @@ def _matmul(node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(numel(y), k))
 
 
-def _gemm(_node, ins, outs, attrs) -> Optional[Dim]:
+def _gemm(_node, ins, outs, attrs) -> Dim | None:
     a, y = ins[0], outs[0]
     if a is None or y is None or len(a) != 2:
         return None
@@ -81,7 +81,7 @@ def _gemm(_node, ins, outs, attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(numel(y), k))
 
 
-def _conv(node, ins, outs, _attrs) -> Optional[Dim]:
+def _conv(node, ins, outs, _attrs) -> Dim | None:
     w = ins[3] if node.op_type == "QLinearConv" else ins[1]
     if node.op_type == "ConvTranspose":
         x = ins[0]
@@ -90,7 +90,7 @@ def _conv(node, ins, outs, _attrs) -> Optional[Dim]:
     return None if y is None or w is None else dims.mul(2, dims.mul(numel(y), _prod(w[1:])))
 
 
-def _attention(node, ins, outs, _attrs) -> Optional[Dim]:
+def _attention(node, ins, outs, _attrs) -> Dim | None:
     y = outs[0]
     if y is None:
         return None
@@ -115,33 +115,33 @@ def _attention(node, ins, outs, _attrs) -> Optional[Dim]:
     return dims.mul(2, dims.mul(length, dims.add(numel(q), numel(y))))
 
 
-def _recurrent(_node, ins, _outs, _attrs) -> Optional[Dim]:
+def _recurrent(_node, ins, _outs, _attrs) -> Dim | None:
     x, w, r = ins[0], ins[1], ins[2]
     if x is None or w is None or r is None or len(x) != 3:
         return None
     return dims.mul(2, dims.mul(dims.mul(x[0], x[1]), dims.add(numel(w), numel(r))))
 
 
-def _lrn(_node, _ins, outs, attrs) -> Optional[Dim]:
+def _lrn(_node, _ins, outs, attrs) -> Dim | None:
     return None if outs[0] is None else dims.mul(attrs.get("size", 1), numel(outs[0]))
 
 
-def _pool(_node, _ins, outs, attrs) -> Optional[Dim]:
+def _pool(_node, _ins, outs, attrs) -> Dim | None:
     y, kernel = outs[0], attrs.get("kernel_shape")
     return None if y is None or not kernel else dims.mul(numel(y), _prod(kernel))
 
 
-def _per_output(_node, _ins, outs, _attrs) -> Optional[Dim]:
+def _per_output(_node, _ins, outs, _attrs) -> Dim | None:
     return None if outs[0] is None else numel(outs[0])
 
 
 def _per_input(factor: int):
-    def count(_node, ins, _outs, _attrs) -> Optional[Dim]:
+    def count(_node, ins, _outs, _attrs) -> Dim | None:
         return None if ins[0] is None else dims.mul(factor, numel(ins[0]))
     return count
 
 
-def _family(node) -> Optional[Tuple[str, Callable]]:
+def _family(node) -> tuple[str, Callable] | None:
     op, domain = node.op_type, node.domain
     if domain not in ("", "ai.onnx", "com.microsoft"):
         return None
@@ -176,7 +176,7 @@ def _family(node) -> Optional[Tuple[str, Callable]]:
     return None
 
 
-def node_flops(node, values: Dict[str, object]) -> Tuple[Optional[str], Optional[Dim]]:
+def node_flops(node, values: dict[str, object]) -> tuple[str | None, Dim | None]:
     """``(family, flops)`` of a node; ``(None, None)`` when it is not counted."""
     fam = _family(node)
     if fam is None:

@@ -10,7 +10,7 @@ provably exceeds is dropped).
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import onnx
 
@@ -28,11 +28,11 @@ def _subgraph_reads(node: onnx.NodeProto, out: set) -> None:
                 _subgraph_reads(n, out)
 
 
-def lifetimes(graph: onnx.GraphProto, tracked: Sequence[str]) -> Dict[str, Tuple[int, int]]:
+def lifetimes(graph: onnx.GraphProto, tracked: Sequence[str]) -> dict[str, tuple[int, int]]:
     """``name -> (first, last)`` node index during which each tracked value is live."""
     tracked_set = set(tracked)
-    first: Dict[str, int] = {}
-    last: Dict[str, int] = {}
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
     end = max(len(graph.node) - 1, 0)
     for inp in graph.input:
         if inp.name in tracked_set:
@@ -52,15 +52,15 @@ def lifetimes(graph: onnx.GraphProto, tracked: Sequence[str]) -> Dict[str, Tuple
     return {n: (first[n], last[n]) for n in first}
 
 
-def live_bytes(graph: onnx.GraphProto, sizes: Dict[str, Dim]) -> List[Dim]:
+def live_bytes(graph: onnx.GraphProto, sizes: dict[str, Dim]) -> list[Dim]:
     """The bytes of the values live while each node runs (its inputs and outputs included)."""
     spans = lifetimes(graph, list(sizes))
-    starts: Dict[int, List[str]] = {}
-    ends: Dict[int, List[str]] = {}
+    starts: dict[int, list[str]] = {}
+    ends: dict[int, list[str]] = {}
     for name, (a, b) in spans.items():
         starts.setdefault(a, []).append(name)
         ends.setdefault(b, []).append(name)
-    out: List[Dim] = []
+    out: list[Dim] = []
     live: Dim = 0
     for i in range(max(len(graph.node), 1)):
         for name in starts.get(i, ()):
@@ -82,13 +82,13 @@ def peak(steps: Sequence[Dim]) -> Dim:
 _PRESENT = re.compile("present", re.IGNORECASE)
 
 
-def present_outputs(graph: onnx.GraphProto) -> List[str]:
+def present_outputs(graph: onnx.GraphProto) -> list[str]:
     """The graph outputs a decoder returns as its KV cache (named ``present...``)."""
     return [o.name for o in graph.output if _PRESENT.search(o.name)]
 
 
-def kv_factors(names: Sequence[str], shapes: Sequence[Optional[tuple]],
-               dtypes: Sequence[int]) -> Optional[List[Tuple[str, str]]]:
+def kv_factors(names: Sequence[str], shapes: Sequence[tuple | None],
+               dtypes: Sequence[int]) -> list[tuple[str, str]] | None:
     """The KV cache's bytes as factors with what each is: ``[("2", "key/value"), ("2", "layers"),
     ("batch", "dim 0"), ..., ("4", "itemsize")]``, when every present output has the same type
     and shape (``None`` otherwise)."""

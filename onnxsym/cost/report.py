@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional, Union
 
 from ..dims import Dim
 
 
-def _num(d: Optional[Dim]) -> Union[int, str, None]:
+def _num(d: Dim | None) -> int | str | None:
     return d if d is None or isinstance(d, int) else str(d)
 
 
@@ -22,7 +21,7 @@ def human(d: Dim) -> str:
     return f"{d} bytes"
 
 
-def kv_line(cost) -> Optional[str]:
+def kv_line(cost) -> str | None:
     if not cost.kv_outputs:
         return None
     head = f"KV cache ({len(cost.kv_outputs)} present outputs)"
@@ -36,7 +35,7 @@ def kv_line(cost) -> Optional[str]:
     return f"{head}: {factors} = {human(cost.kv_cache)}  ({legend})"
 
 
-def text_lines(model: str, cost, per_node: bool = False, solution=None) -> List[str]:
+def text_lines(model: str, cost, per_node: bool = False, solution=None) -> list[str]:
     lines = [f"{model}: {len(cost.nodes)} nodes"]
     lines.append(f"  parameters: {human(cost.param_bytes)}")
     lines.append(f"  graph inputs: {human(cost.input_bytes)}")
@@ -68,7 +67,7 @@ def text_lines(model: str, cost, per_node: bool = False, solution=None) -> List[
     return lines
 
 
-def solution_lines(s) -> List[str]:
+def solution_lines(s) -> list[str]:
     lines = [f"  solve {s.symbol} under {human(s.budget)}: memory = {s.memory}"]
     if s.range_top:
         lines.append(f"  {s.symbol} = {s.value} (the top of its range) fits: {human(s.at_value)}")
@@ -79,7 +78,7 @@ def solution_lines(s) -> List[str]:
 
 
 def as_json(model: str, cost, solution=None) -> str:
-    doc: Dict[str, object] = {
+    doc: dict[str, object] = {
         "model": model,
         "symbols": {k: list(v) for k, v in sorted(cost.ranges.items())},
         "parameter_bytes": _num(cost.param_bytes),

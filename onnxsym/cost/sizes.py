@@ -8,7 +8,7 @@ float6: 6). A string tensor has no size known from its shape (``None``).
 from __future__ import annotations
 
 import math
-from typing import Dict, Optional, Sequence
+from collections.abc import Sequence
 
 from onnx import TensorProto as T
 
@@ -16,7 +16,7 @@ from .. import dims
 from ..dims import Dim
 
 # Bits of one element of each onnx element type; STRING and UNDEFINED have none.
-BITS: Dict[int, int] = {
+BITS: dict[int, int] = {
     T.FLOAT: 32, T.UINT8: 8, T.INT8: 8, T.UINT16: 16, T.INT16: 16, T.INT32: 32, T.INT64: 64,
     T.BOOL: 8, T.FLOAT16: 16, T.DOUBLE: 64, T.UINT32: 32, T.UINT64: 64, T.COMPLEX64: 64,
     T.COMPLEX128: 128, T.BFLOAT16: 16, T.FLOAT8E4M3FN: 8, T.FLOAT8E4M3FNUZ: 8, T.FLOAT8E5M2: 8,
@@ -34,7 +34,7 @@ def numel(shape: Sequence[Dim]) -> Dim:
     return n
 
 
-def tensor_bytes(dtype: int, shape: Optional[Sequence[Dim]]) -> Optional[Dim]:
+def tensor_bytes(dtype: int, shape: Sequence[Dim] | None) -> Dim | None:
     """The bytes of a tensor of this element type and shape, or ``None`` when unknown."""
     bits = BITS.get(dtype)
     if bits is None or shape is None:

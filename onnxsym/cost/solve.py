@@ -11,8 +11,8 @@ first, which makes them polynomials (see ``_largest_fitting``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..dims import Dim
@@ -40,7 +40,7 @@ class Solution:
     value: int  # the largest value that fits
     memory: Dim  # memory as an expression in the symbol (the others bound)
     at_value: int  # bytes at the answer
-    at_next: Optional[int]  # bytes at the answer plus one (None at the top of the range)
+    at_next: int | None  # bytes at the answer plus one (None at the top of the range)
     budget: int
     range_top: bool  # the whole range fits: the answer is its upper end
 
@@ -50,10 +50,11 @@ def _substituted(memory: Dim, bind: Mapping[str, int]) -> Dim:
     return dims.substitute(memory, mapping)
 
 
-def _arguments(d: Dim) -> Tuple[Dim, List[Dim]]:
+def _arguments(d: Dim) -> tuple[Dim, list[Dim]]:
     """``d`` as ``rest + max(args)``, or ``(d, [])`` when it has no top-level max."""
-    from ..sympy_bridge import from_sympy, to_sympy
     import sympy
+
+    from ..sympy_bridge import from_sympy, to_sympy
     s = to_sympy(d)
     maxes = [a for a in sympy.Add.make_args(s) if isinstance(a, sympy.Max)]
     if len(maxes) != 1:
@@ -67,7 +68,7 @@ def _unsolvable(symbol: str, why: str) -> UserInputError:
     return UserInputError(f"symbol {symbol!r}: {why}", f"--solve {symbol}: {why}")
 
 
-def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tuple[int, int]],
+def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, tuple[int, int]],
                  bind: Mapping[str, int]) -> Solution:
     if symbol not in ranges:
         raise _unsolvable(symbol, f"not an unbound symbol of the model (those: {', '.join(sorted(ranges))})")
@@ -93,7 +94,7 @@ def solve_budget(memory: Dim, symbol: str, budget: int, ranges: Mapping[str, Tup
     return Solution(symbol, value, memory, at_value, at_next, budget, value == hi)
 
 
-def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, depth: int) -> Optional[int]:
+def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, depth: int) -> int | None:
     """The largest integer ``symbol`` in ``[lo, hi]`` with ``memory <= budget``, or ``None``.
 
     Floor divisions and modulos of the symbol by constants are taken apart exactly: with
@@ -137,10 +138,11 @@ def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, de
     return best
 
 
-def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> Optional[int]:
+def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> int | None:
     """The largest integer in ``[lo, hi]`` where ``memory <= budget``, a polynomial (or a
     sum with one top-level max) in ``symbol``, solved by sympy over the reals."""
     import sympy
+
     from ..sympy_bridge import to_sympy
 
     rest, args = _arguments(memory)
@@ -160,7 +162,7 @@ def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> 
     return _largest_integer(feasible)
 
 
-def _largest_integer(s) -> Optional[int]:
+def _largest_integer(s) -> int | None:
     import sympy
     if s.is_empty:
         return None

@@ -25,9 +25,9 @@ polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
 """
 
 from . import division as _division
-from . import structure
 from . import quasi as _quasi
 from . import ranges as _ranges
+from . import structure
 from .division import ceil_div, floordiv, mod
 from .env import DEFAULT as DEFAULT_ENV
 from .env import RangeEnv, current
@@ -72,8 +72,10 @@ from .. import _wire_dims  # noqa: E402
 _wire_dims(later)
 
 __all__ = [
-    "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym", "SymbolicDimError", "UndecidableError",
+    "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym",
+    "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub", "substitute", "sym", "symbol", "try_eq",
+    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub", "substitute", "sym",
+    "symbol", "try_eq",
     "try_le", "try_lt", "structure",
 ]

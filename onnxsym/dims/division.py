@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Dict, Optional
 
 from .env import bounded, current
 from .expr import (
@@ -28,8 +27,8 @@ from .ranges import range_of, try_lt
 def _split_by(terms: Terms, b: int):
     """Split ``sum c*t`` into ``b*Q + R``: the constant's remainder in ``[0, b)``,
     symbolic coefficients truncated toward zero (their remainders keep their sign)."""
-    q: Dict[Mono, int] = {}
-    r: Dict[Mono, int] = {}
+    q: dict[Mono, int] = {}
+    r: dict[Mono, int] = {}
     for m, c in terms:
         if m == ():
             qc = c // b
@@ -104,7 +103,7 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
     return _floordiv_atom(a, b)
 
 
-def _ratio(a: Expr, b: Expr) -> Optional[Fraction]:
+def _ratio(a: Expr, b: Expr) -> Fraction | None:
     """``p/q`` when ``a == (p/q)*b`` term by term (``32*n*(x + 1)`` over ``16*n*(x + 1)``)."""
     ta, tb = dict(a.terms), dict(b.terms)
     if ta.keys() != tb.keys():
@@ -113,7 +112,7 @@ def _ratio(a: Expr, b: Expr) -> Optional[Fraction]:
     return ratios.pop() if len(ratios) == 1 else None
 
 
-def _monomial_quotient(a: Expr, b: Expr) -> Optional[Dim]:
+def _monomial_quotient(a: Expr, b: Expr) -> Dim | None:
     """The monomial ``m`` with ``a == m*b`` (``32*n*(x - 1)`` over ``16*(x - 1)`` is ``2*n``)."""
     if len(a.terms) != len(b.terms) or len(b.terms) < 2:
         return None
@@ -128,7 +127,7 @@ def _monomial_quotient(a: Expr, b: Expr) -> Optional[Dim]:
     return None
 
 
-def _common_factor(a: Expr, b: Expr) -> Optional[Expr]:
+def _common_factor(a: Expr, b: Expr) -> Expr | None:
     """The monomial that divides every term of ``a`` and ``b`` when it is provably positive."""
     if len(b.terms) != 1:
         return None
@@ -175,7 +174,7 @@ def _floordiv_atom(n: Dim, d: Dim) -> Dim:
     return _atom_expr(_OpAtom("floordiv", (n, d)))
 
 
-def _exact_div(a: Expr, b: Expr) -> Optional[Dim]:
+def _exact_div(a: Expr, b: Expr) -> Dim | None:
     """``a / b`` when ``b`` is one monomial that divides every term of ``a``."""
     if len(b.terms) != 1:
         return None
@@ -183,7 +182,7 @@ def _exact_div(a: Expr, b: Expr) -> Optional[Dim]:
     if bm == ():
         return None
     bd = dict(bm)
-    out: Dict[Mono, int] = {}
+    out: dict[Mono, int] = {}
     for m, c in a.terms:
         if c % bc:
             return None

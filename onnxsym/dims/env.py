@@ -21,7 +21,7 @@ that declaring it later counts as a change.
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -37,13 +37,13 @@ class RangeEnv:
     __slots__ = ("ranges", "strict", "token", "add", "mul", "canon", "div", "lower", "same", "forms",
                  "others", "work", "over", "_entered")
 
-    def __init__(self, ranges: Optional[Dict[str, Tuple[int, int]]] = None, strict: bool = True):
-        self.ranges: Dict[str, Tuple[int, int]] = dict(ranges or {})
+    def __init__(self, ranges: dict[str, tuple[int, int]] | None = None, strict: bool = True):
+        self.ranges: dict[str, tuple[int, int]] = dict(ranges or {})
         # strict: a range may only narrow (an inference); else a new range replaces the old (library use)
         self.strict = strict
-        self._entered: List[Token] = []
+        self._entered: list[Token] = []
         # work spent by each bounded search (see spend); kept when the caches drop
-        self.work: Dict[str, int] = {}
+        self.work: dict[str, int] = {}
         self.over: set = set()  # the searches whose budget ran out
         self._drop_caches()
 
@@ -51,16 +51,16 @@ class RangeEnv:
         # Objects cache their range with the token of the environment it holds in: a new token
         # makes every such cached range stale at once.
         self.token = object()
-        self.add: Dict[tuple, Any] = {}
-        self.mul: Dict[tuple, Any] = {}
-        self.canon: Dict[tuple, Any] = {}  # terms -> the canonical dim (the representation's intern table)
-        self.div: Dict[tuple, Any] = {}
-        self.lower: Dict[tuple, int] = {}
-        self.same: Dict[tuple, bool] = {}
-        self.forms: Dict[tuple, Any] = {}
-        self.others: Dict[str, dict] = {}  # caches of modules built on the algebra, by name
+        self.add: dict[tuple, Any] = {}
+        self.mul: dict[tuple, Any] = {}
+        self.canon: dict[tuple, Any] = {}  # terms -> the canonical dim (the representation's intern table)
+        self.div: dict[tuple, Any] = {}
+        self.lower: dict[tuple, int] = {}
+        self.same: dict[tuple, bool] = {}
+        self.forms: dict[tuple, Any] = {}
+        self.others: dict[str, dict] = {}  # caches of modules built on the algebra, by name
 
-    def range(self, name: str) -> Tuple[int, int]:
+    def range(self, name: str) -> tuple[int, int]:
         """The range of the symbol ``name``."""
         r = self.ranges.get(name)
         if r is None:
@@ -87,7 +87,7 @@ class RangeEnv:
         olo, ohi = self.range(name)
         self.declare(name, max(lo, olo), min(hi, ohi))
 
-    def child(self, ranges: Dict[str, Tuple[int, int]]) -> "RangeEnv":
+    def child(self, ranges: dict[str, tuple[int, int]]) -> RangeEnv:
         """A new environment: these ranges in place of this one's, caches of its own. For asking
         what holds where a symbol's range is another (``with env.child({'seq': (2, 64)}):``).
         What is derived there holds where its ranges hold: a dim may leave a child whose ranges
@@ -119,7 +119,7 @@ class RangeEnv:
             c = self.others[name] = {}
         return c
 
-    def __enter__(self) -> "RangeEnv":
+    def __enter__(self) -> RangeEnv:
         self._entered.append(_current.set(self))
         return self
 

@@ -16,7 +16,8 @@ function in every other.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from collections.abc import Callable, Mapping
+from typing import Any, Union
 
 from .env import CACHE_LIMIT, INT64_MAX, current
 
@@ -48,11 +49,11 @@ class _Later:
 
         self.floordiv: Callable[[Dim, Dim], Dim] = missing
         self.mod: Callable[[Dim, Dim], Dim] = missing
-        self.try_lt: Callable[[Dim, Dim], Optional[bool]] = missing
-        self.try_le: Callable[[Dim, Dim], Optional[bool]] = missing
-        self.format: Callable[["Expr"], str] = lambda e: repr(e.terms)
-        self.normalize: Callable[["Terms"], Optional[Dim]] = lambda terms: None
-        self.to_sympy: Callable[["Expr"], Any] = missing  # onnxsym installs the sympy bridge's
+        self.try_lt: Callable[[Dim, Dim], bool | None] = missing
+        self.try_le: Callable[[Dim, Dim], bool | None] = missing
+        self.format: Callable[[Expr], str] = lambda e: repr(e.terms)
+        self.normalize: Callable[[Terms], Dim | None] = lambda terms: None
+        self.to_sympy: Callable[[Expr], Any] = missing  # onnxsym installs the sympy bridge's
 
 
 later = _Later()
@@ -66,11 +67,11 @@ class Atom:
 
     __slots__ = ("key", "_range", "_token", "__weakref__")
     key: tuple
-    _range: Tuple[int, int]  # the range in the environment whose token is _token
+    _range: tuple[int, int]  # the range in the environment whose token is _token
     _token: object
 
 
-_syms: "weakref.WeakValueDictionary[str, Sym]" = weakref.WeakValueDictionary()
+_syms: weakref.WeakValueDictionary[str, Sym] = weakref.WeakValueDictionary()
 
 
 class Sym(Atom):
@@ -80,7 +81,7 @@ class Sym(Atom):
     __slots__ = ("name",)
     name: str
 
-    def __new__(cls, name: str, lo: Optional[int] = None, hi: Optional[int] = None) -> "Sym":
+    def __new__(cls, name: str, lo: int | None = None, hi: int | None = None) -> Sym:
         s = _syms.get(name)
         if s is None:
             s = object.__new__(cls)
@@ -93,7 +94,7 @@ class Sym(Atom):
         return s
 
     @property
-    def range(self) -> Tuple[int, int]:
+    def range(self) -> tuple[int, int]:
         """``(lo, hi)`` in the current environment."""
         env = current()
         if self._token is env.token:
@@ -128,8 +129,8 @@ def _unpickled_sym(name: str, lo: int, hi: int) -> Sym:
 
 # The structural tables: one object per structure while it is alive, by a weak reference (a plain
 # dict of refs, swept of dead ones as it grows: a WeakValueDictionary runs Python code on the hot path).
-_op_atoms: Dict[tuple, "weakref.ref[_OpAtom]"] = {}
-_exprs: Dict[tuple, "weakref.ref[Expr]"] = {}
+_op_atoms: dict[tuple, weakref.ref[_OpAtom]] = {}
+_exprs: dict[tuple, weakref.ref[Expr]] = {}
 _sweep_at = {id(_op_atoms): 1 << 16, id(_exprs): 1 << 16}
 
 
@@ -150,7 +151,7 @@ class _OpAtom(Atom):
     periods: Any  # quasi.atom_periods' cache (structure only): False until known, then None or the periods
     _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
-    def __new__(cls, kind: str, args: tuple) -> "_OpAtom":
+    def __new__(cls, kind: str, args: tuple) -> _OpAtom:
         k = (kind, args)
         ref = _op_atoms.get(k)
         a = ref() if ref is not None else None
@@ -173,8 +174,8 @@ def _dim_key(d: Dim) -> tuple:
 
 # --------------------------------------------------------------------------- Expr
 
-Mono = Tuple[Tuple[Atom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
-Terms = Tuple[Tuple[Mono, int], ...]  # sorted (monomial, coefficient) pairs
+Mono = tuple[tuple[Atom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
+Terms = tuple[tuple[Mono, int], ...]  # sorted (monomial, coefficient) pairs
 
 
 def _mono_key(m: Mono) -> tuple:
@@ -185,13 +186,13 @@ class Expr:
     """A symbolic dim in canonical form. Build with :func:`sym` and arithmetic."""
 
     __slots__ = ("terms", "key", "_range", "_token", "_text", "__weakref__")
-    terms: "Terms"
+    terms: Terms
     key: tuple
-    _range: Tuple[int, int]  # the range in the environment whose token is _token
+    _range: tuple[int, int]  # the range in the environment whose token is _token
     _token: object
-    _text: Optional[str]
+    _text: str | None
 
-    def __new__(cls, terms: Terms) -> "Expr":
+    def __new__(cls, terms: Terms) -> Expr:
         canon = current().canon
         e = canon.get(terms)
         if e is None:
@@ -306,7 +307,7 @@ def _structure(terms: Terms) -> Expr:
     return e
 
 
-def _decided(answer: Optional[bool], a, op: str, b) -> bool:
+def _decided(answer: bool | None, a, op: str, b) -> bool:
     if answer is None:
         raise UndecidableError(f"cannot decide {a} {op} {b}")
     return answer
@@ -335,7 +336,7 @@ def _atom_expr(atom: Atom) -> Expr:
     return Expr(((((atom, 1),), 1),))
 
 
-def _from_dict(d: Dict[Mono, int]) -> Dim:
+def _from_dict(d: dict[Mono, int]) -> Dim:
     items = [(m, c) for m, c in d.items() if c != 0]
     if not items:
         return 0
@@ -421,7 +422,7 @@ def mul(a: Dim, b: Dim) -> Dim:
         if isinstance(b, int):
             r = Expr(tuple((m, c * b) for m, c in a.terms))
         else:
-            d: Dict[Mono, int] = {}
+            d: dict[Mono, int] = {}
             for m1, c1 in a.terms:
                 for m2, c2 in b.terms:
                     m = _mono_mul(m1, m2)
@@ -497,7 +498,7 @@ def _eval_atom(atom: Atom, bindings) -> int:
 
 
 
-def as_sym(d: Dim) -> Optional[Sym]:
+def as_sym(d: Dim) -> Sym | None:
     """The symbol ``d`` is, if ``d`` is a bare symbol."""
     if isinstance(d, Expr) and len(d.terms) == 1 and d.terms[0][1] == 1:
         m = d.terms[0][0]

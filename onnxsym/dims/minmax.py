@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .expr import Dim, Expr, _atom_expr, _check, _dim_key, _OpAtom
 from .ranges import try_le

@@ -20,7 +20,6 @@ import functools
 import itertools
 import math
 from fractions import Fraction
-from typing import Dict, List, Optional, Tuple
 
 from .env import bounded, current
 from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
@@ -39,10 +38,10 @@ MAX_POINTS = 4096
 FORM_SEARCH = "quasi-affine forms"
 CANDIDATES_BUDGET = 400_000
 
-Periods = Dict[Sym, int]
+Periods = dict[Sym, int]
 
 
-def atom_periods(atom: Atom) -> Optional[Periods]:
+def atom_periods(atom: Atom) -> Periods | None:
     """Per symbol, a period of ``atom`` (``None`` unless it is quasi-affine)."""
     if isinstance(atom, Sym):
         return {atom: 1}
@@ -59,7 +58,7 @@ def atom_periods(atom: Atom) -> Optional[Periods]:
     return p
 
 
-def periods(d: Dim) -> Optional[Periods]:
+def periods(d: Dim) -> Periods | None:
     """Per symbol, a period of ``d`` when ``d`` is quasi-affine, else ``None``."""
     if isinstance(d, int):
         return {}
@@ -77,7 +76,7 @@ def periods(d: Dim) -> Optional[Periods]:
     return out
 
 
-def _solo(atom: Atom) -> Optional[Sym]:
+def _solo(atom: Atom) -> Sym | None:
     """The one symbol of a quasi-affine floor division over a single symbol."""
     if not isinstance(atom, _OpAtom) or atom.kind != "floordiv":
         return None
@@ -100,7 +99,7 @@ def normalized_division(n: Dim, d: int) -> bool:
 # --------------------------------------------------------------------------- deciding zero
 
 
-def identically_zero(d: Dim) -> Optional[bool]:
+def identically_zero(d: Dim) -> bool | None:
     """Whether a quasi-affine ``d`` is 0 for every value of its symbols in their ranges;
     ``None`` when ``d`` is not quasi-affine or the box to check is too large."""
     p = periods(d)
@@ -124,8 +123,8 @@ def identically_zero(d: Dim) -> Optional[bool]:
 # --------------------------------------------------------------------------- one form per function
 
 # (divisor, multiplier u, offset j, coefficient m): m*((u*s + j)//d), 0 < u < d, gcd(u, d) == 1, 0 <= j < d
-Division = Tuple[int, int, int, int]
-Form = Tuple[int, Tuple[Division, ...]]  # (k, divisions): k*s + sum of the divisions
+Division = tuple[int, int, int, int]
+Form = tuple[int, tuple[Division, ...]]  # (k, divisions): k*s + sum of the divisions
 
 
 def _steps(d: int, u: int, j: int, period: int) -> int:
@@ -139,14 +138,14 @@ def _cost(form: Form) -> tuple:
             tuple(sorted(divs)))
 
 
-Basis = List[Tuple[Tuple[int, int, int], int]]  # ((d, u, j), step mask)
+Basis = list[tuple[tuple[int, int, int], int]]  # ((d, u, j), step mask)
 
 
-def _fit(levels: Dict[int, int], full: int, basis: Basis) -> Optional[Form]:
+def _fit(levels: dict[int, int], full: int, basis: Basis) -> Form | None:
     """``k`` and the coefficients ``m`` with ``steps == k + sum(m * basis steps)``, when they exist and
     are unique; ``levels`` maps each step value to the mask of the ``t`` where it occurs."""
     n = len(basis)
-    values: Dict[Tuple[int, ...], int] = {}
+    values: dict[tuple[int, ...], int] = {}
     for pattern in itertools.product((0, 1), repeat=n):
         cell = full
         for bit, (_, mask) in zip(pattern, basis):
@@ -163,7 +162,7 @@ def _fit(levels: Dict[int, int], full: int, basis: Basis) -> Optional[Form]:
     return k, tuple((d, u, j, m) for ((d, u, j), _), m in zip(basis, ms))
 
 
-def _solve(rows: List[Tuple[int, ...]], rhs: List[int]) -> Optional[List[int]]:
+def _solve(rows: list[tuple[int, ...]], rhs: list[int]) -> list[int] | None:
     """The one integer solution of ``rows @ x == rhs``, if there is exactly one."""
     n = len(rows[0])
     a = [[Fraction(x) for x in row] + [Fraction(v)] for row, v in zip(rows, rhs)]
@@ -184,12 +183,12 @@ def _solve(rows: List[Tuple[int, ...]], rhs: List[int]) -> Optional[List[int]]:
     return [int(x) for x in out] if all(x.denominator == 1 for x in out) else None
 
 
-def _form(steps: Tuple[int, ...]) -> Optional[Form]:
+def _form(steps: tuple[int, ...]) -> Form | None:
     """The form of least cost whose steps (differences) are ``steps``, one period of them, among
     those with up to three divisions, else their counting form; None when the search would pass
     its budget (CANDIDATES_BUDGET)."""
     period = len(steps)
-    levels: Dict[int, int] = {}
+    levels: dict[int, int] = {}
     for t, v in enumerate(steps):
         levels[v] = levels.get(v, 0) | 1 << t
     if len(levels) == 1:
@@ -219,8 +218,8 @@ def _form(steps: Tuple[int, ...]) -> Optional[Form]:
     return _counting_form(steps)
 
 
-@functools.lru_cache(maxsize=None)
-def _pools(period: int) -> Tuple[Tuple, Tuple, Dict[int, Tuple]]:
+@functools.cache
+def _pools(period: int) -> tuple[tuple, tuple, dict[int, tuple]]:
     """The divisions ``(u*s + j)//d`` a search over ``period`` draws from, each with its step
     mask: the plain ones (u == 1), the general ones (u > 1), and by step mask all those whose
     divisor is the period (one division alone must have it). A function of the period only
@@ -229,14 +228,14 @@ def _pools(period: int) -> Tuple[Tuple, Tuple, Dict[int, Tuple]]:
     plain = tuple(((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d))
     general = tuple(((d, u, j), _steps(d, u, j, period)) for d in divisors for u in range(2, d)
                     if math.gcd(u, d) == 1 for j in range(d))
-    by_mask: Dict[int, Tuple] = {}
+    by_mask: dict[int, tuple] = {}
     for c in plain + general:
         if c[0][0] == period:
             by_mask[c[1]] = by_mask.get(c[1], ()) + (c,)
     return plain, general, by_mask
 
 
-def _counting_form(steps: Tuple[int, ...]) -> Form:
+def _counting_form(steps: tuple[int, ...]) -> Form:
     """The form made of the steps themselves, for a function no small search fits: with
     ``P = len(steps)``, ``(s + P-1-t)//P`` counts the ``i`` in ``[0, s)`` with ``i % P == t``, so
     ``f(s) - f(0) == sum(steps[t] * (s + P-1-t)//P)``; those counts add up to ``s``, so the most
@@ -254,7 +253,7 @@ def _lcm(ns) -> int:
     return out
 
 
-def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Optional[Tuple[Form, int]]:
+def _solo_form(s: Sym, k: int, items: tuple[tuple[_OpAtom, int], ...]) -> tuple[Form, int] | None:
     """The canonical form of ``k*s + sum(c*atom)`` and its value at ``s = 0``."""
     key = (s, k, items)
     cache = current().forms
@@ -283,15 +282,15 @@ def _solo_form(s: Sym, k: int, items: Tuple[Tuple[_OpAtom, int], ...]) -> Option
 
 
 def _division(s: Sym, d: int, u: int, j: int) -> _OpAtom:
-    num: Dict[Mono, int] = {((s, 1),): u}
+    num: dict[Mono, int] = {((s, 1),): u}
     if j:
         num[()] = j
     return _OpAtom("floordiv", (_from_dict(num), d))
 
 
-def _pair_max_min(terms: Terms, out: Dict[Mono, int]) -> bool:
+def _pair_max_min(terms: Terms, out: dict[Mono, int]) -> bool:
     """``max(p, q) + min(p, q) == p + q``: the common part of their coefficients becomes ``p + q``."""
-    found: Dict[tuple, Dict[str, Tuple[Mono, int]]] = {}
+    found: dict[tuple, dict[str, tuple[Mono, int]]] = {}
     for m, c in terms:
         if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind in ("max", "min") \
                 and len(m[0][0].args) == 2:
@@ -313,9 +312,9 @@ def _pair_max_min(terms: Terms, out: Dict[Mono, int]) -> bool:
     return changed
 
 
-def normalize(terms: Terms) -> Optional[Dim]:
+def normalize(terms: Terms) -> Dim | None:
     """The canonical dim of ``terms`` when it differs from them, else ``None``."""
-    groups: Dict[Sym, List[Tuple[_OpAtom, int]]] = {}
+    groups: dict[Sym, list[tuple[_OpAtom, int]]] = {}
     minmax = False
     for m, c in terms:
         if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom):
@@ -327,7 +326,7 @@ def normalize(terms: Terms) -> Optional[Dim]:
                 minmax = True
     if not groups and not minmax:
         return None
-    out: Dict[Mono, int] = dict(terms)
+    out: dict[Mono, int] = dict(terms)
     changed = minmax and _pair_max_min(terms, out)
     for s, items in groups.items():
         lin: Mono = ((s, 1),)
@@ -337,7 +336,7 @@ def normalize(terms: Terms) -> Optional[Dim]:
         if found is None:
             continue
         (k2, divs), at0 = found
-        new: Dict[Mono, int] = {lin: k2} if k2 else {}
+        new: dict[Mono, int] = {lin: k2} if k2 else {}
         for d, u, j, coeff in divs:
             new[((_division(s, d, u, j), 1),)] = coeff
         old = {lin: k} if k else {}

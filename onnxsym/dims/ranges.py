@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
-
 from .env import bounded, current
 from .expr import (
     INT64_MAX,
     Atom,
     Dim,
     Expr,
+    Sym,
     Terms,
     _atom_expr,
-    Sym,
     _from_dict,
     _OpAtom,
     add,
@@ -23,12 +21,12 @@ from .expr import (
 from .quasi import identically_zero
 
 
-def _imul(a: Tuple[int, int], b: Tuple[int, int]) -> Tuple[int, int]:
+def _imul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
     return min(p), max(p)
 
 
-def _poly_range(terms: Terms, token: object) -> Tuple[int, int]:
+def _poly_range(terms: Terms, token: object) -> tuple[int, int]:
     lo = hi = 0
     for m, c in terms:
         r = (1, 1)
@@ -42,7 +40,7 @@ def _poly_range(terms: Terms, token: object) -> Tuple[int, int]:
     return lo, hi
 
 
-def _op_range(kind: str, args: tuple) -> Tuple[int, int]:
+def _op_range(kind: str, args: tuple) -> tuple[int, int]:
     rs = [range_of(x) for x in args]
     if kind == "max":
         return max(r[0] for r in rs), max(r[1] for r in rs)
@@ -62,7 +60,7 @@ def _op_range(kind: str, args: tuple) -> Tuple[int, int]:
     return -max(abs(dlo), abs(dhi)), max(abs(dlo), abs(dhi))
 
 
-def _atom_range(atom: Atom) -> Tuple[int, int]:
+def _atom_range(atom: Atom) -> tuple[int, int]:
     """The atom's range in the current environment (cached on it with the environment's token)."""
     env = current()
     token = env.token  # the ranges the answer is derived under
@@ -78,7 +76,7 @@ def _atom_range(atom: Atom) -> Tuple[int, int]:
     return r
 
 
-def range_of(d: Dim) -> Tuple[int, int]:
+def range_of(d: Dim) -> tuple[int, int]:
     """An inclusive interval ``[lo, hi]`` that contains every value of ``d`` (in the current
     environment's ranges)."""
     if isinstance(d, int):
@@ -110,7 +108,7 @@ def _divides_by_constant(m) -> bool:
         and isinstance(m[0][0].args[1], int)
 
 
-def try_le(a: Dim, b: Dim) -> Optional[bool]:
+def try_le(a: Dim, b: Dim) -> bool | None:
     """``a <= b`` if the ranges prove or refute it, else ``None``."""
     d = sub(b, a)
     lo, hi = range_of(d)
@@ -132,7 +130,7 @@ def try_le(a: Dim, b: Dim) -> Optional[bool]:
 # the real corpus (models/) builds is 67.
 LOWER_BOUND_WORK = 1000
 # the work left to the outermost call in progress (empty: none); inference runs on one thread
-_work: List[int] = []
+_work: list[int] = []
 
 
 def lower_bound(d: Dim, depth: int = 3) -> int:
@@ -209,8 +207,8 @@ def _monotone_lower_bound(d: Dim, depth: int) -> int:
     assert not isinstance(d, int)
     best = _poly_range(d.terms, current().token)[0]
     for x in {a for m, _ in d.terms for a, _ in m}:
-        p: Dict = {}
-        q: Dict = {}
+        p: dict = {}
+        q: dict = {}
         for m, c in d.terms:
             exps = [e for a, e in m if a == x]
             if exps and exps[0] > 1:
@@ -223,12 +221,12 @@ def _monotone_lower_bound(d: Dim, depth: int) -> int:
     return best
 
 
-def try_lt(a: Dim, b: Dim) -> Optional[bool]:
+def try_lt(a: Dim, b: Dim) -> bool | None:
     """``a < b`` if the ranges prove or refute it, else ``None``."""
     return try_le(add(a, 1), b)
 
 
-def try_eq(a: Dim, b: Dim) -> Optional[bool]:
+def try_eq(a: Dim, b: Dim) -> bool | None:
     """``True`` if provably equal, ``False`` if provably different, else ``None``."""
     if a is b or (isinstance(a, int) and isinstance(b, int) and a == b):
         return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from .division import floordiv, mod
 from .expr import Atom, Dim, Sym, _atom_expr, _OpAtom, add, expr_of, free_symbols, mul

@@ -9,17 +9,18 @@ Nothing outside ``onnxsym.dims`` needs the representation behind this.
 from __future__ import annotations
 
 import math
-from typing import Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
+from collections.abc import Sequence
+from typing import Generic, TypeVar
 
 from .division import _exact_div, floordiv
 from .expr import Dim, Expr, Mono, Sym, _atom_expr, _from_dict, _OpAtom, mul
 from .ranges import range_of
 
-Factor = Tuple[Dim, int]  # (a dim that is one atom, its exponent)
-Term = Tuple[int, Tuple[Factor, ...]]  # (coefficient, factors); no factors: the constant
+Factor = tuple[Dim, int]  # (a dim that is one atom, its exponent)
+Term = tuple[int, tuple[Factor, ...]]  # (coefficient, factors); no factors: the constant
 
 
-def terms(d: Dim) -> Tuple[Term, ...]:
+def terms(d: Dim) -> tuple[Term, ...]:
     """``d`` as a sum of terms, in canonical order (the constant, if any, first)."""
     if isinstance(d, int):
         return ((d, ()),) if d else ()
@@ -42,7 +43,7 @@ def total(ds: Sequence[Dim]) -> Dim:
     """The sum of ``ds``, canonicalized once as a whole (``add`` step by step canonicalizes each
     partial sum, which may take a form the whole does not: rebuilding a dim from its terms
     with ``total`` gives that dim)."""
-    out: Dict[Mono, int] = {}
+    out: dict[Mono, int] = {}
     for d in ds:
         for m, c in (d.terms if isinstance(d, Expr) else (((), d),)):
             out[m] = out.get(m, 0) + c
@@ -57,7 +58,7 @@ def _atom(d: Dim):
     return None
 
 
-def operation(d: Dim) -> Optional[Tuple[str, Tuple[Dim, ...]]]:
+def operation(d: Dim) -> tuple[str, tuple[Dim, ...]] | None:
     """``(kind, args)`` when ``d`` is one operation: ``("floordiv", (n, d))``, ``("max", args)`` or
     ``("min", args)``; else ``None`` (a symbol, a sum, a product, a number)."""
     a = _atom(d)
@@ -110,7 +111,7 @@ def common_factor(d: Dim) -> Dim:
     return _from_dict({mono: g})
 
 
-def exact_quotient(a: Dim, b: Dim) -> Optional[Dim]:
+def exact_quotient(a: Dim, b: Dim) -> Dim | None:
     """``a / b`` when it is an integer multiple of ``b`` or ``b`` is one term that divides every term
     of ``a``; else ``None``."""
     if isinstance(b, int):
@@ -174,14 +175,14 @@ class Visitor(Generic[T]):
     def floordiv(self, n: Dim, d: Dim) -> T:
         raise NotImplementedError
 
-    def max(self, args: Tuple[Dim, ...]) -> T:
+    def max(self, args: tuple[Dim, ...]) -> T:
         raise NotImplementedError
 
-    def min(self, args: Tuple[Dim, ...]) -> T:
+    def min(self, args: tuple[Dim, ...]) -> T:
         raise NotImplementedError
 
-    def term(self, coefficient: int, factors: List[Tuple[T, int]]) -> T:
+    def term(self, coefficient: int, factors: list[tuple[T, int]]) -> T:
         raise NotImplementedError
 
-    def sum(self, parts: List[T]) -> T:
+    def sum(self, parts: list[T]) -> T:
         raise NotImplementedError

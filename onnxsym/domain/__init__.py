@@ -13,8 +13,8 @@ that may not run holds only under that subgraph's guards (``when``; see :mod:`.g
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Mapping, Optional, Tuple
 
 from .. import dims
 from ..constraints import Guard
@@ -48,14 +48,14 @@ class Condition:
 
     kind: str
     text: str
-    symbols: Tuple[str, ...]
-    sources: Tuple[Source, ...]
+    symbols: tuple[str, ...]
+    sources: tuple[Source, ...]
     assumed: str = ""  # empty: a node needs it; else why onnxsym assumes it
-    form: Optional[Form] = field(default=None, compare=False)
+    form: Form | None = field(default=None, compare=False)
     # equal: symbol == definition
     definition: Dim = field(default=0, compare=False)
     # it holds only where these guards do (a subgraph that may not run); empty: always
-    when: Tuple[Guard, ...] = ()
+    when: tuple[Guard, ...] = ()
 
     def holds(self, bindings: Mapping[str, int]) -> bool:
         """Whether the condition itself holds at ``bindings`` (whatever its guards)."""
@@ -69,7 +69,7 @@ class Condition:
         head = guarded.prefix(self.when) + ("assumed " if self.assumed else "") + self.text
         return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
 
-    def to_json(self) -> Dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {"kind": self.kind, "condition": self.text, "symbols": list(self.symbols),
                 "assumed": self.assumed or None,
                 "when": [{"condition": g.text, "node": g.node, "op_type": g.op_type, "holds": g.value}
@@ -81,27 +81,27 @@ class Condition:
 class Domain:
     """The conditions of one model, over its input symbols, and the ranges they give."""
 
-    symbols: Tuple[str, ...]
-    conditions: Tuple[Condition, ...]
-    ranges: Dict[str, Tuple[int, int]]
+    symbols: tuple[str, ...]
+    conditions: tuple[Condition, ...]
+    ranges: dict[str, tuple[int, int]]
 
-    def violated(self, bindings: Mapping[str, int]) -> Optional[Condition]:
+    def violated(self, bindings: Mapping[str, int]) -> Condition | None:
         """The first condition that ``bindings`` (every input symbol) breaks, or None. A
         guarded one breaks only where no choice of the data lets the model run."""
         bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
         return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
 
-    def lines(self) -> List[str]:
+    def lines(self) -> list[str]:
         out = [c.describe() for c in self.conditions]
         out.append("ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in self.ranges.items()))
         return out
 
-    def to_json(self) -> Dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {"symbols": list(self.symbols), "ranges": {n: list(r) for n, r in self.ranges.items()},
                 "conditions": [c.to_json() for c in self.conditions]}
 
 
-def input_symbols(result) -> List[str]:
+def input_symbols(result) -> list[str]:
     """The graph-input symbols (neither fresh nor declared on a produced value), in order."""
     origin = result.symbols.origin
     return [n for n in result.symbols.symbols
@@ -115,7 +115,7 @@ def compute(result) -> Domain:
     derived = result.derived_symbols()  # eliminated symbols (a narrowed one keeps its name)
     roots = [n for n in names if n not in derived]
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
-    merged: Dict[tuple, dict] = {}
+    merged: dict[tuple, dict] = {}
     for raw in raw_conditions(result):
         if raw.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
             with result.env.child({n: (lo, hi) for n, lo, hi in raw.before}):
@@ -180,7 +180,7 @@ def _condition(key, m) -> tuple:
 
 def _merge_residues(merged) -> None:
     """The divisibility conditions on one symbol as one: the residues all allow, every source."""
-    by_symbol: Dict[tuple, list] = {}
+    by_symbol: dict[tuple, list] = {}
     for key, m in merged.items():
         if key[0] == "divisible":  # (under the same guards)
             by_symbol.setdefault((m["form"].symbol, key[2]), []).append(key)
@@ -199,11 +199,11 @@ def _merge_residues(merged) -> None:
                                              "assumed": "" if any(not m["assumed"] for m in ms) else first["assumed"]}
 
 
-def _tightest(conditions: List[tuple], base: Dict[str, Tuple[int, int]]) -> List[tuple]:
+def _tightest(conditions: list[tuple], base: dict[str, tuple[int, int]]) -> list[tuple]:
     """Range conditions without those another one on the same symbol implies
     (``seq <= 64`` beside ``seq <= 16``): the model fails at the tighter one first."""
-    his: Dict[tuple, int] = {}  # (symbol, guards) -> the tightest bound
-    los: Dict[tuple, int] = {}
+    his: dict[tuple, int] = {}  # (symbol, guards) -> the tightest bound
+    los: dict[tuple, int] = {}
     for c, _ in conditions:
         if c.kind == "range":
             f, k = c.form, (c.form.symbol, c.when)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterator, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING
 
 from .. import dims
 from ..dims import Dim
@@ -24,8 +25,8 @@ class Cut:
     """``condition`` fails at ``point`` inside the box (``proven`` False: no size was
     found where it fails, but onnxsym cannot prove it holds on the whole box)."""
 
-    condition: "Condition"
-    point: Dict[str, int]
+    condition: Condition
+    point: dict[str, int]
     proven: bool = True
 
     def describe(self) -> str:
@@ -34,10 +35,11 @@ class Cut:
         how = f"fails at {at}" if self.proven else f"not proven for the whole box (tried {at})"
         if self.proven and any(g.relation is None for g in c.when):
             how += " (and no choice of the data inputs runs every condition there)"
-        return f"{guarded.prefix(c.when)}{c.text} from {c.sources[0]}{' (assumed: ' + c.assumed + ')' if c.assumed else ''}: {how}"
+        assumed = f" (assumed: {c.assumed})" if c.assumed else ""
+        return f"{guarded.prefix(c.when)}{c.text} from {c.sources[0]}{assumed}: {how}"
 
 
-def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cut]:
+def check_box(domain, result, box: Mapping[str, tuple[int, int]]) -> Cut | None:
     """The first condition of ``domain`` that the ``box`` (symbol -> (lo, hi)) leaves, or None."""
     fixed_cut = _constant(domain, result, box)
     if fixed_cut is not None:
@@ -56,7 +58,7 @@ def check_box(domain, result, box: Mapping[str, Tuple[int, int]]) -> Optional[Cu
     return None if found is None else Cut(*found)
 
 
-def _constant(domain, result, box) -> Optional[Cut]:
+def _constant(domain, result, box) -> Cut | None:
     """The equality that fixes a required symbol to one size (a Squeeze of its axis: ``n == 1``),
     when the box holds another."""
     derived = result.derived_symbols()
@@ -69,8 +71,8 @@ def _constant(domain, result, box) -> Optional[Cut]:
     return None
 
 
-def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
-    out: Dict[str, Tuple[int, int]] = {}
+def _on_roots(domain, result, box) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
     derived = result.derived_symbols()
     for name, (lo, hi) in box.items():
         if lo > hi:
@@ -93,7 +95,7 @@ def _on_roots(domain, result, box) -> Dict[str, Tuple[int, int]]:
     return out
 
 
-def _cuts(c, domain, box) -> Optional[Cut]:
+def _cuts(c, domain, box) -> Cut | None:
     f = c.form
     if c.kind == "range":
         lo, hi = box[f.symbol]
@@ -142,7 +144,7 @@ def _proven(f, box, fixed) -> bool:
 MAX_POINTS = 20000
 
 
-def _guarded_cut(domain, box: Mapping[str, Tuple[int, int]], fixed: Mapping[str, int]):
+def _guarded_cut(domain, box: Mapping[str, tuple[int, int]], fixed: Mapping[str, int]):
     """The first guarded condition that leaves some size of ``box`` outside the domain whatever
     the data choose, with that size, as ``(condition, point, proven)``; None when every size
     of the box is in. Exact where every guarded condition and guard is a range or residue
@@ -168,7 +170,7 @@ def _guarded_cut(domain, box: Mapping[str, Tuple[int, int]], fixed: Mapping[str,
     if total > MAX_POINTS:
         axes = [sorted({box[n][0], box[n][1]}) for n in names]
         exact = False
-    point: Dict[str, int] = {}
+    point: dict[str, int] = {}
     for corner in itertools.product(*axes):
         point = {**fixed, **dict(zip(names, corner))}
         _, bad = choose(guarded, point)
@@ -197,7 +199,7 @@ def _implied(c, guarded, box, fixed) -> bool:
         return False
 
 
-def _as_raw(rel: Tuple[str, Dim, Dim]):
+def _as_raw(rel: tuple[str, Dim, Dim]):
     op, a, b = rel
     if op == "<":
         return "<=", dims.add(a, 1), b
@@ -208,7 +210,7 @@ def _as_raw(rel: Tuple[str, Dim, Dim]):
     return op, a, b
 
 
-def _breakpoints(span: Tuple[int, int], forms) -> Iterator[int]:
+def _breakpoints(span: tuple[int, int], forms) -> Iterator[int]:
     lo, hi = span
     starts = {lo}
     for f in forms:

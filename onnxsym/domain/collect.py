@@ -12,9 +12,9 @@ Tile repeats.
 from __future__ import annotations
 
 from collections import ChainMap
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import onnx
 
@@ -41,9 +41,9 @@ class Raw:
     reason: str
     order: int
     assumed: str = ""
-    alts: Tuple[Tuple[Dim, Dim], ...] = ()
-    before: Tuple[Tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
-    when: Tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
+    alts: tuple[tuple[Dim, Dim], ...] = ()
+    before: tuple[tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
+    when: tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
 
 # Ops that broadcast all their inputs (numpy rules).
 BROADCASTING = frozenset({
@@ -52,7 +52,7 @@ BROADCASTING = frozenset({
     "BitwiseXor", "PRelu"})
 
 
-def raw_conditions(result) -> List[Raw]:
+def raw_conditions(result) -> list[Raw]:
     """Every raw condition of ``result``, in node order (recorded ones before a node's own)."""
     graph = result.model.graph
     order = {node_label(n, i): i for i, n in enumerate(graph.node)}
@@ -68,8 +68,8 @@ def raw_conditions(result) -> List[Raw]:
 
 # ------------------------------------------------------------------ recorded constraints
 
-def _recorded(result, order: Dict[str, int], resolve, unnarrowed) -> Iterator[Raw]:
-    reshape_ok: Dict[str, bool] = {}
+def _recorded(result, order: dict[str, int], resolve, unnarrowed) -> Iterator[Raw]:
+    reshape_ok: dict[str, bool] = {}
     for c in result.constraints:
         if c.kind == "user":
             continue  # the user's own knowledge, not the model's needs
@@ -144,9 +144,9 @@ def _product(ds) -> Dim:
     return out
 
 
-def _groups(ds: Sequence[Dim]) -> List[frozenset]:
+def _groups(ds: Sequence[Dim]) -> list[frozenset]:
     """The symbols of ``ds`` in classes that share a dim."""
-    groups: List[frozenset] = []
+    groups: list[frozenset] = []
     for d in ds:
         s = dims.free_symbols(d)
         joined = [g for g in groups if g & s]
@@ -157,7 +157,7 @@ def _groups(ds: Sequence[Dim]) -> List[frozenset]:
     return sorted(groups, key=lambda g: sorted(x.name for x in g))
 
 
-def _ratio(a: Dim, b: Dim, group: frozenset) -> Optional[Fraction]:
+def _ratio(a: Dim, b: Dim, group: frozenset) -> Fraction | None:
     """``k`` with ``a == k*b`` for every value of the group's symbols, or None."""
     point = {s: max(s.lo, 1) for s in group}
     bv = dims.evaluate(b, point)
@@ -186,7 +186,7 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
                           when=tuple(_resolved(g, resolve) for g in when))
 
 
-def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Optional[Elements] = None) -> Iterator[Raw]:
+def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None) -> Iterator[Raw]:
     if values is None:
         values, elements = result.values, Elements(result)
     for i, n in enumerate(graph.node):
@@ -216,7 +216,7 @@ def _is_one(d: Dim) -> bool:
     return isinstance(d, int) and d == 1
 
 
-def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[Tuple[int, Dim, Dim]]:
+def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
     """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
     leaving out pairs of dims both provably not 1: inference recorded those."""
     for axis, col in enumerate(cols):

@@ -9,8 +9,6 @@ shift elements; anything else has no bound (``None``), and no condition is made.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 import onnx
 from onnx import numpy_helper
 
@@ -19,7 +17,7 @@ from ..dims import Dim
 from ..intops import INT_TYPES
 from ..values import Tensor
 
-Bounds = Optional[Tuple[Dim, Dim]]
+Bounds = tuple[Dim, Dim] | None
 
 # Ops whose output elements are some of input 0's elements.
 _KEEPS = {"Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand", "Tile", "Transpose", "Slice",
@@ -32,20 +30,20 @@ class Elements:
     def __init__(self, result):
         self.values = result.values
         self._graph = result.model.graph
-        self._producer: Optional[Dict[str, onnx.NodeProto]] = None
-        self._initializers: Optional[Dict[str, onnx.TensorProto]] = None
-        self._memo: Dict[str, Bounds] = {}
+        self._producer: dict[str, onnx.NodeProto] | None = None
+        self._initializers: dict[str, onnx.TensorProto] | None = None
+        self._memo: dict[str, Bounds] = {}
 
     # Both maps are built on the first bound that needs them: reading every node of
     # a large graph costs more than most domains' whole work.
     @property
-    def producer(self) -> Dict[str, onnx.NodeProto]:
+    def producer(self) -> dict[str, onnx.NodeProto]:
         if self._producer is None:
             self._producer = {o: n for n in self._graph.node for o in n.output if o}
         return self._producer
 
     @property
-    def initializers(self) -> Dict[str, onnx.TensorProto]:
+    def initializers(self) -> dict[str, onnx.TensorProto]:
         if self._initializers is None:
             self._initializers = {t.name: t for t in self._graph.initializer}
         return self._initializers
@@ -103,7 +101,7 @@ class Elements:
         last = dims.add(start, dims.mul(delta, dims.sub(count, 1)))
         return (start, last) if delta > 0 else (last, start)
 
-    def _scalar(self, name: str) -> Optional[Dim]:
+    def _scalar(self, name: str) -> Dim | None:
         v = self.values.get(name)
         if isinstance(v, Tensor) and v.value is not None and len(v.value) == 1 and not isinstance(v.value[0], float):
             return v.value[0]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from .. import dims
 from ..dims import Dim, Sym
@@ -45,11 +45,11 @@ class Form:
     lo: int = 0
     hi: int = 0
     modulus: int = 0
-    residues: Tuple[int, ...] = ()
+    residues: tuple[int, ...] = ()
     rel: str = ""
     lhs: Dim = 0
     rhs: Dim = 0
-    alts: Tuple[Tuple[Dim, Dim], ...] = ()
+    alts: tuple[tuple[Dim, Dim], ...] = ()
 
     def holds(self, bindings) -> bool:
         if self.kind == "range":
@@ -63,7 +63,7 @@ class Form:
             return lhs != rhs
         return lhs <= rhs if self.rel == "<=" else lhs == rhs
 
-    def text(self, default: Tuple[int, int] = (1, dims.INT64_MAX)) -> str:
+    def text(self, default: tuple[int, int] = (1, dims.INT64_MAX)) -> str:
         """How a person reads it; ``default`` is the symbol's own range (bounds it already has are left out)."""
         if self.kind == "range":
             if self.lo == self.hi:
@@ -91,7 +91,7 @@ class Form:
                    for d in sides for m, _ in st.monomials(d))
 
     @property
-    def symbols(self) -> Tuple[str, ...]:
+    def symbols(self) -> tuple[str, ...]:
         if self.kind != "other":
             return (self.symbol,)
         found = set()
@@ -100,7 +100,7 @@ class Form:
         return tuple(sorted(found))
 
 
-def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[Tuple[Dim, Dim]] = ()) -> List[Form]:
+def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[tuple[Dim, Dim]] = ()) -> list[Form]:
     """``lhs rel rhs`` (or, for rel ``or``, any of ``alts``) as forms; [] when it always holds."""
     if rel == "or":
         return _disjunction(list(alts))
@@ -114,13 +114,13 @@ def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[Tuple[Dim, Dim]] = ())
     return _equal(lhs, rhs)
 
 
-def _other(rel, lhs, rhs, alts=()) -> List[Form]:
+def _other(rel, lhs, rhs, alts=()) -> list[Form]:
     if rel == "<=":
         lhs, rhs = _moved(lhs, rhs)
     return [Form("other", rel=rel, lhs=lhs, rhs=rhs, alts=tuple(alts))]
 
 
-def _moved(lhs: Dim, rhs: Dim) -> Tuple[Dim, Dim]:
+def _moved(lhs: Dim, rhs: Dim) -> tuple[Dim, Dim]:
     """``lhs <= rhs`` with the constant on the right: ``past + seq <= 64``."""
     diff = dims.sub(lhs, rhs)
     const = _constant(diff)
@@ -137,7 +137,7 @@ def _constant(d: Dim) -> int:
 
 # ------------------------------------------------------------------ <=
 
-def _at_most(lhs: Dim, rhs: Dim) -> List[Form]:
+def _at_most(lhs: Dim, rhs: Dim) -> list[Form]:
     answer = dims.try_le(lhs, rhs)
     if answer is True:
         return []
@@ -151,7 +151,7 @@ def _at_most(lhs: Dim, rhs: Dim) -> List[Form]:
     return _other("<=", lhs, rhs)
 
 
-def _monotone_range(g: Dim, s: Sym) -> Optional[Form]:
+def _monotone_range(g: Dim, s: Sym) -> Form | None:
     """``g >= 0`` as a range of ``s``, when ``g`` is monotone in ``s``."""
     direction = _monotone(g, s)
     if direction is None or direction == 0:
@@ -174,7 +174,7 @@ def _monotone_range(g: Dim, s: Sym) -> Optional[Form]:
     return Form("range", s.name, hi + 1, hi) if first is None else Form("range", s.name, first, hi)
 
 
-def _monotone(d: Dim, s: Sym) -> Optional[int]:
+def _monotone(d: Dim, s: Sym) -> int | None:
     """+1 when ``d`` never decreases as ``s`` grows, -1 when it never increases, 0 when
     it does not depend on ``s``, None when the structure does not tell."""
     if isinstance(d, int) or s not in dims.free_symbols(d):
@@ -205,7 +205,7 @@ def _monotone(d: Dim, s: Sym) -> Optional[int]:
     return total
 
 
-def _atom_monotone(atom, s: Sym) -> Optional[int]:
+def _atom_monotone(atom, s: Sym) -> int | None:
     kind, args = st.kind(atom), st.args(atom)
     if kind == "sym":
         return 1 if atom is s else 0
@@ -224,7 +224,7 @@ def _atom_monotone(atom, s: Sym) -> Optional[int]:
 
 # ------------------------------------------------------------------ ==
 
-def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
+def _equal(lhs: Dim, rhs: Dim) -> list[Form]:
     answer = dims.try_eq(lhs, rhs)
     if answer is True:
         return []
@@ -240,7 +240,7 @@ def _equal(lhs: Dim, rhs: Dim) -> List[Form]:
         atom = _lone_minmax(a)
         if atom is not None and any(x is b for x in st.args(atom)):
             # min(p, b) == b  <=>  b <= p for every other argument (max: b >= p)
-            out: List[Form] = []
+            out: list[Form] = []
             for x in st.args(atom):
                 if x is not b:
                     out += _at_most(b, x) if st.kind(atom) == "min" else _at_most(x, b)
@@ -271,7 +271,7 @@ def _lone_minmax(d: Dim):
     return atom if atom is not None and st.kind(atom) in ("min", "max") else None
 
 
-def period(d: Dim, s: Sym) -> Optional[int]:
+def period(d: Dim, s: Sym) -> int | None:
     """An ``L`` such that, with ``s = L*q + r``, every floor and modulo in ``d`` becomes a
     polynomial in ``q`` (the lcm, over nested divisions, of the products of divisors);
     None when a min/max or a symbolic divisor depends on ``s``."""
@@ -311,7 +311,7 @@ def degree(d: Dim, s: Sym) -> int:
     return best
 
 
-def _residues(diff: Dim, s: Sym) -> Optional[List[Form]]:
+def _residues(diff: Dim, s: Sym) -> list[Form] | None:
     """``diff == 0`` as residue classes of ``s``, or None when that cannot be decided.
 
     With ``s = L*q + r``, ``diff`` is a polynomial in ``q`` of degree at most ``D``
@@ -364,12 +364,12 @@ def identically_zero(diff: Dim) -> bool:
 MAX_THRESHOLD = 256
 
 
-def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
+def _residues_above_clamps(diff: Dim, s: Sym) -> list[Form] | None:
     """Residue classes of ``s`` for a ``diff`` whose min/max settle from some size ``T``
     on (``max(0, height - 2)`` is ``height - 2`` from 2): the classes of the settled form,
     when every size below ``T`` agrees with them (checked one by one)."""
     t = s.lo + 1
-    forms: Optional[List[Form]] = None
+    forms: list[Form] | None = None
     while t <= MAX_THRESHOLD:
         # what holds from t on: decided where s starts at t (forms, no dims, leave that environment)
         with dims.current().child({s.name: (t, s.hi)}):
@@ -393,7 +393,7 @@ def _residues_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     return None
 
 
-def _range_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
+def _range_above_clamps(diff: Dim, s: Sym) -> list[Form] | None:
     """``diff == 0`` as a range of ``s`` when its min/max settle from some size ``T`` on into a
     form monotone in ``s`` (in ``-((-samples + 128*min(0, (samples + 64)//128 - 1) + 191)//512) == 1``
     the min is 0 from 64 on): by bisection above ``T``, and size by size below it."""
@@ -428,7 +428,7 @@ def _range_above_clamps(diff: Dim, s: Sym) -> Optional[List[Form]]:
     return [Form("range", s.name, points[0], points[-1])]
 
 
-def _first_where(ok, lo: int, hi: int) -> Optional[int]:
+def _first_where(ok, lo: int, hi: int) -> int | None:
     """The least ``v`` in ``[lo, hi]`` with ``ok(v)``, for ``ok`` false then true; None when never."""
     if not ok(hi):
         return None
@@ -446,7 +446,7 @@ def _only_symbol(d: Dim) -> Dim:
     return dims.expr_of(next(iter(syms))) if len(syms) == 1 else 0
 
 
-def _smallest_modulus(good: List[int], L: int) -> int:
+def _smallest_modulus(good: list[int], L: int) -> int:
     """The smallest divisor ``m`` of ``L`` such that ``good`` is a union of classes mod ``m``."""
     gs = set(good)
     for m in sorted(k for k in range(1, L + 1) if L % k == 0):
@@ -457,7 +457,7 @@ def _smallest_modulus(good: List[int], L: int) -> int:
 
 # ------------------------------------------------------------------ or
 
-def _disjunction(alts: List[Tuple[Dim, Dim]]) -> List[Form]:
+def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
     """``any(a == b for a, b in alts)``: the first alternative's forms when the others
     cannot hold where it fails; else kept as it is."""
     kept = []
@@ -487,7 +487,7 @@ def _never(alts, s: Sym, lo: int, hi: int) -> bool:
         return all(dims.try_eq(dims.rebuild(a), dims.rebuild(b)) is False for a, b in alts)
 
 
-def ranges_of(forms: Sequence[Form], base: Dict[str, Tuple[int, int]]) -> Dict[str, Tuple[int, int]]:
+def ranges_of(forms: Sequence[Form], base: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
     """``base`` narrowed by every range form."""
     out = dict(base)
     for f in forms:

@@ -11,7 +11,8 @@ domain when some choice lets every guarded condition that then applies hold: sil
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..constraints import Guard
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 MAX_CHOICES = 12
 
 
-def free_keys(conditions: Sequence["Condition"]) -> List[tuple]:
+def free_keys(conditions: Sequence[Condition]) -> list[tuple]:
     """The choices the data make, in the order first met."""
     return list(dict.fromkeys(g.key for c in conditions for g in c.when if g.relation is None))
 
@@ -33,8 +34,8 @@ def _applies(g: Guard, bindings: Mapping[str, int], chosen: Mapping[tuple, bool]
     return (chosen.get(g.key) == g.value) if decided is None else decided
 
 
-def choose(conditions: Sequence["Condition"], bindings: Mapping[str, int]) -> Tuple[Optional[Dict[tuple, bool]],
-                                                                                 Optional["Condition"]]:
+def choose(conditions: Sequence[Condition], bindings: Mapping[str, int]) -> tuple[dict[tuple, bool] | None,
+                                                                                 Condition | None]:
     """A choice (key -> value) under which every guarded condition that applies holds at
     ``bindings``, or None and a guarded condition that fails there whatever the choice (the
     first that fails under the choice with the fewest failures)."""
@@ -43,7 +44,7 @@ def choose(conditions: Sequence["Condition"], bindings: Mapping[str, int]) -> Tu
     if len(keys) > MAX_CHOICES:
         bad = next((c for c in guarded if all(g.holds(bindings) for g in c.when) and not c.holds(bindings)), None)
         return ({} if bad is None else None), bad
-    best: Optional[Tuple[int, "Condition"]] = None
+    best: tuple[int, Condition] | None = None
     for values in itertools.product((True, False), repeat=len(keys)):
         chosen = dict(zip(keys, values))
         failing = [c for c in guarded if all(_applies(g, bindings, chosen) for g in c.when) and not c.holds(bindings)]
@@ -54,9 +55,9 @@ def choose(conditions: Sequence["Condition"], bindings: Mapping[str, int]) -> Tu
     return None, (best[1] if best else None)
 
 
-def feeds(conditions: Sequence["Condition"], chosen: Mapping[tuple, bool]) -> Dict[str, object]:
+def feeds(conditions: Sequence[Condition], chosen: Mapping[tuple, bool]) -> dict[str, object]:
     """Graph-input values that make the ``chosen`` data choices (where a guard says how)."""
-    out: Dict[str, object] = {}
+    out: dict[str, object] = {}
     for c in conditions:
         for g in c.when:
             if g.relation is None and g.key in chosen:

@@ -9,13 +9,11 @@ those expressions: that is what the domain states.
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
-
 from .. import dims
 from ..engine import resolve_value
 
 
-def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
+def narrow(result, ranges: dict[str, tuple[int, int]]) -> None:
     """Narrow ``result``'s symbols to the ``ranges`` (an empty range is left alone; a range
     never widens) and build its values and derived symbols again over them."""
     table = result.symbols
@@ -30,7 +28,7 @@ def narrow(result, ranges: Dict[str, Tuple[int, int]]) -> None:
     if not changed:
         return
     mapping = {s: dims.expr_of(s) for s in changed}  # the same symbol: each dim over it built again
-    memo: Dict[object, object] = {}
+    memo: dict[object, object] = {}
 
     def rewrite(d):
         if isinstance(d, int):

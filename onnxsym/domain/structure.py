@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 from .. import dims
 from ..dims import Dim, Sym, structure
 
@@ -14,12 +12,12 @@ def _atom(f: Dim):
     return dims.as_sym(f) or f
 
 
-def monomials(d: Dim) -> List[Tuple[Tuple[Tuple[object, int], ...], int]]:
+def monomials(d: Dim) -> list[tuple[tuple[tuple[object, int], ...], int]]:
     """``d`` as ``[(((atom, exponent), ...), coefficient), ...]``; the constant has no atoms."""
     return [(tuple((_atom(f), e) for f, e in factors), c) for c, factors in structure.terms(d)]
 
 
-def _operation(atom: Dim) -> Tuple[str, Tuple[Dim, ...]]:
+def _operation(atom: Dim) -> tuple[str, tuple[Dim, ...]]:
     op = structure.operation(atom)
     if op is None:  # an atom that is not a Sym is one operation
         raise TypeError(f"{atom!r} is not an atom")
@@ -40,7 +38,7 @@ def as_dim(atom) -> Dim:
     return dims.expr_of(atom) if isinstance(atom, Sym) else atom
 
 
-def atom_range(atom) -> Tuple[int, int]:
+def atom_range(atom) -> tuple[int, int]:
     return (atom.lo, atom.hi) if isinstance(atom, Sym) else dims.range_of(atom)
 
 
@@ -48,7 +46,7 @@ def symbols_of(atom) -> frozenset:
     return dims.free_symbols(as_dim(atom))
 
 
-def lone_atom(d: Dim) -> Optional[object]:
+def lone_atom(d: Dim) -> object | None:
     """The atom ``d`` is, when ``d`` is one atom with coefficient and exponent 1."""
     return _atom(d) if structure.is_atom(d) else None
 
@@ -61,7 +59,7 @@ def constant(d: Dim) -> int:
 _compiled: dict = {}
 
 
-def compiled(d: Dim, syms: Tuple[Sym, ...]):
+def compiled(d: Dim, syms: tuple[Sym, ...]):
     """``d`` as a Python function of the values of ``syms`` (in that order): the same
     value as ``dims.evaluate``, for the many evaluations a residue analysis makes."""
     key = (d, syms)

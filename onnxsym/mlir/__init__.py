@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from .build import build
 from .encoding import encoding_to_symbol
@@ -21,7 +20,7 @@ DIALECTS = ("symbol", "torch")
 
 
 def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, weights: bool = False,
-            names: bool = False, base_dir: Optional[str] = None, dialect: str = "symbol") -> str:
+            names: bool = False, base_dir: str | None = None, dialect: str = "symbol") -> str:
     """MLIR text for a model (path or ModelProto) or an :class:`onnxsym.Result`.
 
     ``style``: one of ``propagate`` (default), ``erased``, ``encoding``, ``unfolded``;

@@ -10,7 +10,7 @@ that symbol.
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple
+from collections.abc import Callable
 
 from .. import dims
 from ..dims import Dim, structure
@@ -32,7 +32,7 @@ def _affine_factors(factors) -> bool:
     return dims.as_sym(f) is not None or _floordiv_by_constant(f) is not None
 
 
-def _floordiv_by_constant(f: Dim) -> Optional[Tuple[Dim, int]]:
+def _floordiv_by_constant(f: Dim) -> tuple[Dim, int] | None:
     """``(n, c)`` when ``f`` is ``n // c`` for a constant ``c > 0``."""
     op = structure.operation(f)
     if op is None or op[0] != "floordiv":
@@ -45,7 +45,7 @@ def affine_text(d: Dim, operand: Operand) -> str:
     """The MLIR affine expression of ``d``; ``operand`` numbers its symbols."""
     if isinstance(d, int):
         return str(d)
-    parts: List[Tuple[Optional[str], int]] = []
+    parts: list[tuple[str | None, int]] = []
     const = 0
     for c, factors in structure.terms(d):
         if not factors:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import struct
-from typing import Dict, List, Optional
 
 import onnx
 from onnx import numpy_helper
@@ -43,20 +42,20 @@ def float_literal(x: float, ty: str = "f32") -> str:
     if math.isfinite(x):
         return f"{x:.9e}" if ty == "f32" else f"{x:.17e}"
     if ty == "f32":
-        return "0x%08X" % struct.unpack("<I", struct.pack("<f", x))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+        return f"0x{struct.unpack('<I', struct.pack('<f', x))[0]:08X}"
+    return f"0x{struct.unpack('<Q', struct.pack('<d', x))[0]:016X}"
 
 
 class Resources:
     """The blobs of ``dense_resource`` attributes, by unique key."""
 
-    def __init__(self, weights: bool, base_dir: Optional[str] = None, type_text=tensor_type,
-                 alignment: Optional[int] = None):
+    def __init__(self, weights: bool, base_dir: str | None = None, type_text=tensor_type,
+                 alignment: int | None = None):
         self.weights = weights
         self.base_dir = base_dir
         self.type_text = type_text    # (dtype, dims) -> the attribute's builtin tensor type
         self.alignment = alignment    # of every blob; None: the element's size
-        self.blobs: Dict[str, str] = {}
+        self.blobs: dict[str, str] = {}
 
     def tensor(self, t: onnx.TensorProto, hint: str = "tensor") -> str:
         """An ONNX tensor as an elements attribute with its type."""
@@ -76,10 +75,11 @@ class Resources:
             raise ModelLoadError(f"tensor '{t.name}': cannot read its data: {str(exc).splitlines()[0]}") from None
         key = _key(hint, self.blobs)
         align = self.alignment or max(1, arr.dtype.itemsize if t.data_type not in (14, 15) else arr.dtype.itemsize // 2)
-        self.blobs[key] = "0x" + struct.pack("<I", align).hex().upper() + arr.astype(arr.dtype.newbyteorder("<")).tobytes().hex().upper()
+        data = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+        self.blobs[key] = "0x" + struct.pack("<I", align).hex().upper() + data.hex().upper()
         return f"dense_resource<{key}> : {ty}"
 
-    def section(self) -> List[str]:
+    def section(self) -> list[str]:
         if not self.blobs:
             return []
         lines = ["{-#", "  dialect_resources: {", "    builtin: {"]
@@ -126,7 +126,7 @@ def _nested(items, shape) -> str:
     return "[" + ", ".join(_nested(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
 
 
-def attribute(a: onnx.AttributeProto, res: Resources, hint: str) -> Optional[str]:
+def attribute(a: onnx.AttributeProto, res: Resources, hint: str) -> str | None:
     """One ONNX attribute as MLIR attribute text; None for graphs (they become regions)."""
     T = onnx.AttributeProto
     if a.type == T.INT:

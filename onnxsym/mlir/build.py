@@ -8,7 +8,6 @@ number them stably whatever style is printed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
 
 import onnx
 
@@ -21,7 +20,6 @@ from .names import Namer
 from .symbols import Entry, Symbols
 from .types import value_type
 
-
 NO_VALUE = "none"  # the value of an omitted optional input, of MLIR type none
 
 
@@ -29,32 +27,32 @@ NO_VALUE = "none"  # the value of an omitted optional input, of MLIR type none
 class Val:
     ref: str                         # how operands name it: %x or %x#1
     value: object                    # the onnxsym value (Tensor, Sequence, ...), None if unknown
-    binding: Optional[List[Entry]] = None
+    binding: list[Entry] | None = None
 
 
 @dataclass(eq=False)
 class Block:
-    args: List[Val] = field(default_factory=list)
-    ops: List["Op"] = field(default_factory=list)
+    args: list[Val] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class Op:
     name: str                        # "onnx.Add", "onnx.Initializer", "func.return", ...
-    operands: List[Val]
-    results: List[Val]
-    attrs: List[Tuple[str, str]] = field(default_factory=list)
-    regions: List[Block] = field(default_factory=list)
+    operands: list[Val]
+    results: list[Val]
+    attrs: list[tuple[str, str]] = field(default_factory=list)
+    regions: list[Block] = field(default_factory=list)
     result_name: str = ""            # %x for the results as a group
-    source: Union[onnx.NodeProto, onnx.TensorProto, None] = None  # the node or initializer it stands for
-    region_names: List[str] = field(default_factory=list)  # the graph attribute of each region
+    source: onnx.NodeProto | onnx.TensorProto | None = None  # the node or initializer it stands for
+    region_names: list[str] = field(default_factory=list)  # the graph attribute of each region
 
 
 @dataclass
 class Func:
     name: str
     body: Block
-    outputs: List[Val]
+    outputs: list[Val]
 
 
 @dataclass
@@ -71,11 +69,11 @@ class _Builder:
         self.namer = Namer()
         self.symbols = Symbols(self.namer, user_names)
         self.res = resources
-        self.none: Optional[Val] = None
+        self.none: Val | None = None
         self.entry = Block()  # the function's body (a NoValue is placed at its start)
         self.importer = ImporterTypes(result.model)
         # the graph being built: its values (by name, its own scope's), its path and locator
-        self.values: Dict[str, Value] = result.values
+        self.values: dict[str, Value] = result.values
         self.path: tuple = ()
         self.where: Locator = ()
 
@@ -100,7 +98,7 @@ class _Builder:
             v.binding = self.symbols.binding(value.shape)
         return v
 
-    def graph(self, g: onnx.GraphProto, scope: Dict[str, Val], block: Block) -> None:
+    def graph(self, g: onnx.GraphProto, scope: dict[str, Val], block: Block) -> None:
         """Fill ``block`` with the graph's initializers and nodes; ``scope`` maps names to values."""
         for t in g.initializer:
             if t.name in scope and t.name in {i.name for i in g.input}:
@@ -112,7 +110,7 @@ class _Builder:
         for i in _order(g, set(scope)):
             block.ops.append(self.node(g.node[i], i, scope))
 
-    def operand(self, name: str, scope: Dict[str, Val]) -> Val:
+    def operand(self, name: str, scope: dict[str, Val]) -> Val:
         if name:
             return scope[name]
         if self.none is None:  # one "no value" for every omitted optional input
@@ -120,7 +118,7 @@ class _Builder:
             self.entry.ops.insert(0, Op("onnx.NoValue", [], [self.none]))
         return self.none
 
-    def node(self, n: onnx.NodeProto, index: int, scope: Dict[str, Val]) -> Op:
+    def node(self, n: onnx.NodeProto, index: int, scope: dict[str, Val]) -> Op:
         label = node_label(n, index)
         operands = [self.operand(x, scope) for x in n.input]
         attrs = [("onnx.name", string_attr(label))]
@@ -168,7 +166,7 @@ class _Builder:
             return None
         return axis, [t.shape[axis] for t in ins]
 
-    def subgraph(self, g: onnx.GraphProto, outer: Dict[str, Val], owner: onnx.NodeProto, step) -> Block:
+    def subgraph(self, g: onnx.GraphProto, outer: dict[str, Val], owner: onnx.NodeProto, step) -> Block:
         """A subgraph's block; its names are looked up in its own scope (siblings may reuse them)."""
         saved = self.values, self.path, self.where
         self.path = self.path + (graph_key(owner.output, owner.attribute[step[1]].name, step[2]),)
@@ -199,7 +197,7 @@ def _region_order(a: onnx.AttributeProto):
     return (a.name != "then_branch", a.name != "else_branch", a.name)
 
 
-def _order(g: onnx.GraphProto, available: set) -> List[int]:
+def _order(g: onnx.GraphProto, available: set) -> list[int]:
     """The nodes in the file's order when it is topological (ONNX requires it), else sorted."""
     have = set(available)
     for n in g.node:
@@ -209,12 +207,12 @@ def _order(g: onnx.GraphProto, available: set) -> List[int]:
     return list(range(len(g.node)))
 
 
-def build(result, user_names: bool = False, weights: bool = False, base_dir: Optional[str] = None) -> Program:
+def build(result, user_names: bool = False, weights: bool = False, base_dir: str | None = None) -> Program:
     """The program of an inference result (the main graph as one function)."""
     b = _Builder(result, user_names, Resources(weights, base_dir))
     g = result.model.graph
     body = b.entry
-    scope: Dict[str, Val] = {}
+    scope: dict[str, Val] = {}
     for i, inp in enumerate(g.input):
         v = b.val(b.namer.fresh(f"arg{i}"), b.value(inp.name))
         body.args.append(v)
@@ -225,7 +223,7 @@ def build(result, user_names: bool = False, weights: bool = False, base_dir: Opt
     return Program(Func(g.name or "main", body, outputs), b.symbols, b.res, b.namer)
 
 
-def type_of(v: Val, encoding: Optional[str] = None) -> str:
+def type_of(v: Val, encoding: str | None = None) -> str:
     if v.value is NO_VALUE:
         return "none"
     return value_type(v.value, encoding)

@@ -11,7 +11,7 @@ an internal error naming the value, where MLIR tools would reject the text
 from __future__ import annotations
 
 import contextlib
-from typing import Iterable, Iterator, List, Set
+from collections.abc import Iterable, Iterator
 
 
 class InvalidIR(RuntimeError):
@@ -24,8 +24,8 @@ def _base(ref: str) -> str:
 
 class Dominance:
     def __init__(self) -> None:
-        self._blocks: List[Set[str]] = [set()]
-        self._ever: Set[str] = set()  # the printers name every value once per function
+        self._blocks: list[set[str]] = [set()]
+        self._ever: set[str] = set()  # the printers name every value once per function
 
     @contextlib.contextmanager
     def block(self) -> Iterator[None]:

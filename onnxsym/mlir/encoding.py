@@ -13,11 +13,10 @@ per line; it is not a general MLIR parser.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Tuple
 
 from ..errors import OnnxsymError
-from .printer import bind_line
 from .affine import affine_map
+from .printer import bind_line
 
 
 class MlirFormatError(OnnxsymError):
@@ -30,7 +29,7 @@ _SYM_GENERIC = re.compile(r"^\s*(%\S+) = \"symbol\.symbolic_int\"\(.*symbol_name
 _DEF = re.compile(r"^(\s*)(%[^\s:=]+)(?::(\d+))? = ")
 
 
-def _split_top(text: str) -> List[str]:
+def _split_top(text: str) -> list[str]:
     """Split at commas outside brackets and quotes."""
     parts, depth, cur, quoted = [], 0, "", False
     for ch in text:
@@ -50,7 +49,7 @@ def _split_top(text: str) -> List[str]:
     return parts + [cur.strip()] if cur.strip() else parts
 
 
-def _result_types(line: str) -> List[str]:
+def _result_types(line: str) -> list[str]:
     """The result types of an op line ``... : (A, B) -> R``."""
     sig = line[line.rindex(") -> ") + 5:].strip() if ") -> " in line else line.rsplit(" : ", 1)[1].strip()
     if sig.startswith("(") and sig.endswith(")"):
@@ -62,8 +61,8 @@ def encoding_to_symbol(text: str) -> str:
     """The bindings of a text whose types carry symbol encodings (same syntax, pretty or generic)."""
     generic = text.lstrip().startswith('"builtin.module"')
     lines = text.split("\n")
-    syms: Dict[str, str] = {}
-    where: Dict[str, int] = {}  # symbol ssa -> its line
+    syms: dict[str, str] = {}
+    where: dict[str, int] = {}  # symbol ssa -> its line
     for k, line in enumerate(lines):
         m = _SYM_PRETTY.match(line)
         if m:
@@ -79,7 +78,7 @@ def encoding_to_symbol(text: str) -> str:
     if not text.lstrip().startswith(('"builtin.module"', "module {")):
         raise MlirFormatError("not an MLIR module written by onnxsym")
 
-    after: Dict[int, List[str]] = {}  # line -> the bindings inserted after it, in text order
+    after: dict[int, list[str]] = {}  # line -> the bindings inserted after it, in text order
 
     def insert(pos: int, ref: str, ty: str, ind: str) -> None:
         m = _ENCODED.fullmatch(ty)
@@ -89,8 +88,8 @@ def encoding_to_symbol(text: str) -> str:
         refs = _split_top(m.group(3))
         if len(refs) != len(shape):
             raise MlirFormatError(f"the encoding of {ref} ({ty}) does not name every dim")
-        operands: List[str] = []
-        results: List[str] = []  # as the tool: one operand per named dim, repeats included
+        operands: list[str] = []
+        results: list[str] = []  # as the tool: one operand per named dim, repeats included
         for r in refs:
             if r.startswith("@"):
                 if r not in syms:
@@ -105,8 +104,8 @@ def encoding_to_symbol(text: str) -> str:
         # each new binding goes right after its anchor, before those inserted there earlier
         after.setdefault(pos, []).insert(0, bind_line(ref, _ENCODED.sub(_plain, ty), operands, amap, generic, ind))
 
-    regions: List[Tuple[str, str, int, int]] = []  # open region ops: indent, result name, count, line
-    entry_args: List[Tuple[str, str]] = []
+    regions: list[tuple[str, str, int, int]] = []  # open region ops: indent, result name, count, line
+    entry_args: list[tuple[str, str]] = []
     entry_ind, first_op = "", None
     for k, line in enumerate(lines):
         stripped = line.strip()
@@ -143,14 +142,14 @@ def encoding_to_symbol(text: str) -> str:
         for a, t in entry_args:
             if a:
                 insert(first_op, a, t, entry_ind)
-    out: List[str] = []
+    out: list[str] = []
     for k, line in enumerate(lines):
         out.append(_ENCODED.sub(_plain, line))
         out += after.get(k, [])
     return "\n".join(out)
 
 
-def _refs(name: str, count: int, types: List[str]) -> List[Tuple[str, str]]:
+def _refs(name: str, count: int, types: list[str]) -> list[tuple[str, str]]:
     if count == 1:
         return [(name, types[0])]
     return [(f"{name}#{k}", t) for k, t in enumerate(types)]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..atomic import check_target, replaces_a_file, write_output
 from ..errors import ModelLoadError, OutputError
 from ..paths import check_outputs
@@ -24,7 +22,7 @@ def default_output(src: str) -> str:
     return (src[:-5] if src.endswith(".onnx") else src) + ".mlir"
 
 
-def convert(src: str, out: Optional[str], style: str = "propagate", generic: bool = False,
+def convert(src: str, out: str | None, style: str = "propagate", generic: bool = False,
             weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol") -> str:
     """Export ``src`` (an ONNX model) to ``out``; or, for a ``.mlir`` file in onnxsym's
     encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""

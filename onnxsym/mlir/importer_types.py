@@ -10,17 +10,17 @@ writes rank 0 (its reading of an absent shape, which is no fact).
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, cast
+from typing import Any, cast
 
 import onnx
 
 from ..values import Optional_, Sequence, Tensor, Value
 
 # Where a subgraph is in the model: per level, (node index, attribute index, graph index or -1).
-Locator = Tuple[Tuple[int, int, int], ...]
+Locator = tuple[tuple[int, int, int], ...]
 
 
-def _value(tp: onnx.TypeProto) -> Optional[Value]:
+def _value(tp: onnx.TypeProto) -> Value | None:
     which = tp.WhichOneof("value")
     if which == "tensor_type":
         tt = tp.tensor_type
@@ -45,11 +45,11 @@ class ImporterTypes:
 
     def __init__(self, model: onnx.ModelProto):
         self.model = model
-        self._inferred: Optional[onnx.ModelProto] = None
+        self._inferred: onnx.ModelProto | None = None
         self._failed = False
-        self._by_graph: Dict[Locator, Dict[str, onnx.TypeProto]] = {}
+        self._by_graph: dict[Locator, dict[str, onnx.TypeProto]] = {}
 
-    def _graph(self, where: Locator) -> Optional[onnx.GraphProto]:
+    def _graph(self, where: Locator) -> onnx.GraphProto | None:
         if self._inferred is None and not self._failed:
             try:
                 self._inferred = onnx.shape_inference.infer_shapes(self.model)
@@ -65,7 +65,7 @@ class ImporterTypes:
             g, mine = (a.g, b.g) if k < 0 else (a.graphs[k], b.graphs[k])
         return g
 
-    def value(self, where: Locator, name: str) -> Optional[Value]:
+    def value(self, where: Locator, name: str) -> Value | None:
         types = self._by_graph.get(where)
         if types is None:
             g = self._graph(where)
@@ -80,6 +80,6 @@ class ImporterTypes:
         return _value(tp) if tp is not None else None
 
 
-def unknown(v: Optional[Value]) -> bool:
+def unknown(v: Value | None) -> bool:
     """Whether onnxsym knows nothing of ``v`` that a type can say (no value, no element type)."""
     return v is None or (isinstance(v, Tensor) and v.dtype == 0)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Dict, List, Optional
 
 from .attrs import string_attr
 from .build import Block, Op, Program, Val, type_of
@@ -49,12 +48,12 @@ def symbol_ref(name: str) -> str:
     return "@" + name if _IDENT.match(name) else '@"' + name.replace("\\", "\\5C").replace('"', '\\22') + '"'
 
 
-def _fn_type(ins: List[str], outs: List[str]) -> str:
+def _fn_type(ins: list[str], outs: list[str]) -> str:
     res = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
     return f"({', '.join(ins)}) -> {res}"
 
 
-def bind_line(ref: str, type_text: str, symbols: List[str], amap: str, generic: bool, ind: str) -> str:
+def bind_line(ref: str, type_text: str, symbols: list[str], amap: str, generic: bool, ind: str) -> str:
     """One ``symbol.bind_symbolic_shape`` of ``ref`` to ``symbols`` through ``amap``."""
     if generic:
         types = ", ".join([type_text] + ["index"] * len(symbols))
@@ -70,12 +69,12 @@ class Printer:
         self.prog = prog
         self.style = style
         self.generic = generic
-        self.lines: List[str] = []
-        self.before: Dict[int, List[Symbol]] = defaultdict(list)  # id(top-level op or argument) -> symbols
-        self.dims: Dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis, constant)], in order
+        self.lines: list[str] = []
+        self.before: dict[int, list[Symbol]] = defaultdict(list)  # id(top-level op or argument) -> symbols
+        self.dims: dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis, constant)], in order
         self.unfolded: set = set()
         self.dom = Dominance()
-        self.pending: List[Symbol] = []  # unfolded: affine.applys waiting for their operands
+        self.pending: list[Symbol] = []  # unfolded: affine.applys waiting for their operands
         if style in ("propagate", "unfolded"):
             self._place()
         if style == "unfolded":
@@ -89,7 +88,7 @@ class Printer:
         return type_of(v)
 
     # -- where symbols are defined and unfolded ---------------------------------------
-    def _sites(self, block: Block, depth: int, anchor: Optional[Op]):
+    def _sites(self, block: Block, depth: int, anchor: Op | None):
         """Every value in text order: (value, depth, the top-level op or argument it hangs on, its owner)."""
         for a in block.args:
             yield a, depth, anchor if depth else a, block
@@ -126,7 +125,7 @@ class Printer:
                     self.unfolded.add(e)
                     self.dims[id(owner)].append((val, e, axis, self.prog.namer.fresh(f"c{axis}")))
 
-    def _keep(self, stuck: List[Symbol]) -> None:
+    def _keep(self, stuck: list[Symbol]) -> None:
         """The symbols the stuck affine.applys need, unfolded into tensor.dims where no place
         sees them all: kept as symbolic_ints instead, where propagate-symbol has them."""
         keep: set = set()
@@ -194,7 +193,7 @@ class Printer:
         else:
             self.lines.append(f"{ind}{s.ssa} = affine.apply {s.map}()[{ops}]")
 
-    def bind(self, v: Val, binding: List[Entry], ind: str) -> None:
+    def bind(self, v: Val, binding: list[Entry], ind: str) -> None:
         syms, amap = bind_map(binding)
         self.dom.use([v.ref] + [s.ssa for s in syms], f"the binding of {v.ref}")
         self.lines.append(bind_line(v.ref, self.ty(v), [s.ssa for s in syms], amap, self.generic, ind))

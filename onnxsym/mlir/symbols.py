@@ -11,8 +11,8 @@ Three kinds, as in the symbol dialect's propagate-symbol pass:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Union
 
 from .. import dims
 from ..dims import Dim, Expr
@@ -29,17 +29,17 @@ class Symbol:
     dim: Dim
     lo: int
     hi: int
-    operands: List["Symbol"] = field(default_factory=list)
-    map: Optional[str] = None      # derived: affine_map over the operands
-    expression: Optional[str] = None  # opaque: the expression over root symbol names
-    names: List["Symbol"] = field(default_factory=list)  # opaque: the root symbols it names
+    operands: list[Symbol] = field(default_factory=list)
+    map: str | None = None      # derived: affine_map over the operands
+    expression: str | None = None  # opaque: the expression over root symbol names
+    names: list[Symbol] = field(default_factory=list)  # opaque: the root symbols it names
 
     @property
     def defined_by_map(self) -> bool:
         return self.map is not None
 
 
-Entry = Union[int, Symbol]
+Entry = int | Symbol
 
 
 class Symbols:
@@ -48,12 +48,12 @@ class Symbols:
     def __init__(self, namer: Namer, user_names: bool = False):
         self.namer = namer
         self.user_names = user_names
-        self.by_dim: Dict[Dim, Symbol] = {}
-        self.order: List[Symbol] = []
+        self.by_dim: dict[Dim, Symbol] = {}
+        self.order: list[Symbol] = []
         self._taken: set = set()
         self._count = 0
 
-    def _new(self, d: Dim, user: Optional[str] = None) -> Symbol:
+    def _new(self, d: Dim, user: str | None = None) -> Symbol:
         if user is not None and self.user_names:
             base = user
         else:
@@ -87,7 +87,7 @@ class Symbols:
             s.expression = self._expression_text(d)
             s.names = roots
             return self._add(s)
-        operands: List[Symbol] = []
+        operands: list[Symbol] = []
 
         def operand(x: Dim) -> int:
             if isinstance(x, int):  # affine_text asks only of symbols and opaque units
@@ -123,7 +123,7 @@ class Symbols:
         text = " + ".join(terms) + (f" + {const}" if const else "")
         self.derived(d, operands, text)
 
-    def binding(self, shape) -> Optional[List[Entry]]:
+    def binding(self, shape) -> list[Entry] | None:
         """Per dim, the int or the Symbol; None when every dim is static."""
         if shape is None or all(isinstance(d, int) for d in shape):
             return None
@@ -148,7 +148,7 @@ class Symbols:
 
 def bind_map(binding: Sequence[Entry]):
     """The distinct symbols of a binding, in order, and its affine map over them."""
-    operands: List[Symbol] = []
+    operands: list[Symbol] = []
     results = []
     for e in binding:
         if isinstance(e, int):

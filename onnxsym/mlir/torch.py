@@ -17,11 +17,10 @@ as its affine expression over the roots (``(s0, s1 * 2 + 1, 3)``). IREE's
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
-
 import onnx
 
-from ..values import Optional_, Sequence as SeqValue, Tensor
+from ..values import Optional_, Tensor
+from ..values import Sequence as SeqValue
 from .affine import affine_map, affine_text
 from .attrs import Resources, attribute, float_literal, string_attr
 from .build import NO_VALUE, Block, Op, Program, Val
@@ -46,7 +45,7 @@ def attr_tensor_type(dtype: int, dims) -> str:
     return "tensor<" + "".join(f"{d}x" for d in dims) + torch_element(dtype) + ">"
 
 
-def torch_resources(weights: bool, base_dir: Optional[str]) -> Resources:
+def torch_resources(weights: bool, base_dir: str | None) -> Resources:
     # the importer gives every blob the maximum numeric alignment, 8
     return Resources(weights, base_dir, type_text=attr_tensor_type, alignment=8)
 
@@ -69,7 +68,7 @@ def _vtensor(t: Tensor) -> str:
     return f"vtensor<{shape},{torch_element(t.dtype)}>"
 
 
-def _attribute(a: onnx.AttributeProto, res: Resources, hint: str) -> Optional[str]:
+def _attribute(a: onnx.AttributeProto, res: Resources, hint: str) -> str | None:
     T = onnx.AttributeProto
     if a.type == T.INT:
         return f"{a.i} : si64"
@@ -90,7 +89,7 @@ class TorchPrinter:
         self.prog = prog
         self.model = model
         self.res = res
-        self.lines: List[str] = []
+        self.lines: list[str] = []
         self.dom = Dominance()  # checks the text as it is written (see .dominance)
         syms = prog.symbols.order
         # torch's symbols: the roots and the opaque dims; a derived dim is an expression over them
@@ -105,8 +104,8 @@ class TorchPrinter:
         self.lines.append(f"{ind}{s.ssa} = torch.symbolic_int {string_attr(self.symbol_name(s))} "
                           f"{{min_val = {s.lo}, max_val = {s.hi}}} : !torch.int")
 
-    def bind(self, v: Val, binding: List[Entry], ind: str) -> None:
-        operands: List[Symbol] = []
+    def bind(self, v: Val, binding: list[Entry], ind: str) -> None:
+        operands: list[Symbol] = []
 
         def operand(d) -> int:
             s = self.prog.symbols.of(d)
@@ -199,7 +198,7 @@ class TorchPrinter:
     # -- the function -----------------------------------------------------------------
     def meta(self) -> str:
         m = self.model
-        attrs: Dict[str, str] = {}
+        attrs: dict[str, str] = {}
         others = {}
         for o in m.opset_import:
             if o.domain in ("", "ai.onnx"):

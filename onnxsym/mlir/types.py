@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
-from ..values import Optional_, Sequence as SeqValue, Tensor
+from ..values import Optional_, Tensor
+from ..values import Sequence as SeqValue
 
 # onnx.TensorProto element type -> MLIR builtin type. Strings have no builtin
 # counterpart: they are an opaque type of the onnx namespace.
@@ -21,7 +22,7 @@ def element_type(dtype: int) -> str:
     return ELEMENT_TYPES.get(dtype, UNKNOWN_ELEMENT)
 
 
-def tensor_type(dtype: int, shape: Optional[Sequence], encoding: Optional[str] = None) -> str:
+def tensor_type(dtype: int, shape: Sequence | None, encoding: str | None = None) -> str:
     """``tensor<?x640xf16>``; ``tensor<*xf32>`` when the rank is unknown."""
     elem = element_type(dtype)
     if shape is None:
@@ -30,7 +31,7 @@ def tensor_type(dtype: int, shape: Optional[Sequence], encoding: Optional[str] =
     return f"tensor<{dims}{elem}{', ' + encoding if encoding else ''}>"
 
 
-def value_type(v, encoding: Optional[str] = None) -> str:
+def value_type(v, encoding: str | None = None) -> str:
     """The MLIR type of an onnxsym value (tensor, sequence, optional or opaque)."""
     if isinstance(v, Tensor):
         return tensor_type(v.dtype, v.shape, encoding)
