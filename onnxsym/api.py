@@ -8,14 +8,17 @@ from collections.abc import Sequence as Seq
 
 import onnx
 
-from . import __version__, branching, dims, given, metadata, validate
-from . import dynamic as dynamic_inputs
-from .engine import Engine
+from . import __version__, dims
 from .errors import PinnedError, RuleFailure, UserInputError
-from .loader import load_model
-from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
-from .symbols import SymbolTable, under_ranges_of_result
-from .writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
+from .facts import branching
+from .inference.engine import Engine
+from .inference.result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
+from .inference.symbols import SymbolTable, under_ranges_of_result
+from .model import dynamic as dynamic_inputs
+from .model import given, validate
+from .model.loader import load_model
+from .output import metadata
+from .output.writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -44,11 +47,11 @@ def infer(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
-    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
+    ``onnxsym.inference.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
-    domain then says whether the graph runs at other sizes (``onnxsym.pins``). ``values`` gives
+    domain then says whether the graph runs at other sizes (``onnxsym.domain.pins``). ``values`` gives
     the data of scalar or small graph inputs of static shape (``{"use_cache_branch": True}``): an
-    If they decide takes its branch (see :mod:`onnxsym.given`; default: the command line's ``--value``).
+    If they decide takes its branch (see :mod:`onnxsym.model.given`; default: the command line's ``--value``).
     """
     bind = _checked_bind(bind)
     allow_zero = _checked_allow_zero(allow_zero)
@@ -149,7 +152,7 @@ def _zero_names(allow_zero: AllowZero) -> frozenset:
 def parse_assumption(a) -> tuple[str, str]:
     """``"past == seq"`` (or a pair of texts, or a ``sympy.Eq``) as ``(lhs, rhs)``."""
     if not isinstance(a, (str, tuple, list)):
-        from .sympy_bridge import relation_texts
+        from .dims.sympy_bridge import relation_texts
         try:
             return relation_texts(a)
         except ValueError as exc:
@@ -173,7 +176,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int
         if isinstance(v, (int, float, str, bytes)):  # no interval: one number is a bind
             why = f"expected (lo, hi), got {v!r}"
             raise UserInputError(f"ranges[{str(k)!r}]: {why}", f"--range {k}: {why}")
-    from .sympy_bridge import exported_program_ranges, sympy_ranges
+    from .dims.sympy_bridge import exported_program_ranges, sympy_ranges
     try:
         if hasattr(ranges, "range_constraints"):
             return exported_program_ranges(ranges, model)
@@ -269,7 +272,7 @@ def written_result(result: Result) -> Result:
 @under_ranges_of_result
 def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
     """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
-    from .pins import pins_of
+    from .domain.pins import pins_of
 
     asked = dynamic_inputs.introduced(dynamic)
     pinned = [p for p in pins_of(result) if p.symbol in asked]

@@ -6,20 +6,7 @@ import math
 from fractions import Fraction
 
 from .env import bounded, current
-from .expr import (
-    Dim,
-    Expr,
-    Mono,
-    Terms,
-    _atom_expr,
-    _check,
-    _from_dict,
-    _OpAtom,
-    add,
-    mul,
-    neg,
-    sub,
-)
+from .expr import Dim, Expr, Mono, Terms, _atom_expr, _check, _from_dict, _OpAtom, add, mul, neg, sub
 from .quasi import normalized_division
 from .ranges import range_of, try_lt
 

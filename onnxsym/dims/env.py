@@ -8,7 +8,7 @@ another range for ``seq`` share no simplification.
 
 One environment is current (a context variable): ``with env:`` makes ``env`` current
 for a block. :data:`DEFAULT` is current otherwise (plain library use of
-``onnxsym.sym``); inference makes one per run (its :class:`onnxsym.symbols.SymbolTable`
+``onnxsym.sym``); inference makes one per run (its :class:`onnxsym.inference.symbols.SymbolTable`
 owns it).
 
 A range may only narrow (:meth:`RangeEnv.declare` in a strict environment refuses to

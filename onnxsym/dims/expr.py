@@ -208,7 +208,7 @@ class Expr:
         return (Expr, (self.terms,))
 
     def to_sympy(self):
-        """This dim as a sympy expression (see :mod:`onnxsym.sympy_bridge`)."""
+        """This dim as a sympy expression (see :mod:`onnxsym.dims.sympy_bridge`)."""
         return later.to_sympy(self)
 
     def __copy__(self):

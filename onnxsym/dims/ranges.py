@@ -3,21 +3,7 @@
 from __future__ import annotations
 
 from .env import bounded, current
-from .expr import (
-    INT64_MAX,
-    Atom,
-    Dim,
-    Expr,
-    Sym,
-    Terms,
-    _atom_expr,
-    _from_dict,
-    _OpAtom,
-    add,
-    mul,
-    neg,
-    sub,
-)
+from .expr import INT64_MAX, Atom, Dim, Expr, Sym, Terms, _atom_expr, _from_dict, _OpAtom, add, mul, neg, sub
 from .quasi import identically_zero
 
 
