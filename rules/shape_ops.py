@@ -271,6 +271,8 @@ def _reshape(node, x, target, allowzero):
             else:
                 if isinstance(total, int) and isinstance(rest, int) and total % rest:
                     raise ShapeContradiction(f"cannot reshape {total} elements into a multiple of {rest}")
+                # (onnxruntime infers a -1 only beside other elements whose product is not 0)
+                node.require_at_least(rest, 1, f"Reshape -1: the other elements' product {rest} is not 0")
                 out[minus] = exact_quotient(node, total, rest,
                                             f"Reshape -1: the element count {total} is a multiple of {rest}")
     elif x.shape is not None and not unclear:

@@ -12,6 +12,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnxsym.cli import main
 
+import onnxsym
 from tests.domain_boundary import check_all, run
 from tests.helpers import model
 
@@ -87,3 +88,30 @@ def test_slice_and_range_lengths_clamp_so_they_need_nothing():
     for n in (1, 4, 5, 6, 9):
         err, shapes = run(m, res, {"n": n})
         assert err is None and shapes == {"y": (max(0, n - 5),), "r": (max(0, n - 5),)}, (n, err, shapes)
+
+
+def test_a_reshape_minus1_needs_the_other_elements_nonzero():
+    """onnxruntime infers a -1 only where the other elements' product is not 0 (``size != 0`` in
+    its ReshapeHelper): ``[n, 4]`` to ``[0, -1]`` copies n and fails at n = 0. Fuzzer seeds 1633
+    and 2681 crashed the domain there (``0 // (2*batch)`` evaluated at batch = 0)."""
+    m = _named(model([_ints("t", [0, -1]), h.make_node("Reshape", ["x", "t"], ["y"])], [("x", F, ["n", 4])], ["y"]))
+    _, _, outcomes = check_all(m, {"n": 4}, expect=["n >= 1"], allow_zero=True)
+    assert all(o[2].startswith("fails at") for o in outcomes), outcomes
+
+
+def test_a_zero_size_reshape_to_minus1_after_a_bind_of_0():
+    """Fuzzer seed 2681: x ``[1, 3, h, w]`` reshaped to ``[h - 2, 0, 0]`` (a -1 at h = 1, a copy of
+    3 at h = 2); with w bound to 0 there are 0 elements, and the -1 (``0 // (3*h)``) needs h >= 1.
+    annotate no longer divides by 0, and the domain holds at its boundary in onnxruntime."""
+    import numpy as np
+
+    m = _named(model([h.make_node("Shape", ["x"], ["s"]), _ints("i0", [0]), _ints("two", [2]),
+                      h.make_node("Gather", ["s", "i0"], ["g"], axis=0), h.make_node("Sub", ["g", "two"], ["d"]),
+                      h.make_node("Concat", ["d", "i0", "i0"], ["t"], axis=0), h.make_node("Reshape", ["x", "t"], ["y"])],
+                     [("x", F, [1, 3, "h", "w"])], ["y"]))
+    result, domain, _ = check_all(m, {"h": 4, "w": 0}, bind={"w": 0}, allow_zero=True)
+    assert domain.violated({"h": 0, "w": 0}) is not None
+    written = onnxsym.annotate(m, bind={"w": 0}, allow_zero=True)
+    from oracle import check_written_runs
+    check_written_runs(m, written, [{"h": v, "w": 0} for v in (1, 2, 3, 5)],
+                       lambda b: {"x": np.ones([1, 3, b["h"], b["w"]], np.float32)})

@@ -52,6 +52,12 @@ class Form:
     alts: tuple[tuple[Dim, Dim], ...] = ()
 
     def holds(self, bindings) -> bool:
+        try:
+            return self._holds(bindings)
+        except ZeroDivisionError:
+            return False  # a divisor 0 at these sizes: what needs the condition has no shape there
+
+    def _holds(self, bindings) -> bool:
         if self.kind == "range":
             return self.lo <= bindings[self.symbol] <= self.hi
         if self.kind == "divisible":
@@ -101,7 +107,16 @@ class Form:
 
 
 def simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[tuple[Dim, Dim]] = ()) -> list[Form]:
-    """``lhs rel rhs`` (or, for rel ``or``, any of ``alts``) as forms; [] when it always holds."""
+    """``lhs rel rhs`` (or, for rel ``or``, any of ``alts``) as forms; [] when it always holds.
+    A side whose divisor is 0 at some size (``0 // (2*batch)`` at ``batch = 0``) has no value
+    there: the condition fails at that size (the rule that divides records the divisor ``>= 1``)."""
+    try:
+        return _simplify(rel, lhs, rhs, alts)
+    except ZeroDivisionError:  # (an evaluation this module has no guard for: kept as it is)
+        return _other(rel, lhs, rhs, alts)
+
+
+def _simplify(rel: str, lhs: Dim, rhs: Dim, alts: Sequence[tuple[Dim, Dim]]) -> list[Form]:
     if rel == "or":
         return _disjunction(list(alts))
     if rel == "<=":
@@ -385,7 +400,7 @@ def _residues_above_clamps(diff: Dim, s: Sym) -> list[Form] | None:
         return None
     forms = [Form(f.kind, s.name, modulus=f.modulus, residues=f.residues) for f in forms]
     value = st.compiled(diff, (s,))
-    below = [value(v) == 0 for v in range(s.lo, t)]
+    below = [_zero_at(value, v) for v in range(s.lo, t)]
     if not any(below):  # no size below T: at least T, and the classes
         return [Form("range", s.name, t, s.hi)] + forms
     if all(ok == all(f.holds({s.name: v}) for f in forms) for v, ok in zip(range(s.lo, t), below)):
@@ -416,7 +431,7 @@ def _range_above_clamps(diff: Dim, s: Sym) -> list[Form] | None:
     above = None if first is None else (first, s.hi if last is None else last - 1)
     if above is not None and above[0] > above[1]:
         above = None
-    points = [v for v in range(s.lo, t) if value(v) == 0]  # below T, then the span above
+    points = [v for v in range(s.lo, t) if _zero_at(value, v)]  # below T, then the span above
     if above is not None:
         points += [above[0], above[1]]
     if not points:
@@ -426,6 +441,14 @@ def _range_above_clamps(diff: Dim, s: Sym) -> list[Form] | None:
             (below and above is not None and (points[below - 1] != t - 1 or above[0] != t)):
         return None  # not one interval
     return [Form("range", s.name, points[0], points[-1])]
+
+
+def _zero_at(value, v: int) -> bool:
+    """Whether ``value(v) == 0``; not where a divisor is 0 at ``v`` (no value there)."""
+    try:
+        return value(v) == 0
+    except ZeroDivisionError:
+        return False
 
 
 def _first_where(ok, lo: int, hi: int) -> int | None:
