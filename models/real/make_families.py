@@ -252,8 +252,9 @@ def genai_llama():
 @maker
 def genai_decoders():
     """More of the builder's decoders: Qwen2 (q/k/v biases), Phi (partial rotary, LayerNorm with
-    bias, parallel attention and MLP), Gemma (scaled embeddings, GeLU), Gemma-2 (a sliding-window layer of 4, GroupQueryAttention's local_window_size, then a full
-    one; soft-capped logits), int4 Qwen3 (q/k norms)."""
+    bias, parallel attention and MLP), Gemma (scaled embeddings, GeLU), Gemma-2 (a sliding-window
+    layer of 4, GroupQueryAttention's local_window_size, then a full one; soft-capped logits), int4
+    Qwen3 (q/k norms)."""
     yield _genai_decoder("genai_qwen2_fp32", "genai_decoders", "Qwen2Config", "Qwen2ForCausalLM")
     yield _genai_decoder("genai_phi_fp32", "genai_decoders", "PhiConfig", "PhiForCausalLM", hidden_size=128,
                          partial_rotary_factor=0.5)  # (the rotary part of a head: a multiple of 16)
