@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import click
 
 from onnxsym import __version__
-from onnxsym.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
+from onnxsym.commands.progress import Progress
 from onnxsym.errors import OnnxsymError, UserInputError
-from onnxsym.paths import check_outputs, same_file
-from onnxsym.progress import Progress
+from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
+from onnxsym.output.paths import check_outputs, same_file
 
 if TYPE_CHECKING:
     import onnx
@@ -83,7 +83,7 @@ def _set_values(ctx, _param, texts):
     (the default of api.infer's ``values``, until the command ends)."""
     if not texts:
         return  # (nothing imported: --help and usage errors load click alone)
-    from onnxsym.given import CLI_VALUES, parse
+    from onnxsym.model.given import CLI_VALUES, parse
 
     try:
         values = dict(parse(t) for t in texts)
@@ -141,7 +141,7 @@ def _in_env(result):
 
 
 def _print_constraints(result, limit: int = 10) -> None:
-    from onnxsym.edges import grouped
+    from onnxsym.facts.edges import grouped
 
     label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
              "at_least": "requires"}
@@ -188,14 +188,14 @@ def _dynamic_opt(f):
 
 
 def _dynamic(specs):
-    from onnxsym import dynamic
+    from onnxsym.model import dynamic
 
     return dynamic.collect(specs) or None
 
 
 def _pins_line(result, domain) -> str | None:
     """One line naming the declared symbols the domain pins or ties (None: none is)."""
-    from onnxsym.pins import pins_of
+    from onnxsym.domain.pins import pins_of
 
     pins = pins_of(result, domain)
     if not pins:
@@ -215,7 +215,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(
         raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
                            f"a model over 2 GB must keep its weights as external data") from None
     if model_dir is not None and out != STDOUT:
-        from onnxsym.external import check_output_folder
+        from onnxsym.model.external import check_output_folder
 
         check_output_folder(model, model_dir, folder)
     write_outputs([(out, data), *also])
@@ -306,7 +306,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
                        constant_initializers=constant_initializers, dynamic=dyn))
     if dyn:
         api.refuse_pinned(result, dyn)  # written with those dims symbolic, it would fail at other sizes
-    from onnxsym.external import external_locations
+    from onnxsym.model.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
     check_outputs(outputs + ([("the output", target)] if in_place else []),
@@ -386,8 +386,8 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     """
     import onnxruntime
 
-    from onnxsym.verify import constrained_assignments
-    from onnxsym.verify import verify as run_verify
+    from onnxsym.commands.verify import constrained_assignments
+    from onnxsym.commands.verify import verify as run_verify
 
     onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
@@ -410,7 +410,7 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     sys.exit(1 if not report.ok or report.checked_dims == 0 else 0)
 
 
-# -- check, show, explain: thin wrappers over onnxsym.report, .show and .explain ----
+# -- check, show, explain: thin wrappers over onnxsym.commands.check, .show and .explain ----
 
 def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), assume=(), allow_zero=False,
                          dynamic=()):
@@ -428,7 +428,7 @@ def _styler(color):
     """click.style by dim kind; click.echo drops the colours when stdout is not a terminal."""
     colors = {"symbolic": dict(fg="cyan"), "unresolved": dict(fg="red", bold=True), "head": dict(bold=True)}
     if color is False:
-        from onnxsym import show as show_mod
+        from onnxsym.commands import show as show_mod
         return show_mod.plain
     return lambda text, kind: click.style(text, **colors[kind]) if kind in colors else text
 
@@ -478,7 +478,7 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 
     Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
     """
-    from onnxsym import report as check_report
+    from onnxsym.commands import check as check_report
 
     required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require").items())
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale,
@@ -526,7 +526,7 @@ def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, all
 
     Example: onnxsym show model.onnx --op Reshape --unresolved
     """
-    from onnxsym import show as show_mod
+    from onnxsym.commands import show as show_mod
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
@@ -554,7 +554,7 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
     Example: onnxsym explain model.onnx /m/Reshape_3_output_0 1
     """
-    from onnxsym.explain import Lineage
+    from onnxsym.commands.explain import Lineage
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     lineage = Lineage(result)
@@ -597,7 +597,7 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
                        constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
     d = result.domain()
     if fmt == "json":
-        from onnxsym.pins import pins_of
+        from onnxsym.domain.pins import pins_of
 
         click.echo(json.dumps({"model": model, **d.to_json(), "pinned": [p.to_json() for p in pins_of(result, d)]},
                               indent=2))
@@ -636,7 +636,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
     sizes where the two differ; 0 otherwise; 2 on an error. Renamed symbols are matched
     by their place in the graph inputs. Example: onnxsym diff v1.onnx v2.onnx --bind batch=1 --bind seq=128
     """
-    from onnxsym import contract
+    from onnxsym.commands import diff as contract
 
     b = _bindings(bind)
     kw = dict(allow_zero=allow_zero, constant_initializers=constant_initializers)
@@ -654,7 +654,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
         click.echo(json.dumps({"old": old, "new": new, "symbols": names, "findings": len(findings),
                                "changes": [c.to_json() for c in changes]}, indent=2))
     elif fmt == "github":
-        from onnxsym.report import gh_command
+        from onnxsym.commands.check import gh_command
 
         for c in changes:
             if c.finding or verbose:

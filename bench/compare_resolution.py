@@ -28,7 +28,7 @@ from bench.resolution import ROOT, TOOLS, available, corpus, input_roots, run_to
 
 
 def project_models(paths):
-    from onnxsym.verify import default_assignments
+    from onnxsym.commands.verify import default_assignments
 
     for path in paths:
         model = onnx.load(path)

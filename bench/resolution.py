@@ -143,7 +143,7 @@ def dim_function(text: str, roots: list[str]) -> Callable[[dict[str, int]], int]
     """A dim_param as a function of the input symbols' values, or None when it is not an
     expression over them (a name of its own, ``unk__3``)."""
     from onnxsym import dims
-    from onnxsym.exprtext import ExprSyntaxError, parse_dim
+    from onnxsym.dims.text import ExprSyntaxError, parse_dim
 
     if text in roots:
         return lambda b: b[text]

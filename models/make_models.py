@@ -369,7 +369,7 @@ def _torch_models():
 SWIN_DIM = 32
 SWIN_WINDOW = 3
 VIT_DIM = 32
-VIT_PATCH = 2  # small enough for the 2..9 sizes onnxsym.verify tries
+VIT_PATCH = 2  # small enough for the 2..9 sizes onnxsym.commands.verify tries
 VIT_GRID = 4  # position table size (interpolated to every other grid)
 WHISPER_DIM = 48
 WHISPER_HEADS = 4

@@ -8,18 +8,7 @@
 from __future__ import annotations
 
 import importlib as _importlib
-import os as _os
 from typing import TYPE_CHECKING
-
-# In a source checkout, rules/ and cli.py stand beside this package; the wheel places
-# them inside it (see pyproject.toml). Either way they are onnxsym.rules and onnxsym.cli,
-# and nothing else of the checkout (tests/, bench/) is part of the package.
-_root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
-if not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "rules")) and \
-        _os.path.isfile(_os.path.join(_root, "cli.py")):
-    from ._checkout import install as _install
-
-    _install(_root)
 
 __version__ = "0.1.0"
 
@@ -32,14 +21,14 @@ _EXPORTS = {
     "SymbolicDimError": "dims", "UndecidableError": "dims",
     "OnnxsymError": "errors", "ModelLoadError": "errors", "GraphError": "errors", "RuleFailure": "errors",
     "ShapeContradiction": "errors", "InvalidModel": "errors", "OutputError": "errors",
-    "ExprSyntaxError": "exprtext", "format_dim": "exprtext", "parse_dim": "exprtext",
+    "ExprSyntaxError": "dims.text", "format_dim": "dims.text", "parse_dim": "dims.text",
     "register_rule": "registry",
-    "Optional_": "values", "Sequence": "values", "Tensor": "values",
-    "to_mlir": "mlir", "from_sympy": "sympy_bridge",
+    "Optional_": "inference.values", "Sequence": "inference.values", "Tensor": "inference.values",
+    "to_mlir": "mlir", "from_sympy": "dims.sympy_bridge", "verify": "commands.verify",
 }
 
 __all__ = [
-    "annotate", "infer", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor",
+    "annotate", "infer", "verify", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor",
     "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
@@ -49,6 +38,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .api import Result, UnresolvedDim, annotate, infer, write_result
+    from .commands.verify import verify
     from .dims import (
         Dim,
         Expr,
@@ -63,34 +53,18 @@ if TYPE_CHECKING:
         is_static,
         sym,
     )
+    from .dims.sympy_bridge import from_sympy
+    from .dims.text import ExprSyntaxError, format_dim, parse_dim
     from .errors import GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure, ShapeContradiction
-    from .exprtext import ExprSyntaxError, format_dim, parse_dim
+    from .inference.values import Optional_, Sequence, Tensor
     from .mlir import to_mlir
     from .registry import register_rule
-    from .sympy_bridge import from_sympy
-    from .values import Optional_, Sequence, Tensor
-
-
-def _wire_dims(later) -> None:
-    """Called by onnxsym.dims as it loads: ``str()`` and ``to_sympy()`` of an ``Expr`` belong to
-    layers above the algebra, which load on first use (the printer then installs itself)."""
-
-    def format_expr(e):
-        from .exprtext import format_expr
-        return format_expr(e)
-
-    def to_sympy(d):
-        from .sympy_bridge import to_sympy
-        return to_sympy(d)
-
-    later.format = format_expr
-    later.to_sympy = to_sympy
 
 
 def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
-        # a submodule (onnxsym.dims, onnxsym.engine): it was an attribute once imported, as before
+        # a submodule (onnxsym.dims, onnxsym.inference.engine): it was an attribute once imported, as before
         try:
             return _importlib.import_module(f".{name}", __name__)
         except ModuleNotFoundError as exc:

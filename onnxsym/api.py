@@ -9,14 +9,17 @@ from collections.abc import Sequence as Seq
 
 import onnx
 
-from . import __version__, branching, dims, given, metadata, validate
-from . import dynamic as dynamic_inputs
-from .engine import Engine
+from . import __version__, dims
 from .errors import PinnedError, RuleFailure, UserInputError
-from .loader import load_model
-from .result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
-from .symbols import SymbolTable, under_ranges_of_result
-from .writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
+from .facts import branching
+from .inference.engine import Engine
+from .inference.result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
+from .inference.symbols import SymbolTable, under_ranges_of_result
+from .model import dynamic as dynamic_inputs
+from .model import given, validate
+from .model.loader import load_model
+from .output import metadata
+from .output.writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
 
 ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -45,11 +48,11 @@ def infer(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
     caller from IR version 4 on, so only its declared shape is known;
     ``constant_initializers`` takes its value as a constant, as onnxruntime does below IR
     version 4. ``strict=True`` raises :class:`RuleFailure` when a rule fails (default:
-    ``onnxsym.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
+    ``onnxsym.inference.engine.STRICT``, set by ``ONNXSYM_STRICT=1``). ``dynamic`` makes static
     graph-input dims symbols (``{"images": {0: "batch"}}``), in a copy of the model: the
-    domain then says whether the graph runs at other sizes (``onnxsym.pins``). ``values`` gives
+    domain then says whether the graph runs at other sizes (``onnxsym.domain.pins``). ``values`` gives
     the data of scalar or small graph inputs of static shape (``{"use_cache_branch": True}``): an
-    If they decide takes its branch (see :mod:`onnxsym.given`; default: the command line's ``--value``).
+    If they decide takes its branch (see :mod:`onnxsym.model.given`; default: the command line's ``--value``).
     """
     bind = _checked_bind(bind)
     allow_zero = _checked_allow_zero(allow_zero)
@@ -155,7 +158,7 @@ def _zero_names(allow_zero: AllowZero) -> frozenset:
 def parse_assumption(a) -> tuple[str, str]:
     """``"past == seq"`` (or a pair of texts, or a ``sympy.Eq``) as ``(lhs, rhs)``."""
     if not isinstance(a, (str, tuple, list)):
-        from .sympy_bridge import relation_texts
+        from .dims.sympy_bridge import relation_texts
         try:
             return relation_texts(a)
         except ValueError as exc:
@@ -169,7 +172,7 @@ def parse_assumption(a) -> tuple[str, str]:
     return lhs.strip(), rhs.strip()
 
 
-def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int]]:
+def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, object]:
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
@@ -179,7 +182,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int
         if isinstance(v, (int, float, str, bytes)):  # no interval: one number is a bind
             why = f"expected (lo, hi), got {v!r}"
             raise UserInputError(f"ranges[{str(k)!r}]: {why}", f"--range {k}: {why}")
-    from .sympy_bridge import exported_program_ranges, sympy_ranges
+    from .dims.sympy_bridge import exported_program_ranges, sympy_ranges
     try:
         if hasattr(ranges, "range_constraints"):
             return exported_program_ranges(ranges, model)
@@ -188,7 +191,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int
         raise UserInputError(f"ranges: {exc}") from None
 
 
-def _checked_ranges(ranges: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def _checked_ranges(ranges: Mapping[str, object]) -> dict[str, tuple[int, int]]:
     out = {}
     for name, pair in ranges.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -240,7 +243,7 @@ def written_result(result: Result) -> Result:
     The model so written must load in onnxruntime wherever the model as given does: its
     load-time inference reads the written dims, and may refuse a node they make static (a
     TopK in an If branch that does not run at those sizes, an opset-18 Split without
-    ``num_outputs``). onnxruntime is asked (:mod:`onnxsym.loadcheck`); where it refuses, the
+    ``num_outputs``). onnxruntime is asked (:mod:`onnxsym.output.loadcheck`); where it refuses, the
     bind is not written into the inputs, and then the dims of the values that lead to the
     node it names are not written (``withheld``, each with why)."""
     if result.load_checked:
@@ -273,7 +276,7 @@ _ROUNDS = 8
 def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withheld=None):
     """Why onnx's inference (``onnx_judge``) or onnxruntime (``runtime``) would refuse the model
     with ``result``'s dims written (with ``withheld`` instead of the result's), or None."""
-    from . import loadcheck
+    from .output import loadcheck
 
     if light is None:  # (asked once: written into the light copy itself)
         light = loadcheck.LightModel(result.model, runtime)
@@ -288,7 +291,7 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
 
 def _loadable(written: Result, result: Result) -> Result:
     """``written``, or what of it loads (see :func:`written_result`)."""
-    from . import loadcheck
+    from .output import loadcheck
 
     # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
     # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
@@ -362,7 +365,7 @@ def _written(result: Result) -> Result:
 @under_ranges_of_result
 def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
     """Raise :class:`PinnedError` when the domain pins or ties a symbol ``dynamic`` introduced."""
-    from .pins import pins_of
+    from .domain.pins import pins_of
 
     asked = dynamic_inputs.introduced(dynamic)
     pinned = [p for p in pins_of(result) if p.symbol in asked]

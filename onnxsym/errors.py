@@ -55,7 +55,7 @@ class RuleFailure(Exception):
 class PinnedError(OnnxsymError):
     """A dim asked to be dynamic (``dynamic=``, ``--dynamic``) that the graph pins: the model,
     written with it symbolic, would fail at the other sizes it then declares. ``pins``: the
-    :class:`onnxsym.pins.Pin` of each, with the node that pins it."""
+    :class:`onnxsym.domain.pins.Pin` of each, with the node that pins it."""
 
     def __init__(self, pins, places):
         self.pins = list(pins)

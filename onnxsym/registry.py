@@ -21,10 +21,10 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from .values import Value
+from .inference.values import Value
 
 if TYPE_CHECKING:
-    from .node import Node
+    from .inference.node import Node
 
 # What a rule returns: a value per output of the node (None where it knows nothing).
 Outputs = Sequence[Value | None]

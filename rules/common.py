@@ -9,11 +9,11 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
-from onnxsym.provenance import Kind
+from onnxsym.inference.node import Node
+from onnxsym.inference.provenance import Kind
+from onnxsym.inference.values import Tensor, unranked
 from onnxsym.registry import Outputs
-from onnxsym.shapes import Shape, prod
-from onnxsym.values import Tensor, unranked
+from onnxsym.semantics.shapes import Shape, prod
 
 UNKNOWN = unranked()  # what arg() gives for an absent input
 # the element types the rules name, defined once

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import I32, arg, present, rank, scalar, unknown_ranks
 from .contrib_common import MS, exact_div

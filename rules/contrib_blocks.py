@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import F32, I32, arg, present, required_attr, same_shape, unknown_ranks
 from .contrib_common import MS, exact_div, same_as

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.values import Tensor
+from onnxsym.inference.values import Tensor
 
 from .common import arg, same_shape
 

@@ -3,8 +3,8 @@ sequences are padded to max_length, a tensor input."""
 
 from __future__ import annotations
 
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import register
-from onnxsym.values import Tensor
 
 from .common import F32, I32, arg, rank, scalar, unknown_ranks
 from .contrib_common import MS

@@ -7,10 +7,10 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from . import shape_ops
 from .common import BOOL, F32, I32, I64, STRING, arg, present, scalar

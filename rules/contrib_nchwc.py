@@ -7,9 +7,9 @@ transformer writes (Conv) and ReorderOutput's ``channels`` attribute names the r
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import arg
 from .contrib_common import to_channels_first, to_channels_last

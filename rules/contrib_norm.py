@@ -4,10 +4,10 @@ and the NHWC group norms of the diffusion fusions."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, I32, arg, rank
 from .contrib_common import MS

@@ -8,10 +8,10 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_shapes, normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis
 
 from .common import F32, I32, I64, arg, present, required_attr
 from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first

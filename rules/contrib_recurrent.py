@@ -4,9 +4,9 @@ and the stateful causal convolutions that feed them."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import arg, present, rank, required_attr, unknown_ranks
 from .contrib_common import MS, WithInputs, exact_div

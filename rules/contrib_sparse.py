@@ -7,8 +7,8 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import register
-from onnxsym.values import Tensor
 
 from .common import I32, arg, present, rank, required_attr, same_shape
 from .contrib_attention import _gqa_head, _heads, paged_attention

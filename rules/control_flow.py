@@ -9,13 +9,13 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.intops import is_dim
-from onnxsym.join import join
-from onnxsym.node import Node
-from onnxsym.provenance import Kind
+from onnxsym.facts.join import join
+from onnxsym.inference.node import Node
+from onnxsym.inference.provenance import Kind
+from onnxsym.inference.values import Optional_, Sequence, Tensor, unranked
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import Optional_, Sequence, Tensor, unranked
+from onnxsym.semantics.intops import is_dim
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import BOOL, I64
 
@@ -35,7 +35,7 @@ def if_rule(node):
         return node.infer_graph(branches[0 if cond[0] else 1], [], sure=True)
     relation = node.relation(0)
     choice = node.branch_choice() if relation is not None else None
-    if choice is not None:  # the nodes after it run with one branch only: see onnxsym.branching
+    if choice is not None:  # the nodes after it run with one branch only: see onnxsym.facts.branching
         holds = relation if choice.then else relation.negated()
         node.require_relation(holds, f"the If takes its {'then' if choice.then else 'else'} branch: "
                                      f"with the other, {choice.why}")

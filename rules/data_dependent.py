@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.dims import Dim
-from onnxsym.node import Node
-from onnxsym.provenance import Kind
+from onnxsym.inference.node import Node
+from onnxsym.inference.provenance import Kind
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import Shape, normalize_axis, prod
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import Shape, normalize_axis, prod
 
 from .common import I64, arg, count, present, scalar, size_bound, static_bound
 

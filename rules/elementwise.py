@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from onnxsym import dims, floatops, intops
-from onnxsym.edges import comparison_text
-from onnxsym.node import Node
+from onnxsym import dims
+from onnxsym.facts.edges import comparison_text
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_shapes
-from onnxsym.values import Tensor
+from onnxsym.semantics import floatops, intops
+from onnxsym.semantics.shapes import broadcast_shapes
 
 from .common import BOOL, arg, present, scalar
 

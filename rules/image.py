@@ -5,10 +5,10 @@ CausalConvWithState."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import prod
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import prod
 
 from .common import arg, exact_quotient, present, rank, required_attr
 from .nn import conv

@@ -6,10 +6,10 @@ a width to the runtime, the width onnxruntime computes is used."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Opaque, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import prod
-from onnxsym.values import Opaque, Tensor, tensor_from_array
+from onnxsym.semantics.shapes import prod
 
 from .common import F32, I64, STRING, arg, same_shape
 

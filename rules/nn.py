@@ -7,14 +7,15 @@ import math
 
 import numpy as np
 
-from onnxsym import dims, intops
+from onnxsym import dims
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
-from onnxsym.provenance import Kind
+from onnxsym.inference.node import Node
+from onnxsym.inference.provenance import Kind
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_dim, broadcast_shapes, normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.semantics import intops
+from onnxsym.semantics.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 
 from .common import F32, I32, I64, arg, present
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Optional_, Sequence, Tensor, unranked
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Optional_, Sequence, Tensor, unranked
 
 from .common import BOOL
 

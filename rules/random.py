@@ -3,9 +3,9 @@ the element type from the ``dtype`` attribute."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import F32, I32, arg, like_input
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import Shape
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import Shape
 
 from .common import arg
 

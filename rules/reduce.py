@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from onnxsym import dims, intops
+from onnxsym import dims
 from onnxsym.dims import Dim
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.semantics import intops
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, present
 

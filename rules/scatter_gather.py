@@ -3,9 +3,9 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.values import Tensor
 
 from .common import arg, same_shape
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.join import join_tensors
-from onnxsym.node import Node
-from onnxsym.provenance import Kind
+from onnxsym.facts.join import join_tensors
+from onnxsym.inference.node import Node
+from onnxsym.inference.provenance import Kind
+from onnxsym.inference.values import Sequence, Tensor, unranked
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import Sequence, Tensor, unranked
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, I64, arg, present
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
-from onnxsym import dims, floatops, intops
-from onnxsym.edges import never_equals
+from onnxsym import dims
 from onnxsym.errors import InvalidModel, ShapeContradiction
-from onnxsym.node import Node
+from onnxsym.facts.edges import never_equals
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_shapes, normalize_axis, prod
-from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
+from onnxsym.semantics import floatops, intops
+from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from .common import BOOL, I64, arg, exact_quotient, present
 
@@ -182,7 +183,7 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
     """Whether element ``i`` (``>= 0``, maybe 0) being 0 is proven to fail: where it is 0 (its
     symbols' ranges narrowed to that), copying the input's dim gives a count that cannot match
     the input's, whichever of the other unclear elements are 0 too."""
-    from onnxsym.narrowing import Unreachable, implied_ranges
+    from onnxsym.facts.narrowing import Unreachable, implied_ranges
 
     d = target[i]
     if x.shape is None or i >= len(x.shape) or dims.range_of(d)[0] < 0:
@@ -346,9 +347,9 @@ def _axes_from(node):
 def _squeeze_by_sizes(node, x):
     """A Squeeze without axes whose one undecided dim ``d`` may be 1: its rank depends on
     ``d == 1`` (hummingbird's GEMM trees squeeze ``[30, 1, n]``). As for an If on the sizes
-    (onnxsym.branching), inference is tried both ways: where the nodes after it run only
+    (onnxsym.facts.branching), inference is tried both ways: where the nodes after it run only
     with ``d`` kept (a Transpose of rank 2), ``d >= 2`` joins the domain, and the other way round."""
-    from onnxsym.branching import Relation
+    from onnxsym.facts.branching import Relation
 
     maybe = [i for i, d in enumerate(x.shape) if not (d == 1 or dims.try_eq(d, 1) is False)]
     if len(maybe) != 1 or not node.is_resolved(x.shape[maybe[0]]):

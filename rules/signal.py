@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, arg, present, scalar
 

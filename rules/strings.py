@@ -4,10 +4,10 @@ TfIdfVectorizer."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import broadcast_shapes
-from onnxsym.values import Tensor
+from onnxsym.semantics.shapes import broadcast_shapes
 
 from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 

@@ -8,10 +8,10 @@ import math
 from onnx import TensorProto
 
 from onnxsym import dims
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.shapes import normalize_axis
-from onnxsym.values import MAX_VALUE_ELEMENTS, Tensor
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, like_input, same_shape, scalar
 

@@ -3,7 +3,7 @@ shape of the input it updates (or differentiates against)."""
 
 from __future__ import annotations
 
-from onnxsym.node import Node
+from onnxsym.inference.node import Node
 from onnxsym.registry import Outputs, register
 
 from .common import arg, same_shape

@@ -67,6 +67,7 @@ def random_feeds(m, sizes, seed=0):
 def annotate_cli(model, folder, *args):
     """Save ``model`` in ``folder`` and run ``onnxsym annotate`` on it: (model path, output path, result)."""
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")

@@ -6,7 +6,7 @@ import pytest
 
 @pytest.fixture(autouse=True, scope="session")
 def strict_rules():
-    from onnxsym import engine
+    from onnxsym.inference import engine
 
     saved, engine.STRICT = engine.STRICT, True
     yield

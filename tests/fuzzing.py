@@ -590,7 +590,7 @@ def step_reshape_computed(b: Builder) -> None:
 def step_if_rank_on_shape(b: Builder) -> None:
     """torch's squeeze(1) of a dynamic dim: If(d_1 == 1, Squeeze, Identity), rank 2 or 3. Half the
     time an LSTM after it (through Unsqueeze(0)) runs with the squeezed rank only, which decides
-    the If (onnxsym.branching); else nothing decides and the rank stays unknown."""
+    the If (onnxsym.facts.branching); else nothing decides and the rank stays unknown."""
     x = b.pick(lambda t: len(t.shape) == 3 and _is_static(t.shape[2]))  # the LSTM's input size
     if x is None:
         return
@@ -1106,7 +1106,7 @@ def check_model(model: onnx.ModelProto, assignments: list[dict[str, int]],
     """Infer, then compare with onnxruntime at every assignment it can run; with ``fresh``
     sizes, also annotate (given ``given``: bind, ranges, assume, keep_declared_names) and run
     the written model there as a user runs it (check_written)."""
-    from onnxsym.verify import verify
+    from onnxsym.commands.verify import verify
 
     # sizes that may be 0: so may the input dims
     zero = any(0 in a.values() for a in list(assignments) + list(fresh or []))

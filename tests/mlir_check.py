@@ -8,8 +8,8 @@ give come from onnxruntime running the model.
 from iree.compiler import ir
 
 import onnxsym
-from onnxsym.engine import node_label
-from onnxsym.verify import runtime_values
+from onnxsym.commands.verify import runtime_values
+from onnxsym.inference.engine import node_label
 
 
 def parse(text):

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper
 
 import onnxsym
 from onnxsym import Optional_, Sequence, Tensor, dims
-from onnxsym.values import Opaque
+from onnxsym.inference.values import Opaque
 
 B2 = [{"batch": 2, "seq": 5}, {"batch": 3, "seq": 8}]
 ANY = "any output"  # fresh_ok=ANY: a fresh dim may appear anywhere (within its range)
@@ -207,7 +207,7 @@ def written_dims(vi):
 def _evaluate_written(text, binding):
     """The written dim at ``binding``; None when it names something the run does not give
     (a fresh symbol, or a name kept for one)."""
-    from onnxsym.exprtext import parse_dim
+    from onnxsym.dims.text import parse_dim
 
     if isinstance(text, int):
         return text

@@ -17,8 +17,9 @@ from helpers import I32, I64, F, init, model  # noqa: E402
 from oracle import check, random_cases, run_ort  # noqa: E402
 
 import onnxsym  # noqa: E402
-from onnxsym import dims, floatops, intops  # noqa: E402
+from onnxsym import dims
 from onnxsym.dims import quasi  # noqa: E402
+from onnxsym.semantics import floatops, intops  # noqa: E402
 
 pytest.importorskip("onnxruntime")
 

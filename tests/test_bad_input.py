@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper, numpy_helper
-from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import GraphError, ModelLoadError, ShapeContradiction
+from onnxsym.cli import main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BERT = os.path.join(HERE, "..", "models", "bert_tiny_ts.onnx")
@@ -200,7 +200,8 @@ def test_annotate_refuses_to_replace_an_existing_output_without_force(tmp_path):
 def test_an_interrupted_write_leaves_no_file_and_the_old_one_intact(tmp_path, monkeypatch):
     """Ctrl-C after the bytes are written but before the rename: the temporary file goes,
     the existing output stays as it was."""
-    from onnxsym import atomic, cli
+    from onnxsym import cli
+    from onnxsym.output import atomic
 
     out = tmp_path / "out.onnx"
     out.write_bytes(b"the old output")

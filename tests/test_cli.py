@@ -7,6 +7,7 @@ import onnx
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper
+
 from onnxsym.cli import main
 
 

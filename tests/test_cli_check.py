@@ -13,11 +13,11 @@ from cli_models import BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper
-from onnxsym.cli import main
 
 import onnxsym
-from onnxsym import report
-from onnxsym.progress import Progress
+from onnxsym.cli import main
+from onnxsym.commands import check as report
+from onnxsym.commands.progress import Progress
 
 SCHEMA = os.path.join(ROOT, "docs", "check-report.schema.json")
 

@@ -10,11 +10,11 @@ from cli_models import BERT, MYSTERY, ROOT, broken_bert, random_feeds, reshape_b
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper
-from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import dims, parse_dim
-from onnxsym.explain import Lineage
+from onnxsym.cli import main
+from onnxsym.commands.explain import Lineage
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

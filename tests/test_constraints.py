@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from helpers import F, init, model
 from onnx import helper
-from onnxsym.cli import main
 from oracle import check_written
 
 import onnxsym
-from onnxsym.verify import constrained_assignments, verify
+from onnxsym.cli import main
+from onnxsym.commands.verify import constrained_assignments, verify
 
 N = helper.make_node
 

@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.cli import main
+from onnxsym.commands.verify import constrained_assignments, runtime_values
 from onnxsym.cost.solve import parse_budget
-from onnxsym.verify import constrained_assignments, runtime_values
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx"))

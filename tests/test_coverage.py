@@ -1,6 +1,6 @@
 """Every operator of onnx's standard domains has a registered rule."""
 
-from onnxsym.coverage import coverage, markdown
+from onnxsym.commands.coverage import coverage, markdown
 
 
 def test_every_standard_operator_has_a_rule():

@@ -1,9 +1,9 @@
 """Which of the contrib ops the installed onnxruntime registers have a rule
-(python -m onnxsym.coverage prints them as extra rows)."""
+(python -m onnxsym.commands.coverage prints them as extra rows)."""
 
 import pytest
 
-from onnxsym.coverage import markdown, runtime_coverage, runtime_ops
+from onnxsym.commands.coverage import markdown, runtime_coverage, runtime_ops
 
 # Execution-provider containers: their outputs are whatever the compiled blob (EP context
 # cache, SNPE DLC) computes, not a function of the node's inputs and attributes. They keep

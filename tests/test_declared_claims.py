@@ -14,10 +14,10 @@ from helpers import BOOL, I64, F, graph, init, model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper
-from onnxsym.cli import main
 from oracle import check_written, check_written_names, run_ort, written_dims
 
 import onnxsym
+from onnxsym.cli import main
 
 N = helper.make_node
 SEQ = [{"seq": 3}, {"seq": 5}]

@@ -11,11 +11,11 @@ import onnx
 from cli_models import annotate_cli
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
-from onnxsym.cli import main
 from oracle import check_written, written_dims
 
 import onnxsym
-from onnxsym.verify import constrained_assignments
+from onnxsym.cli import main
+from onnxsym.commands.verify import constrained_assignments
 
 F = TensorProto.FLOAT
 HERE = os.path.dirname(os.path.abspath(__file__))

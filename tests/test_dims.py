@@ -10,7 +10,7 @@ from strategies import nonzero
 
 from onnxsym import dims
 from onnxsym.dims import SymbolicDimError, UndecidableError, ceil_div, dmax, evaluate, sym
-from onnxsym.exprtext import parse_dim
+from onnxsym.dims.text import parse_dim
 
 NAMES = ["a", "b", "c"]
 SYMS = {n: sym(n, lo=-50, hi=50) for n in NAMES}

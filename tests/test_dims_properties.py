@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from strategies import DIVISIONS, build, nonzero
 
 from onnxsym import dims
-from onnxsym.exprtext import parse_dim
+from onnxsym.dims.text import parse_dim
 
 NAMES = ["a", "b", "c"]
 

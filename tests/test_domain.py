@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from domain_boundary import check_all
 from helpers import F, init, model
 from onnx import TensorProto, helper
-from onnxsym.cli import main
 from test_cli_check import _check_json
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.cli import main
 from onnxsym.domain.forms import simplify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -326,8 +326,8 @@ def test_readme_require_recipe():
 def test_a_positive_assumption_is_stated_as_assumed():
     """A decision inference took because a symbol's default range starts at 1 (the
     record /work/notes/edges-assumptions.md describes) is listed, with why."""
-    from onnxsym.constraints import Constraint
     from onnxsym.domain import compute
+    from onnxsym.facts.constraints import Constraint
 
     result = onnxsym.infer(concat_equal())
     a = next(s for s in dims.free_symbols(result.shape("Y")[0]))

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnxsym.cli import main
 
 import onnxsym
+from onnxsym.cli import main
 from tests.domain_boundary import check_all, run
 from tests.helpers import model
 

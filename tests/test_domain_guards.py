@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnxsym.cli import main
 
 import onnxsym
-from onnxsym.verify import feeds
+from onnxsym.cli import main
+from onnxsym.commands.verify import feeds
 from tests.helpers import model
 from tests.oracle import run_ort
 

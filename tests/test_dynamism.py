@@ -13,8 +13,8 @@ import pytest
 from oracle import check_written, run_ort
 
 import onnxsym
+from onnxsym.domain.pins import pins_of
 from onnxsym.errors import PinnedError, UserInputError
-from onnxsym.pins import pins_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DYN = os.path.join(ROOT, "models", "dynamism")

@@ -7,7 +7,7 @@ import edge_models
 import pytest
 
 import onnxsym
-from onnxsym.verify import verify
+from onnxsym.commands.verify import verify
 
 
 def assert_right(m, sizes, allow_zero=False):
@@ -119,8 +119,9 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
 
     import onnx
     from click.testing import CliRunner
-    from onnxsym.cli import main
     from test_cli_check import _check_json
+
+    from onnxsym.cli import main
 
     p, out = str(tmp_path / "kv.onnx"), str(tmp_path / "kv.sym.onnx")
     onnx.save(edge_models.kv_cache_if(), p)

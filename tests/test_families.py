@@ -9,7 +9,7 @@ from onnx import helper
 from oracle import check, random_cases, run_ort
 
 import onnxsym
-from onnxsym.explain import Lineage
+from onnxsym.commands.explain import Lineage
 
 
 def _fails(m, feeds):
@@ -111,7 +111,8 @@ def _feeds(b, s, p, cache):
 
 
 def test_a_given_value_decides_the_if_and_is_recorded():
-    from onnxsym import dims, metadata
+    from onnxsym import dims
+    from onnxsym.output import metadata
 
     m = _merged_decoder()
     assert onnxsym.infer(m).unresolved()  # data picks the branch: left unresolved without the value
@@ -129,6 +130,7 @@ def test_a_given_value_decides_the_if_and_is_recorded():
 def test_value_on_the_command_line(tmp_path):
     import onnx
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     path = str(tmp_path / "merged.onnx")
@@ -161,7 +163,7 @@ def _pooled_if_long():
 
 
 def test_two_resolved_branches_give_a_fresh_symbol_that_records_both_cases():
-    from onnxsym import metadata
+    from onnxsym.output import metadata
 
     m = _pooled_if_long()
     sizes = [{"batch": 2, "seq": 8}, {"batch": 1, "seq": 9}, {"batch": 1, "seq": 20}]

@@ -4,11 +4,11 @@ onnxruntime, and each written model run at fresh sizes with its value_info in pl
 
 import fuzzing
 import onnx
-import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 from onnx import helper
 
+import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 from onnxsym import registry
-from onnxsym.values import Tensor
+from onnxsym.inference.values import Tensor
 
 SEEDS = range(204, 241)
 

@@ -17,7 +17,7 @@ from helpers import F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 from onnxsym import dims  # noqa: E402
-from onnxsym.exprtext import parse_dim  # noqa: E402
+from onnxsym.dims.text import parse_dim  # noqa: E402
 
 pytest.importorskip("onnxruntime")
 

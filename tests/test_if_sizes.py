@@ -73,6 +73,7 @@ def test_a_later_node_that_needs_one_rank_decides_the_branch():
 
 def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     lstm, inits = _lstm()
@@ -198,6 +199,7 @@ def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path)
     import shutil
 
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     _silero("silero_vad.onnx")
@@ -225,8 +227,8 @@ def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path)
 def test_an_equality_whose_clamp_settles_is_a_range(text, k):
     """What the silero branch conditions read as: the sizes where it holds, by brute force."""
     from onnxsym import dims
+    from onnxsym.dims.text import parse_dim
     from onnxsym.domain.forms import simplify
-    from onnxsym.exprtext import parse_dim
 
     d = parse_dim(text, lambda n: dims.expr_of(dims.Sym(n, 1, dims.INT64_MAX)))
     (form,) = simplify("==", d, k)

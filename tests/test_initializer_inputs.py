@@ -9,11 +9,11 @@ import onnx
 import onnxruntime as ort
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
-from onnxsym.cli import main
 
 import onnxsym
 from onnxsym import dims
-from onnxsym.verify import verify
+from onnxsym.cli import main
+from onnxsym.commands.verify import verify
 
 ZOO = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", "light_squeezenet.onnx")
 

@@ -16,10 +16,11 @@ from helpers import I64, F, init, model  # noqa: E402
 from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
-from onnxsym import dims, intops  # noqa: E402
+from onnxsym import dims
+from onnxsym.commands.verify import verify  # noqa: E402
 from onnxsym.errors import ShapeContradiction, VerificationError  # noqa: E402
-from onnxsym.narrowing import Unreachable, direction, implied_ranges  # noqa: E402
-from onnxsym.verify import verify  # noqa: E402
+from onnxsym.facts.narrowing import Unreachable, direction, implied_ranges  # noqa: E402
+from onnxsym.semantics import intops  # noqa: E402
 
 ort = pytest.importorskip("onnxruntime")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -274,6 +275,7 @@ def test_a_conv_in_a_branch_that_may_not_run_narrows_nothing():
 
 def test_show_lists_the_learned_ranges():
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     r = CliRunner().invoke(main, ["show", SEGFORMER, "--name", "logits"])

@@ -1,4 +1,4 @@
-"""The onnxsym.* metadata of an annotated model (onnxsym.metadata): written from the Result,
+"""The onnxsym.* metadata of an annotated model (onnxsym.output.metadata): written from the Result,
 read back, and replaced whole when a model is annotated again."""
 
 import os
@@ -6,7 +6,7 @@ import os
 import onnx
 
 import onnxsym
-from onnxsym import metadata
+from onnxsym.output import metadata
 
 BERT = os.path.join(os.path.dirname(__file__), "..", "models", "bert_tiny_ts.onnx")
 

@@ -12,14 +12,14 @@ from click.testing import CliRunner
 from helpers import init, model
 from mlir_check import Checker, bound_symbols, parse, runtime_shapes, runtime_shapes_at, with_definitions
 from onnx import TensorProto, helper, numpy_helper
-from onnxsym.cli import main
 
 import onnxsym
+from onnxsym.cli import main
+from onnxsym.commands.verify import default_assignments
 from onnxsym.dims import INT64_MAX
 from onnxsym.mlir import STYLES, encoding_to_symbol, to_mlir
 from onnxsym.mlir.encoding import MlirFormatError
 from onnxsym.mlir.types import ELEMENT_TYPES
-from onnxsym.verify import default_assignments
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from iree.compiler import ir
 from iree_check import compile_cpu, compile_error, expected_shape, importer_text, run_iree, run_ort, torch_mlir_importer_text
 from mlir_check import walk
-from onnxsym.cli import main
 
 import onnxsym
+from onnxsym.cli import main
+from onnxsym.commands.verify import constrained_assignments, feeds
 from onnxsym.mlir import to_mlir
-from onnxsym.verify import constrained_assignments, feeds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")

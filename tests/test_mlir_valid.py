@@ -14,11 +14,11 @@ from iree.compiler import ir
 from mlir_check import evaluate, parse, runtime_shapes
 from onnx import TensorProto as T
 from onnx import helper
-from onnxsym.cli import main
 
 import onnxsym
 import onnxsym.mlir
 from bench import mlir_styles
+from onnxsym.cli import main
 from onnxsym.mlir import STYLES, to_mlir
 from onnxsym.mlir.build import build
 from onnxsym.mlir.dominance import InvalidIR

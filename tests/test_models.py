@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 import onnxsym
-from onnxsym.verify import verify
+from onnxsym.commands.verify import verify
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))

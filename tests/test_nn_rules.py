@@ -224,7 +224,7 @@ def test_upsample_opset9():
 
 
 def _rule_node(op, inputs, **attrs):
-    from onnxsym.node import Node
+    from onnxsym.inference.node import Node
     protos = {k: helper.make_attribute(k, v) for k, v in attrs.items()}
     return Node(op, "", op, 18, list(inputs), [f"i{i}" for i in range(len(inputs))], ["o"], protos,
                 lambda a: helper.get_attribute_value(a), None, 0)

@@ -9,6 +9,7 @@ import onnxruntime as ort
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper, numpy_helper
+
 from onnxsym.cli import main
 
 

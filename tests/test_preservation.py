@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 
 import onnxsym
-from onnxsym.verify import default_assignments, feeds
+from onnxsym.commands.verify import default_assignments, feeds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))
@@ -35,6 +35,7 @@ def test_annotation_changes_nothing_but_shapes_and_metadata(path, tmp_path):
     original = onnx.load(path)
     out = tmp_path / "annotated.onnx"
     from click.testing import CliRunner
+
     from onnxsym.cli import main
 
     r = CliRunner().invoke(main, ["annotate", path, "-o", str(out), "-q"])

@@ -7,9 +7,9 @@ from helpers import I64, F, model
 from onnx import helper
 
 import onnxsym
-from onnxsym import report
-from onnxsym.explain import Lineage
-from onnxsym.provenance import Kind
+from onnxsym.commands import check as report
+from onnxsym.commands.explain import Lineage
+from onnxsym.inference.provenance import Kind
 
 
 def _two_losses():

@@ -10,7 +10,7 @@ from strategies import DIVISIONS, expressions
 import onnxsym
 from onnxsym import dims
 from onnxsym.dims import ceil_div, dmax, dmin, evaluate, sym
-from onnxsym.exprtext import parse_dim
+from onnxsym.dims.text import parse_dim
 
 a, b, x = sym("a"), sym("b"), sym("x")
 

@@ -11,8 +11,8 @@ from oracle import check, random_cases
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.commands.verify import verify
 from onnxsym.dims import INT64_MAX, dmax, dmin, evaluate, lower_bound, sym, try_le
-from onnxsym.verify import verify
 
 N = helper.make_node
 RANGES = {"a": (1, 60), "b": (1, 60), "c": (0, 60), "n": (-30, 30)}

@@ -1,10 +1,10 @@
 """The rule registry as an object: registered rules by opset, and override() for tests."""
 
-import onnxsym.rules  # noqa: F401  (the built-in rules)
 from helpers import F, model
 from onnx import helper
 
 import onnxsym
+import onnxsym.rules  # noqa: F401  (the built-in rules)
 from onnxsym import registry
 from onnxsym.registry import Registry
 

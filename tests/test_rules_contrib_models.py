@@ -14,7 +14,7 @@ import pytest
 
 import onnxsym
 from onnxsym import registry
-from onnxsym.verify import verify
+from onnxsym.commands.verify import verify
 
 optimizer = pytest.importorskip("onnxruntime.transformers.optimizer")
 

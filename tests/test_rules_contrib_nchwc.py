@@ -1,5 +1,5 @@
 """com.microsoft.nchwc: a small CNN rewritten by onnxruntime's NchwcTransformer
-(ORT_ENABLE_ALL, saved with optimized_model_filepath) resolves fully and onnxsym.verify
+(ORT_ENABLE_ALL, saved with optimized_model_filepath) resolves fully and onnxsym.commands.verify
 (which runs the saved model as written, optimizations off) finds no wrong dim. The block
 size is the machine's, so the test only requires what every machine with NCHWc kernels
 writes: the blocked Conv and the reorders."""
@@ -11,8 +11,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.commands.verify import verify
 from onnxsym.errors import VerificationError
-from onnxsym.verify import verify
 
 ort = pytest.importorskip("onnxruntime")
 F = TensorProto.FLOAT

@@ -14,7 +14,7 @@ from oracle import check, fresh_of, run_ort  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
-from onnxsym.values import Opaque  # noqa: E402
+from onnxsym.inference.values import Opaque  # noqa: E402
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(5)

@@ -1,4 +1,4 @@
-"""Subgraph scoping (onnxsym.scope): a body sees the values around it, a name it defines
+"""Subgraph scoping (onnxsym.inference.scope): a body sees the values around it, a name it defines
 again hides the outer one inside the body only; checked against onnxruntime."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 from oracle import check
 
 from onnxsym import free_symbols
-from onnxsym.scope import Scope
+from onnxsym.inference.scope import Scope
 
 BOOL = TensorProto.BOOL
 

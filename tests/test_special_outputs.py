@@ -195,7 +195,7 @@ def test_a_missing_folder_names_it(tmp_path):
 
 # An OS error raised where the write happens, in the real process.
 _FAULT = """
-import errno, os, onnxsym.atomic as a
+import errno, os, onnxsym.output.atomic as a
 def _fail(*args, **kw):
     raise OSError(errno.{code}, os.strerror(errno.{code}))
 {target} = _fail

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 
 import onnxsym
 from onnxsym import GraphError, dims
-from onnxsym.wire import ValueInfoBytes, tensor_type_bytes
+from onnxsym.output.wire import ValueInfoBytes, tensor_type_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -11,10 +11,10 @@ import pytest
 from cli_models import annotate_cli
 from click.testing import CliRunner
 from onnx import TensorProto, helper
-from onnxsym.cli import main
 from oracle import check_written, written_dims
 
 import onnxsym
+from onnxsym.cli import main
 
 F = TensorProto.FLOAT
 SIZES = [{"width": 4}, {"width": 7}]

@@ -6,17 +6,18 @@ import contextlib
 
 import fuzzing
 import onnx
-import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
 import pytest
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper
-from onnxsym.cli import main
 from oracle import check, random_cases
 
 import onnxsym
-from onnxsym import engine, registry
-from onnxsym.verify import verify
+import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
+from onnxsym import registry
+from onnxsym.cli import main
+from onnxsym.commands.verify import verify
+from onnxsym.inference import engine
 
 INPUTS = [("x", F, ["batch", "seq"])]
 SIZES = [{"batch": 2, "seq": 3}, {"batch": 1, "seq": 5}]

@@ -14,8 +14,8 @@ from test_dims_properties import NAMES, POSITIVE, SIGNED, trees
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.dims.sympy_bridge import from_sympy, to_sympy
 from onnxsym.errors import UserInputError
-from onnxsym.sympy_bridge import from_sympy, to_sympy
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LLAMA = os.path.join(ROOT, "models", "llama_tiny_ts.onnx")

@@ -10,7 +10,7 @@ from helpers import I64, F, model
 from onnx import helper
 
 import onnxsym
-from onnxsym.explain import Lineage
+from onnxsym.commands.explain import Lineage
 
 
 def _shaped_nowhere():

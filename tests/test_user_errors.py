@@ -5,12 +5,12 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from onnxsym.cli import main
 
 import onnxsym
+from onnxsym.cli import main
+from onnxsym.commands.check import CheckOptions, check_model
 from onnxsym.cost.solve import parse_budget
 from onnxsym.errors import UserInputError
-from onnxsym.report import CheckOptions, check_model
 
 BERT = os.path.join(os.path.dirname(__file__), "..", "models", "bert_tiny_ts.onnx")
 

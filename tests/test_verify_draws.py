@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from helpers import I64, F, init, model
 from onnx import TensorProto as T
 from onnx import helper
-from onnxsym.cli import main
 
 import onnxsym
+from onnxsym.cli import main
+from onnxsym.commands.verify import constrained_assignments, verify
 from onnxsym.errors import UserInputError, VerificationError
-from onnxsym.verify import constrained_assignments, verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SILERO = os.path.join(ROOT, "models", "real", "silero_vad.onnx")

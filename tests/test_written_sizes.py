@@ -13,11 +13,11 @@ import os
 import onnx
 import pytest
 from click.testing import CliRunner
-from onnxsym.cli import main
 from oracle import _session_of, check_written_runs
 
 import onnxsym
 from bench.resolution import feeds_for
+from onnxsym.cli import main
 
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "real")
 MANIFEST = {e["name"]: e for e in json.load(open(os.path.join(REAL, "manifest.json")))}
@@ -74,7 +74,7 @@ def test_a_range_or_an_assumption_does_not_narrow_the_written_dims(name, sizes, 
     bind = kwargs.get("bind", {})
     at_bound = [b for b in sizes if all(b[k] == v for k, v in bind.items())]
     check_written_runs(model, written, at_bound, feeds)
-    user = onnxsym.metadata.read(written)["user"]
+    user = onnxsym.output.metadata.read(written)["user"]
     assert user["assume"] == kwargs.get("assume", []) and user["bind"] == bind
     assert user["ranges"] == {k: list(v) for k, v in kwargs.get("ranges", {}).items()}
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from .. import dims
 from ..dims import Dim
-from ..symbols import under_ranges_of_result
-from ..values import Tensor
+from ..inference.symbols import under_ranges_of_result
+from ..inference.values import Tensor
 from .flops import node_flops
 from .memory import kv_factors, live_bytes, peak, present_outputs
 from .sizes import tensor_bytes

@@ -28,7 +28,7 @@ from onnx import helper
 
 from .. import dims
 from ..dims import Dim
-from ..values import Tensor
+from ..inference.values import Tensor
 from .sizes import numel
 
 ELEMENTWISE = set("""Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift BitwiseAnd BitwiseNot BitwiseOr

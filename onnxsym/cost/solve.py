@@ -54,7 +54,7 @@ def _arguments(d: Dim) -> tuple[Dim, list[Dim]]:
     """``d`` as ``rest + max(args)``, or ``(d, [])`` when it has no top-level max."""
     import sympy
 
-    from ..sympy_bridge import from_sympy, to_sympy
+    from ..dims.sympy_bridge import from_sympy, to_sympy
     s = to_sympy(d)
     maxes = [a for a in sympy.Add.make_args(s) if isinstance(a, sympy.Max)]
     if len(maxes) != 1:
@@ -106,7 +106,7 @@ def _largest_fitting(memory: Dim, symbol: str, budget: int, lo: int, hi: int, de
 
     import sympy
 
-    from ..sympy_bridge import to_sympy
+    from ..dims.sympy_bridge import to_sympy
 
     s = to_sympy(memory)
     divisors = set()
@@ -143,7 +143,7 @@ def _largest_solved(memory: Dim, symbol: str, budget: int, lo: int, hi: int) -> 
     sum with one top-level max) in ``symbol``, solved by sympy over the reals."""
     import sympy
 
-    from ..sympy_bridge import to_sympy
+    from ..dims.sympy_bridge import to_sympy
 
     rest, args = _arguments(memory)
     parts = [dims.add(rest, a) for a in args] or [memory]

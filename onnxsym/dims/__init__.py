@@ -30,30 +30,29 @@ from . import ranges as _ranges
 from . import structure
 from .division import ceil_div, floordiv, mod
 from .env import DEFAULT as DEFAULT_ENV
-from .env import RangeEnv, current
+from .env import INT64_MAX, RangeEnv, current
 from .expr import (
-                   DEFAULT_LO,
-                   FRESH_LO,
-                   INT64_MAX,
-                   Atom,
-                   Dim,
-                   Expr,
-                   Sym,
-                   SymbolicDimError,
-                   UndecidableError,
-                   add,
-                   as_sym,
-                   atoms,
-                   evaluate,
-                   expr_of,
-                   free_symbols,
-                   is_static,
-                   later,
-                   mul,
-                   neg,
-                   sub,
-                   sym,
-                   symbol,
+    DEFAULT_LO,
+    FRESH_LO,
+    Atom,
+    Dim,
+    Expr,
+    Sym,
+    SymbolicDimError,
+    UndecidableError,
+    add,
+    as_sym,
+    atoms,
+    evaluate,
+    expr_of,
+    free_symbols,
+    is_static,
+    later,
+    mul,
+    neg,
+    sub,
+    sym,
+    symbol,
 )
 from .minmax import dmax, dmin
 from .ranges import known_ne, lower_bound, range_of, same, try_eq, try_le, try_lt
@@ -66,16 +65,28 @@ later.try_lt = _ranges.try_lt
 later.try_le = _ranges.try_le
 later.normalize = _quasi.normalize
 
-# and those of the layers above the algebra (the printer, the sympy bridge), which the package wires
-from .. import _wire_dims  # noqa: E402
 
-_wire_dims(later)
+
+# and the printer's and the sympy bridge's, which load on first use (sympy is slow to import)
+def _format_expr(e: Expr) -> str:
+    from .text import format_expr
+    return format_expr(e)
+
+
+def _to_sympy(d: Dim) -> object:
+    from .sympy_bridge import to_sympy
+    return to_sympy(d)
+
+
+later.format = _format_expr
+later.to_sympy = _to_sympy
 
 __all__ = [
     "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym",
     "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub", "substitute", "sym",
+    "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",
+    "substitute", "sym",
     "symbol", "try_eq",
     "try_le", "try_lt", "structure",
 ]

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from .. import dims
-from ..constraints import Guard
 from ..dims import Dim
-from ..symbols import under_ranges_of_result
+from ..facts.constraints import Guard
+from ..inference.symbols import under_ranges_of_result
 from . import guarded
 from .collect import raw_conditions
 from .forms import Form, ranges_of, simplify

@@ -19,10 +19,10 @@ from fractions import Fraction
 import onnx
 
 from .. import dims
-from ..constraints import Guard
 from ..dims import Dim
-from ..engine import node_label
-from ..values import Tensor
+from ..facts.constraints import Guard
+from ..inference.engine import node_label
+from ..inference.values import Tensor
 from . import forms
 from .elements import Elements
 
@@ -80,7 +80,7 @@ def _recorded(result, order: dict[str, int], resolve, unnarrowed) -> Iterator[Ra
             yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}",
                       at, before=c.before, when=when)
             continue
-        if c.kind == "differ":  # an If that runs only one branch (see onnxsym.branching)
+        if c.kind == "differ":  # an If that runs only one branch (see onnxsym.facts.branching)
             yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, when=when)
             continue
         if c.kind == "positive":  # an inference step relied on the symbol's default lower bound

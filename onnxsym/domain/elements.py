@@ -14,8 +14,8 @@ from onnx import numpy_helper
 
 from .. import dims
 from ..dims import Dim
-from ..intops import INT_TYPES
-from ..values import Tensor
+from ..inference.values import Tensor
+from ..semantics.intops import INT_TYPES
 
 Bounds = tuple[Dim, Dim] | None
 

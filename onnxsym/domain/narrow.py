@@ -10,7 +10,7 @@ those expressions: that is what the domain states.
 from __future__ import annotations
 
 from .. import dims
-from ..engine import resolve_value
+from ..inference.engine import resolve_value
 
 
 def narrow(result, ranges: dict[str, tuple[int, int]]) -> bool:

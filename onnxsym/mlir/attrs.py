@@ -16,7 +16,7 @@ import onnx
 from onnx import numpy_helper
 
 from ..errors import ModelLoadError
-from ..intops import INT_TYPES
+from ..semantics.intops import INT_TYPES
 from .types import tensor_type
 
 # Tensors with at most this many elements are always written out (shapes, scalars).

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from ..engine import node_inputs, node_label, topological_order
-from ..scope import graph_key
-from ..values import Tensor, Value
+from ..inference.engine import node_inputs, node_label, topological_order
+from ..inference.scope import graph_key
+from ..inference.values import Tensor, Value
 from .attrs import Resources, attribute, string_attr
 from .importer_types import ImporterTypes, Locator, unknown
 from .names import Namer

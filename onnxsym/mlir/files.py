@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from ..atomic import check_target, replaces_a_file, write_output
 from ..errors import ModelLoadError, OutputError
-from ..paths import check_outputs
+from ..output.atomic import check_target, replaces_a_file, write_output
+from ..output.paths import check_outputs
 
 __all__ = ["OutputError", "write_text", "default_output", "convert"]
 
 
 def write_text(path: str, text: str) -> None:
-    """Write to ``path`` as :func:`onnxsym.atomic.write_output` does: a regular file through
+    """Write to ``path`` as :func:`onnxsym.output.atomic.write_output` does: a regular file through
     a temporary one renamed into place (never half-written), a pipe or device written
     into, ``-`` standard output."""
     write_output(path, text.encode("utf-8"))

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import onnx
 
-from ..values import Optional_, Sequence, Tensor, Value
+from ..inference.values import Optional_, Sequence, Tensor, Value
 
 # Where a subgraph is in the model: per level, (node index, attribute index, graph index or -1).
 Locator = tuple[tuple[int, int, int], ...]

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import onnx
 
-from ..values import Optional_, Tensor
-from ..values import Sequence as SeqValue
+from ..inference.values import Optional_, Tensor
+from ..inference.values import Sequence as SeqValue
 from .affine import affine_map, affine_text
 from .attrs import Resources, attribute, float_literal, string_attr
 from .build import NO_VALUE, Block, Op, Program, Val

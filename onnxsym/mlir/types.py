@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..values import Optional_, Tensor
-from ..values import Sequence as SeqValue
+from ..inference.values import Optional_, Tensor
+from ..inference.values import Sequence as SeqValue
 
 # onnx.TensorProto element type -> MLIR builtin type. Strings have no builtin
 # counterpart: they are an opaque type of the onnx namespace.

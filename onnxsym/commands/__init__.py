@@ -1,0 +1,1 @@
+"""What the command line's commands compute, as library calls: check, show, explain, verify, diff, coverage."""

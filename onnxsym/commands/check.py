@@ -1,0 +1,360 @@
+"""``onnxsym check``: which dims of a model are unresolved, which of those the user
+allows, and the report in text, JSON (docs/check-report.schema.json) or GitHub
+Actions workflow commands."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..api import Result, UnresolvedDim, __version__, infer
+from ..domain.pins import Pin, pins_of
+from ..errors import OnnxsymError, UserInputError
+from ..facts.constraints import Constraint
+from ..facts.declared import StaleDeclaration
+from ..facts.edges import grouped
+from ..inference.symbols import under_ranges_of_result
+from .explain import Lineage
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    allow_data_dependent: bool = False
+    allow: tuple[str, ...] = ()  # glob patterns over fresh symbol names and the nodes that made them
+    outputs_only: bool = False
+    max_unresolved: int = 0
+    allow_stale: bool = False  # a stale declaration (a declared shape the graph contradicts) passes
+    # --require NAME=LO:HI: sizes the model's domain must contain, as (name, lo, hi)
+    require: tuple[tuple[str, int, int], ...] = ()
+    allow_pinned: tuple[str, ...] = ()  # glob patterns over declared symbols the domain may pin
+
+
+@dataclass
+class Entry:
+    """One unresolved dim (or unknown rank, ``axis`` None) of one value."""
+
+    value: str
+    axis: int | None
+    dim: str | None
+    node: str | None  # the node that produces the value
+    op_type: str
+    is_output: bool
+    origins: list[dict[str, object]]  # each fresh symbol: symbol, node, op_type, reason
+    cause: dict[str, object] | None  # where the loss began upstream: node, op_type, domain, reason
+    data_dependent: bool
+    allowed_by: str | None = None
+
+    @property
+    def place(self) -> str:
+        return f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (rank unknown)"
+
+    def describe(self) -> str:
+        """One line: the place, the dim, where each fresh symbol was made and why, the cause."""
+        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" for o in self.origins)
+        text = f"{self.place}" + (f" = {self.dim}" if self.dim is not None else "") + f": {made}"
+        c = self.cause
+        if c is not None and all(c["node"] != o["node"] for o in self.origins):
+            text += f"; cause: {c['op_type']} '{c['node']}': {c['reason']}"
+        return text
+
+
+@dataclass
+class Stale:
+    """A produced value whose declared shape the graph contradicts."""
+
+    value: str
+    declared: list[str]
+    computed: list[str] | None  # None: the graph computes no rank
+    allowed_by: str | None = None
+    why: str = ""
+
+    def describe(self) -> str:
+        computed = None if self.computed is None else tuple(self.computed)
+        return StaleDeclaration(self.value, tuple(self.declared), computed, self.why).describe()
+
+
+@dataclass
+class Pinned:
+    """A declared input symbol the model's domain pins to a few sizes or ties to another."""
+
+    pin: Pin
+    allowed_by: str | None = None
+
+    def describe(self) -> str:
+        return self.pin.describe()
+
+
+@dataclass
+class ModelReport:
+    path: str
+    error: str | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+    max_unresolved: int = 0
+    # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
+    assumptions: list[dict[str, str]] = field(default_factory=list)
+    positive: list[Constraint] = field(default_factory=list)  # the same, as constraints
+    stale: list[Stale] = field(default_factory=list)
+    # The first domain condition that cuts the required sizes (None: they are inside, or none required).
+    outside: dict[str, object] | None = None
+    pinned: list[Pinned] = field(default_factory=list)
+    # --baseline OLD: how this model's contract differs from OLD's (onnxsym.commands.diff.Change)
+    contract: list[Any] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[Entry]:
+        return [e for e in self.entries if e.allowed_by is None]
+
+    @property
+    def failing_stale(self) -> list[Stale]:
+        return [s for s in self.stale if s.allowed_by is None]
+
+    @property
+    def failing_pinned(self) -> list[Pinned]:
+        return [p for p in self.pinned if p.allowed_by is None]
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        if self.outside is not None:
+            return "outside"
+        if len(self.failing) > self.max_unresolved:
+            return "unresolved"
+        if self.failing_pinned:
+            return "pinned"
+        if any(c.finding for c in self.contract):
+            return "contract"
+        return "stale" if self.failing_stale else "ok"
+
+    @property
+    def exit_code(self) -> int:
+        return {"ok": 0, "unresolved": 1, "stale": 1, "outside": 1, "pinned": 1, "contract": 1, "error": 2}[self.status]
+
+
+def _allowed_by(e: Entry, opts: CheckOptions) -> str | None:
+    for pat in opts.allow:
+        if all(fnmatch.fnmatchcase(str(o["symbol"]), pat) or fnmatch.fnmatchcase(str(o["node"]), pat)
+               for o in e.origins):
+            return f"--allow {pat}"
+    if opts.allow_data_dependent and e.data_dependent:
+        return "--allow-data-dependent"
+    return None
+
+
+@under_ranges_of_result
+def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> list[Entry]:
+    """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
+    lineage = Lineage(result)
+    outputs = set(lineage.outputs)
+    out = []
+    for u in result.unresolved():
+        if opts.outputs_only and u.value not in outputs:
+            continue
+        out.append(_entry(lineage, u, u.value in outputs, opts))
+    return out
+
+
+def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions) -> Entry:
+    node, op = lineage.producer_of(u.value)
+    causes = [lineage.cause(p) for p in u.provenance]
+    first = next((c for c in causes if c is not None), None)
+    e = Entry(
+        value=u.value, axis=u.axis, dim=None if u.dim is None else str(u.dim), node=node, op_type=op,
+        is_output=is_output,
+        origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason,
+                  "kind": p.kind.value} for p in u.provenance],
+        cause=None if first is None else {"node": first.node, "op_type": first.op_type, "domain": first.domain,
+                                          "reason": first.reason,
+                                          "kind": None if first.kind is None else first.kind.value},
+        data_dependent=bool(causes) and all(c is not None and c.data_dependent for c in causes))
+    e.allowed_by = _allowed_by(e, opts)
+    return e
+
+
+def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = None,
+                progress: Callable[[int, int], None] | None = None, reraise: bool = False,
+                constant_initializers: bool = False, allow_zero=False, dynamic=None,
+                baseline: str | None = None) -> ModelReport:
+    """Infer and check one model; an error becomes the report's ``error`` unless ``reraise``.
+    ``allow_zero`` is ``infer``'s: True, or the symbols whose range starts at 0."""
+    report = ModelReport(path, max_unresolved=opts.max_unresolved)
+    try:
+        result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers,
+                       allow_zero=allow_zero, dynamic=dynamic)
+        report.stats = result.stats()
+        report.entries = entries_of(result, opts)
+        report.positive = result.positive_assumptions()
+        report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
+                               "reason": c.reason} for c in report.positive]
+        report.stale = [Stale(st.value, list(st.declared), None if st.computed is None else list(st.computed),
+                              "--allow-stale" if opts.allow_stale else None, st.why) for st in result.stale]
+        if opts.require:
+            report.outside = outside_of(result, opts.require)
+        report.pinned = pinned_of(result, opts)
+        if baseline is not None:
+            from .diff import compare, contract_of
+
+            kw = dict(constant_initializers=constant_initializers, allow_zero=allow_zero)
+            report.contract = compare(contract_of(baseline, **kw), contract_of(path, **kw))
+    except OnnxsymError as exc:
+        if reraise:
+            raise
+        # (the check command's report: a UserInputError as it names the command's options)
+        msg = one_line(exc.cli if isinstance(exc, UserInputError) else str(exc))
+        report.error = msg[len(path) + 2:] if msg.startswith(path + ": ") else msg
+    return report
+
+
+@under_ranges_of_result
+def pinned_of(result: Result, opts: CheckOptions) -> list[Pinned]:
+    """The declared symbols the domain pins or ties, each allowed by a matching ``--allow-pinned``."""
+    out = []
+    for pin in pins_of(result):
+        pat = next((p for p in opts.allow_pinned if fnmatch.fnmatchcase(pin.symbol, p)), None)
+        out.append(Pinned(pin, None if pat is None else f"--allow-pinned {pat}"))
+    return out
+
+
+@under_ranges_of_result
+def outside_of(result: Result, require: Sequence[tuple[str, int, int]]) -> dict[str, object] | None:
+    """The first condition of the model's domain that the required sizes leave, as the
+    report's ``outside`` entry, or None when they are all inside."""
+    from ..domain.box import check_box
+
+    box: dict[str, tuple[int, int]] = {}
+    for name, lo, hi in require:
+        box[name] = (max(lo, box[name][0]), min(hi, box[name][1])) if name in box else (lo, hi)
+    cut = check_box(result.domain(), result, box)
+    if cut is None:
+        return None
+    c, src = cut.condition, cut.condition.sources[0]
+    return {"required": {n: list(r) for n, r in box.items()}, "condition": c.text, "kind": c.kind,
+            "node": src.node, "op_type": src.op_type, "reason": src.reason, "assumed": c.assumed or None,
+            "when": c.to_json()["when"], "at": dict(cut.point), "proven": cut.proven, "message": cut.describe()}
+
+
+def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object
+    req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
+    return f"the domain does not contain {req}: {outside['message']}"
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"
+
+
+def exit_code(reports: Sequence[ModelReport]) -> int:
+    return max((r.exit_code for r in reports), default=0)
+
+
+# ------------------------------------------------------------------ formats
+
+def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> list[str]:
+    lines = []
+    for r in reports:
+        if r.error is not None:
+            lines.append(f"{r.path}: error: {r.error}")
+            continue
+        failing, allowed = r.failing, [e for e in r.entries if e.allowed_by]
+        dims = r.stats.get("static_dims", 0) + r.stats.get("symbolic_dims", 0) + r.stats.get("unresolved_dims", 0)
+        summary = (f"{r.path}: {r.status}: {len(failing)} unresolved"
+                   + (f" (at most {r.max_unresolved} allowed)" if r.max_unresolved else "")
+                   + (f", {len(allowed)} allowed" if allowed else "")
+                   + (f", {len(r.stale)} stale declaration{'s' if len(r.stale) > 1 else ''}" if r.stale else "")
+                   + (f", {len(r.failing_pinned)} pinned" if r.failing_pinned else "")
+                   + f"; {r.stats.get('values', 0)} values, {dims} dims")
+        if quiet and r.status == "ok":
+            continue
+        lines.append(summary)
+        if r.outside is not None:
+            lines.append(f"  outside: {_required_text(r.outside)}")
+        if quiet:
+            continue
+        lines += [f"  unresolved {e.describe()}" for e in failing]
+        lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
+        lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
+        lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
+                  f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
+        if verbose:
+            lines += [f"  allowed ({p.allowed_by}) pinned {p.describe()}" for p in r.pinned if p.allowed_by]
+            lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
+            lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
+        lines += [f"  assumed {line}" for line in grouped(r.positive)]
+    return lines
+
+
+def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> dict[str, object]:
+    """The report as the JSON document described by docs/check-report.schema.json."""
+    return {
+        "tool": "onnxsym",
+        "version": __version__,
+        "exit_code": exit_code(reports),
+        "options": {"allow_data_dependent": opts.allow_data_dependent, "allow": list(opts.allow),
+                    "outputs_only": opts.outputs_only, "max_unresolved": opts.max_unresolved,
+                    "allow_stale": opts.allow_stale,
+                    "require": {n: [lo, hi] for n, lo, hi in opts.require},
+                    "allow_pinned": list(opts.allow_pinned)},
+        "models": [{
+            "path": r.path,
+            "status": r.status,
+            "error": r.error,
+            "stats": r.stats,
+            "unresolved_count": len(r.failing) if r.error is None else 0,
+            "allowed_count": len(r.entries) - len(r.failing),
+            "entries": [asdict(e) for e in r.entries],
+            "assumptions": r.assumptions,
+            "stale_declarations": [asdict(s) for s in r.stale],
+            "outside": r.outside,
+            "pinned": [{**p.pin.to_json(), "allowed_by": p.allowed_by} for p in r.pinned],
+            "contract": [c.to_json() for c in r.contract],
+        } for r in reports],
+    }
+
+
+def format_json(reports: Sequence[ModelReport], opts: CheckOptions) -> str:
+    return json.dumps(to_json(reports, opts), indent=2)
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def gh_command(kind: str, path: str, title: str, message: str) -> str:
+    """A GitHub Actions workflow command: ``::error file=PATH,title=TITLE::MESSAGE``."""
+    return f"::{kind} file={_gh_prop(path)},title={_gh_prop(title)}::{_gh_data(message)}"
+
+
+def format_github(reports: Sequence[ModelReport]) -> list[str]:
+    """One ``::error`` per unresolved dim, stale declaration or failed model (a ``::warning``
+    for an allowed stale declaration), one ``::notice`` per passing model."""
+    lines = []
+    for r in reports:
+        if r.error is not None:
+            lines.append(gh_command("error", r.path, "onnxsym: error", r.error))
+            continue
+        if r.outside is not None:
+            lines.append(gh_command("error", r.path, "onnxsym: required sizes outside the domain",
+                                    _required_text(r.outside)))
+        for s in r.stale:
+            lines.append(gh_command("warning" if s.allowed_by else "error", r.path, "onnxsym: stale declaration",
+                                    s.describe()))
+        for p in r.pinned:
+            lines.append(gh_command("warning" if p.allowed_by else "error", r.path, "onnxsym: pinned symbol",
+                                    p.describe()))
+        for c in r.contract:
+            if c.finding:
+                lines.append(gh_command("error", r.path, f"onnxsym: contract {c.kind}", c.describe()))
+        if r.status == "ok":
+            lines.append(gh_command("notice", r.path, "onnxsym: ok",
+                                    f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))
+        elif r.status == "unresolved":
+            for e in r.failing:
+                lines.append(gh_command("error", r.path, "onnxsym: unresolved dim", e.describe()))
+    return lines

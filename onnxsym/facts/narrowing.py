@@ -1,0 +1,81 @@
+"""Ranges learned from what a node needs to run: ``d >= lo`` narrows the symbols of ``d``.
+
+A Conv runs only when each spatial input dim is at least its dilated kernel minus
+its pads; onnxruntime refuses anything shorter. So every input size at which the
+model runs satisfies ``d >= lo``, and the ranges of ``d``'s symbols may be narrowed
+to the values that allow it: ``(width - 1)//4 + 1 >= 8`` gives ``width >= 29``.
+
+:func:`implied_ranges` is the algebra: for each symbol ``s`` of ``d`` in which ``d``
+is provably monotone, the narrowest range of ``s`` that still
+lets ``d`` reach ``lo`` with every other symbol free in its range. It never narrows
+more than the fact allows: a value is cut off only when the interval range of ``d``
+with ``s`` fixed there proves ``d < lo``.
+"""
+
+from __future__ import annotations
+
+from .. import dims
+from ..dims import Dim, Sym
+
+
+class Unreachable(ValueError):
+    """``d >= lo`` can never hold: the node can never run."""
+
+
+def implied_ranges(d: Dim, lo: int) -> dict[Sym, tuple[int, int]]:
+    """The symbols of ``d`` whose range ``d >= lo`` narrows, each with its new range.
+    Raises :class:`Unreachable` when the ranges prove ``d < lo``."""
+    if dims.range_of(d)[1] < lo:
+        raise Unreachable(f"{d} <= {dims.range_of(d)[1]} < {lo}")
+    if dims.try_le(lo, d) is True:
+        return {}
+    out: dict[Sym, tuple[int, int]] = {}
+    for s in sorted(dims.free_symbols(d), key=lambda s: s.name):
+        way = direction(d, s)
+        if not way:
+            continue
+        new = _narrowed(d, lo, s, way)
+        if new != (s.lo, s.hi):
+            out[s] = new
+    return out
+
+
+def _reaches(d: Dim, lo: int, s: Sym, v: int) -> bool:
+    """Whether ``d`` may still be ``>= lo`` with ``s == v`` (False only when proven not)."""
+    return dims.range_of(dims.substitute(d, {s: v}))[1] >= lo
+
+
+def _narrowed(d: Dim, lo: int, s: Sym, way: int) -> tuple[int, int]:
+    """``s``'s range without the values at which ``d < lo`` is proven; ``way`` is +1 when
+    ``d`` grows with ``s`` (a lower end to raise), -1 when it shrinks (an upper end to lower)."""
+    first, last = (s.lo, s.hi) if way > 0 else (s.hi, s.lo)  # d grows from first to last
+    if _reaches(d, lo, s, first):
+        return s.lo, s.hi
+    if not _reaches(d, lo, s, last):
+        raise Unreachable(f"{d} < {lo} for every {s.name} in [{s.lo}, {s.hi}]")
+    bad, good = first, last  # d < lo is proven at bad, and at every value before it
+    # a bisection: its work is bounded by the range's width, at most 64 halvings of int64
+    while abs(good - bad) > 1:
+        mid = (bad + good) // 2
+        if _reaches(d, lo, s, mid):
+            good = mid
+        else:
+            bad = mid
+    return (good, s.hi) if way > 0 else (s.lo, good)
+
+
+# --------------------------------------------------------------------------- monotonicity
+
+
+def direction(d: Dim, s: Sym) -> int | None:
+    """+1 if ``d`` provably never decreases as ``s`` grows, -1 if it never increases,
+    0 if it does not depend on ``s``, None when the ranges cannot tell. The proof is
+    ``d(s) <= d(s + 1)`` (or ``>=``) for every value of every symbol."""
+    if s not in dims.free_symbols(d):
+        return 0
+    step = dims.sub(dims.substitute(d, {s: dims.add(dims.expr_of(s), 1)}), d)
+    if dims.try_le(0, step) is True:
+        return 1
+    if dims.try_le(step, 0) is True:
+        return -1
+    return None

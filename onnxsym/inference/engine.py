@@ -1,0 +1,887 @@
+"""The inference engine: visits nodes in topological order and runs each node's rule.
+
+The engine owns the bookkeeping rules must not see: the environment of values,
+fresh symbols and their provenance, recorded assumptions, and errors. It never
+stops on a node it cannot infer: such outputs get fresh symbols (or an unknown
+rank) with the reason recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Sequence as Seq
+
+import onnx
+from onnx import helper, numpy_helper
+
+from .. import dims, registry
+from ..dims import Dim
+from ..errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
+from ..facts import branching, edges
+from ..facts.constraints import Constraint, ConstraintContradiction, Constraints, Guard
+from ..facts.declared import ANONYMOUS, Declarations, DeclaredMatcher, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
+from ..facts.narrowing import Unreachable, implied_ranges
+from ..model import functions, given, validate
+from ..model.loader import initializer_value, symbol_name, value_from_type
+from .memo import RuleMemo, Watched
+from .node import Node
+from .provenance import Kind, Provenance
+from .scope import Scope, graph_key
+from .symbols import SymbolTable
+from .values import Opaque, Optional_, Sequence, Tensor, Value
+
+# Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
+# default of every Engine; the tests set it (tests/conftest.py), as does ONNXSYM_STRICT=1.
+STRICT = os.environ.get("ONNXSYM_STRICT", "") not in ("", "0")
+
+def convert_attribute(a: onnx.AttributeProto):
+    """An attribute as a plain Python value."""
+    T = onnx.AttributeProto
+    t = a.type
+    if t == T.INT:
+        return a.i
+    if t == T.FLOAT:
+        return a.f
+    if t == T.STRING:
+        return a.s.decode("utf-8", "replace")
+    if t == T.INTS:
+        return list(a.ints)
+    if t == T.FLOATS:
+        return list(a.floats)
+    if t == T.STRINGS:
+        return [s.decode("utf-8", "replace") for s in a.strings]
+    if t == T.TENSOR:
+        return numpy_helper.to_array(a.t)
+    if t == T.TENSORS:
+        return [numpy_helper.to_array(x) for x in a.tensors]
+    if t == T.GRAPH:
+        return a.g
+    if t == T.GRAPHS:
+        return list(a.graphs)
+    return helper.get_attribute_value(a)
+
+
+def _subgraph_free_names(g: onnx.GraphProto) -> set[str]:
+    """Names a subgraph reads from its enclosing scopes."""
+    defined = {i.name for i in g.input} | {t.name for t in g.initializer}
+    used: set[str] = set()
+    for n in g.node:
+        used.update(x for x in n.input if x)
+        for a in n.attribute:
+            for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                used |= _subgraph_free_names(sg)
+        defined.update(n.output)
+    used.update(o.name for o in g.output)
+    return used - defined
+
+
+def node_inputs(n: onnx.NodeProto) -> list[str]:
+    """Every name a node reads, including what its subgraphs read from outside."""
+    names = [x for x in n.input if x]
+    for a in n.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            names.extend(_subgraph_free_names(a.g))
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for g in a.graphs:
+                names.extend(_subgraph_free_names(g))
+    return names
+
+
+def node_label(n: onnx.NodeProto, index: int) -> str:
+    return n.name or f"{n.op_type}_{index}"
+
+
+# The standard ops with graph attributes; other domains' ops are checked one by one.
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+_GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+# What the engine reads of a node, in one call (each protobuf field read costs).
+_NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
+_NONE_ID = id(None)
+_OMITTED = Tensor(0, None)  # what _run_rule gives for an omitted output (never stored)
+
+
+def has_subgraph(n: onnx.NodeProto) -> bool:
+    return any(a.type in _GRAPH_ATTRS for a in n.attribute)
+
+
+def topological_order(graph: onnx.GraphProto, available: Container[str]) -> list[int]:
+    """Node indices in an order where every input is produced before use."""
+    producer: dict[str, int] = {}
+    for i, n in enumerate(graph.node):
+        for o in n.output:
+            if not o:
+                continue
+            if o in producer:
+                raise GraphError(f"value '{o}' is produced twice: by node '{node_label(graph.node[producer[o]], producer[o])}' "
+                                 f"and by node '{node_label(n, i)}'")
+            if o in available:
+                raise GraphError(f"node '{node_label(n, i)}' produces '{o}', which is already a graph input or initializer")
+            producer[o] = i
+    waiting = [0] * len(graph.node)
+    users: dict[int, list[int]] = {}
+    for i, n in enumerate(graph.node):
+        deps = set()
+        for x in node_inputs(n):
+            p = producer.get(x)
+            if p is None:
+                if x not in available:
+                    raise GraphError(f"node '{node_label(n, i)}' reads '{x}', which no node, input or initializer produces")
+            elif p != i:
+                deps.add(p)
+            else:
+                raise GraphError(f"node '{node_label(n, i)}' reads its own output '{x}' (a cycle)")
+        waiting[i] = len(deps)
+        for p in deps:
+            users.setdefault(p, []).append(i)
+    order = [i for i in range(len(graph.node)) if waiting[i] == 0]
+    k = 0
+    while k < len(order):
+        for u in users.get(order[k], ()):
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                order.append(u)
+        k += 1
+    if len(order) != len(graph.node):
+        stuck = [node_label(graph.node[i], i) for i in range(len(graph.node)) if waiting[i] > 0]
+        raise GraphError(f"the graph has a cycle through nodes: {', '.join(stuck[:6])}"
+                         + (" ..." if len(stuck) > 6 else ""))
+    return order
+
+
+def _integer_solvable(a: Dim, b: Dim) -> bool:
+    """False when ``a == b`` is a polynomial equation in one symbol that no integer in its
+    range solves (``2*seq == 3``, ``seq*seq == 2``); True otherwise (also when unknown)."""
+    free = dims.free_symbols(a) | dims.free_symbols(b)
+    if len(free) != 1:
+        return True
+    import sympy
+
+    from ..dims.sympy_bridge import sympy_symbol, to_sympy
+    (s,) = free
+    x = sympy_symbol(s)
+    try:
+        e = sympy.expand(to_sympy(a) - to_sympy(b))
+        if not e.is_polynomial(x) or sympy.degree(e, x) > 4:
+            return True
+        roots = sympy.solve(e, x)
+    except Exception:  # sympy gave no answer: nothing is known against it
+        return True
+    return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
+
+
+class Engine:
+    """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
+
+    def __init__(self, model: onnx.ModelProto, table: SymbolTable | None = None,
+                 base_dir: str | None = None, constant_initializers: bool = False):
+        self.model = model
+        # An initializer also listed as a graph input is a constant below IR version 4 (onnxruntime
+        # lets a caller override it only from IR 4 on), or when the caller says so.
+        self.constant_initializers = constant_initializers or model.ir_version < 4
+        self.base_dir = base_dir  # where external data is; small external values are read from it
+        self.table = table or SymbolTable()
+        opsets = {registry.canonical_domain(op.domain): op.version for op in model.opset_import}
+        # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
+        # function body being inferred has a scope of its own (see onnxsym.inference.scope).
+        self.main = self.scope = Scope({}, opsets)
+        self.fresh: dict[str, Provenance] = {}
+        self.constraints = Constraints(self._elimination_rank)
+        # What the model declares on produced values, against what they compute: aliases, stale shapes.
+        self.declarations = Declarations()
+        # Symbols eliminated from the current node's inputs (to explain a contradiction).
+        self._rewritten: set[dims.Sym] = set()
+        self._subgraphs: list[str] = []  # the nodes whose subgraphs are being inferred
+        self.warnings: list[str] = []
+        self.strict = STRICT
+        self.given_values: dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
+        self.rule_failures: list[str] = []  # (outside strict mode) each rule that raised, with its node
+        self.no_rule: dict[tuple[str, str], int] = {}
+        self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        self._calls: list[tuple] = []  # the function calls being expanded, innermost last
+        # Called as progress(done, total) after each node of the main graph.
+        self.progress: Callable[[int, int], None] | None = None
+        self.produced: list[str] = []  # what the main graph's nodes produce, in node order
+        self.memo = RuleMemo()
+        self._watched = Watched(self)
+        # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
+        self.pending: dict[str, frozenset] = {}
+        self._acted: set[tuple] = set()  # pending decisions a node acted on (and so recorded)
+        self._positive: set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
+        self._relied: dict[tuple, list[Dim]] = {}  # relied_on's answers, by (compute, args)
+        # The ">= 1" records a memoized rule made, by memo key: a node that reuses the result
+        # makes them again under its own name.
+        self._replays: dict[tuple, list[tuple]] = {}
+        self._node_positives: list[tuple] = []  # those of the rule running now
+        # Ifs whose branches differ in rank on a size condition (see branching): the branch
+        # each one takes, given; those met without one; where a contradiction stopped inference.
+        self.choices: dict[str, branching.Choice] = {}
+        self.splits: list[branching.Split] = []
+        self._sure: list[bool] = []  # per subgraph being inferred: does it run whenever its node does
+        # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
+        self._guards: list[Guard | None] = []
+        # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
+        # domain's conditions of its nodes (onnxsym.domain.collect)
+        self.subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = []
+        self._path: list[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
+        self.failed_in: branching.Place | None = None
+        self.failure = ""
+
+    # -- symbols --------------------------------------------------------------
+    def fresh_symbol(self, node: Node, output: int, axis: int | None, reason: str,
+                     lo: int, hi: int, kind: Kind = Kind.UNSUPPORTED) -> Dim:
+        base = symbol_name(node.name or f"{node.op_type}_{node.index}")
+        base += f"_o{output}" if node.num_outputs > 1 else ""
+        base += f"_d{axis}" if axis is not None else "_n"
+        s = self.table.fresh(base, lo, hi, f"fresh: {node.op_type} '{node.name}'", taken=self.fresh)
+        out_name = node.output_names[output] if output < node.num_outputs else ""
+        if self.table.env.over:
+            reason += f" (the algebra's work bound ran out: {', '.join(sorted(self.table.env.over))})"
+        self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
+        return dims.expr_of(s)
+
+    def when(self) -> tuple[Guard, ...]:
+        """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
+        return tuple(g for g in self._guards if g is not None)
+
+    def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
+        if not self._subgraphs:
+            self.constraints.require(a, b, node.name, node.op_type, reason)
+            return
+        # A subgraph is inferred before (or without) knowing that it runs: what it needs is
+        # recorded with its guards, never solved nor an error.
+        try:
+            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False, when=self.when())
+        except ConstraintContradiction as exc:
+            self.warnings.append(f"{exc} (that subgraph can never run)")
+
+    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
+        """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
+        inference does not know that it runs, it is recorded with the subgraph's guards and
+        narrows nothing; a need that can never hold is a warning."""
+        if not self._subgraphs:
+            self.constraints.at_least(d, lo, node.name, node.op_type, reason)
+            return
+        rd = self.constraints.resolve(d)
+        try:
+            implied_ranges(rd, lo)
+        except Unreachable as exc:
+            self.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
+                                 f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
+            return
+        if dims.try_le(lo, rd) is not True:
+            c = Constraint(d, lo, node.name, node.op_type, reason, kind="at_least", when=self.when())
+            if c not in self.constraints.items:
+                self.constraints.items.append(c)
+
+    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
+        """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
+        if dims.try_le(d, hi) is True:
+            return
+        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound", when=self.when())
+        if c not in self.constraints.items:
+            self.constraints.items.append(c)
+
+    def record_constraint(self, c: Constraint) -> None:
+        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically)."""
+        if c.kind == "positive":
+            self.record_positive(c.lhs, c.node, c.op_type, c.reason)
+        elif c.kind != "bound":
+            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.kind!r}")
+        elif dims.try_le(c.lhs, c.rhs) is not True and c not in self.constraints.items:
+            self.constraints.items.append(c)
+
+    def peek(self) -> Engine:
+        """The engine itself: through a rule's watched view, a read that leaves the rule's
+        result reusable by the memo."""
+        return self
+
+    def relied_on(self, compute, args) -> list[Dim]:
+        """The symbols (or sum of them) ``compute(*args)`` relies on being >= 1 by default
+        (see :mod:`onnxsym.facts.edges`); pure. A many-layer model asks the same question once a
+        layer: it is answered once."""
+        key = (compute, tuple(args))
+        try:
+            relied, reusable = self._relied.get(key), True
+        except TypeError:  # an unhashable argument: no reuse
+            relied, reusable = None, False
+        if relied is None:
+            relied = edges.relied_on(compute, args, edges.candidates(args, self.table.defaulted))
+            if reusable:
+                self._relied[key] = relied
+        return relied
+
+    def check_positive(self, node: Node, relied: list[Dim], what: Callable[[], str], output: int | None) -> None:
+        """Record (or, with ``output``, attach to that output) the ``relied`` symbols of a
+        decision ``node`` took (``what()`` says which). Recorded at once, the records are
+        kept with the rule's memoized result, so a node that reuses it records them too."""
+        text = what()
+        if output is None or not node.has_output(output):
+            for d in relied:
+                self.record_positive(d, node.name, node.op_type, text)
+                self._node_positives.append((d, text))
+            return
+        name = node.output_names[output]
+        self.pending[name] = self.pending.get(name, frozenset()) | {(d, node.name, node.op_type, text) for d in relied}
+
+    def act_on_pending(self, node: Node, value: str, what: str) -> None:
+        for rec in sorted(self.pending.get(value, ()), key=str):
+            self._acted.add(rec)
+            self.record_positive(rec[0], node.name, node.op_type, f"{what} {rec[3]}")
+
+    def _replay(self, memo_key: tuple, name: str, op_type: str) -> None:
+        for d, text in self._replays[memo_key]:
+            self.record_positive(d, name, op_type, text)
+
+    def record_positive(self, lhs: Dim, node: str, op_type: str, reason: str) -> None:
+        """Record ``lhs >= 1`` (a symbol, or a sum of symbols): ``node`` decided something
+        only the default ranges allow. One record per (lhs, node)."""
+        if (lhs, node) in self._positive:
+            return
+        self._positive.add((lhs, node))
+        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive", when=self.when()))
+
+    def _flush_pending(self) -> None:
+        """Decisions no node acted on are recorded with the node that took them."""
+        for recs in list(self.pending.values()):
+            for rec in sorted(recs - self._acted, key=str):
+                self._acted.add(rec)
+                self.record_positive(rec[0], rec[1], rec[2], rec[3])
+
+    def _pass_pending(self, input_names, output_names) -> None:
+        """A value computed from one that rests on a decision rests on it too (only values
+        whose elements are known carry a decision on)."""
+        recs = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
+        if recs:
+            for o in output_names:
+                v = self.scope.values.get(o) if o else None
+                if isinstance(v, Tensor) and v.value is not None:
+                    self.pending[o] = self.pending.get(o, frozenset()) | recs
+
+    def _elimination_rank(self, s: dims.Sym) -> tuple:
+        """Which symbol a solved constraint eliminates first: the highest rank."""
+        kind = 1 if s.name in self.fresh else 0
+        order = list(self.table.symbols)
+        return kind, order.index(s.name) if s.name in order else len(order)
+
+    def _resolved(self, name: str) -> Value | None:
+        """The value of ``name`` rewritten through the constraints solved so far."""
+        v = self.scope.values.get(name)
+        r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
+        if r is not v and r is not None:  # (r is None only when v is)
+            self.scope.values[name] = r
+            if isinstance(v, Tensor) and v.shape is not None:
+                for d in v.shape:
+                    self._rewritten |= dims.free_symbols(d) & self.constraints.derived.keys()
+        return r
+
+    # -- graphs ---------------------------------------------------------------
+    def run(self) -> None:
+        with self.table.env:  # the run's ranges, and every cache derived from them
+            self._run()
+        if self.table.env.over:  # a bounded search gave up somewhere (its answers stay sound)
+            self.warnings.append(f"the algebra's work bound ran out ({', '.join(sorted(self.table.env.over))}): "
+                                 f"some dims may be fresh symbols that a longer search would have resolved")
+
+    def _run(self) -> None:
+        g, main = self.model.graph, self.main
+        values = main.values
+        init_names = {t.name for t in g.initializer}
+        for t in g.initializer:
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.warnings))
+        for t in g.sparse_initializer:
+            values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
+        for inp in g.input:
+            if inp.name in init_names and self.constant_initializers:
+                continue
+            # An initializer that is also an input is only a default: the caller may feed it.
+            v = given.apply(value_from_type(inp.type, self.table, inp.name), inp.name, self.given_values.get(inp.name))
+            values[inp.name] = self.memo.intern(self._per_item(v, inp.name))
+            main.producer[inp.name] = f"graph input '{inp.name}'"
+        self.table.check_user_names()
+        for lhs, rhs in self.table.assume:
+            whole = f"{lhs} == {rhs}"
+            a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
+            try:
+                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+            except ConstraintContradiction as exc:
+                why = str(exc).rpartition(": ")[2]
+                raise self.table.assumption_contradiction(whole, a, b, why) from None
+            if not _integer_solvable(a, b):
+                raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
+        self.produced = self._run_nodes(g, set(values) | init_names)
+        self._flush_pending()
+        self._match_declared(g)
+        done: dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
+        stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        for store in stores if self.constraints.derived else ():
+            for k, v in store.items():
+                known = done.get(id(v))
+                if known is None:
+                    known = done[id(v)] = (v, resolve_value(v, self.constraints.resolve))
+                store[k] = known[1]
+
+    def _match_declared(self, g: onnx.GraphProto) -> None:
+        """Check the dims the model declares on produced values (graph outputs, value_info,
+        subgraphs' value_info) against the computed ones: aliases, and stale declarations.
+        Nothing is learned from them but names (see onnxsym.facts.declared)."""
+        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints.resolve, self.declarations,
+                                  self.warnings, self._branch_outputs(g))
+        produced = set(self.produced)
+        for vi in list(g.output) + list(g.value_info):
+            t = self._resolved(vi.name) if vi.name in produced else None
+            if isinstance(t, Tensor):
+                matcher.match(vi, t)
+        if self.main.subgraph_values:
+            reused = reused_names(g)  # (places are by value name: a reused one is never kept)
+            for path, vi in _subgraph_value_info(g):  # each by its own scope's value (siblings reuse names)
+                t = resolve_value(self.main.scoped_values.get(path, {}).get(vi.name), self.constraints.resolve)
+                if isinstance(t, Tensor):
+                    matcher.match(vi, t, keepable=vi.name not in reused)
+        matcher.finish()
+
+    def _branch_outputs(self, g: onnx.GraphProto):
+        """value -> the values it may be, one per branch, when an If makes it (nested Ifs
+        expanded); None for a value no If makes, or one whose name several scopes define."""
+        producer: dict[str, tuple[onnx.NodeProto, tuple]] = {}
+        reused = reused_names(g)
+        stack: list[tuple[onnx.GraphProto, tuple]] = [(g, ())]
+        while stack:
+            graph, path = stack.pop()
+            for n in graph.node:
+                for o in n.output:
+                    producer.setdefault(o, (n, path))
+                for a in n.attribute:
+                    graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                    stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
+
+        def value(name: str, path: tuple) -> Value | None:
+            v = self.main.scoped_values.get(path, {}).get(name)
+            if v is None:  # (a branch may give an outer value as it is)
+                v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
+            return resolve_value(v, self.constraints.resolve)
+
+        def alternatives(name: str, depth: int = 0) -> list[Tensor | None] | None:
+            if name not in producer or name in reused or depth > 8:
+                return None
+            n, path = producer[name]
+            if n.op_type != "If":
+                return None
+            i = list(n.output).index(name)
+            out: list[Tensor | None] = []
+            branches = {a.name: a.g for a in n.attribute}
+            for b in ("then_branch", "else_branch"):
+                if b in branches and i < len(branches[b].output):
+                    inner = branches[b].output[i].name
+                    v = value(inner, path + (graph_key(n.output, b, -1),))
+                    more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
+                    out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
+            return out or None
+        return alternatives
+
+    def _per_item(self, v: Value, name: str) -> Value:
+        """A sequence input's declared item shape holds for each item, not for all
+        alike (ONNX's own tests feed items of different lengths to ``seq(float[N])``):
+        its symbolic dims become fresh symbols."""
+        if not isinstance(v, Sequence) or v.elem is None or v.elem.shape is None:
+            return v
+        shape = []
+        for axis, d in enumerate(v.elem.shape):
+            if not isinstance(d, int):
+                s = self.table.fresh(symbol_name(name) + f"_item_d{axis}", dims.FRESH_LO, dims.INT64_MAX,
+                                     f"fresh: an item of input '{name}'")
+                self.fresh[s.name] = Provenance(s.name, "", "", name, axis,
+                                                f"declared as {d}, which may differ between items", Kind.POLICY)
+                d = dims.expr_of(s)
+            shape.append(d)
+        return Sequence(Tensor(v.elem.dtype, tuple(shape)), v.items)
+
+    def _run_nodes(self, graph: onnx.GraphProto, available: Container[str]) -> list[str]:
+        """Infer every node of ``graph`` (``available``: the names known before its first
+        node); returns the names its nodes produce, in node order. Exporters store nodes in
+        a valid order: they run so, checked as they go; from where the stored order breaks,
+        the rest follow a topological order (which names what is wrong with a bad graph)."""
+        nodes = graph.node
+        progress = self.progress if graph is self.model.graph else None
+        produced: list[str] = []
+        done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
+        if done == len(nodes):
+            return produced
+        rest = [i for i in topological_order(graph, available) if i >= done]
+        self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
+        return [o for n in nodes for o in n.output if o]
+
+    def _infer_nodes(self, nodes, order: Iterable[tuple[int, onnx.NodeProto]], start: int, produced: list[str],
+                     progress, stored_order: bool) -> int:
+        """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
+        ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
+        are not all known yet or whose outputs already are stops the walk: returns how many
+        nodes are done.
+
+        The hot loop of a large model: a node that repeats an earlier one (same op,
+        attributes and input values: most nodes of a many-layer model) takes the rule's
+        memoized result; only the others run their rule (:meth:`_run_rule`)."""
+        scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        env, producer, ops = scope.values, scope.producer, scope.ops
+        done = start
+        for index, n in order:
+            op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
+            # read once: a protobuf field read makes new objects, and iterating one is slow
+            output_names = (output_names[0],) if len(output_names) == 1 else tuple(output_names)
+            op = ops.get((domain, op_type) if domain else op_type)
+            if op is None:
+                op = ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
+            inputs: list[Value | None] | None = None  # (read again where a rule runs)
+            if constraints.derived:
+                self._rewritten = set()
+                inputs = [self._resolved(x) if x else None for x in input_names]
+                ids = tuple(map(id, inputs))
+            else:  # nothing to rewrite; "" (an omitted input) is never a key: None
+                ids = tuple(map(id, map(env.get, input_names)))
+            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            if stored_order:
+                if _NONE_ID in ids and not all(x in env for x in input_names if x):
+                    return done
+                if len(output_names) == 1:
+                    if output_names[0] in env:
+                        return done
+                else:
+                    made = [o for o in output_names if o]
+                    if len(set(made)) != len(made) or any(o in env for o in made):
+                        return done
+                if subgraphs and not all(x in env for x in node_inputs(n)):
+                    return done
+            memo_key = outs = None
+            if op[2] is not None and not subgraphs:  # a node's subgraphs are its own: no reuse
+                memo_key = key(op_type, op[0], op[1], attributes, ids, output_names)
+                outs = lookup(memo_key)
+            if outs is None:
+                outs = self._run_rule(index, n, op, inputs, memo_key)
+            elif memo_key in self._replays:
+                self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
+            made_by = (nodes, index)
+            if len(output_names) == 1:  # most nodes: stored without a loop (the loop costs here)
+                name = output_names[0]
+                if name:
+                    env[name], producer[name] = outs[0], made_by
+                    produced.append(name)
+            else:
+                for name, v in zip(output_names, outs):
+                    if name:
+                        env[name], producer[name] = v, made_by
+                        produced.append(name)
+            if constraints.derived:
+                for name in output_names:
+                    if name:
+                        self._resolved(name)
+            if self.pending:  # decisions flow on through the values computed from them
+                self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
+            done += 1
+            if progress is not None:
+                progress(done, len(nodes))
+        return done
+
+    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: list[Value | None] | None,
+                  memo_key: tuple | None) -> list[Value]:
+        """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
+        on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
+        function body or gets unknown outputs. Returns a value for each output (an omitted one's
+        is never stored), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
+        domain, opset, rule = op
+        op_type = n.op_type
+        output_names = list(n.output)
+        if inputs is None:
+            inputs = list(map(self.scope.values.get, n.input))
+        validate.check_node(n, domain, opset, node_label(n, index))
+        self._watched.used = False
+        self._node_positives = []
+        attributes = n.attribute
+        attrs = {a.name: a for a in attributes} if attributes else {}
+        node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
+                    output_names, attrs, convert_attribute, self._watched, index)
+        outs: Seq[Value | None]
+        if rule is None:
+            outs = self._no_rule(node, n)
+        else:
+            try:
+                outs = rule(node)
+            except ConstraintContradiction as exc:
+                self._failed(f"{n.op_type} node '{node.name}': {exc}")
+                exc = self.constraints.explain(exc, self._rewritten)
+                raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
+            except ShapeContradiction as exc:
+                self._failed(f"{n.op_type} node '{node.name}': {exc}")
+                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
+            except InvalidModel as exc:  # the node breaks the spec: named here
+                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from None
+            except OnnxsymError:
+                raise
+            except (dims.SymbolicDimError, dims.UndecidableError) as exc:
+                outs = self._unknown_outputs(node, f"the rule needs a static value: {exc}")
+            except Exception as exc:  # a rule's own failure: a bug, loud in strict mode
+                failure = f"{n.op_type} node '{node.name}': rule failed: {type(exc).__name__}: {exc}"
+                if self.strict:
+                    raise RuleFailure(failure) from exc
+                self.rule_failures.append(failure)
+                self.warnings.append(failure)
+                outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}", Kind.RULE_FAILED)
+            if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
+                outs = [outs]
+            if not self._watched.used:
+                self.memo.put(memo_key, inputs, outs, len(output_names))
+                if self._node_positives and memo_key is not None:
+                    self._replays[memo_key] = self._node_positives
+        values: list[Value] = []
+        for i, name in enumerate(output_names):
+            v = outs[i] if i < len(outs) else None
+            if not name:
+                values.append(_OMITTED)
+                continue
+            if v is None or (isinstance(v, Tensor) and v.shape is None):
+                if name not in self.scope.unknown_rank:
+                    self.scope.unknown_rank[name] = Provenance("", node.name, op_type, name, None,
+                                                               "the rule could not tell the rank")
+            values.append(self.memo.intern(v) if v is not None else Tensor(0, None))
+        return values
+
+    def _made_by(self, name: str) -> str:
+        """What produced value ``name``, in words."""
+        p = self.scope.producer.get(name, name)
+        if isinstance(p, tuple):  # a node, as (the nodes of its graph, its index): no wrapper kept
+            n = p[0][p[1]]
+            return f"{n.op_type} node '{node_label(n, p[1])}'"
+        return p
+
+    def _input_sources(self, n: onnx.NodeProto) -> str:
+        """Where a node's inputs come from, with their shapes: the other side of a contradiction."""
+        parts = []
+        for x in n.input:
+            v = self.scope.values.get(x) if x else None
+            if isinstance(v, Tensor) and v.shape is not None and x in self.scope.producer:
+                parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self._made_by(x)}")
+        return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
+
+    def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:
+        """``(canonical domain, opset, rule or None)`` of an op."""
+        domain = registry.canonical_domain(domain)
+        opset = self.scope.opsets.get(domain)
+        if opset is None:
+            if domain == "":
+                raise GraphError(f"node '{node_label(n, index)}': the model imports no opset for the default domain")
+            opset = 1
+        return domain, opset, registry.find_rule(domain, op_type, opset)
+
+    def _no_rule(self, node: Node, proto: onnx.NodeProto) -> list[Value | None]:
+        fn = self.functions.get((node.domain, node.op_type, proto.overload))
+        if fn is None:
+            fn = functions.schema_function(proto, node)
+        if fn is not None:
+            return self.infer_function(node, proto, fn)
+        key = (node.domain or "ai.onnx", node.op_type)
+        self.no_rule[key] = self.no_rule.get(key, 0) + 1
+        reason = f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} at opset {node.opset}"
+        if node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
+            self.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
+                                 f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
+        return self._unknown_outputs(node, reason, Kind.NO_RULE)
+
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> list[Value | None]:
+        outs: list[Value | None] = []
+        for name in node.output_names:
+            if name:
+                self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
+            outs.append(Tensor(0, None))
+        return outs
+
+    def record_unknown_rank(self, node: Node, output: int, reason: str,
+                            kind: Kind = Kind.UNSUPPORTED) -> None:
+        if node.has_output(output):
+            name = node.output_names[output]
+            self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
+
+    # -- Ifs the sizes decide (see branching) -----------------------------------
+    def place(self) -> branching.Place:
+        return tuple(zip(self._subgraphs, self._sure))
+
+    def place_key(self) -> tuple:
+        """What names the scope being inferred (a guard's choice is named within it)."""
+        return tuple(self._subgraphs)
+
+    def _failed(self, why: str) -> None:
+        """A contradiction stops inference: the innermost place, and what it says there, are kept."""
+        if self.failed_in is None:
+            self.failed_in, self.failure = self.place(), why
+
+    def branch_choice(self, node: Node) -> branching.Choice | None:
+        """The branch the If ``node`` takes, when given."""
+        return self.choices.get(branching.key(node))
+
+    def note_split(self, node: Node, relation: branching.Relation) -> None:
+        key = branching.key(node)
+        if all(s.key != key for s in self.splits):
+            self.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.place()))
+
+    def record_branch(self, node: Node, holds: branching.Relation, reason: str) -> None:
+        """``node`` runs only where ``holds``: an equality is required as a MatMul's is; the others are
+        recorded (kind ``at_least`` for an order, ``differ`` for ``!=``), in the main graph narrowing the ranges."""
+        a, b, op = holds.lhs, holds.rhs, holds.op
+        if op == "==":
+            self.record_assumption(node, a, b, reason)
+            return
+        if op == "!=":
+            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ",
+                                                     when=self.when()))
+            return
+        small, large = (a, b) if op in ("<", "<=") else (b, a)
+        gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
+        if self._subgraphs:
+            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least",
+                                                     when=self.when()))
+        else:
+            self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
+
+    def is_resolved(self, d: Dim) -> bool:
+        return all(s.name not in self.fresh for s in dims.free_symbols(d))
+
+    @contextlib.contextmanager
+    def _entered(self, scope: Scope) -> Iterator[Scope]:
+        """Infer in ``scope`` until the block ends; then in the scope around it again."""
+        outer, self.scope = self.scope, scope
+        try:
+            yield scope
+        finally:
+            self.scope = outer
+
+    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Seq[Value | None],
+                       born: set[str] | None = None, sure: bool = False,
+                       guard: Guard | None = None) -> list[Value | None]:
+        """Infer ``graph`` in a scope that sees the current values; inputs bound positionally.
+        ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
+        the graph runs whenever ``node`` does; else ``guard`` says when it runs (by default:
+        a choice of its own, that it runs at all)."""
+        before = len(self.fresh)
+        if not sure and guard is None:
+            guard = Guard(self.place_key() + (node.name, "runs"), True,
+                          f"the subgraph of {node.op_type} node '{node.name}' runs", node.name, node.op_type)
+        self._subgraphs.append(f"{node.op_type} node '{node.name}'")
+        self._sure.append(sure)
+        self._guards.append(None if sure else guard)
+        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
+        try:
+            with self._entered(self.scope.inner()) as scope:
+                values = scope.values
+                for t in graph.initializer:
+                    values[t.name] = initializer_value(t, self.base_dir, self.warnings)
+                for i, inp in enumerate(graph.input):
+                    scope.producer[inp.name] = f"subgraph input '{inp.name}'"
+                    v = inputs[i] if i < len(inputs) else None
+                    values[inp.name] = v if v is not None else value_from_type(inp.type, self.table, inp.name)
+                self._run_nodes(graph, scope.names())
+                outs = [values.get(o.name) for o in graph.output]
+                own = dict(scope.changed())
+                scope.subgraph_values.update(own)
+                scope.scoped_values[tuple(self._path)] = own
+                self.subgraph_runs.append((graph, self.when(), own))
+        finally:
+            self._subgraphs.pop()
+            self._sure.pop()
+            self._guards.pop()
+            self._path.pop()
+        if born is not None:
+            born.update(list(self.fresh)[before:])
+        return outs
+
+    @contextlib.contextmanager
+    def hypothetically(self) -> Iterator[list[Constraint]]:
+        """Inference whose effects are undone: a rule trying a case (a loop body at a chosen
+        iteration) to prove something. Yields a list that receives, on leaving, the constraints
+        the trial recorded (a ">= 1" decision waiting on a value among them); its values,
+        warnings and records are then dropped. Its fresh symbols stay in the table (a memoized
+        result may hold one)."""
+        mark = self.constraints.mark()
+        pending = dict(self.pending)
+        scope = self.scope
+        kept: list[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
+                            scope.producer, self.no_rule]
+        saved = [dict(d) for d in kept]
+        sets = (self._positive, self._acted)
+        saved_sets = [set(s) for s in sets]
+        n_warnings = len(self.warnings)
+        n_runs = len(self.subgraph_runs)
+        made: list[Constraint] = []
+        try:
+            yield made
+        finally:
+            made.extend(self.constraints.undo(mark))
+            for name, recs in self.pending.items():
+                for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
+                    made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
+            del self.warnings[n_warnings:]
+            del self.subgraph_runs[n_runs:]
+            for d, old in zip(kept, saved):
+                d.clear()
+                d.update(old)
+            for s, old_set in zip(sets, saved_sets):
+                s.clear()
+                s.update(old_set)
+
+    def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> list[Value | None]:
+        """Infer a call by inferring the function's body in a scope of its own: it sees
+        only the call's inputs and attributes, and its values stay inside."""
+        key = (fn.domain, fn.name, fn.overload)
+        if key in self._calls:
+            return self._unknown_outputs(node, f"function '{fn.name}' calls itself")
+        body, bound = functions.instantiate(fn, proto, node.inputs)
+        opsets = {registry.canonical_domain(o.domain): o.version for o in fn.opset_import}
+        self._calls.append(key)
+        try:
+            with self._entered(self.scope.function(bound, opsets)) as scope:
+                self._run_nodes(body, scope.names())
+                return [scope.values.get(o) for o in fn.output]
+        except GraphError as exc:
+            raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
+        finally:
+            self._calls.pop()
+
+
+def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+    """The value_info entries of every subgraph of ``g``, nested ones too, each with the
+    subgraph's path (see Scope.scoped_values)."""
+    for n in g.node:
+        for a in n.attribute:
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                for vi in sg.value_info:
+                    yield here, vi
+                yield from _subgraph_value_info(sg, here)
+
+
+def resolve_value(v: Value | None, resolve) -> Value | None:
+    """``v`` with every dim (and every symbolic element) passed through ``resolve``;
+    the same object when nothing changes."""
+    if isinstance(v, Tensor):
+        return _resolve_tensor(v, resolve)
+    if isinstance(v, Sequence):
+        elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
+        items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
+        length = v.length if v.length is None else resolve(v.length)
+        if elem is v.elem and items == v.items and length is v.length:
+            return v
+        return Sequence(elem, items, length)
+    if isinstance(v, Optional_) and v.elem is not None:
+        inner = resolve_value(v.elem, resolve)
+        return v if inner is v.elem else Optional_(inner)
+    return v
+
+
+def _resolve_tensor(v: Tensor, resolve) -> Tensor:
+    shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
+    value = v.value
+    if value is not None and any(isinstance(e, dims.Expr) for e in value):
+        value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
+    if shape == v.shape and (value is v.value or value == v.value):
+        return v
+    return Tensor(v.dtype, shape, value)

@@ -1,0 +1,219 @@
+"""What inference found about a model: :class:`Result`, which :func:`onnxsym.infer` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import onnx
+
+from .. import dims
+from ..dims import Dim
+from ..facts.constraints import Constraint
+from ..facts.declared import Declarations, StaleDeclaration
+from .provenance import Provenance
+from .symbols import SymbolTable, under_ranges_of_result
+from .values import Optional_, Sequence, Tensor, Value
+
+if TYPE_CHECKING:
+    from ..domain import Domain  # (imported where computed: the domain reads a Result)
+
+
+UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True)
+class UnresolvedDim:
+    """A dim of a value that is not an expression over the model's input symbols."""
+
+    value: str
+    axis: int | None  # None: the rank itself is unknown
+    dim: Dim | None
+    provenance: tuple[Provenance, ...]
+
+
+@dataclass
+class Result:
+    """What :func:`infer` found."""
+
+    model: onnx.ModelProto
+    values: dict[str, Value]
+    produced: list[str]
+    symbols: SymbolTable
+    fresh: dict[str, Provenance]
+    unknown_rank: dict[str, Provenance]
+    assumptions: list[Constraint]
+    warnings: list[str]
+    no_rule: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Symbol -> its definition over the remaining symbols, from solved constraints.
+    derived: dict[dims.Sym, Dim] = field(default_factory=dict)
+    # The names the model declares on produced values (aliases) and its stale declarations.
+    declarations: Declarations = field(default_factory=Declarations)
+    subgraph_values: dict[str, Value] = field(default_factory=dict)  # computed inside If/Loop/Scan bodies
+    # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
+    rule_failures: list[str] = field(default_factory=list)
+    # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
+    subgraph_runs: list[tuple] = field(default_factory=list, repr=False, compare=False)
+    # The same values per subgraph, by its path (onnxsym.inference.scope.graph_key of each enclosing one):
+    # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
+    # untaken) has no entry.
+    scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
+    # The data the caller gave for graph inputs (``values``), by input name, row-major.
+    given_values: dict[str, list] = field(default_factory=dict)
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
+    _fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _domain: Domain | None = field(default=None, repr=False, compare=False)  # see domain()
+    # How the model was read, so that it can be inferred again (api.written_result).
+    base_dir: str | None = field(default=None, repr=False, compare=False)
+    constant_initializers: bool = field(default=False, repr=False, compare=False)
+    # The table of the inference whose --range and --assume this one sets aside (written_result).
+    given: SymbolTable | None = field(default=None, repr=False, compare=False)
+    # onnx's verdict on the model with these dims written (loadcheck.refusal; None: it takes
+    # it), UNCHECKED until asked or after the domain made a dim static.
+    load_verdict: object = field(default=UNCHECKED, repr=False, compare=False)
+    # The values whose dims are not written, each with why: with them the load-time inference
+    # refuses the model it loads without them (api.written_result); and whether that is settled.
+    withheld: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    load_checked: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def env(self) -> dims.RangeEnv:
+        """The ranges of this result's symbols: ``with result.env:`` computes with its dims under
+        them (elsewhere a symbol has the current environment's range: all of int64 if undeclared)."""
+        return self.symbols.env
+
+    def fresh_provenance(self, d: Dim) -> tuple[Provenance, ...]:
+        """Where each fresh symbol of ``d`` was made, by symbol name; empty when ``d`` is
+        static or an expression over the input symbols only."""
+        if isinstance(d, int) or not self.fresh:
+            return ()
+        prov = self._fresh_of.get(d)
+        if prov is None:
+            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+                                             if s.name in self.fresh)
+        return prov
+
+    @property
+    def constraints(self) -> list[Constraint]:
+        """Every equality (or float32 bound) the model is only valid under, each with the node
+        that requires it; ``assumptions`` is the same list."""
+        return self.assumptions
+
+    def positive_assumptions(self) -> list[Constraint]:
+        """The decisions taken because a graph-input symbol's default range starts at 1
+        (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
+        return [c for c in self.assumptions if c.kind == "positive"]
+
+    @under_ranges_of_result
+    def domain(self) -> Domain:
+        """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
+        input symbols under which every node's shape is valid. Computing it narrows the
+        symbols' ranges to it (the symbol table, the metadata and the MLIR export then
+        carry ``seq`` in ``[1, 64]``) and rewrites the dims over them."""
+        if self._domain is None:
+            from ..domain import compute
+            from ..domain.narrow import narrow
+
+            self._domain = compute(self)
+            if narrow(self, self._domain.ranges):  # a dim it made static may be refused where it did not run
+                self.load_verdict = UNCHECKED
+                self.load_checked = False
+                self.withheld.clear()
+        return self._domain
+
+    @property
+    def aliases(self) -> dict[str, Dim]:
+        """Each name the model declares on a produced value that is not a graph-input symbol
+        (``LayerNormalizationout_dim_0``), with the dim it names (``batch``): a number, an
+        expression over the input symbols, or the fresh symbol the name is kept for."""
+        return self.declarations.aliases
+
+    def alias_places(self, name: str) -> list[tuple[str, int]]:
+        """The (value, axis) where the model declares the alias ``name``."""
+        return list(self.declarations.places.get(name, ()))
+
+    @property
+    def stale(self) -> list[StaleDeclaration]:
+        """The produced values whose declared shape the graph contradicts (another rank or
+        number): their computed shapes are written; each is also a warning."""
+        return self.declarations.stale
+
+    def symbol_ranges(self) -> dict[str, tuple[int, int]]:
+        """Each symbol's range ``(lo, hi)`` (narrowed where inference or the domain narrowed it)."""
+        return {name: self.symbols.range_of(name) for name in self.symbols.symbols}
+
+    def derived_symbols(self) -> dict[str, Dim]:
+        """Derived symbol name -> its definition (``total == past + seq``)."""
+        return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
+                if (a := dims.as_sym(v)) is None or a.name != s.name}
+
+    def roots(self) -> list[str]:
+        """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
+        derived = self.derived_symbols()
+        return [n for n in self.symbols.symbols if n not in self.fresh and n not in derived]
+
+    def shape(self, name: str) -> tuple[Dim, ...] | None:
+        v = self.values.get(name)
+        return v.shape if isinstance(v, Tensor) else None
+
+    @under_ranges_of_result
+    def sympy_shape(self, name: str):
+        """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
+        from ..dims.sympy_bridge import to_sympy
+        shape = self.shape(name)
+        return None if shape is None else tuple(to_sympy(d) for d in shape)
+
+    @under_ranges_of_result
+    def cost(self):
+        """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
+        from ..cost import model_cost
+        return model_cost(self)
+
+    def _dims_of(self, name: str) -> tuple[Dim, ...] | None:
+        """The dims a value is annotated with: a sequence's or optional's are its element's."""
+        v = self.values.get(name)
+        while isinstance(v, (Sequence, Optional_)):
+            if isinstance(v, Sequence) and v.items == ():
+                return ()  # an empty sequence has no item to know
+            v = v.elem
+        return v.shape if isinstance(v, Tensor) else None
+
+    @under_ranges_of_result
+    def unresolved(self) -> list[UnresolvedDim]:
+        """Every produced value's dim that depends on a fresh symbol, or whose rank is unknown."""
+        if not self.fresh:
+            return [UnresolvedDim(name, None, None, (self.unknown_rank[name],))
+                    for name in self.produced if name in self.unknown_rank]
+        out = []
+        for name in self.produced:
+            if name in self.unknown_rank:
+                out.append(UnresolvedDim(name, None, None, (self.unknown_rank[name],)))
+                continue
+            shape = self._dims_of(name)
+            if shape is None:
+                continue
+            for axis, d in enumerate(shape):
+                prov = self.fresh_provenance(d)
+                if prov:
+                    out.append(UnresolvedDim(name, axis, d, prov))
+        return out
+
+    @under_ranges_of_result
+    def stats(self) -> dict[str, int]:
+        """Counts of values and dims: static, symbolic over input symbols, unresolved."""
+        values = static = symbolic = unresolved = 0
+        for name in self.produced:
+            shape = self._dims_of(name)
+            values += 1
+            if shape is None:
+                unresolved += 1
+                continue
+            for d in shape:
+                if isinstance(d, int):
+                    static += 1
+                elif self.fresh_provenance(d):
+                    unresolved += 1
+                else:
+                    symbolic += 1
+        return {"values": values, "static_dims": static, "symbolic_dims": symbolic,
+                "unresolved_dims": unresolved}

@@ -1,0 +1,195 @@
+"""Writing an output so that no one ever sees it half-written, and so that nothing but a
+regular file is ever replaced.
+
+A regular file (or a new one) is written to a temporary file beside it and renamed into
+place. A pipe (a FIFO, ``/dev/stdout`` in a pipeline) or a character device (``/dev/null``)
+holds no file to replace: it is opened and written into, never renamed over or deleted.
+A folder, a block device (a disk) and a socket are refused. ``-`` is standard output.
+Every OS error is an :class:`OutputError` naming the path; a closed pipe on standard
+output propagates as :class:`BrokenPipeError` (the command line ends quietly on it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+
+from ..errors import OutputError
+
+STDOUT = "-"
+
+# What each kind of existing target is, for the messages.
+_REFUSED = {"folder": "a folder", "block": "a block device (a disk)", "socket": "a socket",
+            "other": "no regular file, pipe or character device"}
+
+
+def target_kind(path: str) -> str | None:
+    """What ``path`` names after symbolic links: None (nothing yet, or a dangling link),
+    "file", "fifo", "char", or one of the kinds that are refused."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # (a folder we may not enter: writing reports it)
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISCHR(mode):
+        return "char"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISBLK(mode):
+        return "block"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "other"
+
+
+def check_target(path: str) -> None:
+    """Raise :class:`OutputError` when ``path`` is nothing onnxsym writes to (a folder, a
+    block device, a socket), before any work is done."""
+    if path == STDOUT:
+        return
+    if not path or path.endswith(("/", os.sep)):
+        raise OutputError(f"{path!r}: names no file; give a file's path, or - for standard output")
+    kind = target_kind(path)
+    if kind in _REFUSED:
+        raise OutputError(f"{path}: is {_REFUSED[kind]}; onnxsym writes only regular files, pipes and "
+                          f"character devices (such as /dev/null), or - for standard output")
+    folder = os.path.dirname(os.path.abspath(os.path.realpath(path)))
+    if kind is None and not os.path.isdir(folder):
+        raise OutputError(f"{path}: cannot write: "
+                          + (f"{folder} is not a folder" if os.path.exists(folder) else
+                             f"the folder {folder} does not exist"))
+
+
+def replaces_a_file(path: str) -> bool:
+    """Whether writing ``path`` replaces an existing regular file (what ``--force`` allows);
+    writing into a pipe or a device replaces nothing."""
+    return path != STDOUT and target_kind(path) == "file"
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` as the module says."""
+    write_outputs([(path, data)])
+
+
+def write_outputs(items: Sequence[tuple[str, bytes]]) -> None:
+    """Write each ``(path, data)``; where a regular file cannot be written, none is: every one
+    goes to its temporary file first, and only then are they renamed into place. (Pipes,
+    devices and standard output are written after those.)"""
+    staged: list[tuple[str, str, str]] = []  # (path, temporary, real path)
+    streams = []
+    try:
+        for path, data in items:
+            check_target(path)
+            if path == STDOUT or target_kind(path) in ("fifo", "char"):
+                streams.append((path, data))
+                continue
+            real = os.path.realpath(path)  # through a symbolic link, the file it names is replaced
+            with _naming(path):
+                staged.append((path, _staged(real, data), real))
+        for path, tmp, real in staged:
+            with _naming(path):
+                os.replace(tmp, real)
+    finally:
+        for _path, tmp, _real in staged:
+            if os.path.exists(tmp):  # (one renamed into place is gone from there)
+                os.unlink(tmp)
+    for path, data in streams:
+        if path == STDOUT:
+            _write_stdout(data)
+        else:
+            with _naming(path):
+                _write_into(path, data)
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """An OS error, as an :class:`OutputError` naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {_why(path, exc)}") from None
+
+
+def _write_stdout(data: bytes) -> None:
+    # A buffered write that the reader's end cuts short returns the bytes it wrote, without
+    # an error: write the rest until it raises (BrokenPipeError when the reader is gone).
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        if not n:
+            raise OSError(errno.EIO, "standard output takes no more")
+        view = view[n:]
+    out.flush()
+
+
+def _why(path: str, exc: OSError) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    if exc.errno == errno.ENOENT and not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    if exc.errno == errno.ENOTDIR:
+        return f"{folder} is not a folder"
+    if exc.errno == errno.EPERM and os.path.exists(path):
+        return f"{exc.strerror} (is the file immutable? lsattr {path})"
+    return exc.strerror or str(exc)
+
+
+def _write_into(path: str, data: bytes) -> None:
+    """Open a pipe or a device and write into it; opened without creating or truncating,
+    and checked again once open, so that a file put there meanwhile is never truncated.
+    (A FIFO blocks until a reader opens it, as a shell's redirection does.)"""
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            raise OSError(errno.EEXIST, "it was replaced while being written")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it, renamed into place:
+    a crash or Ctrl-C leaves the old file (or none), never a partial one."""
+    tmp = _staged(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _staged(path: str, data: bytes) -> str:
+    """A temporary file beside ``path`` holding ``data`` (removed again if that fails), with
+    the mode a plain ``open`` would give ``path``: an existing file's own, else what the
+    umask leaves (a temporary file's is owner-only)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(suffix=".tmp", prefix=os.path.basename(path) + ".", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return tmp

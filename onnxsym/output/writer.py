@@ -1,0 +1,230 @@
+"""Writing inferred shapes back into a model: value_info and graph outputs (the metadata:
+:mod:`onnxsym.output.metadata`).
+
+Nothing else in the model changes: nodes, initializers, names and doc strings
+are left exactly as they were.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from ..dims import Dim
+from ..facts.declared import declared_dims
+from ..inference.scope import graph_key
+from ..inference.values import Optional_, Sequence, Tensor, Value
+from .wire import ValueInfoBytes
+
+
+def merge_dim(declared, inferred: Dim, where: str, fresh: dict[str, object], warnings: list[str],
+              keep: bool = False):
+    """The dim to write, given what the model declares and what was inferred:
+    ``(value, param)`` with exactly one of them set. The inferred dim is written, except
+    where ``keep`` says the declared dim_param names it (a fresh symbol, or with
+    --keep-declared-names a proven equal dim): a declared text is never written where
+    it is not proven (over a fresh dim it may be anything)."""
+    if isinstance(inferred, int):
+        # A number says more than any name (a contradicting declared number is a stale
+        # declaration, reported by inference).
+        return inferred, None
+    if keep:
+        return None, declared.dim_param
+    if declared is not None and declared.HasField("dim_value"):
+        warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
+                        f"writing '{inferred}'")
+    return None, str(inferred)
+
+
+def tensor_type(t: Tensor, declared: onnx.TypeProto | None, where: str, fresh, warnings,
+                keep=(), drop: bool = False) -> onnx.TypeProto | None:
+    """``drop``: where the graph computes no rank, the declared shape is not written either
+    (the branches that could make the value contradict it)."""
+    dtype = t.dtype
+    if not dtype and declared is not None and declared.WhichOneof("value") == "tensor_type":
+        dtype = declared.tensor_type.elem_type
+    if not dtype:
+        return None
+    tp = onnx.TypeProto()
+    tp.tensor_type.elem_type = dtype
+    decl = declared_dims(declared) if declared is not None else None
+    if t.shape is None:
+        if decl is not None and declared is not None and not drop:  # (a decl is read from a declared type)
+            tp.tensor_type.shape.CopyFrom(declared.tensor_type.shape)
+        return tp
+    if decl is not None and len(decl) != len(t.shape):
+        decl = None  # a stale declaration (reported by inference): the computed shape is written
+    shape = tp.tensor_type.shape
+    shape.SetInParent()
+    for i, d in enumerate(t.shape):
+        value, param = merge_dim(decl[i] if decl else None, d, f"{where}[{i}]", fresh, warnings,
+                                 i in keep)
+        dim = shape.dim.add()
+        if value is not None:
+            dim.dim_value = value
+        else:
+            dim.dim_param = param
+    return tp
+
+
+def type_proto(v: Value, declared: onnx.TypeProto | None, where: str, fresh, warnings,
+               keep=(), drop: bool = False) -> onnx.TypeProto | None:
+    """The type to write for ``v``; ``None`` when nothing is known of it."""
+    if isinstance(v, Tensor):
+        return tensor_type(v, declared, where, fresh, warnings, keep, drop)
+    if isinstance(v, (Sequence, Optional_)):
+        field = "sequence_type" if isinstance(v, Sequence) else "optional_type"
+        inner_decl = getattr(declared, field).elem_type if declared is not None and \
+            declared.WhichOneof("value") == field else None
+        elem = type_proto(v.elem, inner_decl, where, fresh, warnings, ()) if v.elem is not None else None
+        if elem is None:
+            return declared
+        tp = onnx.TypeProto()
+        getattr(tp, field).elem_type.CopyFrom(elem)
+        return tp
+    return declared
+
+
+def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: list[str],
+                 fresh, warnings: list[str], keep_declared=frozenset(), skip=frozenset(),
+                 dropped=frozenset()) -> None:
+    """Fill ``graph.value_info`` for every produced value and the graph outputs' types;
+    ``keep_declared`` holds the (value, axis) whose declared dim_param is written as is;
+    nothing is written for the values in ``skip`` (dead_branch_reads); ``dropped``: the
+    values of no computed rank whose declared shape is not written either."""
+    declared_at = {vi.name: vi for vi in graph.value_info}
+    declared_at.update((o.name, o) for o in graph.output)
+    keep_axes: dict[str, set] = {}
+    for value, axis in keep_declared:
+        keep_axes.setdefault(value, set()).add(axis)
+    added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
+    for name in produced:
+        v = values.get(name)
+        target = declared_at.get(name)
+        if name in skip:
+            # nor does what the model declares there stay: onnxruntime would fold it all the same,
+            # and a declaration is a claim nothing here proved (a declared 9 where the run has h)
+            if target is not None and target.type.HasField("tensor_type"):
+                target.type.tensor_type.ClearField("shape")
+            continue
+        if v is None:
+            continue
+        if target is None and type(v) is Tensor:
+            if v.dtype:
+                added.add_tensor(name, v.dtype, v.shape)
+            continue
+        declared = target.type if target is not None and target.HasField("type") else None
+        tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
+                        name in dropped)
+        if tp is None:
+            continue
+        if target is None:
+            added.add(name, tp.SerializeToString())
+        else:
+            target.type.CopyFrom(tp)
+    added.merge_into(graph)
+
+
+def decided_ifs(graph: onnx.GraphProto, values: dict[str, Value], path: tuple = ()) -> set:
+    """The If nodes (in subgraphs too) whose condition is a known constant, each as its path
+    of node positions (names may be empty or repeat)."""
+    out = set()
+    for i, n in enumerate(graph.node):
+        if n.op_type == "If" and _known_condition(values.get(n.input[0]) if n.input else None) is not None:
+            out.add(path + (i,))
+        for a in n.attribute:
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= decided_ifs(g, values, path + (i, a.name, k))
+    return out
+
+
+def if_paths(graph: onnx.GraphProto, path: tuple = ()) -> set:
+    """Every If node (in subgraphs too), as :func:`decided_ifs` names them."""
+    out = set()
+    for i, n in enumerate(graph.node):
+        if n.op_type == "If":
+            out.add(path + (i,))
+        for a in n.attribute:
+            for k, g in enumerate([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                out |= if_paths(g, path + (i, a.name, k))
+    return out
+
+
+def _known_condition(cond) -> bool | None:
+    if isinstance(cond, Tensor) and cond.value is not None and len(cond.value) == 1 and \
+            isinstance(cond.value[0], (int, bool, float)):
+        return bool(cond.value[0])
+    return None
+
+
+def dead_branch_reads(graph: onnx.GraphProto, values: dict[str, Value]) -> set:
+    """The values read inside an If branch that is never taken (its condition is a known
+    constant), from outside it. Their dims are not written: onnxruntime folds a branch's
+    shape computations even where it never runs, and from a dim it could not infer itself it
+    would compute there what is invalid at every size (a ConstantOfShape of a negative
+    count), and refuse to load the model that runs without the annotation."""
+    out: set = set()
+    for n in graph.node:
+        branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
+        known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
+        if known is not None:
+            dead = branches.pop("else_branch" if known else "then_branch", None)
+            if dead is not None:
+                out |= _outer_reads(dead)
+        elif n.op_type == "If":
+            # a branch the data picks may not run at a size where its nodes would fail: the same
+            # folding would refuse the model there (a TopK(5) on 3 rows in the branch not taken)
+            for g in branches.values():
+                out |= _outer_reads(g)
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                if a.type != onnx.AttributeProto.GRAPH or any(g is live for live in branches.values()):
+                    out |= dead_branch_reads(g, values)
+    return out
+
+
+def _outer_reads(graph: onnx.GraphProto) -> set:
+    """The names ``graph`` (its subgraphs too) reads that it does not define."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
+        {o for n in graph.node for o in n.output}
+    reads = {i for n in graph.node for i in n.input if i} | {o.name for o in graph.output}
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                reads |= _outer_reads(g)
+    return reads - defined
+
+
+def specialise_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
+    """Write the number of each graph-input dim that a bind made one (``batch``, or a text
+    over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
+    does): the dims computed from it are written as numbers, and onnxruntime folds and plans
+    buffers from them, so the written model is valid only at that size and must say so
+    where sizes enter. (Called only when something is bound.)"""
+    for inp in graph.input:
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
+            continue
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) != len(v.shape):
+            continue
+        for d, inferred in zip(declared, v.shape):
+            if d.HasField("dim_param") and isinstance(inferred, int):
+                d.dim_value = inferred  # (clears dim_param: a oneof)
+
+
+def write_subgraph_shapes(graph: onnx.GraphProto, scoped: dict[tuple, dict[str, Value]], fresh, warnings: list[str],
+                          keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
+                          path: tuple = ()) -> None:
+    """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
+    inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
+    define one name with other shapes); its declared inputs and outputs are left as they are.
+    A subgraph never inferred (an If branch proved untaken) is left as it is."""
+    for n in graph.node:
+        for a in n.attribute:
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, g in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                declared = {v.name for v in g.input} | {v.name for v in g.output}
+                produced = [o for m in g.node for o in m.output if o and o not in declared]
+                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, skip, dropped)
+                write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, skip, dropped, here)

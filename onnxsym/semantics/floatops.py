@@ -1,0 +1,268 @@
+"""Float arithmetic on shape values, as onnxruntime computes it.
+
+Exporters compute sizes in float: TorchScript writes ``math.ceil(h / 2) * 2`` as
+Cast(float) -> Div -> Ceil -> Mul -> Cast(int64), and ``torch.arange(w, dtype=float)``
+as a float Range. A float element the engine carries is a float (rounded to its type),
+an expression standing for an exact integral float (a Cast of an integer dim, exact under
+the bound intops.as_float records), or a Quotient of integers as the type rounds it
+(``Cast(h) / 2.0``, ``Cast(h) * 0.5``), of which Floor, Ceil and a Cast to an integer are known.
+Each function returns the elements exactly as onnxruntime computes them, or ``None`` when one is not exactly known.
+
+Only the operations IEEE arithmetic rounds correctly are folded (+ - * /, sqrt, floor,
+ceil, round half to even, min, max, neg, abs, relu), so that numpy in the same type gives
+onnxruntime's bits; an expression takes part only where the result is again an integer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from onnx import TensorProto
+
+from .. import dims
+from ..dims import structure
+from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim
+
+# bfloat16 has no numpy type of its own: not folded.
+NP_FLOAT: dict[int, type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
+                                          TensorProto.FLOAT16: np.float16}
+FLOAT_TYPES = frozenset(NP_FLOAT)
+
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum, "Min": np.minimum}
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "Floor": np.floor, "Ceil": np.ceil, "Round": np.rint, "Neg": np.negative, "Abs": np.abs,
+    "Sqrt": np.sqrt, "Relu": lambda a: np.maximum(a, 0)}
+# The ones that keep an integral expression integral.
+_INTEGRAL_BINARY: dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
+    "Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
+_INTEGRAL_UNARY = {"Floor", "Ceil", "Round", "Relu"}
+
+
+# Where a quotient is kept (see Quotient): binary float32 and float64, whose precision t
+# (24, 53 bits) gives FLOAT_EXACT = 2**t and whose smallest normal is far below 2**-63.
+_QUOTIENT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """The float element ``num / den`` as a float type of precision t rounds it, for integers
+    ``0 <= num <= 2**t`` (the bound recorded where it is not proven) and ``den >= 1``. Its
+    floor (and truncation) is ``num // den``, its ceil ``ceil_div(num, den)``:
+
+    let q = num / den. If den divides num, q is an integer <= 2**t, which the type holds exactly.
+    Else q lies strictly between n = num // den and n + 1, at least 1/den from each, while
+    rounding to nearest moves q by at most q * u / (1 + u) < q * 2**-t = num / (den * 2**t)
+    <= 1/den (u = 2**-t the unit roundoff; q >= 1/den >= 2**-63 is normal in both types).
+    So the rounded quotient stays strictly inside (n, n + 1) and floor and ceil see n and n + 1.
+    """
+
+    num: dims.Dim
+    den: dims.Dim
+
+    def floor(self) -> dims.Dim:
+        return dims.floordiv(self.num, self.den)
+
+    def ceil(self) -> dims.Dim:
+        return dims.ceil_div(self.num, self.den)
+
+
+def _quotient(node, num, den, dtype: int, op: str):
+    """``num / den`` (integers, ``den`` provably >= 1) in float type ``dtype``: the integer
+    where ``den`` divides ``num`` exactly, else a Quotient; None where the type or the
+    ranges do not allow it (``num`` may be negative, or is exact only in a range too small)."""
+    if dtype not in _QUOTIENT_TYPES or dims.try_le(1, den) is not True or dims.try_le(0, num) is not True:
+        return None
+    if _exact(node, num, dtype, op) is None:
+        return None
+    exact = structure.exact_quotient(num, den)
+    # (an integer quotient is at most num: exact where num is)
+    return Quotient(num, den) if exact is None else exact
+
+
+def _concrete(vals: Sequence) -> bool:
+    return all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) for v in vals)
+
+
+def _integral(v) -> dims.Dim | None:
+    """``v`` as an integer dim when it is an integral float or an expression, else None."""
+    if isinstance(v, float):
+        return int(v) if v.is_integer() else None
+    return v if is_dim(v) else None
+
+
+def _exact(node, d, dtype: int, op: str):
+    """An integral result ``d`` as an element of float type ``dtype``: a float, or the
+    expression with the bound under which the type holds it exactly (None below zero)."""
+    if isinstance(d, int):
+        return float(d) if abs(d) <= FLOAT_EXACT[dtype] else None
+    lo, hi = dims.range_of(d)
+    exact = FLOAT_EXACT[dtype]
+    if lo < 0 or (hi > exact and (exact < SMALLEST_ASSUMABLE or not assumable(d, exact))):
+        return None
+    if hi > exact:
+        node.assume_at_most(d, exact, f"{op} of sizes in float is exact only within the mantissa")
+    return d
+
+
+def unary(node, dtype: int, value: Sequence) -> tuple | None:
+    op = node.op_type
+    if dtype not in FLOAT_TYPES or op not in _UNARY:
+        return None
+    if _concrete(value):
+        with np.errstate(all="ignore"):
+            return tuple(float(x) for x in _UNARY[op](np.array(value, dtype=NP_FLOAT[dtype])))
+    if op not in _INTEGRAL_UNARY:
+        return None
+    out: list = []
+    for v in value:  # floor, ceil and round of an integer, and relu of a nonnegative one, are itself
+        d = (v.floor() if op == "Floor" else v.ceil()) if isinstance(v, Quotient) and op in ("Floor", "Ceil") \
+            else _integral(v)
+        if d is None or (op == "Relu" and dims.try_le(0, d) is not True):
+            return None
+        out.append(float(d) if isinstance(d, int) else d)
+    return tuple(out)
+
+
+def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
+    """Elementwise ``node.op_type`` over already broadcast ``vals`` (two operands)."""
+    op = node.op_type
+    if dtype not in FLOAT_TYPES or op not in _BINARY or len(vals) != 2:
+        return None
+    a, b = vals
+    if _concrete(a) and _concrete(b):
+        t = NP_FLOAT[dtype]
+        with np.errstate(all="ignore"):
+            return tuple(float(x) for x in _BINARY[op](np.array(a, dtype=t), np.array(b, dtype=t)))
+    f = _INTEGRAL_BINARY.get(op)
+    out = []
+    for x, y in zip(a, b):
+        dx, dy = _integral(x), _integral(y)
+        if op == "Mul" and dx is not None and dy is None and isinstance(y, float):
+            r = _scaled(node, dx, y, dtype)
+        elif op == "Mul" and dy is not None and dx is None and isinstance(x, float):
+            r = _scaled(node, dy, x, dtype)
+        elif dx is None or dy is None:
+            return None
+        elif op == "Div":
+            r = _quotient(node, dx, dy, dtype, op)
+        elif f is None:
+            return None
+        else:
+            r = _exact(node, f(dx, dy), dtype, op)
+        if r is None:
+            return None
+        out.append(r)
+    return tuple(out)
+
+
+def _scaled(node, d, c: float, dtype: int):
+    """Integer ``d`` times a float constant ``c`` that is no integer: ``c = a / 2**k`` (every
+    float is), and multiplying by a power of two is exact, so the product rounds as the
+    quotient ``(a * d) / 2**k`` does (Quotient). Kept only for small ``a`` (0.5, 1.5, 0.25):
+    the bound ``a * d <= 2**t`` must leave ``d`` a range no real size passes."""
+    if not math.isfinite(c) or c <= 0:
+        return None
+    a, b = c.as_integer_ratio()
+    if FLOAT_EXACT.get(dtype, 0) // a < SMALLEST_ASSUMABLE:
+        return None
+    return _quotient(node, dims.mul(a, d), b, dtype, "Mul")
+
+
+# The element types of onnxruntime's CPU Range kernel whose arithmetic is mirrored here.
+_RANGE_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
+
+
+def range_values(dtype: int, start: float, limit: float, delta: float, keep: int):
+    """A float Range of constant bounds as onnxruntime's CPU kernel computes it:
+    ``(count, elements)``, the elements None past ``keep`` of them; None where the count is
+    not known (delta 0, a count not finite or past int64, or a type without that kernel).
+
+    onnxruntime's count is ``ceil((1.0 * (limit - start)) / delta)``: the difference in the
+    tensor's type, the quotient in double. Its elements are ``start`` then ``value += delta``,
+    each sum rounded to the type: float32 Range(0, 1, 0.1) has 0.80000007 as element 8, not
+    ``0 + 8*0.1``; Mul 5 and Ceil then give 5, not 4."""
+    if dtype not in _RANGE_TYPES:
+        return None  # float16, bfloat16: onnxruntime has no kernel, other runtimes differ
+    t = NP_FLOAT[dtype]
+    s, lim, d = t(start), t(limit), t(delta)
+    with np.errstate(all="ignore"):
+        span = t(lim - s)
+    if d == 0 or not all(math.isfinite(x) for x in (float(s), float(d), float(span))):
+        return None
+    q = float(span) / float(d)
+    if not math.isfinite(q) or not -2.0**63 <= math.ceil(q) < 2.0**63:
+        return None  # the kernel's cast to int64 is undefined there
+    n = max(math.ceil(q), 0)
+    if n > keep:
+        return n, None
+    out = []
+    v = s
+    with np.errstate(all="ignore"):
+        for _ in range(n):
+            out.append(float(v))
+            v = t(v + d)
+    return n, tuple(out)
+
+
+def range_length(node, dtype: int, start, limit, delta) -> dims.Dim | None:
+    """The length of a float Range, ``max(0, ceil((limit - start) / delta))``, when start and
+    delta are integral floats (delta > 0) and limit an integral float or expression;
+    onnxruntime subtracts in the tensor's type, exact within the mantissa, and divides in
+    double, exactly rounded: the ceiling of an integer quotient below 2**53 is exact (see
+    Quotient)."""
+    s, lim, d = _integral(start), _integral(limit), _integral(delta)
+    if dtype not in FLOAT_TYPES or s is None or lim is None or not isinstance(s, int) \
+            or not isinstance(d, int) or d <= 0:
+        return None
+    span = _exact(node, dims.sub(lim, s), dtype, "Range") if dims.try_le(s, lim) is True else None
+    if span is None:
+        return None
+    return dims.ceil_div(span, d)
+
+
+def truncated(v) -> dims.Dim | None:
+    """A symbolic float element cast to an integer (truncated toward zero): an integral
+    expression is itself, a Quotient (never negative) its floor; None otherwise."""
+    if isinstance(v, Quotient):
+        return v.floor()
+    return v if is_dim(v) else None
+
+
+def clip(node, dtype: int, value: Sequence, lo, hi) -> tuple | None:
+    """A float Clip by constant bounds (None: no bound): max then min, the spec's order.
+    Concrete elements as numpy computes them in the type; an integral expression stays one
+    under integral bounds (TorchScript's ``max(pad, 0)`` of TF-"same" padding is ``Clip(min=0)``)."""
+    if dtype not in FLOAT_TYPES:
+        return None
+    if _concrete(value) and all(b is None or isinstance(b, (int, float)) for b in (lo, hi)):
+        t = NP_FLOAT[dtype]
+        a = np.array(value, dtype=t)
+        with np.errstate(all="ignore"):
+            if lo is not None:
+                a = np.maximum(a, t(lo))
+            if hi is not None:
+                a = np.minimum(a, t(hi))
+        return tuple(float(x) for x in a)
+    bounds = []
+    for b in (lo, hi):
+        if b is not None and math.isfinite(b) and not float(b).is_integer():
+            return None  # a fractional bound may make an integral element fractional
+        bounds.append(None if b is None or not math.isfinite(b) else int(b))
+    out: list = []
+    for v in value:
+        d = _integral(v)
+        if d is None:
+            return None
+        if bounds[0] is not None:
+            d = dims.dmax(d, bounds[0])
+        if bounds[1] is not None:
+            d = dims.dmin(d, bounds[1])
+        r = float(d) if isinstance(d, int) else _exact(node, d, dtype, "Clip")
+        if r is None:
+            return None
+        out.append(r)
+    return tuple(out)
