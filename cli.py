@@ -376,7 +376,15 @@ def _print_written_sizes(written) -> None:
     given = written.given
     if given is not None and given.bound and not bound:
         click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
-                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+                   "a bound 0, an If only the bound size decides, or a node its load-time shape inference refuses "
+                   "there); the dims are written as they hold at every size")
+    if written.withheld:
+        names = sorted(written.withheld)
+        why = written.withheld[names[0]]
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        click.echo(f"  {len(names)} value{'s are' if len(names) > 1 else ' is'} written without dims "
+                   f"({', '.join(names[:3])}{more}): with them, the load-time shape inference of onnx and onnxruntime "
+                   f"refuses {why}; it loads the model without them")
     if given is not None and (given.ranges or given.assume):
         click.echo("  the dims are written as they hold at every size the graph inputs allow: "
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
