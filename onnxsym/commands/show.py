@@ -16,6 +16,7 @@ import onnx
 from .. import dims
 from ..api import Result
 from ..facts.edges import grouped
+from ..facts.fact import Origin
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Optional_, Tensor
 from ..inference.values import Sequence as SeqValue
@@ -146,7 +147,7 @@ def assumption_lines(result: Result, style: Style = plain) -> list[str]:
         return []
     out = [style("assumptions", "head")]
     for a in result.assumptions:
-        if a.kind != "positive":
+        if a.origin is not Origin.DEFAULT_RANGE:
             out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
     # the default lower bounds relied on: one line per symbol, not per node
     out += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
