@@ -166,7 +166,7 @@ def parse_assumption(a) -> tuple[str, str]:
     return lhs.strip(), rhs.strip()
 
 
-def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int]]:
+def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, object]:
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
@@ -185,7 +185,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int
         raise UserInputError(f"ranges: {exc}") from None
 
 
-def _checked_ranges(ranges: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def _checked_ranges(ranges: Mapping[str, object]) -> dict[str, tuple[int, int]]:
     out = {}
     for name, pair in ranges.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
