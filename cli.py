@@ -161,11 +161,14 @@ def _in_env(result):
 
 def _print_constraints(result, limit: int = 10) -> None:
     from onnxsym.facts.edges import grouped
+    from onnxsym.facts.fact import Origin, Rel
 
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
-             "at_least": "requires"}
-    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints
-             if c.kind != "positive"]
+    def label(c) -> str:
+        if c.origin is Origin.USER:
+            return "given"
+        return {Rel.GE: "requires", Rel.NE: "differ"}.get(c.rel, "assumed")
+    lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
+             if c.origin is not Origin.DEFAULT_RANGE]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
