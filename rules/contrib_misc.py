@@ -156,7 +156,7 @@ def complex_mul(node: Node) -> Outputs:
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
     return [Tensor(a.dtype, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
-                                             node.assume))]
+                                             node.require_equal))]
 
 
 @register("MulInteger", domain=MS)
@@ -166,7 +166,7 @@ def mul_integer(node: Node) -> Outputs:
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, I32)]
     return [Tensor(I32, broadcast_shapes([a.shape, b.shape],
-                                                       lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+                                                       lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("IsAllFinite", domain=MS)

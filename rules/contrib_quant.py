@@ -22,7 +22,7 @@ from .shape_ops import sum_dims
 def _broadcast(node, ts, dtype):
     if any(t.shape is None for t in ts):
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis), node.assume)
+    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis), node.require_equal)
     return [Tensor(dtype, shape)]
 
 

@@ -224,7 +224,7 @@ def _elementwise(node, unidirectional):
         shape = ts[0].shape
     else:
         shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
-                                 node.assume)
+                                 node.require_equal)
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:

@@ -18,7 +18,7 @@ def string_concat(node: Node) -> Outputs:
     if a.shape is None or b.shape is None:
         return [node.unknown_rank("an input's rank unknown", 0, STRING)]
     return [Tensor(STRING, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
-                                            node.assume))]
+                                            node.require_equal))]
 
 
 @register("RegexFullMatch")

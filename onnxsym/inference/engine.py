@@ -13,6 +13,7 @@ import operator
 import os
 from collections.abc import Callable, Container, Iterable, Iterator
 from collections.abc import Sequence as Seq
+from dataclasses import replace
 
 import onnx
 from onnx import helper, numpy_helper
@@ -21,8 +22,9 @@ from .. import dims, registry
 from ..dims import Dim
 from ..errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
 from ..facts import branching, edges
-from ..facts.constraints import Constraint, ConstraintContradiction, Constraints, Guard
-from ..facts.declared import ANONYMOUS, Declarations, DeclaredMatcher, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
+from ..facts.constraints import ConstraintContradiction, Constraints
+from ..facts.declared import Declarations, DeclaredMatcher, reused_names
+from ..facts.fact import USER, Constraint, Guard, Origin, Place, Rel
 from ..facts.narrowing import Unreachable, implied_ranges
 from ..model import functions, given, validate
 from ..model.loader import initializer_value, symbol_name, value_from_type
@@ -207,14 +209,14 @@ class Engine:
         self.memo = RuleMemo()
         self._watched = Watched(self)
         # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
-        self.pending: dict[str, frozenset] = {}
-        self._acted: set[tuple] = set()  # pending decisions a node acted on (and so recorded)
+        self.pending: dict[str, frozenset[Constraint]] = {}
+        self._acted: set[Constraint] = set()  # pending decisions a node acted on (and so recorded)
         self._positive: set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
         self._relied: dict[tuple, list[Dim]] = {}  # relied_on's answers, by (compute, args)
         # The ">= 1" records a memoized rule made, by memo key: a node that reuses the result
         # makes them again under its own name.
-        self._replays: dict[tuple, list[tuple]] = {}
-        self._node_positives: list[tuple] = []  # those of the rule running now
+        self._replays: dict[tuple, list[Constraint]] = {}
+        self._node_positives: list[Constraint] = []  # those of the rule running now
         # Ifs whose branches differ in rank on a size condition (see branching): the branch
         # each one takes, given; those met without one; where a contradiction stopped inference.
         self.choices: dict[str, branching.Choice] = {}
@@ -226,7 +228,7 @@ class Engine:
         # domain's conditions of its nodes (onnxsym.domain.collect)
         self.subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = []
         self._path: list[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
-        self.failed_in: branching.Place | None = None
+        self.failed_in: branching.Nesting | None = None
         self.failure = ""
 
     # -- symbols --------------------------------------------------------------
@@ -246,23 +248,29 @@ class Engine:
         """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
         return tuple(g for g in self._guards if g is not None)
 
-    def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
+    def here(self, node: str, op_type: str) -> Place:
+        """The place of node ``node`` in the graph being inferred."""
+        return Place(node, op_type, tuple(self._subgraphs), self.when())
+
+    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str, origin: Origin = Origin.NEEDED) -> None:
+        place = self.here(node.name, node.op_type)
         if not self._subgraphs:
-            self.constraints.require(a, b, node.name, node.op_type, reason)
+            self.constraints.require(a, b, place, reason, origin)
             return
         # A subgraph is inferred before (or without) knowing that it runs: what it needs is
         # recorded with its guards, never solved nor an error.
         try:
-            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False, when=self.when())
+            self.constraints.require(a, b, place, reason, origin, solve=False)
         except ConstraintContradiction as exc:
             self.warnings.append(f"{exc} (that subgraph can never run)")
 
-    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
+    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str, origin: Origin = Origin.NEEDED) -> None:
         """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
         inference does not know that it runs, it is recorded with the subgraph's guards and
         narrows nothing; a need that can never hold is a warning."""
+        place = self.here(node.name, node.op_type)
         if not self._subgraphs:
-            self.constraints.at_least(d, lo, node.name, node.op_type, reason)
+            self.constraints.at_least(d, lo, place, reason, origin)
             return
         rd = self.constraints.resolve(d)
         try:
@@ -272,26 +280,23 @@ class Engine:
                                  f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
             return
         if dims.try_le(lo, rd) is not True:
-            c = Constraint(d, lo, node.name, node.op_type, reason, kind="at_least", when=self.when())
-            if c not in self.constraints.items:
-                self.constraints.items.append(c)
+            self.constraints.add(Constraint(Rel.GE, d, lo, origin, place, reason))
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:
             return
-        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound", when=self.when())
-        if c not in self.constraints.items:
-            self.constraints.items.append(c)
+        self.constraints.add(Constraint(Rel.LE, d, hi, Origin.EXACT_WITHIN, self.here(node.name, node.op_type), reason))
 
     def record_constraint(self, c: Constraint) -> None:
-        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically)."""
-        if c.kind == "positive":
-            self.record_positive(c.lhs, c.node, c.op_type, c.reason)
-        elif c.kind != "bound":
-            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.kind!r}")
-        elif dims.try_le(c.lhs, c.rhs) is not True and c not in self.constraints.items:
-            self.constraints.items.append(c)
+        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically),
+        under the guards of the graph being inferred."""
+        if c.origin is Origin.DEFAULT_RANGE:
+            self.record_positive(c)
+        elif c.origin is not Origin.EXACT_WITHIN:
+            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.origin.value} ones")
+        elif dims.try_le(c.lhs, c.rhs) is not True:
+            self.constraints.add(c)
 
     def peek(self) -> Engine:
         """The engine itself: through a rule's watched view, a read that leaves the rule's
@@ -318,47 +323,51 @@ class Engine:
         decision ``node`` took (``what()`` says which). Recorded at once, the records are
         kept with the rule's memoized result, so a node that reuses it records them too."""
         text = what()
+        place = Place(node.name, node.op_type, tuple(self._subgraphs))
+        decisions = [Constraint(Rel.GE, d, 1, Origin.DEFAULT_RANGE, place, text) for d in relied]
         if output is None or not node.has_output(output):
-            for d in relied:
-                self.record_positive(d, node.name, node.op_type, text)
-                self._node_positives.append((d, text))
+            for c in decisions:
+                self.record_positive(c)
+                self._node_positives.append(c)
             return
         name = node.output_names[output]
-        self.pending[name] = self.pending.get(name, frozenset()) | {(d, node.name, node.op_type, text) for d in relied}
+        self.pending[name] = self.pending.get(name, frozenset()) | frozenset(decisions)
 
     def act_on_pending(self, node: Node, value: str, what: str) -> None:
-        for rec in sorted(self.pending.get(value, ()), key=str):
-            self._acted.add(rec)
-            self.record_positive(rec[0], node.name, node.op_type, f"{what} {rec[3]}")
+        place = self.here(node.name, node.op_type)
+        for c in _in_order(self.pending.get(value, ())):
+            self._acted.add(c)
+            self.record_positive(replace(c, place=place, reason=f"{what} {c.reason}"))
 
     def _replay(self, memo_key: tuple, name: str, op_type: str) -> None:
-        for d, text in self._replays[memo_key]:
-            self.record_positive(d, name, op_type, text)
+        for c in self._replays[memo_key]:
+            self.record_positive(c.at(Place(name, op_type, tuple(self._subgraphs))))
 
-    def record_positive(self, lhs: Dim, node: str, op_type: str, reason: str) -> None:
-        """Record ``lhs >= 1`` (a symbol, or a sum of symbols): ``node`` decided something
-        only the default ranges allow. One record per (lhs, node)."""
-        if (lhs, node) in self._positive:
+    def record_positive(self, c: Constraint) -> None:
+        """Record the decision ``c`` (``lhs >= 1``, a symbol or a sum of symbols: its node decided
+        something only the default ranges allow) under the guards of the graph being inferred.
+        One record per (lhs, node)."""
+        if (c.lhs, c.node) in self._positive:
             return
-        self._positive.add((lhs, node))
-        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive", when=self.when()))
+        self._positive.add((c.lhs, c.node))
+        self.constraints.items.append(c.at(replace(c.place, when=self.when())))
 
     def _flush_pending(self) -> None:
         """Decisions no node acted on are recorded with the node that took them."""
-        for recs in list(self.pending.values()):
-            for rec in sorted(recs - self._acted, key=str):
-                self._acted.add(rec)
-                self.record_positive(rec[0], rec[1], rec[2], rec[3])
+        for decisions in list(self.pending.values()):
+            for c in _in_order(decisions - self._acted):
+                self._acted.add(c)
+                self.record_positive(c)
 
     def _pass_pending(self, input_names, output_names) -> None:
         """A value computed from one that rests on a decision rests on it too (only values
         whose elements are known carry a decision on)."""
-        recs = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
-        if recs:
+        decisions = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
+        if decisions:
             for o in output_names:
                 v = self.scope.values.get(o) if o else None
                 if isinstance(v, Tensor) and v.value is not None:
-                    self.pending[o] = self.pending.get(o, frozenset()) | recs
+                    self.pending[o] = self.pending.get(o, frozenset()) | decisions
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
@@ -405,7 +414,7 @@ class Engine:
             whole = f"{lhs} == {rhs}"
             a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
             try:
-                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+                self.constraints.require(a, b, USER, "given by the user", Origin.USER)
             except ConstraintContradiction as exc:
                 why = str(exc).rpartition(": ")[2]
                 raise self.table.assumption_contradiction(whole, a, b, why) from None
@@ -702,7 +711,7 @@ class Engine:
             self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
 
     # -- Ifs the sizes decide (see branching) -----------------------------------
-    def place(self) -> branching.Place:
+    def nesting(self) -> branching.Nesting:
         return tuple(zip(self._subgraphs, self._sure))
 
     def place_key(self) -> tuple:
@@ -712,7 +721,7 @@ class Engine:
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
         if self.failed_in is None:
-            self.failed_in, self.failure = self.place(), why
+            self.failed_in, self.failure = self.nesting(), why
 
     def branch_choice(self, node: Node) -> branching.Choice | None:
         """The branch the If ``node`` takes, when given."""
@@ -721,26 +730,25 @@ class Engine:
     def note_split(self, node: Node, relation: branching.Relation) -> None:
         key = branching.key(node)
         if all(s.key != key for s in self.splits):
-            self.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.place()))
+            self.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.nesting()))
 
     def record_branch(self, node: Node, holds: branching.Relation, reason: str) -> None:
         """``node`` runs only where ``holds``: an equality is required as a MatMul's is; the others are
         recorded (kind ``at_least`` for an order, ``differ`` for ``!=``), in the main graph narrowing the ranges."""
         a, b, op = holds.lhs, holds.rhs, holds.op
-        if op == "==":
-            self.record_assumption(node, a, b, reason)
+        if op is Rel.EQ:
+            self.record_equal(node, a, b, reason, Origin.BRANCH)
             return
-        if op == "!=":
-            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ",
-                                                     when=self.when()))
+        place = self.here(node.name, node.op_type)
+        if op is Rel.NE:
+            self.constraints.items.append(Constraint(Rel.NE, a, b, Origin.BRANCH, place, reason))
             return
-        small, large = (a, b) if op in ("<", "<=") else (b, a)
-        gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
+        small, large = (a, b) if op in (Rel.LT, Rel.LE) else (b, a)
+        gap, lo = dims.sub(large, small), 1 if op in (Rel.LT, Rel.GT) else 0
         if self._subgraphs:
-            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least",
-                                                     when=self.when()))
+            self.constraints.items.append(Constraint(Rel.GE, gap, lo, Origin.BRANCH, place, reason))
         else:
-            self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
+            self.constraints.at_least(gap, lo, place, reason, Origin.BRANCH)
 
     def is_resolved(self, d: Dim) -> bool:
         return all(s.name not in self.fresh for s in dims.free_symbols(d))
@@ -806,7 +814,7 @@ class Engine:
         kept: list[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
                             scope.producer, self.no_rule]
         saved = [dict(d) for d in kept]
-        sets = (self._positive, self._acted)
+        sets: tuple[set, ...] = (self._positive, self._acted)
         saved_sets = [set(s) for s in sets]
         n_warnings = len(self.warnings)
         n_runs = len(self.subgraph_runs)
@@ -815,9 +823,8 @@ class Engine:
             yield made
         finally:
             made.extend(self.constraints.undo(mark))
-            for name, recs in self.pending.items():
-                for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
-                    made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
+            for name, decisions in self.pending.items():
+                made.extend(_in_order(decisions - pending.get(name, frozenset())))
             del self.warnings[n_warnings:]
             del self.subgraph_runs[n_runs:]
             for d, old in zip(kept, saved):
@@ -844,6 +851,11 @@ class Engine:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
         finally:
             self._calls.pop()
+
+
+def _in_order(decisions: Iterable[Constraint]) -> list[Constraint]:
+    """Pending decisions in a stable order."""
+    return sorted(decisions, key=lambda c: str((c.lhs, c.node, c.op_type, c.reason)))
 
 
 def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):

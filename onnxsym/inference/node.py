@@ -9,6 +9,7 @@ from typing import Any
 from .. import dims
 from ..dims import Dim
 from ..facts import branching, edges
+from ..facts.fact import Constraint, Guard, Relation
 from .provenance import Kind
 from .values import Tensor, Value, unranked
 
@@ -108,11 +109,12 @@ class Node:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
         return self._engine.is_resolved(d)
 
-    def assume(self, a: Dim, b: Dim, reason: str) -> None:
-        """Record that this node is only valid when ``a == b``."""
+    def require_equal(self, a: Dim, b: Dim, reason: str) -> None:
+        """Record that this node runs only when ``a == b`` (MatMul's inner dims); where that is
+        linear in a symbol, the symbol is solved."""
         if a is b or (type(a) is int and a == b):
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
-        self._engine.record_assumption(self, a, b, reason)
+        self._engine.record_equal(self, a, b, reason)
 
     def require_at_least(self, d: Dim, lo: int, reason: str) -> None:
         """Record that this node runs only when ``d >= lo`` (onnxruntime refuses it otherwise):
@@ -126,10 +128,9 @@ class Node:
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""
         self._engine.record_bound(self, d, hi, reason)
 
-    def record(self, c) -> None:
-        """Record a bound or a ``>= 1`` decision (a ``Constraint``) that a trial made (see
-        :meth:`try_graph`), rewritten to hold where its result is used; it keeps the node
-        that made it."""
+    def record(self, c: Constraint) -> None:
+        """Record a bound or a ``>= 1`` decision that a trial made (see :meth:`try_graph`),
+        rewritten to hold where its result is used; it keeps the node that made it."""
         self._engine.record_constraint(c)
 
     def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
@@ -157,30 +158,27 @@ class Node:
             self._engine.act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Value | None], born: set | None = None,
-                    sure: bool = False, guard=None) -> list[Value | None]:
+                    sure: bool = False, guard: Guard | None = None) -> list[Value | None]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever this node does (an If's branch taken by a known condition);
-        else ``guard`` (an :class:`onnxsym.facts.constraints.Guard`) says when it runs, and what the
+        else ``guard`` (an :class:`onnxsym.facts.fact.Guard`) says when it runs, and what the
         graph needs is recorded under it (by default: under "this subgraph runs")."""
         return self._engine.infer_subgraph(self, graph, inputs, born, sure, guard)
 
-    def runs_guard(self, relation, text: str):
-        """The guard of a subgraph of this node that runs exactly where ``relation``
-        (``(op, lhs, rhs)`` over the sizes) holds."""
-        from ..facts.constraints import Guard
-
+    def runs_guard(self, relation: Relation, text: str) -> Guard:
+        """The guard of a subgraph of this node that runs exactly where ``relation`` (over the
+        sizes) holds."""
         engine = self._engine.peek()
         return Guard(engine.place_key() + (self.name, "runs"), True, text, self.name, self.op_type, relation)
 
-    def branch_guards(self):
+    def branch_guards(self) -> tuple[Guard, Guard]:
         """The guards of this If's then and else branches (see :func:`onnxsym.facts.branching.guards`)."""
         return branching.guards(self._engine.peek(), self)
 
     # -- an If the sizes decide (see onnxsym.facts.branching) ----------------------------
-    def relation(self, i: int):
-        """The comparison of shape values (a :class:`onnxsym.facts.branching.Relation`) that computed
-        the boolean input ``i``, or None."""
+    def relation(self, i: int) -> Relation | None:
+        """The comparison of shape values that computed the boolean input ``i``, or None."""
         name = self.input_names[i] if i < len(self.input_names) else ""
         return branching.relation_of(self._engine.peek(), name) if name else None
 
@@ -189,19 +187,19 @@ class Node:
         run with one branch only (a :class:`onnxsym.facts.branching.Choice`), else None."""
         return self._engine.branch_choice(self)
 
-    def note_split(self, relation) -> None:
+    def note_split(self, relation: Relation) -> None:
         """This If's branches differ in rank and ``relation`` decides which runs: inference
         is tried again with each branch taken."""
         self._engine.note_split(self, relation)
 
-    def require_relation(self, holds, reason: str) -> None:
+    def require_relation(self, holds: Relation, reason: str) -> None:
         """Record that this node runs only where the relation ``holds``."""
         self._engine.record_branch(self, holds, reason)
 
     def try_graph(self, graph, inputs: Sequence[Value | None],
-                  born: set | None = None) -> tuple[list[Value | None], list[Any]]:
+                  born: set | None = None) -> tuple[list[Value | None], list[Constraint]]:
         """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
-        the constraints it would have recorded (``Constraint`` objects); nothing of the trial
+        the constraints it would have recorded; nothing of the trial
         stays recorded, so a rule that uses the outputs must see that those constraints hold.
         ``born`` as for :meth:`infer_graph`."""
         with self._engine.hypothetically() as made:
