@@ -236,9 +236,9 @@ def group_query_attention(node):
     elif past_k.shape is not None and rank(past_k, 4):
         p_len = past_k.shape[2]
         # (onnxruntime checks the caches' head size against the query's)
-        node.assume(past_k.shape[3], head, "GroupQueryAttention: past_key's head size is the query's")
+        node.require_equal(past_k.shape[3], head, "GroupQueryAttention: past_key's head size is the query's")
         if past_v.shape is not None and len(past_v.shape) == 4:
-            node.assume(past_v.shape[3], head, "GroupQueryAttention: past_value's head size is the query's")
+            node.require_equal(past_v.shape[3], head, "GroupQueryAttention: past_value's head size is the query's")
         # The cache is max(P, total_sequence_length) long; a shared buffer is never shorter.
         length = dims.dmax(p_len, total) if total is not None else node.fresh(
             "present length is max(past length, total_sequence_length), a tensor input",
