@@ -102,12 +102,19 @@ def refused(split: Split, failed_in: Nesting | None) -> bool:
     return all(sure for _, sure in failed_in[len(split.scope):])
 
 
-class Inference(Protocol):
-    """What :func:`infer` needs of an engine."""
+class Outcome(Protocol):
+    """What :func:`infer` reads of an inference's state."""
 
     splits: list[Split]
     failed_in: Nesting | None
     failure: str
+
+
+class Inference(Protocol):
+    """What :func:`infer` needs of an engine."""
+
+    @property
+    def state(self) -> Outcome: ...
 
     def run(self) -> None: ...
 
@@ -121,7 +128,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     first = make_engine({})
     first.run()
     decided: dict[str, Choice] = {}
-    queue: list[Split] = list(first.splits)
+    queue: list[Split] = list(first.state.splits)
     seen = {s.key for s in queue}
     for _ in range(MAX_SPLITS):
         if not queue:
@@ -135,12 +142,12 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
                 trial.run()
                 runs[then] = trial
             except ShapeContradiction:
-                if refused(split, trial.failed_in):
-                    refusals[then] = trial.failure
+                if refused(split, trial.state.failed_in):
+                    refusals[then] = trial.state.failure
         if len(runs) == 1 and len(refusals) == 1:
             (then, trial), = runs.items()
             decided[split.key] = Choice(then, refusals[not then])
-            fresh = [s for s in trial.splits if s.key not in seen]
+            fresh = [s for s in trial.state.splits if s.key not in seen]
             seen.update(s.key for s in fresh)
             queue += fresh
     if not decided:
