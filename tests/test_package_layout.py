@@ -117,6 +117,11 @@ def test_without_onnxruntime_annotate_works_and_verify_says_what_to_install(tmp_
     r = _without_onnxruntime(cli.replace("sys.argv[1:]", repr(["annotate", model, "-o", str(out)])), ROOT)
     assert r.returncode == 0, r.stderr
     assert out.exists() and "onnxruntime" not in r.stderr
+    # a bound input is judged by onnxruntime where there is one; here by onnx's inference, and it says so
+    r = _without_onnxruntime(cli.replace("sys.argv[1:]", repr(["annotate", model, "--bind", "batch=2", "-o", str(out),
+                                                                "--force"])), ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "judged by onnx's shape inference only" in r.stderr and "pip install 'onnxsym[onnxruntime]'" in r.stderr
     # verify: one line naming what to install, exit 2, no traceback
     r = _without_onnxruntime(cli.replace("sys.argv[1:]", repr(["verify", model])), ROOT)
     assert r.returncode == 2, (r.stdout, r.stderr)
