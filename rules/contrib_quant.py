@@ -13,7 +13,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis
 
-from .common import F32, I32, I64, arg, present, required_attr
+from .common import F32, I32, I64, arg, present, required_int
 from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first
 from .nn import conv, gemm_shape, global_pool, matmul, pool
 from .shape_ops import sum_dims
@@ -155,7 +155,7 @@ def qgemm(node: Node) -> Outputs:
 def matmul_nbits(node: Node) -> Outputs:
     """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
     a = arg(node, 0)
-    n = required_attr(node, "N")
+    n = required_int(node, "N")
     if a.shape is None:
         return [node.unknown_rank("input rank unknown", 0, a.dtype)]
     if not a.shape:
@@ -200,21 +200,21 @@ def _last_replaced(node, a, n, dtype=None, output=0):
 @register("MatMulNBitsQLoRA MatMulPacked", domain=MS)
 def matmul_n_attr(node: Node) -> Outputs:
     """(..., N) with N the attribute."""
-    return [_last_replaced(node, arg(node, 0), required_attr(node, "N"))]
+    return [_last_replaced(node, arg(node, 0), required_int(node, "N"))]
 
 
 @register("MatMulNBitsMlp", domain=MS)
 def matmul_nbits_mlp(node: Node) -> Outputs:
     """Y (..., N) = activation(gate) * up; input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    return [_last_replaced(node, a, required_attr(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
+    return [_last_replaced(node, a, required_int(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
 @register("MatMulNBitsQkv", domain=MS)
 def matmul_nbits_qkv(node: Node) -> Outputs:
     """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"), output=1)
+    q, kv = _last_replaced(node, a, required_int(node, "Nq")), _last_replaced(node, a, required_int(node, "Nkv"), output=1)
     return [q, kv, kv, Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
@@ -259,7 +259,7 @@ def gather_packed(node: Node) -> Outputs:
     dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
     if idx.shape is None:
         return [node.unknown_rank("input rank unknown", 0, dtype)]
-    return [Tensor(dtype, tuple(idx.shape) + (required_attr(node, "K"),))]
+    return [Tensor(dtype, tuple(idx.shape) + (required_int(node, "K"),))]
 
 
 # --------------------------------------------------------------------------- cuBLASLt-ordered int8 (CUDA)

@@ -8,7 +8,7 @@ from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
-from .common import arg, present, rank, required_attr, unknown_ranks
+from .common import arg, present, rank, required_int, unknown_ranks
 from .contrib_common import MS, WithInputs, exact_div
 from .recurrent import recurrent
 
@@ -35,7 +35,7 @@ def linear_attention(node):
     q, v = arg(node, 0), arg(node, 2)
     if rank(q, 3) is None or rank(v, 3) is None:
         return unknown_ranks(node, "query or value rank unknown", q.dtype, q.dtype)
-    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
+    hq, hkv = required_int(node, "q_num_heads"), required_int(node, "kv_num_heads")
     dk = exact_div(q.shape[2], hq, "query width over q_num_heads")
     dv = exact_div(v.shape[2], hkv, "value width over kv_num_heads")
     b = q.shape[0]

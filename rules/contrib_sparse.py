@@ -10,7 +10,7 @@ from onnxsym import dims
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import register
 
-from .common import I32, arg, present, rank, required_attr, same_shape
+from .common import I32, arg, present, rank, required_int, same_shape
 from .contrib_attention import _gqa_head, _heads, paged_attention
 from .contrib_common import MS
 
@@ -21,8 +21,8 @@ register("SparsePagedAttention", domain=MS)(paged_attention)
 def _capacity(node):
     """Selected entries per query: token_budget + compress_ratio - 1 ("qsa") or index_topk ("csa")."""
     if node.attr("policy_mode") == "csa":
-        return required_attr(node, "index_topk")
-    return required_attr(node, "token_budget") + required_attr(node, "compress_ratio") - 1
+        return required_int(node, "index_topk")
+    return required_int(node, "token_budget") + required_int(node, "compress_ratio") - 1
 
 
 @register("SparseAttentionIndexer", domain=MS)
@@ -48,7 +48,7 @@ def sparse_attention_indexer(node):
         shape = None
         if csa and buf.shape is not None and rank(buf, 4):
             fresh = node.fresh("the buffered projections left after compression", 2, 2, lo=0,
-                               hi=2 * required_attr(node, "compress_ratio") - 1)
+                               hi=2 * required_int(node, "compress_ratio") - 1)
             shape = (buf.shape[0], buf.shape[1], fresh, buf.shape[3])
         outs.append(Tensor(buf.dtype or q.dtype, shape))
     return outs[:max(node.num_outputs, 1)]
@@ -81,7 +81,7 @@ def packed_sparse_attention_indexer_merge(node):
     n = rows.shape[0] if rank(rows, 1) is not None else None
     if n is None:
         return [node.unknown_rank("base_row_indices rank unknown", k, I32) for k in range(max(node.num_outputs, 1))]
-    return [Tensor(I32, (n, required_attr(node, "max_output_entries"))), Tensor(I32, (n,)),
+    return [Tensor(I32, (n, required_int(node, "max_output_entries"))), Tensor(I32, (n,)),
             Tensor(I32, (n,))][:max(node.num_outputs, 1)]
 
 

@@ -10,7 +10,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import prod
 
-from .common import arg, exact_quotient, present, rank, required_attr
+from .common import arg, exact_quotient, present, rank, required_int, required_ints
 from .nn import conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
@@ -20,7 +20,7 @@ register("DeformConv")(conv)
 @register("DepthToSpace SpaceToDepth")
 def depth_space(node):
     """Blocks of blocksize x blocksize pixels move into the channels (SpaceToDepth) or out of them."""
-    x, b = arg(node, 0), required_attr(node, "blocksize")
+    x, b = arg(node, 0), required_int(node, "blocksize")
     if rank(x, 4) is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
     n, c, h, w = x.shape
@@ -89,7 +89,7 @@ def max_unpool(node: Node) -> Outputs:
         return [node.unknown_rank("output_shape input's length unknown", 0, x.dtype)]
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    kernel = required_attr(node, "kernel_shape")
+    kernel = required_ints(node, "kernel_shape")
     nsp = len(kernel)
     strides = node.attr("strides") or [1] * nsp
     pads = node.attr("pads") or [0] * (2 * nsp)
@@ -101,7 +101,7 @@ def max_unpool(node: Node) -> Outputs:
 def max_roi_pool(node: Node) -> Outputs:
     """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
     x, rois = arg(node, 0), arg(node, 1)
-    ph, pw = required_attr(node, "pooled_shape")
+    ph, pw = required_ints(node, "pooled_shape")
     r = rois.shape[0] if rois.shape is not None else node.fresh("MaxRoiPool rois shape is not known", 0, 0)
     c = x.shape[1] if x.shape is not None else node.fresh("MaxRoiPool input shape is not known", 0, 1)
     return [Tensor(x.dtype, (r, c, ph, pw))]
