@@ -352,9 +352,6 @@ class _WithPads(WithInputs):
         super().__init__(node, node.inputs, "ConvTranspose")
         self._pads = pads
 
-    def attr(self, name, default=None):
-        return list(self._pads) if name == "pads" else self._node.attr(name, default)
-
     def attr_ints(self, name, default=None):
         return list(self._pads) if name == "pads" else self._node.attr_ints(name, default)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from onnxsym import dims
 from onnxsym.dims import Dim
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics import intops
@@ -28,7 +28,7 @@ def _from_input(node):
 def _axes(node):
     """The axes list, None for "no axes given", or _UNKNOWN when given but not known."""
     if not _from_input(node):
-        a = node.attr("axes")
+        a = node.attr_ints("axes")
         return None if a is None else list(a)
     if not present(node, 1):
         return None
@@ -43,11 +43,9 @@ def _axes(node):
 @register(_OPS)
 def reduce(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    keepdims = node.attr("keepdims", 1)
-    noop = node.attr("noop_with_empty_axes", 0)
-    rank = len(x.shape)
+    rank = len(shape_of(x, x.dtype))
+    keepdims = node.attr_int("keepdims", 1)
+    noop = node.attr_int("noop_with_empty_axes", 0)
     axes = _axes(node)
     if axes is _UNKNOWN:
         if keepdims:

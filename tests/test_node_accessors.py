@@ -1,17 +1,24 @@
-"""Rules read attributes with typed accessors (``node.attr_int``, ``attr_ints``, ...), each of which
-refuses an attribute of another type. This checks every such read against the operator schemas of
-onnx and of onnxruntime (its contrib ops): where an op a rule serves defines the attribute, the
-accessor's type is the schema's. A mismatch would refuse valid models of that op."""
+"""What a rule sees of its node: typed attributes and ``shape_of``.
+
+Rules read attributes with typed accessors (``node.attr_int``, ``attr_ints``, ...), each of which
+refuses an attribute of another type. Every such read is checked here against the operator schemas
+of onnx and of onnxruntime (its contrib ops): where an op a rule serves defines the attribute, the
+accessor's type is the schema's (a mismatch would refuse valid models of that op).
+
+``shape_of`` stops a rule at an input of unknown rank: every output gets an unknown rank, of the
+type the rule names, with the reason recorded; the types are onnxruntime's."""
 
 import ast
 import inspect
 import textwrap
 import types
 
+import numpy as np
 import onnx
+import onnxruntime as ort
 import onnxruntime.capi._pybind_state as ort_schemas
 import pytest
-from helpers import F, model
+from helpers import MS, F, model, ms_node
 from onnx import AttributeProto, helper
 
 import onnxsym
@@ -139,3 +146,36 @@ def test_a_rule_asking_shape_of_an_unranked_input_stops_there():
     assert res.values["y"] == Tensor(7, None) and res.values["z"] == Tensor(0, None)
     assert res.unknown_rank["y"].reason == res.unknown_rank["z"].reason == "the probe's input rank unknown"
     assert not res.fresh
+
+
+# -- where a rank is unknown, the outputs keep the types onnxruntime gives them ------------------------
+
+
+def _unranked_cases():
+    """(model, feeds at two ranks of x): x has no declared shape, so the outputs' ranks follow it."""
+    u8, i64 = onnx.TensorProto.UINT8, onnx.TensorProto.INT64
+    mm = model([ms_node("MatMulIntegerToFloat", ["x", "b", "sa", "sb"], ["y"])],
+               [("x", u8, None), ("b", u8, [3, 2]), ("sa", F, [1]), ("sb", F, [1])], [("y", F)], opsets=[(MS, 1)])
+    mm_feeds = [{"x": np.ones(s, np.uint8), "b": np.ones((3, 2), np.uint8), "sa": np.ones(1, np.float32),
+                 "sb": np.ones(1, np.float32)} for s in ((4, 3), (2, 4, 3))]
+    ln = model([helper.make_node("LayerNormalization", ["x", "g"], ["y", "mean", "inv"], axis=-1)],
+               [("x", F, None), ("g", F, [3])], [("y", F), ("mean", F), ("inv", F)])
+    ln_feeds = [{"x": np.ones(s, np.float32), "g": np.ones(3, np.float32)} for s in ((4, 3), (2, 4, 3))]
+    tk = model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], [("x", F, None), ("k", i64, [1])],
+               [("v", F), ("i", i64)])
+    tk_feeds = [{"x": np.ones(s, np.float32), "k": np.array([2], np.int64)} for s in ((4, 3), (2, 4, 3))]
+    return [("MatMulIntegerToFloat", mm, mm_feeds), ("LayerNormalization", ln, ln_feeds), ("TopK", tk, tk_feeds)]
+
+
+@pytest.mark.parametrize("op, m, feeds", _unranked_cases(), ids=lambda c: c if isinstance(c, str) else "")
+def test_unknown_rank_outputs_have_onnxruntimes_types(op, m, feeds):
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    runs = [sess.run(None, f) for f in feeds]
+    res = onnxsym.infer(m)
+    for k, out in enumerate(m.graph.output):
+        assert runs[0][k].ndim != runs[1][k].ndim  # the rank really follows x's
+        v = res.values[out.name]
+        assert isinstance(v, Tensor) and v.shape is None
+        assert v.dtype == helper.np_dtype_to_tensor_dtype(runs[0][k].dtype), out.name
+        assert res.unknown_rank[out.name].reason == "input rank unknown" if op != "MatMulIntegerToFloat" \
+            else res.unknown_rank[out.name].reason == "an input's rank unknown"
