@@ -28,7 +28,8 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "annotate", "infer", "verify", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "shape_of",
+    "annotate", "infer", "verify", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule",
+    "shape_of",
     "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",

@@ -13,7 +13,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from . import shape_ops
-from .common import BOOL, F32, I32, I64, STRING, arg, present, scalar
+from .common import BOOL, F32, I32, I64, STRING, arg, present, required_int, scalar
 from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
@@ -254,7 +254,7 @@ def unfold_tensor(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = list(shape_of(x, x.dtype))
     axis = normalize_axis(node.attr_int("dim", -1), len(shape))
-    size, step = node.attr_int("size"), node.attr_int("step", 1)
+    size, step = required_int(node, "size"), node.attr_int("step", 1)
     shape[axis] = dims.floordiv(shape[axis] - size, step) + 1
     return [Tensor(x.dtype, tuple(shape) + (size,))]
 

@@ -7,6 +7,7 @@ transformer writes (Conv) and ReorderOutput's ``channels`` attribute names the r
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.dims import Dim
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -50,7 +51,7 @@ def reorder_output(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype)
     last = node.attr_int("channels_last", 0)
-    c = node.attr_int("channels", 0)
+    c: Dim = node.attr_int("channels", 0)
     if c <= 0:
         c = node.fresh("ReorderOutput without a channels attribute", 0, len(in_shape) - 1 if last else 1)
     shape = (in_shape[0], c) + tuple(in_shape[2:])

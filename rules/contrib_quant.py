@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -273,6 +274,7 @@ def qordered_attention(node: Node) -> Outputs:
     if x.shape is None or len(x.shape) != 3:
         return [node.unknown_rank("input rank unknown, or not 3", 0, TensorProto.INT8)]
     sizes = node.attr_ints("qkv_hidden_sizes")
+    v: Dim
     if sizes:
         v = sizes[2]
     elif wv.shape is not None and len(wv.shape) == 2:

@@ -17,7 +17,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.intops import is_dim
 from onnxsym.semantics.shapes import normalize_axis
 
-from .common import BOOL, I64
+from .common import BOOL, I64, required_int
 
 
 def _fresh_for(node, output):
@@ -434,7 +434,7 @@ def _scan_runs(node, length):
 @register("Scan", since=9)
 def scan_rule(node: Node) -> Outputs:
     body = node.attr_graph("body")
-    m = node.attr_int("num_scan_inputs")
+    m = required_int(node, "num_scan_inputs")
     n = len(node.inputs) - m
     states, xs = node.inputs[:n], node.inputs[n:]
     in_axes = node.attr_ints("scan_input_axes") or [0] * m
@@ -452,7 +452,7 @@ def scan_rule(node: Node) -> Outputs:
 def scan_v8(node):
     """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
     body = node.attr_graph("body")
-    m = node.attr_int("num_scan_inputs")
+    m = required_int(node, "num_scan_inputs")
     ins = node.inputs[1:]
     n = len(ins) - m
     states, xs = ins[:n], ins[n:]

@@ -4,6 +4,7 @@ Einsum, TopK, ArgMax, Resize and friends."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -165,40 +166,41 @@ def conv(node: Node) -> Outputs:
         dtype = I32
     elif node.op_type == "QLinearConv":
         dtype = arg(node, 7).dtype or x.dtype
-    nsp = len(shape_of(x, dtype)) - 2
-    kernel = node.attr_ints("kernel_shape")
+    shape = shape_of(x, dtype)
+    nsp = len(shape) - 2
+    kernel: Sequence[Dim] | None = node.attr_ints("kernel_shape")
     if kernel is None:
         if w.shape is None:
-            return [Tensor(dtype, (x.shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
-                                                        for a in range(1, nsp + 2)))]
+            return [Tensor(dtype, (shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
+                                                      for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
-    sp = _conv_out(node, list(x.shape[2:]), kernel)
-    return [Tensor(dtype, (x.shape[0], m) + tuple(sp))]
+    sp = _conv_out(node, list(shape[2:]), kernel)
+    return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
 
 @register("ConvTranspose")
 def conv_transpose(node: Node) -> Outputs:
     x, w = arg(node, 0), arg(node, 1)
-    nsp = len(shape_of(x, x.dtype)) - 2
+    shape = shape_of(x, x.dtype)
+    nsp = len(shape) - 2
     group = node.attr_int("group", 1)
     if w.shape is not None:
         m = dims.mul(w.shape[1], group)
     else:
         m = node.fresh("ConvTranspose weight shape unknown", 0, 1)
-    kernel = node.attr_ints("kernel_shape")
+    kernel: Sequence[Dim] | None = node.attr_ints("kernel_shape")
     if kernel is None:
         if w.shape is None:
-            return [Tensor(x.dtype, (x.shape[0], m) + tuple(node.fresh("ConvTranspose weight shape unknown", 0, a)
-                                                             for a in range(2, nsp + 2)))]
+            return [Tensor(x.dtype, (shape[0], m) + tuple(node.fresh("ConvTranspose weight shape unknown", 0, a)
+                                                           for a in range(2, nsp + 2)))]
         kernel = list(w.shape[2:])
     out_shape = node.attr_ints("output_shape")
     if out_shape:
-        sp = list(out_shape)[-nsp:]
-        return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
-    auto_pad, axes = _windows(node, list(x.shape[2:]), kernel)
+        return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
+    auto_pad, axes = _windows(node, list(shape[2:]), kernel)
     opad = node.attr_ints("output_padding") or [0] * nsp
-    sp = []
+    sp: list[Dim] = []
     for i, d, k, s, dl, pb, pe in axes:
         full = s * (d - 1) + opad[i] + (k - 1) * dl + 1
         if auto_pad in SAME:
@@ -206,7 +208,7 @@ def conv_transpose(node: Node) -> Outputs:
             sp.append(dims.mul(d, s) if opad[i] + (k - 1) * dl + 1 - s >= 0 else full)
             continue
         sp.append(full - pb - pe)
-    return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
+    return [Tensor(x.dtype, (shape[0], m) + tuple(sp))]
 
 
 @register("MaxPool AveragePool LpPool")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -25,7 +26,7 @@ def recurrent(node: Node) -> Outputs:
     layout = node.attr_int("layout", 0) if node.opset >= 14 else 0
     seq, batch = (shape[1], shape[0]) if layout else (shape[0], shape[1])
     dirs = 2 if node.attr_str("direction", "forward") == "bidirectional" else 1
-    hidden = node.attr_int("hidden_size")
+    hidden: Dim | None = node.attr_int("hidden_size")
     if hidden is None:
         r = arg(node, 2)  # R is (dirs, gates*hidden, hidden)
         hidden = r.shape[2] if r.shape is not None and len(r.shape) == 3 \

@@ -43,7 +43,8 @@ def _axes(node):
 @register(_OPS)
 def reduce(node: Node) -> Outputs:
     x = arg(node, 0)
-    rank = len(shape_of(x, x.dtype))
+    in_shape = shape_of(x, x.dtype)
+    rank = len(in_shape)
     keepdims = node.attr_int("keepdims", 1)
     noop = node.attr_int("noop_with_empty_axes", 0)
     axes = _axes(node)
@@ -51,15 +52,15 @@ def reduce(node: Node) -> Outputs:
         if keepdims:
             # each dim is kept or becomes 1, so a dim of 1 is 1 either way
             return [Tensor(x.dtype, tuple(d if d == 1 else node.fresh("reduce axes unknown", 0, a)
-                                          for a, d in enumerate(x.shape)))]
+                                          for a, d in enumerate(in_shape)))]
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if not axes:
         if noop and _from_input(node):
-            return [Tensor(x.dtype, x.shape, x.value)]
+            return [Tensor(x.dtype, in_shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
     shape: list[Dim] = []
-    for i, d in enumerate(x.shape):
+    for i, d in enumerate(in_shape):
         if i in red:
             if keepdims:
                 shape.append(1)

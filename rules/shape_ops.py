@@ -14,7 +14,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
-from .common import BOOL, I64, arg, exact_quotient, present
+from .common import BOOL, I64, arg, exact_quotient, present, required_int
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -373,21 +373,21 @@ def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
     why = "input rank or axes unknown"
-    r = len(shape_of(x, x.dtype, why=why))
+    shape = shape_of(x, x.dtype, why=why)
     if axes == "unknown":
         return [node.unknown_rank(why, 0, x.dtype)]
     if axes is None:
-        if not all(isinstance(d, int) for d in x.shape):
-            if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
-                out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
+        if not all(isinstance(d, int) for d in shape):
+            if all(dims.try_eq(d, 1) is False or d == 1 for d in shape):
+                out = tuple(d for d in shape if not (isinstance(d, int) and d == 1))
                 return [Tensor(x.dtype, out, x.value)]
             return [_squeeze_by_sizes(node, x)]
-        out = tuple(d for d in x.shape if d != 1)
+        out = tuple(d for d in shape if d != 1)
     else:
-        ax = {normalize_axis(a, r) for a in axes}
+        ax = {normalize_axis(a, len(shape)) for a in axes}
         for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
-            node.assume(x.shape[i], 1, f"Squeeze: axis {i} is 1")
-        out = tuple(d for i, d in enumerate(x.shape) if i not in ax)
+            node.assume(shape[i], 1, f"Squeeze: axis {i} is 1")
+        out = tuple(d for i, d in enumerate(shape) if i not in ax)
     return [Tensor(x.dtype, out, x.value)]
 
 
@@ -397,9 +397,10 @@ def unsqueeze_rule(node: Node) -> Outputs:
     axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
-    r = len(shape_of(x, x.dtype)) + len(axes)
+    shape = shape_of(x, x.dtype)
+    r = len(shape) + len(axes)
     ax = {normalize_axis(a, r) for a in axes}
-    it = iter(x.shape)
+    it = iter(shape)
     out = tuple(1 if i in ax else next(it) for i in range(r))
     return [Tensor(x.dtype, out, x.value)]
 
@@ -449,7 +450,8 @@ def sum_dims(ds):
 def split_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     n = node.num_outputs
-    r = len(shape_of(x, *[x.dtype] * n))
+    shape = shape_of(x, *[x.dtype] * n)
+    r = len(shape)
     axis = normalize_axis(node.attr_int("axis", 0), r)
     if node.opset >= 13:
         split = None
@@ -459,10 +461,10 @@ def split_rule(node: Node) -> Outputs:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
     else:
         split = _ints(node.attr_ints("split"))
-    d = x.shape[axis]
+    d = shape[axis]
+    k = node.attr_int("num_outputs") if node.opset >= 18 else None
     if split is None:
-        if node.opset >= 18 and node.has_attr("num_outputs"):
-            k = node.attr_int("num_outputs")
+        if k is not None:
             c = dims.ceil_div(d, k)
             sizes = [c] * (n - 1) + [dims.sub(d, dims.mul(c, n - 1))]
         else:
@@ -473,10 +475,10 @@ def split_rule(node: Node) -> Outputs:
     arr = _np_value(x)
     starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
     outs = []
-    for k in range(n):
-        shp = list(x.shape)
-        shp[axis] = sizes[k]
-        part = None if starts is None else _from_np(np.take(arr, range(starts[k], starts[k + 1]), axis=axis))
+    for j in range(n):
+        shp = list(shape)
+        shp[axis] = sizes[j]
+        part = None if starts is None else _from_np(np.take(arr, range(starts[j], starts[j + 1]), axis=axis))
         outs.append(Tensor(x.dtype, tuple(shp), part))
     return outs
 
@@ -647,7 +649,7 @@ def gather_rule(node: Node) -> Outputs:
     arr = _np_value(x)
     if iv is not None and arr is not None and isinstance(d, int):
         ia = np.array([i + d if i < 0 else i for i in iv], dtype=np.int64).reshape(
-            tuple(idx.shape) if all(isinstance(s, int) for s in idx.shape) else (len(iv),))
+            tuple(indices) if all(isinstance(s, int) for s in indices) else (len(iv),))
         value = _from_np(np.take(arr, ia, axis=axis))
     return [Tensor(x.dtype, out, value)]
 
@@ -708,7 +710,7 @@ def tile_v1(node: Node) -> Outputs:
     if not isinstance(n, (int, float)) or not float(n).is_integer():
         out[a] = node.fresh("tile count unknown", 0, a)
     else:
-        out[a] = dims.mul(x.shape[a], int(n))
+        out[a] = dims.mul(out[a], int(n))
     return [Tensor(x.dtype, tuple(out))]
 
 
@@ -852,7 +854,7 @@ def _cast_value(node, value, src, dst):
 def cast_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if node.opset >= 6:
-        to = node.attr_int("to")
+        to = required_int(node, "to")
     else:  # Cast-1 names the type: "FLOAT", "INT64", ...
         name = node.attr_str("to")
         to = TensorProto.DataType.Value(name) if name in TensorProto.DataType.keys() else 0

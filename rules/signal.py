@@ -21,7 +21,8 @@ def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
     x = arg(node, 0)
-    rank = len(shape_of(x, x.dtype))
+    in_shape = shape_of(x, x.dtype)
+    rank = len(in_shape)
     if node.opset >= 20:
         axis = scalar(node, 2) if present(node, 2) else -2
         if axis is None:
@@ -31,14 +32,14 @@ def dft(node: Node) -> Outputs:
     axis = normalize_axis(axis, rank)
     if axis == rank - 1:
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
-    length = x.shape[axis]
+    length = in_shape[axis]
     if present(node, 1):
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
     if node.attr_int("onesided", 0):
         length = _onesided(length)
-    shape = list(x.shape)
+    shape = list(in_shape)
     shape[axis], shape[-1] = length, 2
     return [Tensor(x.dtype, tuple(shape))]
 
@@ -49,8 +50,9 @@ def stft(node: Node) -> Outputs:
     frame_length is the input or the window's length, bins ``frame_length`` or
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
     x = arg(node, 0)
-    if len(shape_of(x, x.dtype)) != 3:
-        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
+    signal = shape_of(x, x.dtype)
+    if len(signal) != 3:
+        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(signal)}")
     step = scalar(node, 1)
     frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)
@@ -63,9 +65,9 @@ def stft(node: Node) -> Outputs:
         if step is None:
             frames = node.fresh("STFT frame_step is not known", 0, 1)
         else:
-            frames = dims.floordiv(x.shape[1] - frame, step) + 1
+            frames = dims.floordiv(signal[1] - frame, step) + 1
         bins = _onesided(frame) if node.attr_int("onesided", 1) else frame
-    return [Tensor(x.dtype, (x.shape[0], frames, bins, 2))]
+    return [Tensor(x.dtype, (signal[0], frames, bins, 2))]
 
 
 @register("BlackmanWindow HammingWindow HannWindow", since=17)

@@ -4,7 +4,7 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import onnx
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 _MISSING = object()
-D = TypeVar("D")  # an accessor's default, returned when the node does not give the attribute
 _A = onnx.AttributeProto
 
 
@@ -104,43 +103,43 @@ class Node:
     @overload
     def attr_int(self, name: str) -> int | None: ...
     @overload
-    def attr_int(self, name: str, default: D) -> int | D: ...
-    def attr_int(self, name: str, default: Any = None) -> Any:
+    def attr_int(self, name: str, default: int) -> int: ...
+    def attr_int(self, name: str, default: int | None = None) -> int | None:
         return self._typed(name, _A.INT, default)
 
     @overload
     def attr_ints(self, name: str) -> list[int] | None: ...
     @overload
-    def attr_ints(self, name: str, default: D) -> list[int] | D: ...
-    def attr_ints(self, name: str, default: Any = None) -> Any:
+    def attr_ints(self, name: str, default: list[int]) -> list[int]: ...
+    def attr_ints(self, name: str, default: list[int] | None = None) -> list[int] | None:
         return self._typed(name, _A.INTS, default)
 
     @overload
     def attr_float(self, name: str) -> float | None: ...
     @overload
-    def attr_float(self, name: str, default: D) -> float | D: ...
-    def attr_float(self, name: str, default: Any = None) -> Any:
+    def attr_float(self, name: str, default: float) -> float: ...
+    def attr_float(self, name: str, default: float | None = None) -> float | None:
         return self._typed(name, _A.FLOAT, default)
 
     @overload
     def attr_floats(self, name: str) -> list[float] | None: ...
     @overload
-    def attr_floats(self, name: str, default: D) -> list[float] | D: ...
-    def attr_floats(self, name: str, default: Any = None) -> Any:
+    def attr_floats(self, name: str, default: list[float]) -> list[float]: ...
+    def attr_floats(self, name: str, default: list[float] | None = None) -> list[float] | None:
         return self._typed(name, _A.FLOATS, default)
 
     @overload
     def attr_str(self, name: str) -> str | None: ...
     @overload
-    def attr_str(self, name: str, default: D) -> str | D: ...
-    def attr_str(self, name: str, default: Any = None) -> Any:
+    def attr_str(self, name: str, default: str) -> str: ...
+    def attr_str(self, name: str, default: str | None = None) -> str | None:
         return self._typed(name, _A.STRING, default)
 
     @overload
     def attr_strs(self, name: str) -> list[str] | None: ...
     @overload
-    def attr_strs(self, name: str, default: D) -> list[str] | D: ...
-    def attr_strs(self, name: str, default: Any = None) -> Any:
+    def attr_strs(self, name: str, default: list[str]) -> list[str]: ...
+    def attr_strs(self, name: str, default: list[str] | None = None) -> list[str] | None:
         return self._typed(name, _A.STRINGS, default)
 
     def attr_tensor(self, name: str) -> np.ndarray | None:
