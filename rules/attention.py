@@ -108,5 +108,5 @@ def swiglu(node: Node) -> Outputs:
             if dims.try_eq(da, db) is False:
                 raise ShapeContradiction(f"SwiGLU input dims {da} and {db} differ")
             if da != db:
-                node.assume(da, db, "SwiGLU inputs have one shape")
+                node.require_equal(da, db, "SwiGLU inputs have one shape")
     return [Tensor(a.dtype, a.shape)]

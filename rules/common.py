@@ -104,5 +104,5 @@ def exact_quotient(node: Node, d: Dim, k: Dim, reason: str) -> Dim:
     """``d // k``, recording that ``node`` runs only when ``k`` divides ``d`` (onnxruntime
     refuses a remainder: a Reshape's -1, SpaceToDepth's blocks): the domain's divisibility."""
     q = dims.floordiv(d, k)
-    node.assume(dims.mul(k, q), d, reason)
+    node.require_equal(dims.mul(k, q), d, reason)
     return q

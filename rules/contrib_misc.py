@@ -150,7 +150,7 @@ def swiglu(node: Node) -> Outputs:
 def complex_mul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     shapes = [shape_of(t, a.dtype, why="an input's rank unknown") for t in (a, b)]
-    return [Tensor(a.dtype, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+    return [Tensor(a.dtype, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("MulInteger", domain=MS)
@@ -158,7 +158,7 @@ def mul_integer(node: Node) -> Outputs:
     """A (0) times B (2), broadcast, in int32."""
     a, b = arg(node, 0), arg(node, 2)
     shapes = [shape_of(t, I32, why="an input's rank unknown") for t in (a, b)]
-    return [Tensor(I32, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+    return [Tensor(I32, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("IsAllFinite", domain=MS)

@@ -22,7 +22,7 @@ from .shape_ops import sum_dims
 
 def _broadcast(node, ts, dtype):
     shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
-    shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.assume)
+    shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal)
     return [Tensor(dtype, shape)]
 
 

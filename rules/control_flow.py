@@ -9,6 +9,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.facts.fact import Origin, Rel, Relation
 from onnxsym.facts.join import join
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
@@ -243,7 +244,7 @@ def loop_rule(node):
     guard = None
     trips = node.value(0)[0] if has_trip and node.value(0) and len(node.value(0)) == 1 else None
     if runs is None and is_dim(trips) and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(trips):
-        guard = node.runs_guard((">=", trips, 1), f"{trips} >= 1")
+        guard = node.runs_guard(Relation(Rel.GE, trips, 1), f"{trips} >= 1")
     carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting,
                                                 sure=runs is True, guard=guard)
     unstable |= {s.name for s in dims.free_symbols(it)}
@@ -344,9 +345,9 @@ def _proven_trip(node, body, m, it, cond_in, carried):
     again = []
     for c in made:
         c = replace(c, lhs=dims.substitute(c.lhs, back), rhs=dims.substitute(c.rhs, back))
-        if c.kind in ("bound", "positive"):
+        if c.origin in (Origin.EXACT_WITHIN, Origin.DEFAULT_RANGE):
             again.append(c)
-        elif not (dims.try_le(c.rhs, c.lhs) if c.kind == "at_least" else dims.try_eq(c.lhs, c.rhs)):
+        elif c.proven() is not True:
             return None
     for c in again:
         node.record(c)
@@ -411,7 +412,7 @@ def _scan_length(node, xs, axes, out):
         elif d != length:
             if dims.try_eq(d, length) is False:
                 raise ShapeContradiction(f"scan inputs have different lengths {length} and {d}")
-            node.assume(d, length, "scan inputs have one length")
+            node.require_equal(d, length, "scan inputs have one length")
     return length if length is not None else node.fresh("no scan input has a known shape", out, 0)
 
 
@@ -428,7 +429,7 @@ def _scan_runs(node, length):
         return False, None
     if dims.try_le(1, length) is True:
         return True, None
-    return False, node.runs_guard((">=", length, 1), f"{length} >= 1")
+    return False, node.runs_guard(Relation(Rel.GE, length, 1), f"{length} >= 1")
 
 
 @register("Scan", since=9)

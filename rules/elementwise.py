@@ -222,7 +222,7 @@ def _elementwise(node, unidirectional):
     if unidirectional:
         shape = shapes[0]
     else:
-        shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.assume)
+        shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal)
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:

@@ -22,7 +22,7 @@ from .common import F32, I32, I64, arg, present
 
 
 def _bshapes(node, shapes, output=0):
-    return broadcast_shapes(shapes, lambda axis, why: node.fresh(why, output, axis), node.assume)
+    return broadcast_shapes(shapes, lambda axis, why: node.fresh(why, output, axis), node.require_equal)
 
 
 # --------------------------------------------------------------------------- MatMul, Gemm
@@ -55,7 +55,7 @@ def matmul_shape(node, sa, sb):
     if dims.try_eq(sa[-1], sb[-2]) is False:
         raise ShapeContradiction(f"MatMul inner dims {sa[-1]} and {sb[-2]} differ")
     if sa[-1] != sb[-2]:
-        node.assume(sa[-1], sb[-2], "MatMul inner dims")
+        node.require_equal(sa[-1], sb[-2], "MatMul inner dims")
     batch = _bshapes(node, [sa[:-2], sb[:-2]])
     out = tuple(batch)
     if not a1:
@@ -328,7 +328,7 @@ def einsum(node):
         if x == "...":
             out.extend(ell)
         else:
-            out.append(broadcast_dim(letter_dims[x], lambda why, a=axis: node.fresh(why, 0, a), node.assume))
+            out.append(broadcast_dim(letter_dims[x], lambda why, a=axis: node.fresh(why, 0, a), node.require_equal))
     return [Tensor(dtype, tuple(out))]
 
 

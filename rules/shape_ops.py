@@ -276,7 +276,7 @@ def _reshape(node, x, target, allowzero):
                 out[minus] = exact_quotient(node, total, rest,
                                             f"Reshape -1: the element count {total} is a multiple of {rest}")
     elif x.shape is not None and not unclear:
-        node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
+        node.require_equal(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
 
 
@@ -349,19 +349,19 @@ def _squeeze_by_sizes(node, x):
     ``d == 1`` (hummingbird's GEMM trees squeeze ``[30, 1, n]``). As for an If on the sizes
     (onnxsym.facts.branching), inference is tried both ways: where the nodes after it run only
     with ``d`` kept (a Transpose of rank 2), ``d >= 2`` joins the domain, and the other way round."""
-    from onnxsym.facts.branching import Relation
+    from onnxsym.facts.fact import Rel, Relation
 
     maybe = [i for i, d in enumerate(x.shape) if not (d == 1 or dims.try_eq(d, 1) is False)]
     if len(maybe) != 1 or not node.is_resolved(x.shape[maybe[0]]):
         return node.unknown_rank("which dims are 1 unknown", 0, x.dtype)
     k = maybe[0]
     d = x.shape[k]
-    is_one = Relation("==", d, 1)
+    is_one = Relation(Rel.EQ, d, 1)
     choice = node.branch_choice()
     if choice is None:
         node.note_split(is_one)
         return node.unknown_rank(f"the rank depends on {d} == 1", 0, x.dtype)
-    kept = Relation("<=", 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
+    kept = Relation(Rel.LE, 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
     node.require_relation(is_one if choice.then else kept,
                           f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
     out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
@@ -386,7 +386,7 @@ def squeeze_rule(node: Node) -> Outputs:
     else:
         ax = {normalize_axis(a, len(shape)) for a in axes}
         for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
-            node.assume(shape[i], 1, f"Squeeze: axis {i} is 1")
+            node.require_equal(shape[i], 1, f"Squeeze: axis {i} is 1")
         out = tuple(d for i, d in enumerate(shape) if i not in ax)
     return [Tensor(x.dtype, out, x.value)]
 
@@ -426,7 +426,7 @@ def concat_rule(node):
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:
-                node.assume(t.shape[i], d, f"Concat inputs agree on axis {i}")
+                node.require_equal(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
     if all(t.value is not None for t in ts):
@@ -689,7 +689,7 @@ def expand_rule(node):
         out = tuple(d if dims.try_eq(d, 1) is False else node.fresh("expand shape unknown", 0, i)
                     for i, d in enumerate(xs))
         return [Tensor(x.dtype, out)]
-    out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.assume)
+    out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.require_equal)
     value = None
     arrs = _broadcast_value([x], out)
     if arrs is not None:
@@ -763,7 +763,7 @@ def where_rule(node):
     c, a, b = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = a.dtype or b.dtype
     shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in (c, a, b)]
-    out = broadcast_shapes(shapes, _fresh_fn(node), node.assume)
+    out = broadcast_shapes(shapes, _fresh_fn(node), node.require_equal)
     value = None
     arrs = _broadcast_value([c, a, b], out)
     if arrs is not None:

@@ -16,7 +16,7 @@ from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     shapes = [shape_of(t, STRING, why="an input's rank unknown") for t in (a, b)]
-    return [Tensor(STRING, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+    return [Tensor(STRING, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("RegexFullMatch")

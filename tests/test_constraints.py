@@ -13,6 +13,7 @@ from oracle import check_written
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands.verify import constrained_assignments, verify
+from onnxsym.facts.fact import Constraint, Origin, Place, Rel, Relation
 
 N = helper.make_node
 
@@ -241,6 +242,25 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
     assert guard.node == "br" and guard.text == "the subgraph of RunBranch node 'br' runs"
     assert "subgraph" not in res.constraints[0].reason
     assert res.derived_symbols() == {}
+    c = res.constraints[0]  # a typed fact: relation, origin, place
+    assert (c.rel, c.origin, c.place.op_type, c.place.graph) == (Rel.EQ, Origin.NEEDED, "MatMul",
+                                                                 ("RunBranch node 'br'",))
+    meta = json.loads({p.key: p.value for p in onnxsym.write_result(res).metadata_props}["onnxsym.constraints"])
+    assert meta == [{"constraint": "k == j", "relation": "==", "origin": "needed", "node": "inner_mm",
+                     "op_type": "MatMul", "reason": "MatMul inner dims", "graph": ["RunBranch node 'br'"],
+                     "when": ["the subgraph of RunBranch node 'br' runs"]}]
+
+
+def test_a_fact_holds_decides_and_prints_by_its_relation():
+    seq = onnxsym.sym("seq", 1, 64)
+    at = Place("n", "Conv")
+    for rel, text, at_3, proven in ((Rel.EQ, "seq == 3", True, None), (Rel.NE, "seq != 0", True, True),
+                                    (Rel.LE, "seq <= 64", True, True), (Rel.GE, "seq >= 5", False, None)):
+        rhs = int(text.rsplit(" ", 1)[1])
+        c = Constraint(rel, seq, rhs, Origin.NEEDED, at, "why")
+        assert (str(c), c.holds({"seq": 3}), c.proven(), c.where) == (text, at_3, proven, "Conv node 'n'")
+    assert Constraint(Rel.GE, seq, 65, Origin.NEEDED, at, "").proven() is False
+    assert Relation(Rel.LT, seq, 4).negated() == Relation(Rel.GE, seq, 4)
 
 
 def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():

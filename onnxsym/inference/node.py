@@ -12,6 +12,7 @@ from .. import dims
 from ..dims import Dim
 from ..errors import GraphError, ShapeContradiction
 from ..facts import branching, edges
+from ..facts.fact import Constraint, Guard, Relation
 from ..model import validate
 from ..semantics.shapes import Shape
 from .provenance import Kind
@@ -59,7 +60,7 @@ class Node:
     """
 
     __slots__ = ("op_type", "domain", "name", "opset", "inputs", "input_names",
-                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache")
+                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache", "touched", "decisions")
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
                  input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
@@ -76,6 +77,11 @@ class Node:
         self._engine = engine
         self.index = index
         self._cache: dict[str, Any] = {}
+        # The engine's bookkeeping of this node: whether the rule recorded anything through it
+        # (then its result is this node's own, never reused for an identical node: see
+        # onnxsym.inference.memo), and the ">= 1" decisions it recorded (replayed where it is reused).
+        self.touched = False
+        self.decisions: list[Constraint] = []
 
     @property
     def num_outputs(self) -> int:
@@ -190,12 +196,19 @@ class Node:
         t = self.tensor(i)
         return None if t is None else t.value
 
+    def _recording(self) -> Any:
+        """The engine, for a call that records something of this node (a fresh symbol, a
+        constraint, a subgraph's inference): the rule's result is then this node's own. A
+        question with no effect asks ``self._engine`` directly."""
+        self.touched = True
+        return self._engine
+
     # -- unknowns ---------------------------------------------------------------
     def fresh(self, reason: str, output: int = 0, axis: int | None = None,
               lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
         """A new symbol for a dim this rule cannot determine, recorded with why (and its
         kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
-        return self._engine.fresh_symbol(self, output, axis, reason, lo, hi, kind)
+        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind)
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
@@ -203,36 +216,36 @@ class Node:
     def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0,
                      kind: Kind = Kind.UNSUPPORTED) -> Tensor:
         """A tensor whose rank this rule cannot tell, recorded with why."""
-        self._engine.record_unknown_rank(self, output, reason, kind)
+        self._recording().record_unknown_rank(self, output, reason, kind)
         return unranked(dtype)
 
     def is_resolved(self, d: Dim) -> bool:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
-        return self._engine.is_resolved(d)
+        return self._recording().is_resolved(d)
 
-    def assume(self, a: Dim, b: Dim, reason: str) -> None:
-        """Record that this node is only valid when ``a == b``."""
+    def require_equal(self, a: Dim, b: Dim, reason: str) -> None:
+        """Record that this node runs only when ``a == b`` (MatMul's inner dims); where that is
+        linear in a symbol, the symbol is solved."""
         if a is b or (type(a) is int and a == b):
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
-        self._engine.record_assumption(self, a, b, reason)
+        self._recording().record_equal(self, a, b, reason)
 
     def require_at_least(self, d: Dim, lo: int, reason: str) -> None:
         """Record that this node runs only when ``d >= lo`` (onnxruntime refuses it otherwise):
         the ranges of ``d``'s symbols narrow to the values that allow it."""
         if dims.try_le(lo, d) is True:
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
-        self._engine.record_at_least(self, d, lo, reason)
+        self._recording().record_at_least(self, d, lo, reason)
 
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""
-        self._engine.record_bound(self, d, hi, reason)
+        self._recording().record_bound(self, d, hi, reason)
 
-    def record(self, c) -> None:
-        """Record a bound or a ``>= 1`` decision (a ``Constraint``) that a trial made (see
-        :meth:`try_graph`), rewritten to hold where its result is used; it keeps the node
-        that made it."""
-        self._engine.record_constraint(c)
+    def record(self, c: Constraint) -> None:
+        """Record a bound or a ``>= 1`` decision that a trial made (see :meth:`try_graph`),
+        rewritten to hold where its result is used; it keeps the node that made it."""
+        self._recording().record_constraint(c)
 
     def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
                output: int | None = None) -> Any:
@@ -242,72 +255,68 @@ class Node:
         that acts on it (an If taking a branch) records it; see :mod:`onnxsym.facts.edges`."""
         answer = compute(*args)
         if self._engine is not None and edges.may_rely(args):
-            # asked without touching the watched engine: a decision that relies on nothing
-            # leaves the rule's result reusable by identical nodes
-            engine = self._engine.peek()
-            relied = engine.relied_on(compute, args)
+            # a decision that relies on nothing leaves the rule's result reusable by identical nodes
+            relied = self._engine.relied_on(compute, args)
             if relied:
                 # a record now is replayed for the nodes that reuse this result; one that goes
                 # with an output waits for the node acting on it, so that rule is not reused
-                (engine if output is None else self._engine).check_positive(self, relied, lambda: what(answer), output)
+                engine = self._engine if output is None else self._recording()
+                engine.check_positive(self, relied, lambda: what(answer), output)
         return answer
 
     def act_on(self, i: int, what: str) -> None:
         """This node takes a decision from input ``i``'s value (an If's branch, a Where's
         pick): the ``>= 1`` assumptions behind that value are recorded with this node."""
         if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
-            self._engine.act_on_pending(self, self.input_names[i], what)
+            self._recording().act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Value | None], born: set | None = None,
-                    sure: bool = False, guard=None) -> list[Value | None]:
+                    sure: bool = False, guard: Guard | None = None) -> list[Value | None]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever this node does (an If's branch taken by a known condition);
-        else ``guard`` (an :class:`onnxsym.facts.constraints.Guard`) says when it runs, and what the
+        else ``guard`` (an :class:`onnxsym.facts.fact.Guard`) says when it runs, and what the
         graph needs is recorded under it (by default: under "this subgraph runs")."""
-        return self._engine.infer_subgraph(self, graph, inputs, born, sure, guard)
+        return self._recording().infer_subgraph(self, graph, inputs, born, sure, guard)
 
-    def runs_guard(self, relation, text: str):
-        """The guard of a subgraph of this node that runs exactly where ``relation``
-        (``(op, lhs, rhs)`` over the sizes) holds."""
-        from ..facts.constraints import Guard
-
-        engine = self._engine.peek()
+    def runs_guard(self, relation: Relation, text: str) -> Guard:
+        """The guard of a subgraph of this node that runs exactly where ``relation`` (over the
+        sizes) holds."""
+        engine = self._engine
         return Guard(engine.place_key() + (self.name, "runs"), True, text, self.name, self.op_type, relation)
 
-    def branch_guards(self):
+    def branch_guards(self) -> tuple[Guard, Guard]:
         """The guards of this If's then and else branches (see :func:`onnxsym.facts.branching.guards`)."""
-        return branching.guards(self._engine.peek(), self)
+        return branching.guards(self._engine, self)
 
     # -- an If the sizes decide (see onnxsym.facts.branching) ----------------------------
-    def relation(self, i: int):
-        """The comparison of shape values (a :class:`onnxsym.facts.branching.Relation`) that computed
-        the boolean input ``i``, or None."""
+    def relation(self, i: int) -> Relation | None:
+        """The comparison of shape values that computed the boolean input ``i``, or None."""
         name = self.input_names[i] if i < len(self.input_names) else ""
-        return branching.relation_of(self._engine.peek(), name) if name else None
+        return branching.relation_of(self._engine, name) if name else None
 
     def branch_choice(self):
         """The branch this If takes, where an earlier inference found that the nodes after it
         run with one branch only (a :class:`onnxsym.facts.branching.Choice`), else None."""
-        return self._engine.branch_choice(self)
+        return self._recording().branch_choice(self)
 
-    def note_split(self, relation) -> None:
+    def note_split(self, relation: Relation) -> None:
         """This If's branches differ in rank and ``relation`` decides which runs: inference
         is tried again with each branch taken."""
-        self._engine.note_split(self, relation)
+        self._recording().note_split(self, relation)
 
-    def require_relation(self, holds, reason: str) -> None:
+    def require_relation(self, holds: Relation, reason: str) -> None:
         """Record that this node runs only where the relation ``holds``."""
-        self._engine.record_branch(self, holds, reason)
+        self._recording().record_branch(self, holds, reason)
 
     def try_graph(self, graph, inputs: Sequence[Value | None],
-                  born: set | None = None) -> tuple[list[Value | None], list[Any]]:
+                  born: set | None = None) -> tuple[list[Value | None], list[Constraint]]:
         """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
-        the constraints it would have recorded (``Constraint`` objects); nothing of the trial
+        the constraints it would have recorded; nothing of the trial
         stays recorded, so a rule that uses the outputs must see that those constraints hold.
         ``born`` as for :meth:`infer_graph`."""
-        with self._engine.hypothetically() as made:
-            outs = self._engine.infer_subgraph(self, graph, inputs, born)
+        with self._recording().hypothetically() as made:
+            outs = self._recording().infer_subgraph(self, graph, inputs, born)
         return outs, made
 
     def __repr__(self) -> str:
