@@ -208,6 +208,10 @@ def group_query_attention(node):
     head = _gqa_head(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
+    if total is not None and not node.attr("sliding_window_cache", 0):
+        # (onnxruntime: total_sequence_length must be at least the new tokens' length)
+        node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
+                                                      "the query's sequence length")
     if present(node, 3) and past_k.shape is None:  # a past we know nothing of
         why = "past key rank unknown"
         return outs + [node.unknown_rank(why, 1, past_k.dtype or dtype), node.unknown_rank(why, 2, past_v.dtype or dtype),
@@ -219,6 +223,10 @@ def group_query_attention(node):
         k_shape, v_shape = past_k.shape, past_v.shape
     elif past_k.shape is not None and rank(past_k, 4):
         p_len = past_k.shape[2]
+        # (onnxruntime checks the caches' head size against the query's)
+        node.require_equal(past_k.shape[3], head, "GroupQueryAttention: past_key's head size is the query's")
+        if past_v.shape is not None and len(past_v.shape) == 4:
+            node.require_equal(past_v.shape[3], head, "GroupQueryAttention: past_value's head size is the query's")
         # The cache is max(P, total_sequence_length) long; a shared buffer is never shorter.
         length = dims.dmax(p_len, total) if total is not None else node.fresh(
             "present length is max(past length, total_sequence_length), a tensor input",
