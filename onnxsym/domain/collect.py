@@ -286,11 +286,14 @@ def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
     if x is None or not idx or not isinstance(idx[-1], int) or not _nonempty(idx):
         return
     k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
-    if k != 1 or batch >= len(x):
-        return  # the components of a longer index tuple are not told apart
-    b = elements.bounds(idx_name)
-    if b is not None:
-        yield from _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch}", x[batch], b)
+    if batch + k > len(x):
+        return
+    # component j of each index tuple indexes axis batch + j (told apart where the tuples are a
+    # Concat of one column per component, as torch's advanced indexing builds them)
+    bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
+    for j, b in enumerate(bounds):
+        if b is not None:
+            yield from _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
 
 
 def _split(values, result, n, i) -> Iterator[Raw]:

@@ -29,7 +29,7 @@ from ..facts.narrowing import Unreachable, implied_ranges
 from ..model import functions, given, validate
 from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
-from .node import Node
+from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
 from .scope import Scope, graph_key
 from .state import Frame, State, restore, snapshot
@@ -594,6 +594,8 @@ class Engine:
         else:
             try:
                 outs = rule(node)
+            except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
+                outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
             except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
                 self._failed(f"{n.op_type} node '{node.name}': {exc}")
                 if isinstance(exc, ConstraintContradiction):
@@ -670,12 +672,14 @@ class Engine:
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> list[Value | None]:
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED,
+                         dtypes: Seq[int] = ()) -> list[Value | None]:
+        """Every output of unknown rank (output ``k`` of type ``dtypes[k]``, 0 past them), with why."""
         outs: list[Value | None] = []
-        for name in node.output_names:
+        for k, name in enumerate(node.output_names):
             if name:
                 self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
-            outs.append(Tensor(0, None))
+            outs.append(Tensor(dtypes[k] if k < len(dtypes) else 0, None))
         return outs
 
     def record_unknown_rank(self, node: Node, output: int, reason: str,
