@@ -46,7 +46,7 @@ def like_input(node: Node) -> Outputs:
     """The rule of the ``*Like`` ops (EyeLike, RandomNormalLike, ...): input 0's shape, of the
     type the ``dtype`` attribute names (default input 0's)."""
     x = arg(node, 0)
-    return [same_shape(x, node.attr("dtype", x.dtype))]
+    return [same_shape(x, node.attr_int("dtype", x.dtype))]
 
 
 def static_bound(d: Dim) -> int:
@@ -61,9 +61,17 @@ def size_bound(shape: Shape | None) -> int:
     return static_bound(prod(shape))
 
 
-def required_attr(node: Node, name: str) -> Any:
-    """An attribute the operator cannot do without; a model that omits it is invalid."""
-    v = node.attr(name)
+def required_int(node: Node, name: str) -> int:
+    """An INT attribute the operator cannot do without; a model that omits it is invalid."""
+    v = node.attr_int(name)
+    if v is None:
+        raise ShapeContradiction(f"required attribute '{name}' is missing")
+    return v
+
+
+def required_ints(node: Node, name: str) -> list[int]:
+    """An INTS attribute the operator cannot do without; a model that omits it is invalid."""
+    v = node.attr_ints(name)
     if v is None:
         raise ShapeContradiction(f"required attribute '{name}' is missing")
     return v

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import Shape
@@ -20,20 +21,19 @@ def recurrent(node: Node) -> Outputs:
     x = arg(node, 0)
     dtype = x.dtype
     n_out = node.num_outputs
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", k, dtype) for k in range(n_out)]
-    if len(x.shape) != 3:  # onnxruntime: "Input X must have 3 dimensions only"
-        raise ShapeContradiction(f"{node.op_type} input X must have rank 3, not {len(x.shape)}")
-    layout = node.attr("layout", 0) if node.opset >= 14 else 0
-    seq, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
-    dirs = 2 if node.attr("direction", "forward") == "bidirectional" else 1
-    hidden = node.attr("hidden_size")
+    shape = shape_of(x, *[dtype] * n_out)
+    if len(shape) != 3:  # onnxruntime: "Input X must have 3 dimensions only"
+        raise ShapeContradiction(f"{node.op_type} input X must have rank 3, not {len(shape)}")
+    layout = node.attr_int("layout", 0) if node.opset >= 14 else 0
+    seq, batch = (shape[1], shape[0]) if layout else (shape[0], shape[1])
+    dirs = 2 if node.attr_str("direction", "forward") == "bidirectional" else 1
+    hidden: Dim | None = node.attr_int("hidden_size")
     if hidden is None:
         r = arg(node, 2)  # R is (dirs, gates*hidden, hidden)
         hidden = r.shape[2] if r.shape is not None and len(r.shape) == 3 \
             else node.fresh(f"{node.op_type} hidden_size is not known", 0, 3)
     if node.domain in ("", "ai.onnx"):  # (the contrib LSTMs lay their weights out otherwise)
-        _weights_and_states(node, x.shape[2], batch, dirs, hidden, layout)
+        _weights_and_states(node, shape[2], batch, dirs, hidden, layout)
     y: Shape
     state: Shape
     if layout:

@@ -4,7 +4,7 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 from __future__ import annotations
 
 from onnxsym.errors import InvalidModel
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
@@ -14,12 +14,14 @@ from .common import arg, same_shape, spec_shape
 @register("GatherND")
 def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
-    batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
-    if data.shape is None or idx.shape is None or not idx.shape or not isinstance(idx.shape[-1], int):
-        return [node.unknown_rank("data or indices rank unknown, or the index depth symbolic", 0, data.dtype)]
+    batch = node.attr_int("batch_dims", 0) if node.opset >= 12 else 0
+    why = "data or indices rank unknown, or the index depth symbolic"
+    shape, indices = (shape_of(t, data.dtype, why=why) for t in (data, idx))
+    if not indices or not isinstance(indices[-1], int):
+        return [node.unknown_rank(why, 0, data.dtype)]
     # each index tuple of length k addresses data.shape[batch:batch + k]
-    k = idx.shape[-1]
-    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[batch + k:]))]
+    k = indices[-1]
+    return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
 @register("Scatter ScatterElements TensorScatter ReverseSequence CumProd")
