@@ -94,11 +94,12 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
         raise
     table = engine.table
     main = engine.main
-    result = Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
-                    engine.constraints.items, table.warnings + engine.warnings, engine.no_rule,
-                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, engine.rule_failures,
+    state = engine.state
+    result = Result(model, main.values, engine.produced, table, state.fresh, main.unknown_rank,
+                    engine.constraints.items, table.warnings + state.warnings, state.no_rule,
+                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, state.rule_failures,
                     base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}))
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see

@@ -14,6 +14,7 @@ from .. import dims
 from ..api import Result, _size, infer
 from ..domain import guarded
 from ..errors import MissingDependency, UserInputError, VerificationError
+from ..facts.fact import Rel
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Tensor, Value
 
@@ -118,7 +119,7 @@ def _equalities(result: Result, domain, checkable) -> list[list[tuple]]:
     """The equalities a draw must meet, each as its alternatives ``[(lhs, rhs), ...]``: the
     recorded constraints and the domain's conditions (``past + seq == total_seq``, or
     ``total_seq == 1`` where a mask broadcasts)."""
-    eqs = [[(c.lhs, c.rhs)] for c in checkable if c.kind in ("node", "user")]
+    eqs = [[(c.lhs, c.rhs)] for c in checkable if c.rel is Rel.EQ]
     for c in domain.conditions:
         f = c.form
         if c.kind == "other" and f is not None and f.rel in ("==", "or"):
@@ -181,7 +182,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     derived = result.derived_symbols()
     where = _intervals(result, domain)
     # What the model declares on its outputs does not bind a run; what its nodes need does.
-    checkable = [c for c in result.constraints if c.kind != "declared" and not c.when and
+    checkable = [c for c in result.constraints if not c.when and
                  not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
     eqs = _equalities(result, domain, checkable)
     free = [n for n in where if n not in fixed]
