@@ -407,12 +407,10 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked.
     Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
-    import onnxruntime
-
-    from onnxsym.commands.verify import constrained_assignments
+    from onnxsym.commands.verify import constrained_assignments, onnxruntime
     from onnxsym.commands.verify import verify as run_verify
 
-    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
+    onnxruntime().set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))

@@ -18,7 +18,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.intops import is_dim
 from onnxsym.semantics.shapes import normalize_axis
 
-from .common import BOOL, I64
+from .common import BOOL, I64, required_int
 
 
 def _fresh_for(node, output):
@@ -29,7 +29,7 @@ def _fresh_for(node, output):
 
 @register("If")
 def if_rule(node):
-    branches = [node.attr("then_branch"), node.attr("else_branch")]
+    branches = [node.attr_graph("then_branch"), node.attr_graph("else_branch")]
     cond = node.value(0)
     if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
         node.act_on(0, "condition")
@@ -225,7 +225,7 @@ def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
 
 @register("Loop")
 def loop_rule(node):
-    body = node.attr("body")
+    body = node.attr_graph("body")
     has_trip, has_cond = (i < len(node.input_names) and node.input_names[i] != "" for i in (0, 1))
     m = _max_trip(node) if has_trip else None
     initial = node.inputs[2:]
@@ -434,12 +434,12 @@ def _scan_runs(node, length):
 
 @register("Scan", since=9)
 def scan_rule(node: Node) -> Outputs:
-    body = node.attr("body")
-    m = node.attr("num_scan_inputs")
+    body = node.attr_graph("body")
+    m = required_int(node, "num_scan_inputs")
     n = len(node.inputs) - m
     states, xs = node.inputs[:n], node.inputs[n:]
-    in_axes = node.attr("scan_input_axes") or [0] * m
-    out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
+    in_axes = node.attr_ints("scan_input_axes") or [0] * m
+    out_axes = node.attr_ints("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
@@ -452,8 +452,8 @@ def scan_rule(node: Node) -> Outputs:
 @register("Scan", since=8)
 def scan_v8(node):
     """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
-    body = node.attr("body")
-    m = node.attr("num_scan_inputs")
+    body = node.attr_graph("body")
+    m = required_int(node, "num_scan_inputs")
     ins = node.inputs[1:]
     n = len(ins) - m
     states, xs = ins[:n], ins[n:]

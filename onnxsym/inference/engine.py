@@ -29,7 +29,7 @@ from ..facts.narrowing import Unreachable, implied_ranges
 from ..model import functions, given, validate
 from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
-from .node import Node
+from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
 from .scope import Scope, graph_key
 from .state import Frame, State, restore, snapshot
@@ -395,8 +395,7 @@ class Engine:
             try:
                 self.constraints.require(a, b, USER, "given by the user", Origin.USER)
             except ConstraintContradiction as exc:
-                why = str(exc).rpartition(": ")[2]
-                raise self.table.assumption_contradiction(whole, a, b, why) from None
+                raise self.table.assumption_contradiction(whole, a, b, exc.why) from exc
             if not _integer_solvable(a, b):
                 raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
@@ -595,15 +594,15 @@ class Engine:
         else:
             try:
                 outs = rule(node)
-            except ConstraintContradiction as exc:
+            except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
+                outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
+            except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
                 self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                exc = self.constraints.explain(exc, self._rewritten)
-                raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
-            except ShapeContradiction as exc:
-                self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
+                if isinstance(exc, ConstraintContradiction):
+                    exc = self.constraints.explain(exc, self._rewritten)
+                raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
             except InvalidModel as exc:  # the node breaks the spec: named here
-                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from None
+                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
@@ -673,12 +672,14 @@ class Engine:
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> list[Value | None]:
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED,
+                         dtypes: Seq[int] = ()) -> list[Value | None]:
+        """Every output of unknown rank (output ``k`` of type ``dtypes[k]``, 0 past them), with why."""
         outs: list[Value | None] = []
-        for name in node.output_names:
+        for k, name in enumerate(node.output_names):
             if name:
                 self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
-            outs.append(Tensor(0, None))
+            outs.append(Tensor(dtypes[k] if k < len(dtypes) else 0, None))
         return outs
 
     def record_unknown_rank(self, node: Node, output: int, reason: str,

@@ -4,16 +4,51 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+import onnx
 
 from .. import dims
 from ..dims import Dim
+from ..errors import GraphError, ShapeContradiction
 from ..facts import branching, edges
 from ..facts.fact import Constraint, Guard, Relation
+from ..model import validate
+from ..semantics.shapes import Shape
 from .provenance import Kind
 from .values import Tensor, Value, unranked
 
+if TYPE_CHECKING:
+    import numpy as np
+
 _MISSING = object()
+_A = onnx.AttributeProto
+
+
+class RankUnknown(Exception):
+    """A rule cannot go on without the rank of an input whose rank is unknown (raised by
+    :func:`shape_of`). The engine gives every output of the node an unknown rank (output
+    ``k`` of type ``dtypes[k]``, 0 past them) and records ``reason`` for each: no rule result
+    is wrong for want of a rank, and explain can tell the user why."""
+
+    def __init__(self, reason: str, dtypes: Sequence[int] = ()):
+        super().__init__(reason)
+        self.reason = reason
+        self.dtypes = tuple(dtypes)
+
+
+def shape_of(t: Tensor, *dtypes: int, why: str = "input rank unknown", rank: int | tuple[int, ...] = ()) -> Shape:
+    """The shape of input tensor ``t``. Where its rank is unknown, raises :class:`RankUnknown`:
+    the node's outputs then have an unknown rank, of element types ``dtypes`` (one per
+    output, in order), recorded with ``why``. With ``rank``, a known rank other than it (or
+    than each of them) contradicts the op's spec."""
+    shape = t.shape
+    if shape is None:
+        raise RankUnknown(why, dtypes)
+    allowed = (rank,) if isinstance(rank, int) else rank
+    if allowed and len(shape) not in allowed:
+        raise ShapeContradiction(f"expected rank {' or '.join(map(str, allowed))}, got shape {[str(d) for d in shape]}")
+    return shape
 
 
 class Node:
@@ -28,8 +63,8 @@ class Node:
                  "output_names", "_attrs", "_convert", "_engine", "index", "_cache", "touched", "decisions")
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
-                 input_names: Sequence[str], output_names: Sequence[str], attrs: dict,
-                 convert: Callable[[Any], Any], engine, index: int):
+                 input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
+                 convert: Callable[[onnx.AttributeProto], Any], engine: Any, index: int):
         self.op_type = op_type
         self.domain = domain
         self.name = name
@@ -41,7 +76,7 @@ class Node:
         self._convert = convert
         self._engine = engine
         self.index = index
-        self._cache: dict = {}
+        self._cache: dict[str, Any] = {}
         # The engine's bookkeeping of this node: whether the rule recorded anything through it
         # (then its result is this node's own, never reused for an identical node: see
         # onnxsym.inference.memo), and the ">= 1" decisions it recorded (replayed where it is reused).
@@ -68,6 +103,73 @@ class Node:
 
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
+
+    # Typed attributes (onnx-ir's ``Attr.as_int()``): each checks the attribute's type, and gives
+    # ``default`` (None unless given) when the node does not set it.
+    @overload
+    def attr_int(self, name: str) -> int | None: ...
+    @overload
+    def attr_int(self, name: str, default: int) -> int: ...
+    def attr_int(self, name: str, default: int | None = None) -> int | None:
+        return self._typed(name, _A.INT, default)
+
+    @overload
+    def attr_ints(self, name: str) -> list[int] | None: ...
+    @overload
+    def attr_ints(self, name: str, default: list[int]) -> list[int]: ...
+    def attr_ints(self, name: str, default: list[int] | None = None) -> list[int] | None:
+        return self._typed(name, _A.INTS, default)
+
+    @overload
+    def attr_float(self, name: str) -> float | None: ...
+    @overload
+    def attr_float(self, name: str, default: float) -> float: ...
+    def attr_float(self, name: str, default: float | None = None) -> float | None:
+        return self._typed(name, _A.FLOAT, default)
+
+    @overload
+    def attr_floats(self, name: str) -> list[float] | None: ...
+    @overload
+    def attr_floats(self, name: str, default: list[float]) -> list[float]: ...
+    def attr_floats(self, name: str, default: list[float] | None = None) -> list[float] | None:
+        return self._typed(name, _A.FLOATS, default)
+
+    @overload
+    def attr_str(self, name: str) -> str | None: ...
+    @overload
+    def attr_str(self, name: str, default: str) -> str: ...
+    def attr_str(self, name: str, default: str | None = None) -> str | None:
+        return self._typed(name, _A.STRING, default)
+
+    @overload
+    def attr_strs(self, name: str) -> list[str] | None: ...
+    @overload
+    def attr_strs(self, name: str, default: list[str]) -> list[str]: ...
+    def attr_strs(self, name: str, default: list[str] | None = None) -> list[str] | None:
+        return self._typed(name, _A.STRINGS, default)
+
+    def attr_tensor(self, name: str) -> np.ndarray | None:
+        """A TENSOR attribute, as a numpy array."""
+        out: np.ndarray | None = self._typed(name, _A.TENSOR, None)
+        return out
+
+    def attr_graph(self, name: str) -> onnx.GraphProto | None:
+        """A GRAPH attribute (a subgraph, for :meth:`infer_graph`)."""
+        out: onnx.GraphProto | None = self._typed(name, _A.GRAPH, None)
+        return out
+
+    def _typed(self, name: str, kind: int, default: Any) -> Any:
+        proto = self._attrs.get(name)
+        if proto is None:
+            return default
+        if proto.type != kind:
+            spec = validate.attribute_type(self.domain, self.op_type, self.opset, name)
+            given, asked = validate.attribute_type_name(proto.type), validate.attribute_type_name(kind)
+            if spec == proto.type:  # the model is right (the schema was checked): the rule misreads it
+                raise TypeError(f"the rule reads attribute '{name}' as {asked}; the ONNX spec makes it {given}")
+            raise GraphError(f"{self.op_type} node '{self.name}': attribute '{name}' must be {asked}, "
+                             f"the model gives {given}")
+        return self.attr(name)
 
     def graph_attribute(self, graph) -> tuple[str, int]:
         """Which of this node's graph attributes ``graph`` is (a rule passes the very object
