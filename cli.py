@@ -629,7 +629,7 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
         click.echo(line, color=color)
 
 
-@main.command()
+@main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
