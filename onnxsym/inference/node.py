@@ -108,6 +108,13 @@ class Node:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
         return self._engine.is_resolved(d)
 
+    def equalities(self) -> list[tuple[Dim, Dim]]:
+        """The equalities ``a == b`` that nodes of the main graph need to run, so that hold in
+        every run of the model (none under a guard, none a user's or a declaration's claim)."""
+        cs = self._engine.constraints
+        return [(cs.resolve(c.lhs), cs.resolve(c.rhs)) for c in cs.items
+                if c.kind == "node" and not c.when]
+
     def assume(self, a: Dim, b: Dim, reason: str) -> None:
         """Record that this node is only valid when ``a == b``."""
         if a is b or (type(a) is int and a == b):
