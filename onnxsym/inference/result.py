@@ -9,14 +9,17 @@ import onnx
 
 from .. import dims
 from ..dims import Dim
-from ..facts.constraints import Constraint
 from ..facts.declared import Declarations, StaleDeclaration
+from ..facts.fact import Constraint, Origin
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
 
 if TYPE_CHECKING:
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
+
+
+UNCHECKED = "unchecked"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,13 @@ class Result:
     constant_initializers: bool = field(default=False, repr=False, compare=False)
     # The table of the inference whose --range and --assume this one sets aside (written_result).
     given: SymbolTable | None = field(default=None, repr=False, compare=False)
+    # onnx's verdict on the model with these dims written (loadcheck.refusal; None: it takes
+    # it), UNCHECKED until asked or after the domain made a dim static.
+    load_verdict: object = field(default=UNCHECKED, repr=False, compare=False)
+    # The values whose dims are not written, each with why: with them the load-time inference
+    # refuses the model it loads without them (api.written_result); and whether that is settled.
+    withheld: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    load_checked: bool = field(default=False, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
@@ -92,7 +102,7 @@ class Result:
     def positive_assumptions(self) -> list[Constraint]:
         """The decisions taken because a graph-input symbol's default range starts at 1
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
-        return [c for c in self.assumptions if c.kind == "positive"]
+        return [c for c in self.assumptions if c.origin is Origin.DEFAULT_RANGE]
 
     @under_ranges_of_result
     def domain(self) -> Domain:
@@ -105,7 +115,10 @@ class Result:
             from ..domain.narrow import narrow
 
             self._domain = compute(self)
-            narrow(self, self._domain.ranges)
+            if narrow(self, self._domain.ranges):  # a dim it made static may be refused where it did not run
+                self.load_verdict = UNCHECKED
+                self.load_checked = False
+                self.withheld.clear()
         return self._domain
 
     @property
