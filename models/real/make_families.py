@@ -48,8 +48,8 @@ def _timm_source(name, **config):
     return {"library": f"timm {timm.__version__}", "config": f"timm.create_model({name!r}, {config}), random weights"}
 
 
-MAXVIT_NOTE = ("made by make_families.py into fetched/, not committed: the peers take minutes on it; onnxsym "
-               "leaves the window-partition dims whose 0 case it cannot rule out unresolved")
+MAXVIT_NOTE = ("made by make_families.py into fetched/, not committed: the peers take minutes on it; its "
+               "window partitions need H//4 >= 1 at each stage (a 0 would copy the input's dim and break the count)")
 IMAGE_AXES = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
 
 
