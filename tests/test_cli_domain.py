@@ -154,3 +154,18 @@ def test_torch_dims_over_the_ranges_and_multiples(tmp_path):
     r = cli("domain", BERT, "--format", "torch")
     assert "batch = Dim('batch', min=1)" in r.stdout and "seq = Dim('seq', min=1, max=64)" in r.stdout
     assert "    'input_ids': {0: batch, 1: seq}," in r.stdout
+
+
+def test_an_index_bound_holds_where_the_indices_may_be_empty():
+    """BERT's position Gather reads Range(0, seq): with seq allowed to be 0 the indices may be
+    empty, and the bound seq <= 64 still holds wherever there are any (it was dropped: the
+    domain then promised seq = 100, where onnxruntime fails)."""
+    r = cli("domain", BERT, "--allow-zero", "seq", "--sweep", "seq=0:100:25", "--bind", "batch=1", "--format", "json")
+    assert r.exit_code == 0, r.output
+    import json
+    rows = json.loads(r.output)["rows"]
+    assert [(x["seq"], x["valid"]) for x in rows] == [(0, False), (25, True), (50, True), (75, False), (100, False)]
+    m = onnx.load(BERT)
+    sess = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    for x in rows:
+        assert _runs(sess, random_feeds(m, {"batch": 1, "seq": x["seq"]})) == x["valid"], x
