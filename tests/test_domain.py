@@ -243,6 +243,7 @@ def test_cli_domain_text_and_json():
                                                 "reason": "index past_k + seq - 1 < 64 rows"}]
 
 
+@pytest.mark.slow
 def test_domain_is_the_same_text_in_another_process():
     """Every model's domain, printed by two processes with different hash seeds."""
     code = ("import glob, onnxsym\n"
