@@ -110,6 +110,7 @@ def _load_rules(_ctx, _param, modules):
     plugins.load_entry_points()
     for m in modules:
         plugins.load_module(m)
+    _ctx.meta["onnxsym.rules"] = tuple(modules)  # (check -j's workers load them too)
     return modules
 
 
@@ -161,11 +162,14 @@ def _in_env(result):
 
 def _print_constraints(result, limit: int = 10) -> None:
     from onnxsym.facts.edges import grouped
+    from onnxsym.facts.fact import Origin, Rel
 
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
-             "at_least": "requires"}
-    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints
-             if c.kind != "positive"]
+    def label(c) -> str:
+        if c.origin is Origin.USER:
+            return "given"
+        return {Rel.GE: "requires", Rel.NE: "differ"}.get(c.rel, "assumed")
+    lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
+             if c.origin is not Origin.DEFAULT_RANGE]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -403,12 +407,10 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked.
     Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
-    import onnxruntime
-
-    from onnxsym.commands.verify import constrained_assignments
+    from onnxsym.commands.verify import constrained_assignments, onnxruntime
     from onnxsym.commands.verify import verify as run_verify
 
-    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
+    onnxruntime().set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
@@ -457,8 +459,59 @@ _quiet = click.option("--quiet", "-q", is_flag=True, help="Print less: only fail
 _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail.")
 
 
+def _sweep_opts(f):
+    from onnxsym.commands.params import SWEEP
+
+    f = click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")(f)
+    f = click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+                     help="With --sweep: also draw each figure against the size (needs matplotlib: onnxsym[plot]).")(f)
+    return click.option("--sweep", type=SWEEP, metavar="NAME=LO:HI[:STEP]",
+                        help="Evaluate at each size of NAME from LO to HI (by STEP; without it, LO, the powers of "
+                             "two between, HI); every other symbol bound by --bind.")(f)
+
+
+def _check_sweep(sweep, plot, fmt, force, other) -> None:
+    """--sweep's companions, before any work."""
+    if sweep is None:
+        if plot is not None:
+            raise click.UsageError("--plot draws a --sweep: give --sweep NAME=LO:HI")
+        if fmt == "csv":
+            raise click.UsageError("--format csv is for --sweep")
+        return
+    if other is not None:
+        raise click.UsageError(f"--sweep and {other} do not go together")
+    if plot is not None:
+        _check_targets([("the plot", plot)], force)
+        import importlib.util
+
+        from onnxsym.commands.sweep import PLOT_MISSING
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError(PLOT_MISSING)
+
+
+def _print_sweep(table, fmt, plot) -> None:
+    from onnxsym.commands import sweep as sweeps
+    from onnxsym.commands.table import terminal_width
+
+    if plot is not None:
+        write_outputs([(plot, sweeps.plot_png(table))])
+    if fmt == "json":
+        click.echo(sweeps.as_json(table))
+    elif fmt == "csv":
+        click.echo(sweeps.as_csv(table), nl=False)
+    else:
+        for line in sweeps.text_lines(table, terminal_width()):
+            click.echo(line)
+        if plot is not None:
+            click.echo(f"{plot}: written")
+
+
+
 @main.command()
-@click.argument("models", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("models", nargs=-1, required=True, type=click.Path())
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Check N models at a time, each in a process of its own.")
 @click.option("--allow-data-dependent", is_flag=True,
               help="Do not fail on dims that depend on tensor data (NonZero, Unique, ... counts).")
 @click.option("--allow", "allow", multiple=True, metavar="SYMBOL",
@@ -483,9 +536,10 @@ _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail
 @_dynamic_opt
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
+def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
           allow_pinned, bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
-    """Fail when a dim of MODELS cannot be resolved (a CI gate).
+    """Fail when a dim of MODELS cannot be resolved (a CI gate). A MODEL that is a
+    folder stands for the *.onnx files under it (recursively).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
@@ -496,7 +550,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
     a folded Shape; or ties it to another: height == width), 2 on an error
     (bad file, contradiction).
 
-    Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
+    Unresolved dims are grouped by their root cause (the node where the loss began);
+    -v lists every dim, and a notice per passing model in GitHub format.
+
+    Example: onnxsym check models/ -j 2 --allow-data-dependent --format github --require seq=1:4096
     """
     from onnxsym.commands import check as check_report
 
@@ -505,23 +562,32 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
                                      required, tuple(allow_pinned))
     b = _bindings(bind)
     dyn = _dynamic(dynamic)
-    debug = click.get_current_context().meta.get("onnxsym.debug", False)
-    reports = []
-    for m in models:
-        bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
-        try:
-            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
-                                                    constant_initializers=constant_initializers,
-                                                    allow_zero=allow_zero, dynamic=dyn, baseline=baseline))
-        finally:
-            bar.close()
+    ctx = click.get_current_context()
+    debug = ctx.meta.get("onnxsym.debug", False)
+    paths = check_report.model_files(models)
+    kw = dict(bind=b, reraise=debug, constant_initializers=constant_initializers, allow_zero=allow_zero, dynamic=dyn,
+              baseline=baseline)
+    if jobs > 1 and len(paths) > 1:
+        reports = check_report.check_parallel(paths, opts, min(jobs, len(paths)), ctx.meta.get("onnxsym.rules", ()),
+                                              **kw)
+    else:
+        reports = []
+        for m in paths:
+            bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
+            try:
+                reports.append(check_report.check_model(m, opts, progress=bar, **kw))
+            finally:
+                bar.close()
     if fmt == "json":
         click.echo(check_report.format_json(reports, opts))
     else:
         for r in reports:  # text: a file's error on stderr, the report on stdout; github: all on stdout
-            lines = check_report.format_github([r]) if fmt == "github" else check_report.format_text([r], quiet, verbose)
+            lines = check_report.format_github([r], notices=verbose) if fmt == "github" else \
+                check_report.format_text([r], quiet, verbose)
             for line in lines:
                 click.echo(line, err=fmt == "text" and r.error is not None)
+        if fmt == "text" and len(reports) > 1 and not quiet:
+            click.echo(check_report.totals_line(reports))
     sys.exit(check_report.exit_code(reports))
 
 
@@ -607,22 +673,29 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text, or one JSON document (symbols, ranges, conditions with their sources).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
+              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep).")
 @_bind_opt
 @_knowledge
 @_constant_inits
 @_dynamic_opt
 @_verbose
-def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose):
+@_sweep_opts
+def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose, sweep, plot, force):
     """Print the input sizes MODEL is valid for: ranges, divisibility, equalities
     and what does not simplify, each with the nodes it comes from and why.
 
-    Example: onnxsym domain model.onnx
+    Example: onnxsym domain model.onnx; onnxsym domain model.onnx --sweep seq=1:128 --bind batch=1
     """
     import json
 
+    _check_sweep(sweep, plot, fmt, force, None)
     result = _infer_with_progress(model, bind, False, constant_initializers, ranges, assume, allow_zero, dynamic)
+    if sweep is not None:
+        from onnxsym.commands import sweep as sweeps
+
+        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
+        return
     with working("computing the valid input domain"):
         d = result.domain()
     if fmt == "json":
@@ -706,24 +779,40 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
 @_bind_opt
 @_knowledge
 @_constant_inits
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
+              help="text, json, or (with --sweep) csv.")
+@click.option("--nodes", "per_node", is_flag=True,
+              help="Also a table of the nodes: FLOPs, share of the total, parameter and output bytes, "
+                   "sorted by FLOPs (text format).")
+@click.option("--top", type=click.IntRange(min=1), metavar="N", help="The table of the N nodes with the most FLOPs.")
 @click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
-@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
-def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, '80 GB', or bytes.")
+@_sweep_opts
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, top, solve, budget, sweep,
+         plot, force):
     """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
-    each as an expression over the input symbols.
+    each as an expression over the input symbols (in units, 13.8 MiB, 4.76 GFLOPs, once
+    --bind gives every symbol a size).
 
     Memory is the parameters plus the peak of the activations live along the node
-    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096
+    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096;
+    onnxsym cost model.onnx --bind batch=1 --bind seq=128 --top 10
     """
     from onnxsym.cost.report import as_json, text_lines
     from onnxsym.cost.solve import parse_budget
 
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
+    _check_sweep(sweep, plot, fmt, force, "--solve" if solve else "--nodes" if per_node else "--top" if top else None)
     limit = parse_budget(budget) if budget is not None else None
     b = _bindings(bind)
+    if sweep is not None:
+        from onnxsym.commands import sweep as sweeps
+
+        result = _in_env(api.infer(model, bind=b, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                   constant_initializers=constant_initializers))
+        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot)
+        return
 
     def run(given):
         bar = Progress(f"inferring {os.path.basename(model)}")
@@ -755,7 +844,9 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
-    for line in text_lines(model, c, per_node, solution):
+    from onnxsym.commands.table import terminal_width
+
+    for line in text_lines(model, c, per_node, solution, top, terminal_width()):
         click.echo(line)
 
 

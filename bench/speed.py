@@ -33,7 +33,7 @@ that onnx and onnxruntime stay as they are)::
     python -m venv --system-site-packages bench/.cache/osi-venv
     bench/.cache/osi-venv/bin/pip install --no-deps onnx-shape-inference onnx-ir
 
---plot needs matplotlib (``pip install matplotlib``: the bench's only, not the package's).
+--plot needs matplotlib (the `plot` extra: ``pip install ".[plot]"``).
 
 Measured per model and tool in --peers:
 - warm: the in-process call that turns a loaded model into an annotated one, after

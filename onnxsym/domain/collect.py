@@ -20,7 +20,7 @@ import onnx
 
 from .. import dims
 from ..dims import Dim
-from ..facts.constraints import Guard
+from ..facts.fact import Constraint, Guard, Origin, Place, Rel
 from ..inference.engine import node_label
 from ..inference.values import Tensor
 from . import forms
@@ -29,21 +29,24 @@ from .elements import Elements
 
 @dataclass(frozen=True)
 class Raw:
-    """``lhs rel rhs`` (rel ``==``, ``<=``, or ``or`` over ``alts``) that ``node`` needs.
-    ``assumed`` is empty when the node fails (or its shape changes) without it, else
-    why onnxsym assumes it."""
+    """A condition a node needs (``fact``; for a broadcast, any of the equalities ``alts``),
+    ``order`` the node's index in the graph. The fact's origin tells whether a node fails
+    (or its shape changes) without it, or onnxsym assumes it (``assumed`` says why)."""
 
-    rel: str  # (also "!=", and "atleast": see forms.simplify)
-    lhs: Dim
-    rhs: Dim
-    node: str
-    op_type: str
-    reason: str
+    fact: Constraint
     order: int
-    assumed: str = ""
     alts: tuple[tuple[Dim, Dim], ...] = ()
-    before: tuple[tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
-    when: tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
+
+    @property
+    def assumed(self) -> str:
+        return self.fact.reason if self.fact.origin.assumed else ""
+
+
+def needed(rel: Rel, lhs: Dim, rhs: Dim, label: str, op_type: str, reason: str, order: int,
+           alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
+    """What the main graph's node ``label`` needs to run."""
+    return Raw(Constraint(rel, lhs, rhs, Origin.NEEDED, Place(label, op_type), reason), order, alts)
+
 
 # Ops that broadcast all their inputs (numpy rules).
 BROADCASTING = frozenset({
@@ -71,39 +74,26 @@ def raw_conditions(result) -> list[Raw]:
 def _recorded(result, order: dict[str, int], resolve, unnarrowed) -> Iterator[Raw]:
     reshape_ok: dict[str, bool] = {}
     for c in result.constraints:
-        if c.kind == "user":
+        if c.origin is Origin.USER:
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
-        lhs, rhs = resolve(c.lhs), resolve(c.rhs)
-        when = tuple(_resolved(g, resolve) for g in c.when)
-        if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}",
-                      at, before=c.before, when=when)
+        place = replace(c.place, when=tuple(_resolved(g, resolve) for g in c.when))
+        if c.rel is Rel.GE and c.origin is not Origin.DEFAULT_RANGE:
+            # a node runs only when lhs >= rhs (a Conv's input at least its kernel), stated over
+            # the ranges before it narrowed them
+            yield Raw(replace(c, lhs=unnarrowed(c.lhs), place=place, reason=f"{c.reason}: {c}"), at)
             continue
-        if c.kind == "differ":  # an If that runs only one branch (see onnxsym.facts.branching)
-            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, when=when)
-            continue
-        if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
-            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
-            continue
-        if c.kind == "bound":
-            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
-            continue
-        if c.op_type == "Reshape" and c.node in order:
+        if c.rel is Rel.EQ and c.op_type == "Reshape" and c.node in order:
             if c.node not in reshape_ok:
                 reshape_ok[c.node] = _reshape_holds(result, result.model.graph.node[order[c.node]], resolve)
             if reshape_ok[c.node]:
                 continue  # proven factor by factor: holds for every size
-        assumed = c.reason if c.kind != "node" else ""
-        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed, when=when)
+        yield Raw(replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=place), at)
 
 
 def _resolved(g: Guard, resolve) -> Guard:
     """``g`` with its relation over the representatives (symbols solved after it was made)."""
-    if g.relation is None:
-        return g
-    op, a, b = g.relation
-    return replace(g, relation=(op, resolve(a), resolve(b)))
+    return g if g.relation is None else replace(g, relation=g.relation.map(resolve))
 
 
 def _reshape_holds(result, n: onnx.NodeProto, resolve) -> bool:
@@ -180,10 +170,11 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
     bounds are walked in the main graph only)."""
     for graph, when, own in result.subgraph_runs:
         values = ChainMap(own, result.subgraph_values, result.values)
+        when = tuple(_resolved(g, resolve) for g in when)
         for raw in _from_nodes(result, graph, values, None):
-            yield replace(raw, lhs=resolve(raw.lhs), rhs=resolve(raw.rhs), order=at,
-                          alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts),
-                          when=tuple(_resolved(g, resolve) for g in when))
+            c = raw.fact
+            fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
+            yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 
 def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None) -> Iterator[Raw]:
@@ -238,8 +229,8 @@ def _broadcast(values, n, i, names) -> Iterator[Raw]:
     cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]))
     label = node_label(n, i)
     for axis, a, b in _pairs(cols):
-        yield Raw("or", a, b, label, n.op_type, f"broadcast on axis {axis}: {a} against {b}", i,
-                  alts=((a, b), (a, 1), (b, 1)))
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"broadcast on axis {axis}: {a} against {b}", i,
+                     alts=((a, b), (a, 1), (b, 1)))
 
 
 def _expand(values, n, i) -> Iterator[Raw]:
@@ -252,7 +243,7 @@ def _expand(values, n, i) -> Iterator[Raw]:
     cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + target))
     label = node_label(n, i)
     for axis, a, b in _pairs(cols):
-        yield Raw("or", a, b, label, n.op_type, f"expand axis {axis}: {a} to {b}", i, alts=((a, b), (a, 1), (b, 1)))
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"expand axis {axis}: {a} to {b}", i, alts=((a, b), (a, 1), (b, 1)))
 
 
 def _attr_int(n, name: str, default: int) -> int:
@@ -265,9 +256,9 @@ def _attr_int(n, name: str, default: int) -> int:
 def _index_bounds(label, op, i, what: str, d: Dim, b) -> Iterator[Raw]:
     lo, hi = b
     if dims.try_le(hi, dims.sub(d, 1)) is not True:
-        yield Raw("<=", hi, dims.sub(d, 1), label, op, f"index {hi} < {d} {what}", i)
+        yield needed(Rel.LE, hi, dims.sub(d, 1), label, op, f"index {hi} < {d} {what}", i)
     if dims.try_le(dims.neg(d), lo) is not True:
-        yield Raw("<=", dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
+        yield needed(Rel.LE, dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
 
 
 def _nonempty(shape) -> bool:
@@ -295,11 +286,14 @@ def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
     if x is None or not idx or not isinstance(idx[-1], int) or not _nonempty(idx):
         return
     k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
-    if k != 1 or batch >= len(x):
-        return  # the components of a longer index tuple are not told apart
-    b = elements.bounds(idx_name)
-    if b is not None:
-        yield from _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch}", x[batch], b)
+    if batch + k > len(x):
+        return
+    # component j of each index tuple indexes axis batch + j (told apart where the tuples are a
+    # Concat of one column per component, as torch's advanced indexing builds them)
+    bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
+    for j, b in enumerate(bounds):
+        if b is not None:
+            yield from _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
 
 
 def _split(values, result, n, i) -> Iterator[Raw]:
@@ -322,15 +316,15 @@ def _split(values, result, n, i) -> Iterator[Raw]:
         total: Dim = 0
         for s in sizes:
             total = dims.add(total, s)
-        yield Raw("==", total, d, label, n.op_type, f"split sizes add up to {d}", i)
+        yield needed(Rel.EQ, total, d, label, n.op_type, f"split sizes add up to {d}", i)
         for s in sizes:
             if not isinstance(s, int) and dims.try_le(0, s) is not True:
-                yield Raw("<=", 0, s, label, n.op_type, f"split size {s} >= 0", i)
+                yield needed(Rel.LE, 0, s, label, n.op_type, f"split size {s} >= 0", i)
     elif not (opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
         parts = len(n.output)
         if parts > 1 and not isinstance(d, int):
-            yield Raw("==", dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
-                      f"{d} splits into {parts} equal parts", i)
+            yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
+                         f"{d} splits into {parts} equal parts", i)
 
 
 def _tile(values, n, i) -> Iterator[Raw]:
@@ -339,4 +333,4 @@ def _tile(values, n, i) -> Iterator[Raw]:
         return
     for k, rep in enumerate(r.value):
         if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
-            yield Raw("<=", 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
+            yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
