@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from onnxsym import __version__
-from onnxsym.commands.progress import Progress
+from onnxsym.commands.progress import Progress, working
 from onnxsym.errors import OnnxsymError, OutputError, UserInputError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
@@ -233,10 +233,10 @@ def _pins_line(result, domain) -> str | None:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=()) -> None:
+def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(), locations=None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
-    weights are kept: OUT's folder must hold them."""
+    weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
@@ -246,7 +246,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(
     if model_dir is not None and out != STDOUT:
         from onnxsym.model.external import check_output_folder
 
-        check_output_folder(model, model_dir, folder)
+        check_output_folder(model, model_dir, folder, locations)
     write_outputs([(out, data), *also])
 
 
@@ -338,9 +338,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     from onnxsym.model.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
+    locations = external_locations(result.model)  # (a scan of every node: once)
     check_outputs(outputs + ([("the output", target)] if in_place else []),
-                  [("a weight file of the input model", os.path.join(model_dir, loc))
-                   for loc in external_locations(result.model)])
+                  [("a weight file of the input model", os.path.join(model_dir, loc)) for loc in locations])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
     written = api.written_result(result)  # without --range and --assume, if given
     annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
@@ -348,7 +348,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    _save(annotated, target, model_dir, also)
+    _save(annotated, target, model_dir, also, locations)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -699,14 +699,14 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     import json
 
     _check_sweep(sweep, plot, fmt, force, None)
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
+    result = _infer_with_progress(model, bind, False, constant_initializers, ranges, assume, allow_zero, dynamic)
     if sweep is not None:
         from onnxsym.commands import sweep as sweeps
 
         _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
         return
-    d = result.domain()
+    with working("computing the valid input domain"):
+        d = result.domain()
     if fmt in ("trtexec", "ort", "torch"):
         from onnxsym.domain import deploy
 
@@ -838,8 +838,12 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
         return
 
     def run(given):
-        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                                 constant_initializers=constant_initializers))
+        bar = Progress(f"inferring {os.path.basename(model)}")
+        try:
+            return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                     constant_initializers=constant_initializers, progress=bar))
+        finally:
+            bar.close()
     what_if: dict = {}
     try:
         result = run(b)
@@ -856,8 +860,10 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
             raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
                               f"takes it, as a what-if") from None
         what_if = {n: b[n] for n in exc.unknown_binds}
-    c = result.cost()
-    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
+    with working("computing the cost (the peak memory is a max over the nodes)"):
+        c = result.cost()
+    with working(f"solving for {solve}"):
+        solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
