@@ -322,7 +322,7 @@ def table(runs: int) -> None:
     # verify: one process per model, as a CI loop runs it; check: one process for the folder
     verify = [PY, "-c", "import subprocess, sys; [subprocess.run([sys.executable, '-m', 'onnxsym.cli', 'verify', m], "
               "stdout=subprocess.DEVNULL) for m in sys.argv[1:]]", *folder]
-    check = [PY, "-m", "onnxsym.cli", "check", "-q", *folder]
+    check = [PY, "-m", "onnxsym.cli", "check", "-q", "-j", "2", *folder]
     for what, cmd in (("verify", verify), ("check", check)):
         doc = paired(cmd, floor(folder[0], os.path.join(CACHE, "bench_floor.onnx")), max(1, runs // 2), ok=(0, 1))
         print(f"| `{what}` over models/ ({n} models{', one process each' if what == 'verify' else ', one process'}) | "
