@@ -8,12 +8,14 @@ import math
 import numpy as np
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
+from onnxsym.domain.needs import MATMUL_BATCH
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import broadcast_dim, broadcast_shapes, normalize_axis
 
@@ -26,9 +28,11 @@ def _bshapes(node, shapes, output=0):
 
 # --------------------------------------------------------------------------- MatMul, Gemm
 
+INNER_DIMS = "A[-1] == B[-2] (the inner dims)"
 
-@register("MatMul MatMulInteger")
-def matmul(node: Node) -> Outputs:
+
+@register("MatMul MatMulInteger", conditions=[INNER_DIMS, MATMUL_BATCH], cost=formulas.MATMUL)
+def matmul(node: Node) -> list[Tensor]:
     a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
@@ -65,12 +69,16 @@ def gemm_shape(node, a: Tensor, b: Tensor):
     """``(M, N)`` of ``op(A) @ op(B)`` under transA/transB, or ``None`` when a rank is unknown."""
     if a.shape is None or b.shape is None:
         return None
-    m = a.shape[1] if node.attr("transA", 0) else a.shape[0]
-    n = b.shape[0] if node.attr("transB", 0) else b.shape[1]
+    ta, tb = node.attr("transA", 0), node.attr("transB", 0)
+    m = a.shape[1] if ta else a.shape[0]
+    n = b.shape[0] if tb else b.shape[1]
+    if len(a.shape) == 2 and len(b.shape) == 2:
+        node.assume(a.shape[0] if ta else a.shape[1], b.shape[1] if tb else b.shape[0], "Gemm inner dims (K)")
     return m, n
 
 
-@register("Gemm")
+@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", unlearned("C broadcasts to (M, N)")],
+          cost=formulas.GEMM)
 def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
     return [Tensor(a.dtype, gemm_shape(node, a, arg(node, 1)))]
@@ -155,7 +163,11 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
     return out
 
 
-@register("Conv ConvInteger QLinearConv")
+CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
+                   unlearned("X[1] == group * W[1] (the input channels)")]
+
+
+@register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)
 def conv(node: Node) -> Outputs:
     xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
     x, w = arg(node, xi), arg(node, wi)
@@ -178,8 +190,8 @@ def conv(node: Node) -> Outputs:
     return [Tensor(dtype, (x.shape[0], m) + tuple(sp))]
 
 
-@register("ConvTranspose")
-def conv_transpose(node: Node) -> Outputs:
+@register("ConvTranspose", conditions=[unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
+def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
     if x.shape is None:
         return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -212,7 +224,9 @@ def conv_transpose(node: Node) -> Outputs:
     return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
 
 
-@register("MaxPool AveragePool LpPool")
+@register("MaxPool AveragePool LpPool", conditions=[
+    "the output size is >= 0 on each spatial axis: X[2+i] + pads >= dilated kernel - 2*strides + 2",
+    "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)"], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -229,7 +243,7 @@ def pool(node: Node) -> Outputs:
     return outs
 
 
-@register("GlobalAveragePool GlobalMaxPool GlobalLpPool")
+@register("GlobalAveragePool GlobalMaxPool GlobalLpPool", conditions=(), cost=formulas.REDUCTION)
 def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -240,7 +254,8 @@ def global_pool(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- normalizations
 
 
-@register("BatchNormalization")
+@register("BatchNormalization", conditions=[unlearned("scale, B, mean and var have X[1] elements")],
+          cost=formulas.BATCH_NORMALIZATION)
 def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
@@ -257,7 +272,8 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization")
+@register("LayerNormalization", conditions=[unlearned("Scale and B broadcast to X[axis:]")],
+          cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
@@ -275,8 +291,13 @@ def layer_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
-          "CumSum Trilu LRN")
+@register("InstanceNormalization", conditions=[unlearned("scale and B have X[1] elements")],
+          cost=formulas.NORMALIZATION)
+@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
+@register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
+@register("CumSum", conditions=(), cost=formulas.REDUCTION)
+@register("Trilu", conditions=(), cost=formulas.MOVEMENT)
+@register("LRN", conditions=(), cost=formulas.LRN)
 def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
@@ -299,7 +320,7 @@ def _parse_term(term):
     return letters
 
 
-@register("Einsum")
+@register("Einsum", conditions=["the dims of one letter are equal, or broadcast where one is 1"])
 def einsum(node):
     eq = node.attr("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -345,7 +366,7 @@ def einsum(node):
 # --------------------------------------------------------------------------- TopK, ArgMax
 
 
-@register("TopK")
+@register("TopK", conditions=["k <= X[axis]"])
 def topk(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -365,7 +386,7 @@ def topk(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
 
-@register("ArgMax ArgMin")
+@register("ArgMax ArgMin", conditions=(), cost=formulas.REDUCTION)
 def argmax(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -379,6 +400,9 @@ def argmax(node: Node) -> Outputs:
 
 
 # --------------------------------------------------------------------------- Resize, Upsample
+
+
+SCALED = "scale*X[i] in float32 is exact: X[i] <= 2**24 / scale's numerator"
 
 
 def _scaled(node, d, scale, axis):
@@ -460,13 +484,13 @@ def _resize_shape(node, x, scales, sizes, axes):
     return tuple(out)
 
 
-@register("Resize")
+@register("Resize", conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize_v10(node: Node) -> Outputs:
     """Resize-10: inputs X and scales."""
     return _resized(node, arg(node, 1), None)
 
 
-@register("Resize", since=11)
+@register("Resize", since=11, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize_v11(node: Node) -> Outputs:
     """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
     scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
@@ -475,20 +499,20 @@ def resize_v11(node: Node) -> Outputs:
     return _resized(node, scales, sizes)
 
 
-@register("Resize", since=13)
+@register("Resize", since=13, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize(node: Node) -> Outputs:
     """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
     return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr("axes") if node.opset >= 18 else None)
 
 
-@register("Upsample")
+@register("Upsample", conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
     s = node.attr("scales")
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
-@register("Upsample", since=9)
+@register("Upsample", since=9, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def upsample(node: Node) -> Outputs:
     """The scales input."""
     return _resized(node, arg(node, 1), None)

@@ -3,14 +3,16 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
+from onnxsym.cost import formulas
+from onnxsym.domain.needs import GATHER_INDICES, GATHER_ND_INDICES
 from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 
 from .common import arg, same_shape
 
 
-@register("GatherND")
+@register("GatherND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
     batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
@@ -21,7 +23,12 @@ def gather_nd(node: Node) -> Outputs:
     return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[batch + k:]))]
 
 
-@register("Scatter ScatterElements ScatterND TensorScatter ReverseSequence CumProd")
+@register("ScatterElements", conditions=[GATHER_INDICES], cost=formulas.MOVEMENT)
+@register("Scatter", conditions=[GATHER_INDICES])
+@register("ScatterND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
+@register("ReverseSequence", conditions=[unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
+@register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
+@register("CumProd", conditions=())
 def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
     return [same_shape(arg(node, 0))]

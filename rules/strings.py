@@ -12,7 +12,7 @@ from onnxsym.semantics.shapes import broadcast_shapes
 from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 
 
-@register("StringConcat")
+@register("StringConcat", conditions=["the inputs broadcast"])
 def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:
@@ -21,12 +21,12 @@ def string_concat(node: Node) -> Outputs:
                                             node.assume))]
 
 
-@register("RegexFullMatch")
+@register("RegexFullMatch", conditions=())
 def regex_full_match(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), BOOL)]
 
 
-@register("StringNormalizer")
+@register("StringNormalizer", conditions=())
 def string_normalizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [1, C]
     if x.shape is None or not x.shape:
@@ -41,7 +41,7 @@ def string_normalizer(node: Node) -> Outputs:
     return [Tensor(STRING, tuple(x.shape[:-1]) + (kept,))]
 
 
-@register("StringSplit")
+@register("StringSplit", conditions=())
 def string_split(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -53,7 +53,7 @@ def string_split(node: Node) -> Outputs:
     return [Tensor(STRING, tuple(x.shape) + (k,)), Tensor(I64, x.shape)]
 
 
-@register("TfIdfVectorizer")
+@register("TfIdfVectorizer", conditions=())
 def tfidf_vectorizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [N, C]
     width = max(node.attr("ngram_indexes", [-1])) + 1

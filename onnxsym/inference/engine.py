@@ -94,8 +94,6 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
-# The standard ops with graph attributes; other domains' ops are checked one by one.
-_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 # What the engine reads of a node, in one call (each protobuf field read costs).
 _NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
@@ -524,6 +522,8 @@ class Engine:
         attributes and input values: most nodes of a many-layer model) takes the rule's
         memoized result; only the others run their rule (:meth:`_run_rule`)."""
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        # the standard ops registered with subgraphs; other domains' ops are checked one by one
+        subgraph_ops = registry.subgraph_ops()
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
         for index, n in order:
@@ -540,7 +540,7 @@ class Engine:
                 ids = tuple(map(id, inputs))
             else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            subgraphs = (domain or op_type in subgraph_ops) and has_subgraph(n)
             if stored_order:
                 if _NONE_ID in ids and not all(x in env for x in input_names if x):
                     return done

@@ -1,0 +1,212 @@
+"""The conditions an op registers that the domain checks on a node's inferred inputs, not
+recorded by its rule (the shapes follow either way): broadcasts of dims that may be 1
+(``min(64, seq)`` against ``seq``), Expand, index bounds (Gather, GatherElements, GatherND,
+ScatterND, ScatterElements, from the element bounds of their indices), Split sizes and Tile
+repeats. Each is a :class:`onnxsym.registry.Condition` a rule module names in its
+registration; :mod:`.collect` calls its ``check`` with a :class:`Site`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import onnx
+
+from .. import dims
+from ..dims import Dim
+from ..facts.constraints import Guard
+from ..inference.values import Tensor
+from ..registry import Condition
+from .elements import Elements
+
+
+@dataclass(frozen=True)
+class Raw:
+    """``lhs rel rhs`` (rel ``==``, ``<=``, or ``or`` over ``alts``) that ``node`` needs.
+    ``assumed`` is empty when the node fails (or its shape changes) without it, else
+    why onnxsym assumes it."""
+
+    rel: str  # (also "!=", and "atleast": see forms.simplify)
+    lhs: Dim
+    rhs: Dim
+    node: str
+    op_type: str
+    reason: str
+    order: int
+    assumed: str = ""
+    alts: tuple[tuple[Dim, Dim], ...] = ()
+    before: tuple[tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
+    when: tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One node after inference, as a condition's check sees it: its inputs' values, the
+    element bounds of the main graph (None in a subgraph: index bounds are not walked
+    there), its label and position, and the model's opset of its domain."""
+
+    node: onnx.NodeProto
+    index: int
+    label: str
+    values: Mapping[str, object]
+    elements: Elements | None
+    opset: int
+
+    def shape(self, i: int) -> tuple[Dim, ...] | None:
+        name = self.node.input[i] if i < len(self.node.input) else ""
+        v = self.values.get(name) if name else None
+        return v.shape if isinstance(v, Tensor) else None
+
+    def value(self, i: int) -> tuple | None:
+        name = self.node.input[i] if i < len(self.node.input) else ""
+        v = self.values.get(name) if name else None
+        return v.value if isinstance(v, Tensor) else None
+
+    def attr_int(self, name: str, default: int) -> int:
+        return next((a.i for a in self.node.attribute if a.name == name), default)
+
+    def raw(self, rel: str, lhs: Dim, rhs: Dim, reason: str, alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
+        return Raw(rel, lhs, rhs, self.label, self.node.op_type, reason, self.index, alts=alts)
+
+
+def _is_one(d: Dim) -> bool:
+    return isinstance(d, int) and d == 1
+
+
+def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
+    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
+    leaving out pairs of dims both provably not 1: inference recorded those."""
+    for axis, col in enumerate(cols):
+        distinct = list(dict.fromkeys(d for d in col if not _is_one(d)))
+        for j, a in enumerate(distinct):
+            for b in distinct[j + 1:]:
+                if dims.try_eq(a, 1) is False and dims.try_eq(b, 1) is False:
+                    continue
+                if dims.try_eq(a, b) is True:
+                    continue
+                yield axis, a, b
+
+
+def _broadcast(site: Site) -> Iterator[Raw]:
+    shapes = [site.shape(i) for i, x in enumerate(site.node.input) if x]
+    if len(shapes) < 2 or any(s is None for s in shapes) or all(s == shapes[0] for s in shapes):
+        return
+    rank = max(len(s) for s in shapes if s is not None)
+    cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes if s is not None]))
+    for axis, a, b in _pairs(cols):
+        yield site.raw("or", a, b, f"broadcast on axis {axis}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+
+
+def _expand(site: Site) -> Iterator[Raw]:
+    x, target = site.shape(0), site.value(1)
+    if x is None or target is None:
+        return
+    rank = max(len(x), len(target))
+    cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + tuple(target)))
+    for axis, a, b in _pairs(cols):
+        yield site.raw("or", a, b, f"expand axis {axis}: {a} to {b}", alts=((a, b), (a, 1), (b, 1)))
+
+
+def _product(ds) -> Dim:
+    out: Dim = 1
+    for d in ds:
+        out = dims.mul(out, d)
+    return out
+
+
+def _nonempty(shape) -> bool:
+    return shape is not None and dims.try_le(1, _product(shape)) is True
+
+
+def _index_bounds(site: Site, what: str, d: Dim, b) -> Iterator[Raw]:
+    lo, hi = b
+    if dims.try_le(hi, dims.sub(d, 1)) is not True:
+        yield site.raw("<=", hi, dims.sub(d, 1), f"index {hi} < {d} {what}")
+    if dims.try_le(dims.neg(d), lo) is not True:
+        yield site.raw("<=", dims.neg(d), lo, f"index {lo} >= -{d} {what}")
+
+
+def _gather(site: Site) -> Iterator[Raw]:
+    x, idx = site.shape(0), site.shape(1)
+    if site.elements is None or x is None or not x or not _nonempty(idx):
+        return
+    axis = site.attr_int("axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    b = site.elements.bounds(site.node.input[1])
+    if b is not None:
+        yield from _index_bounds(site, "rows" if axis == 0 else f"on axis {axis}", x[axis], b)
+
+
+def _gather_nd(site: Site) -> Iterator[Raw]:
+    x, idx = site.shape(0), site.shape(1)
+    if site.elements is None or x is None or not idx or not isinstance(idx[-1], int) or not _nonempty(idx):
+        return
+    k, batch = idx[-1], site.attr_int("batch_dims", 0)
+    if k != 1 or batch >= len(x):
+        return  # the components of a longer index tuple are not told apart
+    b = site.elements.bounds(site.node.input[1])
+    if b is not None:
+        yield from _index_bounds(site, f"on axis {batch}", x[batch], b)
+
+
+def _split(site: Site) -> Iterator[Raw]:
+    x = site.shape(0)
+    if x is None or not x:
+        return
+    n = site.node
+    axis = site.attr_int("axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    d = x[axis]
+    sizes = None
+    if site.opset >= 13 and len(n.input) > 1 and n.input[1]:
+        sizes = site.value(1)
+    elif site.opset < 13:
+        sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
+    if sizes is not None:
+        total: Dim = 0
+        for s in sizes:
+            total = dims.add(total, s)
+        yield site.raw("==", total, d, f"split sizes add up to {d}")
+        for s in sizes:
+            if not isinstance(s, int) and dims.try_le(0, s) is not True:
+                yield site.raw("<=", 0, s, f"split size {s} >= 0")
+    elif not (site.opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
+        parts = len(n.output)
+        if parts > 1 and not isinstance(d, int):
+            yield site.raw("==", dims.mul(parts, dims.floordiv(d, parts)), d, f"{d} splits into {parts} equal parts")
+
+
+def _tile(site: Site) -> Iterator[Raw]:
+    reps = site.value(1)
+    if reps is None:
+        return
+    for k, rep in enumerate(reps):
+        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
+            yield site.raw("<=", 0, rep, f"repeat {k} is {rep} >= 0")
+
+
+BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or one is 1", _broadcast)
+EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1", _expand)
+GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)", _gather)
+GATHER_ND_INDICES = Condition("-X[b] <= indices < X[b] on the indexed axis b (one index component)", _gather_nd)
+SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
+                        "X[axis] divides into equal parts", _split)
+TILE_REPEATS = Condition("repeats >= 0", _tile)
+
+
+def _matmul_batch(site: Site) -> Iterator[Raw]:
+    a, b = site.shape(0), site.shape(1)
+    if a is None or b is None or len(a) < 3 and len(b) < 3:
+        return
+    sa, sb = tuple(a[:-2]), tuple(b[:-2])
+    rank = max(len(sa), len(sb))
+    cols = list(zip((1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb))
+    for axis, x, y in _pairs(cols):
+        yield site.raw("or", x, y, f"matmul batch axis {axis}: {x} against {y}", alts=((x, y), (x, 1), (y, 1)))
+
+
+MATMUL_BATCH = Condition("the batch dims (all but the last two) broadcast", _matmul_batch)
