@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.domain.needs import BROADCAST
+from onnxsym.domain.needs import BROADCAST, SLOPE
 from onnxsym.facts.edges import comparison_text
 from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
@@ -208,7 +208,8 @@ def binary_v1(node: Node) -> Outputs:
     return _elementwise(node, unidirectional=True)
 
 
-@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual PRelu",
+@register("PRelu", conditions=[SLOPE], cost=formulas.ELEMENTWISE)
+@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
           conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 @register(_BROADCAST_ATTR, since=7, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def binary(node: Node) -> Outputs:

@@ -10,7 +10,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import MATMUL_BATCH
+from onnxsym.domain.needs import EINSUM_LETTERS, MATMUL_BATCH
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
@@ -320,7 +320,7 @@ def _parse_term(term):
     return letters
 
 
-@register("Einsum", conditions=["the dims of one letter are equal, or broadcast where one is 1"])
+@register("Einsum", conditions=[EINSUM_LETTERS])
 def einsum(node):
     eq = node.attr("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -354,6 +354,9 @@ def einsum(node):
         out_terms = _parse_term(rhs)
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
+    for x, ds in letter_dims.items():
+        if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
+            broadcast_dim(ds, lambda why: 1, node.assume)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":

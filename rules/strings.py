@@ -4,6 +4,7 @@ TfIdfVectorizer."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.domain.needs import BROADCAST
 from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -12,7 +13,7 @@ from onnxsym.semantics.shapes import broadcast_shapes
 from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 
 
-@register("StringConcat", conditions=["the inputs broadcast"])
+@register("StringConcat", conditions=[BROADCAST])
 def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     if a.shape is None or b.shape is None:

@@ -210,3 +210,34 @@ def _matmul_batch(site: Site) -> Iterator[Raw]:
 
 
 MATMUL_BATCH = Condition("the batch dims (all but the last two) broadcast", _matmul_batch)
+
+
+def _einsum_letters(site: Site) -> Iterator[Raw]:
+    eq = next((a.s.decode() for a in site.node.attribute if a.name == "equation"), "").replace(" ", "")
+    terms = eq.partition("->")[0].split(",")
+    by_letter: dict[str, list[Dim]] = {}
+    for i, term in enumerate(terms):
+        shape = site.shape(i)
+        if shape is None or "." in term:
+            continue  # (the letters after an ellipsis are read from the end: left out)
+        if len(term) != len(shape):
+            return
+        for letter, d in zip(term, shape):
+            by_letter.setdefault(letter, []).append(d)
+    for letter, ds in sorted(by_letter.items()):
+        for _, a, b in _pairs([ds]):
+            yield site.raw("or", a, b, f"einsum letter {letter}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+
+
+def _unidirectional(site: Site) -> Iterator[Raw]:
+    x, s = site.shape(0), site.shape(1)
+    if x is None or s is None or len(s) > len(x):
+        return
+    for axis, (a, b) in enumerate(zip(x[len(x) - len(s):], s)):
+        if _is_one(b) or dims.try_eq(a, b) is True:
+            continue
+        yield site.raw("or", a, b, f"slope axis {axis}: {b} broadcasts to {a}", alts=((a, b), (b, 1)))
+
+
+EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters)
+SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional)
