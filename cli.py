@@ -102,9 +102,28 @@ def _bind_opt(f):
     """--bind, and --value beside it on every command that takes it."""
     f = _value_opt(f)
     return click.option("--bind", multiple=True, metavar="NAME=INT", help="Fix an input symbol to a number.")(f)
-_constant_inits = click.option(
-    "--constant-initializers", is_flag=True,
-    help="Initializers listed as graph inputs are constants (always so below IR version 4).")
+def _load_rules(_ctx, _param, modules):
+    """The onnxsym.rules entry points of installed packages, then each --rules MODULE:
+    loaded before the command infers (not for --help, which exits first)."""
+    from onnxsym import plugins
+
+    plugins.load_entry_points()
+    for m in modules:
+        plugins.load_module(m)
+    return modules
+
+
+def _rules_opt(f):
+    return click.option("--rules", "rules", multiple=True, metavar="MODULE", expose_value=False, callback=_load_rules,
+                        help="Import MODULE (a module name or a .py file) for its custom-op rules (repeatable); "
+                             "the onnxsym.rules entry points of installed packages load by themselves.")(f)
+
+
+def _constant_inits(f):
+    """--constant-initializers, and --rules beside it: on every command that infers."""
+    f = _rules_opt(f)
+    return click.option("--constant-initializers", is_flag=True,
+                        help="Initializers listed as graph inputs are constants (always so below IR version 4).")(f)
 
 
 _EVERY = "\0every"  # what a bare --allow-zero gives
@@ -357,7 +376,15 @@ def _print_written_sizes(written) -> None:
     given = written.given
     if given is not None and given.bound and not bound:
         click.echo("  --bind: the graph inputs are not specialised (onnxruntime would refuse the model at that size: "
-                   "a bound 0, or an If only the bound size decides); the dims are written as they hold at every size")
+                   "a bound 0, an If only the bound size decides, or a node its load-time shape inference refuses "
+                   "there); the dims are written as they hold at every size")
+    if written.withheld:
+        names = sorted(written.withheld)
+        why = written.withheld[names[0]]
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        click.echo(f"  {len(names)} value{'s are' if len(names) > 1 else ' is'} written without dims "
+                   f"({', '.join(names[:3])}{more}): with them, the load-time shape inference of onnx and onnxruntime "
+                   f"refuses {why}; it loads the model without them")
     if given is not None and (given.ranges or given.assume):
         click.echo("  the dims are written as they hold at every size the graph inputs allow: "
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
@@ -417,9 +444,10 @@ def _infer_with_progress(model, bind, quiet, constant_initializers, ranges=(), a
 
 
 def _styler(color):
-    """click.style by dim kind; click.echo drops the colours when stdout is not a terminal."""
+    """click.style by dim kind; click.echo drops the colours when stdout is not a terminal.
+    NO_COLOR (https://no-color.org) set and not empty turns them off unless --color asks."""
     colors = {"symbolic": dict(fg="cyan"), "unresolved": dict(fg="red", bold=True), "head": dict(bold=True)}
-    if color is False:
+    if color is False or (color is None and os.environ.get("NO_COLOR")):
         from onnxsym.commands import show as show_mod
         return show_mod.plain
     return lambda text, kind: click.style(text, **colors[kind]) if kind in colors else text
@@ -503,26 +531,35 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only values produced by this op type (repeatable).")
 @click.option("--outputs", is_flag=True, help="Only the graph outputs.")
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
-@click.option("--color/--no-color", default=None, help="Colour the dims (default: on a terminal).")
+@click.option("--all", "show_all", is_flag=True, help="Also the outputs of Constant nodes (hidden by default).")
+@click.option("--subgraphs", is_flag=True, help="Also the values inside If branches and Loop and Scan bodies.")
+@click.option("--color/--no-color", default=None,
+              help="Colour the dims (default: on a terminal, unless NO_COLOR is set).")
 @_bind_opt
 @_knowledge
 @_constant_inits
 @_dynamic_opt
-@_quiet
-@_verbose
-def show(model, name, ops, outputs, unresolved, color, bind, ranges, assume, allow_zero, constant_initializers,
-         dynamic, quiet, verbose):
-    """Print a table of MODEL's values and shapes, its symbols and assumptions.
+@click.option("--quiet", "-q", is_flag=True, help="Print the rows alone: no header, no summary.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Add the node names, and the symbols (with their ranges), aliases, assumptions, "
+                   "stale declarations and warnings of the values shown.")
+def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind, ranges, assume, allow_zero,
+         constant_initializers, dynamic, quiet, verbose):
+    """Print a table of MODEL's values and their shapes; with -v, its symbols and assumptions.
 
-    Symbolic dims are cyan, unresolved ones red (on a terminal).
+    Symbolic dims are cyan, unresolved ones red (on a terminal). Every section keeps
+    only what belongs to the values the filters keep. Lines fit the terminal (or
+    COLUMNS); piped output has a line per value.
 
     Example: onnxsym show model.onnx --op Reshape --unresolved
     """
     from onnxsym.commands import show as show_mod
+    from onnxsym.commands.table import terminal_width
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
-    flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved)
-    for line in show_mod.show_lines(result, flt, _styler(color), verbose):
+    flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved, constants=show_all)
+    layout = show_mod.Layout(quiet=quiet, verbose=verbose, subgraphs=subgraphs, width=terminal_width())
+    for line in show_mod.show_lines(result, flt, _styler(color), layout=layout):
         click.echo(line, color=color)
 
 

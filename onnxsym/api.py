@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
@@ -91,16 +92,21 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
     except RuleFailure:
         validate.check_with_onnx(model)  # a node the spec rules out is the model's fault, not a bug
         raise
-    # What the rules take without complaint, onnx's inference may refuse (a node that fails
-    # at every size): the model is invalid, not annotated.
-    validate.check_with_onnx(model)
     table = engine.table
     main = engine.main
-    return Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
-                  engine.constraints.items, table.warnings + engine.warnings, engine.no_rule, dict(engine.constraints.derived),
-                  engine.declarations, main.subgraph_values, engine.rule_failures,
-                  base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                  subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
+    result = Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
+                    engine.constraints.items, table.warnings + engine.warnings, engine.no_rule,
+                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, engine.rule_failures,
+                    base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                    subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
+    # What the rules take without complaint, onnx's inference may refuse (a node that fails
+    # at every size): the model is invalid, not annotated. Asked with the dims inferred in
+    # value_info, as they would be written (the verdict is kept for writing: see
+    # written_result); only a refusal is asked again of the model as given.
+    result.load_verdict = _refusal(result, onnx_judge=True, runtime=False)
+    if result.load_verdict is not None:
+        validate.check_with_onnx(model)
+    return result
 
 
 def _size(value, where: str, cli: str) -> int:
@@ -166,7 +172,7 @@ def parse_assumption(a) -> tuple[str, str]:
     return lhs.strip(), rhs.strip()
 
 
-def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int]]:
+def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, object]:
     """Ranges keyed by name with ``(lo, hi)`` pairs; sympy symbols and intervals, objects
     with ``lower``/``upper`` (torch.export's range_constraints) and an ExportedProgram
     itself (its numbered symbols named as the model's inputs name them) go through the bridge."""
@@ -185,7 +191,7 @@ def _plain_ranges(ranges, model: onnx.ModelProto) -> Mapping[str, tuple[int, int
         raise UserInputError(f"ranges: {exc}") from None
 
 
-def _checked_ranges(ranges: Mapping[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def _checked_ranges(ranges: Mapping[str, object]) -> dict[str, tuple[int, int]]:
     out = {}
     for name, pair in ranges.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -232,13 +238,100 @@ def written_result(result: Result) -> Result:
     to declare a range on an input. ``bind`` is kept: the bound numbers are written into
     the graph inputs too, unless the bound sizes decide an If that is undecided without
     them (then the model is inferred without the bind as well). The domain is computed
-    again where ``result``'s was."""
+    again where ``result``'s was.
+
+    The model so written must load in onnxruntime wherever the model as given does: its
+    load-time inference reads the written dims, and may refuse a node they make static (a
+    TopK in an If branch that does not run at those sizes, an opset-18 Split without
+    ``num_outputs``). onnxruntime is asked (:mod:`onnxsym.output.loadcheck`); where it refuses, the
+    bind is not written into the inputs, and then the dims of the values that lead to the
+    node it names are not written (``withheld``, each with why)."""
+    if result.load_checked:
+        return result
+    return _loadable(_written(result), result)
+
+
+def _again(result: Result, bind) -> Result:
+    """``result``'s model inferred again with ``bind``, without ranges or assumptions."""
     table = result.symbols
     allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+    return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None,
+                  result.given_values)
+
+
+def _unbound(result: Result) -> Result:
+    """``result``'s model inferred again without its bind, ranges and assumptions (the dims as
+    they hold at every size), the given ones recorded, the domain computed where it was."""
+    free = _again(result, {})
+    free.given = result.given or result.symbols
+    if result._domain is not None:
+        free.domain()
+    return free
+
+
+# The most rounds of withholding dims before none are written.
+_ROUNDS = 8
+
+
+def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withheld=None):
+    """Why onnx's inference (``onnx_judge``) or onnxruntime (``runtime``) would refuse the model
+    with ``result``'s dims written (with ``withheld`` instead of the result's), or None."""
+    from .output import loadcheck
+
+    if light is None:  # (asked once: written into the light copy itself)
+        light = loadcheck.LightModel(result.model, runtime)
+        target = light.model
+    else:
+        target = light.copy()
+    if withheld is not None:
+        result = dataclasses.replace(result, withheld=dict.fromkeys(withheld, ""))
+    _write_dims(result, target, False, [])
+    return loadcheck.refusal(light, target, onnx_judge, runtime)
+
+
+def _loadable(written: Result, result: Result) -> Result:
+    """``written``, or what of it loads (see :func:`written_result`)."""
+    from .output import loadcheck
+
+    # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
+    # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
+    # when the result was inferred unless the domain made a dim static since
+    runtime = bool(written.symbols.bound) or loadcheck.has_subgraphs(written.model)
+    if not runtime and written.load_verdict is None:
+        written.load_checked = True
+        return written
+    light = loadcheck.LightModel(written.model, runtime=True)
+
+    def refused(r: Result, withheld=None):
+        return _refusal(r, r.load_verdict is not None or withheld is not None, runtime, light, withheld)
+
+    why = refused(written)
+    if why is not None and written.symbols.bound:
+        written = _unbound(result)
+        runtime = loadcheck.has_subgraphs(written.model)
+        why = refused(written)
+    everything = set(loadcheck.producers(light.model))
+    if why is not None and refused(written, everything) is None:  # (else no dim of ours is the cause)
+        rounds, depth, last = 0, 1, None
+        while why is not None:
+            if why.place is None or rounds == _ROUNDS:
+                names = everything
+            else:
+                depth = depth * 2 if why.place.node.name == last else 1
+                names = loadcheck.upstream(light.model, why.place.node, depth)
+                last = why.place.node.name
+            written.withheld.update((n, why.describe()) for n in names if n not in written.withheld)
+            rounds += 1
+            why = None if names is everything else refused(written)
+    written.load_checked = True
+    return written
+
+
+def _written(result: Result) -> Result:
+    table = result.symbols
 
     def again(bind) -> Result:
-        return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None,
-                      result.given_values)
+        return _again(result, bind)
 
     bind = table.bound
     decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
@@ -302,15 +395,23 @@ def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.Mod
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
+    _write_dims(result, model, keep_declared_names)
+    metadata.write(model, metadata.entries(result, __version__))
+    return model
+
+
+@under_ranges_of_result
+def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: bool,
+                warnings: list[str] | None = None) -> None:
+    """Write ``result``'s dims into ``model`` (its model, or a copy of the same graphs);
+    what writing warns of goes to ``warnings`` (default: the result's)."""
+    warnings = result.warnings if warnings is None else warnings
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
-    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values})
-    write_shapes(model.graph, result.values, result.produced, result.fresh, result.warnings,
-                 keep, skip, decl.dropped)
+    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
+    write_shapes(model.graph, result.values, result.produced, result.fresh, warnings, keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
-        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, result.warnings,
+        write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)
-    metadata.write(model, metadata.entries(result, __version__))
-    return model

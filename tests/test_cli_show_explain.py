@@ -55,7 +55,7 @@ def _type_dims(text):
 # ----------------------------------------------------------------- show
 
 def test_show_lists_every_value_with_the_shape_the_runtime_computes():
-    r = cli("show", BERT)
+    r = cli("show", BERT, "--all")
     assert r.exit_code == 0
     rows = table_rows(r.output)
     m = onnx.load(BERT)
@@ -87,27 +87,91 @@ def test_show_filters(paths, broken_result):
 
 
 def test_show_symbols_and_assumptions(paths, broken_result):
-    out = cli("show", BERT, "--outputs").output
+    out = cli("show", BERT, "--outputs", "-v").output
     assert re.search(r"^  batch +\[1, 2\*\*63-1\] +input_ids\[0\]$", out, re.M)
-    assert re.search(r"^  seq +\[1, 2\*\*63-1\] +input_ids\[1\]$", out, re.M)
-    out = cli("show", paths["broken"], "--outputs").output
+    assert re.search(r"^  seq +\[1, 64\] +input_ids\[1\]$", out, re.M)  # the domain: 64 positions
+    out = cli("show", paths["broken"], "-v").output
     for name, p in broken_result.fresh.items():
         assert re.search(rf"^  {name} +\[0, 2\*\*63-1\] +fresh: {p.op_type} '{re.escape(p.node)}': ", out, re.M)
-    out = cli("show", paths["matmul"]).output
+    out = cli("show", paths["matmul"], "-v").output
     assert "assumptions" in out.splitlines()
     assert "  k == j   MatMul 'mm': MatMul inner dims" in out.splitlines()
-    out = cli("show", paths["matmul"], "--bind", "b=2").output
+    out = cli("show", paths["matmul"], "--bind", "b=2", "-v").output
     assert "  b  = 2" in out and "float32[2, 4]" in out
 
 
+def test_show_trailing_sections_only_with_verbose(paths):
+    out = cli("show", paths["matmul"]).output.splitlines()
+    assert out[-1].startswith("3 of 3 values shown; dims:") and "symbols" not in out and "assumptions" not in out
+
+
+def test_show_hides_constants_unless_all():
+    m = onnx.load(BERT)
+    constants = [o for n in m.graph.node if n.op_type == "Constant" for o in n.output]
+    out = cli("show", BERT).output
+    names = [row[0] for row in table_rows(out)]
+    assert constants and not set(constants) & set(names)
+    assert f"{len(constants)} Constant outputs hidden (--all shows them)" in out
+    assert set(constants) <= {row[0] for row in table_rows(cli("show", BERT, "--all").output)}
+    assert {row[0] for row in table_rows(cli("show", BERT, "--op", "Constant").output)} == set(constants)
+
+
+def test_every_section_obeys_the_filters(paths, broken_result):
+    """The symbols, aliases and assumptions of the values shown, not of the whole model."""
+    full = cli("show", paths["broken"], "-v").output
+    fresh = sorted(broken_result.fresh)
+    assert all(re.search(rf"^  {f} ", full, re.M) for f in fresh)
+    out = cli("show", paths["broken"], "-v", "--outputs").output
+    sym = out[out.index("\nsymbols\n") + 1:].split("\n\n")[0].splitlines()[1:]
+    shown = {line.split()[0] for line in sym}
+    outputs_dims = {s.name for o in onnx.load(paths["broken"]).graph.output for d in broken_result.shape(o.name) or ()
+                    if not isinstance(d, int) for s in dims.free_symbols(d)}
+    assert shown == outputs_dims and len(shown) < len(set(broken_result.symbols.symbols))
+    out = cli("show", paths["matmul"], "-v", "--name", "x").output
+    assert "assumptions" not in out.splitlines()  # the MatMul's k == j belongs to y, not shown
+
+
+def test_show_quiet_prints_the_rows_alone(paths):
+    out = cli("show", paths["matmul"], "-q").output.splitlines()
+    assert [line.split()[0] for line in out] == ["x", "w", "y"] and not any("values shown" in x for x in out)
+
+
+def test_show_fits_the_width():
+    """Paddle OCR's detector: every line fits 100 columns, nothing of a row is lost."""
+    det = f"{ROOT}/models/real/paddle_ocr_det.onnx"
+    wide = CliRunner(env={"COLUMNS": ""}).invoke(main, ["show", det]).output
+    narrow = CliRunner(env={"COLUMNS": "100"}).invoke(main, ["show", det]).output
+    assert max(map(len, wide.splitlines())) > 100 >= max(map(len, narrow.splitlines()))
+    assert " ".join(wide.split()) == " ".join(narrow.split())
+    assert len(wide.splitlines()) < 400  # its 311 Constant rows are hidden
+
+
+def test_show_subgraph_values_on_request():
+    silero = f"{ROOT}/models/real/silero_vad.onnx"
+    plain = cli("show", silero).output
+    out = cli("show", silero, "--subgraphs").output
+    assert "subgraph" not in plain and re.search(r"^subgraph \S+ \(runs where .*sr", out, re.M), out
+    assert len(out.splitlines()) > len(plain.splitlines())
+
+
+def test_show_narrowed_ranges_in_verbose():
+    """A symbol's range as the domain narrowed it (whisper: frames <= 128, a broadcast of a clamp)."""
+    out = cli("show", f"{ROOT}/models/whisper_tiny_ts.onnx", "-v").output
+    assert re.search(r"^  frames +\[1, 128\] ", out, re.M), out
+
+
 def test_show_colours_only_when_asked_or_on_a_terminal(paths):
-    coloured = cli("show", paths["broken"], "--unresolved", "--color").output
+    assert not ANSI.search(CliRunner(env={"NO_COLOR": "1"}).invoke(
+        main, ["show", paths["broken"], "--unresolved"], color=True).output)
+    assert ANSI.search(CliRunner(env={"NO_COLOR": "1"}).invoke(
+        main, ["show", paths["broken"], "--unresolved", "--color"], color=True).output)
+    coloured = cli("show", paths["broken"], "--unresolved", "--color", "-v").output
     assert "\x1b[31m" in coloured  # unresolved dims in red
     assert "\x1b[36mbatch" in coloured  # symbols in cyan
-    plain = cli("show", paths["broken"], "--unresolved").output  # CliRunner's stdout is no terminal
+    plain = cli("show", paths["broken"], "--unresolved", "-v").output  # CliRunner's stdout is no terminal
     assert not ANSI.search(plain)
     assert ANSI.sub("", coloured) == plain
-    piped = subprocess.run([sys.executable, "-m", "onnxsym.cli", "show", paths["broken"], "--unresolved"],
+    piped = subprocess.run([sys.executable, "-m", "onnxsym.cli", "show", paths["broken"], "--unresolved", "-v"],
                            capture_output=True, text=True, cwd=ROOT)
     assert piped.returncode == 0 and piped.stdout == plain and piped.stderr == ""
 

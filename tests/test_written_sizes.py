@@ -271,3 +271,92 @@ def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
         out = _session_of(written, optimize=False).run(
             None, {"x": np.ones([b, 2, h, w], np.float32), "flag": np.array(False)})
         assert out[0].shape == (1,)
+
+
+def _split18_model(target_nodes):
+    """An opset-18 Split of ``t`` on axis 0 into three, with neither ``num_outputs`` nor a
+    ``split`` input: onnxruntime's kernel splits evenly, and onnx's inference (which
+    onnxruntime runs on loading) refuses the node once it sees the axis's dim."""
+    import numpy as np
+    from helpers import F, init, model
+    from onnx import helper
+    N = helper.make_node
+    return model([*target_nodes, N("Split", ["t"], ["a", "b", "c"], axis=0, name="split")],
+                 [("x", F, ["seq", 3])], [("a", F), ("b", F), ("c", F)],
+                 [init("zero", np.array([0], np.int64)), init("one", np.array([1], np.int64)),
+                  init("two", np.array([2], np.int64))], opset=18)
+
+
+def test_a_split_without_num_outputs_on_a_dim_only_onnxsym_knows_still_loads():
+    """x ``[seq, 3]`` reshaped to ``[3, seq]`` by a target computed from its shape: onnx's
+    inference does not know t's first dim, onnxsym does (3). Written as 3, onnxruntime refused
+    to load the model (the kind of fuzzer seeds 4136, 4588); the dims that lead to the Split are
+    not written, the model loads and runs at every size, and the metadata says why."""
+    import json
+
+    import numpy as np
+    from onnx import helper
+
+    N = helper.make_node
+    m = _split18_model([N("Shape", ["x"], ["s"]), N("Slice", ["s", "one", "two"], ["c3"]),
+                        N("Slice", ["s", "zero", "one"], ["n"]), N("Concat", ["c3", "n"], ["tgt"], axis=0),
+                        N("Reshape", ["x", "tgt"], ["t"])])
+    _session_of(m)  # onnxruntime loads the model as given
+    written = onnxsym.annotate(m)
+    withheld = json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
+    assert "t" in withheld and "Split node 'split'" in withheld["t"], withheld
+    check_written_runs(m, written, [{"seq": s} for s in (3, 6, 1)], lambda b: {"x": np.ones([b["seq"], 3], np.float32)})
+
+
+def test_a_bind_that_makes_a_split_without_num_outputs_static_leaves_the_inputs_symbolic(tmp_path):
+    """Fuzzer seeds 4136, 4588: ``Split`` (opset 18, no ``num_outputs``) of ``Concat(x, x)`` on
+    the axis ``--bind seq=3`` makes 6: written into the input, onnxruntime refuses the model
+    it runs at seq = 3. The inputs stay symbolic (the summary says so) and the model runs."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper
+
+    N = helper.make_node
+    m = model([N("Concat", ["x", "x"], ["cat"], axis=-1), N("Split", ["cat"], ["a", "b"], axis=1, name="split")],
+              [("x", F, [3, "seq"])], [("a", F), ("b", F)], opset=18)
+    _session_of(m)
+    written = onnxsym.annotate(m, bind={"seq": 3})
+    assert [d.dim_param or d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [3, "seq"]
+    check_written_runs(m, written, [{"seq": 3}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx"), "--bind", "seq=3"])
+    assert r.exit_code == 0 and "the graph inputs are not specialised" in r.output, r.output
+
+
+def test_a_topk_in_a_branch_the_data_picks_on_rows_folded_from_written_dims():
+    """Fuzzer seed 6515: the domain pins batch to 1 (a Reshape keeps 3*batch elements in 3), so
+    m = ReduceMax(x) is written ``[1, 3, 1, 1]``; onnxruntime folds the Shape/Slice/Concat of m
+    into the target of t = Reshape(m) and, inferring the If's else branch again, refuses its
+    TopK(3) of t's 1 row (a branch that runs only where the data pick it). The values that lead
+    there are not written; the model loads and runs as given."""
+    import numpy as np
+    from helpers import F, graph, init, model
+    from onnx import helper
+
+    N = helper.make_node
+    i64 = lambda name, v: init(name, np.array(v, np.int64))  # noqa: E731
+    else_g = graph([N("TopK", ["t", "k"], ["top", "idx"], axis=2, name="topk")], [], ["top"], name="else")
+    then_g = graph([N("Neg", ["t"], ["neg"])], [], ["neg"], name="then")
+    m = model([N("ReduceMax", ["x"], ["m"], axes=[0, 3], keepdims=1),
+               N("Shape", ["m"], ["s"]), N("Gather", ["s", "one"], ["c"], axis=0), N("Sub", ["c", "two"], ["c1"]),
+               N("Concat", ["c1", "zero"], ["tgt1"], axis=0), N("Reshape", ["m", "tgt1"], ["pinned"]),
+               N("Slice", ["s", "zero", "two"], ["head"]), N("Slice", ["s", "two", "big"], ["tail"]),
+               N("ReduceProd", ["tail"], ["p"], axes=[0], keepdims=1), N("Concat", ["head", "p"], ["tgt"], axis=0),
+               N("Reshape", ["m", "tgt"], ["t"]), N("ReduceSum", ["t"], ["sum"], keepdims=0),
+               N("Greater", ["sum", "zero_f"], ["cond"]),
+               N("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["seq", 3, "batch", "seq"])], [("pinned", F), ("y", F)],
+              [i64("one", [1]), i64("two", [2]), i64("zero", [0]), i64("big", [2**63 - 1]), i64("k", [3]),
+               init("zero_f", np.array(0, np.float32))], opset=13)
+    _session_of(m)
+    written = onnxsym.annotate(m)
+    assert "m" not in {vi.name for vi in written.graph.value_info if vi.type.tensor_type.HasField("shape")}
+    # ones sum to more than 0: the then branch runs, at batch 1 only (the first Reshape)
+    check_written_runs(m, written, [{"seq": s, "batch": 1} for s in (1, 4, 7)],
+                       lambda b: {"x": np.ones([b["seq"], 3, b["batch"], b["seq"]], np.float32)})

@@ -94,6 +94,51 @@ def timm_efficientnet_same():
                      extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT, exporters=("TorchScript",))
 
 
+def _timm_both(name, model_name, sizes, example=(2, 3, 64, 64), exporters=("TorchScript", "dynamo"), **cfg):
+    """A timm model from a tiny config, random weights, exported with height and width symbolic
+    by each exporter; large weights slimmed (make_real.slim)."""
+    import torch
+    from make_real import slim
+
+    timm = _timm()
+    torch.manual_seed(0)
+    m = timm.create_model(model_name, pretrained=False, **cfg)
+    for model, e in _both(name, name, m, (torch.randn(*example),), ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
+                          extra=_timm_source(model_name, **cfg), script=SCRIPT, exporters=exporters):
+        before = model.ByteSize()
+        model = slim(model)
+        if model.ByteSize() < before:
+            e["source"]["slimmed"] = True
+        yield model, e
+
+
+@maker
+def timm_convnext():
+    """ConvNeXt (timm's test_convnext): a 4x4 stride-4 stem, 2x2 stride-2 downsamples, 7x7
+    depthwise convs, LayerNorm over channels-last permutes; it runs at multiples of 32."""
+    sizes = [{"batch": 1, "height": 32, "width": 32}, {"batch": 2, "height": 64, "width": 96}]
+    yield from _timm_both("timm_convnext", "test_convnext", sizes, num_classes=3)
+
+
+@maker
+def timm_regnet():
+    """RegNetX-200MF's shape (grouped 3x3 convs, stride-2 stages) narrowed to tiny widths; any image size >= 1."""
+    sizes = [{"batch": 1, "height": 32, "width": 32}, {"batch": 2, "height": 45, "width": 37}]
+    yield from _timm_both("timm_regnet", "regnetx_002", sizes, num_classes=3)
+
+
+@maker
+def timm_eva():
+    """EVA-02 (tiny, one block) with dynamic_img_size: rotary position embeddings and absolute
+    position embeddings resampled to the patch grid; it runs at multiples of 14. Its attention is
+    timm's unfused one (the TorchScript tracer fails on the fused one's ``is_causal``). Dynamo
+    only: TorchScript's file declares a Concat dim of 0 where it computes 1, and onnxruntime refuses to load it."""
+    _timm().layers.set_fused_attn(False)
+    sizes = [{"batch": 1, "height": 56, "width": 56}, {"batch": 2, "height": 42, "width": 70}]
+    yield from _timm_both("timm_eva", "eva02_tiny_patch14_224", sizes, example=(2, 3, 56, 56), num_classes=3,
+                          exporters=("dynamo",), depth=1, dynamic_img_size=True, img_size=56)
+
+
 def _tokenizer(vocab_size):
     """A word-level tokenizer of ``vocab_size`` made-up words (no download)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -166,10 +211,9 @@ def genai_whisper():
                    feeds={"input_ids": {"int": [0, 64]}})
 
 
-@maker
-def genai_llama():
-    """The builder's LLaMA-shaped decoder, fp32 and int4 (MatMulNBits), with GroupQueryAttention
-    over a past cache and an attention mask of past + seq (its kernel needs heads of 16: kv_cache_dim 16)."""
+def _genai_decoder(name, part, config_name, model_name, precision="fp32", **config):
+    """One decoder from the builder, tiny: 4 heads of 16 over 2 key/value heads (its CPU
+    GroupQueryAttention kernel needs heads of 16 and more: ``kv_cache_dim`` = the head size), one layer."""
     import os
 
     import onnx
@@ -178,20 +222,48 @@ def genai_llama():
     _shim_torchvision()
     import transformers
 
+    torch.manual_seed(0)
+    cfg = getattr(transformers, config_name)(**{**dict(
+        vocab_size=64, hidden_size=64, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128), **config})
+    out, version = _genai_build(name, getattr(transformers, model_name)(cfg), precision)
+    m = onnx.load(os.path.join(out, "model.onnx"))
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
+    head = config.get("head_dim", cfg.hidden_size // cfg.num_attention_heads)
+    # a sliding-window cache (sliding_window_cache=1) is a ring of at least the window, kept as long as given
+    sizes = [{"batch_size": 1, "sequence_length": 3, "past_sequence_length": 5, "total_sequence_length": 8,
+              "kv_cache_dim": head, "past_sliding_length": 4},
+             {"batch_size": 2, "sequence_length": 1, "past_sequence_length": 9, "total_sequence_length": 10,
+              "kv_cache_dim": head, "past_sliding_length": 6}]
+    used = {d for ds in inputs.values() for d in ds if isinstance(d, str)}
+    sizes = [{k: v for k, v in b.items() if k in used} for b in sizes]
+    return m, entry(name, "onnxruntime-genai builder", _genai_source(part, version, config_name, precision), inputs,
+                    sizes, feeds={"input_ids": {"int": [0, 64]}})
+
+
+@maker
+def genai_llama():
+    """The builder's LLaMA-shaped decoder, fp32 and int4 (MatMulNBits), with GroupQueryAttention
+    over a past cache and an attention mask of past + seq."""
     for precision in ("fp32", "int4"):
-        torch.manual_seed(0)
-        cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=64, num_hidden_layers=1,
-                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
-        out, version = _genai_build("llama", transformers.LlamaForCausalLM(cfg), precision)
-        m = onnx.load(os.path.join(out, "model.onnx"))
-        inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
-        sizes = [{"batch_size": 1, "sequence_length": 3, "past_sequence_length": 5, "total_sequence_length": 8,
-                  "kv_cache_dim": 16},
-                 {"batch_size": 2, "sequence_length": 1, "past_sequence_length": 9, "total_sequence_length": 10,
-                  "kv_cache_dim": 16}]
-        yield m, entry(f"genai_llama_{precision}", "onnxruntime-genai builder",
-                       _genai_source("genai_llama", version, "LlamaConfig", precision), inputs, sizes,
-                       feeds={"input_ids": {"int": [0, 64]}})
+        yield _genai_decoder(f"genai_llama_{precision}", "genai_llama", "LlamaConfig", "LlamaForCausalLM", precision)
+
+
+@maker
+def genai_decoders():
+    """More of the builder's decoders: Qwen2 (q/k/v biases), Phi (partial rotary, LayerNorm with
+    bias, parallel attention and MLP), Gemma (scaled embeddings, GeLU), Gemma-2 (a sliding-window
+    layer of 4, GroupQueryAttention's local_window_size, then a full one; soft-capped logits), int4
+    Qwen3 (q/k norms)."""
+    yield _genai_decoder("genai_qwen2_fp32", "genai_decoders", "Qwen2Config", "Qwen2ForCausalLM")
+    yield _genai_decoder("genai_phi_fp32", "genai_decoders", "PhiConfig", "PhiForCausalLM", hidden_size=128,
+                         partial_rotary_factor=0.5)  # (the rotary part of a head: a multiple of 16)
+    yield _genai_decoder("genai_gemma_fp32", "genai_decoders", "GemmaConfig", "GemmaForCausalLM", head_dim=16)
+    yield _genai_decoder("genai_gemma2_window_fp32", "genai_decoders", "Gemma2Config", "Gemma2ForCausalLM",
+                         head_dim=16, num_hidden_layers=2, sliding_window=4, query_pre_attn_scalar=16,
+                         layer_types=["sliding_attention", "full_attention"])
+    yield _genai_decoder("genai_qwen3_int4", "genai_decoders", "Qwen3Config", "Qwen3ForCausalLM", "int4",
+                         head_dim=16)
 
 
 @maker

@@ -7,8 +7,8 @@ Dims are styled by kind (static, over input symbols, unresolved) through a
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import click
 import onnx
@@ -19,7 +19,9 @@ from ..facts.edges import grouped
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Optional_, Tensor
 from ..inference.values import Sequence as SeqValue
+from ..output.numbers import bound_text
 from .explain import Lineage
+from .table import fit_text, render
 
 Style = Callable[[str, str], str]  # (text, kind) -> text; kinds: static, symbolic, unresolved, head, dim
 
@@ -34,6 +36,18 @@ class ShowFilter:
     ops: tuple[str, ...] = ()  # producer op types (case-insensitive)
     outputs: bool = False
     unresolved: bool = False
+    constants: bool = False  # also Constant nodes' outputs (--all); an --op Constant asks for them too
+
+    @property
+    def narrows(self) -> bool:
+        """Whether the filter keeps only some values (the sections then keep only what is theirs)."""
+        return bool(self.name or self.ops or self.outputs or self.unresolved)
+
+    def keeps_op(self, op: str) -> bool:
+        ops = {o.lower() for o in self.ops}
+        if ops:
+            return op.lower() in ops
+        return self.constants or op != "Constant"
 
 
 def _dtype(t: int) -> str:
@@ -82,52 +96,93 @@ def value_names(result: Result) -> list[str]:
     return [i.name for i in result.model.graph.input if i.name not in inits] + list(result.produced)
 
 
+@dataclass
+class Shown:
+    """What the filter keeps of one graph: rows of (value, op, [node,] type), the value names,
+    the labels of the nodes that make them, and how many Constant outputs it hid."""
+
+    rows: list[list[str]]
+    values: list[str]
+    nodes: set[str]
+    hidden_constants: int = 0
+
+
+def _kept(flt: ShowFilter, name: str, op: str, outputs: set[str]) -> bool:
+    return (not flt.outputs or name in outputs) and flt.keeps_op(op) and _matches(name, flt.name)
+
+
 @under_ranges_of_result
-def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[list[str]]:
-    """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
+def shown_values(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> Shown:
+    """The main graph's values the filter keeps, as table rows."""
     lineage = Lineage(result)
     outputs = set(lineage.outputs)
-    names = value_names(result)
-    ops = {o.lower() for o in flt.ops}
-    rows = []
-    for name in names:
+    shown = Shown([], [], set())
+    for name in value_names(result):
         node, op = lineage.producer_of(name)
-        if flt.outputs and name not in outputs:
-            continue
-        if ops and op.lower() not in ops:
-            continue
-        if not _matches(name, flt.name):
+        if not _kept(flt, name, op, outputs):
+            # a Constant output the other filters keep: hidden, and counted
+            shown.hidden_constants += op == "Constant" and _kept(replace(flt, constants=True), name, op, outputs)
             continue
         text, bad = shape_text(result.values.get(name), result.fresh, style)
         if flt.unresolved and not bad:
             continue
         label = op if node is not None else f"({op})"
-        rows.append([name, label] + ([node or ""] if verbose else []) + [text])
-    return rows
+        shown.rows.append([name, label] + ([node or ""] if verbose else []) + [text])
+        shown.values.append(name)
+        if node is not None:
+            shown.nodes.add(node)
+    return shown
 
 
-def table(header: Sequence[str], rows: list[list[str]], style: Style = plain) -> list[str]:
-    """Left-aligned columns; widths ignore the styling escapes of the last column."""
-    widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(len(header) - 1)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + cells[-1]  # noqa: E731
-    return [style(line(list(header)), "head")] + [line(r) for r in rows]
-
-
-def _bound(n: int) -> str:
-    return "2**63-1" if n == dims.INT64_MAX else str(n)
+def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[list[str]]:
+    """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
+    return shown_values(result, flt, style, verbose).rows
 
 
 @under_ranges_of_result
-def symbol_lines(result: Result, style: Style = plain) -> list[str]:
-    """Each symbol with its range and where it comes from (a graph input, or why it is fresh)."""
+def subgraph_tables(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False,
+                    width: int | None = None) -> list[str]:
+    """A table per subgraph inferred (If branches, Loop and Scan bodies), under a heading that
+    names the graph and the guards under which it runs."""
+    out: list[str] = []
+    for graph, guards, own in result.subgraph_runs:
+        producer = {o: n for n in graph.node for o in n.output if o}
+        rows = []
+        for name, v in own.items():
+            n = producer.get(name)
+            op = n.op_type if n is not None else "graph input"
+            if not _kept(flt, name, op, {o.name for o in graph.output}):
+                continue
+            text, bad = shape_text(v, result.fresh, style)
+            if flt.unresolved and not bad:
+                continue
+            rows.append([name, op if n is not None else f"({op})"] + ([n.name if n is not None else ""] if verbose else [])
+                        + [text])
+        if rows:
+            when = " and ".join(g.text for g in guards)
+            out += ["", style(f"subgraph {graph.name or '(unnamed)'}" + (f" (runs where {when})" if when else ""), "head")]
+            out += render(None, rows, width)
+    return out
+
+
+def _bound(n: int) -> str:
+    return bound_text(n)
+
+
+@under_ranges_of_result
+def symbol_lines(result: Result, style: Style = plain, only: set[str] | None = None) -> list[str]:
+    """Each symbol (of ``only``, if given) with its range and where it comes from (a graph
+    input, or why it is fresh)."""
     rows = []
-    ranges = result.symbol_ranges()  # narrowed by unification and by what the nodes need
+    ranges = result.symbol_ranges()  # narrowed by unification, what the nodes need and the domain
     for name in sorted(result.symbols.symbols):
+        if only is not None and name not in only:
+            continue
         p = result.fresh.get(name)
         origin = f"fresh: {p.op_type} '{p.node}': {p.reason}" if p else result.symbols.origin.get(name, "")
         lo, hi = ranges[name]
         rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(lo)}, {_bound(hi)}]", origin])
-    if result.symbols.bound:
+    if result.symbols.bound and only is None:
         rows += [[name, f"= {v}", "bound by --bind"] for name, v in sorted(result.symbols.bound.items())]
     if not rows:
         return []
@@ -140,16 +195,38 @@ def symbol_lines(result: Result, style: Style = plain) -> list[str]:
 
 
 @under_ranges_of_result
-def assumption_lines(result: Result, style: Style = plain) -> list[str]:
-    """The relations inference had to assume, each with the node that required it."""
-    if not result.assumptions:
+def assumption_lines(result: Result, style: Style = plain, nodes: set[str] | None = None) -> list[str]:
+    """The relations inference had to assume, each with the node that required it (of
+    ``nodes``, if given): the float32 bounds folded to one line per symbol, as the domain
+    states them."""
+    kept = [a for a in result.assumptions if nodes is None or a.node in nodes]
+    if not kept:
         return []
     out = [style("assumptions", "head")]
-    for a in result.assumptions:
-        if a.kind != "positive":
+    bounds = [a for a in kept if a.kind == "bound"]
+    for a in kept:
+        if a.kind not in ("positive", "bound"):
             out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
+    if bounds:
+        out += [f"  {line}" for line in folded_bounds(result, bounds)]
     # the default lower bounds relied on: one line per symbol, not per node
-    out += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
+    out += [f"  assumed {line}" for line in grouped([a for a in kept if a.kind == "positive"])]
+    return out
+
+
+def folded_bounds(result: Result, bounds) -> list[str]:
+    """The float32 exactness bounds, one line per input symbol: the tightest size it gives
+    (the domain's range condition), and how many nodes need it."""
+    domain = result.domain()
+    nodes = {b.node for b in bounds}
+    out, stated = [], set()
+    for c in domain.conditions:
+        if c.assumed and any(s.node in nodes for s in c.sources):
+            n = sum(s.node in nodes for s in c.sources)
+            stated |= {s.node for s in c.sources}
+            out.append(f"assumed {c.text}   {c.sources[0]}" + (f" (and {n - 1} more)" if n > 1 else ""))
+    # (a bound the domain does not state, over a fresh symbol: as it was recorded)
+    out += [f"{b}   {b.op_type} '{b.node}': {b.reason}" for b in bounds if b.node not in stated]
     return out
 
 
@@ -159,11 +236,13 @@ def _places(places, limit: int = 3) -> str:
 
 
 @under_ranges_of_result
-def alias_lines(result: Result, style: Style = plain) -> list[str]:
-    """Each dim name the model declares on produced values, with the dim it names and where."""
-    if not result.aliases:
+def alias_lines(result: Result, style: Style = plain, values: set[str] | None = None) -> list[str]:
+    """Each dim name the model declares on produced values (at one of ``values``, if given),
+    with the dim it names and where."""
+    items = sorted((n, d) for n, d in result.aliases.items()
+                   if values is None or any(v in values for v, _ in result.alias_places(n)))
+    if not items:
         return []
-    items = sorted(result.aliases.items())
     widths = [max(len(name) for name, _ in items), max(len(str(d)) for _, d in items)]
     out = [style("aliases (dim names the model declares on produced values)", "head")]
     for name, d in items:
@@ -173,25 +252,66 @@ def alias_lines(result: Result, style: Style = plain) -> list[str]:
 
 
 @under_ranges_of_result
-def stale_lines(result: Result, style: Style = plain) -> list[str]:
-    """The produced values whose declared shape the graph contradicts."""
-    if not result.stale:
+def stale_lines(result: Result, style: Style = plain, values: set[str] | None = None) -> list[str]:
+    """The produced values (of ``values``, if given) whose declared shape the graph contradicts."""
+    stale = [s for s in result.stale if values is None or s.value in values]
+    if not stale:
         return []
     return [style("stale declarations (the computed shape is written)", "head")] + \
-        [f"  {s.describe()}" for s in result.stale]
+        [f"  {s.describe()}" for s in stale]
 
 
-def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[str]:
-    rows = value_rows(result, flt, style, verbose)
+@under_ranges_of_result
+def _symbols_of(result: Result, names: list[str]) -> set[str]:
+    found: set[str] = set()
+    for n in names:
+        v = result.values.get(n)
+        for d in (v.shape or ()) if isinstance(v, Tensor) else ():
+            found |= {s.name for s in dims.free_symbols(d)} if not isinstance(d, int) else set()
+    return found
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How much ``show`` prints: ``quiet`` the rows alone; ``verbose`` the node column and the
+    trailing sections (symbols, aliases, assumptions, stale declarations, warnings);
+    ``subgraphs`` a table per subgraph; ``width`` the columns' limit (None: none)."""
+
+    quiet: bool = False
+    verbose: bool = False
+    subgraphs: bool = False
+    width: int | None = None
+
+
+def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False,
+               layout: Layout | None = None) -> list[str]:
+    layout = layout or Layout(verbose=verbose)
+    verbose = layout.verbose
+    shown = shown_values(result, flt, style, verbose)
     header = ["value", "op"] + (["node"] if verbose else []) + ["type"]
-    out = table(header, rows, style) if rows else ["(no value matches)"]
+    if layout.quiet:
+        out = render(None, shown.rows, layout.width)
+        return out + (subgraph_tables(result, flt, style, verbose, layout.width) if layout.subgraphs else [])
+    head = lambda text: style(text, "head")  # noqa: E731
+    out = render(header, shown.rows, layout.width, head_style=head) if shown.rows else ["(no value matches)"]
+    if layout.subgraphs:
+        out += subgraph_tables(result, flt, style, verbose, layout.width)
     st = result.stats()
-    out.append(f"{len(rows)} of {len(value_names(result))} values shown; dims: "
-               f"{st['static_dims']} static, {st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved")
-    for section in (symbol_lines(result, style), alias_lines(result, style), assumption_lines(result, style),
-                    stale_lines(result, style)):
+    hidden = f"; {shown.hidden_constants} Constant outputs hidden (--all shows them)" if shown.hidden_constants else ""
+    out += fit_text(f"{len(shown.rows)} of {len(value_names(result))} values shown{hidden}; dims: "
+                    f"{st['static_dims']} static, {st['symbolic_dims']} symbolic, {st['unresolved_dims']} unresolved",
+                    layout.width)
+    if not verbose:
+        return out
+    result.domain()  # the symbols' ranges as the domain narrows them
+    values = set(shown.values) if flt.narrows else None
+    nodes = shown.nodes if flt.narrows else None
+    symbols = _symbols_of(result, shown.values) if flt.narrows else None
+    for section in (symbol_lines(result, style, symbols), alias_lines(result, style, values),
+                    assumption_lines(result, style, nodes), stale_lines(result, style, values)):
         if section:
             out += [""] + section
-    if verbose and result.warnings:
-        out += [""] + [style("warnings", "head")] + [f"  {w}" for w in result.warnings]
+    warnings = [w for w in result.warnings if nodes is None or any(f"'{n}'" in w for n in nodes | (values or set()))]
+    if warnings:
+        out += [""] + [style("warnings", "head")] + [f"  {w}" for w in warnings]
     return out

@@ -18,20 +18,15 @@ from .. import dims
 from ..dims import Dim
 from ..errors import UserInputError
 
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
 
 def parse_budget(text: str) -> int:
     """``24GiB``, ``24 GB``, ``1.5GiB`` or a number of bytes, as bytes (rounded down)."""
-    import re
-    from fractions import Fraction
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    unit = m and m.group(2).upper()
-    if not m or unit not in _UNITS:
-        why = "expected a size such as 24GiB, 80GB or 1000000 (bytes)"
-        raise UserInputError(f"budget {text!r}: {why}", f"--budget {text!r}: {why}")
-    return int(Fraction(m.group(1)) * _UNITS[unit])
+    from ..output.numbers import SIZE_HELP, parse_size
+
+    got = parse_size(text)
+    if got is None:
+        raise UserInputError(f"budget {text!r}: {SIZE_HELP}", f"--budget {text!r}: {SIZE_HELP}")
+    return got
 
 
 @dataclass(frozen=True)

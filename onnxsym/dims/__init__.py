@@ -30,11 +30,10 @@ from . import ranges as _ranges
 from . import structure
 from .division import ceil_div, floordiv, mod
 from .env import DEFAULT as DEFAULT_ENV
-from .env import RangeEnv, current
+from .env import INT64_MAX, RangeEnv, current
 from .expr import (
     DEFAULT_LO,
     FRESH_LO,
-    INT64_MAX,
     Atom,
     Dim,
     Expr,
@@ -86,7 +85,8 @@ __all__ = [
     "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym",
     "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub", "substitute", "sym",
+    "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",
+    "substitute", "sym",
     "symbol", "try_eq",
     "try_le", "try_lt", "structure",
 ]

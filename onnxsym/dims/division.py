@@ -11,7 +11,7 @@ from .quasi import normalized_division
 from .ranges import range_of, try_lt
 
 
-def _split_by(terms: Terms, b: int):
+def _split_by(terms: Terms, b: int) -> tuple[dict[Mono, int], dict[Mono, int]]:
     """Split ``sum c*t`` into ``b*Q + R``: the constant's remainder in ``[0, b)``,
     symbolic coefficients truncated toward zero (their remainders keep their sign)."""
     q: dict[Mono, int] = {}
@@ -84,9 +84,9 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         common = _common_factor(a, b)
         if common is not None:
             # (m*p) // (m*q) == p // q for a positive factor m
-            p, q = _exact_div(a, common), _exact_div(b, common)
-            assert p is not None and q is not None  # the common factor divides both
-            return floordiv(p, q)
+            num, den = _exact_div(a, common), _exact_div(b, common)
+            assert num is not None and den is not None  # the common factor divides both
+            return floordiv(num, den)
     return _floordiv_atom(a, b)
 
 
@@ -129,7 +129,7 @@ def _common_factor(a: Expr, b: Expr) -> Expr | None:
     return factor if range_of(factor)[0] >= 1 else None
 
 
-_negating: set = set()  # numerators being rewritten with a positive leading coefficient
+_negating: set[tuple[Dim, Dim]] = set()  # numerators being rewritten with a positive leading coefficient
 
 
 def _floordiv_atom(n: Dim, d: Dim) -> Dim:

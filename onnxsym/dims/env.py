@@ -21,7 +21,11 @@ that declaring it later counts as a change.
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from .expr import Dim, Expr, Terms
+    from .quasi import Form
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -41,24 +45,24 @@ class RangeEnv:
         self.ranges: dict[str, tuple[int, int]] = dict(ranges or {})
         # strict: a range may only narrow (an inference); else a new range replaces the old (library use)
         self.strict = strict
-        self._entered: list[Token] = []
+        self._entered: list[Token[RangeEnv]] = []
         # work spent by each bounded search (see spend); kept when the caches drop
         self.work: dict[str, int] = {}
-        self.over: set = set()  # the searches whose budget ran out
+        self.over: set[str] = set()  # the searches whose budget ran out
         self._drop_caches()
 
     def _drop_caches(self) -> None:
         # Objects cache their range with the token of the environment it holds in: a new token
         # makes every such cached range stale at once.
         self.token = object()
-        self.add: dict[tuple, Any] = {}
-        self.mul: dict[tuple, Any] = {}
-        self.canon: dict[tuple, Any] = {}  # terms -> the canonical dim (the representation's intern table)
-        self.div: dict[tuple, Any] = {}
-        self.lower: dict[tuple, int] = {}
-        self.same: dict[tuple, bool] = {}
-        self.forms: dict[tuple, Any] = {}
-        self.others: dict[str, dict] = {}  # caches of modules built on the algebra, by name
+        self.add: dict[tuple[Dim, Dim], Dim] = {}
+        self.mul: dict[tuple[Dim, Dim], Dim] = {}
+        self.canon: dict[Terms, Dim] = {}  # terms -> the canonical dim (the representation's intern table)
+        self.div: dict[tuple[Dim, Dim], Dim] = {}
+        self.lower: dict[tuple[Expr, int], int] = {}
+        self.same: dict[tuple[Dim, Dim], bool] = {}
+        self.forms: dict[tuple[object, ...], tuple[Form, int] | None] = {}
+        self.others: dict[str, dict[Any, Any]] = {}  # caches of modules built on the algebra, by name
 
     def range(self, name: str) -> tuple[int, int]:
         """The range of the symbol ``name``."""
@@ -112,7 +116,7 @@ class RangeEnv:
         self.over.add(search)
         return False
 
-    def cache(self, name: str) -> dict:
+    def cache(self, name: str) -> dict[Any, Any]:
         """The cache ``name`` of a module built on the algebra (dropped with the others)."""
         c = self.others.get(name)
         if c is None:
@@ -123,14 +127,18 @@ class RangeEnv:
         self._entered.append(_current.set(self))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         _current.reset(self._entered.pop())
 
     def __repr__(self) -> str:
         return f"RangeEnv({len(self.ranges)} symbols)"
 
 
-def bounded(cache: dict) -> dict:
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def bounded(cache: dict[K, V]) -> dict[K, V]:
     """``cache``, emptied first when it has grown past :data:`CACHE_LIMIT` (call before a store)."""
     if len(cache) > CACHE_LIMIT:
         cache.clear()

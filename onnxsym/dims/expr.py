@@ -16,8 +16,8 @@ function in every other.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
-from typing import Any, Union
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, NoReturn, Union
 
 from .env import CACHE_LIMIT, INT64_MAX, current
 
@@ -44,7 +44,7 @@ class _Later:
     imports none of the modules built on it."""
 
     def __init__(self) -> None:
-        def missing(*args):
+        def missing(*args: object) -> NoReturn:
             raise NotImplementedError("installed by onnxsym.dims")
 
         self.floordiv: Callable[[Dim, Dim], Dim] = missing
@@ -66,7 +66,7 @@ class Atom:
     """A variable of the polynomial form: a symbol or a non-polynomial term."""
 
     __slots__ = ("key", "_range", "_token", "__weakref__")
-    key: tuple
+    key: tuple[Any, ...]
     _range: tuple[int, int]  # the range in the environment whose token is _token
     _token: object
 
@@ -111,7 +111,7 @@ class Sym(Atom):
     def hi(self) -> int:
         return self.range[1]
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str, int, int], Sym], tuple[str, int, int]]:
         lo, hi = self.range
         return (_unpickled_sym, (self.name, lo, hi))
 
@@ -129,12 +129,12 @@ def _unpickled_sym(name: str, lo: int, hi: int) -> Sym:
 
 # The structural tables: one object per structure while it is alive, by a weak reference (a plain
 # dict of refs, swept of dead ones as it grows: a WeakValueDictionary runs Python code on the hot path).
-_op_atoms: dict[tuple, weakref.ref[_OpAtom]] = {}
-_exprs: dict[tuple, weakref.ref[Expr]] = {}
+_op_atoms: dict[tuple[str, tuple[Dim, ...]], weakref.ref[_OpAtom]] = {}
+_exprs: dict[Terms, weakref.ref[Expr]] = {}
 _sweep_at = {id(_op_atoms): 1 << 16, id(_exprs): 1 << 16}
 
 
-def _remember(table: dict, key: tuple, obj) -> None:
+def _remember(table: dict[Any, Any], key: object, obj: object) -> None:
     if len(table) >= _sweep_at[id(table)]:
         for k in [k for k, r in table.items() if r() is None]:
             del table[k]
@@ -147,11 +147,12 @@ class _OpAtom(Atom):
 
     __slots__ = ("kind", "args", "periods")
     kind: str
-    args: tuple
-    periods: Any  # quasi.atom_periods' cache (structure only): False until known, then None or the periods
+    args: tuple[Dim, ...]
+    # quasi.atom_periods' cache (structure only): False until known, then None or the periods
+    periods: dict[Sym, int] | Literal[False] | None
     _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
-    def __new__(cls, kind: str, args: tuple) -> _OpAtom:
+    def __new__(cls, kind: str, args: tuple[Dim, ...]) -> _OpAtom:
         k = (kind, args)
         ref = _op_atoms.get(k)
         a = ref() if ref is not None else None
@@ -164,21 +165,21 @@ class _OpAtom(Atom):
             _remember(_op_atoms, k, a)
         return a
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_OpAtom], tuple[str, tuple[Dim, ...]]]:
         return (_OpAtom, (self.kind, self.args))
 
 
-def _dim_key(d: Dim) -> tuple:
+def _dim_key(d: Dim) -> tuple[Any, ...]:
     return (0, d) if isinstance(d, int) else (1, d.key)
 
 
 # --------------------------------------------------------------------------- Expr
 
-Mono = tuple[tuple[Atom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
+Mono = tuple[tuple[Sym | _OpAtom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
 Terms = tuple[tuple[Mono, int], ...]  # sorted (monomial, coefficient) pairs
 
 
-def _mono_key(m: Mono) -> tuple:
+def _mono_key(m: Mono) -> tuple[Any, ...]:
     return tuple((a.key, e) for a, e in m)
 
 
@@ -187,7 +188,7 @@ class Expr:
 
     __slots__ = ("terms", "key", "_range", "_token", "_text", "__weakref__")
     terms: Terms
-    key: tuple
+    key: tuple[Any, ...]
     _range: tuple[int, int]  # the range in the environment whose token is _token
     _token: object
     _text: str | None
@@ -204,55 +205,55 @@ class Expr:
             canon[terms] = e
         return e  # type: ignore[return-value]
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Expr], tuple[Terms]]:
         return (Expr, (self.terms,))
 
-    def to_sympy(self):
+    def to_sympy(self) -> Any:
         """This dim as a sympy expression (see :mod:`onnxsym.dims.sympy_bridge`)."""
         return later.to_sympy(self)
 
-    def __copy__(self):
+    def __copy__(self) -> Expr:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: object) -> Expr:
         return self
 
     # -- arithmetic ---------------------------------------------------------
-    def __add__(self, other):
+    def __add__(self, other: Dim) -> Dim:
         return add(self, other)
 
     __radd__ = __add__
 
-    def __sub__(self, other):
+    def __sub__(self, other: Dim) -> Dim:
         return add(self, neg(other))
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Dim) -> Dim:
         return add(other, neg(self))
 
-    def __mul__(self, other):
+    def __mul__(self, other: Dim) -> Dim:
         return mul(self, other)
 
     __rmul__ = __mul__
 
-    def __neg__(self):
+    def __neg__(self) -> Dim:
         return neg(self)
 
-    def __pos__(self):
+    def __pos__(self) -> Expr:
         return self
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: Dim) -> Dim:
         return later.floordiv(self, other)
 
-    def __rfloordiv__(self, other):
+    def __rfloordiv__(self, other: Dim) -> Dim:
         return later.floordiv(other, self)
 
-    def __mod__(self, other):
+    def __mod__(self, other: Dim) -> Dim:
         return later.mod(self, other)
 
-    def __rmod__(self, other):
+    def __rmod__(self, other: Dim) -> Dim:
         return later.mod(other, self)
 
-    def __pow__(self, other):
+    def __pow__(self, other: int) -> Dim:
         if not isinstance(other, int) or other < 0:
             raise SymbolicDimError(f"power {other!r} of a dim must be a non-negative int")
         out: Dim = 1
@@ -261,27 +262,27 @@ class Expr:
         return out
 
     # -- comparisons: only what the ranges prove ------------------------------
-    def __lt__(self, other):
+    def __lt__(self, other: Dim) -> bool:
         return _decided(later.try_lt(self, other), self, "<", other)
 
-    def __le__(self, other):
+    def __le__(self, other: Dim) -> bool:
         return _decided(later.try_le(self, other), self, "<=", other)
 
-    def __gt__(self, other):
+    def __gt__(self, other: Dim) -> bool:
         return _decided(later.try_lt(other, self), self, ">", other)
 
-    def __ge__(self, other):
+    def __ge__(self, other: Dim) -> bool:
         return _decided(later.try_le(other, self), self, ">=", other)
 
     # Identity equality and hashing are inherited from object (interning).
 
     # -- conversions ----------------------------------------------------------
-    def __int__(self):
+    def __int__(self) -> int:
         raise SymbolicDimError(f"dim '{self}' is symbolic; a concrete int is required here")
 
     __index__ = __int__
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise SymbolicDimError(f"dim '{self}' is symbolic; its truth value is unknown")
 
     def __str__(self) -> str:
@@ -307,7 +308,7 @@ def _structure(terms: Terms) -> Expr:
     return e
 
 
-def _decided(answer: bool | None, a, op: str, b) -> bool:
+def _decided(answer: bool | None, a: Dim, op: str, b: Dim) -> bool:
     if answer is None:
         raise UndecidableError(f"cannot decide {a} {op} {b}")
     return answer
@@ -332,7 +333,7 @@ def expr_of(s: Sym) -> Expr:
     return _atom_expr(s)
 
 
-def _atom_expr(atom: Atom) -> Expr:
+def _atom_expr(atom: Sym | _OpAtom) -> Expr:
     return Expr(((((atom, 1),), 1),))
 
 
@@ -354,7 +355,7 @@ def _terms(d: Dim) -> Terms:
     raise TypeError(f"not a dim: {d!r}")
 
 
-def _check(d) -> None:
+def _check(d: object) -> None:
     if not isinstance(d, (int, Expr)) or isinstance(d, bool):
         raise TypeError(f"not a dim: {d!r}")
 
@@ -441,7 +442,7 @@ def is_static(d: Dim) -> bool:
     return isinstance(d, int)
 
 
-def atoms(d: Dim):
+def atoms(d: Dim) -> Iterator[Sym | _OpAtom]:
     """The atoms of ``d``'s top level polynomial."""
     if isinstance(d, int):
         return
@@ -450,14 +451,14 @@ def atoms(d: Dim):
             yield atom
 
 
-def free_symbols(d: Dim) -> frozenset:
+def free_symbols(d: Dim) -> frozenset[Sym]:
     """The symbols ``d`` depends on, at any depth."""
-    out: set = set()
+    out: set[Sym] = set()
     _collect(d, out)
     return frozenset(out)
 
 
-def _collect(d: Dim, out: set) -> None:
+def _collect(d: Dim, out: set[Sym]) -> None:
     for atom in atoms(d):
         if isinstance(atom, Sym):
             out.add(atom)
@@ -483,7 +484,7 @@ def evaluate(d: Dim, bindings: Mapping[Any, int]) -> int:
     return total
 
 
-def _eval_atom(atom: Atom, bindings) -> int:
+def _eval_atom(atom: Atom, bindings: Mapping[Any, int]) -> int:
     if isinstance(atom, Sym):
         if atom in bindings:
             return bindings[atom]

@@ -9,7 +9,7 @@ from .ranges import try_le
 
 
 def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
-    flat: list = []
+    flat: list[Dim] = []
     for x in args:
         _check(x)
         if isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1 \
@@ -22,7 +22,7 @@ def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
     if not flat:
         raise ValueError(f"{kind}() of no dims")
     better = try_le if kind == "min" else (lambda p, q: try_le(q, p))
-    kept: list = []
+    kept: list[Dim] = []
     for x in flat:
         if any(x is y or better(y, x) is True for y in kept):
             continue

@@ -19,7 +19,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 from .env import bounded, current
 from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
@@ -49,11 +51,12 @@ def atom_periods(atom: Atom) -> Periods | None:
     p = atom.periods
     if p is False:
         p = None
-        n, d = atom.args if atom.kind == "floordiv" else (None, None)
-        if isinstance(d, int) and d > 0:
-            inner = periods(n)
-            if inner is not None:
-                p = {s: q * d for s, q in inner.items()}
+        if atom.kind == "floordiv":
+            n, d = atom.args
+            if isinstance(d, int) and d > 0:
+                inner = periods(n)
+                if inner is not None:
+                    p = {s: q * d for s, q in inner.items()}
         atom.periods = p
     return p
 
@@ -132,13 +135,14 @@ def _steps(d: int, u: int, j: int, period: int) -> int:
     return sum(1 << t for t in range(period) if (u * (t + 1) + j) // d - (u * t + j) // d)
 
 
-def _cost(form: Form) -> tuple:
+def _cost(form: Form) -> tuple[Any, ...]:
     k, divs = form
     return (len(divs), k != 0, sum(u != 1 for _, u, _, _ in divs), sum(abs(m) for *_, m in divs), abs(k), k < 0,
             tuple(sorted(divs)))
 
 
-Basis = list[tuple[tuple[int, int, int], int]]  # ((d, u, j), step mask)
+Candidate = tuple[tuple[int, int, int], int]  # ((d, u, j), step mask)
+Basis = list[Candidate]
 
 
 def _fit(levels: dict[int, int], full: int, basis: Basis) -> Form | None:
@@ -219,7 +223,7 @@ def _form(steps: tuple[int, ...]) -> Form | None:
 
 
 @functools.cache
-def _pools(period: int) -> tuple[tuple, tuple, dict[int, tuple]]:
+def _pools(period: int) -> tuple[tuple[Candidate, ...], tuple[Candidate, ...], dict[int, tuple[Candidate, ...]]]:
     """The divisions ``(u*s + j)//d`` a search over ``period`` draws from, each with its step
     mask: the plain ones (u == 1), the general ones (u > 1), and by step mask all those whose
     divisor is the period (one division alone must have it). A function of the period only
@@ -228,7 +232,7 @@ def _pools(period: int) -> tuple[tuple, tuple, dict[int, tuple]]:
     plain = tuple(((d, 1, j), _steps(d, 1, j, period)) for d in divisors for j in range(d))
     general = tuple(((d, u, j), _steps(d, u, j, period)) for d in divisors for u in range(2, d)
                     if math.gcd(u, d) == 1 for j in range(d))
-    by_mask: dict[int, tuple] = {}
+    by_mask: dict[int, tuple[Candidate, ...]] = {}
     for c in plain + general:
         if c[0][0] == period:
             by_mask[c[1]] = by_mask.get(c[1], ()) + (c,)
@@ -246,7 +250,7 @@ def _counting_form(steps: tuple[int, ...]) -> Form:
     return k, tuple((period, 1, period - 1 - t, v - k) for t, v in enumerate(steps) if v != k)
 
 
-def _lcm(ns) -> int:
+def _lcm(ns: Iterable[int]) -> int:
     out = 1
     for n in ns:
         out = out * n // math.gcd(out, n)
@@ -290,7 +294,7 @@ def _division(s: Sym, d: int, u: int, j: int) -> _OpAtom:
 
 def _pair_max_min(terms: Terms, out: dict[Mono, int]) -> bool:
     """``max(p, q) + min(p, q) == p + q``: the common part of their coefficients becomes ``p + q``."""
-    found: dict[tuple, dict[str, tuple[Mono, int]]] = {}
+    found: dict[tuple[Dim, ...], dict[str, tuple[Mono, int]]] = {}
     for m, c in terms:
         if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind in ("max", "min") \
                 and len(m[0][0].args) == 2:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .env import bounded, current
-from .expr import INT64_MAX, Atom, Dim, Expr, Sym, Terms, _atom_expr, _from_dict, _OpAtom, add, mul, neg, sub
+from .env import INT64_MAX, bounded, current
+from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _atom_expr, _from_dict, _OpAtom, add, mul, neg, sub
 from .quasi import identically_zero
 
 
@@ -26,7 +26,7 @@ def _poly_range(terms: Terms, token: object) -> tuple[int, int]:
     return lo, hi
 
 
-def _op_range(kind: str, args: tuple) -> tuple[int, int]:
+def _op_range(kind: str, args: tuple[Dim, ...]) -> tuple[int, int]:
     rs = [range_of(x) for x in args]
     if kind == "max":
         return max(r[0] for r in rs), max(r[1] for r in rs)
@@ -89,7 +89,7 @@ def range_of(d: Dim) -> tuple[int, int]:
     return r
 
 
-def _divides_by_constant(m) -> bool:
+def _divides_by_constant(m: Mono) -> bool:
     return len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind == "floordiv" \
         and isinstance(m[0][0].args[1], int)
 
@@ -161,9 +161,9 @@ def _lower_bound(d: Expr, depth: int) -> int:
             continue
         atom = m[0][0]
         rest = sub(d, mul(k, _atom_expr(atom)))
-        if atom.kind == "floordiv" and isinstance(atom.args[1], int) and atom.args[1] > 0:
+        if atom.kind == "floordiv" and isinstance(c := atom.args[1], int) and c > 0:
             # c*d == c*rest + k*x - k*r for the remainder r of x by c, 0 <= r < c
-            x, c = atom.args
+            x = atom.args[0]
             xlo, xhi = range_of(x)
             r_hi = min(xhi, c - 1) if xlo >= 0 else c - 1
             scaled = lower_bound(add(mul(c, rest), mul(k, x)), depth - 1) - max(k, 0) * r_hi
@@ -193,8 +193,8 @@ def _monotone_lower_bound(d: Dim, depth: int) -> int:
     assert not isinstance(d, int)
     best = _poly_range(d.terms, current().token)[0]
     for x in {a for m, _ in d.terms for a, _ in m}:
-        p: dict = {}
-        q: dict = {}
+        p: dict[Mono, int] = {}
+        q: dict[Mono, int] = {}
         for m, c in d.terms:
             exps = [e for a, e in m if a == x]
             if exps and exps[0] > 1:

@@ -24,7 +24,7 @@ def substitute(d: Dim, mapping: Mapping[Sym, Dim]) -> Dim:
     return total
 
 
-def _subst_atom(atom: Atom, mapping) -> Dim:
+def _subst_atom(atom: Atom, mapping: Mapping[Sym, Dim]) -> Dim:
     if isinstance(atom, Sym):
         return mapping.get(atom, _atom_expr(atom))
     assert isinstance(atom, _OpAtom)

@@ -50,7 +50,7 @@ def total(ds: Sequence[Dim]) -> Dim:
     return _from_dict(out)
 
 
-def _atom(d: Dim):
+def _atom(d: Dim) -> Sym | _OpAtom | None:
     if isinstance(d, Expr) and len(d.terms) == 1 and d.terms[0][1] == 1:
         m = d.terms[0][0]
         if len(m) == 1 and m[0][1] == 1:

@@ -14,19 +14,27 @@ Only :func:`_read` looks at an ``Expr``'s structure; the rest works on what it r
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from .. import dims
 from . import Dim, Sym, structure
 
+if TYPE_CHECKING:
+    import onnx
+
 # The onnxsym symbol each sympy symbol was made from, so that from_sympy gives back
 # the same range (sympy keeps only the sign).
 _made: weakref.WeakValueDictionary[sympy.Symbol, Sym] = weakref.WeakValueDictionary()
 
 
-def _read(d: Dim):
+# An atom as _read gives it: a symbol or (kind, args) (as_sym or structure.operation of an atom).
+ReadAtom = Sym | tuple[str, tuple[Dim, ...]] | None
+
+
+def _read(d: Dim) -> int | list[tuple[int, list[tuple[ReadAtom, int]]]]:
     """The structure of a dim (through ``dims.structure``): an ``int``, or a list of
     ``(coefficient, [(atom, exponent), ...])`` terms where an atom is a ``Sym`` or
     ``(kind, args)`` with kind floordiv, max or min (a remainder is ``a - b*(a//b)``)."""
@@ -54,7 +62,7 @@ def sympy_symbol(s: Sym) -> sympy.Symbol:
 
 # Unevaluated, so that the terms are the algebra's: sympy would drop a max(0, a**2) the
 # algebra keeps, and from_sympy(to_sympy(e)) must be e itself (sympy simplifies on request).
-_KINDS = {"floordiv": lambda a, b: sympy.floor(a / b, evaluate=False),
+_KINDS: dict[str, Callable[..., Any]] = {"floordiv": lambda a, b: sympy.floor(a / b, evaluate=False),
           "mod": lambda a, b: sympy.Mod(a, b, evaluate=False),
           "max": lambda *a: sympy.Max(*a, evaluate=False), "min": lambda *a: sympy.Min(*a, evaluate=False)}
 
@@ -71,6 +79,7 @@ def to_sympy(d: Dim) -> sympy.Expr:
             if isinstance(atom, Sym):
                 base = sympy_symbol(atom)
             else:
+                assert atom is not None  # an atom is a symbol or an operation
                 kind, args = atom
                 base = _KINDS[kind](*(to_sympy(x) for x in args))
             term = term * base ** e
@@ -78,7 +87,7 @@ def to_sympy(d: Dim) -> sympy.Expr:
     return total
 
 
-def from_sympy(e, symbols: Mapping[str, Sym | Dim] | None = None) -> Dim:
+def from_sympy(e: Any, symbols: Mapping[str, Sym | Dim] | None = None) -> Dim:
     """The onnxsym dim of a sympy integer expression.
 
     ``symbols`` maps a symbol's name to the dim it stands for; otherwise a sympy
@@ -107,13 +116,13 @@ def _symbol(s: sympy.Symbol, symbols: Mapping[str, Sym | Dim]) -> Dim:
     return dims.sym(s.name, lo, hi)
 
 
-def _ratio(arg, symbols) -> tuple[Dim, Dim]:
+def _ratio(arg: Any, symbols: Mapping[str, Sym | Dim]) -> tuple[Dim, Dim]:
     """``arg`` as a numerator and a denominator, both integer expressions."""
     num, den = sympy.fraction(sympy.together(arg))
     return _from(num, symbols), _from(den, symbols)
 
 
-def _from(e, symbols) -> Dim:
+def _from(e: Any, symbols: Mapping[str, Sym | Dim]) -> Dim:
     if e.is_Integer:
         return int(e)
     if e.is_Symbol:
@@ -150,14 +159,14 @@ def _from(e, symbols) -> Dim:
 # --------------------------------------------------------------------------- what users give infer()
 
 
-def relation_texts(rel) -> tuple[str, str]:
+def relation_texts(rel: Any) -> tuple[str, str]:
     """A sympy ``Eq(lhs, rhs)`` as the two texts of an assumption."""
     if not isinstance(rel, sympy.Equality):
         raise ValueError(f"{rel}: an assumption must be an equality (sympy.Eq)")
     return str(from_sympy(rel.lhs)), str(from_sympy(rel.rhs))
 
 
-def _bound(x, infinite: int) -> int:
+def _bound(x: Any, infinite: int) -> int:
     """An interval end as an int; an infinite end (sympy ``oo``, torch's ``int_oo``) is ``infinite``."""
     if isinstance(x, int):
         return x
@@ -172,7 +181,7 @@ def _bound(x, infinite: int) -> int:
     raise ValueError(f"{x!r}: not an integer bound")
 
 
-def interval(v) -> tuple[int, int]:
+def interval(v: Any) -> tuple[int, int]:
     """``(lo, hi)`` of a sympy ``Interval`` (open ends rounded inwards) or of an object
     with ``lower``/``upper`` (torch.export's ``range_constraints`` values)."""
     if isinstance(v, sympy.Interval):
@@ -190,16 +199,17 @@ def interval(v) -> tuple[int, int]:
     return _bound(v.lower, 0), _bound(v.upper, dims.INT64_MAX)
 
 
-def sympy_ranges(ranges: Mapping) -> dict[str, tuple[int, int]]:
-    """``ranges`` with sympy-symbol keys as names and intervals as ``(lo, hi)``."""
-    out = {}
+def sympy_ranges(ranges: Mapping[Any, Any]) -> dict[str, tuple[int, ...]]:
+    """``ranges`` with sympy-symbol keys as names and intervals as ``(lo, hi)`` (a pair given as a
+    tuple or list is passed on as it is: the caller checks it)."""
+    out: dict[str, tuple[int, ...]] = {}
     for k, v in ranges.items():
         name = k.name if isinstance(k, sympy.Symbol) else str(k)
         out[name] = tuple(v) if isinstance(v, (tuple, list)) else interval(v)
     return out
 
 
-def exported_program_ranges(ep, model) -> dict[str, tuple[int, int]]:
+def exported_program_ranges(ep: Any, model: onnx.ModelProto) -> dict[str, tuple[int, int]]:
     """The ranges of a torch ``ExportedProgram`` (duck-typed: ``range_constraints``,
     ``graph_signature.user_inputs``, placeholder nodes whose ``meta["val"].shape`` holds the
     symbols) by the names the ONNX model gives those dims: torch numbers its symbols

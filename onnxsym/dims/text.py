@@ -72,7 +72,7 @@ def _operand(d: Dim, right: bool) -> str:
     return text
 
 
-def _mono_text(factors, c: int, negated: bool) -> str:
+def _mono_text(factors: tuple[structure.Factor, ...], c: int, negated: bool) -> str:
     """A monomial with a non-negative coefficient ``c``, to be printed after a sign."""
     parts = []
     for f, e in factors:
@@ -86,10 +86,10 @@ def _mono_text(factors, c: int, negated: bool) -> str:
     return "*".join(parts)
 
 
-def _remainders(e: Dim):
+def _remainders(e: Dim) -> tuple[list[tuple[int, Dim, Dim]], Dim]:
     """``e`` as ``rest + sum(k*(n % c))``: each ``n - c*(n//c)`` in ``e`` (the algebra's one form of a
     remainder) taken out whole, where that leaves fewer terms and ``rest`` keeps its terms as they are."""
-    mods = []
+    mods: list[tuple[int, Dim, Dim]] = []
     for _, factors in structure.terms(e):
         for f, _ in factors:
             op = structure.operation(f)
@@ -148,11 +148,12 @@ def parse_dim(text: str, symbol: Callable[[str], Dim] | None = None) -> Dim:
     return _eval(tree.body, symbol, text)
 
 
-def _eval(node, symbol, text) -> Dim:
+def _eval(node: ast.expr, symbol: Callable[[str], Dim], text: str) -> Dim:
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool) or not isinstance(node.value, (int, str)):
-            raise ExprSyntaxError(f"{text!r}: only integers and names may appear, not {node.value!r}")
-        return symbol(node.value) if isinstance(node.value, str) else node.value
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ExprSyntaxError(f"{text!r}: only integers and names may appear, not {value!r}")
+        return symbol(value) if isinstance(value, str) else value
     if isinstance(node, ast.Name):
         return symbol(node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):

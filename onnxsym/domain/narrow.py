@@ -13,9 +13,10 @@ from .. import dims
 from ..inference.engine import resolve_value
 
 
-def narrow(result, ranges: dict[str, tuple[int, int]]) -> None:
+def narrow(result, ranges: dict[str, tuple[int, int]]) -> bool:
     """Narrow ``result``'s symbols to the ``ranges`` (an empty range is left alone; a range
-    never widens) and build its values and derived symbols again over them."""
+    never widens) and build its values and derived symbols again over them. Whether a dim
+    that was not a number became one (``seq // 128`` under ``seq <= 127``, a pinned ``batch``)."""
     table = result.symbols
     changed = []
     for name, (lo, hi) in ranges.items():
@@ -26,16 +27,19 @@ def narrow(result, ranges: dict[str, tuple[int, int]]) -> None:
             if table.range_of(name) != before:
                 changed.append(s)
     if not changed:
-        return
+        return False
     mapping = {s: dims.expr_of(s) for s in changed}  # the same symbol: each dim over it built again
     memo: dict[object, object] = {}
+    fixed = False
 
     def rewrite(d):
+        nonlocal fixed
         if isinstance(d, int):
             return d
         r = memo.get(d)
         if r is None:
             r = memo[d] = dims.substitute(d, mapping)
+            fixed = fixed or isinstance(r, int)
         return r
 
     with table.env:
@@ -45,3 +49,4 @@ def narrow(result, ranges: dict[str, tuple[int, int]]) -> None:
                                 for p, vs in result.scoped_values.items()}
         result.derived = {k: rewrite(v) for k, v in result.derived.items()}
     result._fresh_of.clear()
+    return fixed

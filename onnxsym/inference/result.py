@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
 
 
+UNCHECKED = "unchecked"
+
+
 @dataclass(frozen=True)
 class UnresolvedDim:
     """A dim of a value that is not an expression over the model's input symbols."""
@@ -65,6 +68,13 @@ class Result:
     constant_initializers: bool = field(default=False, repr=False, compare=False)
     # The table of the inference whose --range and --assume this one sets aside (written_result).
     given: SymbolTable | None = field(default=None, repr=False, compare=False)
+    # onnx's verdict on the model with these dims written (loadcheck.refusal; None: it takes
+    # it), UNCHECKED until asked or after the domain made a dim static.
+    load_verdict: object = field(default=UNCHECKED, repr=False, compare=False)
+    # The values whose dims are not written, each with why: with them the load-time inference
+    # refuses the model it loads without them (api.written_result); and whether that is settled.
+    withheld: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    load_checked: bool = field(default=False, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
@@ -105,7 +115,10 @@ class Result:
             from ..domain.narrow import narrow
 
             self._domain = compute(self)
-            narrow(self, self._domain.ranges)
+            if narrow(self, self._domain.ranges):  # a dim it made static may be refused where it did not run
+                self.load_verdict = UNCHECKED
+                self.load_checked = False
+                self.withheld.clear()
         return self._domain
 
     @property

@@ -8,6 +8,7 @@ static shape may be given (a list, row-major)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from contextvars import ContextVar
 from types import MappingProxyType
@@ -72,13 +73,12 @@ def apply(value: Value, name: str, given: list | None) -> Value:
     shape = value.shape
     if shape is None:  # no declared shape: the given data's
         shape = () if len(given) == 1 else (len(given),)
-    if not all(isinstance(d, int) for d in shape):
+    static = [d for d in shape if isinstance(d, int)]
+    if len(static) != len(shape):
         raise UserInputError(f"values[{name!r}]: graph input {name!r} has symbolic dims {list(map(str, shape))}",
                              f"--value {name}=...: graph input {name!r} has symbolic dims; only an input of "
                              "static shape may be given")
-    count = 1
-    for d in shape:
-        count *= d
+    count = math.prod(static)
     if count != len(given) or count > MAX_VALUE_ELEMENTS:
         raise UserInputError(f"values[{name!r}]: graph input {name!r} has shape {list(shape)}, "
                              f"{len(given)} element(s) given",

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..inference.result import Result
 
 PREFIX = "onnxsym."
-KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain")
+KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain", "withheld")
 
 
 def entries(result: Result, version: str) -> dict[str, object]:
@@ -57,6 +57,8 @@ def entries(result: Result, version: str) -> dict[str, object]:
     }
     if result._domain is not None:
         out["domain"] = result._domain.to_json()
+    if result.withheld:  # values written without dims: the load-time inference would refuse the model
+        out["withheld"] = dict(sorted(result.withheld.items()))
     return out
 
 
