@@ -7,6 +7,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.dims import structure as dstructure
 from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals
@@ -183,8 +184,10 @@ def _literal(x, target, allowzero):
 
 def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
     """Whether element ``i`` (``>= 0``, maybe 0) being 0 is proven to fail: where it is 0 (its
-    symbols' ranges narrowed to that), copying the input's dim gives a count that cannot match
-    the input's, whichever of the other unclear elements are 0 too."""
+    symbols' ranges narrowed to that, when they can say where: else at every size), copying
+    the input's dim gives a count that cannot match the input's, whichever of the other unclear
+    elements are 0 too (timm's MaxViT window partition: ``A//2`` with ``A`` a max of two pool
+    sizes, 0 for small heights)."""
     from onnxsym.facts.narrowing import Unreachable, implied_ranges
 
     d = target[i]
@@ -194,8 +197,7 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
         region = implied_ranges(dims.neg(d), 0)
     except Unreachable:
         return True
-    if not region:
-        return False  # the ranges cannot say where it is 0
+    # (where the ranges cannot say where it is 0, the count must mismatch at every size)
     if any("-1" in c for j, c in unclear.items() if j != i):
         return False  # another element read as -1 would make the count match
     others = [j for j, c in unclear.items() if j != i and "0" in c]
@@ -212,9 +214,114 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
                 rest = prod(v for v in lit if v is not None)
                 if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
                     return False
-            elif dims.try_eq(prod(lit), total) is not False:
+            elif not _never_equal(prod(lit), total, [target[j] for j in zero]):
                 return False
     return True
+
+
+def _never_equal(a, b, zeros=()) -> bool:
+    """``a != b`` at every size where each of ``zeros`` is 0: decided by the algebra, or with
+    each min and max in them read as a free size in its range, narrowed to where ``zeros`` are 0
+    (a superset of the values it takes: what never holds there never holds), common positive
+    factors cancelled: ``32*b*A*(B//2) != 8*b*A*B`` whatever the maxes ``A`` and ``B`` are."""
+    from onnxsym.facts.narrowing import Unreachable, implied_ranges
+
+    if dims.try_eq(a, b) is False:
+        return True
+    # (built again under the ranges now: one built before a narrowing is another atom)
+    a, b, zeros = dims.rebuild(a), dims.rebuild(b), [dims.rebuild(z) for z in zeros]
+    atoms: list = []
+    for d in (a, b, *zeros):
+        _minmax_atoms(d, atoms)
+    if not atoms or len(atoms) > 4:
+        return False
+    with dims.current().child({}):  # the free sizes' ranges stay here
+        syms = [dims.Sym(f"_free{k}", *dims.range_of(atom)) for k, atom in enumerate(atoms)]
+        for z in zeros:
+            free = {atom: dims.expr_of(s) for atom, s in zip(atoms, syms)}
+            try:
+                region = implied_ranges(dims.neg(_abstracted(z, free)), 0)
+            except Unreachable:
+                return True  # it is never 0: no such case
+            for s, (lo, hi) in region.items():
+                dims.current().narrow(s.name, lo, hi)
+        free = {atom: _pinned(dims.expr_of(s)) for atom, s in zip(atoms, syms)}  # (under the narrowed ranges)
+        diff = dstructure.without_positive_factor(dims.sub(_abstracted(a, free), _abstracted(b, free)))
+        return never_equals(diff, 0) or _never_zero_by_residues(diff)
+
+
+def _pinned(d):
+    """``d``, or its one value where its range has one."""
+    lo, hi = dims.range_of(d)
+    return lo if lo == hi else d
+
+
+def _never_zero_by_residues(diff) -> bool:
+    """``diff`` (of one symbol ``s``, under divisions by constants) is never 0: with ``s = P*q + r``
+    for the period ``P``, each residue's ``diff`` is ``c*q + e`` exactly, 0 only at ``q = -e/c``,
+    which must be a whole number in ``q``'s range (``4*(t//2) - t`` is ``2*q - r``: 0 only at 0)."""
+    from onnxsym.domain.forms import period
+
+    syms = dims.free_symbols(diff)
+    if len(syms) != 1:
+        return False
+    (s,) = syms
+    p = period(diff, s)
+    if p is None or p > 64:
+        return False
+    for r in range(p):
+        qlo, qhi = -((r - s.lo) // p), (s.hi - r) // p  # s = p*q + r within [s.lo, s.hi]
+        if qlo > qhi:
+            continue
+        e0, e1, e2 = (dims.evaluate(diff, {s.name: p * q + r}) for q in (qlo, qlo + 1, qlo + 2))
+        c = e1 - e0
+        if e2 - e1 != c:
+            return False  # (not linear in q: undecided)
+        with dims.current().child({}):
+            q = dims.Sym(f"_q{r}", qlo, qhi)
+            if dims.try_eq(dims.substitute(diff, {s: dims.add(dims.mul(p, dims.expr_of(q)), r)}),
+                           dims.add(dims.mul(c, dims.sub(dims.expr_of(q), qlo)), e0)) is not True:
+                return False
+        if c == 0:
+            if e0 == 0:
+                return False
+            continue
+        if (-e0) % c == 0 and qlo <= qlo + (-e0) // c <= qhi:
+            return False
+    return True
+
+
+def _minmax_atoms(d, out: list) -> None:
+    for _c, factors in dstructure.terms(d):
+        for f, _e in factors:
+            op = dstructure.operation(f)
+            if op is None:
+                continue
+            if op[0] in ("min", "max"):
+                if f not in out:
+                    out.append(f)
+            else:
+                for x in op[1]:
+                    _minmax_atoms(x, out)
+
+
+def _abstracted(d, free):
+    """``d`` with each atom of ``free`` replaced by its free size."""
+    out = []
+    for c, factors in dstructure.terms(d):
+        term = c
+        for f, e in factors:
+            op = dstructure.operation(f)
+            if f in free:
+                g = free[f]
+            elif op is not None and op[0] == "floordiv":
+                g = dims.floordiv(_abstracted(op[1][0], free), _abstracted(op[1][1], free))
+            else:
+                g = f
+            for _ in range(e):
+                term = dims.mul(term, g)
+        out.append(term)
+    return dstructure.total(out)
 
 
 def _unclear_elements(node, x, target, allowzero):
