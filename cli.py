@@ -161,11 +161,14 @@ def _in_env(result):
 
 def _print_constraints(result, limit: int = 10) -> None:
     from onnxsym.facts.edges import grouped
+    from onnxsym.facts.fact import Origin, Rel
 
-    label = {"node": "assumed", "user": "given", "declared": "declared", "bound": "assumed",
-             "at_least": "requires"}
-    lines = [f"  {label.get(c.kind, c.kind)} {c} ({c.where}: {c.reason})" for c in result.constraints
-             if c.kind != "positive"]
+    def label(c) -> str:
+        if c.origin is Origin.USER:
+            return "given"
+        return {Rel.GE: "requires", Rel.NE: "differ"}.get(c.rel, "assumed")
+    lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
+             if c.origin is not Origin.DEFAULT_RANGE]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -403,12 +406,10 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked.
     Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
-    import onnxruntime
-
-    from onnxsym.commands.verify import constrained_assignments
+    from onnxsym.commands.verify import constrained_assignments, onnxruntime
     from onnxsym.commands.verify import verify as run_verify
 
-    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
+    onnxruntime().set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
@@ -455,6 +456,55 @@ def _styler(color):
 
 _quiet = click.option("--quiet", "-q", is_flag=True, help="Print less: only failures and errors.")
 _verbose = click.option("--verbose", "-v", is_flag=True, help="Print more detail.")
+
+
+def _sweep_opts(f):
+    from onnxsym.commands.params import SWEEP
+
+    f = click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")(f)
+    f = click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+                     help="With --sweep: also draw each figure against the size (needs matplotlib: onnxsym[plot]).")(f)
+    return click.option("--sweep", type=SWEEP, metavar="NAME=LO:HI[:STEP]",
+                        help="Evaluate at each size of NAME from LO to HI (by STEP; without it, LO, the powers of "
+                             "two between, HI); every other symbol bound by --bind.")(f)
+
+
+def _check_sweep(sweep, plot, fmt, force, other) -> None:
+    """--sweep's companions, before any work."""
+    if sweep is None:
+        if plot is not None:
+            raise click.UsageError("--plot draws a --sweep: give --sweep NAME=LO:HI")
+        if fmt == "csv":
+            raise click.UsageError("--format csv is for --sweep")
+        return
+    if other is not None:
+        raise click.UsageError(f"--sweep and {other} do not go together")
+    if plot is not None:
+        _check_targets([("the plot", plot)], force)
+        import importlib.util
+
+        from onnxsym.commands.sweep import PLOT_MISSING
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError(PLOT_MISSING)
+
+
+def _print_sweep(table, fmt, plot) -> None:
+    from onnxsym.commands import sweep as sweeps
+    from onnxsym.commands.table import terminal_width
+
+    if plot is not None:
+        write_outputs([(plot, sweeps.plot_png(table))])
+    if fmt == "json":
+        click.echo(sweeps.as_json(table))
+    elif fmt == "csv":
+        click.echo(sweeps.as_csv(table), nl=False)
+    else:
+        for line in sweeps.text_lines(table, terminal_width()):
+            click.echo(line)
+        if plot is not None:
+            click.echo(f"{plot}: written")
+
 
 
 @main.command()
@@ -607,23 +657,30 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text, or one JSON document (symbols, ranges, conditions with their sources).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
+              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep).")
 @_bind_opt
 @_knowledge
 @_constant_inits
 @_dynamic_opt
 @_verbose
-def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose):
+@_sweep_opts
+def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, dynamic, verbose, sweep, plot, force):
     """Print the input sizes MODEL is valid for: ranges, divisibility, equalities
     and what does not simplify, each with the nodes it comes from and why.
 
-    Example: onnxsym domain model.onnx
+    Example: onnxsym domain model.onnx; onnxsym domain model.onnx --sweep seq=1:128 --bind batch=1
     """
     import json
 
+    _check_sweep(sweep, plot, fmt, force, None)
     result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
+    if sweep is not None:
+        from onnxsym.commands import sweep as sweeps
+
+        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
+        return
     d = result.domain()
     if fmt == "json":
         from onnxsym.domain.pins import pins_of
@@ -706,24 +763,40 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
 @_bind_opt
 @_knowledge
 @_constant_inits
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--nodes", "per_node", is_flag=True, help="Also list each node's FLOPs and bytes (text format).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
+              help="text, json, or (with --sweep) csv.")
+@click.option("--nodes", "per_node", is_flag=True,
+              help="Also a table of the nodes: FLOPs, share of the total, parameter and output bytes, "
+                   "sorted by FLOPs (text format).")
+@click.option("--top", type=click.IntRange(min=1), metavar="N", help="The table of the N nodes with the most FLOPs.")
 @click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
-@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80GB, or bytes.")
-def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, solve, budget):
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, '80 GB', or bytes.")
+@_sweep_opts
+def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, top, solve, budget, sweep,
+         plot, force):
     """Print MODEL's parameter and activation bytes, FLOPs, KV cache and peak memory,
-    each as an expression over the input symbols.
+    each as an expression over the input symbols (in units, 13.8 MiB, 4.76 GFLOPs, once
+    --bind gives every symbol a size).
 
     Memory is the parameters plus the peak of the activations live along the node
-    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096
+    order. Example: onnxsym cost model.onnx --solve batch --budget 24GiB --bind seq=4096;
+    onnxsym cost model.onnx --bind batch=1 --bind seq=128 --top 10
     """
     from onnxsym.cost.report import as_json, text_lines
     from onnxsym.cost.solve import parse_budget
 
     if (solve is None) != (budget is None):
         raise click.UsageError("--solve and --budget go together")
+    _check_sweep(sweep, plot, fmt, force, "--solve" if solve else "--nodes" if per_node else "--top" if top else None)
     limit = parse_budget(budget) if budget is not None else None
     b = _bindings(bind)
+    if sweep is not None:
+        from onnxsym.commands import sweep as sweeps
+
+        result = _in_env(api.infer(model, bind=b, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                   constant_initializers=constant_initializers))
+        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot)
+        return
 
     def run(given):
         return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
@@ -749,7 +822,9 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
-    for line in text_lines(model, c, per_node, solution):
+    from onnxsym.commands.table import terminal_width
+
+    for line in text_lines(model, c, per_node, solution, top, terminal_width()):
         click.echo(line)
 
 

@@ -22,14 +22,15 @@ _EXPORTS = {
     "OnnxsymError": "errors", "ModelLoadError": "errors", "GraphError": "errors", "RuleFailure": "errors",
     "ShapeContradiction": "errors", "InvalidModel": "errors", "OutputError": "errors",
     "ExprSyntaxError": "dims.text", "format_dim": "dims.text", "parse_dim": "dims.text",
-    "register_rule": "registry",
+    "register_rule": "registry", "shape_of": "inference.node",
     "Optional_": "inference.values", "Sequence": "inference.values", "Tensor": "inference.values",
     "to_mlir": "mlir", "from_sympy": "dims.sympy_bridge", "verify": "commands.verify",
 }
 
 __all__ = [
-    "annotate", "infer", "verify", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule", "Tensor",
-    "Sequence",
+    "annotate", "infer", "verify", "write_result", "to_mlir", "from_sympy", "Result", "UnresolvedDim", "register_rule",
+    "shape_of",
+    "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
     "InvalidModel", "OutputError",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from .dims.sympy_bridge import from_sympy
     from .dims.text import ExprSyntaxError, format_dim, parse_dim
     from .errors import GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure, ShapeContradiction
+    from .inference.node import shape_of
     from .inference.values import Optional_, Sequence, Tensor
     from .mlir import to_mlir
     from .registry import register_rule

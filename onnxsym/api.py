@@ -94,11 +94,12 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
         raise
     table = engine.table
     main = engine.main
-    result = Result(model, main.values, engine.produced, table, engine.fresh, main.unknown_rank,
-                    engine.constraints.items, table.warnings + engine.warnings, engine.no_rule,
-                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, engine.rule_failures,
+    state = engine.state
+    result = Result(model, main.values, engine.produced, table, state.fresh, main.unknown_rank,
+                    engine.constraints.items, table.warnings + state.warnings, state.no_rule,
+                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, state.rule_failures,
                     base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=engine.subgraph_runs, given_values=dict(given_values or {}))
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}))
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -296,7 +297,13 @@ def _loadable(written: Result, result: Result) -> Result:
     # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
     # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
     # when the result was inferred unless the domain made a dim static since
+    can_run = loadcheck.runtime_installed()
     runtime = bool(written.symbols.bound) or loadcheck.has_subgraphs(written.model)
+    if runtime and not can_run:  # onnx's inference alone judges, and the summary says so
+        for r in {id(written): written, id(result): result}.values():
+            if loadcheck.NO_RUNTIME not in r.warnings:
+                r.warnings.append(loadcheck.NO_RUNTIME)
+        runtime = False
     if not runtime and written.load_verdict is None:
         written.load_checked = True
         return written
@@ -308,7 +315,7 @@ def _loadable(written: Result, result: Result) -> Result:
     why = refused(written)
     if why is not None and written.symbols.bound:
         written = _unbound(result)
-        runtime = loadcheck.has_subgraphs(written.model)
+        runtime = can_run and loadcheck.has_subgraphs(written.model)
         why = refused(written)
     everything = set(loadcheck.producers(light.model))
     if why is not None and refused(written, everything) is None:  # (else no dim of ours is the cause)

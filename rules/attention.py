@@ -6,11 +6,11 @@ from __future__ import annotations
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 
-from .common import arg, present, required_attr
+from .common import arg, present, required_int
 from .nn import keeps_input_shape
 
 
@@ -18,7 +18,7 @@ def _heads(node, t, attr, rank4_axis, output, axis):
     """A head count: dim ``rank4_axis`` of a 4-D input, else the attribute."""
     if len(t.shape) == 4:
         return t.shape[rank4_axis]
-    n = node.attr(attr)
+    n = node.attr_int(attr)
     return n if n is not None else node.fresh(f"{node.op_type} {attr} is not given", output, axis)
 
 
@@ -39,12 +39,10 @@ def attention(node):
     where P is past_key's sequence length (0 without a past)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     n = node.num_outputs
-    if q.shape is None or k.shape is None or v.shape is None:
-        why = "query, key or value rank unknown"
-        return [node.unknown_rank(why, i, dt) for i, dt in enumerate((q.dtype, k.dtype, v.dtype, q.dtype))][:n]
     for t in (q, k, v):
-        if len(t.shape) not in (3, 4):
-            raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {len(t.shape)}")
+        rank = len(shape_of(t, q.dtype, k.dtype, v.dtype, q.dtype, why="query, key or value rank unknown"))
+        if rank not in (3, 4):
+            raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {rank}")
     batch = q.shape[0]
     q_len = q.shape[2] if len(q.shape) == 4 else q.shape[1]
     kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]
@@ -67,9 +65,8 @@ def attention(node):
 def flex_attention(node: Node) -> Outputs:
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
     q, v = arg(node, 0), arg(node, 2)
-    if q.shape is None or v.shape is None:
-        return [node.unknown_rank("query or value rank unknown", 0, q.dtype)]
-    return [Tensor(q.dtype, tuple(q.shape[:3]) + (v.shape[3],))]
+    qs, vs = (shape_of(t, q.dtype, why="query or value rank unknown") for t in (q, v))
+    return [Tensor(q.dtype, tuple(qs[:3]) + (vs[3],))]
 
 
 @register("LinearAttention", since=27, conditions=[unlearned("kv_num_heads divides the key and value widths")])
@@ -78,16 +75,13 @@ def linear_attention(node: Node) -> Outputs:
     packed key and value widths divided by kv_num_heads."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past = arg(node, 3)
-    hq, hkv = required_attr(node, "q_num_heads"), required_attr(node, "kv_num_heads")
-    if q.shape is None or k.shape is None or v.shape is None:
-        why = "query, key or value rank unknown"
-        return [node.unknown_rank(why, 0, q.dtype),
-                node.unknown_rank(why, 1, past.dtype or q.dtype)][:node.num_outputs]
-    dk = dims.floordiv(k.shape[2], hkv)
-    dv = dims.floordiv(v.shape[2], hkv)
+    hq, hkv = required_int(node, "q_num_heads"), required_int(node, "kv_num_heads")
     state_dtype = past.dtype or q.dtype
-    outs = [Tensor(q.dtype, (q.shape[0], q.shape[1], dims.mul(hq, dv))),
-            Tensor(state_dtype, (q.shape[0], hkv, dk, dv))]
+    qs, ks, vs = (shape_of(t, q.dtype, state_dtype, why="query, key or value rank unknown") for t in (q, k, v))
+    dk = dims.floordiv(ks[2], hkv)
+    dv = dims.floordiv(vs[2], hkv)
+    outs = [Tensor(q.dtype, (qs[0], qs[1], dims.mul(hq, dv))),
+            Tensor(state_dtype, (qs[0], hkv, dk, dv))]
     return outs[:node.num_outputs]
 
 
@@ -117,5 +111,5 @@ def swiglu(node: Node) -> Outputs:
             if dims.try_eq(da, db) is False:
                 raise ShapeContradiction(f"SwiGLU input dims {da} and {db} differ")
             if da != db:
-                node.assume(da, db, "SwiGLU inputs have one shape")
+                node.require_equal(da, db, "SwiGLU inputs have one shape")
     return [Tensor(a.dtype, a.shape)]

@@ -12,16 +12,16 @@ from __future__ import annotations
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
-from .common import I32, arg, present, rank, scalar, unknown_ranks
+from .common import I32, arg, present, rank, scalar
 from .contrib_common import MS, exact_div
 
 
 def _heads(node, name="num_heads"):
-    n = node.attr(name)
+    n = node.attr_int(name)
     if not n or n <= 0:
         raise ShapeContradiction(f"attribute {name} must be a positive int, got {n!r}")
     return n
@@ -42,7 +42,7 @@ def _past_length(node, i, axis, past, output):
 
 def _qkv_sizes(node, weights, bias):
     """(q, k, v) hidden sizes: the attribute, else a third of the merged projection each."""
-    sizes = node.attr("qkv_hidden_sizes")
+    sizes = node.attr_ints("qkv_hidden_sizes")
     if sizes:
         if len(sizes) != 3:
             raise ShapeContradiction(f"qkv_hidden_sizes must have 3 entries, got {sizes}")
@@ -65,10 +65,8 @@ def attention(node):
     x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
     past = arg(node, 8 if quant else 4)
     dtype = (bias.dtype if quant else x.dtype) or x.dtype
-    if rank(x, 3) is None:
-        return unknown_ranks(node, "input rank unknown", dtype, dtype)
+    b, s, _ = shape_of(x, dtype, dtype, rank=3)
     n = _heads(node)
-    b, s = x.shape[0], x.shape[1]
     sizes = _qkv_sizes(node, w, bias)
     if sizes is None:
         v_hidden = node.fresh("Attention projection width unknown", 0, 2)
@@ -79,7 +77,7 @@ def attention(node):
     outs = [Tensor(dtype, (b, s, v_hidden))]
     if node.has_output(1):  # keys and values share the present tensor: onnxruntime sizes it by V's head
         rank(past, 5)
-        if present(node, 8 if quant else 4) and node.attr("past_present_share_buffer", 0):
+        if present(node, 8 if quant else 4) and node.attr_int("past_present_share_buffer", 0):
             outs.append(Tensor(dtype, past.shape))
         else:
             p = _past_length(node, 8 if quant else 4, 3, past, 1)
@@ -103,12 +101,11 @@ def _mha_layout(node, q, k, v, n):
     if k.shape is not None and len(k.shape) == 4:  # key, value already as (B, N, L, H)
         vh = v.shape[3] if v.shape is not None else node.fresh("value shape unknown", 0, 2)
         return b, s, n * vh, k.shape[2], k.shape[3], vh
-    if k.shape is None or v.shape is None:
-        return None
+    k_shape, v_shape = (shape_of(t, *[q.dtype] * 4, why="key or value rank unknown") for t in (k, v))
     rank(k, 3)
     rank(v, 3)
-    v_hidden = v.shape[2]
-    return (b, s, v_hidden, k.shape[1], exact_div(q.shape[2], n, "query hidden size over num_heads"),
+    v_hidden = v_shape[2]
+    return (b, s, v_hidden, k_shape[1], exact_div(q.shape[2], n, "query hidden size over num_heads"),
             exact_div(v_hidden, n, "value hidden size over num_heads"))
 
 
@@ -126,13 +123,9 @@ def multi_head_attention(node):
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past_k, past_v = arg(node, 6), arg(node, 7)
     dtype = q.dtype
-    if q.shape is None:
-        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
+    shape_of(q, *[dtype] * 4, why="query rank unknown")
     n = _heads(node)
-    layout = _mha_layout(node, q, k, v, n)
-    if layout is None:
-        return unknown_ranks(node, "key or value rank unknown", *[dtype] * 4)
-    b, s, hidden, l_len, qk_head, v_head = layout
+    b, s, hidden, l_len, qk_head, v_head = _mha_layout(node, q, k, v, n)
     outs = [Tensor(dtype, (b, s, hidden))]
     rank(past_k, 4)
     p_len = _past_length(node, 6, 2, past_k, 1)
@@ -151,27 +144,24 @@ def decoder_masked_mha(node):
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past_k, past_v = arg(node, 5), arg(node, 6)
     dtype = q.dtype
-    if rank(q, 3) is None:
-        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
+    b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
     n = _heads(node)
-    b, s = q.shape[0], q.shape[1]
     if not present(node, 1):  # packed QKV with equal Q, K and V widths
-        hidden = exact_div(q.shape[2], 3, "packed QKV width")
+        hidden = exact_div(width, 3, "packed QKV width")
         qk_head = v_head = exact_div(hidden, n, "hidden size over num_heads")
         l_len, cross = s, False
     elif rank(k, 3, 4) == 4:
         qk_head = k.shape[3]
         v_head = v.shape[3] if v.shape is not None else node.fresh("value shape unknown", 0, 2)
         hidden, l_len, cross = n * v_head, k.shape[2], True
-    elif k.shape is not None and v.shape is not None:
-        hidden = v.shape[2]
-        qk_head = exact_div(q.shape[2], n, "query hidden size over num_heads")
+    else:
+        shape_of(k, *[dtype] * 4, why="key or value rank unknown")
+        hidden = shape_of(v, *[dtype] * 4, why="key or value rank unknown")[2]
+        qk_head = exact_div(width, n, "query hidden size over num_heads")
         v_head = exact_div(hidden, n, "value hidden size over num_heads")
         l_len, cross = s, False
-    else:
-        return unknown_ranks(node, "key or value rank unknown", *[dtype] * 4)
     outs = [Tensor(dtype, (b, s, hidden))]
-    shared = bool(node.attr("past_present_share_buffer", 0))
+    shared = bool(node.attr_int("past_present_share_buffer", 0))
     if cross:
         total = l_len
         why = "the present caches of cross attention are not modelled"
@@ -215,24 +205,30 @@ def group_query_attention(node):
     output_qk (B, N, S, total_sequence_length)."""
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
-    if rank(q, 3) is None:
-        return unknown_ranks(node, "query rank unknown", *[dtype] * 4)
+    b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
-    b, s = q.shape[0], q.shape[1]
-    head = _gqa_head(node, q.shape[2], n, kv)
+    head = _gqa_head(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
+    if total is not None and not node.attr("sliding_window_cache", 0):
+        # (onnxruntime: total_sequence_length must be at least the new tokens' length)
+        node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
+                                                      "the query's sequence length")
     if present(node, 3) and past_k.shape is None:  # a past we know nothing of
         why = "past key rank unknown"
         return outs + [node.unknown_rank(why, 1, past_k.dtype or dtype), node.unknown_rank(why, 2, past_v.dtype or dtype),
                        node.unknown_rank(why, 3, dtype)][:max(node.num_outputs, 1) - 1]
-    if past_k.shape is not None and rank(past_k, 4) and node.attr("sliding_window_cache", 0):
+    if past_k.shape is not None and rank(past_k, 4) and node.attr_int("sliding_window_cache", 0):
         # window-sized caches keep their capacity
         length = past_k.shape[2]
         kd, vd = past_k.dtype or dtype, past_v.dtype or dtype
         k_shape, v_shape = past_k.shape, past_v.shape
     elif past_k.shape is not None and rank(past_k, 4):
         p_len = past_k.shape[2]
+        # (onnxruntime checks the caches' head size against the query's)
+        node.require_equal(past_k.shape[3], head, "GroupQueryAttention: past_key's head size is the query's")
+        if past_v.shape is not None and len(past_v.shape) == 4:
+            node.require_equal(past_v.shape[3], head, "GroupQueryAttention: past_value's head size is the query's")
         # The cache is max(P, total_sequence_length) long; a shared buffer is never shorter.
         length = dims.dmax(p_len, total) if total is not None else node.fresh(
             "present length is max(past length, total_sequence_length), a tensor input",
@@ -260,11 +256,10 @@ def sparse_attention(node):
     """output (B, S, N*H); the present caches are the past caches (max length)."""
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
-    if rank(q, 3) is None:
-        return unknown_ranks(node, "query rank unknown", *[dtype] * 3)
+    b, s, width = shape_of(q, *[dtype] * 3, why="query rank unknown", rank=3)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, q.shape[2], n, kv)
-    return [Tensor(dtype, (q.shape[0], q.shape[1], n * head)),
+    head = _gqa_head(node, width, n, kv)
+    return [Tensor(dtype, (b, s, n * head)),
             Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)][:max(node.num_outputs, 1)]
 
 
@@ -274,11 +269,10 @@ def paged_attention(node):
     updated in place, so the outputs alias them."""
     q, kc, vc = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
-    if rank(q, 2) is None:
-        return unknown_ranks(node, "query rank unknown", dtype, kc.dtype, vc.dtype)
+    tokens, width = shape_of(q, dtype, kc.dtype, vc.dtype, why="query rank unknown", rank=2)
     n, kv = _heads(node), _heads(node, "kv_num_heads")
-    v_head = node.attr("v_head_size", 0) or _gqa_head(node, q.shape[1], n, kv)
-    return [Tensor(dtype, (q.shape[0], n * v_head)), Tensor(kc.dtype, kc.shape),
+    v_head = node.attr_int("v_head_size", 0) or _gqa_head(node, width, n, kv)
+    return [Tensor(dtype, (tokens, n * v_head)), Tensor(kc.dtype, kc.shape),
             Tensor(vc.dtype, vc.shape)][:max(node.num_outputs, 1)]
 
 
@@ -289,20 +283,18 @@ def paged_attention(node):
 def packed_attention(node):
     """input (tokens, D) -> output (tokens, v_hidden)."""
     x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
-    if rank(x, 2) is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    tokens, _ = shape_of(x, x.dtype, rank=2)
     _heads(node)
     sizes = _qkv_sizes(node, w, bias)
     v_hidden = sizes[2] if sizes else node.fresh("PackedAttention projection width unknown", 0, 1)
-    return [Tensor(x.dtype, (x.shape[0], v_hidden))]
+    return [Tensor(x.dtype, (tokens, v_hidden))]
 
 
 @register("PackedMultiHeadAttention", domain=MS)
 def packed_multi_head_attention(node):
     """query (tokens, hidden) or packed QKV (tokens, N, 3, H) -> (tokens, v_hidden)."""
     q, v = arg(node, 0), arg(node, 2)
-    if rank(q, 2, 4) is None:
-        return [node.unknown_rank("query rank unknown", 0, q.dtype)]
+    shape_of(q, q.dtype, why="query rank unknown", rank=(2, 4))
     n = _heads(node)
     if len(q.shape) == 4:
         hidden = n * q.shape[3]
@@ -318,9 +310,7 @@ def remove_padding(node):
     """(B, S, H) -> (tokens, H), token_offset (B, S), cumulated_seq_len (B + 1), max_seq_len (1).
     The token count is the sum of the sequence_token_count input: data."""
     x = arg(node, 0)
-    if rank(x, 3) is None:
-        return unknown_ranks(node, "input rank unknown", x.dtype, I32, I32, I32)
-    b, s, h = x.shape
+    b, s, h = shape_of(x, x.dtype, I32, I32, I32, rank=3)
     bound = b * s
     hi = bound if isinstance(bound, int) else dims.INT64_MAX
     tokens = node.fresh(f"RemovePadding keeps the tokens that sequence_token_count counts (at most {bound})",
@@ -333,9 +323,10 @@ def remove_padding(node):
 def restore_padding(node):
     """(tokens, H) with token_offset (B, S) -> (B, S, H)."""
     x, offset = arg(node, 0), arg(node, 1)
-    if rank(x, 2) is None or rank(offset, 2) is None:
-        return [node.unknown_rank("input or token_offset rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, (offset.shape[0], offset.shape[1], x.shape[1]))]
+    why = "input or token_offset rank unknown"
+    _, h = shape_of(x, x.dtype, why=why, rank=2)
+    b, s = shape_of(offset, x.dtype, why=why, rank=2)
+    return [Tensor(x.dtype, (b, s, h))]
 
 
 # --------------------------------------------------------------------------- position biases
@@ -345,14 +336,13 @@ def restore_padding(node):
 def relative_position_bias(node):
     """bias_table (buckets, N) with query_length, key_length -> (1, N, query_length, key_length)."""
     table = arg(node, 0)
-    if rank(table, 2) is None:
-        return [node.unknown_rank("bias_table rank unknown", 0, table.dtype)]
+    _, heads = shape_of(table, table.dtype, why="bias_table rank unknown", rank=2)
     lengths = []
     for i, what in ((1, "query_length"), (2, "key_length")):
         v = scalar(node, i)
         lengths.append(v if v is not None else node.fresh(f"{what} is a tensor input whose value is unknown",
                                                           0, 1 + i))
-    return [Tensor(table.dtype, (1, table.shape[1], lengths[0], lengths[1]))]
+    return [Tensor(table.dtype, (1, heads, lengths[0], lengths[1]))]
 
 
 @register("GatedRelativePositionBias", domain=MS)
@@ -361,11 +351,7 @@ def gated_relative_position_bias(node):
     q, offset = arg(node, 0), arg(node, 6)
     n = _heads(node)
     if present(node, 6):
-        if rank(offset, 2) is None:
-            return [node.unknown_rank("offset rank unknown", 0, q.dtype)]
-        b, s = offset.shape
+        b, s = shape_of(offset, q.dtype, why="offset rank unknown", rank=2)
     else:
-        if rank(q, 3) is None:
-            return [node.unknown_rank("query rank unknown", 0, q.dtype)]
-        b, s = q.shape[0], q.shape[1]
+        b, s, _ = shape_of(q, q.dtype, why="query rank unknown", rank=3)
     return [Tensor(q.dtype, (b, n, s, s))]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
-from .common import F32, I32, arg, present, required_attr, same_shape, unknown_ranks
+from .common import F32, I32, arg, present, required_int, same_shape, unknown_ranks
 from .contrib_common import MS, exact_div, same_as
 
 
@@ -25,26 +25,26 @@ def hyper_connection_pre_mix(node: Node) -> Outputs:
     """C streams of width H reduced to one: (..., C, H) -> (..., H), or flattened
     (..., C*H) -> (..., H) when num_branches gives C."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    c = node.attr("num_branches", 0)
+    shape = shape_of(x, x.dtype)
+    c = node.attr_int("num_branches", 0)
     if c:
-        return [Tensor(x.dtype, tuple(x.shape[:-1]) + (exact_div(x.shape[-1], c, "stream width over num_branches"),))]
-    return [Tensor(x.dtype, tuple(x.shape[:-2]) + (x.shape[-1],))]
+        return [Tensor(x.dtype, tuple(shape[:-1]) + (exact_div(shape[-1], c, "stream width over num_branches"),))]
+    return [Tensor(x.dtype, tuple(shape[:-2]) + (shape[-1],))]
 
 
 @register("HyperConnectionLowRankMix", domain=MS)
 def hyper_connection_low_rank_mix(node: Node) -> Outputs:
     """streams (..., C*H): pre_output (..., H), post_gate (..., C), streams_out like streams."""
     x = arg(node, 0)
-    c = node.attr("num_branches", 0)
-    if x.shape is None or not c:
-        why = "input rank or num_branches unknown"
+    c = node.attr_int("num_branches", 0)
+    why = "input rank or num_branches unknown"
+    shape = shape_of(x, x.dtype, x.dtype, x.dtype, why=why)
+    if not c:
         return [node.unknown_rank(why, 0, x.dtype), node.unknown_rank(why, 1, x.dtype),
-                Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
-    lead = tuple(x.shape[:-1])
-    h = exact_div(x.shape[-1], c, "stream width over num_branches")
-    return [Tensor(x.dtype, lead + (h,)), Tensor(x.dtype, lead + (c,)), Tensor(x.dtype, x.shape)][
+                Tensor(x.dtype, shape)][:max(node.num_outputs, 1)]
+    lead = tuple(shape[:-1])
+    h = exact_div(shape[-1], c, "stream width over num_branches")
+    return [Tensor(x.dtype, lead + (h,)), Tensor(x.dtype, lead + (c,)), Tensor(x.dtype, shape)][
         :max(node.num_outputs, 1)]
 
 
@@ -60,7 +60,7 @@ def ngram_hash_mapping(node: Node) -> Outputs:
     present_segment_ids (batch, max_ngram_size - 1), batch from input_ids or, packed,
     cumulative_sequence_length; state_update (batch, state_update_capacity, max_ngram_size - 1)."""
     ids = arg(node, 0)
-    m, n = required_attr(node, "max_ngram_size"), required_attr(node, "n_head_per_ngram")
+    m, n = required_int(node, "max_ngram_size"), required_int(node, "n_head_per_ngram")
     hashes = None if ids.shape is None else tuple(ids.shape) + ((m - 1) * n,)
     if node.op_type == "NGramHashMapping":
         batch = None if ids.shape is None else ids.shape[0]
@@ -68,7 +68,7 @@ def ngram_hash_mapping(node: Node) -> Outputs:
         cum = arg(node, 3)
         batch = None if cum.shape is None or len(cum.shape) != 1 else cum.shape[0] - 1
     hist = None if batch is None else (batch, m - 1)
-    cap = node.attr("state_update_capacity", 0)
+    cap = node.attr_int("state_update_capacity", 0)
     update = None if batch is None or cap <= 0 else (batch, cap, m - 1)
     outs = [Tensor(ids.dtype, hashes), Tensor(ids.dtype, hist), Tensor(I32, hist), Tensor(ids.dtype, update)]
     return outs[:max(node.num_outputs, 1)]
@@ -90,11 +90,13 @@ def router_gate_up_proj(node: Node) -> Outputs:
     """Y = X @ W (..., router_size + 2*inter) split into router (..., router_size) and
     activated (..., inter)."""
     x, w = arg(node, 0), arg(node, 1)
-    r = node.attr("router_size")
-    if x.shape is None or w.shape is None or r is None:
-        return unknown_ranks(node, "input or weight rank, or router_size, unknown", x.dtype, x.dtype)
-    lead = tuple(x.shape[:-1])
-    inter = exact_div(w.shape[-1] - r, 2, "shared expert gate/up width")
+    r = node.attr_int("router_size")
+    why = "input or weight rank, or router_size, unknown"
+    lead = tuple(shape_of(x, x.dtype, x.dtype, why=why)[:-1])
+    width = shape_of(w, x.dtype, x.dtype, why=why)[-1]
+    if r is None:
+        return unknown_ranks(node, why, x.dtype, x.dtype)
+    inter = exact_div(width - r, 2, "shared expert gate/up width")
     return [Tensor(x.dtype, lead + (r,)), Tensor(x.dtype, lead + (inter,))][:max(node.num_outputs, 1)]
 
 
@@ -104,14 +106,14 @@ def rms_norm_rotary(node: Node) -> Outputs:
     float16 with output_fp16 else bfloat16; normalized_fp32 (B, S, heads, width). width is
     input_width, or the whole last axis when that is 0."""
     x = arg(node, 0)
-    y_dtype = TensorProto.FLOAT16 if node.attr("output_fp16", 0) else TensorProto.BFLOAT16
+    y_dtype = TensorProto.FLOAT16 if node.attr_int("output_fp16", 0) else TensorProto.BFLOAT16
     if x.shape is None or len(x.shape) != 4:
         return unknown_ranks(node, "input rank unknown, or not 4", y_dtype, F32)
     b, s, heads, stride = x.shape
-    width = node.attr("input_width", 0) or stride
-    if not node.attr("input_width", 0) and node.attr("input_start", 0):
+    width = node.attr_int("input_width", 0) or stride
+    if not node.attr_int("input_width", 0) and node.attr_int("input_start", 0):
         width = node.fresh("RMSNormRotary with an input_start and no input_width", 1, 3)
-    y = (1, b * s, heads * width) if node.attr("flatten_batch", 0) else (b, s, heads * width)
+    y = (1, b * s, heads * width) if node.attr_int("flatten_batch", 0) else (b, s, heads * width)
     return [Tensor(y_dtype, y), Tensor(F32, (b, s, heads, width))][:max(node.num_outputs, 1)]
 
 
@@ -120,8 +122,8 @@ def mamba2_verify(node: Node) -> Outputs:
     """projection (R, width), di = heads*head_dim: Y and readout (R, di); the snapshots have
     the states' shapes; xbc (R, channels) with channels = di + 2*n_groups*d_state."""
     proj, conv, ssm = arg(node, 0), arg(node, 1), arg(node, 2)
-    di = required_attr(node, "heads") * node.attr("head_dim", 64)
-    channels = di + 2 * required_attr(node, "n_groups") * node.attr("d_state", 128)
+    di = required_int(node, "heads") * node.attr_int("head_dim", 64)
+    channels = di + 2 * required_int(node, "n_groups") * node.attr_int("d_state", 128)
     r = proj.shape[0] if proj.shape else None
     rows = (lambda _: None) if r is None else (lambda n: (r, n))
     outs = [Tensor(proj.dtype, rows(di)), same_shape(conv), same_shape(ssm), Tensor(proj.dtype, rows(channels)),

@@ -8,13 +8,13 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from . import shape_ops
-from .common import BOOL, F32, I32, I64, STRING, arg, present, scalar
+from .common import BOOL, F32, I32, I64, STRING, arg, present, required_int, scalar
 from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
@@ -45,10 +45,9 @@ def bias_dropout(node: Node) -> Outputs:
 def bias_split_gelu(node: Node) -> Outputs:
     """(N, S, D) -> (N, S, D/2): the two halves of the last axis gate each other."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    d = exact_div(x.shape[-1], 2, "BiasSplitGelu hidden size")
-    return [Tensor(x.dtype, tuple(x.shape[:-1]) + (d,))]
+    shape = shape_of(x, x.dtype)
+    d = exact_div(shape[-1], 2, "BiasSplitGelu hidden size")
+    return [Tensor(x.dtype, tuple(shape[:-1]) + (d,))]
 
 
 @register("GemmFastGelu", domain=MS)
@@ -71,10 +70,9 @@ def _fused_operand(shape, trans_batch, trans):
 def fused_matmul(node: Node) -> Outputs:
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
-    if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
-    sa = _fused_operand(a.shape, node.attr("transBatchA", 0), node.attr("transA", 0))
-    sb = _fused_operand(b.shape, node.attr("transBatchB", 0), node.attr("transB", 0))
+    a_shape, b_shape = (shape_of(t, a.dtype, why="an input's rank unknown") for t in (a, b))
+    sa = _fused_operand(a_shape, node.attr_int("transBatchA", 0), node.attr_int("transA", 0))
+    sb = _fused_operand(b_shape, node.attr_int("transBatchB", 0), node.attr_int("transB", 0))
     return _matmul_of(node, Tensor(a.dtype, sa), Tensor(b.dtype, sb))
 
 
@@ -97,18 +95,16 @@ def fused_conv(node: Node) -> Outputs:
 def nhwc_conv(node: Node) -> Outputs:
     """Conv in channels-last layout: X (N, spatial..., C), W (M, kernel..., C/group)."""
     x, w = arg(node, 0), arg(node, 1)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    shape = shape_of(x, x.dtype)
     w_oihw = Tensor(w.dtype, None if w.shape is None else to_channels_first(w.shape))
-    return channels_last_rule(node, conv, "Conv", [Tensor(x.dtype, to_channels_first(x.shape)), w_oihw])
+    return channels_last_rule(node, conv, "Conv", [Tensor(x.dtype, to_channels_first(shape)), w_oihw])
 
 
 @register("CDist", domain=MS)
 def cdist(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
-    if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
-    return [Tensor(a.dtype, (a.shape[0], b.shape[0]))]
+    a_shape, b_shape = (shape_of(t, a.dtype, why="an input's rank unknown") for t in (a, b))
+    return [Tensor(a.dtype, (a_shape[0], b_shape[0]))]
 
 
 @register("Range", domain=MS, cost=formulas.MOVEMENT)
@@ -130,11 +126,11 @@ def expand_dims(node: Node) -> Outputs:
     """Insert a 1 at the axis given by the scalar input 1."""
     x = arg(node, 0)
     axis = scalar(node, 1)
-    if x.shape is None or axis is None:
+    shape = shape_of(x, x.dtype, why="input rank or axis unknown")
+    if axis is None:
         return [node.unknown_rank("input rank or axis unknown", 0, x.dtype)]
-    r = len(x.shape) + 1
-    axis = normalize_axis(axis, r)
-    return [Tensor(x.dtype, tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:]))]
+    axis = normalize_axis(axis, len(shape) + 1)
+    return [Tensor(x.dtype, tuple(shape[:axis]) + (1,) + tuple(shape[axis:]))]
 
 
 @register("GemmaRotaryEmbedding", domain=MS)
@@ -156,20 +152,16 @@ def swiglu(node: Node) -> Outputs:
 @register("ComplexMul ComplexMulConj", domain=MS)
 def complex_mul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
-    if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, a.dtype)]
-    return [Tensor(a.dtype, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
-                                             node.assume))]
+    shapes = [shape_of(t, a.dtype, why="an input's rank unknown") for t in (a, b)]
+    return [Tensor(a.dtype, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("MulInteger", domain=MS)
 def mul_integer(node: Node) -> Outputs:
     """A (0) times B (2), broadcast, in int32."""
     a, b = arg(node, 0), arg(node, 2)
-    if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, I32)]
-    return [Tensor(I32, broadcast_shapes([a.shape, b.shape],
-                                                       lambda axis, why: node.fresh(why, 0, axis), node.assume))]
+    shapes = [shape_of(t, I32, why="an input's rank unknown") for t in (a, b)]
+    return [Tensor(I32, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("IsAllFinite", domain=MS)
@@ -180,7 +172,7 @@ def is_all_finite(_node: Node) -> Outputs:
 @register("MurmurHash3", domain=MS)
 def murmur_hash3(node: Node) -> Outputs:
     x = arg(node, 0)
-    return [Tensor(TensorProto.UINT32 if node.attr("positive", 1) else I32, x.shape)]
+    return [Tensor(TensorProto.UINT32 if node.attr_int("positive", 1) else I32, x.shape)]
 
 
 @register("NGramRepeatBlock", domain=MS)
@@ -192,32 +184,30 @@ def ngram_repeat_block(node: Node) -> Outputs:
 def torch_embedding(node: Node) -> Outputs:
     """indices.shape + (embedding size,)."""
     w, idx = arg(node, 0), arg(node, 1)
-    if w.shape is None or idx.shape is None:
-        return [node.unknown_rank("weight or indices rank unknown", 0, w.dtype)]
-    return [Tensor(w.dtype, tuple(idx.shape) + (w.shape[-1],))]
+    why = "weight or indices rank unknown"
+    width, indices = shape_of(w, w.dtype, why=why)[-1], shape_of(idx, w.dtype, why=why)
+    return [Tensor(w.dtype, tuple(indices) + (width,))]
 
 
 @register("GridSample", domain=MS)
 def grid_sample(node: Node) -> Outputs:
     """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
     x, grid = arg(node, 0), arg(node, 1)
-    if x.shape is None or grid.shape is None:
-        return [node.unknown_rank("input or grid rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
+    shape, grid_shape = (shape_of(t, x.dtype, why="input or grid rank unknown") for t in (x, grid))
+    return [Tensor(x.dtype, (shape[0], shape[1]) + tuple(grid_shape[1:-1]))]
 
 
 @register("CropAndResize", domain=MS)
 def crop_and_resize(node: Node) -> Outputs:
     """(num_rois, C, crop_height, crop_width); the crop size is the value of input 3."""
     x, rois = arg(node, 0), arg(node, 1)
-    if x.shape is None or rois.shape is None:
-        return [node.unknown_rank("input or rois rank unknown", 0, x.dtype)]
+    shape, rois_shape = (shape_of(t, x.dtype, why="input or rois rank unknown") for t in (x, rois))
     size = node.value(3)
     if size is not None and len(size) == 2:
         h, w = size
     else:
         h, w = (node.fresh("crop_size is a tensor input whose value is unknown", 0, a) for a in (2, 3))
-    return [Tensor(x.dtype, (rois.shape[0], x.shape[1], h, w))]
+    return [Tensor(x.dtype, (rois_shape[0], shape[1], h, w))]
 
 
 @register("MaxpoolWithMask", domain=MS)
@@ -229,9 +219,8 @@ def maxpool_with_mask(node: Node) -> Outputs:
 def nhwc_max_pool(node: Node) -> Outputs:
     """MaxPool in channels-last layout (N, spatial..., C)."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    return channels_last_rule(node, pool, "MaxPool", [Tensor(x.dtype, to_channels_first(x.shape))])
+    shape = shape_of(x, x.dtype)
+    return channels_last_rule(node, pool, "MaxPool", [Tensor(x.dtype, to_channels_first(shape))])
 
 
 @register("Unique", domain=MS)
@@ -266,11 +255,9 @@ def unfold_tensor(node: Node) -> Outputs:
     """torch's unfold: axis ``dim`` holds the (d - size)//step + 1 windows, a new last
     axis the ``size`` elements of each."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    axis = normalize_axis(node.attr("dim", -1), len(x.shape))
-    size, step = node.attr("size"), node.attr("step", 1)
-    shape = list(x.shape)
+    shape = list(shape_of(x, x.dtype))
+    axis = normalize_axis(node.attr_int("dim", -1), len(shape))
+    size, step = required_int(node, "size"), node.attr_int("step", 1)
     shape[axis] = dims.floordiv(shape[axis] - size, step) + 1
     return [Tensor(x.dtype, tuple(shape) + (size,))]
 
@@ -280,9 +267,12 @@ def gather_nd(node: Node) -> Outputs:
     """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
     last index axis does not address."""
     data, idx = arg(node, 0), arg(node, 1)
-    if data.shape is None or idx.shape is None or not isinstance(idx.shape[-1], int):
-        return [node.unknown_rank("data or indices rank unknown, or the index depth symbolic", 0, data.dtype)]
-    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[idx.shape[-1]:]))]
+    why = "data or indices rank unknown, or the index depth symbolic"
+    shape, indices = (shape_of(t, data.dtype, why=why) for t in (data, idx))
+    depth = indices[-1]
+    if not isinstance(depth, int):
+        return [node.unknown_rank(why, 0, data.dtype)]
+    return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[depth:]))]
 
 
 @register("Rfft", domain=MS)
@@ -293,7 +283,7 @@ def rfft(node: Node) -> Outputs:
     if x.shape is None or not x.shape:
         return [node.unknown_rank("input rank unknown, or a scalar", 0, x.dtype)]
     shape = list(x.shape)
-    if node.attr("onesided", 1):
+    if node.attr_int("onesided", 1):
         shape[-1] = dims.floordiv(shape[-1], 2) + 1
     return [Tensor(x.dtype, tuple(shape) + (2,))]
 
@@ -306,7 +296,7 @@ def irfft(node: Node) -> Outputs:
     if x.shape is None or len(x.shape) < 2:
         return [node.unknown_rank("input rank unknown, or below 2", 0, x.dtype)]
     shape = list(x.shape[:-1])
-    if node.attr("onesided", 1):
+    if node.attr_int("onesided", 1):
         shape[-1] = 2 * shape[-1] - 1
     return [Tensor(x.dtype, tuple(shape))]
 
@@ -326,10 +316,9 @@ def word_conv_embedding(node: Node) -> Outputs:
 def tokenizer(node: Node) -> Outputs:
     """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, STRING)]
-    d = node.fresh("the most tokens any string splits into is data", 0, len(x.shape), lo=0)
-    return [Tensor(STRING, tuple(x.shape) + (d,))]
+    shape = shape_of(x, STRING)
+    d = node.fresh("the most tokens any string splits into is data", 0, len(shape), lo=0)
+    return [Tensor(STRING, tuple(shape) + (d,))]
 
 
 @register("DynamicTimeWarping", domain=MS)
@@ -366,8 +355,8 @@ class _WithPads(WithInputs):
         super().__init__(node, node.inputs, "ConvTranspose")
         self._pads = pads
 
-    def attr(self, name, default=None):
-        return list(self._pads) if name == "pads" else self._node.attr(name, default)
+    def attr_ints(self, name, default=None):
+        return list(self._pads) if name == "pads" else self._node.attr_ints(name, default)
 
 
 @register("ConvTransposeWithDynamicPads", domain=MS)
@@ -394,7 +383,7 @@ def state_replay(node: Node) -> Outputs:
 def dequantize_bfp(node: Node) -> Outputs:
     """The original tensor: its shape is the value of input 1."""
     shape = node.value(1)
-    dtype = node.attr("dtype", F32)
+    dtype = node.attr_int("dtype", F32)
     if shape is None:
         t = arg(node, 1)
         if t.shape is None or len(t.shape) != 1 or not isinstance(t.shape[0], int):

@@ -7,7 +7,8 @@ transformer writes (Conv) and ReorderOutput's ``channels`` attribute names the r
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.inference.node import Node
+from onnxsym.dims import Dim
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
@@ -35,7 +36,7 @@ def reorder_input(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None or len(x.shape) < 3:
         return [node.unknown_rank("input rank unknown, or below 3", 0, x.dtype)]
-    shape = to_channels_first(x.shape) if node.attr("channels_last", 0) else tuple(x.shape)
+    shape = to_channels_first(x.shape) if node.attr_int("channels_last", 0) else tuple(x.shape)
     c = shape[1]
     if not (isinstance(c, int) and c % MAX_BLOCK == 0):
         lo, hi = dims.range_of(c)
@@ -48,13 +49,12 @@ def reorder_input(node: Node) -> Outputs:
 def reorder_output(node: Node) -> Outputs:
     """Blocked to NCHW (or NHWC with channels_last) with the ``channels`` real channels."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    last = node.attr("channels_last", 0)
-    c = node.attr("channels", 0)
+    in_shape = shape_of(x, x.dtype)
+    last = node.attr_int("channels_last", 0)
+    c: Dim = node.attr_int("channels", 0)
     if c <= 0:
-        c = node.fresh("ReorderOutput without a channels attribute", 0, len(x.shape) - 1 if last else 1)
-    shape = (x.shape[0], c) + tuple(x.shape[2:])
+        c = node.fresh("ReorderOutput without a channels attribute", 0, len(in_shape) - 1 if last else 1)
+    shape = (in_shape[0], c) + tuple(in_shape[2:])
     return [Tensor(x.dtype, to_channels_last(shape) if last else shape)]
 
 
@@ -62,7 +62,9 @@ def reorder_output(node: Node) -> Outputs:
 def upsample(node: Node) -> Outputs:
     """Integer ``scales`` per axis (N, C, spatial...): each dim times its scale."""
     x = arg(node, 0)
-    scales = node.attr("scales")
-    if x.shape is None or not scales:
-        return [node.unknown_rank("input rank or scales unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, tuple(dims.mul(d, s) for d, s in zip(x.shape, scales)))]
+    scales = node.attr_ints("scales")
+    why = "input rank or scales unknown"
+    shape = shape_of(x, x.dtype, why=why)
+    if not scales:
+        return [node.unknown_rank(why, 0, x.dtype)]
+    return [Tensor(x.dtype, tuple(dims.mul(d, s) for d, s in zip(shape, scales)))]

@@ -37,7 +37,7 @@ def simplified_layer_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
     if node.num_outputs > 1:
-        outs.append(Tensor(node.attr("stash_type", 1), _stat_shape(x, node.attr("axis", -1))))
+        outs.append(Tensor(node.attr_int("stash_type", 1), _stat_shape(x, node.attr_int("axis", -1))))
     return outs
 
 

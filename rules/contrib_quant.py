@@ -8,22 +8,22 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis
 
-from .common import F32, I32, I64, arg, present, required_attr
+from .common import F32, I32, I64, arg, present, required_int
 from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first
-from .nn import conv, gemm_shape, global_pool, matmul, pool
+from .nn import conv, gemm_shape, global_pool, matmul_shape, operand_shapes, pool
 from .shape_ops import sum_dims
 
 
 def _broadcast(node, ts, dtype):
-    if any(t.shape is None for t in ts):
-        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis), node.assume)
+    shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
+    shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal)
     return [Tensor(dtype, shape)]
 
 
@@ -67,12 +67,12 @@ def qlinear_concat(node):
     y_zp = arg(node, 1)
     ts = [arg(node, i) for i in range(2, len(node.inputs), 3)]
     dtype = y_zp.dtype or (ts[0].dtype if ts else 0)
-    if not ts or any(t.shape is None for t in ts):
+    if not ts:
         return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    r = len(ts[0].shape)
-    axis = normalize_axis(node.attr("axis"), r)
-    out = list(ts[0].shape)
-    out[axis] = dims.add(0, sum_dims(t.shape[axis] for t in ts))
+    shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
+    axis = normalize_axis(node.attr_int("axis"), len(shapes[0]))
+    out = list(shapes[0])
+    out[axis] = dims.add(0, sum_dims(shape[axis] for shape in shapes))
     return [Tensor(dtype, tuple(out))]
 
 
@@ -86,9 +86,8 @@ def qlinear_average_pool(node: Node) -> Outputs:
     """AveragePool or GlobalAveragePool, in NCHW or (channels_last) NHWC layout."""
     op, rule = ("GlobalAveragePool", global_pool) if "Global" in node.op_type else ("AveragePool", pool)
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if node.attr("channels_last", 0):
+    shape_of(x, x.dtype)
+    if node.attr_int("channels_last", 0):
         return channels_last_rule(node, rule, op, [_channels_first(x)])
     return rule(WithInputs(node, [x], op))[:1]
 
@@ -96,11 +95,10 @@ def qlinear_average_pool(node: Node) -> Outputs:
 @register("QLinearConv", domain=MS, cost=formulas.CONV)
 def qlinear_conv(node: Node) -> Outputs:
     """The ONNX QLinearConv, or with channels_last its NHWC form (weights stay OIHW)."""
-    if not node.attr("channels_last", 0):
+    if not node.attr_int("channels_last", 0):
         return conv(node)
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, arg(node, 7).dtype or x.dtype)]
+    shape_of(x, arg(node, 7).dtype or x.dtype)
     inputs = [_channels_first(x)] + [node.input(i) for i in range(1, len(node.inputs))]
     return channels_last_rule(node, conv, "QLinearConv", inputs)
 
@@ -110,19 +108,18 @@ def qlinear_reduce_mean(node: Node) -> Outputs:
     """Reduce over the ``axes`` attribute (all axes when empty)."""
     x = arg(node, 0)
     dtype = I32 if node.op_type == "ReduceSumInteger" else x.dtype
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, dtype)]
-    r = len(x.shape)
-    axes = node.attr("axes")
+    in_shape = shape_of(x, dtype)
+    r = len(in_shape)
+    axes = node.attr_ints("axes")
     red = {normalize_axis(a, r) for a in axes} if axes else set(range(r))
-    keep = node.attr("keepdims", 1)
-    shape = tuple(1 if i in red else d for i, d in enumerate(x.shape) if keep or i not in red)
+    keep = node.attr_int("keepdims", 1)
+    shape = tuple(1 if i in red else d for i, d in enumerate(in_shape) if keep or i not in red)
     return [Tensor(dtype, shape)]
 
 
 def _matmul_as(node, dtype):
-    out = matmul(node)
-    return [Tensor(dtype, out[0].shape)]
+    """The ONNX MatMul of inputs 0 and 1, in ``dtype``."""
+    return [Tensor(dtype, matmul_shape(node, *operand_shapes(dtype, arg(node, 0), arg(node, 1))))]
 
 
 @register("MatMulInteger16", domain=MS)
@@ -150,20 +147,14 @@ def qgemm(node: Node) -> Outputs:
         dtype = F32
     else:
         dtype = arg(node, 8).dtype if present(node, 8) else TensorProto.UINT8
-    return [Tensor(dtype, gemm_shape(node, a, b))]
+    return [Tensor(dtype, gemm_shape(node, *operand_shapes(dtype, a, b)))]
 
 
 @register("MatMulNBits", domain=MS, cost=formulas.MATMUL)
 @register("MatMulBnb4", domain=MS)
 def matmul_nbits(node: Node) -> Outputs:
     """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
-    a = arg(node, 0)
-    n = required_attr(node, "N")
-    if a.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, a.dtype)]
-    if not a.shape:
-        raise ShapeContradiction(f"{node.op_type} of a scalar")
-    return [Tensor(a.dtype, tuple(a.shape[:-1]) + (n,))]
+    return [_last_replaced(node, arg(node, 0), required_int(node, "N"))]
 
 
 _PACKED = {TensorProto.UINT8}
@@ -175,49 +166,45 @@ def gather_block_quantized(node: Node) -> Outputs:
     bits < 8 packs 8/bits values per byte along the last axis."""
     data, idx, scales = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = scales.dtype
-    if data.shape is None or idx.shape is None:
-        return [node.unknown_rank("data or indices rank unknown", 0, dtype)]
-    r = len(data.shape)
-    g = normalize_axis(node.attr("gather_axis", 0), r)
-    shape = list(data.shape)
-    bits = node.attr("bits", 4)
+    shape, indices = (list(shape_of(t, dtype, why="data or indices rank unknown")) for t in (data, idx))
+    g = normalize_axis(node.attr_int("gather_axis", 0), len(shape))
+    bits = node.attr_int("bits", 4)
     if data.dtype in _PACKED and bits < 8:
         shape[-1] = dims.mul(shape[-1], 8 // bits)
-    return [Tensor(dtype, tuple(shape[:g]) + tuple(idx.shape) + tuple(shape[g + 1:]))]
+    return [Tensor(dtype, tuple(shape[:g]) + tuple(indices) + tuple(shape[g + 1:]))]
 
 
 
 # --------------------------------------------------------------------------- fused and other weight-only MatMuls
 
 
-def _last_replaced(node, a, n, dtype=None, output=0):
-    """A (..., K) times a weight with ``n`` columns: (..., n)."""
-    dtype = a.dtype if dtype is None else dtype
-    if a.shape is None:
-        return node.unknown_rank("input rank unknown", output, dtype)
-    if not a.shape:
+def _last_replaced(node, a, n):
+    """A (..., K) times a weight with ``n`` columns: (..., n). (Every output of these ops is of A's type.)"""
+    shape = shape_of(a, *[a.dtype] * node.num_outputs)
+    if not shape:
         raise ShapeContradiction(f"{node.op_type} of a scalar")
-    return Tensor(dtype, tuple(a.shape[:-1]) + (n,))
+    return Tensor(a.dtype, tuple(shape[:-1]) + (n,))
 
 
 @register("MatMulNBitsQLoRA MatMulPacked", domain=MS)
 def matmul_n_attr(node: Node) -> Outputs:
     """(..., N) with N the attribute."""
-    return [_last_replaced(node, arg(node, 0), required_attr(node, "N"))]
+    return [_last_replaced(node, arg(node, 0), required_int(node, "N"))]
 
 
 @register("MatMulNBitsMlp", domain=MS)
 def matmul_nbits_mlp(node: Node) -> Outputs:
     """Y (..., N) = activation(gate) * up; input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    return [_last_replaced(node, a, required_attr(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
+    return [_last_replaced(node, a, required_int(node, "N")), Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
 @register("MatMulNBitsQkv", domain=MS)
 def matmul_nbits_qkv(node: Node) -> Outputs:
     """Q (..., Nq), K and V (..., Nkv); input_skip_bias_sum has A's shape."""
     a = arg(node, 0)
-    q, kv = _last_replaced(node, a, required_attr(node, "Nq")), _last_replaced(node, a, required_attr(node, "Nkv"), output=1)
+    nq, nkv = required_int(node, "Nq"), required_int(node, "Nkv")
+    q, kv = _last_replaced(node, a, nq), _last_replaced(node, a, nkv)
     return [q, kv, kv, Tensor(a.dtype, a.shape)][:max(node.num_outputs, 1)]
 
 
@@ -249,20 +236,18 @@ def matmul_fp_q4(node: Node) -> Outputs:
 def gemm_float8(node: Node) -> Outputs:
     """(M, N) after transA/transB; GemmFloat8 in the element type ``dtype`` names (0: A's)."""
     a, b = arg(node, 0), arg(node, 1)
-    dtype = node.attr("dtype", 0) or a.dtype
+    dtype = node.attr_int("dtype", 0) or a.dtype
     if a.shape is not None and len(a.shape) != 2 or b.shape is not None and len(b.shape) != 2:
         return [node.unknown_rank("an input's rank is not 2", 0, dtype)]
-    return [Tensor(dtype, gemm_shape(node, a, b))]
+    return [Tensor(dtype, gemm_shape(node, *operand_shapes(dtype, a, b)))]
 
 
 @register("GatherPacked", domain=MS)
 def gather_packed(node: Node) -> Outputs:
     """Rows of a packed (rows, ...) table dequantized to K values: indices.shape + (K,)."""
     idx = arg(node, 1)
-    dtype = node.attr("output_dtype", TensorProto.BFLOAT16)
-    if idx.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, dtype)]
-    return [Tensor(dtype, tuple(idx.shape) + (required_attr(node, "K"),))]
+    dtype = node.attr_int("output_dtype", TensorProto.BFLOAT16)
+    return [Tensor(dtype, tuple(shape_of(idx, dtype)) + (required_int(node, "K"),))]
 
 
 # --------------------------------------------------------------------------- cuBLASLt-ordered int8 (CUDA)
@@ -275,14 +260,14 @@ def quantize_with_order(node: Node) -> Outputs:
 
 @register("DequantizeWithOrder", domain=MS)
 def dequantize_with_order(node: Node) -> Outputs:
-    return [Tensor(node.attr("to", F32), arg(node, 0).shape)]
+    return [Tensor(node.attr_int("to", F32), arg(node, 0).shape)]
 
 
 @register("QOrderedMatMul", domain=MS)
 def qordered_matmul(node: Node) -> Outputs:
     """MatMul of A (0) and B (2) as given, in int8."""
-    out = matmul(WithInputs(node, [arg(node, 0), arg(node, 2)], "MatMul"))
-    return [Tensor(TensorProto.INT8, out[0].shape)]
+    int8 = TensorProto.INT8
+    return [Tensor(int8, matmul_shape(node, *operand_shapes(int8, arg(node, 0), arg(node, 2))))]
 
 
 @register("QOrderedAttention", domain=MS)
@@ -291,7 +276,8 @@ def qordered_attention(node: Node) -> Outputs:
     x, wv = arg(node, 0), arg(node, 7)
     if x.shape is None or len(x.shape) != 3:
         return [node.unknown_rank("input rank unknown, or not 3", 0, TensorProto.INT8)]
-    sizes = node.attr("qkv_hidden_sizes")
+    sizes = node.attr_ints("qkv_hidden_sizes")
+    v: Dim
     if sizes:
         v = sizes[2]
     elif wv.shape is not None and len(wv.shape) == 2:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.inference.node import shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import register
 
-from .common import I32, arg, present, rank, required_attr, same_shape
+from .common import I32, arg, present, rank, required_int, same_shape
 from .contrib_attention import _gqa_head, _heads, paged_attention
 from .contrib_common import MS
 
@@ -20,9 +21,9 @@ register("SparsePagedAttention", domain=MS)(paged_attention)
 
 def _capacity(node):
     """Selected entries per query: token_budget + compress_ratio - 1 ("qsa") or index_topk ("csa")."""
-    if node.attr("policy_mode") == "csa":
-        return required_attr(node, "index_topk")
-    return required_attr(node, "token_budget") + required_attr(node, "compress_ratio") - 1
+    if node.attr_str("policy_mode") == "csa":
+        return required_int(node, "index_topk")
+    return required_int(node, "token_budget") + required_int(node, "compress_ratio") - 1
 
 
 @register("SparseAttentionIndexer", domain=MS)
@@ -31,7 +32,7 @@ def sparse_attention_indexer(node):
     buffer (past_sequence_length given), else (B, P + S, H) for "qsa" (one raw key per
     token), and the compressed entries this call emits for "csa" (fresh)."""
     q, past = arg(node, 0), arg(node, 7)
-    csa = node.attr("policy_mode") == "csa"
+    csa = node.attr_str("policy_mode") == "csa"
     sel = None if rank(q, 3) is None else (q.shape[0], q.shape[1], _capacity(node))
     if present(node, 12):
         key = past.shape
@@ -48,7 +49,7 @@ def sparse_attention_indexer(node):
         shape = None
         if csa and buf.shape is not None and rank(buf, 4):
             fresh = node.fresh("the buffered projections left after compression", 2, 2, lo=0,
-                               hi=2 * required_attr(node, "compress_ratio") - 1)
+                               hi=2 * required_int(node, "compress_ratio") - 1)
             shape = (buf.shape[0], buf.shape[1], fresh, buf.shape[3])
         outs.append(Tensor(buf.dtype or q.dtype, shape))
     return outs[:max(node.num_outputs, 1)]
@@ -61,7 +62,7 @@ def packed_sparse_attention_indexer(node):
     q, key_state, kv_buf, gate_buf, lengths = (arg(node, i) for i in (0, 12, 13, 14, 15))
     tokens = q.shape[0] if rank(q, 2) is not None else None
     batch = lengths.shape[0] if lengths.shape else None
-    cap = node.attr("state_update_capacity", 0)
+    cap = node.attr_int("state_update_capacity", 0)
     update = None
     if batch is not None and key_state.shape is not None and cap > 0:
         update = (batch, cap, key_state.shape[-1])
@@ -78,10 +79,8 @@ def packed_sparse_attention_indexer(node):
 def packed_sparse_attention_indexer_merge(node):
     """N = len(base_row_indices) queries: indices (N, max_output_entries), counts and status (N,)."""
     rows = arg(node, 2)
-    n = rows.shape[0] if rank(rows, 1) is not None else None
-    if n is None:
-        return [node.unknown_rank("base_row_indices rank unknown", k, I32) for k in range(max(node.num_outputs, 1))]
-    return [Tensor(I32, (n, required_attr(node, "max_output_entries"))), Tensor(I32, (n,)),
+    n, = shape_of(rows, *[I32] * node.num_outputs, why="base_row_indices rank unknown", rank=1)
+    return [Tensor(I32, (n, required_int(node, "max_output_entries"))), Tensor(I32, (n,)),
             Tensor(I32, (n,))][:max(node.num_outputs, 1)]
 
 
@@ -90,7 +89,7 @@ def dynamic_sparse_attention(node):
     """output (B, S, num_heads * head_size) (bfloat16 with output_bf16); the main caches are
     BNSH (B, kv_num_heads, length, H) with appended positions (fresh length); status a scalar."""
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
-    dtype = TensorProto.BFLOAT16 if node.attr("output_bf16", 0) else q.dtype
+    dtype = TensorProto.BFLOAT16 if node.attr_int("output_bf16", 0) else q.dtype
     out = None
     if rank(q, 3) is not None:
         n, kv = _heads(node), _heads(node, "kv_num_heads")

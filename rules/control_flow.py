@@ -9,6 +9,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
+from onnxsym.facts.fact import Origin, Rel, Relation
 from onnxsym.facts.join import join
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
@@ -17,7 +18,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.intops import is_dim
 from onnxsym.semantics.shapes import normalize_axis
 
-from .common import BOOL, I64
+from .common import BOOL, I64, required_int
 
 
 def _fresh_for(node, output):
@@ -28,7 +29,7 @@ def _fresh_for(node, output):
 
 @register("If", conditions=["what each branch's nodes need, under that branch's condition"], subgraphs=True)
 def if_rule(node):
-    branches = [node.attr("then_branch"), node.attr("else_branch")]
+    branches = [node.attr_graph("then_branch"), node.attr_graph("else_branch")]
     cond = node.value(0)
     if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
         node.act_on(0, "condition")
@@ -224,7 +225,7 @@ def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
 
 @register("Loop", conditions=["what its body's nodes need, under \"the body runs\""], subgraphs=True)
 def loop_rule(node):
-    body = node.attr("body")
+    body = node.attr_graph("body")
     has_trip, has_cond = (i < len(node.input_names) and node.input_names[i] != "" for i in (0, 1))
     m = _max_trip(node) if has_trip else None
     initial = node.inputs[2:]
@@ -243,7 +244,7 @@ def loop_rule(node):
     guard = None
     trips = node.value(0)[0] if has_trip and node.value(0) and len(node.value(0)) == 1 else None
     if runs is None and is_dim(trips) and not (has_cond and not _is_true(node.value(1))) and node.is_resolved(trips):
-        guard = node.runs_guard((">=", trips, 1), f"{trips} >= 1")
+        guard = node.runs_guard(Relation(Rel.GE, trips, 1), f"{trips} >= 1")
     carried, outs, varying, unstable = _iterate(node, body, start, lambda c: [i, cond_in] + c, 1, counting,
                                                 sure=runs is True, guard=guard)
     unstable |= {s.name for s in dims.free_symbols(it)}
@@ -344,9 +345,9 @@ def _proven_trip(node, body, m, it, cond_in, carried):
     again = []
     for c in made:
         c = replace(c, lhs=dims.substitute(c.lhs, back), rhs=dims.substitute(c.rhs, back))
-        if c.kind in ("bound", "positive"):
+        if c.origin in (Origin.EXACT_WITHIN, Origin.DEFAULT_RANGE):
             again.append(c)
-        elif not (dims.try_le(c.rhs, c.lhs) if c.kind == "at_least" else dims.try_eq(c.lhs, c.rhs)):
+        elif c.proven() is not True:
             return None
     for c in again:
         node.record(c)
@@ -411,7 +412,7 @@ def _scan_length(node, xs, axes, out):
         elif d != length:
             if dims.try_eq(d, length) is False:
                 raise ShapeContradiction(f"scan inputs have different lengths {length} and {d}")
-            node.assume(d, length, "scan inputs have one length")
+            node.require_equal(d, length, "scan inputs have one length")
     return length if length is not None else node.fresh("no scan input has a known shape", out, 0)
 
 
@@ -428,7 +429,7 @@ def _scan_runs(node, length):
         return False, None
     if dims.try_le(1, length) is True:
         return True, None
-    return False, node.runs_guard((">=", length, 1), f"{length} >= 1")
+    return False, node.runs_guard(Relation(Rel.GE, length, 1), f"{length} >= 1")
 
 
 SCAN = ["the scan inputs have one length", "what its body's nodes need, under \"the body runs\""]
@@ -436,12 +437,12 @@ SCAN = ["the scan inputs have one length", "what its body's nodes need, under \"
 
 @register("Scan", since=9, conditions=SCAN, subgraphs=True)
 def scan_rule(node: Node) -> Outputs:
-    body = node.attr("body")
-    m = node.attr("num_scan_inputs")
+    body = node.attr_graph("body")
+    m = required_int(node, "num_scan_inputs")
     n = len(node.inputs) - m
     states, xs = node.inputs[:n], node.inputs[n:]
-    in_axes = node.attr("scan_input_axes") or [0] * m
-    out_axes = node.attr("scan_output_axes") or [0] * (node.num_outputs - n)
+    in_axes = node.attr_ints("scan_input_axes") or [0] * m
+    out_axes = node.attr_ints("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
@@ -454,8 +455,8 @@ def scan_rule(node: Node) -> Outputs:
 @register("Scan", since=8, conditions=SCAN, subgraphs=True)
 def scan_v8(node):
     """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
-    body = node.attr("body")
-    m = node.attr("num_scan_inputs")
+    body = node.attr_graph("body")
+    m = required_int(node, "num_scan_inputs")
     ins = node.inputs[1:]
     n = len(ins) - m
     states, xs = ins[:n], ins[n:]

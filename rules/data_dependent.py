@@ -7,7 +7,7 @@ from __future__ import annotations
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
@@ -49,14 +49,13 @@ def nonzero(node: Node) -> Outputs:
           cost=formulas.MOVEMENT)
 def compress(node: Node) -> Outputs:
     x, cond = arg(node, 0), arg(node, 1)
-    axis = node.attr("axis")
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    axis = node.attr_int("axis")
+    in_shape = shape_of(x, x.dtype)
     shape: Shape
     if axis is None:
-        shape, a = (prod(x.shape),), 0
+        shape, a = (prod(in_shape),), 0
     else:
-        shape, a = tuple(x.shape), normalize_axis(axis, len(x.shape))
+        shape, a = tuple(in_shape), normalize_axis(axis, len(in_shape))
     d = shape[a]
     cond_len = cond.shape[0] if cond.shape is not None and len(cond.shape) == 1 else None
     n: Dim | None = None
@@ -72,7 +71,7 @@ def compress(node: Node) -> Outputs:
 @register("Unique", conditions=())
 def unique(node: Node) -> Outputs:
     x = arg(node, 0)
-    axis = node.attr("axis")
+    axis = node.attr_int("axis")
     if x.shape is None:
         u = node.fresh("number of unique elements", 0, 0, kind=DD)
         return [node.unknown_rank("input rank unknown", 0, x.dtype), Tensor(I64, (u,)),

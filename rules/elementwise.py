@@ -9,7 +9,7 @@ from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.domain.needs import BROADCAST, SLOPE
 from onnxsym.facts.edges import comparison_text
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics import floatops, intops
@@ -41,7 +41,7 @@ def unary(node: Node) -> Outputs:
 def _float_clip(node, x):
     """The elements of a float Clip whose bounds are known (inputs from opset 11, attributes before)."""
     if node.opset < 11:
-        lo, hi = node.attr("min"), node.attr("max")
+        lo, hi = node.attr_float("min"), node.attr_float("max")
     else:
         if any(present(node, i) and scalar(node, i) is None for i in (1, 2)):
             return None
@@ -144,7 +144,7 @@ def _combine(op, a, b, node):
     if op == "Div":
         return intops.trunc_div(a, b)
     if op == "Mod":
-        return intops.c_fmod(a, b) if node.attr("fmod", 0) else intops.py_mod(a, b)
+        return intops.c_fmod(a, b) if node.attr_int("fmod", 0) else intops.py_mod(a, b)
     if op in ("Max", "Min"):
         f = dims.dmax if op == "Max" else dims.dmin
         return node.decide(f, (a, b), lambda r: f"{op.lower()}({a}, {b}) taken as {r}")
@@ -223,13 +223,11 @@ def _elementwise(node, unidirectional):
         return [node.unknown_rank("no input is a tensor")]
     op = node.op_type
     dtype = BOOL if op in _COMPARE else ts[0].dtype
-    if any(t.shape is None for t in ts):
-        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
+    shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
     if unidirectional:
-        shape = ts[0].shape
+        shape = shapes[0]
     else:
-        shape = broadcast_shapes([t.shape for t in ts], lambda axis, why: node.fresh(why, 0, axis),
-                                 node.assume)
+        shape = broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal)
     value = None
     in_dtype = ts[0].dtype
     if all(t.value is not None for t in ts) and len(ts) >= 1:

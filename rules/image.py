@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import prod
 
-from .common import arg, exact_quotient, present, rank, required_attr
+from .common import arg, exact_quotient, present, required_int, required_ints
 from .nn import CONV_CONDITIONS, conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
@@ -22,10 +22,8 @@ register("DeformConv", conditions=CONV_CONDITIONS)(conv)
 @register("SpaceToDepth", conditions=["blocksize divides X[2] and X[3]"], cost=formulas.MOVEMENT)
 def depth_space(node):
     """Blocks of blocksize x blocksize pixels move into the channels (SpaceToDepth) or out of them."""
-    x, b = arg(node, 0), required_attr(node, "blocksize")
-    if rank(x, 4) is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    n, c, h, w = x.shape
+    x, b = arg(node, 0), required_int(node, "blocksize")
+    n, c, h, w = shape_of(x, x.dtype, rank=4)
     # (onnxruntime runs it only on whole blocks)
     if node.op_type == "DepthToSpace":
         cb = exact_quotient(node, c, b * b, f"DepthToSpace: the channels {c} divide into blocks of {b}x{b}")
@@ -42,25 +40,23 @@ def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
     x = arg(node, 0)
     image, block = node.value(1), node.value(2)
-    if rank(x, 3) is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    n, cols, _ = shape_of(x, x.dtype, rank=3)
     n_sp = len(image) if image is not None else len(block) if block is not None else None
     if n_sp is None:
         return [node.unknown_rank("image_shape and block_shape values unknown", 0, x.dtype)]
-    c = dims.floordiv(x.shape[1], prod(block)) if block is not None else \
+    c = dims.floordiv(cols, prod(block)) if block is not None else \
         node.fresh("Col2Im block_shape is not known", 0, 1)
     sp = tuple(image) if image is not None else \
         tuple(node.fresh("Col2Im image_shape is not known", 0, 2 + i) for i in range(n_sp))
-    return [Tensor(x.dtype, (x.shape[0], c) + sp)]
+    return [Tensor(x.dtype, (n, c) + sp)]
 
 
 @register("GridSample", conditions=[unlearned("grid[0] == X[0]")])
 def grid_sample(node: Node) -> Outputs:
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
     x, grid = arg(node, 0), arg(node, 1)
-    if x.shape is None or grid.shape is None:
-        return [node.unknown_rank("input or grid rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, (x.shape[0], x.shape[1]) + tuple(grid.shape[1:-1]))]
+    shape, grid_shape = (shape_of(t, x.dtype, why="input or grid rank unknown") for t in (x, grid))
+    return [Tensor(x.dtype, (shape[0], shape[1]) + tuple(grid_shape[1:-1]))]
 
 
 @register("AffineGrid", conditions=())
@@ -91,21 +87,20 @@ def max_unpool(node: Node) -> Outputs:
         if out_shape.shape is not None and isinstance(out_shape.shape[0], int):
             return [Tensor(x.dtype, node.fresh_shape(out_shape.shape[0], "MaxUnpool output_shape is not known"))]
         return [node.unknown_rank("output_shape input's length unknown", 0, x.dtype)]
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    kernel = required_attr(node, "kernel_shape")
+    shape = shape_of(x, x.dtype)
+    kernel = required_ints(node, "kernel_shape")
     nsp = len(kernel)
-    strides = node.attr("strides") or [1] * nsp
-    pads = node.attr("pads") or [0] * (2 * nsp)
-    sp = tuple((d - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp] for i, d in enumerate(x.shape[2:]))
-    return [Tensor(x.dtype, tuple(x.shape[:2]) + sp)]
+    strides = node.attr_ints("strides") or [1] * nsp
+    pads = node.attr_ints("pads") or [0] * (2 * nsp)
+    sp = tuple((d - 1) * strides[i] + kernel[i] - pads[i] - pads[i + nsp] for i, d in enumerate(shape[2:]))
+    return [Tensor(x.dtype, tuple(shape[:2]) + sp)]
 
 
 @register("MaxRoiPool", conditions=[unlearned("rois[1] == 5")])
 def max_roi_pool(node: Node) -> Outputs:
     """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
     x, rois = arg(node, 0), arg(node, 1)
-    ph, pw = required_attr(node, "pooled_shape")
+    ph, pw = required_ints(node, "pooled_shape")
     r = rois.shape[0] if rois.shape is not None else node.fresh("MaxRoiPool rois shape is not known", 0, 0)
     c = x.shape[1] if x.shape is not None else node.fresh("MaxRoiPool input shape is not known", 0, 1)
     return [Tensor(x.dtype, (r, c, ph, pw))]
@@ -122,7 +117,7 @@ def roi_align(node: Node) -> Outputs:
     else:
         r = node.fresh("RoiAlign rois shape is not known", 0, 0)
     c = x.shape[1] if x.shape is not None else node.fresh("RoiAlign input shape is not known", 0, 1)
-    return [Tensor(x.dtype, (r, c, node.attr("output_height", 1), node.attr("output_width", 1)))]
+    return [Tensor(x.dtype, (r, c, node.attr_int("output_height", 1), node.attr_int("output_width", 1)))]
 
 
 @register("CausalConvWithState", conditions=[unlearned("X[1] == W[1]*group and the state has W[2] - 1 steps")])

@@ -10,7 +10,7 @@ from .common import arg
 
 
 def _loss(node, scores, target):
-    if node.attr("reduction", "mean") != "none":
+    if node.attr_str("reduction", "mean") != "none":
         return Tensor(scores.dtype, ())
     return Tensor(scores.dtype, target.shape)  # [N] or [N, d1, ..., dk]
 

@@ -6,7 +6,7 @@ a width to the runtime, the width onnxruntime computes is used."""
 
 from __future__ import annotations
 
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Opaque, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import prod
@@ -32,7 +32,7 @@ def _labels(node, dtype):
 
 
 def _label_type(node, strings="classlabels_strings"):
-    return STRING if node.attr(strings) else I64
+    return STRING if node.attr_strs(strings) else I64
 
 
 @register("Binarizer Imputer", domain=ML)
@@ -48,10 +48,9 @@ def float_same_shape(node: Node) -> Outputs:
 @register("ArrayFeatureExtractor", domain=ML)
 def array_feature_extractor(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
-    if x.shape is None or idx.shape is None:
-        return [node.unknown_rank("input or indices rank unknown", 0, x.dtype)]
-    lead = tuple(x.shape[:-1]) if len(x.shape) > 1 else (1,)  # a 1-D input is one row
-    return [Tensor(x.dtype, lead + (prod(idx.shape),))]
+    shape, indices = (shape_of(t, x.dtype, why="input or indices rank unknown") for t in (x, idx))
+    lead = tuple(shape[:-1]) if len(shape) > 1 else (1,)  # a 1-D input is one row
+    return [Tensor(x.dtype, lead + (prod(indices),))]
 
 
 @register("CategoryMapper", domain=ML)
@@ -74,7 +73,7 @@ def label_encoder_v2(node: Node) -> Outputs:
     for attr, t in (("values_strings", STRING), ("values_int64s", I64), ("values_floats", F32)):
         if node.has_attr(attr):
             dtype = t
-    values = node.attr("values_tensor")
+    values = node.attr_tensor("values_tensor")
     if values is not None:
         dtype = tensor_from_array(values).dtype
     return [same_shape(x, dtype)]
@@ -83,20 +82,18 @@ def label_encoder_v2(node: Node) -> Outputs:
 @register("OneHotEncoder", domain=ML)
 def one_hot_encoder(node: Node) -> Outputs:
     x = arg(node, 0)
-    cats = node.attr("cats_int64s") or node.attr("cats_strings") or []
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, F32)]
-    return [Tensor(F32, tuple(x.shape) + (len(cats),))]
+    cats = node.attr_ints("cats_int64s") or node.attr_strs("cats_strings") or []
+    return [Tensor(F32, tuple(shape_of(x, F32)) + (len(cats),))]
 
 
 @register("FeatureVectorizer", domain=ML)
 def feature_vectorizer(node: Node) -> Outputs:
-    return [_rows(node, sum(node.attr("inputdimensions", [])))]
+    return [_rows(node, sum(node.attr_ints("inputdimensions", [])))]
 
 
 @register("LinearRegressor", domain=ML)
 def linear_regressor(node: Node) -> Outputs:
-    return [_rows(node, node.attr("targets", 1))]
+    return [_rows(node, node.attr_int("targets", 1))]
 
 
 @register("SVMRegressor", domain=ML)
@@ -106,48 +103,48 @@ def svm_regressor(node: Node) -> Outputs:
 
 @register("TreeEnsembleRegressor", domain=ML)
 def tree_ensemble_regressor(node: Node) -> Outputs:
-    return [_rows(node, node.attr("n_targets", 1))]
+    return [_rows(node, node.attr_int("n_targets", 1))]
 
 
 @register("TreeEnsemble", domain=ML)
 def tree_ensemble(node: Node) -> Outputs:
-    return [_rows(node, node.attr("n_targets"), arg(node, 0).dtype)]
+    return [_rows(node, node.attr_int("n_targets"), arg(node, 0).dtype)]
 
 
 @register("LinearClassifier", domain=ML)
 def linear_classifier(node: Node) -> Outputs:
     # one intercept means a binary classifier, which reports both classes' scores
-    classes = len(node.attr("intercepts", []))
+    classes = len(node.attr_floats("intercepts", []))
     return [_labels(node, _label_type(node)), _rows(node, 2 if classes == 1 else classes)]
 
 
 @register("SVMClassifier", domain=ML)
 def svm_classifier(node: Node) -> Outputs:
-    k = len(node.attr("classlabels_ints") or node.attr("classlabels_strings") or [])
+    k = len(node.attr_ints("classlabels_ints") or node.attr_strs("classlabels_strings") or [])
     width = k
-    if node.attr("vectors_per_class") and not node.attr("prob_a") and k > 2:
+    if node.attr_ints("vectors_per_class") and not node.attr_floats("prob_a") and k > 2:
         width = k * (k - 1) // 2  # one score per pair of classes (one-vs-one votes)
     return [_labels(node, _label_type(node)), _rows(node, width)]
 
 
 @register("TreeEnsembleClassifier", domain=ML)
 def tree_ensemble_classifier(node: Node) -> Outputs:
-    k = len(node.attr("classlabels_int64s") or node.attr("classlabels_strings") or [])
+    k = len(node.attr_ints("classlabels_int64s") or node.attr_strs("classlabels_strings") or [])
     return [_labels(node, _label_type(node)), _rows(node, k)]
 
 
 @register("DictVectorizer", domain=ML)
 def dict_vectorizer(node: Node) -> Outputs:
-    vocab = node.attr("string_vocabulary") or node.attr("int64_vocabulary") or []
+    vocab = node.attr_strs("string_vocabulary") or node.attr_ints("int64_vocabulary") or []
     m = node.input(0)
     return [Tensor(m.map_value_dtype if isinstance(m, Opaque) else 0, (1, len(vocab)))]
 
 
 @register("CastMap", domain=ML)
 def cast_map(node: Node) -> Outputs:
-    dtype = {"TO_FLOAT": F32, "TO_STRING": STRING, "TO_INT64": I64}[node.attr("cast_to", "TO_FLOAT")]
-    if node.attr("map_form", "DENSE") == "SPARSE":
-        return [Tensor(dtype, (1, node.attr("max_map", 1)))]
+    dtype = {"TO_FLOAT": F32, "TO_STRING": STRING, "TO_INT64": I64}[node.attr_str("cast_to", "TO_FLOAT")]
+    if node.attr_str("map_form", "DENSE") == "SPARSE":
+        return [Tensor(dtype, (1, node.attr_int("max_map", 1)))]
     return [Tensor(dtype, (1, node.fresh("number of entries of the map", 0, 1)))]
 
 

@@ -4,6 +4,7 @@ Einsum, TopK, ArgMax, Resize and friends."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,39 +12,41 @@ from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.domain.needs import EINSUM_LETTERS, MATMUL_BATCH
-from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.errors import InvalidModel, ShapeContradiction
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops
-from onnxsym.semantics.shapes import broadcast_dim, broadcast_shapes, normalize_axis
+from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis
 
-from .common import F32, I32, I64, arg, present
+from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
 
 
 def _bshapes(node, shapes, output=0):
-    return broadcast_shapes(shapes, lambda axis, why: node.fresh(why, output, axis), node.assume)
+    return broadcast_shapes(shapes, lambda axis, why: node.fresh(why, output, axis), node.require_equal)
 
 
 # --------------------------------------------------------------------------- MatMul, Gemm
 
 INNER_DIMS = "A[-1] == B[-2] (the inner dims)"
 
+def operand_shapes(dtype: int, *ts: Tensor) -> list[Shape]:
+    """The shapes of a product's operands; where a rank is unknown, so is the output's (of ``dtype``)."""
+    return [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
+
 
 @register("MatMul MatMulInteger", conditions=[INNER_DIMS, MATMUL_BATCH], cost=formulas.MATMUL)
-def matmul(node: Node) -> list[Tensor]:
+def matmul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
     if node.op_type == "MatMulInteger":
         dtype = I32
-    return [Tensor(dtype, matmul_shape(node, a.shape, b.shape))]
+    return [Tensor(dtype, matmul_shape(node, *operand_shapes(dtype, a, b)))]
 
 
 def matmul_shape(node, sa, sb):
-    """numpy matmul of shapes ``sa`` and ``sb`` (``None`` when either rank is unknown)."""
-    if sa is None or sb is None:
-        return None
+    """numpy matmul of shapes ``sa`` and ``sb``."""
     sa, sb = tuple(sa), tuple(sb)
     if not sa or not sb:
         raise ShapeContradiction("MatMul of a scalar")
@@ -55,7 +58,7 @@ def matmul_shape(node, sa, sb):
     if dims.try_eq(sa[-1], sb[-2]) is False:
         raise ShapeContradiction(f"MatMul inner dims {sa[-1]} and {sb[-2]} differ")
     if sa[-1] != sb[-2]:
-        node.assume(sa[-1], sb[-2], "MatMul inner dims")
+        node.require_equal(sa[-1], sb[-2], "MatMul inner dims")
     batch = _bshapes(node, [sa[:-2], sb[:-2]])
     out = tuple(batch)
     if not a1:
@@ -65,15 +68,13 @@ def matmul_shape(node, sa, sb):
     return out
 
 
-def gemm_shape(node, a: Tensor, b: Tensor):
-    """``(M, N)`` of ``op(A) @ op(B)`` under transA/transB, or ``None`` when a rank is unknown."""
-    if a.shape is None or b.shape is None:
-        return None
-    ta, tb = node.attr("transA", 0), node.attr("transB", 0)
-    m = a.shape[1] if ta else a.shape[0]
-    n = b.shape[0] if tb else b.shape[1]
-    if len(a.shape) == 2 and len(b.shape) == 2:
-        node.assume(a.shape[0] if ta else a.shape[1], b.shape[1] if tb else b.shape[0], "Gemm inner dims (K)")
+def gemm_shape(node, sa: Shape, sb: Shape) -> tuple[Dim, Dim]:
+    """``(M, N)`` of ``op(A) @ op(B)`` under transA/transB."""
+    ta, tb = node.attr_int("transA", 0), node.attr_int("transB", 0)
+    m = sa[1] if ta else sa[0]
+    n = sb[0] if tb else sb[1]
+    if len(sa) == 2 and len(sb) == 2:
+        node.assume(sa[0] if ta else sa[1], sb[1] if tb else sb[0], "Gemm inner dims (K)")
     return m, n
 
 
@@ -81,7 +82,7 @@ def gemm_shape(node, a: Tensor, b: Tensor):
           cost=formulas.GEMM)
 def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
-    return [Tensor(a.dtype, gemm_shape(node, a, arg(node, 1)))]
+    return [Tensor(a.dtype, gemm_shape(node, *operand_shapes(a.dtype, a, arg(node, 1))))]
 
 
 # --------------------------------------------------------------------------- Conv and pools
@@ -94,10 +95,10 @@ def _windows(node, in_dims, kernel):
     """auto_pad, and for each spatial axis: its index, the input dim, the kernel size, stride
     and dilation, and the pads at its begin and end (0 under VALID; SAME derives its own)."""
     nsp = len(in_dims)
-    strides = node.attr("strides") or [1] * nsp
-    dil = node.attr("dilations") or [1] * nsp
-    pads = node.attr("pads") or [0] * (2 * nsp)
-    auto_pad = node.attr("auto_pad", "NOTSET")
+    strides = node.attr_ints("strides") or [1] * nsp
+    dil = node.attr_ints("dilations") or [1] * nsp
+    pads = node.attr_ints("pads") or [0] * (2 * nsp)
+    auto_pad = node.attr_str("auto_pad", "NOTSET")
     for name, v, n in (("kernel_shape", kernel, nsp), ("strides", strides, nsp), ("dilations", dil, nsp),
                        ("pads", pads, 2 * nsp)):
         if len(v) != n:  # onnxruntime refuses it too
@@ -176,44 +177,41 @@ def conv(node: Node) -> Outputs:
         dtype = I32
     elif node.op_type == "QLinearConv":
         dtype = arg(node, 7).dtype or x.dtype
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, dtype)]
-    nsp = len(x.shape) - 2
-    kernel = node.attr("kernel_shape")
+    shape = shape_of(x, dtype)
+    nsp = len(shape) - 2
+    kernel: Sequence[Dim] | None = node.attr_ints("kernel_shape")
     if kernel is None:
         if w.shape is None:
-            return [Tensor(dtype, (x.shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
-                                                        for a in range(1, nsp + 2)))]
+            return [Tensor(dtype, (shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
+                                                      for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
-    sp = _conv_out(node, list(x.shape[2:]), kernel)
-    return [Tensor(dtype, (x.shape[0], m) + tuple(sp))]
+    sp = _conv_out(node, list(shape[2:]), kernel)
+    return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
 
 @register("ConvTranspose", conditions=[unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
 def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    nsp = len(x.shape) - 2
-    group = node.attr("group", 1)
+    shape = shape_of(x, x.dtype)
+    nsp = len(shape) - 2
+    group = node.attr_int("group", 1)
     if w.shape is not None:
         m = dims.mul(w.shape[1], group)
     else:
         m = node.fresh("ConvTranspose weight shape unknown", 0, 1)
-    kernel = node.attr("kernel_shape")
+    kernel: Sequence[Dim] | None = node.attr_ints("kernel_shape")
     if kernel is None:
         if w.shape is None:
-            return [Tensor(x.dtype, (x.shape[0], m) + tuple(node.fresh("ConvTranspose weight shape unknown", 0, a)
-                                                             for a in range(2, nsp + 2)))]
+            return [Tensor(x.dtype, (shape[0], m) + tuple(node.fresh("ConvTranspose weight shape unknown", 0, a)
+                                                           for a in range(2, nsp + 2)))]
         kernel = list(w.shape[2:])
-    out_shape = node.attr("output_shape")
+    out_shape = node.attr_ints("output_shape")
     if out_shape:
-        sp = list(out_shape)[-nsp:]
-        return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
-    auto_pad, axes = _windows(node, list(x.shape[2:]), kernel)
-    opad = node.attr("output_padding") or [0] * nsp
-    sp = []
+        return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
+    auto_pad, axes = _windows(node, list(shape[2:]), kernel)
+    opad = node.attr_ints("output_padding") or [0] * nsp
+    sp: list[Dim] = []
     for i, d, k, s, dl, pb, pe in axes:
         full = s * (d - 1) + opad[i] + (k - 1) * dl + 1
         if auto_pad in SAME:
@@ -221,7 +219,7 @@ def conv_transpose(node: Node) -> list[Tensor]:
             sp.append(dims.mul(d, s) if opad[i] + (k - 1) * dl + 1 - s >= 0 else full)
             continue
         sp.append(full - pb - pe)
-    return [Tensor(x.dtype, (x.shape[0], m) + tuple(sp))]
+    return [Tensor(x.dtype, (shape[0], m) + tuple(sp))]
 
 
 @register("MaxPool AveragePool LpPool", conditions=[
@@ -229,14 +227,13 @@ def conv_transpose(node: Node) -> list[Tensor]:
     "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)"], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", k, x.dtype if k == 0 else I64) for k in range(max(node.num_outputs, 1))]
-    kernel = node.attr("kernel_shape")
+    in_shape = shape_of(x, x.dtype, I64)
+    kernel = node.attr_ints("kernel_shape")
     if kernel is None:
         raise ShapeContradiction("pool without kernel_shape")
-    ceil_mode = bool(node.attr("ceil_mode", 0))
-    sp = _pool_out(node, list(x.shape[2:]), list(kernel), ceil_mode)
-    shape = tuple(x.shape[:2]) + tuple(sp)
+    ceil_mode = bool(node.attr_int("ceil_mode", 0))
+    sp = _pool_out(node, list(in_shape[2:]), list(kernel), ceil_mode)
+    shape = tuple(in_shape[:2]) + tuple(sp)
     outs = [Tensor(x.dtype, shape)]
     if node.num_outputs > 1:
         outs.append(Tensor(I64, shape))
@@ -246,9 +243,8 @@ def pool(node: Node) -> Outputs:
 @register("GlobalAveragePool GlobalMaxPool GlobalLpPool", conditions=(), cost=formulas.REDUCTION)
 def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, tuple(x.shape[:2]) + (1,) * (len(x.shape) - 2))]
+    shape = shape_of(x, x.dtype)
+    return [Tensor(x.dtype, tuple(shape[:2]) + (1,) * (len(shape) - 2))]
 
 
 # --------------------------------------------------------------------------- normalizations
@@ -275,30 +271,57 @@ def batch_norm(node: Node) -> Outputs:
 @register("LayerNormalization", conditions=[unlearned("Scale and B broadcast to X[axis:]")],
           cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
+    """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the
+    others, in the element type stash_type names."""
     x = arg(node, 0)
-    outs = [Tensor(x.dtype, x.shape)]
-    if x.shape is not None:  # (onnxruntime refuses an axis out of range whatever the outputs)
-        normalize_axis(node.attr("axis", -1), len(x.shape))
-    if node.num_outputs > 1:
-        stash = node.attr("stash_type", 1)
-        if x.shape is None:
-            red = None
-        else:
-            axis = normalize_axis(node.attr("axis", -1), len(x.shape))
-            red = tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
-        for _ in range(1, node.num_outputs):
-            outs.append(Tensor(stash, red))
-    return outs
+    stash = node.attr_int("stash_type", 1)
+    shape = shape_of(x, x.dtype, stash, stash)
+    axis = normalize_axis(node.attr_int("axis", -1), len(shape))  # (onnxruntime refuses one out of range)
+    red = tuple(shape[:axis]) + (1,) * (len(shape) - axis)
+    return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
+
+
+@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
+@register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
+def keeps_input_shape(node: Node) -> Outputs:
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
 
 
 @register("InstanceNormalization", conditions=[unlearned("scale and B have X[1] elements")],
           cost=formulas.NORMALIZATION)
-@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
-@register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
+def instance_normalization(node: Node) -> Outputs:
+    """The input's shape; scale and B hold one value per channel (axis 1)."""
+    x = arg(node, 0)
+    if x.shape is not None and len(x.shape) >= 2:
+        for i, what in ((1, "scale"), (2, "B")):
+            spec_shape(node, what, arg(node, i), (x.shape[1],), "[C], the input's channels")
+    return [Tensor(x.dtype, x.shape)]
+
+
 @register("CumSum", conditions=(), cost=formulas.REDUCTION)
+def cumsum(node: Node) -> Outputs:
+    """The input's shape; the axis is one element."""
+    spec_one_element(node, "axis", arg(node, 1))
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
 @register("Trilu", conditions=(), cost=formulas.MOVEMENT)
+def trilu(node: Node) -> Outputs:
+    """The input's shape; k, when given, is one element."""
+    if present(node, 1):
+        spec_one_element(node, "k", arg(node, 1))
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
 @register("LRN", conditions=(), cost=formulas.LRN)
-def keeps_input_shape(node: Node) -> Outputs:
+def lrn(node: Node) -> Outputs:
+    """The input's shape; ``size`` channels are summed, at least one (onnxruntime refuses 0)."""
+    size = node.attr("size")
+    if isinstance(size, int) and size <= 0:
+        raise InvalidModel(f"size is {size}; the ONNX spec of LRN sums over size channels, at least one")
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
@@ -322,11 +345,10 @@ def _parse_term(term):
 
 @register("Einsum", conditions=[EINSUM_LETTERS])
 def einsum(node):
-    eq = node.attr("equation", "").replace(" ", "")
+    eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
     dtype = ts[0].dtype if ts else 0
-    if any(t.shape is None for t in ts):
-        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
+    shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
     lhs, arrow, rhs = eq.partition("->")
     terms = [_parse_term(t) for t in lhs.split(",")]
     if len(terms) != len(ts):
@@ -334,8 +356,8 @@ def einsum(node):
     letter_dims: dict[str, list[Dim]] = {}
     ell_shapes = []
     counts: dict[str, int] = {}
-    for term, t in zip(terms, ts):
-        shape = tuple(t.shape)
+    for term, given in zip(terms, shapes):
+        shape = tuple(given)
         nlet = len([x for x in term if x != "..."])
         ell_rank = len(shape) - nlet
         if "..." not in term and ell_rank != 0:
@@ -362,7 +384,7 @@ def einsum(node):
         if x == "...":
             out.extend(ell)
         else:
-            out.append(broadcast_dim(letter_dims[x], lambda why, a=axis: node.fresh(why, 0, a), node.assume))
+            out.append(broadcast_dim(letter_dims[x], lambda why, a=axis: node.fresh(why, 0, a), node.require_equal))
     return [Tensor(dtype, tuple(out))]
 
 
@@ -372,33 +394,31 @@ def einsum(node):
 @register("TopK", conditions=["k <= X[axis]"])
 def topk(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype), node.unknown_rank("input rank unknown", 1, I64)]
-    axis = normalize_axis(node.attr("axis", -1), len(x.shape))
+    in_shape = shape_of(x, x.dtype, I64)
+    axis = normalize_axis(node.attr_int("axis", -1), len(in_shape))
     if node.opset >= 10:
         kv = node.value(1)
         k = kv[0] if kv is not None and len(kv) == 1 else None
     else:
-        k = node.attr("k")
+        k = node.attr_int("k")
     if k is None:
-        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(x.shape[axis])[1],
+        k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(in_shape[axis])[1],
                        kind=Kind.DATA_DEPENDENT)
     elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs k <= the axis' dim
-        node.require_at_least(dims.sub(x.shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {x.shape[axis]}")
-    shape = tuple(x.shape[:axis]) + (k,) + tuple(x.shape[axis + 1:])
+        node.require_at_least(dims.sub(in_shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {in_shape[axis]}")
+    shape = tuple(in_shape[:axis]) + (k,) + tuple(in_shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
 
 @register("ArgMax ArgMin", conditions=(), cost=formulas.REDUCTION)
 def argmax(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, I64)]
-    axis = normalize_axis(node.attr("axis", 0), len(x.shape))
-    if node.attr("keepdims", 1):
-        shape = tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis + 1:])
+    in_shape = shape_of(x, I64)
+    axis = normalize_axis(node.attr_int("axis", 0), len(in_shape))
+    if node.attr_int("keepdims", 1):
+        shape = tuple(in_shape[:axis]) + (1,) + tuple(in_shape[axis + 1:])
     else:
-        shape = tuple(x.shape[:axis]) + tuple(x.shape[axis + 1:])
+        shape = tuple(in_shape[:axis]) + tuple(in_shape[axis + 1:])
     return [Tensor(I64, shape)]
 
 
@@ -463,7 +483,7 @@ def _resize_shape(node, x, scales, sizes, axes):
     else:
         axes = [normalize_axis(a, rank) for a in axes]
     out = list(x.shape)
-    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    policy = node.attr_str("keep_aspect_ratio_policy", "stretch")
     if sizes is not None:
         if sizes.value is None:
             for a in axes:
@@ -505,13 +525,13 @@ def resize_v11(node: Node) -> Outputs:
 @register("Resize", since=13, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize(node: Node) -> Outputs:
     """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
-    return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr("axes") if node.opset >= 18 else None)
+    return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr_ints("axes") if node.opset >= 18 else None)
 
 
 @register("Upsample", conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
-    s = node.attr("scales")
+    s = node.attr_floats("scales")
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
@@ -523,6 +543,5 @@ def upsample(node: Node) -> Outputs:
 
 def _resized(node, scales, sizes, axes=None):
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    shape_of(x, x.dtype)
     return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]

@@ -12,7 +12,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
 from .common import F32, arg
-from .nn import matmul_shape
+from .nn import matmul_shape, operand_shapes
 
 
 @register("QuantizeLinear", conditions=(), cost=formulas.ELEMENTWISE)
@@ -20,7 +20,7 @@ def quantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (opset 21+), else the zero
     point's, else uint8."""
     x = arg(node, 0)
-    dtype = node.attr("output_dtype", 0) if node.opset >= 21 else 0
+    dtype = node.attr_int("output_dtype", 0) if node.opset >= 21 else 0
     if not dtype:
         dtype = arg(node, 2).dtype or TensorProto.UINT8
     return [Tensor(dtype, x.shape)]
@@ -36,7 +36,7 @@ def dequantize_linear_v1(node: Node) -> Outputs:
 def dequantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (an attribute from opset 23 on), else the scale's."""
     x = arg(node, 0)
-    dtype = node.attr("output_dtype", 0) if node.opset >= 23 else 0
+    dtype = node.attr_int("output_dtype", 0) if node.opset >= 23 else 0
     return [Tensor(dtype or arg(node, 1).dtype or F32, x.shape)]
 
 
@@ -49,5 +49,5 @@ def dynamic_quantize_linear(node: Node) -> Outputs:
 @register("QLinearMatMul", conditions=["a[-1] == b[-2] (the inner dims)"], cost=formulas.MATMUL)
 def qlinear_matmul(node: Node) -> Outputs:
     """MatMul of inputs 0 and 3; the type is the output zero point's (input 7)."""
-    shape = matmul_shape(node, arg(node, 0).shape, arg(node, 3).shape)
-    return [Tensor(arg(node, 7).dtype or arg(node, 0).dtype, shape)]
+    dtype = arg(node, 7).dtype or arg(node, 0).dtype
+    return [Tensor(dtype, matmul_shape(node, *operand_shapes(dtype, arg(node, 0), arg(node, 3))))]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics import intops
@@ -29,7 +29,7 @@ def _from_input(node):
 def _axes(node):
     """The axes list, None for "no axes given", or _UNKNOWN when given but not known."""
     if not _from_input(node):
-        a = node.attr("axes")
+        a = node.attr_ints("axes")
         return None if a is None else list(a)
     if not present(node, 1):
         return None
@@ -44,25 +44,24 @@ def _axes(node):
 @register(_OPS, conditions=(), cost=formulas.REDUCTION)
 def reduce(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    keepdims = node.attr("keepdims", 1)
-    noop = node.attr("noop_with_empty_axes", 0)
-    rank = len(x.shape)
+    in_shape = shape_of(x, x.dtype)
+    rank = len(in_shape)
+    keepdims = node.attr_int("keepdims", 1)
+    noop = node.attr_int("noop_with_empty_axes", 0)
     axes = _axes(node)
     if axes is _UNKNOWN:
         if keepdims:
             # each dim is kept or becomes 1, so a dim of 1 is 1 either way
             return [Tensor(x.dtype, tuple(d if d == 1 else node.fresh("reduce axes unknown", 0, a)
-                                          for a, d in enumerate(x.shape)))]
+                                          for a, d in enumerate(in_shape)))]
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if not axes:
         if noop and _from_input(node):
-            return [Tensor(x.dtype, x.shape, x.value)]
+            return [Tensor(x.dtype, in_shape, x.value)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
     shape: list[Dim] = []
-    for i, d in enumerate(x.shape):
+    for i, d in enumerate(in_shape):
         if i in red:
             if keepdims:
                 shape.append(1)

@@ -5,30 +5,48 @@ from __future__ import annotations
 
 from onnxsym.cost import formulas
 from onnxsym.domain.needs import GATHER_INDICES, GATHER_ND_INDICES
-from onnxsym.inference.node import Node
+from onnxsym.errors import InvalidModel
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 
-from .common import arg, same_shape
+from .common import arg, same_shape, spec_shape
 
 
 @register("GatherND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
-    batch = node.attr("batch_dims", 0) if node.opset >= 12 else 0
-    if data.shape is None or idx.shape is None or not idx.shape or not isinstance(idx.shape[-1], int):
-        return [node.unknown_rank("data or indices rank unknown, or the index depth symbolic", 0, data.dtype)]
+    batch = node.attr_int("batch_dims", 0) if node.opset >= 12 else 0
+    why = "data or indices rank unknown, or the index depth symbolic"
+    shape, indices = (shape_of(t, data.dtype, why=why) for t in (data, idx))
+    if not indices or not isinstance(indices[-1], int):
+        return [node.unknown_rank(why, 0, data.dtype)]
     # each index tuple of length k addresses data.shape[batch:batch + k]
-    k = idx.shape[-1]
-    return [Tensor(data.dtype, tuple(idx.shape[:-1]) + tuple(data.shape[batch + k:]))]
+    k = indices[-1]
+    return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
 @register("ScatterElements", conditions=[GATHER_INDICES], cost=formulas.MOVEMENT)
 @register("Scatter", conditions=[GATHER_INDICES])
-@register("ScatterND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
 @register("ReverseSequence", conditions=[unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
 @register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
 @register("CumProd", conditions=())
 def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
     return [same_shape(arg(node, 0))]
+
+
+@register("ScatterND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
+def scatter_nd(node: Node) -> Outputs:
+    """The data with the slices the index tuples address replaced: a tuple of k indices
+    addresses data's first k axes (k at most its rank), and the updates are shaped
+    indices.shape[:-1] + data.shape[k:]."""
+    data, idx, upd = arg(node, 0), arg(node, 1), arg(node, 2)
+    if data.shape is not None and idx.shape is not None and idx.shape and isinstance(idx.shape[-1], int):
+        k = idx.shape[-1]
+        if k > len(data.shape):
+            raise InvalidModel(f"the index tuples have {k} entries and data rank {len(data.shape)}; the ONNX spec "
+                               f"of ScatterND addresses at most data's rank of axes with one tuple")
+        spec_shape(node, "updates", upd, tuple(idx.shape[:-1]) + tuple(data.shape[k:]),
+                   "indices.shape[:-1] + data.shape[indices.shape[-1]:]")
+    return [same_shape(data)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.join import join_tensors
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Sequence, Tensor, unranked
 from onnxsym.registry import Outputs, register
@@ -68,7 +68,7 @@ def _add(n, k):
 
 @register("SequenceEmpty", conditions=())
 def sequence_empty_rule(node: Node) -> Outputs:
-    return [Sequence(unranked(node.attr("dtype", F32)), ())]
+    return [Sequence(unranked(node.attr_int("dtype", F32)), ())]
 
 
 @register("SequenceConstruct", conditions=())
@@ -81,7 +81,8 @@ def sequence_at_rule(node):
     seq = node.input(0)
     p = _position(node, 1, _count(seq), None)
     item = seq.items[p] if p is not None else any_item(node, seq)
-    return [item if item.shape is not None else node.unknown_rank("the item's rank is unknown", 0, item.dtype)]
+    shape_of(item, item.dtype, why="the item's rank is unknown")
+    return [item]
 
 
 @register("SequenceInsert", conditions=())
@@ -121,7 +122,7 @@ def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
         return [Sequence(unranked(x.dtype))]
-    axis = normalize_axis(node.attr("axis", 0), len(x.shape))
+    axis = normalize_axis(node.attr_int("axis", 0), len(x.shape))
     d = x.shape[axis]
 
     def piece(size, keep=True):
@@ -130,7 +131,7 @@ def split_to_sequence_rule(node):
 
     split = arg(node, 1)
     if not present(node, 1):  # pieces of length 1
-        one = piece(1, node.attr("keepdims", 1) != 0)
+        one = piece(1, node.attr_int("keepdims", 1) != 0)
         return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
@@ -151,24 +152,22 @@ def split_to_sequence_rule(node):
 @register("ConcatFromSequence", conditions=())
 def concat_from_sequence_rule(node):
     seq = node.input(0)
-    stack = node.attr("new_axis", 0) == 1
+    stack = node.attr_int("new_axis", 0) == 1
     items = seq.items if isinstance(seq, Sequence) and seq.items else None
     if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
         # Every item has the same dims off the axis: a static one says which.
         like = tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
         if stack:
-            axis = normalize_axis(node.attr("axis"), len(like) + 1)
+            axis = normalize_axis(node.attr_int("axis"), len(like) + 1)
             return [Tensor(items[0].dtype, like[:axis] + (len(items),) + like[axis:])]
-        axis = normalize_axis(node.attr("axis"), len(like))
+        axis = normalize_axis(node.attr_int("axis"), len(like))
         total = 0
         for t in items:
             total = dims.add(total, t.shape[axis])
         return [Tensor(items[0].dtype, like[:axis] + (total,) + like[axis + 1:])]
     item = any_item(node, seq)
-    if item.shape is None:
-        return [node.unknown_rank("the items' rank is unknown", 0, item.dtype)]
-    rank = len(item.shape) + stack
-    axis = normalize_axis(node.attr("axis"), rank)
+    rank = len(shape_of(item, item.dtype, why="the items' rank is unknown")) + stack
+    axis = normalize_axis(node.attr_int("axis"), rank)
     n = _length(seq)
     if stack and n is not None:
         count = n
@@ -182,7 +181,7 @@ def concat_from_sequence_rule(node):
 @register("SequenceMap", conditions=["what its body's nodes need, under \"the body runs\""], subgraphs=True)
 def sequence_map_rule(node):
     """The body runs once per item; tensor inputs are given whole to every run."""
-    body = node.attr("body")
+    body = node.attr_graph("body")
     seqs = [v for v in node.inputs if isinstance(v, Sequence)]
     counts = {_count(s) for s in seqs}
     general = [any_item(node, v) if isinstance(v, Sequence) else v for v in node.inputs]

@@ -11,13 +11,13 @@ from onnxsym.dims import structure as dstructure
 from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
-from .common import BOOL, I64, arg, exact_quotient, present
+from .common import BOOL, I64, arg, exact_quotient, present, required_int
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -84,8 +84,8 @@ def shape_rule(node: Node) -> Outputs:
     if x.shape is None:
         return [Tensor(I64, (node.fresh("rank of input unknown", 0, 0),))]
     r = len(x.shape)
-    start = node.attr("start", 0) if node.opset >= 15 else 0
-    end = node.attr("end", None) if node.opset >= 15 else None
+    start = node.attr_int("start", 0) if node.opset >= 15 else 0
+    end = node.attr_int("end") if node.opset >= 15 else None
     start = min(max(start + r if start < 0 else start, 0), r)
     end = r if end is None else min(max(end + r if end < 0 else end, 0), r)
     ds = tuple(x.shape[start:end])
@@ -104,19 +104,19 @@ def size_rule(node: Node) -> Outputs:
 
 @register("Constant", conditions=(), cost=formulas.MOVEMENT)
 def constant_rule(node: Node) -> Outputs:
-    v = node.attr("value")
+    v = node.attr_tensor("value")
     if v is not None:
         return [tensor_from_array(v)]
-    if node.has_attr("value_int"):
-        return [Tensor(I64, (), (int(node.attr("value_int")),))]
-    if node.has_attr("value_ints"):
-        vs = _ints(node.attr("value_ints"))
-        return [Tensor(I64, (len(vs),), vs)]
-    if node.has_attr("value_float"):
-        return [Tensor(1, (), (float(node.attr("value_float")),))]
-    if node.has_attr("value_floats"):
-        vs = tuple(float(x) for x in node.attr("value_floats"))
-        return [Tensor(1, (len(vs),), vs)]
+    value_int, value_ints = node.attr_int("value_int"), node.attr_ints("value_ints")
+    value_float, value_floats = node.attr_float("value_float"), node.attr_floats("value_floats")
+    if value_int is not None:
+        return [Tensor(I64, (), (value_int,))]
+    if value_ints is not None:
+        return [Tensor(I64, (len(value_ints),), tuple(value_ints))]
+    if value_float is not None:
+        return [Tensor(1, (), (value_float,))]
+    if value_floats is not None:
+        return [Tensor(1, (len(value_floats),), tuple(value_floats))]
     if node.has_attr("sparse_value"):
         return [node.unknown_rank("a sparse_value Constant is not read")]
     return [node.unknown_rank("the Constant has no value attribute")]
@@ -124,7 +124,7 @@ def constant_rule(node: Node) -> Outputs:
 
 @register("ConstantOfShape", conditions=["shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def constant_of_shape_rule(node: Node) -> Outputs:
-    v = node.attr("value")
+    v = node.attr_tensor("value")
     if v is not None:
         arr = np.asarray(v)
         t = tensor_from_array(arr)
@@ -385,7 +385,7 @@ def _reshape(node, x, target, allowzero):
                 out[minus] = exact_quotient(node, total, rest,
                                             f"Reshape -1: the element count {total} is a multiple of {rest}")
     elif x.shape is not None and not unclear:
-        node.assume(prod(out), prod(x.shape), "Reshape keeps the number of elements")
+        node.require_equal(prod(out), prod(x.shape), "Reshape keeps the number of elements")
     return tuple(out)
 
 
@@ -398,7 +398,7 @@ RESHAPE = ["prod(shape) == numel(data) (a 0 element copies data's dim there, unl
 @register("Reshape", since=1, conditions=RESHAPE, cost=formulas.MOVEMENT)
 def reshape_v1(node: Node) -> Outputs:
     x = arg(node, 0)
-    shape = _ints(node.attr("shape"))
+    shape = _ints(node.attr_ints("shape"))
     out = _reshape(node, x, shape, False)
     return [Tensor(x.dtype, out, x.value)]
 
@@ -407,7 +407,7 @@ def reshape_v1(node: Node) -> Outputs:
 def reshape_v5(node: Node) -> Outputs:
     x = arg(node, 0)
     s = arg(node, 1)
-    allowzero = node.attr("allowzero", 0) if node.opset >= 14 else 0
+    allowzero = node.attr_int("allowzero", 0) if node.opset >= 14 else 0
     _one_d(node, 1, "the shape input")
     if s.value is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
@@ -422,7 +422,7 @@ def flatten_rule(node: Node) -> Outputs:
     if x.shape is None:
         return [_unknown(node, 0, 2, "flatten of unknown rank", x.dtype)]
     r = len(x.shape)
-    axis = node.attr("axis", 1)
+    axis = node.attr_int("axis", 1)
     if axis < 0:
         axis += r
     out = (prod(x.shape[:axis]), prod(x.shape[axis:]))
@@ -434,7 +434,7 @@ def flatten_rule(node: Node) -> Outputs:
 @register("Transpose", conditions=(), cost=formulas.MOVEMENT)
 def transpose_rule(node: Node) -> Outputs:
     x = arg(node, 0)
-    perm = _ints(node.attr("perm"))
+    perm = _ints(node.attr_ints("perm"))
     if x.shape is None:
         if perm is None:
             return [node.unknown_rank("input rank unknown", 0, x.dtype)]
@@ -456,7 +456,7 @@ def _axes_from(node):
             v = node.value(1)
             return "unknown" if v is None else _static_ints(v) or "unknown"
         return None
-    return _ints(node.attr("axes"))
+    return _ints(node.attr_ints("axes"))
 
 
 def _squeeze_by_sizes(node, x):
@@ -464,19 +464,19 @@ def _squeeze_by_sizes(node, x):
     ``d == 1`` (hummingbird's GEMM trees squeeze ``[30, 1, n]``). As for an If on the sizes
     (onnxsym.facts.branching), inference is tried both ways: where the nodes after it run only
     with ``d`` kept (a Transpose of rank 2), ``d >= 2`` joins the domain, and the other way round."""
-    from onnxsym.facts.branching import Relation
+    from onnxsym.facts.fact import Rel, Relation
 
     maybe = [i for i, d in enumerate(x.shape) if not (d == 1 or dims.try_eq(d, 1) is False)]
     if len(maybe) != 1 or not node.is_resolved(x.shape[maybe[0]]):
         return node.unknown_rank("which dims are 1 unknown", 0, x.dtype)
     k = maybe[0]
     d = x.shape[k]
-    is_one = Relation("==", d, 1)
+    is_one = Relation(Rel.EQ, d, 1)
     choice = node.branch_choice()
     if choice is None:
         node.note_split(is_one)
         return node.unknown_rank(f"the rank depends on {d} == 1", 0, x.dtype)
-    kept = Relation("<=", 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
+    kept = Relation(Rel.LE, 2, d) if dims.range_of(d)[0] >= 1 else is_one.negated()
     node.require_relation(is_one if choice.then else kept,
                           f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
     out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
@@ -487,21 +487,22 @@ def _squeeze_by_sizes(node, x):
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
-    if x.shape is None or axes == "unknown":
-        return [node.unknown_rank("input rank or axes unknown", 0, x.dtype)]
-    r = len(x.shape)
+    why = "input rank or axes unknown"
+    shape = shape_of(x, x.dtype, why=why)
+    if axes == "unknown":
+        return [node.unknown_rank(why, 0, x.dtype)]
     if axes is None:
-        if not all(isinstance(d, int) for d in x.shape):
-            if all(dims.try_eq(d, 1) is False or d == 1 for d in x.shape):
-                out = tuple(d for d in x.shape if not (isinstance(d, int) and d == 1))
+        if not all(isinstance(d, int) for d in shape):
+            if all(dims.try_eq(d, 1) is False or d == 1 for d in shape):
+                out = tuple(d for d in shape if not (isinstance(d, int) and d == 1))
                 return [Tensor(x.dtype, out, x.value)]
             return [_squeeze_by_sizes(node, x)]
-        out = tuple(d for d in x.shape if d != 1)
+        out = tuple(d for d in shape if d != 1)
     else:
-        ax = {normalize_axis(a, r) for a in axes}
+        ax = {normalize_axis(a, len(shape)) for a in axes}
         for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
-            node.assume(x.shape[i], 1, f"Squeeze: axis {i} is 1")
-        out = tuple(d for i, d in enumerate(x.shape) if i not in ax)
+            node.require_equal(shape[i], 1, f"Squeeze: axis {i} is 1")
+        out = tuple(d for i, d in enumerate(shape) if i not in ax)
     return [Tensor(x.dtype, out, x.value)]
 
 
@@ -511,11 +512,10 @@ def unsqueeze_rule(node: Node) -> Outputs:
     axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    r = len(x.shape) + len(axes)
+    shape = shape_of(x, x.dtype)
+    r = len(shape) + len(axes)
     ax = {normalize_axis(a, r) for a in axes}
-    it = iter(x.shape)
+    it = iter(shape)
     out = tuple(1 if i in ax else next(it) for i in range(r))
     return [Tensor(x.dtype, out, x.value)]
 
@@ -530,7 +530,7 @@ def concat_rule(node):
     if not known:
         return [node.unknown_rank("every input's rank unknown", 0, dtype)]
     r = len(known[0].shape)
-    axis = normalize_axis(node.attr("axis", 0), r)
+    axis = normalize_axis(node.attr_int("axis", 0), r)
     out = []
     for i in range(r):
         if i == axis:
@@ -541,7 +541,7 @@ def concat_rule(node):
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:
-                node.assume(t.shape[i], d, f"Concat inputs agree on axis {i}")
+                node.require_equal(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
     if all(t.value is not None for t in ts):
@@ -565,10 +565,9 @@ def sum_dims(ds):
 def split_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     n = node.num_outputs
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", k, x.dtype) for k in range(n)]
-    r = len(x.shape)
-    axis = normalize_axis(node.attr("axis", 0), r)
+    shape = shape_of(x, *[x.dtype] * n)
+    r = len(shape)
+    axis = normalize_axis(node.attr_int("axis", 0), r)
     if node.opset >= 13:
         split = None
         if present(node, 1):
@@ -576,11 +575,11 @@ def split_rule(node: Node) -> Outputs:
             if split is None:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
     else:
-        split = _ints(node.attr("split"))
-    d = x.shape[axis]
+        split = _ints(node.attr_ints("split"))
+    d = shape[axis]
+    k = node.attr_int("num_outputs") if node.opset >= 18 else None
     if split is None:
-        if node.opset >= 18 and node.has_attr("num_outputs"):
-            k = node.attr("num_outputs")
+        if k is not None:
             c = dims.ceil_div(d, k)
             sizes = [c] * (n - 1) + [dims.sub(d, dims.mul(c, n - 1))]
         else:
@@ -591,10 +590,10 @@ def split_rule(node: Node) -> Outputs:
     arr = _np_value(x)
     starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
     outs = []
-    for k in range(n):
-        shp = list(x.shape)
-        shp[axis] = sizes[k]
-        part = None if starts is None else _from_np(np.take(arr, range(starts[k], starts[k + 1]), axis=axis))
+    for j in range(n):
+        shp = list(shape)
+        shp[axis] = sizes[j]
+        part = None if starts is None else _from_np(np.take(arr, range(starts[j], starts[j + 1]), axis=axis))
         outs.append(Tensor(x.dtype, tuple(shp), part))
     return outs
 
@@ -680,9 +679,9 @@ def _slice_input_length(node, i):
 
 @register("Slice", since=1, conditions=(), cost=formulas.MOVEMENT)  # starts and ends clamp
 def slice_v1(node: Node) -> Outputs:
-    starts = _ints(node.attr("starts"))
-    ends = _ints(node.attr("ends"))
-    axes = _ints(node.attr("axes"))
+    starts = _ints(node.attr_ints("starts"))
+    ends = _ints(node.attr_ints("ends"))
+    axes = _ints(node.attr_ints("axes"))
     _check_slice_parts(node, [None if v is None else len(v) for v in (starts, ends, axes)], axes)
     return _slice(node, starts, ends, axes, None)
 
@@ -699,9 +698,7 @@ def slice_v10(node):
                        axes if isinstance(axes, tuple) else None, steps if isinstance(steps, tuple) else None)
     if "unknown" in (starts, ends) or (isinstance(axes, str)) or isinstance(steps, str):
         x = arg(node, 0)
-        rank = x.rank
-        if rank is None:
-            return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+        rank = len(shape_of(x, x.dtype))
         sliced = None
         if axes is None:
             st = arg(node, 1)
@@ -725,9 +722,7 @@ def slice_v10(node):
 
 def _slice(node, starts, ends, axes, steps):
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    r = len(x.shape)
+    r = len(shape_of(x, x.dtype))
     if axes is None:
         axes = tuple(range(len(starts)))
     if steps is None:
@@ -760,18 +755,16 @@ def _slice(node, starts, ends, axes, steps):
 def gather_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     idx = arg(node, 1)
-    if x.shape is None or idx.shape is None:
-        return [node.unknown_rank("data or indices rank unknown", 0, x.dtype)]
-    r = len(x.shape)
-    axis = normalize_axis(node.attr("axis", 0), r)
-    d = x.shape[axis]
-    out = tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:])
+    shape, indices = (shape_of(t, x.dtype, why="data or indices rank unknown") for t in (x, idx))
+    axis = normalize_axis(node.attr_int("axis", 0), len(shape))
+    d = shape[axis]
+    out = tuple(shape[:axis]) + tuple(indices) + tuple(shape[axis + 1:])
     value = None
     iv = _static_ints(idx.value)
     arr = _np_value(x)
     if iv is not None and arr is not None and isinstance(d, int):
         ia = np.array([i + d if i < 0 else i for i in iv], dtype=np.int64).reshape(
-            tuple(idx.shape) if all(isinstance(s, int) for s in idx.shape) else (len(iv),))
+            tuple(indices) if all(isinstance(s, int) for s in indices) else (len(iv),))
         value = _from_np(np.take(arr, ia, axis=axis))
     return [Tensor(x.dtype, out, value)]
 
@@ -779,9 +772,7 @@ def gather_rule(node: Node) -> Outputs:
 @register("GatherElements", conditions=[GATHER_INDICES, unlearned("indices has X's rank")], cost=formulas.MOVEMENT)
 def gather_elements_rule(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
-    if idx.shape is None:
-        return [node.unknown_rank("indices rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, idx.shape)]
+    return [Tensor(x.dtype, shape_of(idx, x.dtype, why="indices rank unknown"))]
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where
@@ -813,7 +804,7 @@ def expand_rule(node):
         out = tuple(d if dims.try_eq(d, 1) is False else node.fresh("expand shape unknown", 0, i)
                     for i, d in enumerate(xs))
         return [Tensor(x.dtype, out)]
-    out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.assume)
+    out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.require_equal)
     value = None
     arrs = _broadcast_value([x], out)
     if arrs is not None:
@@ -826,17 +817,15 @@ def tile_v1(node: Node) -> Outputs:
     """Tile-1 repeats along one axis: inputs (input, tiles, axis), scalars."""
     x = arg(node, 0)
     tiles, axis = node.value(1), node.value(2)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    out = list(shape_of(x, x.dtype))
     if axis is None or len(axis) != 1:
-        return [_unknown(node, 0, len(x.shape), "tile axis unknown", x.dtype)]
-    a = normalize_axis(int(axis[0]), len(x.shape))
-    out = list(x.shape)
+        return [_unknown(node, 0, len(out), "tile axis unknown", x.dtype)]
+    a = normalize_axis(int(axis[0]), len(out))
     n = tiles[0] if tiles is not None and len(tiles) == 1 else None
     if not isinstance(n, (int, float)) or not float(n).is_integer():
         out[a] = node.fresh("tile count unknown", 0, a)
     else:
-        out[a] = dims.mul(x.shape[a], int(n))
+        out[a] = dims.mul(out[a], int(n))
     return [Tensor(x.dtype, tuple(out))]
 
 
@@ -844,11 +833,10 @@ def tile_v1(node: Node) -> Outputs:
 def tile_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     reps = node.value(1)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
+    shape = shape_of(x, x.dtype)
     if reps is None:
-        return [_unknown(node, 0, len(x.shape), "tile repeats unknown", x.dtype)]
-    out = tuple(dims.mul(d, k) for d, k in zip(x.shape, reps))
+        return [_unknown(node, 0, len(shape), "tile repeats unknown", x.dtype)]
+    out = tuple(dims.mul(d, k) for d, k in zip(shape, reps))
     value = None
     arr = _np_value(x)
     sr = _static_ints(reps)
@@ -889,9 +877,8 @@ def range_rule(node):
 def where_rule(node):
     c, a, b = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = a.dtype or b.dtype
-    if c.shape is None or a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, dtype)]
-    out = broadcast_shapes([c.shape, a.shape, b.shape], _fresh_fn(node), node.assume)
+    shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in (c, a, b)]
+    out = broadcast_shapes(shapes, _fresh_fn(node), node.require_equal)
     value = None
     arrs = _broadcast_value([c, a, b], out)
     if arrs is not None:
@@ -910,7 +897,7 @@ PAD = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)
 
 @register("Pad", since=1, conditions=PAD, cost=formulas.MOVEMENT)
 def pad_v1(node: Node) -> Outputs:
-    pads = _ints(node.attr("pads") if node.has_attr("pads") else node.attr("paddings"))
+    pads = _ints(node.attr_ints("pads") if node.has_attr("pads") else node.attr_ints("paddings"))
     return _pad(node, pads, None)
 
 
@@ -931,9 +918,7 @@ def pad_v11(node: Node) -> Outputs:
 
 def _pad(node, pads, axes):
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    r = len(x.shape)
+    r = len(shape_of(x, x.dtype))
     if axes is None:
         axes = tuple(range(r))
     axes = [normalize_axis(a, r) for a in axes]
@@ -946,7 +931,7 @@ def _pad(node, pads, axes):
         if not isinstance(out[a], int):  # negative pads crop: onnxruntime refuses a dim below 0
             node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
         wide = max(pads[j], pads[j + k]) if isinstance(pads[j], int) and isinstance(pads[j + k], int) else 0
-        if node.attr("mode", "constant") in ("reflect", b"reflect") and wide > 0:  # it mirrors inside the dim
+        if node.attr_str("mode", "constant") == "reflect" and wide > 0:  # it mirrors inside the dim
             node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
     return [Tensor(x.dtype, tuple(out))]
 
@@ -987,9 +972,11 @@ def _cast_value(node, value, src, dst):
 @register("Cast", conditions=(), cost=formulas.MOVEMENT)
 def cast_rule(node: Node) -> Outputs:
     x = arg(node, 0)
-    to = node.attr("to")
-    if isinstance(to, str):  # Cast-1 names the type: "FLOAT", "I64", ...
-        to = TensorProto.DataType.Value(to) if to in TensorProto.DataType.keys() else 0
+    if node.opset >= 6:
+        to = required_int(node, "to")
+    else:  # Cast-1 names the type: "FLOAT", "INT64", ...
+        name = node.attr_str("to")
+        to = TensorProto.DataType.Value(name) if name in TensorProto.DataType.keys() else 0
     return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]
 
 

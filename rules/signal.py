@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import normalize_axis
@@ -21,26 +21,25 @@ def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    rank = len(x.shape)
+    in_shape = shape_of(x, x.dtype)
+    rank = len(in_shape)
     if node.opset >= 20:
         axis = scalar(node, 2) if present(node, 2) else -2
         if axis is None:
             return [Tensor(x.dtype, node.fresh_shape(rank, "DFT axis input is not known"))]
     else:
-        axis = node.attr("axis", 1)
+        axis = node.attr_int("axis", 1)
     axis = normalize_axis(axis, rank)
     if axis == rank - 1:
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
-    length = x.shape[axis]
+    length = in_shape[axis]
     if present(node, 1):
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
-    if node.attr("onesided", 0):
+    if node.attr_int("onesided", 0):
         length = _onesided(length)
-    shape = list(x.shape)
+    shape = list(in_shape)
     shape[axis], shape[-1] = length, 2
     return [Tensor(x.dtype, tuple(shape))]
 
@@ -51,10 +50,9 @@ def stft(node: Node) -> Outputs:
     frame_length is the input or the window's length, bins ``frame_length`` or
     ``floor(frame_length/2) + 1`` when onesided (the default)."""
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    if len(x.shape) != 3:
-        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(x.shape)}")
+    signal = shape_of(x, x.dtype)
+    if len(signal) != 3:
+        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(signal)}")
     step = scalar(node, 1)
     frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)
@@ -67,9 +65,9 @@ def stft(node: Node) -> Outputs:
         if step is None:
             frames = node.fresh("STFT frame_step is not known", 0, 1)
         else:
-            frames = dims.floordiv(x.shape[1] - frame, step) + 1
-        bins = _onesided(frame) if node.attr("onesided", 1) else frame
-    return [Tensor(x.dtype, (x.shape[0], frames, bins, 2))]
+            frames = dims.floordiv(signal[1] - frame, step) + 1
+        bins = _onesided(frame) if node.attr_int("onesided", 1) else frame
+    return [Tensor(x.dtype, (signal[0], frames, bins, 2))]
 
 
 @register("BlackmanWindow HammingWindow HannWindow", since=17, conditions=())
@@ -77,7 +75,7 @@ def window(node: Node) -> Outputs:
     size = scalar(node, 0)
     if size is None:
         size = node.fresh(f"{node.op_type} size is not known", 0, 0)
-    return [Tensor(node.attr("output_datatype", F32), (size,))]
+    return [Tensor(node.attr_int("output_datatype", F32), (size,))]
 
 
 @register("MelWeightMatrix", since=17, conditions=())
@@ -86,4 +84,4 @@ def mel_weight_matrix(node: Node) -> Outputs:
     bins, length = scalar(node, 0), scalar(node, 1)
     rows = _onesided(length) if length is not None else node.fresh("MelWeightMatrix dft_length is not known", 0, 0)
     cols = bins if bins is not None else node.fresh("MelWeightMatrix num_mel_bins is not known", 0, 1)
-    return [Tensor(node.attr("output_datatype", F32), (rows, cols))]
+    return [Tensor(node.attr_int("output_datatype", F32), (rows, cols))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.domain.needs import BROADCAST
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes
@@ -16,10 +16,8 @@ from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 @register("StringConcat", conditions=[BROADCAST])
 def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
-    if a.shape is None or b.shape is None:
-        return [node.unknown_rank("an input's rank unknown", 0, STRING)]
-    return [Tensor(STRING, broadcast_shapes([a.shape, b.shape], lambda axis, why: node.fresh(why, 0, axis),
-                                            node.assume))]
+    shapes = [shape_of(t, STRING, why="an input's rank unknown") for t in (a, b)]
+    return [Tensor(STRING, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
 @register("RegexFullMatch", conditions=())
@@ -32,7 +30,7 @@ def string_normalizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [1, C]
     if x.shape is None or not x.shape:
         return [Tensor(STRING, x.shape)]
-    if not node.attr("stopwords"):
+    if not node.attr_strs("stopwords"):
         return [Tensor(STRING, x.shape)]
     c = x.shape[-1]
     # stop words are dropped; if every element is, one empty string is left
@@ -45,19 +43,16 @@ def string_normalizer(node: Node) -> Outputs:
 @register("StringSplit", conditions=())
 def string_split(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, STRING), node.unknown_rank("input rank unknown", 1, I64)]
-    maxsplit = node.attr("maxsplit")
+    shape = shape_of(x, STRING, I64)
+    maxsplit = node.attr_int("maxsplit")
     hi = dims.INT64_MAX if maxsplit is None else maxsplit + 1
     # the last axis holds as many substrings as the longest split of any element
-    k = count(node, "largest number of substrings of StringSplit", 0, len(x.shape), hi)
-    return [Tensor(STRING, tuple(x.shape) + (k,)), Tensor(I64, x.shape)]
+    k = count(node, "largest number of substrings of StringSplit", 0, len(shape), hi)
+    return [Tensor(STRING, tuple(shape) + (k,)), Tensor(I64, shape)]
 
 
 @register("TfIdfVectorizer", conditions=())
 def tfidf_vectorizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [N, C]
-    width = max(node.attr("ngram_indexes", [-1])) + 1
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, F32)]
-    return [Tensor(F32, tuple(x.shape[:-1]) + (width,))]
+    width = max(node.attr_ints("ngram_indexes", [-1])) + 1
+    return [Tensor(F32, tuple(shape_of(x, F32)[:-1]) + (width,))]

@@ -9,7 +9,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.inference.node import Node
+from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import normalize_axis
@@ -22,26 +22,24 @@ register("EyeLike", conditions=(), cost=formulas.MOVEMENT)(like_input)
 @register("BitCast", conditions=())
 def bit_cast(node: Node) -> Outputs:
     # the target type has the input type's bit width, so the shape is kept
-    return [same_shape(arg(node, 0), node.attr("to"))]
+    return [same_shape(arg(node, 0), node.attr_int("to"))]
 
 
 @register("Det", conditions=[unlearned("X[-2] == X[-1]")])
 def det(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    return [Tensor(x.dtype, tuple(x.shape[:-2]))]
+    shape = shape_of(x, x.dtype)
+    return [Tensor(x.dtype, tuple(shape[:-2]))]
 
 
 @register("CenterCropPad", conditions=())
 def center_crop_pad(node: Node) -> Outputs:
     x, target = arg(node, 0), arg(node, 1)
-    if x.shape is None:
-        return [node.unknown_rank("input rank unknown", 0, x.dtype)]
-    rank = len(x.shape)
-    axes = node.attr("axes")
-    axes = range(rank) if axes is None else [normalize_axis(a, rank) for a in axes]
-    out = list(x.shape)
+    shape = shape_of(x, x.dtype)
+    rank = len(shape)
+    given = node.attr_ints("axes")
+    axes = range(rank) if given is None else [normalize_axis(a, rank) for a in given]
+    out = list(shape)
     sizes = target.value
     for j, a in enumerate(axes):
         out[a] = sizes[j] if sizes is not None else node.fresh("CenterCropPad target shape unknown", 0, a)
@@ -58,14 +56,13 @@ def _depth(v):
 @register("OneHot", conditions=(), cost=formulas.MOVEMENT)
 def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
-    if idx.shape is None:
-        return [node.unknown_rank("indices rank unknown", 0, values.dtype)]
-    rank = len(idx.shape) + 1
-    axis = normalize_axis(node.attr("axis", -1), rank)
+    indices = shape_of(idx, values.dtype, why="indices rank unknown")
+    rank = len(indices) + 1
+    axis = normalize_axis(node.attr_int("axis", -1), rank)
     depth = _depth(scalar(node, 1))
     if depth is None:
         depth = node.fresh("OneHot depth unknown", 0, axis)
-    shape = tuple(idx.shape[:axis]) + (depth,) + tuple(idx.shape[axis:])
+    shape = tuple(indices[:axis]) + (depth,) + tuple(indices[axis:])
     return [Tensor(values.dtype, shape, _one_hot_elements(idx, depth, values, axis))]
 
 
@@ -93,6 +90,6 @@ def _one_hot_elements(idx, depth, values, axis):
 
 @register("ImageDecoder", conditions=())
 def image_decoder(node: Node) -> Outputs:
-    channels = 1 if node.attr("pixel_format", "RGB") == "Grayscale" else 3
+    channels = 1 if node.attr_str("pixel_format", "RGB") == "Grayscale" else 3
     return [Tensor(TensorProto.UINT8, (node.fresh("decoded image height", 0, 0),
                                        node.fresh("decoded image width", 0, 1), channels))]

@@ -3,6 +3,7 @@ against onnxruntime at sizes where they hold; contradictions name both nodes."""
 
 import json
 
+import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from oracle import check_written
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands.verify import constrained_assignments, verify
+from onnxsym.facts.fact import Constraint, Origin, Place, Rel, Relation
 
 N = helper.make_node
 
@@ -214,6 +216,25 @@ def test_cli_options_printing_and_metadata(tmp_path):
         assert r.exit_code == 2 and f"onnxsym: error: {text}" in r.stderr, r.output
 
 
+def test_a_contradiction_carries_its_node_and_keeps_the_rules_error_as_its_cause():
+    from onnxsym.facts.constraints import ConstraintContradiction
+
+    with pytest.raises(onnxsym.ShapeContradiction) as info:  # 3 against 4: a rule's own contradiction
+        onnxsym.infer(_two_relus([2, 3], [4, 5], N("MatMul", ["a", "b"], ["z"], name="mm")))
+    exc = info.value
+    assert (exc.node, exc.op_type, exc.domain) == ("mm", "MatMul", "")
+    assert isinstance(exc.__cause__, onnxsym.ShapeContradiction) and exc.__cause__.node == ""
+    assert exc.message == str(exc.__cause__) and exc.context.startswith("inputs: 'a' [2, 3] from Relu node")
+    assert str(exc) == f"MatMul node 'mm': {exc.message}; {exc.context}"
+    with pytest.raises(ConstraintContradiction) as info:  # the recorded constraint's own: h >= 5 where h <= 2
+        onnxsym.infer(model([N("Conv", ["x", "w"], ["y"], name="conv")], [("x", F, [1, 1, "h"])], ["y"],
+                            [init("w", np.zeros((1, 1, 5), np.float32))]), ranges={"h": (1, 2)})
+    exc = info.value
+    assert (exc.node, exc.op_type, exc.nodes, exc.lhs, exc.rhs) == ("conv", "Conv", ("conv",), onnxsym.sym("h"), 5)
+    assert exc.why == "it can never hold: h <= 2 < 5" and str(exc).endswith(f"{exc.why}; {exc.context}")
+    assert isinstance(exc.__cause__, ConstraintContradiction) and exc.__cause__.node == ""
+
+
 def test_cli_contradiction_is_one_line_and_exit_2(tmp_path):
     p = str(tmp_path / "m.onnx")
     onnx.save(_two_relus([2, 3], [4, 5], N("MatMul", ["a", "b"], ["z"], name="mm")), p)
@@ -241,6 +262,25 @@ def test_a_subgraph_records_its_constraints_without_solving_them():
     assert guard.node == "br" and guard.text == "the subgraph of RunBranch node 'br' runs"
     assert "subgraph" not in res.constraints[0].reason
     assert res.derived_symbols() == {}
+    c = res.constraints[0]  # a typed fact: relation, origin, place
+    assert (c.rel, c.origin, c.place.op_type, c.place.graph) == (Rel.EQ, Origin.NEEDED, "MatMul",
+                                                                 ("RunBranch node 'br'",))
+    meta = json.loads({p.key: p.value for p in onnxsym.write_result(res).metadata_props}["onnxsym.constraints"])
+    assert meta == [{"constraint": "k == j", "relation": "==", "origin": "needed", "node": "inner_mm",
+                     "op_type": "MatMul", "reason": "MatMul inner dims", "graph": ["RunBranch node 'br'"],
+                     "when": ["the subgraph of RunBranch node 'br' runs"]}]
+
+
+def test_a_fact_holds_decides_and_prints_by_its_relation():
+    seq = onnxsym.sym("seq", 1, 64)
+    at = Place("n", "Conv")
+    for rel, text, at_3, proven in ((Rel.EQ, "seq == 3", True, None), (Rel.NE, "seq != 0", True, True),
+                                    (Rel.LE, "seq <= 64", True, True), (Rel.GE, "seq >= 5", False, None)):
+        rhs = int(text.rsplit(" ", 1)[1])
+        c = Constraint(rel, seq, rhs, Origin.NEEDED, at, "why")
+        assert (str(c), c.holds({"seq": 3}), c.proven(), c.where) == (text, at_3, proven, "Conv node 'n'")
+    assert Constraint(Rel.GE, seq, 65, Origin.NEEDED, at, "").proven() is False
+    assert Relation(Rel.LT, seq, 4).negated() == Relation(Rel.GE, seq, 4)
 
 
 def test_names_from_onnx_shape_inference_do_not_hide_the_inferred_dims():

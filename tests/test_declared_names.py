@@ -71,7 +71,7 @@ def test_cli_annotate_show_explain_use_the_aliases(tmp_path):
     assert [written_dims(o) for o in onnx.load(out).graph.output][1] == ["batch", "past + seq", 8]
     r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", "--keep-declared-names", "-q"])
     assert r.exit_code == 0 and [written_dims(o) for o in onnx.load(out).graph.output][1][1] == "Concatpresent_k_dim_1"
-    r = CliRunner().invoke(main, ["show", p, "--no-color"])
+    r = CliRunner().invoke(main, ["show", p, "--no-color", "-v"])
     assert r.exit_code == 0, r.output
     section = r.output.split("aliases (dim names the model declares on produced values)\n", 1)[1].splitlines()
     assert "  Concatpresent_k_dim_1       = past + seq  present_k[1]" in section

@@ -327,12 +327,12 @@ def test_a_positive_assumption_is_stated_as_assumed():
     """A decision inference took because a symbol's default range starts at 1 (the
     record /work/notes/edges-assumptions.md describes) is listed, with why."""
     from onnxsym.domain import compute
-    from onnxsym.facts.constraints import Constraint
+    from onnxsym.facts.fact import Constraint, Origin, Place, Rel
 
     result = onnxsym.infer(concat_equal())
     a = next(s for s in dims.free_symbols(result.shape("Y")[0]))
-    result.constraints.append(Constraint(dims.expr_of(a), 1, "if_node", "If", "taken branch: a > 0",
-                                         kind="positive"))
+    result.constraints.append(Constraint(Rel.GE, dims.expr_of(a), 1, Origin.DEFAULT_RANGE, Place("if_node", "If"),
+                                         "taken branch: a > 0"))
     (eq, pos) = compute(result).conditions
     assert (eq.text, pos.text, pos.assumed) == ("b == a", "a >= 1", "taken branch: a > 0")
     assert str(pos.sources[0]) == "If 'if_node': taken branch: a > 0"

@@ -8,6 +8,7 @@ import pytest
 from domain_boundary import check_all, expected, run
 
 import onnxsym
+from onnxsym.facts.fact import Rel
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
 OURS = {"gpt2_mask_ts", "unet_tiny_ts", "kv_decoder_ts"}  # in models/domain/
@@ -68,7 +69,7 @@ def test_swin_window_pad_leaves_every_size_valid(name):
     domain = result.domain()
     # only the default lower bounds that inference relied on (a window count read as a size)
     assert all(c.assumed and c.text.endswith(">= 1") for c in domain.conditions), domain.conditions
-    assert not any(c.op_type == "Reshape" and c.kind == "node" for c in result.constraints)
+    assert not any(c.op_type == "Reshape" and c.rel is Rel.EQ for c in result.constraints)
     # (the algebra proves it: nothing recorded)
     for h, w in ((1, 2), (5, 13), (23, 7), (16, 17)):
         b = {"batch": 1, "height": h, "width": w}
@@ -94,3 +95,45 @@ def test_corpus_unet_domain_is_exactly_where_onnxruntime_runs(name):
         b = {"batch": 1, "height": h, "width": 8}
         err, shapes = run(path, result, b)
         assert (err is None and shapes == expected(result, b)) == (domain.violated(b) is None), (h, err)
+
+
+def _boundary(path, text, base):
+    """check_condition for the condition whose text is ``text`` (found in the model's domain)."""
+    from domain_boundary import check_condition
+
+    result = onnxsym.infer(path)
+    domain = result.domain()
+    (cond,) = [c for c in domain.conditions if c.text == text]
+    return check_condition(path, result, domain, cond, base)
+
+
+@pytest.mark.parametrize("name, text, node", [
+    # the mask flattened to [batch*total] and gathered at Range(batch)*total + positions: a Mul by a size
+    ("hf_mistral_ts", "past + seq - total <= 0", "/m/model/Gather_3"),
+    # the mask gathered by GatherND at [Range(batch), positions] tuples: each column its own axis
+    ("hf_mixtral_dynamo", "past + seq - total <= 0", "node_GatherND_37"),
+])
+def test_a_mask_gathered_at_positions_needs_total_at_least_past_plus_seq(name, text, node):
+    """The attention mask ``[batch, total]`` is read at the positions ``past .. past + seq - 1``:
+    onnxruntime fails past the mask's end (``verify`` found sizes inside the domain that failed:
+    a domain too wide), and runs with a longer mask (``total = past + seq + 1``)."""
+    path = os.path.join(MODELS, "real", name + ".onnx")
+    inside, outside, what = _boundary(path, text, {"batch": 2, "seq": 3, "past": 4, "total": 7})
+    assert what == f"fails at {node}", what
+    result = onnxsym.infer(path)
+    longer = {"batch": 2, "seq": 3, "past": 4, "total": 8}
+    err, shapes = run(path, result, longer)
+    assert err is None and shapes == expected(result, longer), err
+
+
+def test_group_query_attention_needs_the_query_head_size_and_total_at_least_the_new_tokens():
+    """onnxruntime's GroupQueryAttention checks the caches' head size against the query's and
+    that total_sequence_length is at least the query's length (a genai builder's LLaMA
+    declares the head size ``kv_cache_dim``)."""
+    path = os.path.join(MODELS, "real", "genai_llama_fp32.onnx")
+    base = {"batch_size": 2, "sequence_length": 3, "past_sequence_length": 4, "total_sequence_length": 3}
+    node = "/model/layers.0/attn/GroupQueryAttention"
+    _, outside, what = _boundary(path, "kv_cache_dim == 16", base)
+    assert what == f"fails at {node}", what
+    _, outside, what = _boundary(path, "sequence_length - total_sequence_length <= 0", base)
+    assert what == f"fails at {node}" and outside["total_sequence_length"] < outside["sequence_length"], what

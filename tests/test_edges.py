@@ -59,7 +59,7 @@ def test_allow_zero_names_symbols_and_rejects_unknown_names():
     meta = {p.key: p.value for p in onnxsym.annotate(m, allow_zero=["past_seq"]).metadata_props}
     assert '"allow_zero_symbols": ["past_seq"]' in meta["onnxsym.user"]
     meta = {p.key: p.value for p in onnxsym.annotate(m).metadata_props}
-    assert '"kind": "positive"' in meta["onnxsym.constraints"]
+    assert '"origin": "default_range"' in meta["onnxsym.constraints"]
 
 
 # ------------------------------------------------------------------ loops that run no iteration

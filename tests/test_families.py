@@ -10,6 +10,7 @@ from oracle import check, random_cases, run_ort
 
 import onnxsym
 from onnxsym.commands.explain import Lineage
+from onnxsym.facts.fact import Origin, Rel
 
 
 def _fails(m, feeds):
@@ -70,7 +71,7 @@ def test_a_reshape_element_that_may_be_0_is_a_size_and_the_domain_has_it_at_leas
     res = check(m, random_cases([("x", F, [2, "H", 8])], [{"H": 4}, {"H": 12}, {"H": 64}]))
     assert not res.unresolved() and str(res.shape("y")[1]) == "H//4"
     assert res.symbol_ranges()["H"][0] == 4
-    assert any(c.kind == "at_least" and c.node == "Reshape_4" for c in res.constraints)
+    assert any(c.rel is Rel.GE and c.node == "Reshape_4" for c in res.constraints)
     # the boundary: H = 4 runs; H = 3 copies 3 for the 0 and fails, as every H below 4 does
     run_ort(m, {"x": np.zeros((2, 4, 8), np.float32)})
     for h in (1, 2, 3):
@@ -195,7 +196,7 @@ def test_a_rank_the_transpose_after_it_fixes():
     res = check(m, random_cases([("x", F, [30, 1, "n"])], [{"n": 2}, {"n": 7}]))
     assert not res.unresolved() and res.symbol_ranges()["n"][0] == 2
     c, = [c for c in res.constraints if c.node == "the_squeeze"]
-    assert c.kind == "at_least" and "Transpose" in c.reason
+    assert (c.rel, c.origin) == (Rel.GE, Origin.BRANCH) and "Transpose" in c.reason
     run_ort(m, {"x": np.zeros((30, 1, 2), np.float32)})  # just inside
     _fails(m, {"x": np.zeros((30, 1, 1), np.float32)})  # just outside: the Transpose refuses rank 1
 

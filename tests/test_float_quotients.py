@@ -11,6 +11,7 @@ from oracle import check, run_ort
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.facts.fact import Origin
 
 U8, I64, FLOAT = TensorProto.UINT8, TensorProto.INT64, TensorProto.FLOAT
 E = 2**24
@@ -94,13 +95,13 @@ def test_the_float32_bound_is_recorded_and_needed():
     only within the recorded bound h <= 2**24; onnxruntime shows the difference there."""
     m = quotient_model(["floor_div"])
     res = onnxsym.infer(m)
-    assert any(c.kind == "bound" and str(c) == f"h <= {E}" for c in res.assumptions)
+    assert any(c.origin is Origin.EXACT_WITHIN and str(c) == f"h <= {E}" for c in res.assumptions)
     assert run(m, E + 1, 1)["floor_div"] == E != inferred(res, "floor_div", E + 1, 1)
 
 
 def test_a_range_within_the_bound_needs_no_assumption():
     res = onnxsym.infer(quotient_model(["ceil_div"]), ranges={"h": (1, 4096), "p": (1, 64)})
-    assert not [c for c in res.assumptions if c.kind == "bound"]
+    assert not [c for c in res.assumptions if c.origin is Origin.EXACT_WITHIN]
     assert str(res.values["ceil_div"].value[0]) == "(h + p - 1)//p"
 
 

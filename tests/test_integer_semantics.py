@@ -19,6 +19,7 @@ import onnxsym  # noqa: E402
 from onnxsym import dims
 from onnxsym.commands.verify import verify  # noqa: E402
 from onnxsym.errors import ShapeContradiction, VerificationError  # noqa: E402
+from onnxsym.facts.fact import Origin, Rel
 from onnxsym.facts.narrowing import Unreachable, direction, implied_ranges  # noqa: E402
 from onnxsym.semantics import intops  # noqa: E402
 
@@ -99,8 +100,8 @@ def test_a_conv_narrows_the_range_of_its_input_symbol_and_the_div_becomes_floor_
     assert res.symbol_ranges()["w"] == (9, dims.INT64_MAX)
     # (the text of a constraint is the algebra's canonical form: what it means is checked)
     first, second = res.constraints
-    assert (first.kind, first.node, str(first)) == ("at_least", "Conv_0", "w >= 3")
-    assert second.kind == "at_least" and second.node == "Conv_7"
+    assert (first.rel, first.origin, first.node, str(first)) == (Rel.GE, Origin.NEEDED, "Conv_0", "w >= 3")
+    assert second.rel is Rel.GE and second.node == "Conv_7"
     assert [second.holds({"w": w}) for w in (8, 9)] == [False, True]
     no_fresh(res)
     assert "max" not in str(res.values["len"].value[0])  # a floor division once w >= 9 is known
@@ -196,9 +197,9 @@ def test_a_symbolic_element_cast_to_int32_records_its_bound():
     res = check(model(nodes, inputs, ["y"], inits),
                 random_cases(inputs, [{"batch": 2, "seq": 3}, {"batch": 1, "seq": 5}]))
     assert res.shape("y") == (64 * dims.sym("batch"), 64 * dims.sym("seq"))
-    assert sorted((str(c), c.kind) for c in res.constraints) == [
-        ("64*batch <= 2147483647", "bound"), ("64*seq <= 2147483647", "bound"),
-        ("batch <= 2147483647", "bound"), ("seq <= 2147483647", "bound")]
+    assert sorted((str(c), c.origin) for c in res.constraints) == [
+        ("64*batch <= 2147483647", Origin.EXACT_WITHIN), ("64*seq <= 2147483647", Origin.EXACT_WITHIN),
+        ("batch <= 2147483647", Origin.EXACT_WITHIN), ("seq <= 2147483647", Origin.EXACT_WITHIN)]
 
 
 def test_a_symbolic_element_wraps_exactly_in_a_narrow_type():

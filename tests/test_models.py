@@ -8,6 +8,7 @@ import pytest
 
 import onnxsym
 from onnxsym.commands.verify import verify
+from onnxsym.facts.fact import Origin
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))
@@ -66,10 +67,10 @@ def test_float32_sizes_are_exact_under_a_recorded_bound():
     equal to the closed form only up to about 2**23; that bound is recorded, and a range
     within it needs no assumption."""
     path = os.path.join(HERE, "..", "models", "cnn_tiny_ts.onnx")
-    bounds = [c for c in onnxsym.infer(path).constraints if c.kind == "bound"]
+    bounds = [c for c in onnxsym.infer(path).constraints if c.origin is Origin.EXACT_WITHIN]
     assert bounds and all("float32" in c.reason for c in bounds)
     narrow = onnxsym.infer(path, ranges={"height": (1, 4096), "width": (1, 4096)})
-    assert not [c for c in narrow.constraints if c.kind == "bound"] and not narrow.unresolved()
+    assert not [c for c in narrow.constraints if c.origin is Origin.EXACT_WITHIN] and not narrow.unresolved()
 
 
 @pytest.mark.parametrize("name", ["edge_shape_arith", "edge_concat_pad"])

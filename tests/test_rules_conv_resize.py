@@ -16,6 +16,7 @@ from oracle import check, no_fresh, random_cases  # noqa: E402
 
 import onnxsym  # noqa: E402
 from onnxsym import dims  # noqa: E402
+from onnxsym.facts.fact import Origin
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -106,7 +107,7 @@ def test_ceil_mode_float32_rounding_in_onnxruntime():
     res = onnxsym.infer(m, ranges={"h": (2 ** 24 + 2, 2 ** 25)})
     assert res.unresolved()  # every size in that range is past float32's exact integers
     res = onnxsym.infer(m, ranges={"h": (1, 2 ** 25)})
-    assert not res.unresolved() and [c.kind for c in res.constraints] == ["bound"]
+    assert not res.unresolved() and [c.origin for c in res.constraints] == [Origin.EXACT_WITHIN]
     (bound,) = res.constraints
     assert not bound.holds({"h": n}) and bound.holds({"h": 2 ** 24 - 1})
 

@@ -78,7 +78,7 @@ def test_cli_annotate_warns_and_check_lists_the_stale_declaration(tmp_path):
         "  stale declaration value 'probs': the model declares [1, seqlen], the graph computes [1, width, 3]"]
     r = CliRunner().invoke(main, ["check", p, "--allow-stale", "-v"])
     assert r.exit_code == 0 and "  allowed (--allow-stale) stale declaration value 'probs'" in r.output, r.output
-    r = CliRunner().invoke(main, ["show", p])
+    r = CliRunner().invoke(main, ["show", p, "-v"])
     assert "stale declarations (the computed shape is written)" in r.output
 
 

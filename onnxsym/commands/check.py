@@ -13,9 +13,9 @@ from typing import Any
 from ..api import Result, UnresolvedDim, __version__, infer
 from ..domain.pins import Pin, pins_of
 from ..errors import OnnxsymError, UserInputError
-from ..facts.constraints import Constraint
 from ..facts.declared import StaleDeclaration
 from ..facts.edges import grouped
+from ..facts.fact import Constraint
 from ..inference.symbols import under_ranges_of_result
 from .explain import Lineage
 

@@ -16,6 +16,7 @@ import onnx
 from .. import dims
 from ..api import Result
 from ..facts.edges import grouped
+from ..facts.fact import Origin
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Optional_, Tensor
 from ..inference.values import Sequence as SeqValue
@@ -203,14 +204,14 @@ def assumption_lines(result: Result, style: Style = plain, nodes: set[str] | Non
     if not kept:
         return []
     out = [style("assumptions", "head")]
-    bounds = [a for a in kept if a.kind == "bound"]
+    bounds = [a for a in kept if a.origin is Origin.EXACT_WITHIN]
     for a in kept:
-        if a.kind not in ("positive", "bound"):
+        if a.origin not in (Origin.DEFAULT_RANGE, Origin.EXACT_WITHIN):
             out.append(f"  {a}   {a.op_type} '{a.node}': {a.reason}")
     if bounds:
         out += [f"  {line}" for line in folded_bounds(result, bounds)]
     # the default lower bounds relied on: one line per symbol, not per node
-    out += [f"  assumed {line}" for line in grouped([a for a in kept if a.kind == "positive"])]
+    out += [f"  assumed {line}" for line in grouped([a for a in kept if a.origin is Origin.DEFAULT_RANGE])]
     return out
 
 

@@ -87,6 +87,8 @@ def _row(cells: list[str], widths: list[int], starts: list[int], width: int | No
             cur = ""
         cur += " " * (at - width_of(cur))
         if i == n - 1:
+            if i in right:
+                c = _pad(c, widths[i], True)
             room = (width - at) if width is not None else 0
             pieces = _wrap_last(c, room)
             cur += pieces[0]

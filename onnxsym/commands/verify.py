@@ -13,7 +13,8 @@ import onnx
 from .. import dims
 from ..api import Result, _size, infer
 from ..domain import guarded
-from ..errors import UserInputError, VerificationError
+from ..errors import MissingDependency, UserInputError, VerificationError
+from ..facts.fact import Rel
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Tensor, Value
 
@@ -118,7 +119,7 @@ def _equalities(result: Result, domain, checkable) -> list[list[tuple]]:
     """The equalities a draw must meet, each as its alternatives ``[(lhs, rhs), ...]``: the
     recorded constraints and the domain's conditions (``past + seq == total_seq``, or
     ``total_seq == 1`` where a mask broadcasts)."""
-    eqs = [[(c.lhs, c.rhs)] for c in checkable if c.kind in ("node", "user")]
+    eqs = [[(c.lhs, c.rhs)] for c in checkable if c.rel is Rel.EQ]
     for c in domain.conditions:
         f = c.form
         if c.kind == "other" and f is not None and f.rel in ("==", "or"):
@@ -181,7 +182,7 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     derived = result.derived_symbols()
     where = _intervals(result, domain)
     # What the model declares on its outputs does not bind a run; what its nodes need does.
-    checkable = [c for c in result.constraints if c.kind != "declared" and not c.when and
+    checkable = [c for c in result.constraints if not c.when and
                  not any(s.name in result.fresh for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
     eqs = _equalities(result, domain, checkable)
     free = [n for n in where if n not in fixed]
@@ -302,10 +303,26 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
     return m
 
 
+NO_ONNXRUNTIME = ("verify runs the model in onnxruntime, and no onnxruntime is installed: "
+                  "pip install 'onnxsym[onnxruntime]', or your own distribution of it "
+                  "(onnxruntime-gpu, onnxruntime-directml, onnxruntime-openvino, ...)")
+
+
+def onnxruntime():
+    """The installed onnxruntime module, whichever distribution provides it (onnxruntime,
+    onnxruntime-gpu, ...: onnxsym requires none of them, so that installing it never adds a
+    second one); without one, a :class:`MissingDependency` that says what to install."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise MissingDependency(NO_ONNXRUNTIME) from None
+    return ort
+
+
 def _session(result: Result, base_dir: str | None = None):
     """An onnxruntime session of the model with every produced value as an output
     (onnxruntime's own log silenced: a failure is one error here, not C++ lines on stderr)."""
-    import onnxruntime as ort
+    ort = onnxruntime()
 
     exposed = _expose_all(result.model, result.produced, result)
     opts = ort.SessionOptions()
@@ -402,7 +419,8 @@ def runtime_values(result: Result, assignments: list[dict[str, int]], base_dir: 
 def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
            result: Result | None = None, base_dir: str | None = None) -> Report:
     """Compare the inferred shape of every value with onnxruntime's at each assignment
-    (default: :func:`constrained_assignments`)."""
+    (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it)."""
+    onnxruntime()  # before the inference: a missing runtime is said at once
     result = result or infer(model_or_path)
     assignments = assignments or constrained_assignments(result)
     sess = _session(result, base_dir)

@@ -1,10 +1,13 @@
-"""The text and JSON forms of a :class:`Cost` for ``onnxsym cost``."""
+"""The text and JSON forms of a :class:`Cost` for ``onnxsym cost``: sizes in binary units
+and FLOPs in decimal ones where they are numbers (``13.8 MiB``, ``4.76 GFLOPs``; the JSON
+keeps the exact integers), expressions where they are not; ``--nodes`` a table."""
 
 from __future__ import annotations
 
 import json
 
 from ..dims import Dim
+from ..output.numbers import flops_text, size_text
 
 
 def _num(d: Dim | None) -> int | str | None:
@@ -12,13 +15,23 @@ def _num(d: Dim | None) -> int | str | None:
 
 
 def human(d: Dim) -> str:
-    """``d`` bytes, with binary units after a number."""
+    """``d`` bytes, exact, with binary units after a number (what a budget is checked by)."""
     if not isinstance(d, int):
         return f"{d} bytes"
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(d) >= size:
-            return f"{d} bytes ({d / size:.2f} {unit})"
-    return f"{d} bytes"
+    return f"{d} bytes" + (f" ({size_text(d)})" if abs(d) >= 1024 else "")
+
+
+def size(d: Dim | None) -> str:
+    """Bytes as a person reads them: ``13.8 MiB``; an expression ``... bytes``."""
+    if d is None:
+        return "?"
+    return size_text(d) if isinstance(d, int) else f"{d} bytes"
+
+
+def flops(d: Dim | None) -> str:
+    if d is None:
+        return "not counted"
+    return flops_text(d) if isinstance(d, int) else f"{d} FLOPs"
 
 
 def kv_line(cost) -> str | None:
@@ -28,22 +41,23 @@ def kv_line(cost) -> str | None:
     if cost.kv_cache is None:
         return f"{head}: size unknown"
     if cost.kv_factors is None:
-        return f"{head}: {human(cost.kv_cache)}"
+        return f"{head}: {size(cost.kv_cache)}"
     factors = "*".join(f for f, _ in cost.kv_factors)
     legend = " x ".join(what for _, what in cost.kv_factors if not what.startswith("dim"))
     legend = legend.replace("itemsize", "one output's shape x itemsize")
-    return f"{head}: {factors} = {human(cost.kv_cache)}  ({legend})"
+    return f"{head}: {factors} = {size(cost.kv_cache)}  ({legend})"
 
 
-def text_lines(model: str, cost, per_node: bool = False, solution=None) -> list[str]:
+def text_lines(model: str, cost, per_node: bool = False, solution=None, top: int | None = None,
+               width: int | None = None) -> list[str]:
     lines = [f"{model}: {len(cost.nodes)} nodes"]
-    lines.append(f"  parameters: {human(cost.param_bytes)}")
-    lines.append(f"  graph inputs: {human(cost.input_bytes)}")
-    lines.append(f"  activations (every node output): {human(cost.activation_bytes)}")
-    lines.append(f"  FLOPs: {cost.flops}")
+    lines.append(f"  parameters: {size(cost.param_bytes)}")
+    lines.append(f"  graph inputs: {size(cost.input_bytes)}")
+    lines.append(f"  activations (every node output): {size(cost.activation_bytes)}")
+    lines.append(f"  FLOPs: {flops(cost.flops)}")
     for fam, f in sorted(cost.flops_by_family.items()):
         if f != 0:
-            lines.append(f"    {fam}: {f}")
+            lines.append(f"    {fam}: {flops(f)}")
     skipped = cost.not_counted
     if skipped:
         ops = sorted({n.op_type for n in skipped})
@@ -51,20 +65,53 @@ def text_lines(model: str, cost, per_node: bool = False, solution=None) -> list[
     kv = kv_line(cost)
     if kv:
         lines.append(f"  {kv}")
-    lines.append(f"  peak live activations: {human(cost.peak)}")
-    lines.append(f"  memory (parameters + peak): {human(cost.memory)}")
+    lines.append(f"  peak live activations: {size(cost.peak)}")
+    lines.append(f"  memory (parameters + peak): {size(cost.memory)}")
     if cost.unknown_sizes:
         lines.append(f"  size unknown (not counted): {', '.join(cost.unknown_sizes[:5])}"
                      + (f" and {len(cost.unknown_sizes) - 5} more" if len(cost.unknown_sizes) > 5 else ""))
     if solution is not None:
         lines.extend(solution_lines(solution))
-    if per_node:
-        lines.append("  per node: op, name, FLOPs, parameter bytes, output bytes")
-        for n in cost.nodes:
-            flops = "not counted" if n.flops is None else n.flops
-            out = "?" if n.output_bytes is None else n.output_bytes
-            lines.append(f"    {n.op_type} '{n.name}': {flops}; {n.param_bytes}; {out}")
+    if per_node or top is not None:
+        lines += [""] + node_table(cost, top, width)
     return lines
+
+
+def node_table(cost, top: int | None = None, width: int | None = None) -> list[str]:
+    """Every node (the ``top`` by FLOPs) with its FLOPs, share of the total, parameter and
+    output bytes: sorted by FLOPs where they are numbers, in node order where they are not."""
+    from ..commands.table import render
+
+    nodes = list(cost.nodes)
+    numeric = all(isinstance(n.flops, int) or n.flops is None for n in nodes) and isinstance(cost.flops, int)
+    if numeric:
+        nodes.sort(key=lambda n: -1 if n.flops is None else n.flops, reverse=True)
+    shown = nodes if top is None else nodes[:top]
+    total = cost.flops
+
+    def share(f):
+        return f"{100 * f / total:.1f}%" if numeric and isinstance(f, int) and total else ""
+
+    def cell(d, unit):  # in a column its header names: a number with its unit, an expression bare
+        return unit(d) if isinstance(d, int) else ("-" if d is None else str(d))
+
+    rows = [[n.name or "(unnamed)", n.op_type, cell(n.flops, flops_text), share(n.flops),
+             cell(n.param_bytes, size_text), cell(n.output_bytes, size_text)] for n in shown]
+    if numeric:
+        rows.append(["total", "", flops(total), "100.0%" if total else "", size(cost.param_bytes),
+                     size(cost.activation_bytes)])
+        header = ["node", "op", "FLOPs", "share", "params", "output"]
+        right = [2, 3, 4, 5]
+    else:
+        rows = [r[:3] + r[4:] for r in rows]
+        header = ["node", "op", "FLOPs", "params", "output"]
+        right = []
+    out = render(header, rows, width, right=right)
+    if top is not None and top < len(nodes):
+        out.append(f"({len(nodes) - top} more nodes: --nodes lists them all)")
+    if not numeric:
+        out.append("(FLOPs over symbols: in node order; --bind every symbol for sorting and shares)")
+    return out
 
 
 def solution_lines(s) -> list[str]:

@@ -42,7 +42,7 @@ def floordiv(a: Dim, b: Dim) -> Dim:
     _check(a)
     _check(b)
     k = (a, b)
-    cache = current().div
+    cache: dict[tuple[Dim, Dim], Dim] = current().div
     r = cache.get(k)
     if r is None:
         r = _floordiv(a, b)

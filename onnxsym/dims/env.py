@@ -21,11 +21,7 @@ that declaring it later counts as a change.
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from .expr import Dim, Expr, Terms
-    from .quasi import Form
+from typing import Any, TypeVar
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -55,13 +51,14 @@ class RangeEnv:
         # Objects cache their range with the token of the environment it holds in: a new token
         # makes every such cached range stale at once.
         self.token = object()
-        self.add: dict[tuple[Dim, Dim], Dim] = {}
-        self.mul: dict[tuple[Dim, Dim], Dim] = {}
-        self.canon: dict[Terms, Dim] = {}  # terms -> the canonical dim (the representation's intern table)
-        self.div: dict[tuple[Dim, Dim], Dim] = {}
-        self.lower: dict[tuple[Expr, int], int] = {}
-        self.same: dict[tuple[Dim, Dim], bool] = {}
-        self.forms: dict[tuple[object, ...], tuple[Form, int] | None] = {}
+        # (typed where they are used: this module imports none of the algebra's)
+        self.add: dict[Any, Any] = {}
+        self.mul: dict[Any, Any] = {}
+        self.canon: dict[Any, Any] = {}  # terms -> the canonical dim (the representation's intern table)
+        self.div: dict[Any, Any] = {}
+        self.lower: dict[Any, Any] = {}
+        self.same: dict[Any, Any] = {}
+        self.forms: dict[Any, Any] = {}
         self.others: dict[str, dict[Any, Any]] = {}  # caches of modules built on the algebra, by name
 
     def range(self, name: str) -> tuple[int, int]:

@@ -194,7 +194,7 @@ class Expr:
     _text: str | None
 
     def __new__(cls, terms: Terms) -> Expr:
-        canon = current().canon
+        canon: dict[Terms, Dim] = current().canon
         e = canon.get(terms)
         if e is None:
             e = later.normalize(terms)  # an int when the terms cancel: Expr(...) is then that int
@@ -372,7 +372,7 @@ def add(a: Dim, b: Dim) -> Dim:
     if a == 0:
         return b
     k = (a, b)
-    cache = current().add
+    cache: dict[tuple[Dim, Dim], Dim] = current().add
     r = cache.get(k)
     if r is None:
         d = dict(_terms(a))
@@ -416,7 +416,7 @@ def mul(a: Dim, b: Dim) -> Dim:
     if b == 0:
         return 0
     k = (a, b)
-    cache = current().mul
+    cache: dict[tuple[Dim, Dim], Dim] = current().mul
     r = cache.get(k)
     if r is None:
         assert isinstance(a, Expr)

@@ -260,7 +260,7 @@ def _lcm(ns: Iterable[int]) -> int:
 def _solo_form(s: Sym, k: int, items: tuple[tuple[_OpAtom, int], ...]) -> tuple[Form, int] | None:
     """The canonical form of ``k*s + sum(c*atom)`` and its value at ``s = 0``."""
     key = (s, k, items)
-    cache = current().forms
+    cache: dict[tuple[object, ...], tuple[Form, int] | None] = current().forms
     if key in cache:
         return cache[key]
     out = None

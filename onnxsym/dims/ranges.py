@@ -147,7 +147,7 @@ def _lower_bound(d: Expr, depth: int) -> int:
     if depth == 0:
         return _poly_range(d.terms, env.token)[0]
     key = (d, depth)
-    cache = env.lower
+    cache: dict[tuple[Expr, int], int] = env.lower
     r = cache.get(key)
     if r is not None:
         return r
@@ -238,7 +238,7 @@ def same(a: Dim, b: Dim) -> bool:
     if a is b or (isinstance(a, int) and isinstance(b, int)):
         return a == b
     k = (a, b)
-    cache = current().same
+    cache: dict[tuple[Dim, Dim], bool] = current().same
     r = cache.get(k)
     if r is None:
         r = try_eq(a, b) is True

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 
 from .. import dims
 from ..dims import Dim
-from ..facts.constraints import Guard
+from ..facts.fact import Guard, Origin, Rel
 from ..inference.symbols import under_ranges_of_result
 from . import guarded
-from .collect import raw_conditions
+from .collect import Raw, raw_conditions
 from .forms import Form, ranges_of, simplify
 
 # Why a condition that does not simplify is assumed rather than known to cut.
@@ -117,13 +117,14 @@ def compute(result) -> Domain:
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: dict[tuple, dict] = {}
     for raw in raw_conditions(result):
-        if raw.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
-            with result.env.child({n: (lo, hi) for n, lo, hi in raw.before}):
-                forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
+        c = raw.fact
+        if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
+            with result.env.child({n: (lo, hi) for n, lo, hi in c.before}):
+                forms = _forms(raw)
         else:
-            forms = simplify(raw.rel, raw.lhs, raw.rhs, raw.alts)
-        src = Source(raw.node, raw.op_type, raw.reason)
-        when = tuple(_decidable(g, base) for g in raw.when)
+            forms = _forms(raw)
+        src = Source(c.node, c.op_type, c.reason)
+        when = tuple(_decidable(g, base) for g in c.when)
         for f in forms:
             if any(s not in base for s in f.symbols):
                 continue  # over a fresh symbol: what it needs is not about the inputs
@@ -145,12 +146,24 @@ def compute(result) -> Domain:
     return Domain(tuple(roots), ordered, ranges)
 
 
+def _forms(raw: Raw) -> list[Form]:
+    """The raw condition simplified (:func:`.forms.simplify`)."""
+    c = raw.fact
+    if raw.alts:
+        return simplify("or", c.lhs, c.rhs, raw.alts)
+    if c.rel is Rel.GE:
+        if c.origin is Origin.DEFAULT_RANGE:  # stated even where its range says so: an assumption
+            return simplify("atleast", c.lhs, c.rhs)
+        return simplify("<=", c.rhs, c.lhs)
+    return simplify(c.rel.value, c.lhs, c.rhs)
+
+
 def _decidable(g: Guard, base) -> Guard:
     """``g``, its relation dropped where it is not over the input symbols (a fresh symbol's
     value is the data's: the choice is theirs)."""
     if g.relation is None:
         return g
-    _, a, b = g.relation
+    a, b = g.relation.lhs, g.relation.rhs
     if all(s.name in base for s in dims.free_symbols(a) | dims.free_symbols(b)):
         return g
     return replace(g, relation=None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .. import dims
 from ..dims import Dim
 from ..errors import UserInputError
+from ..facts.fact import Rel, Relation
 from . import guarded
 from .forms import simplify
 from .guarded import choose
@@ -202,15 +203,16 @@ def _implied(c, guarded, box, fixed) -> bool:
         return False
 
 
-def _as_raw(rel: tuple[str, Dim, Dim]):
-    op, a, b = rel
-    if op == "<":
+def _as_raw(rel: Relation) -> tuple[str, Dim, Dim]:
+    """``rel`` as :func:`.forms.simplify` reads it (``==``, ``!=`` or ``<=``)."""
+    op, a, b = rel.op, rel.lhs, rel.rhs
+    if op is Rel.LT:
         return "<=", dims.add(a, 1), b
-    if op == ">":
+    if op is Rel.GT:
         return "<=", dims.add(b, 1), a
-    if op == ">=":
+    if op is Rel.GE:
         return "<=", b, a
-    return op, a, b
+    return op.value, a, b
 
 
 def _breakpoints(span: tuple[int, int], forms) -> Iterator[int]:

@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Sequence
 
 from .. import dims
-from ..dims import Dim
+from ..dims import Dim, Sym
 from . import structure as st
 
 # a relation: (rel, lhs, rhs), rel "<=" or "=="; a piece: the relations that all hold
@@ -91,23 +91,21 @@ def _diff(r: Relation) -> Dim:
 
 
 def _simplified(rels: list[Relation]) -> Piece | None:
-    """The piece with its equalities substituted and what the ranges or its other relations
+    """The piece with an equality substituted and what the ranges or its other relations
     decide dropped; None when it cannot hold."""
-    rels = list(rels)
-    for _ in range(len(rels)):
-        eq = next((r for r in rels if r[0] == "==" and _solvable(_diff(r))), None)
-        if eq is None:
-            break
-        s, value = _solvable(_diff(eq))
-        rels = [r if r is eq else (r[0], dims.substitute(r[1], {s: value}), dims.substitute(r[2], {s: value}))
-                for r in rels]
-        rels = [r for r in rels if r is not eq] + [("==", dims.expr_of(s), value)]
-        rels = _decided(rels[:-1]) + [rels[-1]] if _decided(rels[:-1]) is not None else None
-        if rels is None:
+    eq = next((r for r in rels if r[0] == "==" and _solvable(_diff(r)) is not None), None)
+    if eq is not None:
+        solved = _solvable(_diff(eq))
+        assert solved is not None
+        s, value = solved
+        lo, hi = dims.range_of(value)
+        if hi < s.lo or lo > s.hi:
+            return None  # the symbol cannot take that value
+        rest = _decided([(r[0], dims.substitute(r[1], {s: value}), dims.substitute(r[2], {s: value}))
+                         for r in rels if r is not eq])
+        if rest is None:
             return None
-        if dims.try_le(dims.range_of(value)[0], s.hi) is False or dims.try_le(s.lo, dims.range_of(value)[1]) is False:
-            return None
-        break
+        rels = rest + [("==", dims.expr_of(s), value)]
     kept = _decided(rels)
     if kept is None:
         return None
@@ -116,10 +114,10 @@ def _simplified(rels: list[Relation]) -> Piece | None:
     return tuple(_moved(r) for r in kept)
 
 
-def _solvable(diff: Dim):
+def _solvable(diff: Dim) -> tuple[Sym, Dim] | None:
     """``(s, value)`` with ``diff == 0`` exactly when ``s == value`` (``s`` of coefficient +-1), or None."""
     for factors, c in st.monomials(diff):
-        if len(factors) == 1 and factors[0][1] == 1 and st.kind(factors[0][0]) == "sym" and abs(c) == 1:
+        if len(factors) == 1 and factors[0][1] == 1 and isinstance(factors[0][0], Sym) and abs(c) == 1:
             s = factors[0][0]
             rest = dims.sub(diff, dims.mul(c, dims.expr_of(s)))
             if s not in dims.free_symbols(rest):

@@ -17,7 +17,7 @@ import onnx
 
 from .. import dims, registry
 from ..dims import Dim
-from ..facts.constraints import Guard
+from ..facts.fact import Guard, Origin, Rel
 from ..inference.engine import node_label
 from ..inference.values import Tensor
 from . import forms
@@ -44,39 +44,26 @@ def raw_conditions(result) -> list[Raw]:
 def _recorded(result, order: dict[str, int], resolve, unnarrowed) -> Iterator[Raw]:
     reshape_ok: dict[str, bool] = {}
     for c in result.constraints:
-        if c.kind == "user":
+        if c.origin is Origin.USER:
             continue  # the user's own knowledge, not the model's needs
         at = order.get(c.node, len(order))
-        lhs, rhs = resolve(c.lhs), resolve(c.rhs)
-        when = tuple(_resolved(g, resolve) for g in c.when)
-        if c.kind == "at_least":  # a node runs only when lhs >= rhs (a Conv's input at least its kernel)
-            yield Raw("<=", c.rhs, unnarrowed(c.lhs), c.node, c.op_type, f"{c.reason}: {c}",
-                      at, before=c.before, when=when)
+        place = replace(c.place, when=tuple(_resolved(g, resolve) for g in c.when))
+        if c.rel is Rel.GE and c.origin is not Origin.DEFAULT_RANGE:
+            # a node runs only when lhs >= rhs (a Conv's input at least its kernel), stated over
+            # the ranges before it narrowed them
+            yield Raw(replace(c, lhs=unnarrowed(c.lhs), place=place, reason=f"{c.reason}: {c}"), at)
             continue
-        if c.kind == "differ":  # an If that runs only one branch (see onnxsym.facts.branching)
-            yield Raw("!=", lhs, rhs, c.node, c.op_type, c.reason, at, when=when)
-            continue
-        if c.kind == "positive":  # an inference step relied on the symbol's default lower bound
-            yield Raw("atleast", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
-            continue
-        if c.kind == "bound":
-            yield Raw("<=", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=c.reason, when=when)
-            continue
-        if c.op_type == "Reshape" and c.node in order:
+        if c.rel is Rel.EQ and c.op_type == "Reshape" and c.node in order:
             if c.node not in reshape_ok:
                 reshape_ok[c.node] = _reshape_holds(result, result.model.graph.node[order[c.node]], resolve)
             if reshape_ok[c.node]:
                 continue  # proven factor by factor: holds for every size
-        assumed = c.reason if c.kind != "node" else ""
-        yield Raw("==", lhs, rhs, c.node, c.op_type, c.reason, at, assumed=assumed, when=when)
+        yield Raw(replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=place), at)
 
 
 def _resolved(g: Guard, resolve) -> Guard:
     """``g`` with its relation over the representatives (symbols solved after it was made)."""
-    if g.relation is None:
-        return g
-    op, a, b = g.relation
-    return replace(g, relation=(op, resolve(a), resolve(b)))
+    return g if g.relation is None else replace(g, relation=g.relation.map(resolve))
 
 
 def _reshape_holds(result, n: onnx.NodeProto, resolve) -> bool:
@@ -153,10 +140,11 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
     bounds are walked in the main graph only)."""
     for graph, when, own in result.subgraph_runs:
         values = ChainMap(own, result.subgraph_values, result.values)
+        when = tuple(_resolved(g, resolve) for g in when)
         for raw in _from_nodes(result, graph, values, None):
-            yield replace(raw, lhs=resolve(raw.lhs), rhs=resolve(raw.rhs), order=at,
-                          alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts),
-                          when=tuple(_resolved(g, resolve) for g in when))
+            c = raw.fact
+            fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
+            yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 
 def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None) -> Iterator[Raw]:

@@ -93,6 +93,27 @@ class Elements:
             return f(*[b[0] for b in known]), f(*[b[1] for b in known])
         return None
 
+    def columns(self, name: str, k: int) -> list[Bounds]:
+        """The bounds of each of the ``k`` columns of ``name``'s last axis, where it is a Concat
+        on that axis of one-column parts (None for a column of a wider part: its columns are
+        not told apart)."""
+        n = self.producer.get(name)
+        v = self.values.get(name)
+        if n is None or n.op_type != "Concat" or n.domain not in ("", "ai.onnx") or \
+                not isinstance(v, Tensor) or not v.shape:
+            return [None] * k
+        axis = _attr(n, "axis")
+        if axis is None or axis not in (-1, len(v.shape) - 1):
+            return [None] * k
+        out: list[Bounds] = []
+        for x in n.input:
+            part = self.values.get(x) if x else None
+            width = part.shape[-1] if isinstance(part, Tensor) and part.shape else None
+            if not isinstance(width, int):
+                return [None] * k
+            out += [self.bounds(x)] if width == 1 else [None] * width
+        return out if len(out) == k else [None] * k
+
     def _range(self, n: onnx.NodeProto, out: Tensor) -> Bounds:
         start, limit, delta = (self._scalar(x) for x in n.input)
         if start is None or delta is None or not isinstance(delta, int) or delta == 0 or out.shape is None:
@@ -148,10 +169,11 @@ def _arith(op: str, a: Bounds, b: Bounds) -> Bounds:
         return dims.add(a[0], b[0]), dims.add(a[1], b[1])
     if op == "Sub":
         return dims.sub(a[0], b[1]), dims.sub(a[1], b[0])
-    # Mul: exact only by a known non-negative constant
+    # Mul: exact only by one non-negative value (a constant, or a size: the row offsets
+    # Range(batch) * total of a flattened [batch, total] mask)
     for x, c in ((a, b), (b, a)):
         if c[0] is c[1] or c[0] == c[1]:
             k = c[0]
-            if isinstance(k, int) and k >= 0:
+            if (k >= 0) if isinstance(k, int) else dims.range_of(k)[0] >= 0:
                 return dims.mul(k, x[0]), dims.mul(k, x[1])
     return None

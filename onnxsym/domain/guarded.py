@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..facts.constraints import Guard
+from ..facts.fact import Guard
 
 if TYPE_CHECKING:
     from . import Condition

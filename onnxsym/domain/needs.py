@@ -14,7 +14,7 @@ import onnx
 
 from .. import dims
 from ..dims import Dim
-from ..facts.constraints import Guard
+from ..facts.fact import Constraint, Origin, Place, Rel
 from ..inference.values import Tensor
 from ..registry import Condition
 from .elements import Elements
@@ -22,21 +22,23 @@ from .elements import Elements
 
 @dataclass(frozen=True)
 class Raw:
-    """``lhs rel rhs`` (rel ``==``, ``<=``, or ``or`` over ``alts``) that ``node`` needs.
-    ``assumed`` is empty when the node fails (or its shape changes) without it, else
-    why onnxsym assumes it."""
+    """A condition a node needs (``fact``; for a broadcast, any of the equalities ``alts``),
+    ``order`` the node's index in the graph. The fact's origin tells whether a node fails
+    (or its shape changes) without it, or onnxsym assumes it (``assumed`` says why)."""
 
-    rel: str  # (also "!=", and "atleast": see forms.simplify)
-    lhs: Dim
-    rhs: Dim
-    node: str
-    op_type: str
-    reason: str
+    fact: Constraint
     order: int
-    assumed: str = ""
     alts: tuple[tuple[Dim, Dim], ...] = ()
-    before: tuple[tuple[str, int, int], ...] = ()  # ranges it is stated over (see Constraint.before)
-    when: tuple[Guard, ...] = ()  # it holds only where these hold (a subgraph that may not run)
+
+    @property
+    def assumed(self) -> str:
+        return self.fact.reason if self.fact.origin.assumed else ""
+
+
+def needed(rel: Rel, lhs: Dim, rhs: Dim, label: str, op_type: str, reason: str, order: int,
+           alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
+    """What the main graph's node ``label`` needs to run."""
+    return Raw(Constraint(rel, lhs, rhs, Origin.NEEDED, Place(label, op_type), reason), order, alts)
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,9 @@ class Site:
         return next((a.i for a in self.node.attribute if a.name == name), default)
 
     def raw(self, rel: str, lhs: Dim, rhs: Dim, reason: str, alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
-        return Raw(rel, lhs, rhs, self.label, self.node.op_type, reason, self.index, alts=alts)
+        """``lhs rel rhs`` (``==``, ``<=``; ``or``: any of the equalities ``alts``) that the node needs."""
+        return needed(Rel.LE if rel == "<=" else Rel.EQ, lhs, rhs, self.label, self.node.op_type, reason,
+                      self.index, alts)
 
 
 def _is_one(d: Dim) -> bool:

@@ -22,37 +22,19 @@ from ..dims import Dim
 from ..errors import ShapeContradiction
 from ..inference.values import Tensor
 from ..semantics import intops
-from .constraints import Guard
+from .fact import Guard, Rel, Relation
 
 # The most such Ifs tried per model (each costs two more inferences of the model).
 MAX_SPLITS = 8
 
 # Comparison ops as (relation, operands swapped).
-_COMPARISONS = {"Equal": ("==", False), "Less": ("<", False), "Greater": ("<", True),
-                "LessOrEqual": ("<=", False), "GreaterOrEqual": ("<=", True)}
-_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">"}
+_COMPARISONS = {"Equal": (Rel.EQ, False), "Less": (Rel.LT, False), "Greater": (Rel.LT, True),
+                "LessOrEqual": (Rel.LE, False), "GreaterOrEqual": (Rel.LE, True)}
 BOOL = 9
 
-# A place in the model: the subgraphs being inferred, outermost first, each with whether
-# it surely runs whenever its node does (an If's branch taken by a known condition).
-Place = tuple[tuple[str, bool], ...]
-
-
-@dataclass(frozen=True)
-class Relation:
-    """``lhs op rhs`` over dims (op ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``)."""
-
-    op: str
-    lhs: Dim
-    rhs: Dim
-
-    def negated(self) -> Relation:
-        if self.op in _NEGATED:
-            return Relation(_NEGATED[self.op], self.lhs, self.rhs)
-        return Relation({">": "<=", ">=": "<"}[self.op], self.lhs, self.rhs)
-
-    def __str__(self) -> str:
-        return f"{self.lhs} {self.op} {self.rhs}"
+# Where in the model inference is: the subgraphs being inferred, outermost first, each with
+# whether it surely runs whenever its node does (an If's branch taken by a known condition).
+Nesting = tuple[tuple[str, bool], ...]
 
 
 @dataclass(frozen=True)
@@ -62,7 +44,7 @@ class Split:
     key: str
     where: str
     relation: Relation
-    scope: Place
+    scope: Nesting
 
 
 @dataclass(frozen=True)
@@ -89,7 +71,7 @@ def relation_of(engine, name: str) -> Relation | None:
         x = engine.scope.values.get(n.input[0])
         if n.op_type == "Cast" and isinstance(x, Tensor) and x.dtype != BOOL:
             d = _scalar_dim(engine, x)
-            return None if d is None else Relation("!=", d, 0)
+            return None if d is None else Relation(Rel.NE, d, 0)
         inner = relation_of(engine, n.input[0])
         return inner.negated() if inner is not None and n.op_type == "Not" else inner
     if n.op_type not in _COMPARISONS or len(n.input) != 2:
@@ -111,7 +93,7 @@ def _scalar_dim(engine, v) -> Dim | None:
     return engine.constraints.resolve(v.value[0])
 
 
-def refused(split: Split, failed_in: Place | None) -> bool:
+def refused(split: Split, failed_in: Nesting | None) -> bool:
     """Whether a contradiction met at ``failed_in`` happens whenever ``split``'s If runs:
     in the If's own graph, or in subgraphs of it that surely run. One in a branch that
     may not run, or outside the If's graph, proves nothing about the If."""
@@ -120,12 +102,19 @@ def refused(split: Split, failed_in: Place | None) -> bool:
     return all(sure for _, sure in failed_in[len(split.scope):])
 
 
+class Outcome(Protocol):
+    """What :func:`infer` reads of an inference's state."""
+
+    splits: list[Split]
+    failed_in: Nesting | None
+    failure: str
+
+
 class Inference(Protocol):
     """What :func:`infer` needs of an engine."""
 
-    splits: list[Split]
-    failed_in: Place | None
-    failure: str
+    @property
+    def state(self) -> Outcome: ...
 
     def run(self) -> None: ...
 
@@ -139,7 +128,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     first = make_engine({})
     first.run()
     decided: dict[str, Choice] = {}
-    queue: list[Split] = list(first.splits)
+    queue: list[Split] = list(first.state.splits)
     seen = {s.key for s in queue}
     for _ in range(MAX_SPLITS):
         if not queue:
@@ -153,12 +142,12 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
                 trial.run()
                 runs[then] = trial
             except ShapeContradiction:
-                if refused(split, trial.failed_in):
-                    refusals[then] = trial.failure
+                if refused(split, trial.state.failed_in):
+                    refusals[then] = trial.state.failure
         if len(runs) == 1 and len(refusals) == 1:
             (then, trial), = runs.items()
             decided[split.key] = Choice(then, refusals[not then])
-            fresh = [s for s in trial.splits if s.key not in seen]
+            fresh = [s for s in trial.state.splits if s.key not in seen]
             seen.update(s.key for s in fresh)
             queue += fresh
     if not decided:
@@ -193,8 +182,8 @@ def guards(engine, node) -> tuple[Guard, Guard]:
     rel = relation_of(engine, name) if name else None
     if rel is not None and all(map(engine.is_resolved, (rel.lhs, rel.rhs))):
         neg = rel.negated()
-        return (Guard(key, True, str(rel), node.name, node.op_type, (rel.op, rel.lhs, rel.rhs)),
-                Guard(key, False, str(neg), node.name, node.op_type, (neg.op, neg.lhs, neg.rhs)))
+        return (Guard(key, True, str(rel), node.name, node.op_type, rel),
+                Guard(key, False, str(neg), node.name, node.op_type, neg))
     (t_text, t_feed), (f_text, f_feed) = _on_data(engine, name)
     return (Guard(key, True, t_text, node.name, node.op_type, feed=t_feed, feed_not=f_feed),
             Guard(key, False, f_text, node.name, node.op_type, feed=f_feed, feed_not=t_feed))

@@ -1,8 +1,9 @@
-"""Equality constraints between dims: recorded, solved where linear, checked for contradictions.
+"""The constraints of one inference: recorded, equalities solved where linear, checked for contradictions.
 
-A node that is only valid when two dims are equal calls ``require(a, b, ...)``.
-The constraint is recorded with the node that demands it. When one side minus
-the other is linear in some symbol (coefficient +-1), that symbol is eliminated:
+A constraint is a typed fact (:class:`onnxsym.facts.fact.Constraint`: a relation, an
+origin, a place). A node that is only valid when two dims are equal has ``require(a, b, ...)``
+recorded; one that needs ``d >= lo``, ``at_least``, which also narrows the ranges.
+When one side of an equality minus the other is linear in some symbol (coefficient +-1), that symbol is eliminated:
 it becomes *derived*, defined over the remaining symbols, and every later dim is
 rewritten through :meth:`resolve` (a union-find whose classes are kept flat).
 Which symbol is eliminated: a fresh one before a graph input, and among graph
@@ -14,99 +15,30 @@ cannot hold raises :class:`ConstraintContradiction`.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Set
-from dataclasses import dataclass, field
 
 from .. import dims
 from ..dims import Dim, Sym, structure
 from ..errors import ShapeContradiction
+from .fact import Constraint, Origin, Place, Rel
 from .narrowing import Unreachable, implied_ranges
 
 
-@dataclass(frozen=True)
-class Guard:
-    """What must hold for a subgraph to run: the choice ``key`` has the value ``value``
-    (an If's branch: its condition is ``value``; a body: it runs at all). ``key`` names the
-    choice, so two Ifs on one condition value choose alike and an If's branches exclude
-    each other. ``relation``: when the choice is a condition on the sizes, ``(op, lhs, rhs)``
-    that holds exactly when ``key`` is ``value``; ``feed``: graph-input values that make it
-    hold (name, value), when the choice is a comparison of a data input with a constant, and
-    ``feed_not`` those that make it fail."""
-
-    key: tuple
-    value: bool
-    text: str  # "sr == 16000", "the body of Loop node 'loop' runs"
-    node: str
-    op_type: str
-    relation: tuple[str, Dim, Dim] | None = None
-    feed: tuple[tuple[str, object], ...] = ()
-    feed_not: tuple[tuple[str, object], ...] = ()
-
-    def holds(self, bindings) -> bool | None:
-        """Whether it holds at ``bindings`` (sizes), or None when the sizes do not decide it."""
-        if self.relation is None:
-            return None
-        op, a, b = self.relation
-        x, y = dims.evaluate(a, bindings), dims.evaluate(b, bindings)
-        return {"==": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
-
-    def __str__(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """``lhs == rhs`` (or ``lhs <= rhs`` for a bound), required by ``node`` (an op type
-    and node name, or the user)."""
-
-    lhs: Dim
-    rhs: Dim
-    node: str
-    op_type: str
-    reason: str
-    # "node": an op requires it; "user": given with --assume (a dim the model declares is never a
-    # constraint: see onnxsym.facts.declared);
-    # "bound": lhs <= rhs, the range within which a node's result is exact (float32 sizes);
-    # "at_least": lhs >= rhs, what a node needs to run (a Conv's input at least its kernel).;
-    # "positive": lhs >= rhs (1), a decision taken because a graph-input symbol's default range starts at 1;
-    # "differ": lhs != rhs, where an If runs only the branch that needs it (see onnxsym.facts.branching).
-    kind: str = "node"
-    # "at_least": the ranges of lhs's symbols before it narrowed them, (name, lo, hi) each: the
-    # condition is stated over those (under the narrowed ones it holds trivially)
-    before: tuple[tuple[str, int, int], ...] = field(default=(), compare=False)
-    # Recorded in a subgraph that may not run: it holds only where every guard does (see Guard);
-    # empty: wherever the model runs.
-    when: tuple[Guard, ...] = ()
-
-    @property
-    def lhs_name(self) -> str:
-        """The text of ``lhs``: for a ``positive`` assumption, the symbol (or the sum of symbols) assumed >= 1."""
-        return str(self.lhs)
-
-    @property
-    def where(self) -> str:
-        return f"{self.op_type} node '{self.node}'" if self.op_type else self.node
-
-    def holds(self, bindings) -> bool:
-        lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
-        if self.kind == "bound":
-            return lhs <= rhs
-        if self.kind == "at_least" or self.kind == "positive":
-            return lhs >= rhs
-        if self.kind == "differ":
-            return lhs != rhs
-        return lhs == rhs
-
-    def __str__(self) -> str:
-        op = {"bound": "<=", "at_least": ">=", "positive": ">=", "differ": "!="}.get(self.kind, "==")
-        return f"{str(self.lhs)} {op} {str(self.rhs)}"
-
-
 class ConstraintContradiction(ShapeContradiction):
-    """Two dims must be equal and provably are not: names the nodes and the values."""
+    """Two dims must be equal (or ordered) and provably are not. ``message`` names the nodes
+    and the values; ``lhs``, ``rhs``: the sides; ``nodes``: every node involved, the one that
+    required it first; ``why``: why it can never hold."""
 
-    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: tuple[str, ...]):
-        super().__init__(message)
-        self.lhs, self.rhs, self.nodes = lhs, rhs, nodes
+    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: tuple[str, ...], why: str, *,
+                 node: str = "", op_type: str = "", domain: str = "", context: str = ""):
+        self.lhs, self.rhs, self.nodes, self.why = lhs, rhs, nodes, why
+        super().__init__(message, node=node, op_type=op_type, domain=domain, context=context)
+
+    def text(self) -> str:
+        return self.message + (f"; {self.context}" if self.context else "")  # (the message names the node)
+
+    def at(self, node: str, op_type: str, domain: str, context: str) -> ConstraintContradiction:
+        return ConstraintContradiction(str(self), self.lhs, self.rhs, self.nodes, self.why,
+                                       node=node, op_type=op_type, domain=domain, context=context)
 
 
 class Constraints:
@@ -134,21 +66,21 @@ class Constraints:
             self._cache[d] = r
         return r
 
-    def require(self, a: Dim, b: Dim, node: str, op_type: str, reason: str, solve: bool = True,
-                kind: str = "node", only: Set[Sym] | None = None, when: tuple[Guard, ...] = ()) -> None:
+    def require(self, a: Dim, b: Dim, place: Place, reason: str, origin: Origin = Origin.NEEDED,
+                solve: bool = True, only: Set[Sym] | None = None) -> None:
         """Record ``a == b``; raise if it provably cannot hold. ``solve=False`` records
-        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate;
-        ``when``: it holds only where those guards do (a subgraph that may not run)."""
+        it without rewriting any symbol; ``only`` restricts which symbols it may eliminate.
+        It holds only where the place's guards do (a subgraph that may not run)."""
         ra, rb = self.resolve(a), self.resolve(b)
         if ra is rb or (isinstance(ra, int) and isinstance(rb, int) and ra == rb):
             return
-        c = Constraint(a, b, node, op_type, reason, kind, when=when)
+        c = Constraint(Rel.EQ, a, b, origin, place, reason)
         eq = dims.try_eq(ra, rb)
         if eq is True:
             return  # the ranges prove it: nothing to assume
         if eq is False:
             self._contradiction(c, ra, rb)
-        pair = (frozenset((ra, rb)), when)
+        pair = (frozenset((ra, rb)), place.when)
         if pair in self._unsolved:
             return  # the same relation, already recorded
         self.items.append(c)
@@ -156,14 +88,15 @@ class Constraints:
         if solve:
             self._solve(c, ra, rb, only)
 
-    def at_least(self, d: Dim, lo: int, node: str, op_type: str, reason: str, narrow: bool = True) -> None:
-        """Record that ``node`` runs only when ``d >= lo`` (unless the ranges prove it) and,
-        with ``narrow``, narrow the ranges of ``d``'s symbols to the values that allow it
+    def at_least(self, d: Dim, lo: int, place: Place, reason: str, origin: Origin = Origin.NEEDED,
+                 narrow: bool = True) -> None:
+        """Record that the node at ``place`` runs only when ``d >= lo`` (unless the ranges prove
+        it) and, with ``narrow``, narrow the ranges of ``d``'s symbols to the values that allow it
         (``(width - 1)//4 + 1 >= 8``: ``width`` in ``[29, ...]``). Raise if it cannot hold."""
         rd = self.resolve(d)
         if dims.try_le(lo, rd) is True:
             return
-        c = Constraint(d, lo, node, op_type, reason, kind="at_least",
+        c = Constraint(Rel.GE, d, lo, origin, place, reason,
                        before=tuple((s.name, s.lo, s.hi) for s in sorted(dims.free_symbols(rd), key=lambda s: s.name)))
         try:
             ranges = implied_ranges(rd, lo)
@@ -175,6 +108,11 @@ class Constraints:
             for s, (a, b) in ranges.items():
                 dims.current().narrow(s.name, a, b)
             self._rewrite({s: dims.expr_of(s) for s in ranges}, c, narrowed=ranges)
+
+    def add(self, c: Constraint) -> None:
+        """Record ``c`` as it stands (nothing solved, no range narrowed), once."""
+        if c not in self.items:
+            self.items.append(c)
 
     def mark(self) -> tuple:
         """A point to go back to with :meth:`undo` (a trial inference's records are dropped)."""
@@ -238,12 +176,13 @@ class Constraints:
         earlier = self.given(dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs), c.lhs, c.rhs)
         msg = f"{c.where} requires {c} ({c.reason})"
         if ra is not c.lhs or rb is not c.rhs:
-            msg += f", that is {Constraint(ra, rb, c.node, c.op_type, c.reason, c.kind)}"
+            msg += f", that is {Constraint(c.rel, ra, rb, c.origin, c.place, c.reason)}"
         if earlier:
             msg += ", given " + "; ".join(f"{p} from {p.where}" for p in earlier)
-        msg += ": " + (why or "these can never be equal")
+        why = why or "these can never be equal"
+        msg += ": " + why
         nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
-        raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes)
+        raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes, why)
 
     def explain(self, exc: ConstraintContradiction, eliminated) -> ConstraintContradiction:
         """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
@@ -251,7 +190,7 @@ class Constraints:
         if not earlier:
             return exc
         msg = str(exc) + "; its inputs were rewritten by " + "; ".join(f"{p} from {p.where}" for p in earlier)
-        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier))
+        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier), exc.why)
 
     # -- reporting --------------------------------------------------------------
     def table(self) -> dict[str, str]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from .. import dims
 from ..dims import Dim, Sym, structure
-from .constraints import Constraint
+from .fact import Constraint
 
 
 def candidates(args: Iterable[object], defaulted: Collection[str]) -> list[Sym]:
@@ -102,9 +102,6 @@ def comparison_text(op: str, a: Dim, b: Dim) -> str:
     """``a > b`` for Greater and the like: the condition a decision was taken on."""
     sign = {"Equal": "==", "Less": "<", "Greater": ">", "LessOrEqual": "<=", "GreaterOrEqual": ">="}.get(op, op)
     return f"{a} {sign} {b}"
-
-
-Pending = frozenset[tuple]  # of (symbol name, origin node name, origin op type, what was decided)
 
 
 # ------------------------------------------------------------------ residues

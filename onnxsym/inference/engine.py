@@ -13,6 +13,7 @@ import operator
 import os
 from collections.abc import Callable, Container, Iterable, Iterator
 from collections.abc import Sequence as Seq
+from dataclasses import replace
 
 import onnx
 from onnx import helper, numpy_helper
@@ -21,15 +22,17 @@ from .. import dims, registry
 from ..dims import Dim
 from ..errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeContradiction
 from ..facts import branching, edges
-from ..facts.constraints import Constraint, ConstraintContradiction, Constraints, Guard
-from ..facts.declared import ANONYMOUS, Declarations, DeclaredMatcher, reused_names  # noqa: F401  (ANONYMOUS: engine's name kept)
+from ..facts.constraints import ConstraintContradiction, Constraints
+from ..facts.declared import Declarations, DeclaredMatcher, reused_names
+from ..facts.fact import USER, Constraint, Guard, Origin, Place, Rel
 from ..facts.narrowing import Unreachable, implied_ranges
 from ..model import functions, given, validate
 from ..model.loader import initializer_value, symbol_name, value_from_type
-from .memo import RuleMemo, Watched
-from .node import Node
+from .memo import RuleMemo
+from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
 from .scope import Scope, graph_key
+from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
 
@@ -175,57 +178,40 @@ class Engine:
 
     def __init__(self, model: onnx.ModelProto, table: SymbolTable | None = None,
                  base_dir: str | None = None, constant_initializers: bool = False):
+        # -- what to infer, and how (set before run)
         self.model = model
         # An initializer also listed as a graph input is a constant below IR version 4 (onnxruntime
         # lets a caller override it only from IR 4 on), or when the caller says so.
         self.constant_initializers = constant_initializers or model.ir_version < 4
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
+        self.strict = STRICT
+        self.given_values: dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
+        # Ifs whose branches differ in rank on a size condition (see branching): the branch each one takes
+        self.choices: dict[str, branching.Choice] = {}
+        # Called as progress(done, total) after each node of the main graph.
+        self.progress: Callable[[int, int], None] | None = None
+        self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        # -- what inference records (a trial undoes what its fields say: see onnxsym.inference.state)
+        self.state = State()
+        self.constraints = Constraints(self._elimination_rank)
         opsets = {registry.canonical_domain(op.domain): op.version for op in model.opset_import}
         # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
         # function body being inferred has a scope of its own (see onnxsym.inference.scope).
         self.main = self.scope = Scope({}, opsets)
-        self.fresh: dict[str, Provenance] = {}
-        self.constraints = Constraints(self._elimination_rank)
+        # -- made at the end of run
+        self.produced: list[str] = []  # what the main graph's nodes produce, in node order
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
-        # Symbols eliminated from the current node's inputs (to explain a contradiction).
-        self._rewritten: set[dims.Sym] = set()
-        self._subgraphs: list[str] = []  # the nodes whose subgraphs are being inferred
-        self.warnings: list[str] = []
-        self.strict = STRICT
-        self.given_values: dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
-        self.rule_failures: list[str] = []  # (outside strict mode) each rule that raised, with its node
-        self.no_rule: dict[tuple[str, str], int] = {}
-        self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        # -- where inference is: the subgraphs being inferred, outermost first; the function calls
+        self._frames: list[Frame] = []
         self._calls: list[tuple] = []  # the function calls being expanded, innermost last
-        # Called as progress(done, total) after each node of the main graph.
-        self.progress: Callable[[int, int], None] | None = None
-        self.produced: list[str] = []  # what the main graph's nodes produce, in node order
+        # -- caches: pure answers, which a trial leaves
         self.memo = RuleMemo()
-        self._watched = Watched(self)
-        # Value name -> the ">= 1" decisions its elements rest on, not yet recorded (see edges).
-        self.pending: dict[str, frozenset] = {}
-        self._acted: set[tuple] = set()  # pending decisions a node acted on (and so recorded)
-        self._positive: set[tuple] = set()  # (lhs, node) of the ">= 1" assumptions recorded
         self._relied: dict[tuple, list[Dim]] = {}  # relied_on's answers, by (compute, args)
-        # The ">= 1" records a memoized rule made, by memo key: a node that reuses the result
-        # makes them again under its own name.
-        self._replays: dict[tuple, list[tuple]] = {}
-        self._node_positives: list[tuple] = []  # those of the rule running now
-        # Ifs whose branches differ in rank on a size condition (see branching): the branch
-        # each one takes, given; those met without one; where a contradiction stopped inference.
-        self.choices: dict[str, branching.Choice] = {}
-        self.splits: list[branching.Split] = []
-        self._sure: list[bool] = []  # per subgraph being inferred: does it run whenever its node does
-        # per subgraph being inferred: what must hold for it to run (None: it runs whenever its node does)
-        self._guards: list[Guard | None] = []
-        # Each subgraph inferred (not as a trial): its graph, its guards and its values, for the
-        # domain's conditions of its nodes (onnxsym.domain.collect)
-        self.subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = []
-        self._path: list[tuple] = []  # per subgraph being inferred, its graph_key (see Scope.scoped_values)
-        self.failed_in: branching.Place | None = None
-        self.failure = ""
+        # -- the node being inferred
+        # Symbols eliminated from its inputs (to explain a contradiction).
+        self._rewritten: set[dims.Sym] = set()
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: int | None, reason: str,
@@ -233,68 +219,66 @@ class Engine:
         base = symbol_name(node.name or f"{node.op_type}_{node.index}")
         base += f"_o{output}" if node.num_outputs > 1 else ""
         base += f"_d{axis}" if axis is not None else "_n"
-        s = self.table.fresh(base, lo, hi, f"fresh: {node.op_type} '{node.name}'", taken=self.fresh)
+        s = self.table.fresh(base, lo, hi, f"fresh: {node.op_type} '{node.name}'", taken=self.state.fresh)
         out_name = node.output_names[output] if output < node.num_outputs else ""
         if self.table.env.over:
             reason += f" (the algebra's work bound ran out: {', '.join(sorted(self.table.env.over))})"
-        self.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
+        self.state.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
         return dims.expr_of(s)
 
     def when(self) -> tuple[Guard, ...]:
         """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
-        return tuple(g for g in self._guards if g is not None)
+        return tuple(f.guard for f in self._frames if f.guard is not None)
 
-    def record_assumption(self, node: Node, a: Dim, b: Dim, reason: str) -> None:
-        if not self._subgraphs:
-            self.constraints.require(a, b, node.name, node.op_type, reason)
+    def here(self, node: str, op_type: str) -> Place:
+        """The place of node ``node`` in the graph being inferred."""
+        return Place(node, op_type, self.place_key(), self.when())
+
+    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str, origin: Origin = Origin.NEEDED) -> None:
+        place = self.here(node.name, node.op_type)
+        if not self._frames:
+            self.constraints.require(a, b, place, reason, origin)
             return
         # A subgraph is inferred before (or without) knowing that it runs: what it needs is
         # recorded with its guards, never solved nor an error.
         try:
-            self.constraints.require(a, b, node.name, node.op_type, reason, solve=False, when=self.when())
+            self.constraints.require(a, b, place, reason, origin, solve=False)
         except ConstraintContradiction as exc:
-            self.warnings.append(f"{exc} (that subgraph can never run)")
+            self.state.warnings.append(f"{exc} (that subgraph can never run)")
 
-    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None:
+    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str, origin: Origin = Origin.NEEDED) -> None:
         """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
         inference does not know that it runs, it is recorded with the subgraph's guards and
         narrows nothing; a need that can never hold is a warning."""
-        if not self._subgraphs:
-            self.constraints.at_least(d, lo, node.name, node.op_type, reason)
+        place = self.here(node.name, node.op_type)
+        if not self._frames:
+            self.constraints.at_least(d, lo, place, reason, origin)
             return
         rd = self.constraints.resolve(d)
         try:
             implied_ranges(rd, lo)
         except Unreachable as exc:
-            self.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
-                                 f"in a subgraph of {self._subgraphs[-1]}: {exc} (that subgraph can never run)")
+            self.state.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
+                                 f"in a subgraph of {self._frames[-1].label}: {exc} (that subgraph can never run)")
             return
         if dims.try_le(lo, rd) is not True:
-            c = Constraint(d, lo, node.name, node.op_type, reason, kind="at_least", when=self.when())
-            if c not in self.constraints.items:
-                self.constraints.items.append(c)
+            self.constraints.add(Constraint(Rel.GE, d, lo, origin, place, reason))
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:
             return
-        c = Constraint(d, hi, node.name, node.op_type, reason, kind="bound", when=self.when())
-        if c not in self.constraints.items:
-            self.constraints.items.append(c)
+        self.constraints.add(Constraint(Rel.LE, d, hi, Origin.EXACT_WITHIN, self.here(node.name, node.op_type), reason))
 
     def record_constraint(self, c: Constraint) -> None:
-        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically)."""
-        if c.kind == "positive":
-            self.record_positive(c.lhs, c.node, c.op_type, c.reason)
-        elif c.kind != "bound":
-            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.kind!r}")
-        elif dims.try_le(c.lhs, c.rhs) is not True and c not in self.constraints.items:
-            self.constraints.items.append(c)
-
-    def peek(self) -> Engine:
-        """The engine itself: through a rule's watched view, a read that leaves the rule's
-        result reusable by the memo."""
-        return self
+        """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically),
+        under the guards of the graph being inferred."""
+        if c.origin is Origin.DEFAULT_RANGE:
+            self.record_positive(c)
+        elif c.origin is not Origin.EXACT_WITHIN:
+            raise ValueError(f"record_constraint records bounds and >= 1 decisions, not {c.origin.value} ones")
+        elif dims.try_le(c.lhs, c.rhs) is not True:
+            self.constraints.add(c)
 
     def relied_on(self, compute, args) -> list[Dim]:
         """The symbols (or sum of them) ``compute(*args)`` relies on being >= 1 by default
@@ -316,51 +300,55 @@ class Engine:
         decision ``node`` took (``what()`` says which). Recorded at once, the records are
         kept with the rule's memoized result, so a node that reuses it records them too."""
         text = what()
+        place = Place(node.name, node.op_type, self.place_key())
+        decisions = [Constraint(Rel.GE, d, 1, Origin.DEFAULT_RANGE, place, text) for d in relied]
         if output is None or not node.has_output(output):
-            for d in relied:
-                self.record_positive(d, node.name, node.op_type, text)
-                self._node_positives.append((d, text))
+            for c in decisions:
+                self.record_positive(c)
+                node.decisions.append(c)
             return
         name = node.output_names[output]
-        self.pending[name] = self.pending.get(name, frozenset()) | {(d, node.name, node.op_type, text) for d in relied}
+        self.state.pending[name] = self.state.pending.get(name, frozenset()) | frozenset(decisions)
 
     def act_on_pending(self, node: Node, value: str, what: str) -> None:
-        for rec in sorted(self.pending.get(value, ()), key=str):
-            self._acted.add(rec)
-            self.record_positive(rec[0], node.name, node.op_type, f"{what} {rec[3]}")
+        place = self.here(node.name, node.op_type)
+        for c in _in_order(self.state.pending.get(value, ())):
+            self.state.acted.add(c)
+            self.record_positive(replace(c, place=place, reason=f"{what} {c.reason}"))
 
     def _replay(self, memo_key: tuple, name: str, op_type: str) -> None:
-        for d, text in self._replays[memo_key]:
-            self.record_positive(d, name, op_type, text)
+        for c in self.memo.decisions[memo_key]:
+            self.record_positive(c.at(Place(name, op_type, self.place_key())))
 
-    def record_positive(self, lhs: Dim, node: str, op_type: str, reason: str) -> None:
-        """Record ``lhs >= 1`` (a symbol, or a sum of symbols): ``node`` decided something
-        only the default ranges allow. One record per (lhs, node)."""
-        if (lhs, node) in self._positive:
+    def record_positive(self, c: Constraint) -> None:
+        """Record the decision ``c`` (``lhs >= 1``, a symbol or a sum of symbols: its node decided
+        something only the default ranges allow) under the guards of the graph being inferred.
+        One record per (lhs, node)."""
+        if (c.lhs, c.node) in self.state.positive:
             return
-        self._positive.add((lhs, node))
-        self.constraints.items.append(Constraint(lhs, 1, node, op_type, reason, kind="positive", when=self.when()))
+        self.state.positive.add((c.lhs, c.node))
+        self.constraints.items.append(c.at(replace(c.place, when=self.when())))
 
     def _flush_pending(self) -> None:
         """Decisions no node acted on are recorded with the node that took them."""
-        for recs in list(self.pending.values()):
-            for rec in sorted(recs - self._acted, key=str):
-                self._acted.add(rec)
-                self.record_positive(rec[0], rec[1], rec[2], rec[3])
+        for decisions in list(self.state.pending.values()):
+            for c in _in_order(decisions - self.state.acted):
+                self.state.acted.add(c)
+                self.record_positive(c)
 
     def _pass_pending(self, input_names, output_names) -> None:
         """A value computed from one that rests on a decision rests on it too (only values
         whose elements are known carry a decision on)."""
-        recs = frozenset().union(*(self.pending.get(x, frozenset()) for x in input_names if x))
-        if recs:
+        decisions = frozenset().union(*(self.state.pending.get(x, frozenset()) for x in input_names if x))
+        if decisions:
             for o in output_names:
                 v = self.scope.values.get(o) if o else None
                 if isinstance(v, Tensor) and v.value is not None:
-                    self.pending[o] = self.pending.get(o, frozenset()) | recs
+                    self.state.pending[o] = self.state.pending.get(o, frozenset()) | decisions
 
     def _elimination_rank(self, s: dims.Sym) -> tuple:
         """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 1 if s.name in self.fresh else 0
+        kind = 1 if s.name in self.state.fresh else 0
         order = list(self.table.symbols)
         return kind, order.index(s.name) if s.name in order else len(order)
 
@@ -380,7 +368,7 @@ class Engine:
         with self.table.env:  # the run's ranges, and every cache derived from them
             self._run()
         if self.table.env.over:  # a bounded search gave up somewhere (its answers stay sound)
-            self.warnings.append(f"the algebra's work bound ran out ({', '.join(sorted(self.table.env.over))}): "
+            self.state.warnings.append(f"the algebra's work bound ran out ({', '.join(sorted(self.table.env.over))}): "
                                  f"some dims may be fresh symbols that a longer search would have resolved")
 
     def _run(self) -> None:
@@ -388,7 +376,7 @@ class Engine:
         values = main.values
         init_names = {t.name for t in g.initializer}
         for t in g.initializer:
-            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.warnings))
+            values[t.name] = self.memo.intern(initializer_value(t, self.base_dir, self.state.warnings))
         for t in g.sparse_initializer:
             values[t.values.name] = Tensor(t.values.data_type, tuple(t.dims))
         for inp in g.input:
@@ -403,10 +391,9 @@ class Engine:
             whole = f"{lhs} == {rhs}"
             a, b = self.table.parse_known(lhs, whole), self.table.parse_known(rhs, whole)
             try:
-                self.constraints.require(a, b, "--assume", "", "given by the user", kind="user")
+                self.constraints.require(a, b, USER, "given by the user", Origin.USER)
             except ConstraintContradiction as exc:
-                why = str(exc).rpartition(": ")[2]
-                raise self.table.assumption_contradiction(whole, a, b, why) from None
+                raise self.table.assumption_contradiction(whole, a, b, exc.why) from exc
             if not _integer_solvable(a, b):
                 raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
@@ -425,8 +412,8 @@ class Engine:
         """Check the dims the model declares on produced values (graph outputs, value_info,
         subgraphs' value_info) against the computed ones: aliases, and stale declarations.
         Nothing is learned from them but names (see onnxsym.facts.declared)."""
-        matcher = DeclaredMatcher(self.table, self.fresh, self.constraints.resolve, self.declarations,
-                                  self.warnings, self._branch_outputs(g))
+        matcher = DeclaredMatcher(self.table, self.state.fresh, self.constraints.resolve, self.declarations,
+                                  self.state.warnings, self._branch_outputs(g))
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
@@ -490,7 +477,7 @@ class Engine:
             if not isinstance(d, int):
                 s = self.table.fresh(symbol_name(name) + f"_item_d{axis}", dims.FRESH_LO, dims.INT64_MAX,
                                      f"fresh: an item of input '{name}'")
-                self.fresh[s.name] = Provenance(s.name, "", "", name, axis,
+                self.state.fresh[s.name] = Provenance(s.name, "", "", name, axis,
                                                 f"declared as {d}, which may differ between items", Kind.POLICY)
                 d = dims.expr_of(s)
             shape.append(d)
@@ -524,6 +511,7 @@ class Engine:
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
         # the standard ops registered with subgraphs; other domains' ops are checked one by one
         subgraph_ops = registry.subgraph_ops()
+        replays = self.memo.decisions
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
         for index, n in order:
@@ -553,13 +541,14 @@ class Engine:
                         return done
                 if subgraphs and not all(x in env for x in node_inputs(n)):
                     return done
-            memo_key = outs = None
+            memo_key: tuple | None = None
+            outs: Seq[Value] | None = None
             if op[2] is not None and not subgraphs:  # a node's subgraphs are its own: no reuse
                 memo_key = key(op_type, op[0], op[1], attributes, ids, output_names)
                 outs = lookup(memo_key)
             if outs is None:
                 outs = self._run_rule(index, n, op, inputs, memo_key)
-            elif memo_key in self._replays:
+            elif memo_key in replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             made_by = (nodes, index)
             if len(output_names) == 1:  # most nodes: stored without a loop (the loop costs here)
@@ -576,7 +565,7 @@ class Engine:
                 for name in output_names:
                     if name:
                         self._resolved(name)
-            if self.pending:  # decisions flow on through the values computed from them
+            if self.state.pending:  # decisions flow on through the values computed from them
                 self._pass_pending(node_inputs(n) if subgraphs else input_names, output_names)
             done += 1
             if progress is not None:
@@ -595,27 +584,25 @@ class Engine:
         if inputs is None:
             inputs = list(map(self.scope.values.get, n.input))
         validate.check_node(n, domain, opset, node_label(n, index))
-        self._watched.used = False
-        self._node_positives = []
         attributes = n.attribute
         attrs = {a.name: a for a in attributes} if attributes else {}
         node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
-                    output_names, attrs, convert_attribute, self._watched, index)
+                    output_names, attrs, convert_attribute, self, index)
         outs: Seq[Value | None]
         if rule is None:
             outs = self._no_rule(node, n)
         else:
             try:
                 outs = rule(node)
-            except ConstraintContradiction as exc:
+            except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
+                outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
+            except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
                 self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                exc = self.constraints.explain(exc, self._rewritten)
-                raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
-            except ShapeContradiction as exc:
-                self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
+                if isinstance(exc, ConstraintContradiction):
+                    exc = self.constraints.explain(exc, self._rewritten)
+                raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
             except InvalidModel as exc:  # the node breaks the spec: named here
-                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from None
+                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
@@ -624,15 +611,13 @@ class Engine:
                 failure = f"{n.op_type} node '{node.name}': rule failed: {type(exc).__name__}: {exc}"
                 if self.strict:
                     raise RuleFailure(failure) from exc
-                self.rule_failures.append(failure)
-                self.warnings.append(failure)
+                self.state.rule_failures.append(failure)
+                self.state.warnings.append(failure)
                 outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}", Kind.RULE_FAILED)
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
-            if not self._watched.used:
-                self.memo.put(memo_key, inputs, outs, len(output_names))
-                if self._node_positives and memo_key is not None:
-                    self._replays[memo_key] = self._node_positives
+            if not node.touched:
+                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions)
         values: list[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None
@@ -680,19 +665,21 @@ class Engine:
         if fn is not None:
             return self.infer_function(node, proto, fn)
         key = (node.domain or "ai.onnx", node.op_type)
-        self.no_rule[key] = self.no_rule.get(key, 0) + 1
+        self.state.no_rule[key] = self.state.no_rule.get(key, 0) + 1
         reason = f"no rule for {node.domain or 'ai.onnx'}::{node.op_type} at opset {node.opset}"
         if node.domain not in ("", "ai.onnx.ml", "com.microsoft"):
-            self.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
+            self.state.warnings.append(f"{node.op_type} node '{node.name}': unknown operator "
                                  f"'{node.domain}::{node.op_type}'; its outputs get unknown shapes")
         return self._unknown_outputs(node, reason, Kind.NO_RULE)
 
-    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED) -> list[Value | None]:
+    def _unknown_outputs(self, node: Node, reason: str, kind: Kind = Kind.UNSUPPORTED,
+                         dtypes: Seq[int] = ()) -> list[Value | None]:
+        """Every output of unknown rank (output ``k`` of type ``dtypes[k]``, 0 past them), with why."""
         outs: list[Value | None] = []
-        for name in node.output_names:
+        for k, name in enumerate(node.output_names):
             if name:
                 self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
-            outs.append(Tensor(0, None))
+            outs.append(Tensor(dtypes[k] if k < len(dtypes) else 0, None))
         return outs
 
     def record_unknown_rank(self, node: Node, output: int, reason: str,
@@ -702,17 +689,17 @@ class Engine:
             self.scope.unknown_rank[name] = Provenance("", node.name, node.op_type, name, None, reason, kind)
 
     # -- Ifs the sizes decide (see branching) -----------------------------------
-    def place(self) -> branching.Place:
-        return tuple(zip(self._subgraphs, self._sure))
+    def nesting(self) -> branching.Nesting:
+        return tuple((f.label, f.sure) for f in self._frames)
 
     def place_key(self) -> tuple:
         """What names the scope being inferred (a guard's choice is named within it)."""
-        return tuple(self._subgraphs)
+        return tuple(f.label for f in self._frames)
 
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
-        if self.failed_in is None:
-            self.failed_in, self.failure = self.place(), why
+        if self.state.failed_in is None:
+            self.state.failed_in, self.state.failure = self.nesting(), why
 
     def branch_choice(self, node: Node) -> branching.Choice | None:
         """The branch the If ``node`` takes, when given."""
@@ -720,30 +707,29 @@ class Engine:
 
     def note_split(self, node: Node, relation: branching.Relation) -> None:
         key = branching.key(node)
-        if all(s.key != key for s in self.splits):
-            self.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.place()))
+        if all(s.key != key for s in self.state.splits):
+            self.state.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.nesting()))
 
     def record_branch(self, node: Node, holds: branching.Relation, reason: str) -> None:
         """``node`` runs only where ``holds``: an equality is required as a MatMul's is; the others are
         recorded (kind ``at_least`` for an order, ``differ`` for ``!=``), in the main graph narrowing the ranges."""
         a, b, op = holds.lhs, holds.rhs, holds.op
-        if op == "==":
-            self.record_assumption(node, a, b, reason)
+        if op is Rel.EQ:
+            self.record_equal(node, a, b, reason, Origin.BRANCH)
             return
-        if op == "!=":
-            self.constraints.items.append(Constraint(a, b, node.name, node.op_type, reason, kind="differ",
-                                                     when=self.when()))
+        place = self.here(node.name, node.op_type)
+        if op is Rel.NE:
+            self.constraints.items.append(Constraint(Rel.NE, a, b, Origin.BRANCH, place, reason))
             return
-        small, large = (a, b) if op in ("<", "<=") else (b, a)
-        gap, lo = dims.sub(large, small), 1 if op in ("<", ">") else 0
-        if self._subgraphs:
-            self.constraints.items.append(Constraint(gap, lo, node.name, node.op_type, reason, kind="at_least",
-                                                     when=self.when()))
+        small, large = (a, b) if op in (Rel.LT, Rel.LE) else (b, a)
+        gap, lo = dims.sub(large, small), 1 if op in (Rel.LT, Rel.GT) else 0
+        if self._frames:
+            self.constraints.items.append(Constraint(Rel.GE, gap, lo, Origin.BRANCH, place, reason))
         else:
-            self.constraints.at_least(gap, lo, node.name, node.op_type, reason)
+            self.constraints.at_least(gap, lo, place, reason, Origin.BRANCH)
 
     def is_resolved(self, d: Dim) -> bool:
-        return all(s.name not in self.fresh for s in dims.free_symbols(d))
+        return all(s.name not in self.state.fresh for s in dims.free_symbols(d))
 
     @contextlib.contextmanager
     def _entered(self, scope: Scope) -> Iterator[Scope]:
@@ -761,19 +747,17 @@ class Engine:
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever ``node`` does; else ``guard`` says when it runs (by default:
         a choice of its own, that it runs at all)."""
-        before = len(self.fresh)
+        before = len(self.state.fresh)
         if not sure and guard is None:
             guard = Guard(self.place_key() + (node.name, "runs"), True,
                           f"the subgraph of {node.op_type} node '{node.name}' runs", node.name, node.op_type)
-        self._subgraphs.append(f"{node.op_type} node '{node.name}'")
-        self._sure.append(sure)
-        self._guards.append(None if sure else guard)
-        self._path.append(graph_key(node.output_names, *node.graph_attribute(graph)))
+        self._frames.append(Frame(f"{node.op_type} node '{node.name}'", sure, None if sure else guard,
+                                  graph_key(node.output_names, *node.graph_attribute(graph))))
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
                 for t in graph.initializer:
-                    values[t.name] = initializer_value(t, self.base_dir, self.warnings)
+                    values[t.name] = initializer_value(t, self.base_dir, self.state.warnings)
                 for i, inp in enumerate(graph.input):
                     scope.producer[inp.name] = f"subgraph input '{inp.name}'"
                     v = inputs[i] if i < len(inputs) else None
@@ -782,50 +766,37 @@ class Engine:
                 outs = [values.get(o.name) for o in graph.output]
                 own = dict(scope.changed())
                 scope.subgraph_values.update(own)
-                scope.scoped_values[tuple(self._path)] = own
-                self.subgraph_runs.append((graph, self.when(), own))
+                scope.scoped_values[tuple(f.key for f in self._frames)] = own
+                self.state.subgraph_runs.append((graph, self.when(), own))
         finally:
-            self._subgraphs.pop()
-            self._sure.pop()
-            self._guards.pop()
-            self._path.pop()
+            self._frames.pop()
         if born is not None:
-            born.update(list(self.fresh)[before:])
+            born.update(list(self.state.fresh)[before:])
         return outs
 
     @contextlib.contextmanager
     def hypothetically(self) -> Iterator[list[Constraint]]:
         """Inference whose effects are undone: a rule trying a case (a loop body at a chosen
         iteration) to prove something. Yields a list that receives, on leaving, the constraints
-        the trial recorded (a ">= 1" decision waiting on a value among them); its values,
-        warnings and records are then dropped. Its fresh symbols stay in the table (a memoized
-        result may hold one)."""
+        the trial recorded (a ">= 1" decision waiting on a value among them); then everything
+        it recorded is dropped: each field of the state and of the scope that says ``undone``
+        (onnxsym.inference.state) gets its value from before the trial. What stays: its fresh
+        symbols (a memoized result may hold one) and the failures of rules (with their warnings)."""
         mark = self.constraints.mark()
-        pending = dict(self.pending)
-        scope = self.scope
-        kept: list[dict] = [scope.subgraph_values, scope.scoped_values, scope.unknown_rank, self.pending,
-                            scope.producer, self.no_rule]
-        saved = [dict(d) for d in kept]
-        sets = (self._positive, self._acted)
-        saved_sets = [set(s) for s in sets]
-        n_warnings = len(self.warnings)
-        n_runs = len(self.subgraph_runs)
+        saved, saved_scope = snapshot(self.state), snapshot(self.scope)
+        failures = len(self.state.rule_failures)
         made: list[Constraint] = []
         try:
             yield made
         finally:
             made.extend(self.constraints.undo(mark))
-            for name, recs in self.pending.items():
-                for d, node, op_type, text in sorted(recs - pending.get(name, frozenset()), key=str):
-                    made.append(Constraint(d, 1, node, op_type, text, kind="positive"))
-            del self.warnings[n_warnings:]
-            del self.subgraph_runs[n_runs:]
-            for d, old in zip(kept, saved):
-                d.clear()
-                d.update(old)
-            for s, old_set in zip(sets, saved_sets):
-                s.clear()
-                s.update(old_set)
+            before: dict[str, frozenset[Constraint]] = saved["pending"]
+            for name, decisions in self.state.pending.items():
+                made.extend(_in_order(decisions - before.get(name, frozenset())))
+            restore(self.state, saved)
+            restore(self.scope, saved_scope)
+            # a rule's failure stays reported (State.rule_failures is kept): so does its warning
+            self.state.warnings.extend(self.state.rule_failures[failures:])
 
     def infer_function(self, node: Node, proto: onnx.NodeProto, fn: onnx.FunctionProto) -> list[Value | None]:
         """Infer a call by inferring the function's body in a scope of its own: it sees
@@ -844,6 +815,11 @@ class Engine:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
         finally:
             self._calls.pop()
+
+
+def _in_order(decisions: Iterable[Constraint]) -> list[Constraint]:
+    """Pending decisions in a stable order."""
+    return sorted(decisions, key=lambda c: str((c.lhs, c.node, c.op_type, c.reason)))
 
 
 def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):

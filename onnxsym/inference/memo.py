@@ -16,37 +16,22 @@ from collections.abc import Sequence
 
 import onnx
 
+from ..facts.fact import Constraint
 from .values import Tensor
 
 _serialize = onnx.AttributeProto.SerializeToString
 
 
-class Watched:
-    """The engine as one node's rule sees it; ``used`` tells whether the rule reached it."""
-
-    __slots__ = ("_engine", "used")
-
-    def __init__(self, engine):
-        self._engine = engine
-        self.used = False
-
-    def __getattr__(self, name):
-        self.used = True
-        return getattr(self._engine, name)
-
-    def peek(self):
-        """The engine, for a pure question whose answer does not depend on the node."""
-        return self._engine
-
-
 class RuleMemo:
     """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._results: dict[tuple, tuple] = {}
         self._alive: list = []  # the inputs of each kept result: no other object can take their ids
         self._values: dict[object, object] = {}
         self.lookup = self._results.get  # key -> the outputs' values, or None
+        # key -> the ">= 1" decisions its rule recorded (only for results that have some)
+        self.decisions: dict[tuple, list[Constraint]] = {}
 
     def intern(self, value):
         """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
@@ -62,8 +47,10 @@ class RuleMemo:
         attrs = tuple(map(_serialize, attributes)) if attributes else ()
         return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
-    def put(self, key: tuple | None, inputs: Sequence, outs: Sequence, num_outputs: int) -> None:
-        """Keep ``outs`` when it describes every output with a known rank."""
+    def put(self, key: tuple | None, inputs: Sequence, outs: Sequence, num_outputs: int,
+            decisions: list[Constraint]) -> None:
+        """Keep ``outs`` (with the ``decisions`` its rule recorded) when it describes every
+        output with a known rank."""
         if key is None or len(outs) < num_outputs:
             return
         for v in outs[:num_outputs]:
@@ -71,3 +58,5 @@ class RuleMemo:
                 return
         self._alive.append(tuple(inputs))
         self._results[key] = tuple(self.intern(v) for v in outs)
+        if decisions:
+            self.decisions[key] = decisions

@@ -4,15 +4,51 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+import onnx
 
 from .. import dims
 from ..dims import Dim
+from ..errors import GraphError, ShapeContradiction
 from ..facts import branching, edges
+from ..facts.fact import Constraint, Guard, Relation
+from ..model import validate
+from ..semantics.shapes import Shape
 from .provenance import Kind
 from .values import Tensor, Value, unranked
 
+if TYPE_CHECKING:
+    import numpy as np
+
 _MISSING = object()
+_A = onnx.AttributeProto
+
+
+class RankUnknown(Exception):
+    """A rule cannot go on without the rank of an input whose rank is unknown (raised by
+    :func:`shape_of`). The engine gives every output of the node an unknown rank (output
+    ``k`` of type ``dtypes[k]``, 0 past them) and records ``reason`` for each: no rule result
+    is wrong for want of a rank, and explain can tell the user why."""
+
+    def __init__(self, reason: str, dtypes: Sequence[int] = ()):
+        super().__init__(reason)
+        self.reason = reason
+        self.dtypes = tuple(dtypes)
+
+
+def shape_of(t: Tensor, *dtypes: int, why: str = "input rank unknown", rank: int | tuple[int, ...] = ()) -> Shape:
+    """The shape of input tensor ``t``. Where its rank is unknown, raises :class:`RankUnknown`:
+    the node's outputs then have an unknown rank, of element types ``dtypes`` (one per
+    output, in order), recorded with ``why``. With ``rank``, a known rank other than it (or
+    than each of them) contradicts the op's spec."""
+    shape = t.shape
+    if shape is None:
+        raise RankUnknown(why, dtypes)
+    allowed = (rank,) if isinstance(rank, int) else rank
+    if allowed and len(shape) not in allowed:
+        raise ShapeContradiction(f"expected rank {' or '.join(map(str, allowed))}, got shape {[str(d) for d in shape]}")
+    return shape
 
 
 class Node:
@@ -24,11 +60,11 @@ class Node:
     """
 
     __slots__ = ("op_type", "domain", "name", "opset", "inputs", "input_names",
-                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache")
+                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache", "touched", "decisions")
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
-                 input_names: Sequence[str], output_names: Sequence[str], attrs: dict,
-                 convert: Callable[[Any], Any], engine, index: int):
+                 input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
+                 convert: Callable[[onnx.AttributeProto], Any], engine: Any, index: int):
         self.op_type = op_type
         self.domain = domain
         self.name = name
@@ -40,7 +76,12 @@ class Node:
         self._convert = convert
         self._engine = engine
         self.index = index
-        self._cache: dict = {}
+        self._cache: dict[str, Any] = {}
+        # The engine's bookkeeping of this node: whether the rule recorded anything through it
+        # (then its result is this node's own, never reused for an identical node: see
+        # onnxsym.inference.memo), and the ">= 1" decisions it recorded (replayed where it is reused).
+        self.touched = False
+        self.decisions: list[Constraint] = []
 
     @property
     def num_outputs(self) -> int:
@@ -62,6 +103,73 @@ class Node:
 
     def has_attr(self, name: str) -> bool:
         return name in self._attrs
+
+    # Typed attributes (onnx-ir's ``Attr.as_int()``): each checks the attribute's type, and gives
+    # ``default`` (None unless given) when the node does not set it.
+    @overload
+    def attr_int(self, name: str) -> int | None: ...
+    @overload
+    def attr_int(self, name: str, default: int) -> int: ...
+    def attr_int(self, name: str, default: int | None = None) -> int | None:
+        return self._typed(name, _A.INT, default)
+
+    @overload
+    def attr_ints(self, name: str) -> list[int] | None: ...
+    @overload
+    def attr_ints(self, name: str, default: list[int]) -> list[int]: ...
+    def attr_ints(self, name: str, default: list[int] | None = None) -> list[int] | None:
+        return self._typed(name, _A.INTS, default)
+
+    @overload
+    def attr_float(self, name: str) -> float | None: ...
+    @overload
+    def attr_float(self, name: str, default: float) -> float: ...
+    def attr_float(self, name: str, default: float | None = None) -> float | None:
+        return self._typed(name, _A.FLOAT, default)
+
+    @overload
+    def attr_floats(self, name: str) -> list[float] | None: ...
+    @overload
+    def attr_floats(self, name: str, default: list[float]) -> list[float]: ...
+    def attr_floats(self, name: str, default: list[float] | None = None) -> list[float] | None:
+        return self._typed(name, _A.FLOATS, default)
+
+    @overload
+    def attr_str(self, name: str) -> str | None: ...
+    @overload
+    def attr_str(self, name: str, default: str) -> str: ...
+    def attr_str(self, name: str, default: str | None = None) -> str | None:
+        return self._typed(name, _A.STRING, default)
+
+    @overload
+    def attr_strs(self, name: str) -> list[str] | None: ...
+    @overload
+    def attr_strs(self, name: str, default: list[str]) -> list[str]: ...
+    def attr_strs(self, name: str, default: list[str] | None = None) -> list[str] | None:
+        return self._typed(name, _A.STRINGS, default)
+
+    def attr_tensor(self, name: str) -> np.ndarray | None:
+        """A TENSOR attribute, as a numpy array."""
+        out: np.ndarray | None = self._typed(name, _A.TENSOR, None)
+        return out
+
+    def attr_graph(self, name: str) -> onnx.GraphProto | None:
+        """A GRAPH attribute (a subgraph, for :meth:`infer_graph`)."""
+        out: onnx.GraphProto | None = self._typed(name, _A.GRAPH, None)
+        return out
+
+    def _typed(self, name: str, kind: int, default: Any) -> Any:
+        proto = self._attrs.get(name)
+        if proto is None:
+            return default
+        if proto.type != kind:
+            spec = validate.attribute_type(self.domain, self.op_type, self.opset, name)
+            given, asked = validate.attribute_type_name(proto.type), validate.attribute_type_name(kind)
+            if spec == proto.type:  # the model is right (the schema was checked): the rule misreads it
+                raise TypeError(f"the rule reads attribute '{name}' as {asked}; the ONNX spec makes it {given}")
+            raise GraphError(f"{self.op_type} node '{self.name}': attribute '{name}' must be {asked}, "
+                             f"the model gives {given}")
+        return self.attr(name)
 
     def graph_attribute(self, graph) -> tuple[str, int]:
         """Which of this node's graph attributes ``graph`` is (a rule passes the very object
@@ -88,12 +196,19 @@ class Node:
         t = self.tensor(i)
         return None if t is None else t.value
 
+    def _recording(self) -> Any:
+        """The engine, for a call that records something of this node (a fresh symbol, a
+        constraint, a subgraph's inference): the rule's result is then this node's own. A
+        question with no effect asks ``self._engine`` directly."""
+        self.touched = True
+        return self._engine
+
     # -- unknowns ---------------------------------------------------------------
     def fresh(self, reason: str, output: int = 0, axis: int | None = None,
               lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
         """A new symbol for a dim this rule cannot determine, recorded with why (and its
         kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
-        return self._engine.fresh_symbol(self, output, axis, reason, lo, hi, kind)
+        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind)
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
@@ -101,36 +216,36 @@ class Node:
     def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0,
                      kind: Kind = Kind.UNSUPPORTED) -> Tensor:
         """A tensor whose rank this rule cannot tell, recorded with why."""
-        self._engine.record_unknown_rank(self, output, reason, kind)
+        self._recording().record_unknown_rank(self, output, reason, kind)
         return unranked(dtype)
 
     def is_resolved(self, d: Dim) -> bool:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
-        return self._engine.is_resolved(d)
+        return self._recording().is_resolved(d)
 
-    def assume(self, a: Dim, b: Dim, reason: str) -> None:
-        """Record that this node is only valid when ``a == b``."""
+    def require_equal(self, a: Dim, b: Dim, reason: str) -> None:
+        """Record that this node runs only when ``a == b`` (MatMul's inner dims); where that is
+        linear in a symbol, the symbol is solved."""
         if a is b or (type(a) is int and a == b):
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
-        self._engine.record_assumption(self, a, b, reason)
+        self._recording().record_equal(self, a, b, reason)
 
     def require_at_least(self, d: Dim, lo: int, reason: str) -> None:
         """Record that this node runs only when ``d >= lo`` (onnxruntime refuses it otherwise):
         the ranges of ``d``'s symbols narrow to the values that allow it."""
         if dims.try_le(lo, d) is True:
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
-        self._engine.record_at_least(self, d, lo, reason)
+        self._recording().record_at_least(self, d, lo, reason)
 
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
         the report shows, for bounds no real model reaches (float32 size arithmetic)."""
-        self._engine.record_bound(self, d, hi, reason)
+        self._recording().record_bound(self, d, hi, reason)
 
-    def record(self, c) -> None:
-        """Record a bound or a ``>= 1`` decision (a ``Constraint``) that a trial made (see
-        :meth:`try_graph`), rewritten to hold where its result is used; it keeps the node
-        that made it."""
-        self._engine.record_constraint(c)
+    def record(self, c: Constraint) -> None:
+        """Record a bound or a ``>= 1`` decision that a trial made (see :meth:`try_graph`),
+        rewritten to hold where its result is used; it keeps the node that made it."""
+        self._recording().record_constraint(c)
 
     def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
                output: int | None = None) -> Any:
@@ -140,72 +255,68 @@ class Node:
         that acts on it (an If taking a branch) records it; see :mod:`onnxsym.facts.edges`."""
         answer = compute(*args)
         if self._engine is not None and edges.may_rely(args):
-            # asked without touching the watched engine: a decision that relies on nothing
-            # leaves the rule's result reusable by identical nodes
-            engine = self._engine.peek()
-            relied = engine.relied_on(compute, args)
+            # a decision that relies on nothing leaves the rule's result reusable by identical nodes
+            relied = self._engine.relied_on(compute, args)
             if relied:
                 # a record now is replayed for the nodes that reuse this result; one that goes
                 # with an output waits for the node acting on it, so that rule is not reused
-                (engine if output is None else self._engine).check_positive(self, relied, lambda: what(answer), output)
+                engine = self._engine if output is None else self._recording()
+                engine.check_positive(self, relied, lambda: what(answer), output)
         return answer
 
     def act_on(self, i: int, what: str) -> None:
         """This node takes a decision from input ``i``'s value (an If's branch, a Where's
         pick): the ``>= 1`` assumptions behind that value are recorded with this node."""
         if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
-            self._engine.act_on_pending(self, self.input_names[i], what)
+            self._recording().act_on_pending(self, self.input_names[i], what)
 
     def infer_graph(self, graph, inputs: Sequence[Value | None], born: set | None = None,
-                    sure: bool = False, guard=None) -> list[Value | None]:
+                    sure: bool = False, guard: Guard | None = None) -> list[Value | None]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
         the graph runs whenever this node does (an If's branch taken by a known condition);
-        else ``guard`` (an :class:`onnxsym.facts.constraints.Guard`) says when it runs, and what the
+        else ``guard`` (an :class:`onnxsym.facts.fact.Guard`) says when it runs, and what the
         graph needs is recorded under it (by default: under "this subgraph runs")."""
-        return self._engine.infer_subgraph(self, graph, inputs, born, sure, guard)
+        return self._recording().infer_subgraph(self, graph, inputs, born, sure, guard)
 
-    def runs_guard(self, relation, text: str):
-        """The guard of a subgraph of this node that runs exactly where ``relation``
-        (``(op, lhs, rhs)`` over the sizes) holds."""
-        from ..facts.constraints import Guard
-
-        engine = self._engine.peek()
+    def runs_guard(self, relation: Relation, text: str) -> Guard:
+        """The guard of a subgraph of this node that runs exactly where ``relation`` (over the
+        sizes) holds."""
+        engine = self._engine
         return Guard(engine.place_key() + (self.name, "runs"), True, text, self.name, self.op_type, relation)
 
-    def branch_guards(self):
+    def branch_guards(self) -> tuple[Guard, Guard]:
         """The guards of this If's then and else branches (see :func:`onnxsym.facts.branching.guards`)."""
-        return branching.guards(self._engine.peek(), self)
+        return branching.guards(self._engine, self)
 
     # -- an If the sizes decide (see onnxsym.facts.branching) ----------------------------
-    def relation(self, i: int):
-        """The comparison of shape values (a :class:`onnxsym.facts.branching.Relation`) that computed
-        the boolean input ``i``, or None."""
+    def relation(self, i: int) -> Relation | None:
+        """The comparison of shape values that computed the boolean input ``i``, or None."""
         name = self.input_names[i] if i < len(self.input_names) else ""
-        return branching.relation_of(self._engine.peek(), name) if name else None
+        return branching.relation_of(self._engine, name) if name else None
 
     def branch_choice(self):
         """The branch this If takes, where an earlier inference found that the nodes after it
         run with one branch only (a :class:`onnxsym.facts.branching.Choice`), else None."""
-        return self._engine.branch_choice(self)
+        return self._recording().branch_choice(self)
 
-    def note_split(self, relation) -> None:
+    def note_split(self, relation: Relation) -> None:
         """This If's branches differ in rank and ``relation`` decides which runs: inference
         is tried again with each branch taken."""
-        self._engine.note_split(self, relation)
+        self._recording().note_split(self, relation)
 
-    def require_relation(self, holds, reason: str) -> None:
+    def require_relation(self, holds: Relation, reason: str) -> None:
         """Record that this node runs only where the relation ``holds``."""
-        self._engine.record_branch(self, holds, reason)
+        self._recording().record_branch(self, holds, reason)
 
     def try_graph(self, graph, inputs: Sequence[Value | None],
-                  born: set | None = None) -> tuple[list[Value | None], list[Any]]:
+                  born: set | None = None) -> tuple[list[Value | None], list[Constraint]]:
         """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
-        the constraints it would have recorded (``Constraint`` objects); nothing of the trial
+        the constraints it would have recorded; nothing of the trial
         stays recorded, so a rule that uses the outputs must see that those constraints hold.
         ``born`` as for :meth:`infer_graph`."""
-        with self._engine.hypothetically() as made:
-            outs = self._engine.infer_subgraph(self, graph, inputs, born)
+        with self._recording().hypothetically() as made:
+            outs = self._recording().infer_subgraph(self, graph, inputs, born)
         return outs, made
 
     def __repr__(self) -> str:

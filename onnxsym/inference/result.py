@@ -9,8 +9,8 @@ import onnx
 
 from .. import dims
 from ..dims import Dim
-from ..facts.constraints import Constraint
 from ..facts.declared import Declarations, StaleDeclaration
+from ..facts.fact import Constraint, Origin
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
@@ -102,7 +102,7 @@ class Result:
     def positive_assumptions(self) -> list[Constraint]:
         """The decisions taken because a graph-input symbol's default range starts at 1
         (``past_seq >= 1``, with the node that took each): wrong where that symbol is 0."""
-        return [c for c in self.assumptions if c.kind == "positive"]
+        return [c for c in self.assumptions if c.origin is Origin.DEFAULT_RANGE]
 
     @under_ranges_of_result
     def domain(self) -> Domain:

@@ -12,10 +12,12 @@ producers and unknown ranks stay in it, and its rules are those of its own opset
 from __future__ import annotations
 
 from collections.abc import Container, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import onnx
 
 from .provenance import Provenance
+from .state import kept, undone
 from .values import Value
 
 _MISSING = object()
@@ -78,28 +80,23 @@ class _Names:
         return name in self.own or name in self.outer
 
 
+@dataclass(slots=True)
 class Scope:
     """The state of inference that belongs to one graph: its values, the values computed
     in its subgraphs, what produced each value, the values whose rank is unknown, and the
-    opsets its rules are looked up at (with the rules found so far)."""
+    opsets its rules are looked up at (with the rules found so far). A trial (see
+    onnxsym.inference.state) undoes what it recorded in the fields that say so."""
 
-    __slots__ = ("values", "subgraph_values", "scoped_values", "producer", "unknown_rank", "opsets", "ops")
-
-    def __init__(self, values: Values, opsets: dict[str, int], ops: dict[object, tuple] | None = None,
-                 subgraph_values: dict[str, Value] | None = None,
-                 producer: dict[str, Producer] | None = None,
-                 unknown_rank: dict[str, Provenance] | None = None,
-                 scoped_values: dict[GraphPath, dict[str, Value]] | None = None):
-        self.values = values
-        self.opsets = opsets
-        # (domain, op_type), or op_type alone in the default domain -> the engine's _resolve_op answer
-        self.ops: dict[object, tuple] = {} if ops is None else ops
-        self.subgraph_values: dict[str, Value] = {} if subgraph_values is None else subgraph_values  # by name
-        # the same, per subgraph (by its path): what each scope itself defined, whatever its siblings did
-        self.scoped_values: dict[GraphPath, dict[str, Value]] = {} if scoped_values is None else scoped_values
-        self.producer: dict[str, Producer] = {} if producer is None else producer
-        # Values whose rank is unknown, so that no dim can carry the reason.
-        self.unknown_rank: dict[str, Provenance] = {} if unknown_rank is None else unknown_rank
+    values: Values = kept("a trial infers in a scope of its own: it sets none of these")
+    opsets: dict[str, int] = kept("the graph's")
+    # (domain, op_type), or op_type alone in the default domain -> the engine's _resolve_op answer
+    ops: dict[object, tuple] = kept("the rules found so far: the same whatever a trial does", default_factory=dict)
+    subgraph_values: dict[str, Value] = undone(default_factory=dict)  # computed in subgraphs, by name
+    # the same, per subgraph (by its path): what each scope itself defined, whatever its siblings did
+    scoped_values: dict[GraphPath, dict[str, Value]] = undone(default_factory=dict)
+    producer: dict[str, Producer] = undone(default_factory=dict)
+    # Values whose rank is unknown, so that no dim can carry the reason.
+    unknown_rank: dict[str, Provenance] = undone(default_factory=dict)
 
     def names(self) -> Container[str]:
         """The names known now: what the graph's nodes may read but not produce again."""
@@ -114,12 +111,12 @@ class Scope:
     def inner(self) -> Scope:
         """The scope of a subgraph of this graph: new values over these; the rest is shared
         (a subgraph's values, producers and unknown ranks are reported with the model's)."""
-        return Scope(InnerValues(self.values), self.opsets, self.ops, self.subgraph_values,
-                     self.producer, self.unknown_rank, self.scoped_values)
+        return Scope(InnerValues(self.values), self.opsets, self.ops, subgraph_values=self.subgraph_values,
+                     scoped_values=self.scoped_values, producer=self.producer, unknown_rank=self.unknown_rank)
 
     def function(self, bound: Mapping[str, Value], opsets: dict[str, int]) -> Scope:
         """The scope of a function body called from this graph, with its inputs ``bound``
         and the opsets it imports (over this graph's)."""
         opsets = {**self.opsets, **opsets}
         # the rules found so far hold for the body only when its opsets are these
-        return Scope(dict(bound), opsets, self.ops if opsets == self.opsets else None)
+        return Scope(dict(bound), opsets, self.ops if opsets == self.opsets else {})

@@ -91,6 +91,18 @@ def _schema(domain: str, op_type: str, opset: int) -> _Schema | None:
     return facts
 
 
+def attribute_type(domain: str, op_type: str, opset: int, name: str) -> int | None:
+    """The ``AttributeProto`` type the ONNX spec gives attribute ``name`` of ``op_type``
+    (None for an attribute or operator onnx does not define: a custom one)."""
+    facts = _schema(domain, op_type, opset)
+    return None if facts is None else facts.attr_types.get(name)
+
+
+def attribute_type_name(kind: int) -> str:
+    """``INT``, ``FLOATS``, ... for an ``AttributeProto`` type."""
+    return _ATTR_NAMES.get(kind, str(kind))
+
+
 def check_node(node: onnx.NodeProto, domain: str, opset: int, label: str) -> None:
     """Raise :class:`InvalidModel` where ``node`` breaks its operator's ONNX schema: an operator
     its opset does not define, a required attribute missing, an attribute the operator does

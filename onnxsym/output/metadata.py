@@ -3,8 +3,11 @@ what each holds, and their encoding (JSON, except the version's plain text).
 
     version      the onnxsym version that wrote them
     symbols      each symbol: {"origin": a graph input's dim or the node that made it, "range": [lo, hi]}
-    constraints  each recorded constraint: {"constraint", "node", "op_type", "reason", "kind"}, and
-                 "when" (the guards of the subgraph it comes from) where it has some
+    constraints  each recorded constraint: {"constraint" (its text), "relation" (==, <=, >=, !=),
+                 "origin" (needed, exact_within, default_range, user, branch: see
+                 onnxsym.facts.fact.Origin), "node", "op_type", "reason"}, and where it comes from a
+                 subgraph, "graph" (the nodes whose subgraphs hold it, outermost first) and "when"
+                 (the guards that subgraph runs under) where it has some
     derived      each solved symbol: its definition over the others
     aliases      each name the model declares on a produced value: the dim it names
     stale        each stale declaration: {"value", "declared", "computed" (null: no rank), "why" (if known)}
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING
 import onnx
 
 if TYPE_CHECKING:
+    from ..facts.fact import Constraint
     from ..inference.result import Result
 
 PREFIX = "onnxsym."
@@ -39,9 +43,7 @@ def entries(result: Result, version: str) -> dict[str, object]:
         "version": version,
         "symbols": {name: {"origin": table.origin.get(name, ""), "range": list(ranges[name])}
                     for name in sorted(table.symbols)},
-        "constraints": [{"constraint": str(c), "node": c.node, "op_type": c.op_type, "reason": c.reason,
-                         "kind": c.kind, **({"when": [g.text for g in c.when]} if c.when else {})}
-                        for c in result.constraints],
+        "constraints": [_constraint(c) for c in result.constraints],
         "derived": {name: str(v) for name, v in result.derived_symbols().items()},
         "aliases": {name: str(v) for name, v in sorted(result.aliases.items())},
         "stale": [{"value": st.value, "declared": list(st.declared),
@@ -59,6 +61,16 @@ def entries(result: Result, version: str) -> dict[str, object]:
         out["domain"] = result._domain.to_json()
     if result.withheld:  # values written without dims: the load-time inference would refuse the model
         out["withheld"] = dict(sorted(result.withheld.items()))
+    return out
+
+
+def _constraint(c: Constraint) -> dict[str, object]:
+    out: dict[str, object] = {"constraint": str(c), "relation": c.rel.value, "origin": c.origin.value,
+                              "node": c.node, "op_type": c.op_type, "reason": c.reason}
+    if c.place.graph:
+        out["graph"] = list(c.place.graph)
+    if c.when:
+        out["when"] = [g.text for g in c.when]
     return out
 
 

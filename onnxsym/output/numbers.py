@@ -19,12 +19,13 @@ def range_text(lo: int, hi: int) -> str:
     return f"[{bound_text(lo)}, {bound_text(hi)}]"
 
 
-def _scaled(x: float, units: tuple[tuple[str, int], ...], unit: str) -> str:
+def _scaled(x: int, units: tuple[tuple[str, int], ...], unit: str) -> str:
+    """``x`` in the largest unit it reaches, three significant digits (999999 is 1.00 M)."""
     for name, size in units:
-        if abs(x) >= size:
+        if abs(x) >= size or abs(float(f"{x / size:.3g}")) >= 1:
             q = x / size
-            return f"{q:.3g} {name}" if abs(q) < 1000 else f"{q:.0f} {name}"
-    return f"{x:g} {unit}" if x != int(x) else f"{int(x)} {unit}"
+            return (f"{q:#.3g}".rstrip(".") if abs(q) < 999.5 else f"{q:.0f}") + f" {name}"
+    return f"{x} {unit}"
 
 
 _BINARY = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))

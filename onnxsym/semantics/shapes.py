@@ -31,13 +31,14 @@ def _is_one(d: Dim) -> bool:
 
 
 def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
-                  assume: Callable[[Dim, Dim, str], None] | None = None) -> Dim:
+                  require_equal: Callable[[Dim, Dim, str], None] | None = None) -> Dim:
     """The broadcast of dims that stand at one axis (numpy rules).
 
     Every dim that is not 1 must equal every other dim that is not 1, so a static
     dim other than 1 decides the result; a dim provably not 1 decides it too. Two
     different dims that both may be 1 broadcast to their ``max`` (exact in every
-    valid case), times ``min(d, 1)`` for each dim ``d`` that may be 0.
+    valid case), times ``min(d, 1)`` for each dim ``d`` that may be 0. Two dims both
+    provably not 1 must agree: ``require_equal`` (a node's) records that.
     """
     rest: list[Dim] = []
     for d in ds:
@@ -61,8 +62,8 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
             if not dims.same(d, decided) and dims.try_eq(d, 1) is False:
                 if dims.try_eq(d, decided) is False:
                     raise ShapeContradiction(f"cannot broadcast dim {d} against {decided}")
-                if assume is not None:
-                    assume(d, decided, "broadcast of two dims that are not 1")
+                if require_equal is not None:
+                    require_equal(d, decided, "broadcast of two dims that are not 1")
         return decided
     if all(dims.range_of(d)[0] >= 0 or dims.try_le(0, d) is True for d in rest):
         # A 0 broadcasts only against 1s (and 0s), giving 0: each dim that may be 0
@@ -78,7 +79,7 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
 
 
 def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
-                     assume=None) -> Shape:
+                     require_equal: Callable[[Dim, Dim, str], None] | None = None) -> Shape:
     """Multidirectional (numpy) broadcasting of several shapes."""
     rank = max((len(s) for s in shapes), default=0)
     padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
@@ -87,5 +88,5 @@ def broadcast_shapes(shapes: Sequence[Shape], fresh: Callable[[int, str], Dim],
     out: list[Dim] = []
     for axis in range(rank):
         col = [s[axis] for s in padded]
-        out.append(broadcast_dim(col, partial(fresh, axis), assume))
+        out.append(broadcast_dim(col, partial(fresh, axis), require_equal))
     return tuple(out)
