@@ -74,7 +74,7 @@ def gemm_shape(node, sa: Shape, sb: Shape) -> tuple[Dim, Dim]:
     m = sa[1] if ta else sa[0]
     n = sb[0] if tb else sb[1]
     if len(sa) == 2 and len(sb) == 2:
-        node.assume(sa[0] if ta else sa[1], sb[1] if tb else sb[0], "Gemm inner dims (K)")
+        node.require_equal(sa[0] if ta else sa[1], sb[1] if tb else sb[0], "Gemm inner dims (K)")
     return m, n
 
 
@@ -378,7 +378,7 @@ def einsum(node):
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
     for x, ds in letter_dims.items():
         if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
-            broadcast_dim(ds, lambda why: 1, node.assume)
+            broadcast_dim(ds, lambda why: 1, node.require_equal)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":
