@@ -7,10 +7,9 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.dims import structure as dstructure
 from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
 from onnxsym.errors import InvalidModel, ShapeContradiction
-from onnxsym.facts.edges import never_equals
+from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register, unlearned
@@ -209,119 +208,50 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
             zero = {i} | {j for k, j in enumerate(others) if mask >> k & 1}
             if any(j >= len(x.shape) for j in zero):
                 continue  # a 0 beyond the input's rank fails by itself
-            lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
-            if None in lit:
-                rest = prod(v for v in lit if v is not None)
-                if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+            where = _where_cases(target, [j for j in others if j in zero], [j for j in others if j not in zero])
+            if where is None:
+                continue  # the other elements cannot be 0 and not 0 that way together
+            with dims.current().child(where):
+                lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
+                if None in lit:
+                    rest = prod(v for v in lit if v is not None)
+                    if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+                        return False
+                elif not _counts_differ(lit, x.shape):
                     return False
-            elif not _never_equal(prod(lit), total, [target[j] for j in zero]):
-                return False
     return True
 
 
-def _never_equal(a, b, zeros=()) -> bool:
-    """``a != b`` at every size where each of ``zeros`` is 0: decided by the algebra, or with
-    each min and max in them read as a free size in its range, narrowed to where ``zeros`` are 0
-    (a superset of the values it takes: what never holds there never holds), common positive
-    factors cancelled: ``32*b*A*(B//2) != 8*b*A*B`` whatever the maxes ``A`` and ``B`` are."""
+def _where_cases(target, zero, sizes):
+    """The symbols' ranges narrowed to where the elements ``zero`` are 0 and the elements
+    ``sizes`` are at least 1 (``{}``: no narrowing), or None where that is proven never to be."""
     from onnxsym.facts.narrowing import Unreachable, implied_ranges
 
-    if dims.try_eq(a, b) is False:
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        for d, lo in [(dims.neg(target[j]), 0) for j in zero] + [(target[j], 1) for j in sizes]:
+            for sym, (a, b) in implied_ranges(d, lo).items():
+                old = out.get(sym.name, (sym.lo, sym.hi))
+                out[sym.name] = (max(a, old[0]), min(b, old[1]))
+                if out[sym.name][0] > out[sym.name][1]:
+                    return None
+    except Unreachable:
+        return None
+    return out
+
+
+def _counts_differ(lit, shape) -> bool:
+    """Whether ``prod(lit)`` never equals ``prod(shape)``: the factors the two share and that
+    are never 0 cancel first, and what is left is compared with each max and min in it taken
+    over its range (timm's window partition: ``16*(w//4)`` is never ``w`` for ``w >= 1``)."""
+    if dims.try_eq(prod(lit), prod(shape)) is False:
         return True
-    # (built again under the ranges now: one built before a narrowing is another atom)
-    a, b, zeros = dims.rebuild(a), dims.rebuild(b), [dims.rebuild(z) for z in zeros]
-    atoms: list = []
-    for d in (a, b, *zeros):
-        _minmax_atoms(d, atoms)
-    if not atoms or len(atoms) > 4:
-        return False
-    with dims.current().child({}):  # the free sizes' ranges stay here
-        syms = [dims.Sym(f"_free{k}", *dims.range_of(atom)) for k, atom in enumerate(atoms)]
-        for z in zeros:
-            free = {atom: dims.expr_of(s) for atom, s in zip(atoms, syms)}
-            try:
-                region = implied_ranges(dims.neg(_abstracted(z, free)), 0)
-            except Unreachable:
-                return True  # it is never 0: no such case
-            for s, (lo, hi) in region.items():
-                dims.current().narrow(s.name, lo, hi)
-        free = {atom: _pinned(dims.expr_of(s)) for atom, s in zip(atoms, syms)}  # (under the narrowed ranges)
-        diff = dstructure.without_positive_factor(dims.sub(_abstracted(a, free), _abstracted(b, free)))
-        return never_equals(diff, 0) or _never_zero_by_residues(diff)
-
-
-def _pinned(d):
-    """``d``, or its one value where its range has one."""
-    lo, hi = dims.range_of(d)
-    return lo if lo == hi else d
-
-
-def _never_zero_by_residues(diff) -> bool:
-    """``diff`` (of one symbol ``s``, under divisions by constants) is never 0: with ``s = P*q + r``
-    for the period ``P``, each residue's ``diff`` is ``c*q + e`` exactly, 0 only at ``q = -e/c``,
-    which must be a whole number in ``q``'s range (``4*(t//2) - t`` is ``2*q - r``: 0 only at 0)."""
-    from onnxsym.domain.forms import period
-
-    syms = dims.free_symbols(diff)
-    if len(syms) != 1:
-        return False
-    (s,) = syms
-    p = period(diff, s)
-    if p is None or p > 64:
-        return False
-    for r in range(p):
-        qlo, qhi = -((r - s.lo) // p), (s.hi - r) // p  # s = p*q + r within [s.lo, s.hi]
-        if qlo > qhi:
-            continue
-        e0, e1, e2 = (dims.evaluate(diff, {s.name: p * q + r}) for q in (qlo, qlo + 1, qlo + 2))
-        c = e1 - e0
-        if e2 - e1 != c:
-            return False  # (not linear in q: undecided)
-        with dims.current().child({}):
-            q = dims.Sym(f"_q{r}", qlo, qhi)
-            if dims.try_eq(dims.substitute(diff, {s: dims.add(dims.mul(p, dims.expr_of(q)), r)}),
-                           dims.add(dims.mul(c, dims.sub(dims.expr_of(q), qlo)), e0)) is not True:
-                return False
-        if c == 0:
-            if e0 == 0:
-                return False
-            continue
-        if (-e0) % c == 0 and qlo <= qlo + (-e0) // c <= qhi:
-            return False
-    return True
-
-
-def _minmax_atoms(d, out: list) -> None:
-    for _c, factors in dstructure.terms(d):
-        for f, _e in factors:
-            op = dstructure.operation(f)
-            if op is None:
-                continue
-            if op[0] in ("min", "max"):
-                if f not in out:
-                    out.append(f)
-            else:
-                for x in op[1]:
-                    _minmax_atoms(x, out)
-
-
-def _abstracted(d, free):
-    """``d`` with each atom of ``free`` replaced by its free size."""
-    out = []
-    for c, factors in dstructure.terms(d):
-        term = c
-        for f, e in factors:
-            op = dstructure.operation(f)
-            if f in free:
-                g = free[f]
-            elif op is not None and op[0] == "floordiv":
-                g = dims.floordiv(_abstracted(op[1][0], free), _abstracted(op[1][1], free))
-            else:
-                g = f
-            for _ in range(e):
-                term = dims.mul(term, g)
-        out.append(term)
-    return dstructure.total(out)
+    left, right = list(lit), list(shape)
+    for d in list(left):
+        if d in right and never_equals(d, 0):
+            left.remove(d)
+            right.remove(d)
+    return never_equals_generalized(dims.sub(prod(left), prod(right)), 0)
 
 
 def _unclear_elements(node, x, target, allowzero):

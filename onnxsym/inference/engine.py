@@ -31,7 +31,7 @@ from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
 from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
-from .scope import Scope, graph_key
+from .scope import Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
@@ -438,6 +438,8 @@ class Engine:
             for n in graph.node:
                 for o in n.output:
                     producer.setdefault(o, (n, path))
+                if not may_hold_subgraphs(n):
+                    continue
                 for a in n.attribute:
                     graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
                     stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
