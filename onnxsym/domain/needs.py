@@ -8,13 +8,14 @@ registration; :mod:`.collect` calls its ``check`` with a :class:`Site`."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import onnx
 
 from .. import dims
 from ..dims import Dim
 from ..facts.fact import Constraint, Origin, Place, Rel
+from ..inference.engine import node_label
 from ..inference.values import Tensor
 from ..registry import Condition
 from .elements import Elements
@@ -73,6 +74,11 @@ class Site:
                       self.index, alts)
 
 
+def _shape(values, name: str):
+    v = values.get(name) if name else None
+    return v.shape if isinstance(v, Tensor) else None
+
+
 def _is_one(d: Dim) -> bool:
     return isinstance(d, int) and d == 1
 
@@ -91,24 +97,128 @@ def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
                 yield axis, a, b
 
 
-def _broadcast(site: Site) -> Iterator[Raw]:
-    shapes = [site.shape(i) for i, x in enumerate(site.node.input) if x]
+def _broadcast(values, n, i, names) -> Iterator[Raw]:
+    shapes = [_shape(values, x) for x in names]
     if len(shapes) < 2 or any(s is None for s in shapes) or all(s == shapes[0] for s in shapes):
         return
-    rank = max(len(s) for s in shapes if s is not None)
-    cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes if s is not None]))
+    rank = max(len(s) for s in shapes)
+    cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]))
+    label = node_label(n, i)
     for axis, a, b in _pairs(cols):
-        yield site.raw("or", a, b, f"broadcast on axis {axis}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"broadcast on axis {axis}: {a} against {b}", i,
+                     alts=((a, b), (a, 1), (b, 1)))
 
 
-def _expand(site: Site) -> Iterator[Raw]:
-    x, target = site.shape(0), site.value(1)
-    if x is None or target is None:
+def _expand(values, n, i) -> Iterator[Raw]:
+    x = _shape(values, n.input[0])
+    t = values.get(n.input[1]) if len(n.input) > 1 else None
+    if x is None or not isinstance(t, Tensor) or t.value is None:
         return
+    target = tuple(t.value)
     rank = max(len(x), len(target))
-    cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + tuple(target)))
+    cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + target))
+    label = node_label(n, i)
     for axis, a, b in _pairs(cols):
-        yield site.raw("or", a, b, f"expand axis {axis}: {a} to {b}", alts=((a, b), (a, 1), (b, 1)))
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"expand axis {axis}: {a} to {b}", i, alts=((a, b), (a, 1), (b, 1)))
+
+
+def _attr_int(n, name: str, default: int) -> int:
+    for a in n.attribute:
+        if a.name == name:
+            return a.i
+    return default
+
+
+def _index_bounds(label, op, i, what: str, d: Dim, b) -> Iterator[Raw]:
+    lo, hi = b
+    if dims.try_le(hi, dims.sub(d, 1)) is not True:
+        yield needed(Rel.LE, hi, dims.sub(d, 1), label, op, f"index {hi} < {d} {what}", i)
+    if dims.try_le(dims.neg(d), lo) is not True:
+        yield needed(Rel.LE, dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
+
+
+def _nonempty(shape) -> bool:
+    return shape is not None and dims.try_le(1, _product(shape)) is True
+
+
+def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
+    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
+    idx = _shape(values, idx_name)
+    if x is None or not x or idx is None:
+        return
+    axis = _attr_int(n, "axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    b = elements.bounds(idx_name)
+    if b is not None:
+        what = "rows" if axis == 0 else f"on axis {axis}"
+        raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
+        yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+
+
+def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
+    """Each ``lhs <= rhs`` an index needs, where there may be no index at all (``Range(0, seq)``
+    at ``seq = 0``): ``count == 0 or min(lhs, rhs) == lhs``, a disjunction of equalities."""
+    for r in raws:
+        c = r.fact
+        yield replace(r, fact=replace(c, rel=Rel.EQ), alts=((c.lhs, dims.dmin(c.lhs, c.rhs)), (count, 0)))
+
+
+def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
+    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
+    idx = _shape(values, idx_name)
+    if x is None or not idx or not isinstance(idx[-1], int):
+        return
+    k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
+    if batch + k > len(x):
+        return
+    # component j of each index tuple indexes axis batch + j (told apart where the tuples are a
+    # Concat of one column per component, as torch's advanced indexing builds them)
+    bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
+    for j, b in enumerate(bounds):
+        if b is not None:
+            raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
+            yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+
+
+def _split(values, opset: int, n, i) -> Iterator[Raw]:
+    x = _shape(values, n.input[0])
+    if x is None or not x:
+        return
+    axis = _attr_int(n, "axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    d, label = x[axis], node_label(n, i)
+    sizes = None
+    if opset >= 13 and len(n.input) > 1 and n.input[1]:
+        v = values.get(n.input[1])
+        sizes = tuple(v.value) if isinstance(v, Tensor) and v.value is not None else None
+    elif opset < 13:
+        sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
+    if sizes is not None:
+        total: Dim = 0
+        for s in sizes:
+            total = dims.add(total, s)
+        yield needed(Rel.EQ, total, d, label, n.op_type, f"split sizes add up to {d}", i)
+        for s in sizes:
+            if not isinstance(s, int) and dims.try_le(0, s) is not True:
+                yield needed(Rel.LE, 0, s, label, n.op_type, f"split size {s} >= 0", i)
+    elif not (opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
+        parts = len(n.output)
+        if parts > 1 and not isinstance(d, int):
+            yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
+                         f"{d} splits into {parts} equal parts", i)
+
+
+def _tile(values, n, i) -> Iterator[Raw]:
+    r = values.get(n.input[1]) if len(n.input) > 1 else None
+    if not isinstance(r, Tensor) or r.value is None:
+        return
+    for k, rep in enumerate(r.value):
+        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
+            yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
 
 
 def _product(ds) -> Dim:
@@ -118,88 +228,24 @@ def _product(ds) -> Dim:
     return out
 
 
-def _nonempty(shape) -> bool:
-    return shape is not None and dims.try_le(1, _product(shape)) is True
+def _names(site: Site) -> list[str]:
+    return [x for x in site.node.input if x]
 
 
-def _index_bounds(site: Site, what: str, d: Dim, b) -> Iterator[Raw]:
-    lo, hi = b
-    if dims.try_le(hi, dims.sub(d, 1)) is not True:
-        yield site.raw("<=", hi, dims.sub(d, 1), f"index {hi} < {d} {what}")
-    if dims.try_le(dims.neg(d), lo) is not True:
-        yield site.raw("<=", dims.neg(d), lo, f"index {lo} >= -{d} {what}")
-
-
-def _gather(site: Site) -> Iterator[Raw]:
-    x, idx = site.shape(0), site.shape(1)
-    if site.elements is None or x is None or not x or not _nonempty(idx):
-        return
-    axis = site.attr_int("axis", 0)
-    axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
-        return
-    b = site.elements.bounds(site.node.input[1])
-    if b is not None:
-        yield from _index_bounds(site, "rows" if axis == 0 else f"on axis {axis}", x[axis], b)
-
-
-def _gather_nd(site: Site) -> Iterator[Raw]:
-    x, idx = site.shape(0), site.shape(1)
-    if site.elements is None or x is None or not idx or not isinstance(idx[-1], int) or not _nonempty(idx):
-        return
-    k, batch = idx[-1], site.attr_int("batch_dims", 0)
-    if k != 1 or batch >= len(x):
-        return  # the components of a longer index tuple are not told apart
-    b = site.elements.bounds(site.node.input[1])
-    if b is not None:
-        yield from _index_bounds(site, f"on axis {batch}", x[batch], b)
-
-
-def _split(site: Site) -> Iterator[Raw]:
-    x = site.shape(0)
-    if x is None or not x:
-        return
-    n = site.node
-    axis = site.attr_int("axis", 0)
-    axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
-        return
-    d = x[axis]
-    sizes = None
-    if site.opset >= 13 and len(n.input) > 1 and n.input[1]:
-        sizes = site.value(1)
-    elif site.opset < 13:
-        sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
-    if sizes is not None:
-        total: Dim = 0
-        for s in sizes:
-            total = dims.add(total, s)
-        yield site.raw("==", total, d, f"split sizes add up to {d}")
-        for s in sizes:
-            if not isinstance(s, int) and dims.try_le(0, s) is not True:
-                yield site.raw("<=", 0, s, f"split size {s} >= 0")
-    elif not (site.opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
-        parts = len(n.output)
-        if parts > 1 and not isinstance(d, int):
-            yield site.raw("==", dims.mul(parts, dims.floordiv(d, parts)), d, f"{d} splits into {parts} equal parts")
-
-
-def _tile(site: Site) -> Iterator[Raw]:
-    reps = site.value(1)
-    if reps is None:
-        return
-    for k, rep in enumerate(reps):
-        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
-            yield site.raw("<=", 0, rep, f"repeat {k} is {rep} >= 0")
-
-
-BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or one is 1", _broadcast)
-EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1", _expand)
-GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)", _gather)
-GATHER_ND_INDICES = Condition("-X[b] <= indices < X[b] on the indexed axis b (one index component)", _gather_nd)
+BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or one is 1",
+                      lambda site: _broadcast(site.values, site.node, site.index, _names(site)))
+EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1",
+                   lambda site: _expand(site.values, site.node, site.index))
+# (index bounds come from the element bounds of the main graph: not walked in a subgraph)
+GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)",
+                           lambda site: () if site.elements is None else
+                           _gather(site.values, site.elements, site.node, site.index))
+GATHER_ND_INDICES = Condition("-X[b + j] <= indices[..., j] < X[b + j] on each indexed axis",
+                              lambda site: () if site.elements is None else
+                              _gather_nd(site.values, site.elements, site.node, site.index))
 SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
-                        "X[axis] divides into equal parts", _split)
-TILE_REPEATS = Condition("repeats >= 0", _tile)
+                        "X[axis] divides into equal parts", lambda site: _split(site.values, site.opset, site.node, site.index))
+TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index))
 
 
 def _matmul_batch(site: Site) -> Iterator[Raw]:
