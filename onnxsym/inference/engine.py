@@ -31,7 +31,7 @@ from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
 from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
-from .scope import SUBGRAPH_OPS, Scope, graph_key, may_hold_subgraphs
+from .scope import Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
@@ -511,6 +511,8 @@ class Engine:
         attributes and input values: most nodes of a many-layer model) takes the rule's
         memoized result; only the others run their rule (:meth:`_run_rule`)."""
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        # the standard ops registered with subgraphs; other domains' ops are checked one by one
+        subgraph_ops = registry.subgraph_ops()
         replays = self.memo.decisions
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
@@ -528,7 +530,7 @@ class Engine:
                 ids = tuple(map(id, inputs))
             else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-            subgraphs = (domain or op_type in SUBGRAPH_OPS) and has_subgraph(n)
+            subgraphs = (domain or op_type in subgraph_ops) and has_subgraph(n)
             if stored_order:
                 if _NONE_ID in ids and not all(x in env for x in input_names if x):
                     return done
