@@ -360,3 +360,19 @@ def test_a_topk_in_a_branch_the_data_picks_on_rows_folded_from_written_dims():
     # ones sum to more than 0: the then branch runs, at batch 1 only (the first Reshape)
     check_written_runs(m, written, [{"seq": s, "batch": 1} for s in (1, 4, 7)],
                        lambda b: {"x": np.ones([b["seq"], 3, b["batch"], b["seq"]], np.float32)})
+
+
+def test_a_value_declared_in_value_info_and_as_an_output_gets_the_dims_at_both():
+    """A graph output also listed in value_info with a stale [9, 5] (the fuzzer's shrinker made
+    one, seed 4136): only the output's type was written, the value_info entry kept claiming
+    [9, 5]. Each declaration now says what onnxruntime computes."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper
+
+    m = model([helper.make_node("Concat", ["x", "x"], ["y"], axis=1)], [("x", F, [3, "seq"])], [("y", F, None)])
+    m.graph.value_info.append(helper.make_tensor_value_info("y", F, [9, 5]))
+    written = onnxsym.annotate(m)
+    declared = [d for d in list(written.graph.value_info) + list(written.graph.output) if d.name == "y"]
+    assert len(declared) == 2
+    check_written_runs(m, written, [{"seq": 2}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
