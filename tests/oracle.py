@@ -211,6 +211,8 @@ def _evaluate_written(text, binding):
 
     if isinstance(text, int):
         return text
+    if not text:
+        return None  # a dim with neither a number nor a name: unknown, nothing claimed
     try:
         value = parse_dim(text, lambda n: binding[n])
     except KeyError:

@@ -376,3 +376,29 @@ def test_a_value_declared_in_value_info_and_as_an_output_gets_the_dims_at_both()
     declared = [d for d in list(written.graph.value_info) + list(written.graph.output) if d.name == "y"]
     assert len(declared) == 2
     check_written_runs(m, written, [{"seq": 2}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
+
+
+def test_a_dim_onnx_infers_otherwise_than_onnxruntime_runs_is_not_written():
+    """Slice of x [3, batch] from 0 to INT64_MAX by -2 (fuzzer seed 495): onnxruntime's kernel
+    gives 1 row, onnx's inference 0. Written as 1, onnx's strict inference (and so
+    ``onnx.checker``'s full check) refuses the model for the conflict: the output is written
+    with its element type and rank, no dim claimed, and the model loads, checks and runs."""
+    import json
+
+    import numpy as np
+    from helpers import F, init, model
+    from onnx import helper
+
+    i64 = lambda name, v: init(name, np.array(v, np.int64))  # noqa: E731
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="sl"),
+               helper.make_node("Relu", ["x"], ["r"])], [("x", F, [3, "batch"])],
+              ["y", "r"], [i64("s", [0]), i64("e", [2**63 - 1]), i64("a", [0]), i64("st", [-2])], opset=13)
+    real = _session_of(m, optimize=False).run(None, {"x": np.ones([3, 2], np.float32)})[0].shape
+    assert real == (1, 2) and tuple(onnxsym.infer(m).shape("y")) == (1, onnxsym.dims.sym("batch"))
+    written = onnxsym.annotate(m)
+    assert "y" in json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
+    (y,) = [o for o in written.graph.output if o.name == "y"]  # its element type and rank; no dim claimed
+    assert y.type.tensor_type.elem_type == F and len(y.type.tensor_type.shape.dim) == 2
+    assert not any(d.HasField("dim_value") or d.HasField("dim_param") for d in y.type.tensor_type.shape.dim)
+    onnx.checker.check_model(written, full_check=True)
+    check_written_runs(m, written, [{"batch": 2}, {"batch": 5}], lambda b: {"x": np.ones([3, b["batch"]], np.float32)})
