@@ -402,3 +402,28 @@ def test_a_dim_onnx_infers_otherwise_than_onnxruntime_runs_is_not_written():
     assert not any(d.HasField("dim_value") or d.HasField("dim_param") for d in y.type.tensor_type.shape.dim)
     onnx.checker.check_model(written, full_check=True)
     check_written_runs(m, written, [{"batch": 2}, {"batch": 5}], lambda b: {"x": np.ones([3, b["batch"]], np.float32)})
+
+
+@pytest.mark.parametrize("op", ["Expand", "MatMul"])
+def test_a_branch_the_data_pick_that_cannot_run_at_the_pinned_size_is_no_error(op):
+    """A Reshape of x to [0, 3] pins n to 3; the then branch of an If on a bool input does
+    Expand(x, [1, 5]) or MatMul(x, w[5, 2]), which contradict n = 3: that branch can never run,
+    and onnxruntime runs the model with flag false. onnxsym refused the whole model (a
+    contradiction raised in a branch that may not run); now it warns, and the written model runs."""
+    import numpy as np
+    from helpers import BOOL, F, graph, init, model
+    from onnx import helper
+
+    N = helper.make_node
+    then = {"Expand": N("Expand", ["x", "e5"], ["t"]), "MatMul": N("MatMul", ["x", "w5"], ["t"])}[op]
+    then_g = graph([then], [], [("t", F)], name="then")
+    else_g = graph([N("Identity", ["x"], ["e"])], [], [("e", F)], name="else")
+    m = model([N("Reshape", ["x", "t03"], ["pinned"]), N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", "n"]), ("flag", BOOL, [])], [("pinned", F), ("y", F)],
+              [init("t03", np.array([0, 3], np.int64)), init("e5", np.array([1, 5], np.int64)),
+               init("w5", np.ones([5, 2], np.float32))])
+    result = onnxsym.infer(m)
+    assert any("that subgraph can never run" in w for w in result.warnings), result.warnings
+    written = onnxsym.annotate(m)
+    check_written_runs(m, written, [{"batch": 2, "n": 3}, {"batch": 5, "n": 3}],
+                       lambda b: {"x": np.ones([b["batch"], b["n"]], np.float32), "flag": np.array(False)})
