@@ -31,6 +31,7 @@ import onnx
 from .. import dims
 from ..dims import Dim
 from ..dims.text import ExprSyntaxError, parse_dim
+from ..inference.scope import may_hold_subgraphs
 from ..inference.symbols import SymbolTable
 from ..inference.values import Tensor
 from ..model.loader import UNNAMED_PARAMS
@@ -94,6 +95,8 @@ def reused_names(g: onnx.GraphProto) -> set[str]:
             for o in n.output:
                 if o and seen.setdefault(o, id(graph)) != id(graph):
                     out.add(o)
+            if not may_hold_subgraphs(n):
+                continue
             for a in n.attribute:
                 stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
     return out
@@ -191,8 +194,8 @@ class DeclaredMatcher:
         for dd, d in zip(decl, shape):
             d = self.resolve(d)
             if dd.HasField("dim_value"):
-                if dd.dim_value < 0 or dims.try_eq(d, dd.dim_value) is False:
-                    return True
+                if dd.dim_value >= 0 and dims.try_eq(d, dd.dim_value) is False:
+                    return True  # (a negative number, paddle2onnx's -1, says "unknown": it claims nothing)
                 continue
             parsed = self._parse(dd.dim_param)
             if parsed is not None and not dims.free_symbols(parsed) & set(self._names.values()) and \
@@ -208,8 +211,8 @@ class DeclaredMatcher:
     def _dim(self, key: tuple[str, int], axis: int, decl, d: Dim) -> bool | None:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
-        if decl.HasField("dim_value"):  # (a negative number is never a size)
-            return False if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
+        if decl.HasField("dim_value"):  # a negative number (paddle2onnx's -1) is no size: "unknown", no claim
+            return None if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
         text, value = decl.dim_param, key[0]
         if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return None
