@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, Sym
+from . import cases
 from . import structure as st
 
 # The largest period tried for a residue analysis (substitutions cost).
@@ -37,7 +38,8 @@ class Form:
     """One simplified condition. ``kind``: range, divisible or other.
 
     range: ``symbol`` in ``[lo, hi]``; divisible: ``symbol % modulus`` in
-    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``).
+    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``,
+    or ``cases`` with ``pieces``: any piece whose relations all hold, see :mod:`.cases`).
     """
 
     kind: str
@@ -50,6 +52,7 @@ class Form:
     lhs: Dim = 0
     rhs: Dim = 0
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    pieces: tuple[tuple[tuple[str, Dim, Dim], ...], ...] = ()
     below: int | None = None  # divisible: it also holds where symbol <= below (small sizes)
 
     def residue_holds(self, v: int) -> bool:
@@ -70,6 +73,8 @@ class Form:
             return (self.below is not None and v <= self.below) or self.residue_holds(v)
         if self.rel == "or":
             return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
+        if self.rel == "cases":
+            return cases.holds(self.pieces, bindings)
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
         if self.rel == "!=":
             return lhs != rhs
@@ -91,6 +96,8 @@ class Form:
             if len(self.residues) == 1:
                 return f"{small}{self.symbol} % {self.modulus} == {self.residues[0]}"
             return f"{small}{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+        if self.rel == "cases":
+            return cases.text(self.pieces)
         if self.rel == "or":
             (a, b), rest = self.alts[0], self.alts[1:]
             return f"{a} == {b} (or {' or '.join(f'{x} == {y}' for x, y in rest)})"
@@ -99,7 +106,8 @@ class Form:
     @property
     def linear(self) -> bool:
         """An ``other`` form whose sides are linear in the symbols (``past + seq <= 64``)."""
-        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab]
+        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab] + \
+            [d for p in self.pieces for r in p for d in r[1:]]
         return all(len(m) <= 1 and (not m or (m[0][1] == 1 and st.kind(m[0][0]) == "sym"))
                    for d in sides for m, _ in st.monomials(d))
 
@@ -110,6 +118,9 @@ class Form:
         found = set()
         for a, b in self.alts or ((self.lhs, self.rhs),):
             found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+        for p in self.pieces:
+            for _, a, b in p:
+                found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
         return tuple(sorted(found))
 
 
@@ -168,9 +179,62 @@ def _at_most(lhs: Dim, rhs: Dim) -> list[Form]:
     if answer is None and len(syms) == 1:
         (s,) = syms
         form = _monotone_range(g, s)
+        if form is None:
+            form = _settled_range(g, s)
         if form is not None:
             return [form]
     return _other("<=", lhs, rhs)
+
+
+def _settled_range(g: Dim, s: Sym) -> Form | None:
+    """``g >= 0`` as a range of ``s`` where the min/max in ``g`` settle from some size ``T`` on
+    into a form monotone in ``s`` (silero's ``(samples + 64)//128 - min(0, (samples + 64)//128 - 1)``
+    is ``1`` from 64 on): by bisection above ``T``, size by size below it; None when the sizes
+    where it holds are no interval."""
+    t = s.lo + 1
+    direction = None
+    while t <= MAX_THRESHOLD and t <= s.hi:
+        with dims.current().child({s.name: (t, s.hi)}):  # where s starts at t: a direction leaves, no dim
+            settled = dims.rebuild(g)
+            syms = dims.free_symbols(settled)
+            direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else (0 if not syms else None)
+        if direction is not None:
+            break
+        t *= 2
+    if direction is None or t > s.hi:
+        return None
+    value = st.compiled(g, (s,))
+
+    def ok(v: int) -> bool:
+        try:
+            return value(v) >= 0
+        except ZeroDivisionError:
+            return False
+    if direction >= 0:  # false then true above t
+        first = _first_where(ok, t, s.hi)
+        above = None if first is None else (first, s.hi)
+    else:  # true then false above t
+        if not ok(t):
+            above = None
+        else:
+            a, b = t, s.hi
+            while a < b:
+                m = (a + b + 1) // 2
+                a, b = (m, b) if ok(m) else (a, m - 1)
+            above = (t, a)
+    points = [v for v in range(s.lo, t) if ok(v)]
+    if above is not None:
+        if points and points[-1] != t - 1 or (points and above[0] != t):
+            return None
+        lo = points[0] if points else above[0]
+        hi = above[1]
+    else:
+        if not points:
+            return Form("range", s.name, s.lo, s.lo - 1)  # never
+        lo, hi = points[0], points[-1]
+    if any(not ok(v) for v in range(lo, min(hi, t - 1) + 1)):
+        return None  # not one interval below t
+    return Form("range", s.name, lo, hi)
 
 
 def _monotone_range(g: Dim, s: Sym) -> Form | None:
@@ -504,6 +568,14 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
     periodic = _periodic(kept)
     if periodic is not None:
         return periodic
+    pieces = cases.split(kept)
+    if pieces is not None:
+        if not pieces or pieces == [()]:
+            return [] if pieces else _other("or", kept[0][0], kept[0][1], kept)
+        if len(pieces) == 1 and len(pieces[0]) == 1:
+            rel, a, b = pieces[0][0]
+            return _at_most(a, b) if rel == "<=" else _equal(a, b)
+        return [Form("other", rel="cases", pieces=tuple(pieces))]
     main = _equal(*kept[0])
     if len(main) == 1 and main[0].kind == "range":
         f = main[0]
