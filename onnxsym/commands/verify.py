@@ -191,7 +191,9 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
         b = {**b, **fixed}
         _solve_equalities(b, eqs, free)
         for name, d in derived.items():
-            if name not in fixed:
+            # (a fresh symbol solved as another, a NonZero count, has no size the inputs give)
+            if name not in fixed and name not in result.fresh \
+                    and not any(s.name in result.fresh for s in dims.free_symbols(d)):
                 b[name] = dims.evaluate(d, b)
         return b
 
