@@ -12,7 +12,7 @@ import click
 from onnxsym import __version__
 from onnxsym.commands.progress import Progress
 from onnxsym.errors import OnnxsymError, UserInputError
-from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
+from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
 if TYPE_CHECKING:
@@ -226,23 +226,6 @@ def _pins_line(result, domain) -> str | None:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=()) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model (with
-    ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
-    weights are kept: OUT's folder must hold them."""
-    folder = os.path.dirname(os.path.abspath(out))
-    try:
-        data = model.SerializeToString()
-    except Exception as exc:  # protobuf refuses messages over 2 GB
-        raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
-                           f"a model over 2 GB must keep its weights as external data") from None
-    if model_dir is not None and out != STDOUT:
-        from onnxsym.model.external import check_output_folder
-
-        check_output_folder(model, model_dir, folder)
-    write_outputs([(out, data), *also])
-
-
 def _check_targets(outputs, force: bool) -> None:
     """Before any work: each output is something onnxsym writes to, and replaces no
     regular file without --force (a pipe or a device, /dev/null, replaces nothing)."""
@@ -341,7 +324,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    _save(annotated, target, model_dir, also)
+    save_model(annotated, target, model_dir, also)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr

@@ -34,7 +34,7 @@ def llama_layers(n: int) -> str:
 
     os.makedirs(CACHE, exist_ok=True)
     torch.manual_seed(0)
-    model = mm._torch_models()["llama_tiny"](layers=n).eval()
+    model = mm.torch_models()["llama_tiny"](layers=n).eval()
     b, s, p = 2, 7, 4
     kv_shape = (b, mm.LLAMA_KV_HEADS, p, mm.LLAMA_HEAD_DIM)
     names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(n) for kv in ("key", "value")]

@@ -23,8 +23,9 @@ import sys
 
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and the scoring the tests share
+from resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
 
 
 def project_models(paths):

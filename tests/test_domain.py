@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from domain_boundary import check_all
 from helpers import F, init, model
 from onnx import TensorProto, helper
-from test_cli_check import _check_json
+from report_schema import check_json
 
 import onnxsym
 from onnxsym import dims
@@ -269,7 +269,7 @@ def test_check_require_names_the_first_cutting_condition_and_node():
 def test_check_require_json_and_github():
     r = cli("check", BERT, "--require", "seq=1:4096", "--format", "json")
     doc = json.loads(r.stdout)
-    _check_json(doc)
+    check_json(doc)
     assert r.exit_code == doc["exit_code"] == 1
     (m,) = doc["models"]
     assert m["status"] == "outside"
@@ -277,7 +277,7 @@ def test_check_require_json_and_github():
         "condition": "seq <= 64", "node": "/pos/Gather", "op_type": "Gather", "at": {"seq": 4096}, "proven": True}
     assert doc["options"]["require"] == {"seq": [1, 4096]}
     ok = json.loads(cli("check", BERT, "--require", "seq=1:64", "--format", "json").stdout)
-    _check_json(ok)
+    check_json(ok)
     assert ok["models"][0]["outside"] is None
     lines = cli("check", BERT, "--require", "seq=1:4096", "--format", "github").output.splitlines()
     assert lines[0].startswith(f"::error file={BERT},title=onnxsym%3A required sizes outside the domain::")

@@ -11,10 +11,9 @@ import pytest
 from helpers import graph, init, model
 from iree.compiler import ir
 from iree_check import compile_cpu, compile_error, importer_text, run_iree, run_ort
-from mlir_check import walk
+from mlir_check import refines, walk
 from onnx import TensorProto as T
 from onnx import helper
-from test_mlir_torch import _refines
 
 import onnxsym
 from onnxsym.mlir import to_mlir
@@ -61,7 +60,7 @@ def _matches_importer(ours_text, model):
                 assert y.startswith("!torch.vtensor<[],") and x.startswith("!torch.vtensor<") and \
                     x.split(",")[-1] == y.split(",")[-1], (x, y)
                 continue
-            _refines(x, y)
+            refines(x, y)
             compared += 1
     return compared
 

@@ -5,6 +5,7 @@ sweep of bench/mlir_styles.py over a representative subset of the corpus (all of
 import os
 import re
 
+import mlir_sweep
 import numpy as np
 import pytest
 from bisheng import opt, try_opt
@@ -17,7 +18,6 @@ from onnx import helper
 
 import onnxsym
 import onnxsym.mlir
-from bench import mlir_styles
 from onnxsym.cli import main
 from onnxsym.mlir import STYLES, to_mlir
 from onnxsym.mlir.build import build
@@ -155,5 +155,5 @@ SUBSET = ["silero_vad.onnx", "tf_keras_masked_bilstm.onnx", "tf_shape_ops.onnx",
 
 @pytest.mark.parametrize("name", SUBSET)
 def test_every_style_of_a_representative_model_is_valid_ir(name):
-    r = mlir_styles.check(os.path.join(REAL, name))
+    r = mlir_sweep.check(os.path.join(REAL, name))
     assert r["ours"] == [] and r["judged"] == 14

@@ -138,7 +138,7 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
     """Set a symbol of ``free`` from each equality that ``b`` breaks and whose first linear
     alternative has it with coefficient +-1: ``total_seq == past + seq`` sets total_seq from
     past and seq, not from a draw of its own."""
-    from ..facts.constraints import _linear_symbols
+    from ..facts.constraints import linear_symbols
 
     solved: set = set()
     for _ in range(3):
@@ -149,7 +149,7 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
             for lhs, rhs in alts:
                 # a symbol alone on one side first (total_seq of past + seq == total_seq)
                 alone = {a.name for a in (dims.as_sym(rhs), dims.as_sym(lhs)) if a is not None}
-                pick = next(iter(sorted(((s, k, rest) for s, k, rest in _linear_symbols(dims.sub(lhs, rhs))
+                pick = next(iter(sorted(((s, k, rest) for s, k, rest in linear_symbols(dims.sub(lhs, rhs))
                                          if s.name in free and s.name not in solved),
                                         key=lambda skr: skr[0].name not in alone)), None)
                 if pick is None:

@@ -21,7 +21,7 @@ The modules, each built on the ones before it: ``env``, ``expr`` (the representa
 polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
 ``quasi`` (quasi-affine dims: equality decided, one form per function of one symbol),
 ``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution), and
-``structure``: the API for code outside the algebra (terms, operations, coefficients, a visitor).
+``structure``: the API for code outside the algebra (terms, operations, coefficients).
 """
 
 from . import division as _division

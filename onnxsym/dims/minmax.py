@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .expr import Dim, Expr, _atom_expr, _check, _dim_key, _OpAtom
+from .expr import Dim, Expr, OpAtom, atom_expr, check_dim, dim_key
 from .ranges import try_le
 
 
 def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
     flat: list[Dim] = []
     for x in args:
-        _check(x)
+        check_dim(x)
         if isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1 \
                 and len(x.terms[0][0]) == 1 and x.terms[0][0][0][1] == 1:
             atom = x.terms[0][0][0][0]
-            if isinstance(atom, _OpAtom) and atom.kind == kind:
+            if isinstance(atom, OpAtom) and atom.kind == kind:
                 flat.extend(atom.args)
                 continue
         flat.append(x)
@@ -30,8 +30,8 @@ def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
         kept.append(x)
     if len(kept) == 1:
         return kept[0]
-    kept.sort(key=_dim_key)
-    return _atom_expr(_OpAtom(kind, tuple(kept)))
+    kept.sort(key=dim_key)
+    return atom_expr(OpAtom(kind, tuple(kept)))
 
 
 def dmax(*args: Dim) -> Dim:
