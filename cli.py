@@ -318,7 +318,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc))
                    for loc in external_locations(result.model)])
-    domain = result.domain()  # narrows the symbols' ranges to it before writing
+    result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing
+    domain = result.domain()
     written = api.written_result(result)  # without --range and --assume, if given
     annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     also = []

@@ -265,9 +265,7 @@ def _unbound(result: Result) -> Result:
     they hold at every size), the given ones recorded, the domain computed where it was."""
     free = _again(result, {})
     free.given = result.given or result.symbols
-    if result._domain is not None:
-        free.domain()
-    return free
+    return free.within_domain() if result.narrowed_to is not None else free
 
 
 # The most rounds of withholding dims before none are written.
@@ -357,16 +355,12 @@ def _written(result: Result) -> Result:
             bind = {}
             if not table.ranges and not table.assume:
                 free.given = table
-                if result._domain is not None:
-                    free.domain()
-                return free
+                return free.within_domain() if result.narrowed_to is not None else free
     if bind is table.bound and not table.ranges and not table.assume:
         return result
     plain = again(bind)
     plain.given = table
-    if result._domain is not None:
-        plain.domain()
-    return plain
+    return plain.within_domain() if result.narrowed_to is not None else plain
 
 
 @under_ranges_of_result

@@ -52,8 +52,7 @@ def check(path: str, compile_torch: bool = False) -> dict[str, object]:
     ours: list[str] = []
     tool: list[str] = []
     judged = 0
-    result = onnxsym.infer(path)
-    result.domain()  # as `onnxsym mlir MODEL` and to_mlir(path): the domain's ranges
+    result = onnxsym.infer(path).within_domain()  # as `onnxsym mlir MODEL` and to_mlir(path)
     texts = {}
     for style in STYLES:
         for generic in (False, True):

@@ -167,7 +167,6 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
             return
 
 
-@under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
                             fixed: Mapping[str, int] | None = None, tries: int = 400) -> list[dict[str, int]]:
     """Sizes for the root symbols within the domain, every derived symbol computed from its
@@ -175,7 +174,14 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     (the assumed ones too: the shapes are inferred under them). The first assignment is at
     the low end of each range (0 or 1 where allowed), the others small sizes and the high end
     where it is small; a symbol an equality pins (``total_seq == past + seq``) is solved from it."""
-    domain = result.domain()  # narrows the ranges to it
+    return _assignments(result.within_domain(), count, seed, fixed, tries)
+
+
+@under_ranges_of_result
+def _assignments(result: Result, count: int, seed: int, fixed: Mapping[str, int] | None,
+                 tries: int) -> list[dict[str, int]]:
+    """constrained_assignments of a result narrowed to its domain."""
+    domain = result.domain()
     fixed = check_fixed(result, fixed or {})
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
@@ -422,7 +428,9 @@ def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
     (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it)."""
     onnxruntime()  # before the inference: a missing runtime is said at once
     result = result or infer(model_or_path)
-    assignments = assignments or constrained_assignments(result)
+    if not assignments:  # (within the domain its dims are those narrowed to it)
+        result = result.within_domain()
+        assignments = constrained_assignments(result)
     sess = _session(result, base_dir)
     report = Report(assignments=assignments, rule_failures=list(result.rule_failures))
     out_names = [o.name for o in sess.get_outputs()]

@@ -239,7 +239,8 @@ class DeclaredMatcher:
                 return self.table.get(n, "")
             s = self._names.get(n)
             if s is None:
-                s = self._names[n] = dims.Sym(n, dims.FRESH_LO, dims.INT64_MAX)
+                self.table.env.declare(n, dims.FRESH_LO, dims.INT64_MAX)  # (the inference's, not whichever is current)
+                s = self._names[n] = dims.Sym(n)
             return dims.expr_of(s)
 
         try:

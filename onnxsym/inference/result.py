@@ -60,9 +60,11 @@ class Result:
     scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
     # The data the caller gave for graph inputs (``values``), by input name, row-major.
     given_values: dict[str, list] = field(default_factory=dict)
-    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
-    _fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _domain: Domain | None = field(default=None, repr=False, compare=False)  # see domain()
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values): a cache
+    fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # The domain this result's symbols are narrowed to (see within_domain), else None.
+    narrowed_to: Domain | None = field(default=None, repr=False, compare=False)
+    _domain: Domain | None = field(default=None, repr=False, compare=False)  # domain()'s answer, once computed
     # How the model was read, so that it can be inferred again (api.written_result).
     base_dir: str | None = field(default=None, repr=False, compare=False)
     constant_initializers: bool = field(default=False, repr=False, compare=False)
@@ -87,9 +89,9 @@ class Result:
         static or an expression over the input symbols only."""
         if isinstance(d, int) or not self.fresh:
             return ()
-        prov = self._fresh_of.get(d)
+        prov = self.fresh_of.get(d)
         if prov is None:
-            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+            prov = self.fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
                                              if s.name in self.fresh)
         return prov
 
@@ -107,19 +109,26 @@ class Result:
     @under_ranges_of_result
     def domain(self) -> Domain:
         """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
-        input symbols under which every node's shape is valid. Computing it narrows the
-        symbols' ranges to it (the symbol table, the metadata and the MLIR export then
-        carry ``seq`` in ``[1, 64]``) and rewrites the dims over them."""
+        input symbols under which every node's shape is valid. A query: nothing of this result
+        changes (:meth:`within_domain` is the result narrowed to it)."""
+        if self.narrowed_to is not None:
+            return self.narrowed_to
         if self._domain is None:
             from ..domain import compute
-            from ..domain.narrow import narrow
 
             self._domain = compute(self)
-            if narrow(self, self._domain.ranges):  # a dim it made static may be refused where it did not run
-                self.load_verdict = UNCHECKED
-                self.load_checked = False
-                self.withheld.clear()
         return self._domain
+
+    def within_domain(self) -> Result:
+        """A new result: this one's symbols narrowed to the ranges of its domain (its symbol
+        table, metadata and MLIR export then carry ``seq`` in ``[1, 64]``), in an environment
+        of its own (a child of this one's), with the dims over them built again there; its
+        ``narrowed_to`` is the domain. This result stays as it was."""
+        if self.narrowed_to is not None:
+            return self
+        from ..domain.narrow import narrowed
+
+        return narrowed(self, self.domain())
 
     @property
     def aliases(self) -> dict[str, Dim]:
