@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 
 from .. import dims
-from ..api import Result, _size, infer
+from ..api import Result, checked_size, infer
 from ..domain import guarded
 from ..errors import MissingDependency, UserInputError, VerificationError
 from ..facts.fact import Rel
@@ -67,7 +67,7 @@ def check_fixed(result: Result, fixed: Mapping[str, int]) -> dict[str, int]:
         if name not in ranges:
             why = result.symbols.unknown_name(name)
             raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
-        v = _size(v, f"bind[{name!r}]", f"--bind {name}")
+        v = checked_size(v, f"bind[{name!r}]", f"--bind {name}")
         lo, hi = ranges[name]
         if not lo <= v <= hi:
             why = f"outside {name}'s range [{lo}, {hi}]"
