@@ -11,7 +11,7 @@ import click
 
 from onnxsym import __version__
 from onnxsym.commands.progress import Progress
-from onnxsym.errors import OnnxsymError, UserInputError
+from onnxsym.errors import OnnxsymError, OutputError, UserInputError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
@@ -160,7 +160,10 @@ def _in_env(result):
     return result
 
 
-def _print_constraints(result, limit: int = 10) -> None:
+def _print_constraints(result, domain=None, limit: int = 10) -> None:
+    """What inference recorded, but what the domain states in its simplest form (a float32
+    bound: one line per symbol there; `samples <= 703` for a page of floor divisions): the
+    domain's lines follow."""
     from onnxsym.facts.edges import grouped
     from onnxsym.facts.fact import Origin, Rel
 
@@ -168,8 +171,11 @@ def _print_constraints(result, limit: int = 10) -> None:
         if c.origin is Origin.USER:
             return "given"
         return {Rel.GE: "requires", Rel.NE: "differ"}.get(c.rel, "assumed")
+    def in_domain(c) -> bool:  # a bound or a need (the domain keeps the tightest), or a condition it states
+        return domain is not None and c.origin is not Origin.USER and (c.rel in (Rel.LE, Rel.GE) or c.node in stated)
+    stated = {src.node for c in domain.conditions for src in c.sources} if domain is not None else set()
     lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
-             if c.origin is not Origin.DEFAULT_RANGE]
+             if c.origin is not Origin.DEFAULT_RANGE and not in_domain(c)]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -233,7 +239,7 @@ def _check_targets(outputs, force: bool) -> None:
     for _what, path in outputs:
         check_target(path)
         if not force and replaces_a_file(path):
-            raise click.UsageError(f"{path} exists; use --force to replace it")
+            raise OutputError(f"{path} exists; use --force to replace it")  # (as every command says it)
 
 
 class _Main(click.Group):
@@ -345,7 +351,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
-    _print_constraints(result)
+    _print_constraints(result, domain)
     if result.aliases:
         n = len(result.aliases)
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
@@ -613,7 +619,7 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
         click.echo(line, color=color)
 
 
-@main.command()
+@main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
@@ -657,8 +663,11 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
-              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "trtexec", "ort", "torch"]), default="text",
+              show_default=True,
+              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep); "
+                   "trtexec (--minShapes/--optShapes/--maxShapes from the ranges); ort (onnxruntime free-dimension "
+                   "overrides at the opt sizes); torch (torch.export.Dim specs and dynamic_shapes).")
 @_bind_opt
 @_knowledge
 @_constant_inits
@@ -682,6 +691,18 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
         _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
         return
     d = result.domain()
+    if fmt in ("trtexec", "ort", "torch"):
+        from onnxsym.domain import deploy
+
+        prof = deploy.profile(result, d) if fmt != "torch" else deploy.Profile({}, {}, {}, deploy.input_dims(result))
+        for w in prof.warnings:
+            click.echo(f"onnxsym: warning: {w}", err=True)
+        if fmt == "trtexec":
+            click.echo(deploy.trtexec(prof))
+        else:
+            lines = deploy.ort_overrides(prof, dict(result.symbols.bound)) if fmt == "ort" else deploy.torch_dims(d, prof)
+            click.echo("\n".join(lines))
+        return
     if fmt == "json":
         from onnxsym.domain.pins import pins_of
 
@@ -836,22 +857,39 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 @click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
               help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
-@click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
+@click.option("--weights/--no-weights", default=None,
+              help="Embed initializer contents (dense_resource blobs). Default: yes for --dialect torch (a text "
+                   "with elided weights compiles to nothing useful), no for the symbol dialect.")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-@_value_opt
-def mlir(model, out, dialect, style, generic, weights, names, force):
+@_bind_opt
+@_knowledge
+@_constant_inits
+def mlir(model, out, dialect, style, generic, weights, names, force, bind, ranges, assume, allow_zero,
+         constant_initializers):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
-    A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
-    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
+    --range and --assume narrow the symbols' ranges (min_val/max_val; IREE's
+    util.assume.int from the torch dialect), --bind fixes a symbol. A MODEL ending
+    in .mlir (onnxsym's encoding form) is read back into the propagate-symbol form.
+    Example: onnxsym mlir model.onnx -o model.mlir --generic; for IREE:
+    onnxsym mlir model.onnx --dialect torch --range seq=1:4096 -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
     if dialect == "torch" and (style is not None or generic):
         raise click.UsageError("the torch dialect has one form: no --style, no --generic")
-    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
+    if weights is None:
+        weights = dialect == "torch"
+    result = None
+    knowledge = bind or ranges or assume or allow_zero or constant_initializers
+    if not model.endswith(".mlir") and knowledge:
+        result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                                   allow_zero=allow_zero, constant_initializers=constant_initializers))
+        result = result.within_domain()  # the ranges as the domain narrows them, as annotate --mlir writes
+    elif model.endswith(".mlir") and knowledge:
+        raise click.UsageError("a .mlir MODEL is converted as it is: no --bind, --range, --assume")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect, result=result)
     click.echo(f"{target}: written", err=target == STDOUT)
 
 

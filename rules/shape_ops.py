@@ -7,7 +7,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.errors import InvalidModel, ShapeContradiction
-from onnxsym.facts.edges import never_equals
+from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
 from onnxsym.registry import Outputs, register
@@ -205,14 +205,50 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
             zero = {i} | {j for k, j in enumerate(others) if mask >> k & 1}
             if any(j >= len(x.shape) for j in zero):
                 continue  # a 0 beyond the input's rank fails by itself
-            lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
-            if None in lit:
-                rest = prod(v for v in lit if v is not None)
-                if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+            where = _where_cases(target, [j for j in others if j in zero], [j for j in others if j not in zero])
+            if where is None:
+                continue  # the other elements cannot be 0 and not 0 that way together
+            with dims.current().child(where):
+                lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
+                if None in lit:
+                    rest = prod(v for v in lit if v is not None)
+                    if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
+                        return False
+                elif not _counts_differ(lit, x.shape):
                     return False
-            elif dims.try_eq(prod(lit), total) is not False:
-                return False
     return True
+
+
+def _where_cases(target, zero, sizes):
+    """The symbols' ranges narrowed to where the elements ``zero`` are 0 and the elements
+    ``sizes`` are at least 1 (``{}``: no narrowing), or None where that is proven never to be."""
+    from onnxsym.facts.narrowing import Unreachable, implied_ranges
+
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        for d, lo in [(dims.neg(target[j]), 0) for j in zero] + [(target[j], 1) for j in sizes]:
+            for sym, (a, b) in implied_ranges(d, lo).items():
+                old = out.get(sym.name, (sym.lo, sym.hi))
+                out[sym.name] = (max(a, old[0]), min(b, old[1]))
+                if out[sym.name][0] > out[sym.name][1]:
+                    return None
+    except Unreachable:
+        return None
+    return out
+
+
+def _counts_differ(lit, shape) -> bool:
+    """Whether ``prod(lit)`` never equals ``prod(shape)``: the factors the two share and that
+    are never 0 cancel first, and what is left is compared with each max and min in it taken
+    over its range (timm's window partition: ``16*(w//4)`` is never ``w`` for ``w >= 1``)."""
+    if dims.try_eq(prod(lit), prod(shape)) is False:
+        return True
+    left, right = list(lit), list(shape)
+    for d in list(left):
+        if d in right and never_equals(d, 0):
+            left.remove(d)
+            right.remove(d)
+    return never_equals_generalized(dims.sub(prod(left), prod(right)), 0)
 
 
 def _unclear_elements(node, x, target, allowzero):

@@ -50,6 +50,11 @@ class Form:
     lhs: Dim = 0
     rhs: Dim = 0
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    below: int | None = None  # divisible: it also holds where symbol <= below (small sizes)
+
+    def residue_holds(self, v: int) -> bool:
+        """divisible: whether ``v``'s residue is allowed (the small sizes aside)."""
+        return v % self.modulus in self.residues
 
     def holds(self, bindings) -> bool:
         try:
@@ -61,7 +66,8 @@ class Form:
         if self.kind == "range":
             return self.lo <= bindings[self.symbol] <= self.hi
         if self.kind == "divisible":
-            return bindings[self.symbol] % self.modulus in self.residues
+            v = bindings[self.symbol]
+            return (self.below is not None and v <= self.below) or self.residue_holds(v)
         if self.rel == "or":
             return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
@@ -81,9 +87,10 @@ class Form:
                 return f"{self.symbol} <= {self.hi}"
             return f"{self.symbol} >= {self.lo}"  # (also a bound the range already has: stated, assumed)
         if self.kind == "divisible":
+            small = f"{self.symbol} <= {self.below} or " if self.below is not None and self.below >= default[0] else ""
             if len(self.residues) == 1:
-                return f"{self.symbol} % {self.modulus} == {self.residues[0]}"
-            return f"{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+                return f"{small}{self.symbol} % {self.modulus} == {self.residues[0]}"
+            return f"{small}{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
         if self.rel == "or":
             (a, b), rest = self.alts[0], self.alts[1:]
             return f"{a} == {b} (or {' or '.join(f'{x} == {y}' for x, y in rest)})"
@@ -494,6 +501,9 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
         return _other("or", alts[0][0], alts[0][1], alts)
     if len(kept) == 1:
         return _equal(*kept[0])
+    periodic = _periodic(kept)
+    if periodic is not None:
+        return periodic
     main = _equal(*kept[0])
     if len(main) == 1 and main[0].kind == "range":
         f = main[0]
@@ -502,6 +512,58 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
         if all(_never(kept[1:], s, lo, hi) for lo, hi in outside if lo <= hi):
             return main
     return _other("or", kept[0][0], kept[0][1], kept)
+
+
+def _periodic(alts: list[tuple[Dim, Dim]]) -> list[Form] | None:
+    """``any(a == b)`` over one symbol ``s`` as residue classes, with the small sizes where it
+    holds otherwise: ``height <= 16 or height % 32 in {0, 17, ..., 31}``, or None.
+
+    With ``s = L*q + r`` every alternative is a polynomial in ``q`` per residue ``r``; of
+    degree at most 1 (else None), it is zero for every ``q`` (the class holds), at one ``q``
+    (one size), or never. The form is taken only when the sizes so found below the classes are
+    every size from the symbol's lowest up to one, and it is then checked size by size there
+    and over a period above (a proof: above the last root, only the classes decide)."""
+    syms = set().union(*(dims.free_symbols(a) | dims.free_symbols(b) for a, b in alts))
+    if len(syms) != 1:
+        return None
+    (s,) = syms
+    diffs = [dims.sub(a, b) for a, b in alts]
+    periods = [period(d, s) for d in diffs]
+    if any(p is None for p in periods) or any(degree(d, s) > 1 for d in diffs):
+        return None
+    L = math.lcm(*[p for p in periods if p is not None])
+    if L > MAX_PERIOD:
+        return None
+    fs = [st.compiled(d, (s,)) for d in diffs]
+    always, roots = set(), set()
+    for r in range(L):
+        for f in fs:
+            c0, c1 = f(r + L) - (f(r + 2 * L) - f(r + L)), f(r + 2 * L) - f(r + L)  # p(q) = c0 + c1*q
+            if f(r + 3 * L) != c0 + 3 * c1:
+                return None  # not linear in q after all
+            if c1 == 0:
+                if c0 == 0:
+                    always.add(r)
+            elif c0 % c1 == 0 and L * (-c0 // c1) + r >= s.lo:
+                roots.add(L * (-c0 // c1) + r)
+    lo = max(s.lo, 0)
+    extra = sorted(v for v in roots if v % L not in always)
+    if not extra:
+        below = None
+    else:
+        below = extra[-1]
+        if any(not (v in roots or v % L in always) for v in range(lo, below + 1)):
+            return None  # the small sizes are no interval from the lowest
+    m = _smallest_modulus(sorted(always), L) if always else L
+    form = Form("divisible", s.name, modulus=m, residues=tuple(r for r in sorted(always) if r < m), below=below)
+    if not always and below is None:
+        return [Form("range", s.name, lo, lo - 1)]  # never
+    if len(always) == L and below is None:
+        return []
+    check = range(lo, min(s.hi, (below if below is not None else lo) + 2 * L) + 1)
+    if any(form.holds({s.name: v}) != any(_zero_at(f, v) for f in fs) for v in check):
+        return None
+    return [form]
 
 
 def _never(alts, s: Sym, lo: int, hi: int) -> bool:
