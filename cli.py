@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from onnxsym import __version__
-from onnxsym.commands.progress import Progress
+from onnxsym.commands.progress import Progress, working
 from onnxsym.errors import OnnxsymError, OutputError, UserInputError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
@@ -321,9 +321,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     from onnxsym.model.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
+    locations = external_locations(result.model)  # (a scan of every node: once)
     check_outputs(outputs + ([("the output", target)] if in_place else []),
-                  [("a weight file of the input model", os.path.join(model_dir, loc))
-                   for loc in external_locations(result.model)])
+                  [("a weight file of the input model", os.path.join(model_dir, loc)) for loc in locations])
     result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing
     domain = result.domain()
     written = api.written_result(result)  # without --range and --assume, if given
@@ -332,7 +332,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    save_model(annotated, target, model_dir, also)
+    save_model(annotated, target, model_dir, also, locations)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -683,14 +683,14 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     import json
 
     _check_sweep(sweep, plot, fmt, force, None)
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
+    result = _infer_with_progress(model, bind, False, constant_initializers, ranges, assume, allow_zero, dynamic)
     if sweep is not None:
         from onnxsym.commands import sweep as sweeps
 
         _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
         return
-    d = result.domain()
+    with working("computing the valid input domain"):
+        d = result.domain()
     if fmt in ("trtexec", "ort", "torch"):
         from onnxsym.domain import deploy
 
@@ -820,8 +820,12 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
         return
 
     def run(given):
-        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                                 constant_initializers=constant_initializers))
+        bar = Progress(f"inferring {os.path.basename(model)}")
+        try:
+            return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                     constant_initializers=constant_initializers, progress=bar))
+        finally:
+            bar.close()
     what_if: dict = {}
     try:
         result = run(b)
@@ -838,8 +842,10 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
             raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
                               f"takes it, as a what-if") from None
         what_if = {n: b[n] for n in exc.unknown_binds}
-    c = result.cost()
-    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
+    with working("computing the cost (the peak memory is a max over the nodes)"):
+        c = result.cost()
+    with working(f"solving for {solve}"):
+        solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return

@@ -19,7 +19,7 @@ from report_schema import check_json, schema, validate
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands import check as report
-from onnxsym.commands.progress import Progress
+from onnxsym.commands.progress import Progress, working
 
 
 def test_the_validator_rejects_what_the_schema_forbids():
@@ -380,6 +380,27 @@ def test_progress_bar_only_on_a_terminal_and_only_when_slow():
     bar = Progress("inferring m", enabled=False, stream=quiet, delay=0.0)
     bar(10, 10)
     assert quiet.getvalue() == ""
+
+
+def test_a_long_step_says_what_it_does_on_a_terminal_and_erases_it():
+    import threading
+    tty = _Tty()
+    shown = threading.Event()
+    with working("computing the peak memory", stream=tty, delay=0.0):
+        for _ in range(500):  # until the timer thread has written
+            if "computing the peak memory..." in tty.getvalue():
+                shown.set()
+                break
+            threading.Event().wait(0.01)
+    assert shown.is_set() and tty.getvalue().endswith("\r\033[K")
+    fast = _Tty()
+    with working("computing the peak memory", stream=fast, delay=60.0):
+        pass
+    assert fast.getvalue() == ""  # done before the delay: nothing shown
+    piped = io.StringIO()
+    with working("computing the peak memory", stream=piped, delay=0.0):
+        threading.Event().wait(0.05)
+    assert piped.getvalue() == ""
 
 
 def test_infer_reports_progress_per_node():

@@ -31,7 +31,7 @@ from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
 from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
-from .scope import Scope, graph_key
+from .scope import SUBGRAPH_OPS, Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
@@ -97,8 +97,6 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
-# The standard ops with graph attributes; other domains' ops are checked one by one.
-_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 # What the engine reads of a node, in one call (each protobuf field read costs).
 _NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
@@ -440,6 +438,8 @@ class Engine:
             for n in graph.node:
                 for o in n.output:
                     producer.setdefault(o, (n, path))
+                if not may_hold_subgraphs(n):
+                    continue
                 for a in n.attribute:
                     graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
                     stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
@@ -528,7 +528,7 @@ class Engine:
                 ids = tuple(map(id, inputs))
             else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            subgraphs = (domain or op_type in SUBGRAPH_OPS) and has_subgraph(n)
             if stored_order:
                 if _NONE_ID in ids and not all(x in env for x in input_names if x):
                     return done

@@ -33,6 +33,16 @@ Values = dict[str, Value]  # a graph's values by name: the main graph's a plain 
 GraphPath = tuple[tuple, ...]
 
 
+# The standard operators with graph attributes; an operator of another domain may have them too
+# (com.microsoft's BeamSearch). Only these nodes' attributes are read for subgraphs: a pass over
+# every node's attributes costs tens of milliseconds at 20,000 nodes (each protobuf read does).
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def may_hold_subgraphs(n: onnx.NodeProto) -> bool:
+    return bool(n.domain) or n.op_type in SUBGRAPH_OPS
+
+
 def graph_key(owner_outputs: Sequence[str], attribute: str, index: int = -1) -> tuple:
     """One subgraph among its siblings: the outputs of the node that holds it (unique in its
     scope and those around it), the attribute and, in a list of graphs, its index."""

@@ -81,10 +81,10 @@ def replaces_a_file(path: str) -> bool:
 
 
 def save_model(model: onnx.ModelProto, out: str, model_dir: str | None = None,
-               also: Sequence[tuple[str, bytes]] = ()) -> None:
+               also: Sequence[tuple[str, bytes]] = (), locations: set[str] | None = None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
-    weights are kept: OUT's folder must hold them."""
+    weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
@@ -94,7 +94,7 @@ def save_model(model: onnx.ModelProto, out: str, model_dir: str | None = None,
     if model_dir is not None and out != STDOUT:
         from ..model.external import check_output_folder
 
-        check_output_folder(model, model_dir, folder)
+        check_output_folder(model, model_dir, folder, locations)
     write_outputs([(out, data), *also])
 
 

@@ -11,7 +11,7 @@ import onnx
 
 from ..dims import Dim
 from ..facts.declared import declared_dims
-from ..inference.scope import graph_key
+from ..inference.scope import graph_key, may_hold_subgraphs
 from ..inference.values import Optional_, Sequence, Tensor, Value
 from .wire import ValueInfoBytes
 
@@ -164,6 +164,8 @@ def dead_branch_reads(graph: onnx.GraphProto, values: dict[str, Value]) -> set:
     count), and refuse to load the model that runs without the annotation."""
     out: set = set()
     for n in graph.node:
+        if not may_hold_subgraphs(n):
+            continue
         branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
         known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
         if known is not None:
