@@ -721,7 +721,9 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
                 click.echo(f"    from {src}")
             if c.assumed:
                 click.echo(f"    assumed: {c.assumed}")
-    click.echo("  ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in d.ranges.items()))
+    from onnxsym.output.numbers import range_text
+
+    click.echo("  ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in d.ranges.items()))
 
 
 @main.command()

@@ -410,7 +410,7 @@ def test_infer_reports_progress_per_node():
     assert calls == [(k, n) for k in range(1, n + 1)]
 
 
-# ----------------------------------------------------------------- the CI recipe in the README
+# ----------------------------------------------------------------- the CI recipes of docs/ci.md
 
 def test_pre_commit_hook_and_readme_recipes(paths):
     yaml = pytest.importorskip("yaml")
@@ -420,10 +420,8 @@ def test_pre_commit_hook_and_readme_recipes(paths):
     assert re.search(hook["files"], "exports/model.onnx") and not re.search(hook["files"], "model.onnx.json")
     # pre-commit appends the staged files to the entry: the command must take several.
     assert cli(*hook["entry"].split()[1:], paths["good"], BERT).exit_code == 0
-    with open(os.path.join(ROOT, "README.md")) as f:
-        readme = f.read()
-    section = readme[readme.index("## CI gate"):]
-    section = section[:section.index("\n## ", 3)]
+    with open(os.path.join(ROOT, "docs", "ci.md")) as f:
+        section = f.read()
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     step, remote, local = blocks
     assert "onnxsym check --format github" in step[0]["run"]

@@ -154,3 +154,37 @@ def test_torch_dims_over_the_ranges_and_multiples(tmp_path):
     r = cli("domain", BERT, "--format", "torch")
     assert "batch = Dim('batch', min=1)" in r.stdout and "seq = Dim('seq', min=1, max=64)" in r.stdout
     assert "    'input_ids': {0: batch, 1: seq}," in r.stdout
+
+
+def test_an_index_bound_holds_where_the_indices_may_be_empty():
+    """BERT's position Gather reads Range(0, seq): with seq allowed to be 0 the indices may be
+    empty, and the bound seq <= 64 still holds wherever there are any (it was dropped: the
+    domain then promised seq = 100, where onnxruntime fails)."""
+    r = cli("domain", BERT, "--allow-zero", "seq", "--sweep", "seq=0:100:25", "--bind", "batch=1", "--format", "json")
+    assert r.exit_code == 0, r.output
+    import json
+    rows = json.loads(r.output)["rows"]
+    assert [(x["seq"], x["valid"]) for x in rows] == [(0, False), (25, True), (50, True), (75, False), (100, False)]
+    m = onnx.load(BERT)
+    sess = ort.InferenceSession(BERT, providers=["CPUExecutionProvider"])
+    for x in rows:
+        assert _runs(sess, random_feeds(m, {"batch": 1, "seq": x["seq"]})) == x["valid"], x
+
+
+def test_silero_conditions_are_ranges_checked_in_onnxruntime():
+    """silero's encoder Convs need sizes written with min(0, ...) clamps: each is a range once
+    the clamp settles (issue 25: `-((-samples + 128*min(0, ...) + 191)//512) == 1` and a page of
+    `<=` like it); onnxruntime runs exactly 192..703 samples at 16 kHz and 96..351 at 8 kHz."""
+    path = os.path.join(ROOT, "models", "real", "silero_vad.onnx")
+    r = cli("domain", path)
+    assert r.exit_code == 0 and "min(" not in r.output and "assumed" not in r.output, r.output
+    assert "  if sr == 16000: 192 <= samples <= 703: " in r.output
+    assert "  if sr != 16000: 96 <= samples <= 351: " in r.output
+    summary = cli("annotate", path, "-o", os.devnull, "--force").output
+    assert "min(" not in summary and "requires" not in summary, summary
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for sr, lo, hi in ((16000, 192, 703), (8000, 96, 351)):
+        for n in (lo - 1, lo, hi, hi + 1):
+            feeds = {"input": np.zeros((1, n), np.float32), "sr": np.array(sr, np.int64),
+                     "state": np.zeros((2, 1, 128), np.float32)}
+            assert _runs(sess, feeds) == (lo <= n <= hi), (sr, n)

@@ -93,7 +93,9 @@ class Domain:
 
     def lines(self) -> list[str]:
         out = [c.describe() for c in self.conditions]
-        out.append("ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in self.ranges.items()))
+        from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
+
+        out.append("ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in self.ranges.items()))
         return out
 
     def to_json(self) -> dict[str, object]:

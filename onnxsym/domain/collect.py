@@ -268,7 +268,7 @@ def _nonempty(shape) -> bool:
 def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
     x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
     idx = _shape(values, idx_name)
-    if x is None or not x or not _nonempty(idx):
+    if x is None or not x or idx is None:
         return
     axis = _attr_int(n, "axis", 0)
     axis = axis + len(x) if axis < 0 else axis
@@ -277,13 +277,22 @@ def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
     b = elements.bounds(idx_name)
     if b is not None:
         what = "rows" if axis == 0 else f"on axis {axis}"
-        yield from _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
+        raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
+        yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+
+
+def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
+    """Each ``lhs <= rhs`` an index needs, where there may be no index at all (``Range(0, seq)``
+    at ``seq = 0``): ``count == 0 or min(lhs, rhs) == lhs``, a disjunction of equalities."""
+    for r in raws:
+        c = r.fact
+        yield replace(r, fact=replace(c, rel=Rel.EQ), alts=((c.lhs, dims.dmin(c.lhs, c.rhs)), (count, 0)))
 
 
 def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
     x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
     idx = _shape(values, idx_name)
-    if x is None or not idx or not isinstance(idx[-1], int) or not _nonempty(idx):
+    if x is None or not idx or not isinstance(idx[-1], int):
         return
     k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
     if batch + k > len(x):
@@ -293,7 +302,8 @@ def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
     bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
     for j, b in enumerate(bounds):
         if b is not None:
-            yield from _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
+            raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
+            yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
 
 
 def _split(values, result, n, i) -> Iterator[Raw]:

@@ -168,9 +168,62 @@ def _at_most(lhs: Dim, rhs: Dim) -> list[Form]:
     if answer is None and len(syms) == 1:
         (s,) = syms
         form = _monotone_range(g, s)
+        if form is None:
+            form = _settled_range(g, s)
         if form is not None:
             return [form]
     return _other("<=", lhs, rhs)
+
+
+def _settled_range(g: Dim, s: Sym) -> Form | None:
+    """``g >= 0`` as a range of ``s`` where the min/max in ``g`` settle from some size ``T`` on
+    into a form monotone in ``s`` (silero's ``(samples + 64)//128 - min(0, (samples + 64)//128 - 1)``
+    is ``1`` from 64 on): by bisection above ``T``, size by size below it; None when the sizes
+    where it holds are no interval."""
+    t = s.lo + 1
+    direction = None
+    while t <= MAX_THRESHOLD and t <= s.hi:
+        with dims.current().child({s.name: (t, s.hi)}):  # where s starts at t: a direction leaves, no dim
+            settled = dims.rebuild(g)
+            syms = dims.free_symbols(settled)
+            direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else (0 if not syms else None)
+        if direction is not None:
+            break
+        t *= 2
+    if direction is None or t > s.hi:
+        return None
+    value = st.compiled(g, (s,))
+
+    def ok(v: int) -> bool:
+        try:
+            return value(v) >= 0
+        except ZeroDivisionError:
+            return False
+    if direction >= 0:  # false then true above t
+        first = _first_where(ok, t, s.hi)
+        above = None if first is None else (first, s.hi)
+    else:  # true then false above t
+        if not ok(t):
+            above = None
+        else:
+            a, b = t, s.hi
+            while a < b:
+                m = (a + b + 1) // 2
+                a, b = (m, b) if ok(m) else (a, m - 1)
+            above = (t, a)
+    points = [v for v in range(s.lo, t) if ok(v)]
+    if above is not None:
+        if points and points[-1] != t - 1 or (points and above[0] != t):
+            return None
+        lo = points[0] if points else above[0]
+        hi = above[1]
+    else:
+        if not points:
+            return Form("range", s.name, s.lo, s.lo - 1)  # never
+        lo, hi = points[0], points[-1]
+    if any(not ok(v) for v in range(lo, min(hi, t - 1) + 1)):
+        return None  # not one interval below t
+    return Form("range", s.name, lo, hi)
 
 
 def _monotone_range(g: Dim, s: Sym) -> Form | None:
