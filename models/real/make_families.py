@@ -153,7 +153,7 @@ def simplified():
     import onnx
     import onnxsim
     import onnxslim
-    from make_real import slim
+    from corpus import slim
 
     rows = {e["name"]: e for e in json.load(open(os.path.join(os.path.dirname(__file__), "manifest.json")))}
     for name in SIMPLIFIED:
