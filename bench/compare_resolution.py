@@ -6,7 +6,7 @@ For every value a node of the main graph produces, each dim a tool writes counts
 resolved when it is a number or an expression over the graph inputs' dim_params; a
 resolved dim is correct when it equals onnxruntime's at every size (the manifest's
 sizes for a corpus model, two random ones for models/), else wrong. A tool that raises
-has refused the model. See bench/resolution.py.
+has refused the model. See tests/resolution.py.
 
     python bench/compare_resolution.py                 # corpus and models/
     python bench/compare_resolution.py --corpus        # the corpus only
