@@ -140,10 +140,15 @@ def test_cli_dialect_torch(tmp_path):
     out = tmp_path / "cnn.torch.mlir"
     r = CliRunner().invoke(main, ["mlir", src, "--dialect", "torch", "-o", str(out)])
     assert r.exit_code == 0, r.output
-    assert out.read_text() == to_mlir(src, dialect="torch")
-    # weights elided unless asked for, then embedded as blobs (the run test computes with them)
-    assert "dense_resource<__elided__>" in out.read_text() and "dialect_resources" not in out.read_text()
-    assert "dialect_resources" in to_mlir(src, dialect="torch", weights=True)
+    # the command embeds the weights in the torch dialect (a text with elided weights compiles to
+    # nothing useful), as blobs; --no-weights elides them, as the library does unless asked
+    assert out.read_text() == to_mlir(src, dialect="torch", weights=True)
+    assert "dialect_resources" in out.read_text()
+    r = CliRunner().invoke(main, ["mlir", src, "--dialect", "torch", "--no-weights", "-o", str(tmp_path / "e.mlir")])
+    assert r.exit_code == 0, r.output
+    elided = (tmp_path / "e.mlir").read_text()
+    assert elided == to_mlir(src, dialect="torch")
+    assert "dense_resource<__elided__>" in elided and "dialect_resources" not in elided
     r = CliRunner().invoke(main, ["mlir", src, "--dialect", "torch", "--style", "unfolded", "-o", str(tmp_path / "x.mlir")])
     assert r.exit_code == 2 and "torch dialect" in r.output and not (tmp_path / "x.mlir").exists()
 
