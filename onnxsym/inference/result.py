@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
 from .. import dims
 from ..dims import Dim
 from ..facts.declared import Declarations, StaleDeclaration
-from ..facts.fact import Constraint, Origin
+from ..facts.fact import Constraint, Guard, Origin
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value
 
 if TYPE_CHECKING:
+    from ..cost import Cost
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
 
 
@@ -53,13 +54,14 @@ class Result:
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: list[str] = field(default_factory=list)
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
-    subgraph_runs: list[tuple] = field(default_factory=list, repr=False, compare=False)
+    subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
+        default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.inference.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.
-    scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
+    scoped_values: dict[tuple[Any, ...], dict[str, Value]] = field(default_factory=dict)
     # The data the caller gave for graph inputs (``values``), by input name, row-major.
-    given_values: dict[str, list] = field(default_factory=dict)
+    given_values: dict[str, list[Any]] = field(default_factory=dict)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
     _fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     _domain: Domain | None = field(default=None, repr=False, compare=False)  # see domain()
@@ -157,14 +159,14 @@ class Result:
         return v.shape if isinstance(v, Tensor) else None
 
     @under_ranges_of_result
-    def sympy_shape(self, name: str):
+    def sympy_shape(self, name: str) -> tuple[Any, ...] | None:
         """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
         from ..dims.sympy_bridge import to_sympy
         shape = self.shape(name)
         return None if shape is None else tuple(to_sympy(d) for d in shape)
 
     @under_ranges_of_result
-    def cost(self):
+    def cost(self) -> Cost:
         """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
         from ..cost import model_cost
         return model_cost(self)
