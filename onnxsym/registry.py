@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from .inference.values import Value
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 Outputs = Sequence[Value | None]
 # A rule: the node, whose inputs hold the input values, to its outputs' values.
 Rule = Callable[["Node"], Outputs]
+R = TypeVar("R", bound=Rule)  # a rule as written: registering it keeps its own type
 
 # Domains that name the standard operator set.
 _ONNX_DOMAINS = {"", "ai.onnx"}
@@ -59,13 +60,12 @@ class Registry:
 
         return deco
 
-    def register(self, op_types, domain: str = "", since: int = 1):
-        """Like :meth:`register_rule` for several op types sharing one rule."""
-        if isinstance(op_types, str):
-            op_types = op_types.split()
+    def register(self, op_types: str | Iterable[str], domain: str = "", since: int = 1) -> Callable[[R], R]:
+        """Like :meth:`register_rule` for several op types sharing one rule (``"Relu Elu"``: each name)."""
+        ops = op_types.split() if isinstance(op_types, str) else list(op_types)
 
-        def deco(fn: Rule) -> Rule:
-            for op in op_types:
+        def deco(fn: R) -> R:
+            for op in ops:
                 self.register_rule(op, domain, since)(fn)
             return fn
 

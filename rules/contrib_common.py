@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.values import Tensor
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor, Value
 
 from .common import arg, same_shape
 
@@ -46,6 +49,12 @@ class WithInputs:
         return getattr(self._node, name)
 
 
+def with_inputs(node: Node, inputs: list[Value | None], op_type: str | None = None) -> Node:
+    """``node`` seen with other input values (and, given, as another op): what a standard rule
+    reused on them takes. A view that passes everything else on to ``node``, typed as it."""
+    return cast(Node, WithInputs(node, inputs, op_type))
+
+
 def to_channels_first(shape):
     """(N, spatial..., C) as (N, C, spatial...)."""
     return (shape[0], shape[-1]) + tuple(shape[1:-1])
@@ -59,5 +68,5 @@ def to_channels_last(shape):
 def channels_last_rule(node, rule, op_type, inputs, outputs=1):
     """Apply the ONNX ``rule`` of ``op_type`` to channels-last data: ``inputs`` are given
     channels-first; the outputs are turned back to channels-last."""
-    outs = rule(WithInputs(node, inputs, op_type))[:outputs]
+    outs = rule(with_inputs(node, inputs, op_type))[:outputs]
     return [Tensor(t.dtype, None if t.shape is None else to_channels_last(t.shape)) for t in outs]

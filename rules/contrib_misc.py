@@ -4,6 +4,8 @@ mixture-of-experts."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from onnx import TensorProto
 
 from onnxsym import dims
@@ -14,7 +16,7 @@ from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from . import shape_ops
 from .common import BOOL, F32, I32, I64, STRING, arg, present, required_int, scalar
-from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
+from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first, with_inputs
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
@@ -75,7 +77,7 @@ def fused_matmul(node: Node) -> Outputs:
 
 def _matmul_of(node, a, b):
     """The ONNX MatMul rule applied to two given operands."""
-    return matmul(WithInputs(node, [a, b], "MatMul"))
+    return matmul(with_inputs(node, [a, b], "MatMul"))
 
 
 @register("FusedGemm", domain=MS)
@@ -111,7 +113,7 @@ def ms_range(node: Node) -> Outputs:
         return shape_ops.range_rule(node)
     start = arg(node, 0)
     delta = Tensor(start.dtype, (), (1,))
-    return shape_ops.range_rule(WithInputs(node, [start, arg(node, 1), delta]))
+    return shape_ops.range_rule(with_inputs(node, [start, arg(node, 1), delta]))
 
 
 # onnxruntime's contrib Pad reads its pads from input 1 like ONNX Pad-11 does.
@@ -209,7 +211,7 @@ def crop_and_resize(node: Node) -> Outputs:
 
 @register("MaxpoolWithMask", domain=MS)
 def maxpool_with_mask(node: Node) -> Outputs:
-    return pool(WithInputs(node, [arg(node, 0)], "MaxPool"))[:1]
+    return pool(with_inputs(node, [arg(node, 0)], "MaxPool"))[:1]
 
 
 @register("NhwcMaxPool", domain=MS)
@@ -361,9 +363,9 @@ def conv_transpose_with_dynamic_pads(node: Node) -> Outputs:
     """ConvTranspose whose pads come from input 2."""
     pads = node.value(2)
     if pads is not None:
-        return conv_transpose(_WithPads(node, pads))
+        return conv_transpose(cast(Node, _WithPads(node, pads)))
     out = conv_transpose(node)[0]
-    if not present(node, 2) or out.shape is None:
+    if not present(node, 2) or not isinstance(out, Tensor) or out.shape is None:
         return [out]
     sp = tuple(node.fresh("ConvTranspose pads are a tensor input whose value is unknown", 0, a)
                for a in range(2, len(out.shape)))

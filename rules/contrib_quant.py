@@ -15,7 +15,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis
 
 from .common import F32, I32, I64, arg, present, required_int
-from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first
+from .contrib_common import MS, channels_last_rule, to_channels_first, with_inputs
 from .nn import conv, gemm_shape, global_pool, matmul_shape, operand_shapes, pool
 from .shape_ops import sum_dims
 
@@ -87,7 +87,7 @@ def qlinear_average_pool(node: Node) -> Outputs:
     shape_of(x, x.dtype)
     if node.attr_int("channels_last", 0):
         return channels_last_rule(node, rule, op, [_channels_first(x)])
-    return rule(WithInputs(node, [x], op))[:1]
+    return rule(with_inputs(node, [x], op))[:1]
 
 
 @register("QLinearConv", domain=MS)

@@ -9,7 +9,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
 from .common import arg, present, required_int
-from .contrib_common import MS, WithInputs, exact_div
+from .contrib_common import MS, exact_div, with_inputs
 from .recurrent import recurrent
 
 
@@ -25,7 +25,7 @@ def dynamic_quantize_lstm(node: Node) -> Outputs:
     r = arg(node, 2)
     if r.shape is not None and len(r.shape) == 3:
         r = Tensor(r.dtype, (r.shape[0], r.shape[2], r.shape[1]))
-    return recurrent(WithInputs(node, [arg(node, 0), arg(node, 1), r]))
+    return recurrent(with_inputs(node, [arg(node, 0), arg(node, 1), r]))
 
 
 @register("LinearAttention", domain=MS)
