@@ -28,7 +28,26 @@ class OutputError(OnnxsymError):
 
 
 class ShapeContradiction(OnnxsymError):
-    """The shapes in the model cannot all hold (``3 == 4``), named by the node(s)."""
+    """The shapes in the model cannot all hold (``3 == 4``), named by the node(s).
+
+    Its fields, as onnx-shape-inference's ``ShapeInferenceError``: ``message`` (what cannot
+    hold), the ``node``, ``op_type`` and ``domain`` where it was met (empty where a rule
+    raises it: the engine names the node, in a new error whose cause is the rule's) and
+    ``context`` (where that node's inputs come from). ``str()`` is the one line the command
+    line prints."""
+
+    def __init__(self, message: str, *, node: str = "", op_type: str = "", domain: str = "", context: str = ""):
+        self.message, self.node, self.op_type, self.domain, self.context = message, node, op_type, domain, context
+        super().__init__(self.text())
+
+    def text(self) -> str:
+        head = f"{self.op_type} node '{self.node}': " if self.node else ""
+        return head + self.message + (f"; {self.context}" if self.context else "")
+
+    def at(self, node: str, op_type: str, domain: str, context: str) -> ShapeContradiction:
+        """This contradiction met at a node (``context``: where its inputs come from); raise it
+        ``from`` this one."""
+        return ShapeContradiction(str(self), node=node, op_type=op_type, domain=domain, context=context)
 
 
 class VerificationError(OnnxsymError):

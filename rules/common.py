@@ -8,7 +8,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.dims import Dim
-from onnxsym.errors import ShapeContradiction
+from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor, unranked
@@ -106,3 +106,28 @@ def exact_quotient(node: Node, d: Dim, k: Dim, reason: str) -> Dim:
     q = dims.floordiv(d, k)
     node.require_equal(dims.mul(k, q), d, reason)
     return q
+
+
+def spec_shape(node: Node, what: str, t: Tensor, want: Shape, how: str) -> None:
+    """Input ``what`` (``t``) must have the shape ``want`` by the ONNX spec of the node's op
+    (``how`` says how the spec makes it): another rank, or a dim provably different, breaks the
+    spec (onnxruntime refuses the node at every size); a dim that may differ is a condition."""
+    if t.shape is None:
+        return
+    rule = f"the ONNX spec of {node.op_type} makes it {how} = {list(want)}"
+    if len(t.shape) != len(want) or any(dims.try_eq(a, b) is False for a, b in zip(t.shape, want)):
+        raise InvalidModel(f"{what} has shape {list(t.shape)}; {rule}")
+    for a, b in zip(t.shape, want):
+        node.require_equal(a, b, f"{what} is {how}")
+
+
+def spec_one_element(node: Node, what: str, t: Tensor) -> None:
+    """Input ``what`` (``t``) must hold exactly one element (a scalar, or onnxruntime's 1-element
+    vector): more or none break the spec; a count that may differ is a condition."""
+    if t.shape is None:
+        return
+    n = prod(t.shape)
+    if len(t.shape) > 1 or dims.try_eq(n, 1) is False:
+        raise InvalidModel(f"{what} has shape {list(t.shape)}; the ONNX spec of {node.op_type} makes it a scalar "
+                           f"(onnxruntime takes one element)")
+    node.require_equal(n, 1, f"{what} holds one element")

@@ -10,7 +10,7 @@ import numpy as np
 
 from onnxsym import dims
 from onnxsym.dims import Dim
-from onnxsym.errors import ShapeContradiction
+from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
@@ -18,7 +18,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis
 
-from .common import F32, I32, I64, arg, present
+from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
 
 
 def _bshapes(node, shapes, output=0):
@@ -266,9 +266,45 @@ def layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
 
-@register("InstanceNormalization GroupNormalization LpNormalization MeanVarianceNormalization "
-          "CumSum Trilu LRN")
+@register("GroupNormalization LpNormalization MeanVarianceNormalization")
 def keeps_input_shape(node: Node) -> Outputs:
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("InstanceNormalization")
+def instance_normalization(node: Node) -> Outputs:
+    """The input's shape; scale and B hold one value per channel (axis 1)."""
+    x = arg(node, 0)
+    if x.shape is not None and len(x.shape) >= 2:
+        for i, what in ((1, "scale"), (2, "B")):
+            spec_shape(node, what, arg(node, i), (x.shape[1],), "[C], the input's channels")
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("CumSum")
+def cumsum(node: Node) -> Outputs:
+    """The input's shape; the axis is one element."""
+    spec_one_element(node, "axis", arg(node, 1))
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("Trilu")
+def trilu(node: Node) -> Outputs:
+    """The input's shape; k, when given, is one element."""
+    if present(node, 1):
+        spec_one_element(node, "k", arg(node, 1))
+    x = arg(node, 0)
+    return [Tensor(x.dtype, x.shape)]
+
+
+@register("LRN")
+def lrn(node: Node) -> Outputs:
+    """The input's shape; ``size`` channels are summed, at least one (onnxruntime refuses 0)."""
+    size = node.attr("size")
+    if isinstance(size, int) and size <= 0:
+        raise InvalidModel(f"size is {size}; the ONNX spec of LRN sums over size channels, at least one")
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 

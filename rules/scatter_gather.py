@@ -3,11 +3,12 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
+from onnxsym.errors import InvalidModel
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
-from .common import arg, same_shape
+from .common import arg, same_shape, spec_shape
 
 
 @register("GatherND")
@@ -23,7 +24,23 @@ def gather_nd(node: Node) -> Outputs:
     return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
-@register("Scatter ScatterElements ScatterND TensorScatter ReverseSequence CumProd")
+@register("Scatter ScatterElements TensorScatter ReverseSequence CumProd")
 def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
     return [same_shape(arg(node, 0))]
+
+
+@register("ScatterND")
+def scatter_nd(node: Node) -> Outputs:
+    """The data with the slices the index tuples address replaced: a tuple of k indices
+    addresses data's first k axes (k at most its rank), and the updates are shaped
+    indices.shape[:-1] + data.shape[k:]."""
+    data, idx, upd = arg(node, 0), arg(node, 1), arg(node, 2)
+    if data.shape is not None and idx.shape is not None and idx.shape and isinstance(idx.shape[-1], int):
+        k = idx.shape[-1]
+        if k > len(data.shape):
+            raise InvalidModel(f"the index tuples have {k} entries and data rank {len(data.shape)}; the ONNX spec "
+                               f"of ScatterND addresses at most data's rank of axes with one tuple")
+        spec_shape(node, "updates", upd, tuple(idx.shape[:-1]) + tuple(data.shape[k:]),
+                   "indices.shape[:-1] + data.shape[indices.shape[-1]:]")
+    return [same_shape(data)]

@@ -3,6 +3,7 @@ against onnxruntime at sizes where they hold; contradictions name both nodes."""
 
 import json
 
+import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -213,6 +214,25 @@ def test_cli_options_printing_and_metadata(tmp_path):
                        (["--assume", "past == sq"], "--assume 'past == sq': the model has no input symbol 'sq'")):
         r = CliRunner().invoke(main, ["annotate", p, "-o", out, "--force", *args])
         assert r.exit_code == 2 and f"onnxsym: error: {text}" in r.stderr, r.output
+
+
+def test_a_contradiction_carries_its_node_and_keeps_the_rules_error_as_its_cause():
+    from onnxsym.facts.constraints import ConstraintContradiction
+
+    with pytest.raises(onnxsym.ShapeContradiction) as info:  # 3 against 4: a rule's own contradiction
+        onnxsym.infer(_two_relus([2, 3], [4, 5], N("MatMul", ["a", "b"], ["z"], name="mm")))
+    exc = info.value
+    assert (exc.node, exc.op_type, exc.domain) == ("mm", "MatMul", "")
+    assert isinstance(exc.__cause__, onnxsym.ShapeContradiction) and exc.__cause__.node == ""
+    assert exc.message == str(exc.__cause__) and exc.context.startswith("inputs: 'a' [2, 3] from Relu node")
+    assert str(exc) == f"MatMul node 'mm': {exc.message}; {exc.context}"
+    with pytest.raises(ConstraintContradiction) as info:  # the recorded constraint's own: h >= 5 where h <= 2
+        onnxsym.infer(model([N("Conv", ["x", "w"], ["y"], name="conv")], [("x", F, [1, 1, "h"])], ["y"],
+                            [init("w", np.zeros((1, 1, 5), np.float32))]), ranges={"h": (1, 2)})
+    exc = info.value
+    assert (exc.node, exc.op_type, exc.nodes, exc.lhs, exc.rhs) == ("conv", "Conv", ("conv",), onnxsym.sym("h"), 5)
+    assert exc.why == "it can never hold: h <= 2 < 5" and str(exc).endswith(f"{exc.why}; {exc.context}")
+    assert isinstance(exc.__cause__, ConstraintContradiction) and exc.__cause__.node == ""
 
 
 def test_cli_contradiction_is_one_line_and_exit_2(tmp_path):

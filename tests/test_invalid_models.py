@@ -66,6 +66,24 @@ CASES = [  # (id, model, node, the rule's words)
                         [("y", F, None), ("z", F, None)], inits=[_ints("s", [1, 1])]),
      "Split node 'bad'", "Mismatch between the sum of 'split' (2)"),
     ("reshape_2d_shape", _op("Reshape", ["x", "s"], [_ints("s", [[2, -1]])]), "Reshape node 'bad'", "makes it 1-D"),
+    # what onnxruntime checks in its kernels at every size (issue 21: these were annotated)
+    ("scatternd_tuple_longer_than_rank", _op("ScatterND", ["x", "i", "u"], [_ints("i", [[0, 0, 0, 0, 0]]),
+                                                                        init("u", np.ones([1], np.float32))]),
+     "ScatterND node 'bad'", "the index tuples have 5 entries and data rank 4"),
+    ("trilu_k_two_elements", _op("Trilu", ["x", "k"], [_ints("k", [1, 2])]), "Trilu node 'bad'",
+     "k has shape [2]; the ONNX spec of Trilu makes it a scalar"),
+    ("cumsum_axis_two_elements", _op("CumSum", ["x", "a"], [_ints("a", [0, 1])]), "CumSum node 'bad'",
+     "axis has shape [2]; the ONNX spec of CumSum makes it a scalar"),
+    ("lstm_w_shape", model([N("LSTM", ["x", "w", "r"], ["y"], name="bad", hidden_size=3)], [("x", F, ["seq", "n", 5])],
+                           [("y", F, None)], inits=[init("w", np.zeros([1, 12, 4], np.float32)),
+                                                    init("r", np.zeros([1, 12, 3], np.float32))]),
+     "LSTM node 'bad'", "W has shape [1, 12, 4]; the ONNX spec of LSTM makes it [num_directions, 4*hidden_size, "
+                        "input_size] = [1, 12, 5]"),
+    ("lrn_size_0", _op("LRN", ["x"], size=0), "LRN node 'bad'", "size is 0; the ONNX spec of LRN sums over size channels"),
+    ("instance_norm_scale", model([N("InstanceNormalization", ["x", "s", "b"], ["y"], name="bad")], [("x", F, ["n", 3, 4])],
+                                  [("y", F, None)], inits=[init("s", np.ones(2, np.float32)),
+                                                           init("b", np.zeros(3, np.float32))]),
+     "InstanceNormalization node 'bad'", "scale has shape [2]; the ONNX spec of InstanceNormalization makes it [C]"),
 ]
 
 
@@ -116,3 +134,38 @@ def test_strict_mode_does_not_call_an_invalid_model_a_bug():
     """InvalidModel is a GraphError: the library's callers catching that see it."""
     with pytest.raises(onnxsym.GraphError):
         onnxsym.infer(CASES[0][1], strict=True)
+
+
+def test_a_compress_condition_of_another_rank_is_run_flattened():
+    """The spec makes Compress's condition 1-D, yet onnxruntime runs a 2-D one (flattened, cut
+    to the axis): not refused, and the dims are onnxruntime's (issue 21 listed it as invalid;
+    onnxruntime, the judge, runs it)."""
+    cond = init("c", np.array([[True, True], [False, True]]))
+    for axis, real in ((None, (3,)), (0, None)):
+        kw = {} if axis is None else {"axis": axis}
+        m = model([N("Compress", ["x", "c"], ["y"], name="cp", **kw)], [("x", F, ["n", 4])], [("y", F, None)],
+                  inits=[cond])
+        assert not _ort_refuses(m)
+        out = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+            None, {"x": np.ones([3, 4], np.float32)})[0]
+        shape = onnxsym.infer(m).shape("y")
+        if real is not None:
+            assert out.shape == real and tuple(shape) == real
+        else:  # the count is data: a fresh symbol, the rest onnxruntime's
+            assert len(shape) == out.ndim and shape[1] == out.shape[1] and not isinstance(shape[0], int)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_recurrent_weights_of_a_symbolic_input_size_are_a_condition(op):
+    """X's input size a symbol k and W made for 5: not invalid, the domain needs k == 5, and
+    onnxruntime runs at 5 and refuses at 6."""
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    m = model([N(op, ["x", "w", "r"], ["y"], name="rnn", hidden_size=3)], [("x", F, ["seq", "n", "k"])],
+              [("y", F, None)], inits=[init("w", np.zeros([1, gates * 3, 5], np.float32)),
+                                       init("r", np.zeros([1, gates * 3, 3], np.float32))])
+    domain = onnxsym.infer(m).domain()
+    assert [c.text for c in domain.conditions] == ["k == 5"], domain.lines()
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, {"x": np.ones([2, 3, 5], np.float32)})[0].shape == (2, 1, 3, 3)
+    with pytest.raises(Exception, match="W must have shape"):
+        sess.run(None, {"x": np.ones([2, 3, 6], np.float32)})

@@ -24,11 +24,21 @@ from .narrowing import Unreachable, implied_ranges
 
 
 class ConstraintContradiction(ShapeContradiction):
-    """Two dims must be equal and provably are not: names the nodes and the values."""
+    """Two dims must be equal (or ordered) and provably are not. ``message`` names the nodes
+    and the values; ``lhs``, ``rhs``: the sides; ``nodes``: every node involved, the one that
+    required it first; ``why``: why it can never hold."""
 
-    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: tuple[str, ...]):
-        super().__init__(message)
-        self.lhs, self.rhs, self.nodes = lhs, rhs, nodes
+    def __init__(self, message: str, lhs: Dim, rhs: Dim, nodes: tuple[str, ...], why: str, *,
+                 node: str = "", op_type: str = "", domain: str = "", context: str = ""):
+        self.lhs, self.rhs, self.nodes, self.why = lhs, rhs, nodes, why
+        super().__init__(message, node=node, op_type=op_type, domain=domain, context=context)
+
+    def text(self) -> str:
+        return self.message + (f"; {self.context}" if self.context else "")  # (the message names the node)
+
+    def at(self, node: str, op_type: str, domain: str, context: str) -> ConstraintContradiction:
+        return ConstraintContradiction(str(self), self.lhs, self.rhs, self.nodes, self.why,
+                                       node=node, op_type=op_type, domain=domain, context=context)
 
 
 class Constraints:
@@ -169,9 +179,10 @@ class Constraints:
             msg += f", that is {Constraint(c.rel, ra, rb, c.origin, c.place, c.reason)}"
         if earlier:
             msg += ", given " + "; ".join(f"{p} from {p.where}" for p in earlier)
-        msg += ": " + (why or "these can never be equal")
+        why = why or "these can never be equal"
+        msg += ": " + why
         nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
-        raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes)
+        raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes, why)
 
     def explain(self, exc: ConstraintContradiction, eliminated) -> ConstraintContradiction:
         """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
@@ -179,7 +190,7 @@ class Constraints:
         if not earlier:
             return exc
         msg = str(exc) + "; its inputs were rewritten by " + "; ".join(f"{p} from {p.where}" for p in earlier)
-        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier))
+        return ConstraintContradiction(msg, exc.lhs, exc.rhs, exc.nodes + tuple(p.node for p in earlier), exc.why)
 
     # -- reporting --------------------------------------------------------------
     def table(self) -> dict[str, str]:

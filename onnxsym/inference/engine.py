@@ -401,8 +401,7 @@ class Engine:
             try:
                 self.constraints.require(a, b, USER, "given by the user", Origin.USER)
             except ConstraintContradiction as exc:
-                why = str(exc).rpartition(": ")[2]
-                raise self.table.assumption_contradiction(whole, a, b, why) from None
+                raise self.table.assumption_contradiction(whole, a, b, exc.why) from exc
             if not _integer_solvable(a, b):
                 raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
@@ -603,15 +602,13 @@ class Engine:
                 outs = rule(node)
             except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
                 outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
-            except ConstraintContradiction as exc:
+            except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
                 self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                exc = self.constraints.explain(exc, self._rewritten)
-                raise ConstraintContradiction(f"{exc}; {self._input_sources(n)}", exc.lhs, exc.rhs, exc.nodes) from None
-            except ShapeContradiction as exc:
-                self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                raise ShapeContradiction(f"{n.op_type} node '{node.name}': {exc}; {self._input_sources(n)}") from None
+                if isinstance(exc, ConstraintContradiction):
+                    exc = self.constraints.explain(exc, self._rewritten)
+                raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
             except InvalidModel as exc:  # the node breaks the spec: named here
-                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from None
+                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
