@@ -110,6 +110,7 @@ def _load_rules(_ctx, _param, modules):
     plugins.load_entry_points()
     for m in modules:
         plugins.load_module(m)
+    _ctx.meta["onnxsym.rules"] = tuple(modules)  # (check -j's workers load them too)
     return modules
 
 
@@ -406,12 +407,10 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     Exits 1 if any dim is wrong, a rule failed, or no dim could be checked.
     Example: onnxsym verify model.onnx --bind batch=2 --bind seq=7
     """
-    import onnxruntime
-
-    from onnxsym.commands.verify import constrained_assignments
+    from onnxsym.commands.verify import constrained_assignments, onnxruntime
     from onnxsym.commands.verify import verify as run_verify
 
-    onnxruntime.set_default_logger_severity(4)  # its C++ log: a failure is one error line here
+    onnxruntime().set_default_logger_severity(4)  # its C++ log: a failure is one error line here
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
@@ -510,7 +509,9 @@ def _print_sweep(table, fmt, plot) -> None:
 
 
 @main.command()
-@click.argument("models", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("models", nargs=-1, required=True, type=click.Path())
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Check N models at a time, each in a process of its own.")
 @click.option("--allow-data-dependent", is_flag=True,
               help="Do not fail on dims that depend on tensor data (NonZero, Unique, ... counts).")
 @click.option("--allow", "allow", multiple=True, metavar="SYMBOL",
@@ -535,9 +536,10 @@ def _print_sweep(table, fmt, plot) -> None:
 @_dynamic_opt
 @_quiet
 @_verbose
-def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
+def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolved, allow_stale, fmt, require, baseline,
           allow_pinned, bind, allow_zero, constant_initializers, dynamic, quiet, verbose):
-    """Fail when a dim of MODELS cannot be resolved (a CI gate).
+    """Fail when a dim of MODELS cannot be resolved (a CI gate). A MODEL that is a
+    folder stands for the *.onnx files under it (recursively).
 
     Exit 0 when every dim of every value is static or an expression over the
     graph-input symbols, 1 when some are unresolved (each listed with its place
@@ -548,7 +550,10 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
     a folded Shape; or ties it to another: height == width), 2 on an error
     (bad file, contradiction).
 
-    Example: onnxsym check model.onnx --allow-data-dependent --format github --require seq=1:4096
+    Unresolved dims are grouped by their root cause (the node where the loss began);
+    -v lists every dim, and a notice per passing model in GitHub format.
+
+    Example: onnxsym check models/ -j 2 --allow-data-dependent --format github --require seq=1:4096
     """
     from onnxsym.commands import check as check_report
 
@@ -557,23 +562,32 @@ def check(models, allow_data_dependent, allow, outputs_only, max_unresolved, all
                                      required, tuple(allow_pinned))
     b = _bindings(bind)
     dyn = _dynamic(dynamic)
-    debug = click.get_current_context().meta.get("onnxsym.debug", False)
-    reports = []
-    for m in models:
-        bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
-        try:
-            reports.append(check_report.check_model(m, opts, bind=b, progress=bar, reraise=debug,
-                                                    constant_initializers=constant_initializers,
-                                                    allow_zero=allow_zero, dynamic=dyn, baseline=baseline))
-        finally:
-            bar.close()
+    ctx = click.get_current_context()
+    debug = ctx.meta.get("onnxsym.debug", False)
+    paths = check_report.model_files(models)
+    kw = dict(bind=b, reraise=debug, constant_initializers=constant_initializers, allow_zero=allow_zero, dynamic=dyn,
+              baseline=baseline)
+    if jobs > 1 and len(paths) > 1:
+        reports = check_report.check_parallel(paths, opts, min(jobs, len(paths)), ctx.meta.get("onnxsym.rules", ()),
+                                              **kw)
+    else:
+        reports = []
+        for m in paths:
+            bar = Progress(f"checking {os.path.basename(m)}", enabled=not quiet)
+            try:
+                reports.append(check_report.check_model(m, opts, progress=bar, **kw))
+            finally:
+                bar.close()
     if fmt == "json":
         click.echo(check_report.format_json(reports, opts))
     else:
         for r in reports:  # text: a file's error on stderr, the report on stdout; github: all on stdout
-            lines = check_report.format_github([r]) if fmt == "github" else check_report.format_text([r], quiet, verbose)
+            lines = check_report.format_github([r], notices=verbose) if fmt == "github" else \
+                check_report.format_text([r], quiet, verbose)
             for line in lines:
                 click.echo(line, err=fmt == "text" and r.error is not None)
+        if fmt == "text" and len(reports) > 1 and not quiet:
+            click.echo(check_report.totals_line(reports))
     sys.exit(check_report.exit_code(reports))
 
 

@@ -297,7 +297,13 @@ def _loadable(written: Result, result: Result) -> Result:
     # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
     # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
     # when the result was inferred unless the domain made a dim static since
+    can_run = loadcheck.runtime_installed()
     runtime = bool(written.symbols.bound) or loadcheck.has_subgraphs(written.model)
+    if runtime and not can_run:  # onnx's inference alone judges, and the summary says so
+        for r in {id(written): written, id(result): result}.values():
+            if loadcheck.NO_RUNTIME not in r.warnings:
+                r.warnings.append(loadcheck.NO_RUNTIME)
+        runtime = False
     if not runtime and written.load_verdict is None:
         written.load_checked = True
         return written
@@ -309,7 +315,7 @@ def _loadable(written: Result, result: Result) -> Result:
     why = refused(written)
     if why is not None and written.symbols.bound:
         written = _unbound(result)
-        runtime = loadcheck.has_subgraphs(written.model)
+        runtime = can_run and loadcheck.has_subgraphs(written.model)
         why = refused(written)
     everything = set(loadcheck.producers(light.model))
     if why is not None and refused(written, everything) is None:  # (else no dim of ours is the cause)

@@ -54,6 +54,11 @@ class VerificationError(OnnxsymError):
     """``verify`` could not run the model in onnxruntime."""
 
 
+class MissingDependency(OnnxsymError):
+    """An optional package a feature needs is not installed (onnxruntime for ``verify``);
+    the message says what to install."""
+
+
 class UserInputError(OnnxsymError):
     """An argument (``bind``, ``ranges``, ``assume``, ...) that does not fit the model. The
     message names the library's argument; ``cli`` is the same message naming the

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 from cli_models import BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_by_input_model, run, save
 from click.testing import CliRunner
@@ -143,17 +144,78 @@ def test_exit_0_when_every_dim_resolves(paths):
 
 
 def test_exit_1_lists_each_unresolved_dim_with_place_and_provenance(paths):
-    r = cli("check", paths["broken"])
+    r = cli("check", paths["broken"], "-v")
     assert r.exit_code == 1
     res = onnxsym.infer(paths["broken"])
     expected = res.unresolved()
-    listed = [line for line in r.output.splitlines() if line.startswith("  unresolved ")]
+    lines = r.output.splitlines()
+    listed = [line for line in lines if line.startswith("    unresolved ")]
     assert len(listed) == len(expected) > 0
     for u, line in zip(expected, listed):
         place = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank unknown)"
-        assert line.startswith(f"  unresolved {place}")
+        assert line.startswith(f"    unresolved {place}")
         assert f"'{u.provenance[0].node}': {u.provenance[0].reason}" in line
-        assert MYSTERY in line  # made there, or caused there
+    # one custom op, one root cause: its dims under one heading
+    assert [x for x in lines if x.startswith("  cause ")] == \
+        [f"  cause Mystery [my.ops] '{MYSTERY}': no rule for my.ops::Mystery at opset 1: {len(expected)} unresolved dims"]
+
+
+def test_unresolved_dims_grouped_by_root_cause_a_few_each_without_verbose(paths, tmp_path):
+    """Two custom ops: two causes, each with its count; three dims shown of each."""
+    m = broken_bert()
+    i = next(k for k, n in enumerate(m.graph.node) if n.name == "/layers.1/attn/q/Add")
+    n = m.graph.node[i]
+    other = helper.make_node("Mystery2", list(n.input), list(n.output), name="/layers.1/attn/q/M2", domain="my.ops")
+    m.graph.node.remove(n)
+    m.graph.node.insert(i, other)
+    path = save(tmp_path, m, "two.onnx")
+    res = onnxsym.infer(path)
+    r = cli("check", path)
+    lines = r.output.splitlines()
+    heads = [x for x in lines if x.startswith("  cause ")]
+    assert [h.split("'")[1] for h in heads] == [MYSTERY, "/layers.1/attn/q/M2"]
+    counts = [int(re.search(r": (\d+) unresolved dims?$", h).group(1)) for h in heads]
+    assert sum(counts) == len(res.unresolved())
+    assert len([x for x in lines if x.startswith("    unresolved ")]) == 6
+    assert sum(x.startswith("    ... and ") for x in lines) == 2
+    gh = cli("check", "--format", "github", path).stdout.splitlines()
+    assert len(gh) == 2 and all(_unescape(GH_LINE.match(x).group("title")) == "onnxsym: unresolved dims" for x in gh)
+    assert [int(_unescape(GH_LINE.match(x).group("msg")).split()[0]) for x in gh] == counts
+
+
+def test_check_a_folder_recursively_in_parallel_with_totals(paths, tmp_path):
+    (tmp_path / "sub").mkdir()
+    good = save(tmp_path, onnx.load(paths["good"]), "good.onnx")
+    broken = save(tmp_path / "sub", onnx.load(paths["broken"]), "broken.onnx")
+    (tmp_path / "notes.txt").write_text("not a model")
+    serial = cli("check", str(tmp_path))
+    assert serial.exit_code == 1
+    heads = [x.split(":")[0] for x in serial.output.splitlines() if not x.startswith(" ")]
+    assert heads == [good, broken, "2 models"]
+    assert serial.output.splitlines()[-1] == f"2 models: 1 ok, 1 unresolved; {len(onnxsym.infer(broken).unresolved())} " \
+        "unresolved dims in all"
+    p = _run("check", tmp_path, "-j", "2")
+    assert p.returncode == 1 and p.stdout == serial.output, p.stderr
+    p = _run("check", tmp_path, "-j", "2", "--format", "json")
+    assert [m["status"] for m in json.loads(p.stdout)["models"]] == ["ok", "unresolved"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = cli("check", str(empty))
+    assert r.exit_code == 2 and r.stderr == f"onnxsym: error: {empty}: a folder with no *.onnx file under it\n"
+
+
+def test_check_j_loads_the_rules_in_its_workers(paths, tmp_path):
+    (tmp_path / "m").mkdir()
+    for k in range(2):
+        save(tmp_path / "m", onnx.load(paths["broken"]), f"b{k}.onnx")
+    (tmp_path / "team_rules.py").write_text(
+        "from onnxsym import Tensor, register_rule\n"
+        "@register_rule('Mystery', domain='my.ops')\n"
+        "def mystery(node):\n"
+        "    x = max(node.inputs, key=lambda t: len(t.shape))\n"
+        "    return [Tensor(x.dtype, x.shape)]\n")
+    p = _run("check", tmp_path / "m", "-j", "2", "--rules", tmp_path / "team_rules.py")
+    assert p.returncode == 0 and p.stdout.count(": ok: 0 unresolved") == 2, p.stdout + p.stderr
 
 
 def test_exit_2_on_a_bad_file_and_on_a_contradiction(paths):
@@ -167,7 +229,7 @@ def test_several_models_exit_with_the_worst(paths):
     r = cli("check", paths["bad"], paths["broken"], paths["good"])
     assert r.exit_code == 2
     assert [line.split(":")[0] for line in r.output.splitlines() if not line.startswith(" ")] == \
-        [paths["bad"], paths["broken"], paths["good"]]
+        [paths["bad"], paths["broken"], paths["good"], "3 models"]
 
 
 def test_data_dependent_counts_fail_unless_allowed(paths):
@@ -258,18 +320,24 @@ def test_github_format_line_by_line(paths):
     doc, _ = as_json(paths["broken"])
     entries = doc["models"][0]["entries"]
     lines = r.stdout.splitlines()
-    assert len(lines) == len(entries) + 2
+    assert len(lines) == 2  # one root cause; no notice for the passing model unless -v
     parsed = [GH_LINE.match(line) for line in lines]
     assert all(parsed), [line for line, p in zip(lines, parsed) if not p]
-    for p, e in zip(parsed, entries):
-        assert p.group(1) == "error" and _unescape(p.group("file")) == paths["broken"]
-        assert _unescape(p.group("title")) == "onnxsym: unresolved dim"
+    p = parsed[0]
+    assert p.group(1) == "error" and _unescape(p.group("file")) == paths["broken"]
+    assert _unescape(p.group("title")) == "onnxsym: unresolved dims"
+    msg = _unescape(p.group("msg")).splitlines()
+    assert msg[0] == f"{len(entries)} unresolved dims caused by Mystery [my.ops] '{MYSTERY}': no rule for " \
+        "my.ops::Mystery at opset 1:"
+    for line, e in zip(msg[1:11], entries):
         place = f"{e['value']}[{e['axis']}]" if e["axis"] is not None else f"{e['value']} (rank unknown)"
-        assert _unescape(p.group("msg")).startswith(place)
-    notice, error = parsed[-2], parsed[-1]
-    assert notice.group(1) == "notice" and _unescape(notice.group("file")) == paths["good"]
+        assert line.startswith(place)
+    assert msg[-1] == f"... and {len(entries) - 10} more"
+    error = parsed[-1]
     assert error.group(1) == "error" and _unescape(error.group("title")) == "onnxsym: error"
     assert "not an ONNX model" in error.group("msg")
+    verbose = [GH_LINE.match(x) for x in cli("check", "--format", "github", "-v", paths["good"]).stdout.splitlines()]
+    assert [(v.group(1), _unescape(v.group("file"))) for v in verbose] == [("notice", paths["good"])]
 
 
 def test_a_stale_declaration_is_its_own_finding_in_every_format(paths):
@@ -282,7 +350,7 @@ def test_a_stale_declaration_is_its_own_finding_in_every_format(paths):
     doc, code = as_json("--allow-stale", paths["declared"])
     assert code == 0 and doc["models"][0]["status"] == "ok"
     assert doc["models"][0]["stale_declarations"][0]["allowed_by"] == "--allow-stale"
-    for args, kinds in (((), ["error"]), (("--allow-stale",), ["warning", "notice"])):
+    for args, kinds in (((), ["error"]), (("--allow-stale",), ["warning"]), (("--allow-stale", "-v"), ["warning", "notice"])):
         r = cli("check", "--format", "github", *args, paths["declared"])
         parsed = [GH_LINE.match(line) for line in r.stdout.splitlines()]
         assert r.exit_code == (1 if not args else 0) and [p.group(1) for p in parsed] == kinds, r.output

@@ -5,6 +5,7 @@ import glob
 import os
 import re
 
+import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
 import numpy as np
 import onnx
 import pytest
@@ -20,6 +21,8 @@ from onnxsym.dims import INT64_MAX
 from onnxsym.mlir import STYLES, encoding_to_symbol, to_mlir
 from onnxsym.mlir.encoding import MlirFormatError
 from onnxsym.mlir.types import ELEMENT_TYPES
+
+pytestmark = pytest.mark.compilers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))

@@ -6,6 +6,7 @@ import glob
 import os
 import random
 
+import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
 import pytest
 from bisheng import BISHENGIR_OPT, opt
 from iree.compiler import ir
@@ -15,6 +16,8 @@ from test_mlir import SEED_UNFOLD_BEFORE
 
 import onnxsym
 from onnxsym.mlir import encoding_to_symbol, to_mlir
+
+pytestmark = pytest.mark.compilers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(glob.glob(os.path.join(HERE, "..", "models", "*.onnx")))

@@ -5,6 +5,7 @@ them. Judged by the importer's text, iree-compile, iree-base-runtime and onnxrun
 import os
 import re
 
+import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
 import numpy as np
 import onnx
 import pytest
@@ -18,6 +19,8 @@ from test_mlir_torch import _refines
 
 import onnxsym
 from onnxsym.mlir import to_mlir
+
+pytestmark = pytest.mark.compilers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "..", "models", "real")

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 
+import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
 import numpy as np
 import onnx
 import pytest
@@ -19,6 +20,8 @@ import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands.verify import constrained_assignments, feeds
 from onnxsym.mlir import to_mlir
+
+pytestmark = pytest.mark.compilers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS_DIR = os.path.join(HERE, "..", "models")

@@ -5,6 +5,7 @@ sweep of bench/mlir_styles.py over a representative subset of the corpus (all of
 import os
 import re
 
+import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
 import numpy as np
 import pytest
 from bisheng import opt, try_opt
@@ -24,6 +25,8 @@ from onnxsym.mlir.build import build
 from onnxsym.mlir.dominance import InvalidIR
 from onnxsym.mlir.printer import Printer
 from onnxsym.mlir.torch import TorchPrinter, torch_resources
+
+pytestmark = pytest.mark.compilers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REAL = os.path.join(HERE, "..", "models", "real")

@@ -4,11 +4,12 @@ the graph computes that contradict each other stay errors; a graph input's decla
 shape stays the truth. Checked against onnxruntime at two sizes."""
 
 import json
+import os
 
 import numpy as np
 import onnx
 import pytest
-from cli_models import annotate_cli
+from cli_models import ROOT, annotate_cli
 from click.testing import CliRunner
 from onnx import TensorProto, helper
 from oracle import check_written, written_dims
@@ -82,9 +83,10 @@ def test_cli_annotate_warns_and_check_lists_the_stale_declaration(tmp_path):
     assert "stale declarations (the computed shape is written)" in r.output
 
 
-def test_paddle_unknown_markers_on_inputs_are_unnamed_dims_and_a_declared_minus_one_is_stale():
+def test_paddle_unknown_markers_are_unnamed_dims_and_a_declared_minus_one_claims_nothing():
     """rapidocr's shipped paddle classifier: input [-1, 3, '?', '?'], output [-1, 2]. A -1
-    is no size and '?' no name: each is a symbol of its own (height and width differ)."""
+    is no size and '?' no name: on an input each is a symbol of its own (height and width
+    differ); on an output, "unknown", no stale declaration (issue 25: it failed CI)."""
     g = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1], name="tr")], "g",
                           [helper.make_tensor_value_info("x", F, [-1, 3, "?", "?"])],
                           [helper.make_tensor_value_info("y", F, [-1, "?", "?", 3])])
@@ -94,10 +96,25 @@ def test_paddle_unknown_markers_on_inputs_are_unnamed_dims_and_a_declared_minus_
     assert [str(d) for d in res.shape("y")] == ["x_d0", "x_d2", "x_d3", "3"]
     assert "x[0]: dim_value -1 is not a size; taken as an unnamed dim" in res.warnings
     assert res.aliases == {} and res.constraints == []
-    assert [(s.value, s.declared) for s in res.stale] == [("y", ("-1", "?", "?", "3"))]
+    assert res.stale == []
     out = onnxsym.write_result(res)
     assert written_dims(out.graph.output[0]) == ["x_d0", "x_d2", "x_d3", 3]
     def feeds(b):
         return {"x": np.ones((b["x_d0"], 3, b["x_d2"], b["x_d3"]), np.float32)}
 
     assert check_written(out, [{"x_d0": 2, "x_d2": 4, "x_d3": 7}, {"x_d0": 1, "x_d2": 5, "x_d3": 3}], feeds) == 8
+
+
+def test_a_declared_minus_one_beside_a_wrong_number_is_still_stale():
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                          [helper.make_tensor_value_info("x", F, ["n", 2])],
+                          [helper.make_tensor_value_info("y", F, [-1, 5])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    assert [(s.value, s.declared) for s in onnxsym.infer(m).stale] == [("y", ("-1", "5"))]
+
+
+def test_check_passes_paddle_s_classifier_whose_output_declares_minus_one():
+    path = os.path.join(ROOT, "models", "real", "paddle_ocr_cls.onnx")
+    r = CliRunner().invoke(main, ["check", path])
+    assert r.exit_code == 0 and r.output.startswith(f"{path}: ok: 0 unresolved;"), r.output

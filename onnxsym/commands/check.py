@@ -15,7 +15,6 @@ from ..domain.pins import Pin, pins_of
 from ..errors import OnnxsymError, UserInputError
 from ..facts.declared import StaleDeclaration
 from ..facts.edges import grouped
-from ..facts.fact import Constraint
 from ..inference.symbols import under_ranges_of_result
 from .explain import Lineage
 
@@ -51,14 +50,32 @@ class Entry:
     def place(self) -> str:
         return f"{self.value}[{self.axis}]" if self.axis is not None else f"{self.value} (rank unknown)"
 
-    def describe(self) -> str:
+    def describe(self, with_cause: bool = True) -> str:
         """One line: the place, the dim, where each fresh symbol was made and why, the cause."""
         made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" for o in self.origins)
         text = f"{self.place}" + (f" = {self.dim}" if self.dim is not None else "") + f": {made}"
         c = self.cause
-        if c is not None and all(c["node"] != o["node"] for o in self.origins):
+        if with_cause and c is not None and all(c["node"] != o["node"] for o in self.origins):
             text += f"; cause: {c['op_type']} '{c['node']}': {c['reason']}"
         return text
+
+    @property
+    def root(self) -> str:
+        """Where the loss began, as one line: the cause upstream, or the node that made the
+        first fresh symbol when it began there. Dims with one root have one fix."""
+        c = self.cause if self.cause is not None else self.origins[0] if self.origins else None
+        if c is None:
+            return "unknown"
+        dom = f" [{c['domain']}]" if c.get("domain") else ""
+        return f"{c['op_type']}{dom} '{c['node']}': {c['reason']}"
+
+
+def by_root(entries: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
+    """The entries grouped by root cause, the groups in order of first appearance."""
+    groups: dict[str, list[Entry]] = {}
+    for e in entries:
+        groups.setdefault(e.root, []).append(e)
+    return list(groups.items())
 
 
 @dataclass
@@ -96,7 +113,7 @@ class ModelReport:
     max_unresolved: int = 0
     # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
     assumptions: list[dict[str, str]] = field(default_factory=list)
-    positive: list[Constraint] = field(default_factory=list)  # the same, as constraints
+    assumed: list[str] = field(default_factory=list)  # the same, one line per symbol (facts.edges.grouped)
     stale: list[Stale] = field(default_factory=list)
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
     outside: dict[str, object] | None = None
@@ -187,9 +204,10 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
                        allow_zero=allow_zero, dynamic=dynamic)
         report.stats = result.stats()
         report.entries = entries_of(result, opts)
-        report.positive = result.positive_assumptions()
+        positive = result.positive_assumptions()
+        report.assumed = grouped(positive)
         report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
-                               "reason": c.reason} for c in report.positive]
+                               "reason": c.reason} for c in positive]
         report.stale = [Stale(st.value, list(st.declared), None if st.computed is None else list(st.computed),
                               "--allow-stale" if opts.allow_stale else None, st.why) for st in result.stale]
         if opts.require:
@@ -252,6 +270,34 @@ def exit_code(reports: Sequence[ModelReport]) -> int:
 
 # ------------------------------------------------------------------ formats
 
+# Per root cause, the unresolved dims listed without -v, and in a GitHub annotation.
+SHOWN_PER_CAUSE = 3
+GITHUB_PLACES = 10
+
+
+def _unresolved_lines(failing: Sequence[Entry], verbose: bool) -> list[str]:
+    lines = []
+    for root, group in by_root(failing):
+        lines.append(f"  cause {root}: {len(group)} unresolved dim{'s' if len(group) > 1 else ''}")
+        shown = group if verbose else group[:SHOWN_PER_CAUSE]
+        lines += [f"    unresolved {e.describe(with_cause=False)}" for e in shown]
+        if len(shown) < len(group):
+            lines.append(f"    ... and {len(group) - len(shown)} more (-v lists them)")
+    return lines
+
+
+def totals_line(reports: Sequence[ModelReport]) -> str:
+    """One line across the models: how many in each status, and the unresolved dims in all."""
+    counts: dict[str, int] = {}
+    for r in reports:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    order = ["ok", "unresolved", "stale", "pinned", "outside", "contract", "error"]
+    parts = ", ".join(f"{counts[k]} {k}" for k in order if k in counts)
+    dims = sum(len(r.failing) for r in reports if r.error is None)
+    n = len(reports)
+    return f"{n} model{'s' if n != 1 else ''}: {parts}; {dims} unresolved dim{'s' if dims != 1 else ''} in all"
+
+
 def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> list[str]:
     lines = []
     for r in reports:
@@ -273,7 +319,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines.append(f"  outside: {_required_text(r.outside)}")
         if quiet:
             continue
-        lines += [f"  unresolved {e.describe()}" for e in failing]
+        lines += _unresolved_lines(failing, verbose)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
@@ -282,7 +328,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines += [f"  allowed ({p.allowed_by}) pinned {p.describe()}" for p in r.pinned if p.allowed_by]
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
             lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
-        lines += [f"  assumed {line}" for line in grouped(r.positive)]
+        lines += [f"  assumed {line}" for line in r.assumed]
     return lines
 
 
@@ -331,9 +377,10 @@ def gh_command(kind: str, path: str, title: str, message: str) -> str:
     return f"::{kind} file={_gh_prop(path)},title={_gh_prop(title)}::{_gh_data(message)}"
 
 
-def format_github(reports: Sequence[ModelReport]) -> list[str]:
-    """One ``::error`` per unresolved dim, stale declaration or failed model (a ``::warning``
-    for an allowed stale declaration), one ``::notice`` per passing model."""
+def format_github(reports: Sequence[ModelReport], notices: bool = False) -> list[str]:
+    """One ``::error`` per root cause of unresolved dims, stale declaration or failed model
+    (a ``::warning`` for an allowed stale declaration); with ``notices``, a ``::notice`` per
+    passing model."""
     lines = []
     for r in reports:
         if r.error is not None:
@@ -351,10 +398,58 @@ def format_github(reports: Sequence[ModelReport]) -> list[str]:
         for c in r.contract:
             if c.finding:
                 lines.append(gh_command("error", r.path, f"onnxsym: contract {c.kind}", c.describe()))
-        if r.status == "ok":
+        if r.status == "ok" and notices:
             lines.append(gh_command("notice", r.path, "onnxsym: ok",
                                     f"{len(r.failing)} unresolved dims (at most {r.max_unresolved} allowed)"))
         elif r.status == "unresolved":
-            for e in r.failing:
-                lines.append(gh_command("error", r.path, "onnxsym: unresolved dim", e.describe()))
+            for root, group in by_root(r.failing):
+                places = "\n".join(e.describe(with_cause=False) for e in group[:GITHUB_PLACES])
+                places += f"\n... and {len(group) - GITHUB_PLACES} more" if len(group) > GITHUB_PLACES else ""
+                lines.append(gh_command("error", r.path, "onnxsym: unresolved dims",
+                                        f"{len(group)} unresolved dim{'s' if len(group) > 1 else ''} caused by "
+                                        f"{root}:\n{places}"))
     return lines
+
+
+# ------------------------------------------------------------------ many models
+
+def model_files(paths: Sequence[str]) -> list[str]:
+    """The models to check: each path as given; a folder, the ``*.onnx`` files under it
+    (recursively, sorted). A folder with none is an error naming it."""
+    import os
+
+    out = []
+    for p in paths:
+        if not os.path.isdir(p):
+            out.append(p)
+            continue
+        found = sorted(os.path.join(d, f) for d, _, files in os.walk(p) for f in files if f.endswith(".onnx"))
+        if not found:
+            raise UserInputError(f"{p}: a folder with no *.onnx file under it")
+        out += found
+    return out
+
+
+def _worker_init(rules: Sequence[str], values: Mapping[str, object]) -> None:
+    """A worker process loads what the command loaded: the rules and the --value data."""
+    from .. import plugins
+    from ..model.given import CLI_VALUES
+
+    plugins.load_entry_points()
+    for m in rules:
+        plugins.load_module(m)
+    CLI_VALUES.set(dict(values))
+
+
+def check_parallel(paths: Sequence[str], opts: CheckOptions, jobs: int, rules: Sequence[str] = (),
+                   **kw) -> list[ModelReport]:
+    """``check_model`` of each path in ``jobs`` worker processes; the reports in the order of
+    ``paths``. Each worker infers whole models: one model's time is not split."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ..model.given import CLI_VALUES
+
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init,
+                             initargs=(tuple(rules), dict(CLI_VALUES.get()))) as pool:
+        futures = [pool.submit(check_model, p, opts, **kw) for p in paths]
+        return [f.result() for f in futures]

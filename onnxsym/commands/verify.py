@@ -13,7 +13,7 @@ import onnx
 from .. import dims
 from ..api import Result, _size, infer
 from ..domain import guarded
-from ..errors import UserInputError, VerificationError
+from ..errors import MissingDependency, UserInputError, VerificationError
 from ..facts.fact import Rel
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import Tensor, Value
@@ -303,10 +303,26 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
     return m
 
 
+NO_ONNXRUNTIME = ("verify runs the model in onnxruntime, and no onnxruntime is installed: "
+                  "pip install 'onnxsym[onnxruntime]', or your own distribution of it "
+                  "(onnxruntime-gpu, onnxruntime-directml, onnxruntime-openvino, ...)")
+
+
+def onnxruntime():
+    """The installed onnxruntime module, whichever distribution provides it (onnxruntime,
+    onnxruntime-gpu, ...: onnxsym requires none of them, so that installing it never adds a
+    second one); without one, a :class:`MissingDependency` that says what to install."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise MissingDependency(NO_ONNXRUNTIME) from None
+    return ort
+
+
 def _session(result: Result, base_dir: str | None = None):
     """An onnxruntime session of the model with every produced value as an output
     (onnxruntime's own log silenced: a failure is one error here, not C++ lines on stderr)."""
-    import onnxruntime as ort
+    ort = onnxruntime()
 
     exposed = _expose_all(result.model, result.produced, result)
     opts = ort.SessionOptions()
@@ -403,7 +419,8 @@ def runtime_values(result: Result, assignments: list[dict[str, int]], base_dir: 
 def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
            result: Result | None = None, base_dir: str | None = None) -> Report:
     """Compare the inferred shape of every value with onnxruntime's at each assignment
-    (default: :func:`constrained_assignments`)."""
+    (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it)."""
+    onnxruntime()  # before the inference: a missing runtime is said at once
     result = result or infer(model_or_path)
     assignments = assignments or constrained_assignments(result)
     sess = _session(result, base_dir)

@@ -191,8 +191,8 @@ class DeclaredMatcher:
         for dd, d in zip(decl, shape):
             d = self.resolve(d)
             if dd.HasField("dim_value"):
-                if dd.dim_value < 0 or dims.try_eq(d, dd.dim_value) is False:
-                    return True
+                if dd.dim_value >= 0 and dims.try_eq(d, dd.dim_value) is False:
+                    return True  # (a negative number, paddle2onnx's -1, says "unknown": it claims nothing)
                 continue
             parsed = self._parse(dd.dim_param)
             if parsed is not None and not dims.free_symbols(parsed) & set(self._names.values()) and \
@@ -208,8 +208,8 @@ class DeclaredMatcher:
     def _dim(self, key: tuple[str, int], axis: int, decl, d: Dim) -> bool | None:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
-        if decl.HasField("dim_value"):  # (a negative number is never a size)
-            return False if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
+        if decl.HasField("dim_value"):  # a negative number (paddle2onnx's -1) is no size: "unknown", no claim
+            return None if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
         text, value = decl.dim_param, key[0]
         if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return None

@@ -76,6 +76,23 @@ def has_subgraphs(model: onnx.ModelProto) -> bool:
     return bool(_subgraph_owners(model.graph))
 
 
+# onnxruntime is an extra of onnxsym (a user's own distribution of it, onnxruntime-gpu and the
+# like, provides the same module); without any, only onnx's inference judges, and the result says so.
+NO_RUNTIME = ("the written model was judged by onnx's shape inference only: onnxruntime, which judges a "
+              "model with subgraphs or bound inputs, is not installed (pip install 'onnxsym[onnxruntime]', "
+              "or your own distribution of it)")
+
+
+def runtime_installed() -> bool:
+    """Whether some distribution of onnxruntime can be imported."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("onnxruntime") is not None
+    except ImportError:  # (an import hook that refuses it)
+        return False
+
+
 class LightModel:
     """A copy of a model for the judges: graphs and nodes as they are (in an order that computes
     each value before its use; named by their place where names do not tell nodes apart), small
