@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from onnxsym import __version__
-from onnxsym.commands.progress import Progress
-from onnxsym.errors import OnnxsymError, UserInputError
+from onnxsym.commands.progress import Progress, working
+from onnxsym.errors import OnnxsymError, OutputError, UserInputError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
@@ -160,7 +160,10 @@ def _in_env(result):
     return result
 
 
-def _print_constraints(result, limit: int = 10) -> None:
+def _print_constraints(result, domain=None, limit: int = 10) -> None:
+    """What inference recorded, but what the domain states in its simplest form (a float32
+    bound: one line per symbol there; `samples <= 703` for a page of floor divisions): the
+    domain's lines follow."""
     from onnxsym.facts.edges import grouped
     from onnxsym.facts.fact import Origin, Rel
 
@@ -168,8 +171,11 @@ def _print_constraints(result, limit: int = 10) -> None:
         if c.origin is Origin.USER:
             return "given"
         return {Rel.GE: "requires", Rel.NE: "differ"}.get(c.rel, "assumed")
+    def in_domain(c) -> bool:  # a bound or a need (the domain keeps the tightest), or a condition it states
+        return domain is not None and c.origin is not Origin.USER and (c.rel in (Rel.LE, Rel.GE) or c.node in stated)
+    stated = {src.node for c in domain.conditions for src in c.sources} if domain is not None else set()
     lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
-             if c.origin is not Origin.DEFAULT_RANGE]
+             if c.origin is not Origin.DEFAULT_RANGE and not in_domain(c)]
     lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     for line in lines[:limit]:
@@ -227,10 +233,10 @@ def _pins_line(result, domain) -> str | None:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=()) -> None:
+def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(), locations=None) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
-    weights are kept: OUT's folder must hold them."""
+    weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
     folder = os.path.dirname(os.path.abspath(out))
     try:
         data = model.SerializeToString()
@@ -240,7 +246,7 @@ def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(
     if model_dir is not None and out != STDOUT:
         from onnxsym.model.external import check_output_folder
 
-        check_output_folder(model, model_dir, folder)
+        check_output_folder(model, model_dir, folder, locations)
     write_outputs([(out, data), *also])
 
 
@@ -250,7 +256,7 @@ def _check_targets(outputs, force: bool) -> None:
     for _what, path in outputs:
         check_target(path)
         if not force and replaces_a_file(path):
-            raise click.UsageError(f"{path} exists; use --force to replace it")
+            raise OutputError(f"{path} exists; use --force to replace it")  # (as every command says it)
 
 
 class _Main(click.Group):
@@ -332,9 +338,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     from onnxsym.model.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
+    locations = external_locations(result.model)  # (a scan of every node: once)
     check_outputs(outputs + ([("the output", target)] if in_place else []),
-                  [("a weight file of the input model", os.path.join(model_dir, loc))
-                   for loc in external_locations(result.model)])
+                  [("a weight file of the input model", os.path.join(model_dir, loc)) for loc in locations])
     domain = result.domain()  # narrows the symbols' ranges to it before writing
     written = api.written_result(result)  # without --range and --assume, if given
     annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
@@ -342,7 +348,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    _save(annotated, target, model_dir, also)
+    _save(annotated, target, model_dir, also, locations)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -361,7 +367,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
     if len(unresolved) > 5:
         click.echo(f"  ... and {len(unresolved) - 5} more")
-    _print_constraints(result)
+    _print_constraints(result, domain)
     if result.aliases:
         n = len(result.aliases)
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
@@ -629,7 +635,7 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
         click.echo(line, color=color)
 
 
-@main.command()
+@main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
@@ -673,8 +679,11 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text", show_default=True,
-              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "trtexec", "ort", "torch"]), default="text",
+              show_default=True,
+              help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep); "
+                   "trtexec (--minShapes/--optShapes/--maxShapes from the ranges); ort (onnxruntime free-dimension "
+                   "overrides at the opt sizes); torch (torch.export.Dim specs and dynamic_shapes).")
 @_bind_opt
 @_knowledge
 @_constant_inits
@@ -690,14 +699,26 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     import json
 
     _check_sweep(sweep, plot, fmt, force, None)
-    result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                       constant_initializers=constant_initializers, dynamic=_dynamic(dynamic)))
+    result = _infer_with_progress(model, bind, False, constant_initializers, ranges, assume, allow_zero, dynamic)
     if sweep is not None:
         from onnxsym.commands import sweep as sweeps
 
         _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
         return
-    d = result.domain()
+    with working("computing the valid input domain"):
+        d = result.domain()
+    if fmt in ("trtexec", "ort", "torch"):
+        from onnxsym.domain import deploy
+
+        prof = deploy.profile(result, d) if fmt != "torch" else deploy.Profile({}, {}, {}, deploy.input_dims(result))
+        for w in prof.warnings:
+            click.echo(f"onnxsym: warning: {w}", err=True)
+        if fmt == "trtexec":
+            click.echo(deploy.trtexec(prof))
+        else:
+            lines = deploy.ort_overrides(prof, dict(result.symbols.bound)) if fmt == "ort" else deploy.torch_dims(d, prof)
+            click.echo("\n".join(lines))
+        return
     if fmt == "json":
         from onnxsym.domain.pins import pins_of
 
@@ -716,7 +737,9 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
                 click.echo(f"    from {src}")
             if c.assumed:
                 click.echo(f"    assumed: {c.assumed}")
-    click.echo("  ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in d.ranges.items()))
+    from onnxsym.output.numbers import range_text
+
+    click.echo("  ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in d.ranges.items()))
 
 
 @main.command()
@@ -815,8 +838,12 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
         return
 
     def run(given):
-        return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
-                                 constant_initializers=constant_initializers))
+        bar = Progress(f"inferring {os.path.basename(model)}")
+        try:
+            return _in_env(api.infer(model, bind=given, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
+                                     constant_initializers=constant_initializers, progress=bar))
+        finally:
+            bar.close()
     what_if: dict = {}
     try:
         result = run(b)
@@ -833,8 +860,10 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
             raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
                               f"takes it, as a what-if") from None
         what_if = {n: b[n] for n in exc.unknown_binds}
-    c = result.cost()
-    solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
+    with working("computing the cost (the peak memory is a max over the nodes)"):
+        c = result.cost()
+    with working(f"solving for {solve}"):
+        solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
@@ -852,22 +881,39 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 @click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,
               help="Which symbol-dialect form (default: propagate).")
 @click.option("--generic", is_flag=True, help="MLIR's generic op form (parses with --allow-unregistered-dialect).")
-@click.option("--weights", is_flag=True, help="Embed initializer contents (dense_resource blobs).")
+@click.option("--weights/--no-weights", default=None,
+              help="Embed initializer contents (dense_resource blobs). Default: yes for --dialect torch (a text "
+                   "with elided weights compiles to nothing useful), no for the symbol dialect.")
 @click.option("--names", is_flag=True, help="Name symbols as in the model (@batch) instead of @S0, @S1, ...")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-@_value_opt
-def mlir(model, out, dialect, style, generic, weights, names, force):
+@_bind_opt
+@_knowledge
+@_constant_inits
+def mlir(model, out, dialect, style, generic, weights, names, force, bind, ranges, assume, allow_zero,
+         constant_initializers):
     """Export MODEL as MLIR with its symbolic shapes as symbol-dialect ops.
 
-    A MODEL ending in .mlir (onnxsym's encoding form) is read back into the
-    propagate-symbol form. Example: onnxsym mlir model.onnx -o model.mlir --generic;
-    for IREE: onnxsym mlir model.onnx --dialect torch --weights -o model.torch.mlir
+    --range and --assume narrow the symbols' ranges (min_val/max_val; IREE's
+    util.assume.int from the torch dialect), --bind fixes a symbol. A MODEL ending
+    in .mlir (onnxsym's encoding form) is read back into the propagate-symbol form.
+    Example: onnxsym mlir model.onnx -o model.mlir --generic; for IREE:
+    onnxsym mlir model.onnx --dialect torch --range seq=1:4096 -o model.torch.mlir
     """
     from onnxsym.mlir.files import convert
 
     if dialect == "torch" and (style is not None or generic):
         raise click.UsageError("the torch dialect has one form: no --style, no --generic")
-    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect)
+    if weights is None:
+        weights = dialect == "torch"
+    result = None
+    knowledge = bind or ranges or assume or allow_zero or constant_initializers
+    if not model.endswith(".mlir") and knowledge:
+        result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
+                                   allow_zero=allow_zero, constant_initializers=constant_initializers))
+        result.domain()  # the ranges as the domain narrows them, as annotate --mlir writes
+    elif model.endswith(".mlir") and knowledge:
+        raise click.UsageError("a .mlir MODEL is converted as it is: no --bind, --range, --assume")
+    target = convert(model, out, style or "propagate", generic, weights, names, force, dialect, result=result)
     click.echo(f"{target}: written", err=target == STDOUT)
 
 

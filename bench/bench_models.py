@@ -1,8 +1,9 @@
 """The models the speed benchmark runs on, made on first use and cached in bench/.cache.
 
-- ``llama_layers(n)``: a TorchScript export (opset 17) of models/make_models.py's
-  LLaMA-shaped tiny-width model with ``n`` layers, a KV cache per layer, and
-  dynamic ``batch``, ``seq`` and ``past``. Needs torch the first time.
+- ``llama_layers(n)``: models/make_models.py's LLaMA-shaped tiny-width model with
+  ``n`` layers, a KV cache per layer, and dynamic ``batch``, ``seq`` and ``past``:
+  the shipped TorchScript export (opset 17, 2 layers) with its second layer
+  repeated, node for node as torch exports more layers (no torch needed).
 - ``big_llama()``: a LLaMA-shaped graph at real width (hidden 2048, 32 heads,
   FFN 5632, vocab 32000, 10 layers: 2.6 GB of float weights) built with
   onnx.helper, its weights in one external file that is sparse (made with
@@ -12,8 +13,7 @@
 from __future__ import annotations
 
 import os
-import sys
-import warnings
+import re
 
 import numpy as np
 import onnx
@@ -21,35 +21,90 @@ from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, ".cache")
+SHIPPED = os.path.join(HERE, "..", "models", "llama_tiny_ts.onnx")  # 2 layers
 
 
 def llama_layers(n: int) -> str:
     path = os.path.join(CACHE, f"llama_{n}l_ts.onnx")
-    if os.path.exists(path):
-        return path
-    import torch
-
-    sys.path.insert(0, os.path.join(HERE, "..", "models"))
-    import make_models as mm
-
-    os.makedirs(CACHE, exist_ok=True)
-    torch.manual_seed(0)
-    model = mm._torch_models()["llama_tiny"](layers=n).eval()
-    b, s, p = 2, 7, 4
-    kv_shape = (b, mm.LLAMA_KV_HEADS, p, mm.LLAMA_HEAD_DIM)
-    names = ["input_ids"] + [f"past_{kv}_{i}" for i in range(n) for kv in ("key", "value")]
-    args = [torch.randint(0, mm.VOCAB, (b, s))] + [torch.randn(kv_shape) for _ in names[1:]]
-    outs = ["logits"] + [f"present_{kv}_{i}" for i in range(n) for kv in ("key", "value")]
-    dyn = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
-    dyn.update({x: {0: "batch", 2: "past"} for x in names[1:]})
-    dyn.update({x: {0: "batch", 2: "past_seq"} for x in outs[1:]})
-    tmp = path + ".tmp"
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, tuple(args), tmp, dynamo=False, input_names=names, output_names=outs,
-                          dynamic_axes=dyn, opset_version=17, do_constant_folding=True)
-    os.replace(tmp, path)
+    if not os.path.exists(path):
+        os.makedirs(CACHE, exist_ok=True)
+        onnx.save(_repeat_layers(onnx.load(SHIPPED), n), path + ".tmp")
+        os.replace(path + ".tmp", path)
     return path
+
+
+def _repeat_layers(model: onnx.ModelProto, n: int) -> onnx.ModelProto:
+    """The shipped 2-layer export with its second layer repeated to make ``n`` layers:
+    a layer is the nodes named ``/blocks.1/...``, the Constant and Identity nodes only
+    they read (TorchScript hoists those out of the block), reading layer 0's output
+    ``/blocks.0/Add_1_output_0`` and ``past_{key,value}_1``. Copy ``i`` renames what
+    the layer makes (``blocks.1`` to ``blocks.i``, any other name gets ``__l{i}``),
+    reads copy ``i - 1``'s output and its own past, writes its own presents, and
+    shares layer 1's weights. The final norm reads the last copy. At 96 layers this
+    gives the 18,972 nodes of torch's own 96-layer export."""
+    g = model.graph
+    nodes = list(g.node)
+    readers: dict = {}
+    for node in nodes:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.name)
+    block = {node.name for node in nodes if node.name.startswith("/blocks.1/")}
+    # hoisted producers that only layer 1 reads (its Unsqueeze axes, its norm weights)
+    hoisted = {node.name for node in nodes if not node.name.startswith("/blocks.")
+               and node.output and readers.get(node.output[0]) and readers[node.output[0]] <= block}
+    layer = block | hoisted
+    made = {o for node in nodes if node.name in layer for o in node.output}
+    last = "/blocks.1/Add_1_output_0"
+
+    def rename(name: str, i: int) -> str:
+        if re.fullmatch(r"(past|present)_(key|value)_1", name):
+            return name[:-1] + str(i)
+        if name.startswith("/blocks.1/") or name.startswith("blocks.1."):
+            return name.replace("blocks.1", f"blocks.{i}", 1)
+        return f"{name}__l{i}"
+
+    def copy(node: onnx.NodeProto, i: int) -> onnx.NodeProto:
+        out = onnx.NodeProto()
+        out.CopyFrom(node)
+        out.name = rename(node.name, i)
+        for k, name in enumerate(node.input):
+            if name == "/blocks.0/Add_1_output_0":
+                out.input[k] = f"/blocks.{i - 1}/Add_1_output_0"
+            elif name in made or name.startswith("past_"):
+                out.input[k] = rename(name, i)
+        for k, name in enumerate(node.output):
+            out.output[k] = rename(name, i)
+        return out
+
+    template = [node for node in nodes if node.name in layer]
+    head = [node for node in nodes if node.name not in layer and not node.name.startswith("/norm/")
+            and node.name != "/lm_head/MatMul"]
+    tail = [node for node in nodes if node.name.startswith("/norm/") or node.name == "/lm_head/MatMul"]
+    layers = [copy(node, i) for i in range(1, n) for node in template]
+    for node in tail:
+        for k, name in enumerate(node.input):
+            if name == last:
+                node.input[k] = f"/blocks.{n - 1}/Add_1_output_0"
+    del g.node[:]
+    g.node.extend(head + layers + tail)
+
+    def io(values, prefix):
+        keep = [v for v in values if not re.fullmatch(prefix + r"_(key|value)_\d+", v.name)]
+        one = {v.name: v for v in values}
+        for i in range(n):
+            for kv in ("key", "value"):
+                v = onnx.ValueInfoProto()
+                v.CopyFrom(one[f"{prefix}_{kv}_0"])
+                v.name = f"{prefix}_{kv}_{i}"
+                if prefix == "present":
+                    v.type.tensor_type.shape.dim[2].dim_param = "past_seq"
+                keep.append(v)
+        return keep
+    for field, prefix in ((g.input, "past"), (g.output, "present")):
+        values = io(list(field), prefix)
+        del field[:]
+        field.extend(values)
+    return model
 
 
 # Real LLaMA widths (TinyLlama-like, without grouped KV heads).

@@ -11,7 +11,7 @@ has refused the model. See bench/resolution.py.
     python bench/compare_resolution.py                 # corpus and models/
     python bench/compare_resolution.py --corpus        # the corpus only
     python bench/compare_resolution.py MODEL.onnx ...  # given files (random sizes)
-    python bench/compare_resolution.py --markdown      # also the README's tables
+    python bench/compare_resolution.py --markdown      # also the tables of docs/comparison.md
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", help="model files (default: the corpus and models/*.onnx)")
     ap.add_argument("--corpus", action="store_true", help="the corpus only")
-    ap.add_argument("--markdown", action="store_true", help="print the summary as the README's table")
+    ap.add_argument("--markdown", action="store_true", help="print the summary as the table of docs/comparison.md")
     args = ap.parse_args(argv)
     tools = [t for t in TOOLS if available(t)]
     for t in TOOLS:

@@ -1,24 +1,41 @@
 #!/usr/bin/env python
-"""Speed and memory of onnxsym against its peers, side by side, on LLM-shaped graphs.
+"""Speed and memory of onnxsym where a person waits, each beside its yardstick.
 
-    python bench/speed.py [--repeat N] [--big-peers]
-    python bench/speed.py --quick [--repeat N]   # start-up and annotate only, on models/, seconds
+    python bench/speed.py [--runs N]            # the table: every line beside its yardstick
+    python bench/speed.py --scaling [--plot P]  # annotate at 8 to 192 layers beside onnx and onnxruntime's tool
+    python bench/speed.py --peers [--repeat N] [--big-peers] [--run-big]   # warm and job against the peers
+    python bench/speed.py --quick [--repeat N]  # start-up and annotate only, on models/, seconds
 
-Models (made on first use, cached in bench/.cache; see bench_models.py): TorchScript
-exports of a LLaMA-shaped model with 8, 32 and 96 layers (dynamic batch, seq, past),
-and a 2.6 GB LLaMA-shaped model whose weights are external, in a sparse file.
+The table (the lines of issue 24): the whole ``annotate`` job against the floor at 8, 32
+and 96 layers and on the 2.6 GB model; the first inference in a fresh process (import and
+first call; warm: the next call) against onnx's C++ ``infer_shapes(data_prop=True)``;
+``onnxsym --help`` and each command's help against a bare ``import click``; ``cost`` and
+``domain`` (symbols unbound) against ``annotate`` of the same model; ``verify`` and
+``check`` over models/ (what a CI run over 100 models costs). Each line runs its command
+and its yardstick in turn (A B A B ..., after one warm-up of each) and gives the median
+of the pairs' ratios: on a shared machine whose speed drifts, a ratio of runs made side by
+side holds where times do not. Times are CPU seconds (user + system: other work on the
+machine does not count; every tool here runs on one thread), peaks the process's resident
+memory.
 
-Tools: onnxsym; onnxruntime's ``symbolic_shape_infer`` (auto_merge); onnx's C++
-``infer_shapes(data_prop=True)``; onnx-shape-inference (PyPI), when
-bench/.cache/osi-venv holds it (a venv that sees this environment's packages, so
+Models (made on first use, cached in bench/.cache; see bench_models.py): the shipped
+LLaMA-shaped TorchScript export repeated to 8, 32, 96 and 192 layers (dynamic batch, seq,
+past), and a 2.6 GB LLaMA-shaped model whose weights are external, in a sparse file. The
+cost and domain lines need ``python models/real/make_real.py --only nudenet,rapidocr_v6``
+(a YOLOv8n and a paddle OCR detector, fetched into models/real/fetched); without them
+those lines are skipped.
+
+Tools of --scaling and --peers: onnxsym; onnxruntime's ``symbolic_shape_infer``
+(auto_merge); onnx's C++ ``infer_shapes(data_prop=True)``; onnx-shape-inference (PyPI),
+when bench/.cache/osi-venv holds it (a venv that sees this environment's packages, so
 that onnx and onnxruntime stay as they are)::
 
     python -m venv --system-site-packages bench/.cache/osi-venv
     bench/.cache/osi-venv/bin/pip install --no-deps onnx-shape-inference onnx-ir
 
-Measured per model and tool, as CPU seconds (user + system) so that other work on a
-shared machine does not count; every tool here runs on one thread, so on an idle
-machine these are wall times:
+--plot needs matplotlib (the `plot` extra: ``pip install ".[plot]"``).
+
+Measured per model and tool in --peers:
 - warm: the in-process call that turns a loaded model into an annotated one, after
   one warm-up call, best of N, in a fresh process per tool (onnxsym.annotate,
   SymbolicShapeInference.infer_shapes, onnx.shape_inference.infer_shapes,
@@ -37,6 +54,8 @@ there only with --big-peers.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import json
 import os
 import subprocess
@@ -178,6 +197,200 @@ def launcher(tool: str, path: str, repeat: int) -> None:
     print(json.dumps([best, peak]))
 
 
+# ----------------------------------------------------------------------------- side by side
+
+# The first inference in a fresh process: import the tool, annotate the loaded model once
+# (cold), then again (warm); CPU seconds of each, as JSON on the last line.
+FIRST = r"""
+import json, sys, time
+import onnx
+model = onnx.load(sys.argv[2])
+t = time.process_time()
+if sys.argv[1] == "onnxsym":
+    import onnxsym
+    run = lambda: onnxsym.annotate(model)
+else:
+    from onnx.shape_inference import infer_shapes
+    run = lambda: infer_shapes(model, data_prop=True)
+run()
+cold = time.process_time() - t
+t = time.process_time()
+run()
+print(json.dumps([cold, time.process_time() - t]))
+"""
+
+
+def pair_launcher(a: list[str], b: list[str], runs: int, ok: tuple[int, ...]) -> None:
+    """A and B in turn, after one warm-up each: the medians of A, of B and of A/B pair by pair."""
+    import resource
+    import statistics
+
+    def once(cmd):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode not in ok:
+            raise RuntimeError(f"{' '.join(cmd[:6])}... exited {p.returncode}: {p.stderr.decode()[-400:]}")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        # ru_maxrss of the children is their largest so far: exact for the largest, a floor for the rest
+        return cpu, after.ru_maxrss / 1024, p.stdout.decode(errors="replace")
+    once(a), once(b)
+    rows = [(once(a), once(b)) for _ in range(runs)]
+    med = statistics.median
+    doc = {"a": med(x[0] for x, _ in rows), "b": med(y[0] for _, y in rows),
+           "ratio": med(x[0] / y[0] for x, y in rows), "min": min(x[0] / y[0] for x, y in rows),
+           "max": max(x[0] / y[0] for x, y in rows), "out_a": [x[2] for x, _ in rows], "out_b": [y[2] for _, y in rows]}
+    print(json.dumps(doc))
+
+
+def paired(a: list[str], b: list[str], runs: int, ok=(0,)) -> dict:
+    """Run A and B side by side in a fresh launcher (see pair_launcher); peaks come from
+    separate single runs (each in its own launcher, whose children's largest is theirs)."""
+    doc = _child(["--pair", json.dumps([a, b, list(ok)]), "--repeat", str(runs)])
+    doc["peak_a"] = _child(["--peak", json.dumps([a, list(ok)])])
+    doc["peak_b"] = _child(["--peak", json.dumps([b, list(ok)])])
+    return doc
+
+
+def peak_launcher(cmd: list[str], ok: tuple[int, ...]) -> None:
+    import resource
+    p = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True)
+    if p.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd[:6])}... exited {p.returncode}: {p.stderr.decode()[-400:]}")
+    print(json.dumps(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+
+
+def _line(what: str, yardstick: str, doc: dict, target: str = "", extra: str = "") -> None:
+    print(f"| {what} | {doc['a']:.3f} s, {doc['peak_a']:.0f} MB | {yardstick} | {doc['b']:.3f} s, "
+          f"{doc['peak_b']:.0f} MB | {doc['ratio']:.2f}x ({doc['min']:.2f}-{doc['max']:.2f}) | {target} |{extra}", flush=True)
+
+
+def table(runs: int) -> None:
+    """Each line of issue 24 beside its yardstick, in one run."""
+    sys.path.insert(0, HERE)
+    import bench_models
+    _compile()
+    started = time.perf_counter()
+    print("CPU seconds and peak MB, medians; ratio: the median of A/B over pairs run in turn (min-max)\n")
+    print("| onnxsym | A | yardstick | B | A / B | target |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    out = os.path.join(CACHE, "bench_out.onnx")
+    floor = lambda path, o: [x.format(i=path, o=o) for x in JOBS["floor"]]  # noqa: E731
+    annotate = lambda path, o: [x.format(i=path, o=o) for x in JOBS["onnxsym"]]  # noqa: E731
+    for layers in (8, 32, 96):
+        path = bench_models.llama_layers(layers)
+        _line(f"`annotate` job, {layers}-layer LLaMA", "onnx.load + onnx.save", paired(
+            annotate(path, out), floor(path, os.path.join(CACHE, "bench_floor.onnx")), runs), "<= 1.3x")
+    big = bench_models.big_llama()
+    big_out = os.path.join(os.path.dirname(big), "bench_out.onnx")
+    try:
+        _line("`annotate` job, 2.6 GB external weights", "onnx.load + onnx.save", paired(
+            annotate(big, big_out), floor(big, os.path.join(os.path.dirname(big), "bench_floor.onnx")), runs), "<= 1.3x")
+    finally:
+        for name in ("bench_out.onnx", "bench_floor.onnx"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(os.path.dirname(big), name))
+    for layers in (8, 96):
+        path = bench_models.llama_layers(layers)
+        doc = paired([PY, "-c", FIRST, "onnxsym", path], [PY, "-c", FIRST, "onnx", path], runs)
+        first = [json.loads(o.strip().splitlines()[-1]) for o in doc["out_a"]]
+        yard = [json.loads(o.strip().splitlines()[-1]) for o in doc["out_b"]]
+        ratios = sorted(x[0] / y[0] for x, y in zip(first, yard))
+        warm = sorted(x[1] / y[1] for x, y in zip(first, yard))
+        med = lambda xs: xs[len(xs) // 2]  # noqa: E731
+        print(f"| first inference in a process, {layers} layers (import + first annotate) | "
+              f"{med(sorted(x[0] for x in first)):.3f} s (warm {med(sorted(x[1] for x in first)):.3f} s) | "
+              f"onnx `infer_shapes(data_prop=True)` | {med(sorted(y[0] for y in yard)):.3f} s "
+              f"(warm {med(sorted(y[1] for y in yard)):.3f} s) | {med(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f}); "
+              f"warm {med(warm):.2f}x | <= 1x |", flush=True)
+    click = JOBS["click"]
+    helps = {c: paired(JOBS[f"help {c}".strip()], click, runs) for c in HELP_COMMANDS}
+    _line("`onnxsym --help`", "`python -c 'import click'`", helps[""], "<= 2x")
+    worst = max(HELP_COMMANDS[1:], key=lambda c: helps[c]["ratio"])
+    _line(f"slowest command help: `onnxsym {worst} --help`", "`python -c 'import click'`", helps[worst], "<= 2x")
+    fetched = os.path.join(ROOT, "models", "real", "fetched")
+    for cmd, name, label in (("cost", "nudenet_yolov8n.onnx", "YOLOv8n (nudenet)"),
+                             ("domain", "paddle_ppocrv6_det.onnx", "paddle OCR detector (rapidocr v6)")):
+        path = os.path.join(fetched, name)
+        if not os.path.exists(path):
+            print(f"| `{cmd}` of a {label} | skipped: {os.path.relpath(path, ROOT)} not fetched | | | | |")
+            continue
+        _line(f"`{cmd}` of a {label}, symbols unbound", "`annotate` of the same model",
+              paired([PY, "-m", "onnxsym.cli", cmd, path], annotate(path, out), runs), "<= 2x")
+    folder = sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))
+    n = len(folder)
+    # verify: one process per model, as a CI loop runs it; check: one process for the folder
+    verify = [PY, "-c", "import subprocess, sys; [subprocess.run([sys.executable, '-m', 'onnxsym.cli', 'verify', m], "
+              "stdout=subprocess.DEVNULL) for m in sys.argv[1:]]", *folder]
+    check = [PY, "-m", "onnxsym.cli", "check", "-q", *folder]
+    for what, cmd in (("verify", verify), ("check", check)):
+        doc = paired(cmd, floor(folder[0], os.path.join(CACHE, "bench_floor.onnx")), max(1, runs // 2), ok=(0, 1))
+        print(f"| `{what}` over models/ ({n} models{', one process each' if what == 'verify' else ', one process'}) | "
+              f"{doc['a']:.2f} s, {doc['peak_a']:.0f} MB | | | 100 models: about {doc['a'] * 100 / n:.0f} s CPU | |",
+              flush=True)
+    if os.path.exists(out):
+        os.unlink(out)
+    print(f"\nbenchmark took {time.perf_counter() - started:.0f} s")
+
+
+def _compile() -> None:
+    subprocess.run([PY, "-m", "compileall", "-q", *(os.path.join(ROOT, p) for p in ("onnxsym", "rules", "cli.py"))],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+# ----------------------------------------------------------------------------- scaling
+
+SCALING_LAYERS = (8, 32, 96, 192)
+
+
+def scaling(repeat: int, plot: str | None) -> None:
+    """annotate's job at 8 to 192 layers beside onnx's and onnxruntime's: time and peak."""
+    sys.path.insert(0, HERE)
+    import bench_models
+    _compile()
+    tools = ["onnxsym", "floor", "onnx", "ort"]
+    rows: dict = {}
+    print("| layers | nodes | " + " | ".join(f"{NAMES[t]} s, MB" for t in tools) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in tools) + " |")
+    for layers in SCALING_LAYERS:
+        path = bench_models.llama_layers(layers)
+        n = _child(["--worker", "count", path])
+        rows[layers] = {"nodes": n, **{t: job(t, path, repeat) for t in tools}}
+        print(f"| {layers} | {n} | " + " | ".join(f"{rows[layers][t][0]:.2f} s, {rows[layers][t][1]:.0f} MB"
+                                                   for t in tools) + " |", flush=True)
+    first, last = rows[SCALING_LAYERS[0]], rows[SCALING_LAYERS[-1]]
+    extra = {t: (last[t][0] - first[t][0]) / (last["nodes"] - first["nodes"]) * 1e6 for t in tools}
+    print("time per added node: " + ", ".join(f"{NAMES[t]} {extra[t]:.1f} us" for t in tools))
+    mid = rows[96]
+    for t in ("onnxsym", "onnx", "ort"):  # linear: 96 layers on the line from 8 to 192
+        line = first[t][0] + (last[t][0] - first[t][0]) * (mid["nodes"] - first["nodes"]) / (last["nodes"] - first["nodes"])
+        print(f"{NAMES[t]}: 96 layers took {mid[t][0] / line:.2f}x the straight line from 8 to 192 layers")
+    if plot:
+        _plot(rows, tools, plot)
+
+
+def _plot(rows: dict, tools: list[str], where: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nodes = [rows[k]["nodes"] for k in SCALING_LAYERS]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for t in tools:
+        ax1.plot(nodes, [rows[k][t][0] for k in SCALING_LAYERS], marker="o", label=NAMES[t])
+        ax2.plot(nodes, [rows[k][t][1] for k in SCALING_LAYERS], marker="o", label=NAMES[t])
+    ax1.set(xlabel="nodes (8, 32, 96, 192 layers)", ylabel="CPU seconds, whole job", title="time")
+    ax2.set(xlabel="nodes (8, 32, 96, 192 layers)", ylabel="peak resident MB", title="peak memory")
+    for ax in (ax1, ax2):
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    ax1.legend(fontsize=8)
+    fig.suptitle("annotate a LLaMA-shaped export: the whole job, process start to saved file")
+    fig.tight_layout()
+    fig.savefig(where, dpi=100)
+    print(f"plotted {where}")
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -242,28 +455,45 @@ def quick(repeat: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts")
+    ap.add_argument("--runs", type=int, default=5, help="pairs per line of the table")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement of --peers and --scaling; the best counts")
+    ap.add_argument("--peers", action="store_true", help="warm and job against the peers at 8, 32, 96 layers and 2.6 GB")
     ap.add_argument("--big-peers", action="store_true",
                     help="also run onnxruntime's tool and onnx-shape-inference on the 2.6 GB model (slow, GBs)")
     ap.add_argument("--run-big", action="store_true",
                     help="then run the annotated 2.6 GB model in onnxruntime with its (all-zero) weights")
+    ap.add_argument("--scaling", action="store_true", help="annotate at 8, 32, 96, 192 layers beside onnx and ort")
+    ap.add_argument("--plot", metavar="PNG", help="with --scaling: plot it there (needs matplotlib)")
     ap.add_argument("--quick", action="store_true", help="only CLI start-up and annotate on models/llama_tiny_ts.onnx")
     ap.add_argument("--worker", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
     ap.add_argument("--job", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
+    ap.add_argument("--pair", help=argparse.SUPPRESS)
+    ap.add_argument("--peak", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker[0], args.worker[1], args.repeat)
-        return
-    if args.job:
+    elif args.job:
         launcher(args.job[0], args.job[1], args.repeat)
-        return
-    if args.quick:
+    elif args.pair:
+        a, b, ok = json.loads(args.pair)
+        pair_launcher(a, b, args.repeat, tuple(ok))
+    elif args.peak:
+        cmd, ok = json.loads(args.peak)
+        peak_launcher(cmd, tuple(ok))
+    elif args.quick:
         quick(args.repeat)
-        return
+    elif args.scaling:
+        scaling(args.repeat, args.plot)
+    elif args.peers:
+        peers(args)
+    else:
+        table(args.runs)
+
+
+def peers(args) -> None:
     sys.path.insert(0, HERE)
     import bench_models
-    subprocess.run([PY, "-m", "compileall", "-q", *(os.path.join(ROOT, p) for p in ("onnxsym", "rules", "cli.py"))],
-                   check=True, stdout=subprocess.DEVNULL)
+    _compile()
     peers = ["onnx", "ort"] + (["osi"] if os.path.exists(OSI_PYTHON) else [])
     if "osi" not in peers:
         print("onnx-shape-inference: not installed in bench/.cache/osi-venv (see this script's doc); skipped")

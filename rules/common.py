@@ -104,8 +104,27 @@ def exact_quotient(node: Node, d: Dim, k: Dim, reason: str) -> Dim:
     """``d // k``, recording that ``node`` runs only when ``k`` divides ``d`` (onnxruntime
     refuses a remainder: a Reshape's -1, SpaceToDepth's blocks): the domain's divisibility."""
     q = dims.floordiv(d, k)
+    op = dims.structure.operation(q)
+    if op is not None and op[0] == "floordiv":
+        given = _quotient_given(node, d, k)
+        q = q if given is None else given
     node.require_equal(dims.mul(k, q), d, reason)
     return q
+
+
+def _quotient_given(node: Node, d: Dim, k: Dim) -> Dim | None:
+    """``d / k`` exactly where an equality ``a == b`` that the model needs to run makes it so
+    (``d*b == q*k*a`` identically, ``a`` never 0). timm's window reverse divides
+    ``512*batch*(h//4)*(w//4)`` by ``32*h*w``; the window partition before it needs
+    ``512*batch*(h//4)*(w//4) == 32*batch*h*w``: the quotient is ``batch``."""
+    from onnxsym.facts.edges import never_equals
+
+    for a, b in node.equalities():
+        for x, y in ((a, b), (b, a)):
+            q = dims.structure.exact_quotient(dims.mul(d, y), dims.mul(k, x))
+            if q is not None and never_equals(x, 0):
+                return q
+    return None
 
 
 def spec_shape(node: Node, what: str, t: Tensor, want: Shape, how: str) -> None:

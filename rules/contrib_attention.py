@@ -10,6 +10,7 @@ otherwise the present cache holds P + L positions.
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -56,7 +57,8 @@ def _qkv_sizes(node, weights, bias):
     return h, h, h
 
 
-@register("Attention QAttention", domain=MS)
+@register("Attention", domain=MS, cost=formulas.ATTENTION)
+@register("QAttention", domain=MS)
 def attention(node):
     """input (B, S, D) -> output (B, S, v_hidden); present (2, B, N, P + S, H)."""
     quant = node.op_type == "QAttention"
@@ -115,7 +117,7 @@ def _presents(b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype
     return [Tensor(dtype, (b, n, t, qk_head)), Tensor(dtype, (b, n, t, v_head))]
 
 
-@register("MultiHeadAttention", domain=MS)
+@register("MultiHeadAttention", domain=MS, cost=formulas.ATTENTION)
 def multi_head_attention(node):
     """output (B, S, v_hidden); present_key/value (B, N, P + L, H); qk (B, N, S, P + L)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
@@ -197,7 +199,7 @@ def _gqa_head(node, width, n, kv):
     return exact_div(width, n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
-@register("GroupQueryAttention", domain=MS)
+@register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION)
 def group_query_attention(node):
     """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
     output_qk (B, N, S, total_sequence_length)."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING
 
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
-from onnxsym.inference.node import Node
-from onnxsym.inference.values import Tensor, Value
+from onnxsym.inference.values import Tensor
+
+if TYPE_CHECKING:  # a node seen with other inputs is, to a rule, a node
+    from onnxsym.inference.node import Node as _NodeLike
+else:
+    _NodeLike = object
 
 from .common import arg, same_shape
 
@@ -26,7 +30,7 @@ def same_as(node, i=0):
     return same_shape(arg(node, i))
 
 
-class WithInputs:
+class WithInputs(_NodeLike):
     """``node`` seen with other input values, to reuse a standard rule on them."""
 
     def __init__(self, node, inputs, op_type=None):
@@ -49,12 +53,6 @@ class WithInputs:
         return getattr(self._node, name)
 
 
-def with_inputs(node: Node, inputs: list[Value | None], op_type: str | None = None) -> Node:
-    """``node`` seen with other input values (and, given, as another op): what a standard rule
-    reused on them takes. A view that passes everything else on to ``node``, typed as it."""
-    return cast(Node, WithInputs(node, inputs, op_type))
-
-
 def to_channels_first(shape):
     """(N, spatial..., C) as (N, C, spatial...)."""
     return (shape[0], shape[-1]) + tuple(shape[1:-1])
@@ -68,5 +66,5 @@ def to_channels_last(shape):
 def channels_last_rule(node, rule, op_type, inputs, outputs=1):
     """Apply the ONNX ``rule`` of ``op_type`` to channels-last data: ``inputs`` are given
     channels-first; the outputs are turned back to channels-last."""
-    outs = rule(with_inputs(node, inputs, op_type))[:outputs]
+    outs = rule(WithInputs(node, inputs, op_type))[:outputs]
     return [Tensor(t.dtype, None if t.shape is None else to_channels_last(t.shape)) for t in outs]

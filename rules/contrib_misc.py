@@ -4,11 +4,10 @@ mixture-of-experts."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -16,13 +15,14 @@ from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
 from . import shape_ops
 from .common import BOOL, F32, I32, I64, STRING, arg, present, required_int, scalar
-from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first, with_inputs
+from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
-@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
-          "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
-          "QOrderedLayerNormalization SampleOp", domain=MS)
+@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd", domain=MS, cost=formulas.ELEMENTWISE)
+@register("Trilu", domain=MS, cost=formulas.MOVEMENT)
+@register("BiasSoftmax FusedGelu Inverse ScaledSiLU MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention "
+          "QOrderedGelu QOrderedLayerNormalization SampleOp", domain=MS)
 def keeps_input_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
@@ -65,7 +65,8 @@ def _fused_operand(shape, trans_batch, trans):
     return tuple(s)
 
 
-@register("FusedMatMul TransposeMatMul FusedMatMulActivation", domain=MS)
+@register("FusedMatMul", domain=MS, cost=formulas.MATMUL)
+@register("TransposeMatMul FusedMatMulActivation", domain=MS)
 def fused_matmul(node: Node) -> Outputs:
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
@@ -77,7 +78,7 @@ def fused_matmul(node: Node) -> Outputs:
 
 def _matmul_of(node, a, b):
     """The ONNX MatMul rule applied to two given operands."""
-    return matmul(with_inputs(node, [a, b], "MatMul"))
+    return matmul(WithInputs(node, [a, b], "MatMul"))
 
 
 @register("FusedGemm", domain=MS)
@@ -85,7 +86,7 @@ def fused_gemm(node: Node) -> Outputs:
     return gemm(node)
 
 
-@register("FusedConv", domain=MS)
+@register("FusedConv", domain=MS, cost=formulas.CONV)
 def fused_conv(node: Node) -> Outputs:
     return conv(node)
 
@@ -106,18 +107,18 @@ def cdist(node: Node) -> Outputs:
     return [Tensor(a.dtype, (a_shape[0], b_shape[0]))]
 
 
-@register("Range", domain=MS)
+@register("Range", domain=MS, cost=formulas.MOVEMENT)
 def ms_range(node: Node) -> Outputs:
     """The ONNX Range, whose delta (input 2) defaults to 1 here."""
     if present(node, 2):
         return shape_ops.range_rule(node)
     start = arg(node, 0)
     delta = Tensor(start.dtype, (), (1,))
-    return shape_ops.range_rule(with_inputs(node, [start, arg(node, 1), delta]))
+    return shape_ops.range_rule(WithInputs(node, [start, arg(node, 1), delta]))
 
 
 # onnxruntime's contrib Pad reads its pads from input 1 like ONNX Pad-11 does.
-register("Pad", domain=MS)(shape_ops.pad_v11)
+register("Pad", domain=MS, conditions=shape_ops.PAD, cost=formulas.MOVEMENT)(shape_ops.pad_v11)
 
 
 @register("ExpandDims", domain=MS)
@@ -211,7 +212,7 @@ def crop_and_resize(node: Node) -> Outputs:
 
 @register("MaxpoolWithMask", domain=MS)
 def maxpool_with_mask(node: Node) -> Outputs:
-    return pool(with_inputs(node, [arg(node, 0)], "MaxPool"))[:1]
+    return pool(WithInputs(node, [arg(node, 0)], "MaxPool"))[:1]
 
 
 @register("NhwcMaxPool", domain=MS)
@@ -261,7 +262,7 @@ def unfold_tensor(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape) + (size,))]
 
 
-@register("GatherND", domain=MS)
+@register("GatherND", domain=MS, cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
     last index axis does not address."""
@@ -363,7 +364,7 @@ def conv_transpose_with_dynamic_pads(node: Node) -> Outputs:
     """ConvTranspose whose pads come from input 2."""
     pads = node.value(2)
     if pads is not None:
-        return conv_transpose(cast(Node, _WithPads(node, pads)))
+        return conv_transpose(_WithPads(node, pads))
     out = conv_transpose(node)[0]
     if not present(node, 2) or not isinstance(out, Tensor) or out.shape is None:
         return [out]

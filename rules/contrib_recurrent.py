@@ -4,12 +4,13 @@ and the stateful causal convolutions that feed them."""
 
 from __future__ import annotations
 
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 
 from .common import arg, present, required_int
-from .contrib_common import MS, exact_div, with_inputs
+from .contrib_common import MS, WithInputs, exact_div
 from .recurrent import recurrent
 
 
@@ -19,13 +20,13 @@ def attn_lstm(node: Node) -> Outputs:
     return recurrent(node)
 
 
-@register("DynamicQuantizeLSTM", domain=MS)
+@register("DynamicQuantizeLSTM", domain=MS, cost=formulas.RECURRENT)
 def dynamic_quantize_lstm(node: Node) -> Outputs:
     """The LSTM's outputs; its R is stored transposed, (dirs, hidden, 4*hidden)."""
     r = arg(node, 2)
     if r.shape is not None and len(r.shape) == 3:
         r = Tensor(r.dtype, (r.shape[0], r.shape[2], r.shape[1]))
-    return recurrent(with_inputs(node, [arg(node, 0), arg(node, 1), r]))
+    return recurrent(WithInputs(node, [arg(node, 0), arg(node, 1), r]))
 
 
 @register("LinearAttention", domain=MS)

@@ -40,3 +40,16 @@ def module_ranges(request):
     env = _module_envs.get(request.node.nodeid.split("::")[0])
     with dims.RangeEnv(env.ranges if env is not None else None, strict=False):
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_terminal_width():
+    """Tables fit ``COLUMNS`` when it is set (onnxsym.commands.table); pytest-xdist's workers
+    have ``COLUMNS=80``, which the command line's tests run without (a test that wants a
+    width sets it). So the tests read the same output with ``-n auto`` as without."""
+    import os
+
+    saved = os.environ.pop("COLUMNS", None)
+    yield
+    if saved is not None:
+        os.environ["COLUMNS"] = saved

@@ -211,6 +211,8 @@ def _evaluate_written(text, binding):
 
     if isinstance(text, int):
         return text
+    if not text:
+        return None  # a dim with neither a number nor a name: unknown, nothing claimed
     try:
         value = parse_dim(text, lambda n: binding[n])
     except KeyError:
@@ -290,11 +292,14 @@ def written_model_failure(original, annotated, bindings, feeds):
         return 0, f"onnxruntime cannot load the written model: {_first_line(exc)}", 0
     exposed = onnx.ModelProto()
     exposed.CopyFrom(annotated)
-    written = {vi.name: written_dims(vi) for vi in list(exposed.graph.value_info) + list(exposed.graph.output)
-               if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
+    written: dict[str, list] = {}  # every declaration of a value (it may be declared at two places)
+    for vi in list(exposed.graph.value_info) + list(exposed.graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            written.setdefault(vi.name, []).append(written_dims(vi))
     outputs = {o.name for o in exposed.graph.output}
     for vi in exposed.graph.value_info:
         if vi.name not in outputs and vi.name in written:
+            outputs.add(vi.name)
             exposed.graph.output.add().CopyFrom(vi)
     for o in exposed.graph.output:  # here the run itself is looked at, not shaped by the declarations
         o.type.tensor_type.ClearField("shape")
@@ -324,16 +329,17 @@ def written_model_failure(original, annotated, bindings, feeds):
         for name, arr in zip(names, inspect.run(names, run_feeds)):
             if name not in written or not isinstance(arr, np.ndarray):
                 continue
-            if len(written[name]) != arr.ndim:
-                return checked, f"'{name}' at {binding}: written {written[name]}, real {list(arr.shape)}", ran
-            for axis, (text, real) in enumerate(zip(written[name], arr.shape)):
-                value = _evaluate_written(text, binding)
-                if value is None:
-                    continue
-                if value != real:
-                    return checked, (f"'{name}'[{axis}] at {binding}: written {text!r} = {value}, "
-                                     f"real {list(arr.shape)}"), ran
-                checked += 1
+            for declared in written[name]:
+                if len(declared) != arr.ndim:
+                    return checked, f"'{name}' at {binding}: written {declared}, real {list(arr.shape)}", ran
+                for axis, (text, real) in enumerate(zip(declared, arr.shape)):
+                    value = _evaluate_written(text, binding)
+                    if value is None:
+                        continue
+                    if value != real:
+                        return checked, (f"'{name}'[{axis}] at {binding}: written {text!r} = {value}, "
+                                         f"real {list(arr.shape)}"), ran
+                    checked += 1
     return checked, None, ran
 
 

@@ -18,7 +18,7 @@ from onnx import helper
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands import check as report
-from onnxsym.commands.progress import Progress
+from onnxsym.commands.progress import Progress, working
 
 SCHEMA = os.path.join(ROOT, "docs", "check-report.schema.json")
 
@@ -447,6 +447,27 @@ def test_progress_bar_only_on_a_terminal_and_only_when_slow():
     assert quiet.getvalue() == ""
 
 
+def test_a_long_step_says_what_it_does_on_a_terminal_and_erases_it():
+    import threading
+    tty = _Tty()
+    shown = threading.Event()
+    with working("computing the peak memory", stream=tty, delay=0.0):
+        for _ in range(500):  # until the timer thread has written
+            if "computing the peak memory..." in tty.getvalue():
+                shown.set()
+                break
+            threading.Event().wait(0.01)
+    assert shown.is_set() and tty.getvalue().endswith("\r\033[K")
+    fast = _Tty()
+    with working("computing the peak memory", stream=fast, delay=60.0):
+        pass
+    assert fast.getvalue() == ""  # done before the delay: nothing shown
+    piped = io.StringIO()
+    with working("computing the peak memory", stream=piped, delay=0.0):
+        threading.Event().wait(0.05)
+    assert piped.getvalue() == ""
+
+
 def test_infer_reports_progress_per_node():
     calls = []
     res = onnxsym.infer(BERT, progress=lambda done, total: calls.append((done, total)))
@@ -454,7 +475,7 @@ def test_infer_reports_progress_per_node():
     assert calls == [(k, n) for k in range(1, n + 1)]
 
 
-# ----------------------------------------------------------------- the CI recipe in the README
+# ----------------------------------------------------------------- the CI recipes of docs/ci.md
 
 def test_pre_commit_hook_and_readme_recipes(paths):
     yaml = pytest.importorskip("yaml")
@@ -464,10 +485,8 @@ def test_pre_commit_hook_and_readme_recipes(paths):
     assert re.search(hook["files"], "exports/model.onnx") and not re.search(hook["files"], "model.onnx.json")
     # pre-commit appends the staged files to the entry: the command must take several.
     assert cli(*hook["entry"].split()[1:], paths["good"], BERT).exit_code == 0
-    with open(os.path.join(ROOT, "README.md")) as f:
-        readme = f.read()
-    section = readme[readme.index("## CI gate"):]
-    section = section[:section.index("\n## ", 3)]
+    with open(os.path.join(ROOT, "docs", "ci.md")) as f:
+        section = f.read()
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     step, remote, local = blocks
     assert "onnxsym check --format github" in step[0]["run"]

@@ -208,7 +208,7 @@ def test_every_unresolved_dim_of_the_broken_model_traces_to_the_custom_op(broken
 
 
 def test_explain_a_resolved_dim_goes_back_to_the_input_symbol():
-    r = cli("explain", "-v", BERT, "last_hidden_state", "--", -2)
+    r = cli("explain", "-v", BERT, "last_hidden_state", -2)  # (a negative axis needs no --)
     assert r.exit_code == 0
     lines = r.output.splitlines()
     assert lines[0] == "last_hidden_state[1] = seq: resolved over input symbols seq"
@@ -218,7 +218,30 @@ def test_explain_a_resolved_dim_goes_back_to_the_input_symbol():
     assert lines[-1] == "symbol seq: input_ids[1]"
     assert not any("more steps" in line for line in lines)
     short = cli("explain", BERT, "last_hidden_state", 1).output.splitlines()
-    assert any("more steps (--verbose shows them)" in line for line in short) and len(short) < len(lines)
+    assert short == [lines[0], lines[1], "  ... 11 steps that keep it (--verbose shows them)",
+                     "  input_ids[1] = seq   <- graph input", "symbol seq: input_ids[1]"]
+    assert cli("explain", BERT, "last_hidden_state", "--", -2).output.splitlines() == short
+
+
+def test_explain_shows_the_steps_where_the_expression_changes(tmp_path):
+    """Six Relus, a Concat that doubles the dim, six Relus: shortened to both sides of the
+    change, the first and the last step, each run left out one line."""
+    nodes = [helper.make_node("Relu", [f"a{k}" if k else "x"], [f"a{k + 1}"], name=f"r{k}") for k in range(6)]
+    nodes.append(helper.make_node("Concat", ["a6", "a6"], ["b0"], axis=0, name="cat"))
+    nodes += [helper.make_node("Relu", [f"b{k}"], [f"b{k + 1}"], name=f"s{k}") for k in range(6)]
+    path = save(tmp_path, model(nodes, [("x", F, ["n"])], [("b6", F, None)]), "chain.onnx")
+    full = [x for x in cli("explain", "-v", path, "b6", 0).output.splitlines() if "  <- " in x]
+    short = cli("explain", path, "b6", 0).output.splitlines()
+    assert len(full) == 14
+    assert short[1:-1] == [full[0], "  ... 5 steps that keep it (--verbose shows them)", full[6], full[7],
+                           "  ... 5 steps that keep it (--verbose shows them)", full[13]]
+    assert full[6].startswith("  b0[0] = 2*n   <- Concat 'cat'") and full[7].startswith("  a6[0] = n   <- Relu 'r5'")
+
+
+def test_explain_suggests_near_names():
+    r = cli("explain", BERT, "Softmax")
+    assert r.exit_code == 2 and r.stderr.startswith("onnxsym: error: no value 'Softmax' in the model; did you mean '")
+    assert "Softmax_output_0" in r.stderr
 
 
 def test_explain_follows_a_product_through_shape_arithmetic():

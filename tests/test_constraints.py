@@ -185,7 +185,7 @@ def test_cli_options_printing_and_metadata(tmp_path):
                                   "--assume", "past == seq"])
     assert r.exit_code == 0, r.output
     assert "given past == seq (--assume" in r.output
-    assert "assumed seq == k (MatMul node 'mm': MatMul inner dims)" in r.output
+    assert "domain k == seq: MatMul 'mm': MatMul inner dims: seq == k" in r.output  # (stated by the domain)
     meta = {p.key: p.value for p in onnx.load(out).metadata_props}
     assert json.loads(meta["onnxsym.user"]) == {"bind": {"batch": 1}, "ranges": {"seq": [1, 4096]},
                                                 "assume": ["past == seq"], "allow_zero": False,

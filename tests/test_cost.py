@@ -102,7 +102,7 @@ def _real_models():
     with open(os.path.join(HERE, "..", "models", "real", "manifest.json")) as f:
         rows = json.load(f)
     needs_own_feeds = {e["name"] for e in rows if any("strings" in f for f in e["feeds"].values())} | {"silero_vad"}
-    return [pytest.param(os.path.join(HERE, "..", "models", "real", e["file"]), e["sizes"], id=e["name"])
+    return [pytest.param(os.path.join(HERE, "..", "models", "real", e["file"]), e["sizes"], id=e["name"], marks=pytest.mark.slow)
             for e in rows if e["commit"] and e["name"] not in needs_own_feeds]
 
 

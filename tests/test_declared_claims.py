@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import onnx
+import pytest
 from click.testing import CliRunner
 from helpers import BOOL, I64, F, graph, init, model
 from hypothesis import given, settings
@@ -261,6 +262,7 @@ def test_onnxslims_declared_pool_text_does_not_narrow_the_domain():
     assert SLIM_TEXT not in p
 
 
+@pytest.mark.slow
 def test_a_slimmed_timm_maxvit_runs_where_onnxruntime_does():
     """models/domain/timm_maxvit_slim.onnx, made by timm and onnxslim (make_maxvit_slim.py):
     the domain admits 64x96 and 96x64, every dim written matches onnxruntime there, and the

@@ -236,13 +236,14 @@ def test_cli_domain_text_and_json():
         "  pinned: past_v == past_k (MatMul '/MatMul_1'): declared free, the model runs only there",
         "  past_v == past_k: MatMul '/MatMul_1': MatMul inner dims: past_k + seq == past_v + seq",
         "  past_k + seq <= 64: Gather '/pos/Gather': index past_k + seq - 1 < 64 rows",
-        "  ranges: batch [1, 9223372036854775807], seq [1, 9223372036854775807], past_k [1, 9223372036854775807]"]
+        "  ranges: batch [1, 2**63-1], seq [1, 2**63-1], past_k [1, 2**63-1]"]  # (show's number format)
     doc = json.loads(cli("domain", path, "--format", "json").output)
     assert [c["condition"] for c in doc["conditions"]] == ["past_v == past_k", "past_k + seq <= 64"]
     assert doc["conditions"][1]["sources"] == [{"node": "/pos/Gather", "op_type": "Gather",
                                                 "reason": "index past_k + seq - 1 < 64 rows"}]
 
 
+@pytest.mark.slow
 def test_domain_is_the_same_text_in_another_process():
     """Every model's domain, printed by two processes with different hash seeds."""
     code = ("import glob, onnxsym\n"
@@ -308,14 +309,12 @@ def test_annotate_prints_the_domain(tmp_path):
     assert [c["condition"] for c in meta["onnxsym.domain"]["conditions"]] == ["frames <= 128", "past + seq <= 64"]
 
 
-def test_readme_require_recipe():
+def test_the_domain_pages_require_recipe():
     import re
     import shlex
 
-    with open(os.path.join(ROOT, "README.md")) as f:
-        readme = f.read()
-    section = readme[readme.index("## The valid input domain"):]
-    section = section[:section.index("\n## ", 3)]
+    with open(os.path.join(ROOT, "docs", "domain.md")) as f:
+        section = f.read()
     (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
     args = shlex.split(re.search(r"run: (.*)", block).group(1))
     assert args[:2] == ["onnxsym", "check"] and args[-1].endswith(".onnx")

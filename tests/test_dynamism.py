@@ -264,6 +264,7 @@ def test_diff_matches_renamed_symbols_by_position(tmp_path):
     assert r.returncode == 0 and "symbols renamed: batch -> N" in r.stdout, r.stdout
 
 
+@pytest.mark.slow
 def test_diff_text_github_and_check_baseline():
     t = cli("diff", path("shuffle_fixed_ts"), path("shuffle_static_ts"))
     assert t.returncode == 1 and "2 findings" in t.stdout.splitlines()[0]
@@ -278,6 +279,7 @@ def test_diff_text_github_and_check_baseline():
     assert cli("check", path("shuffle_fixed_dynamo"), "--baseline", path("shuffle_fixed_ts")).returncode == 0
 
 
+@pytest.mark.slow
 def test_show_and_explain_take_dynamic():
     s = cli("show", path("cnn_static_ts"), "--dynamic", "x:0=batch", "--outputs")
     assert s.returncode == 0 and "float32[batch, 3]" in s.stdout, s.stderr

@@ -91,6 +91,79 @@ def test_a_reshape_element_whose_0_case_may_run_stays_unresolved():
     check(m, random_cases([("x", F, [4, "H"])], [{"H": 2}, {"H": 8}]), fresh_ok=("y",))
 
 
+def _window_partition_2d(pool):
+    """timm's MaxViT block partition: [B, H, W, 8] reshaped to [B, H//4, 4, W//4, 4, 8]; with
+    ``pool``, H and W are first pooled twice (ceil mode) from [B, 8, H, W] and transposed, as its
+    stem does. Two elements may be 0: H//4 = 0 copies H (then 16*(W//4) != W), W//4 = 0 copies
+    the 8 at index 3 (and then W <= 3: the count needs W = 512, which no W//4 = 0 allows)."""
+    n = helper.make_node
+    nodes, src = [], "x"
+    if pool:
+        nodes += [n("MaxPool", ["x"], ["xp"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+                  n("MaxPool", ["xp"], ["xq"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+                  n("Transpose", ["xq"], ["xt"], perm=[0, 2, 3, 1])]
+        src = "xt"
+    nodes += [n("Shape", [src], ["xs"]), n("Gather", ["xs", "i0"], ["b0"]), n("Gather", ["xs", "i1"], ["H"]),
+              n("Gather", ["xs", "i2"], ["W"]), n("Div", ["H", "four"], ["qh"]), n("Div", ["W", "four"], ["qw"]),
+              n("Concat", ["b0", "qh", "four", "qw", "four", "eight"], ["shp"], axis=0),
+              n("Reshape", [src, "shp"], ["y"], name="partition")]
+    inits = [init("i0", np.array([0])), init("i1", np.array([1])), init("i2", np.array([2])),
+             init("four", np.array([4])), init("eight", np.array([8]))]
+    shape = ["B", 8, "H", "W"] if pool else ["B", "H", "W", 8]
+    return model(nodes, [("x", F, shape)], ["y"], inits), shape
+
+
+@pytest.mark.parametrize("pool, least, sizes", [(False, 4, [(4, 16), (64, 36)]), (True, 10, [(10, 10), (26, 42)])])
+def test_a_2d_window_partition_has_both_elements_at_least_1(pool, least, sizes):
+    """It runs where the (pooled) height and width are multiples of 4; at the least size one
+    below, the element is 0 and onnxruntime fails."""
+    m, shape = _window_partition_2d(pool)
+
+    def x(h, w):
+        return np.zeros([{"B": 1, "H": h, "W": w}.get(d, d) for d in shape], np.float32)
+
+    res = check(m, random_cases([("x", F, shape)], [{"B": b, "H": h, "W": w} for b, (h, w) in zip((1, 2), sizes)]))
+    assert not res.unresolved()
+    ranges = res.symbol_ranges()
+    assert ranges["H"][0] == least and ranges["W"][0] == least
+    assert sum(c.rel is Rel.GE and c.node == "partition" for c in res.constraints) == 2
+    ok = sizes[0][1]
+    run_ort(m, {"x": x(least, ok)})
+    _fails(m, {"x": x(least - 1, ok)})  # H//4 is 0: the copied H breaks the count
+    _fails(m, {"x": x(ok, least - 1)})  # W//4 is 0: the copied 8 breaks it too
+
+
+def _window_roundtrip():
+    """MaxViT's window partition and its reverse: [B, H, W, 8] to windows [-1, 4, 4, 8] and back
+    by [-1, H//4, W//4, 4, 4, 8] and [-1, H, W, 8], then added to the input. The last -1 is
+    ``512*B*(H//4)*(W//4) // (32*H*W)``: B exactly where the partition keeps the count, as every
+    run needs."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["xs"]), n("Gather", ["xs", "i0"], ["B"]), n("Gather", ["xs", "i1"], ["H"]),
+             n("Gather", ["xs", "i2"], ["W"]), n("Div", ["H", "four"], ["qh"]), n("Div", ["W", "four"], ["qw"]),
+             n("Concat", ["B", "qh", "four", "qw", "four", "eight"], ["shp"], axis=0),
+             n("Reshape", ["x", "shp"], ["p"], name="partition"),
+             n("Transpose", ["p"], ["pt"], perm=[0, 1, 3, 2, 4, 5]), n("Reshape", ["pt", "win"], ["windows"]),
+             n("Concat", ["m1", "qh", "qw", "four", "four", "eight"], ["shp2"], axis=0),
+             n("Reshape", ["windows", "shp2"], ["r"]), n("Transpose", ["r"], ["rt"], perm=[0, 1, 3, 2, 4, 5]),
+             n("Concat", ["m1", "H", "W", "eight"], ["shp3"], axis=0),
+             n("Reshape", ["rt", "shp3"], ["back"], name="reverse"), n("Add", ["back", "x"], ["y"])]
+    inits = [init("i0", np.array([0])), init("i1", np.array([1])), init("i2", np.array([2])),
+             init("four", np.array([4])), init("eight", np.array([8])), init("m1", np.array([-1])),
+             init("win", np.array([-1, 4, 4, 8]))]
+    return model(nodes, [("x", F, ["B", "H", "W", 8])], ["y"], inits)
+
+
+def test_the_window_reverse_gives_the_batch_back():
+    m = _window_roundtrip()
+    res = check(m, random_cases([("x", F, ["B", "H", "W", 8])],
+                                [{"B": 1, "H": 4, "W": 8}, {"B": 3, "H": 12, "W": 4}, {"B": 2, "H": 16, "W": 20}]))
+    assert not res.unresolved()
+    assert [str(d) for d in res.shape("back")] == ["B", "H", "W", "8"]
+    assert [str(d) for d in res.shape("windows")] == ["B*(H//4)*(W//4)", "4", "4", "8"]
+    _fails(m, {"x": np.zeros((1, 6, 8, 8), np.float32)})  # H = 6: the partition breaks the count
+
+
 # ---------------------------------------------------------------- 5. a data input that picks a branch
 
 def _merged_decoder():
@@ -234,4 +307,30 @@ def test_a_position_slice_broadcast_against_the_sequence():
     assert not res.unresolved()
     feeds = dict(random_cases(inputs, [{"batch": 1, "seq": 60, "past": 5}])[0][1])
     _fails(m, feeds)  # past + seq = 65: the slice has 59 rows against 60
+
+
+def test_the_position_slice_domain_is_the_three_cases_onnxruntime_runs():
+    """The Add runs exactly where past + seq <= 64 (the slice is seq rows), seq == 1 (1 row, or 0
+    rows past the table: 1 broadcasts to 0), or past == 63 (1 row): the domain states that
+    disjunction, split on the cases of its two mins, as required; at every size of a grid around
+    the table's end, onnxruntime runs exactly where the domain holds, with the inferred shape."""
+    import onnxruntime as ort
+
+    m = _position_table()
+    res = onnxsym.infer(m)
+    (cond,) = res.domain().conditions
+    assert (cond.text, cond.assumed) == ("past + seq <= 64 (or seq == 1 or past == 63)", "")
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for past in (1, 50, 59, 60, 61, 62, 63, 64, 65, 100):
+        for seq in (1, 2, 3, 4, 5, 9):
+            b = {"batch": 1, "seq": seq, "past": past}
+            feeds = {"x": np.zeros((1, seq, 8), np.float32), "past_key": np.zeros((1, 2, past, 4), np.float32)}
+            try:
+                shape = sess.run(None, feeds)[0].shape
+            except Exception:
+                shape = None
+            inside = res.domain().violated(b) is None
+            assert (shape is not None) == inside, (b, shape)
+            if inside:
+                assert shape == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y")), (b, shape)
 

@@ -4,6 +4,7 @@ onnxruntime, and each written model run at fresh sizes with its value_info in pl
 
 import fuzzing
 import onnx
+import pytest
 from onnx import helper
 
 import onnxsym.rules  # noqa: F401  (the built-in rules, so that Relu can be swapped)
@@ -13,6 +14,7 @@ from onnxsym.inference.values import Tensor
 SEEDS = range(204, 241)
 
 
+@pytest.mark.slow
 def test_random_graphs_have_no_wrong_dim_and_never_crash_or_hang(tmp_path):
     counts, failures = fuzzing.run(SEEDS, failures_dir=str(tmp_path), time_limit=60)
     report = "\n".join(f"seed {s}: {o.kind}: {o.detail} (reproducer {p})" for s, o, p in failures)

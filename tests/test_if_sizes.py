@@ -193,6 +193,7 @@ def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
             run_ort(m, _silero_feeds(1, s, sr))
 
 
+@pytest.mark.slow
 def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path):
     """``check --require samples=512:576`` and ``verify --bind samples=512`` succeed (verify
     feeds sr = 16000, the branch that runs 512); sizes no branch runs are refused."""

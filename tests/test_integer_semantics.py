@@ -240,6 +240,39 @@ def test_narrowing_by_monotone_expressions():
         implied_ranges(w % 4, 5)
 
 
+def test_direction_through_max_and_floor_division():
+    """MaxViT's stem: ``max(max(0, (h + 1)//2 - 2)//2 + 1, (h + 3)//4)//4`` grows with h (the
+    difference of neighbours loses track through max); ``h//w`` has no direction in w's sign."""
+    h, w = dims.sym("h"), dims.sym("w")
+    stem = dims.floordiv(dims.dmax(dims.floordiv(dims.dmax(0, dims.floordiv(h + 1, 2) - 2), 2) + 1,
+                                   dims.floordiv(h + 3, 4)), 4)
+    values = [dims.evaluate(stem, {"h": v}) for v in range(1, 200)]
+    assert values == sorted(values) and direction(stem, dims.as_sym(h)) == 1
+    assert direction(-stem, dims.as_sym(h)) == -1
+    assert implied_ranges(-stem, 0) == {dims.as_sym(h): (1, 12)}  # stem is 0 for h <= 12 only
+    assert direction(dims.floordiv(h - 1, w), dims.as_sym(w)) is None
+    assert direction(dims.dmax(h, 3) - dims.dmin(h, 2), dims.as_sym(h)) is None  # one part each way
+
+
+def test_never_equals_by_residues_divisibility_and_generalized_atoms():
+    from onnxsym.facts.edges import never_equals, never_equals_generalized
+
+    a, h = dims.sym("a"), dims.sym("h")
+    assert never_equals(16 * dims.floordiv(a, 4) - a, 0)  # a = 4q + r: 12q - r, never 0 for a >= 1
+    assert not never_equals(4 * dims.floordiv(a, 4) - a, 0)  # 0 at a = 4
+    m = dims.dmax(dims.floordiv(dims.dmax(0, dims.floordiv(h + 1, 2) - 2), 2) + 1, dims.floordiv(h + 3, 4))
+    assert not never_equals(16 * dims.floordiv(m, 4) - m, 0)  # residues of h do not undo the max
+    assert never_equals_generalized(16 * dims.floordiv(m, 4) - m, 0)
+    assert not never_equals_generalized(4 * dims.floordiv(m, 4) - m, 0)
+    for v in range(1, 300):
+        assert dims.evaluate(16 * dims.floordiv(m, 4) - m, {"h": v}) != 0
+    with dims.current().child({}):
+        w = dims.sym("w24", 1, 24)  # (w + 7)//8 in [1, 3]
+        d = 512 * dims.floordiv(h + 7, 32) - dims.floordiv(h + 7, 8) * dims.floordiv(w + 7, 8)
+        assert never_equals_generalized(d, 0)
+    assert all(dims.evaluate(d, {"h": x, "w24": y}) != 0 for x in range(1, 400) for y in range(1, 25))
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-50, 50), st.integers(-9, 9).filter(bool), st.integers(0, 40))
 def test_trunc_div_and_fmod_forms_agree_with_c_on_every_value(k, b, v):

@@ -176,3 +176,19 @@ def test_initializers_listed_as_inputs_are_constants_in_the_importers_order():
     assert ours_parsed[1] == theirs_parsed[1] == ["!torch.vtensor<[?,3],f32>"]
     assert [_attrs(op) for op in ours_parsed[2]] == [_attrs(op) for op in theirs_parsed[2]]
     assert [str(op.results[0].type) for op in ours_parsed[2][:2]] == ["!torch.vtensor<[1,3],f32>", "!torch.vtensor<[3],f32>"]
+
+
+def test_iree_fails_on_the_slim_maxvit_cleanly_and_where_it_fails_on_the_importers_text():
+    """models/domain/timm_maxvit_slim.onnx: iree-compile once crashed on onnxsym's text (a range
+    onnxsym took from onnxslim's declared pool text, max 4, with a static 1 where the run has 24),
+    where the importer's text failed cleanly. Now both fail alike: an error (exit code 1, no
+    signal) at the window partition's Transpose, an IREE limit on the dynamic grid reshape."""
+    path = os.path.join(MODELS_DIR, "domain", "timm_maxvit_slim.onnx")
+    plain = importer_text(onnx.load(path))
+    ours = to_mlir(path, dialect="torch", weights=True)
+    for text in (plain, ours):
+        err = compile_error(text)
+        assert "Error code: 1" in err and "expected sizes to be non-negative" in err, err[:1000]
+        lines = text.splitlines()
+        failing = {int(n) for n in re.findall(r":(\d+):\d+: error", err)}
+        assert {lines[n - 1].split('"')[1] for n in failing} == {"onnx.Transpose"}, err[:1000]

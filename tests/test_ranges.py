@@ -179,3 +179,31 @@ def test_broadcast_of_dims_that_may_be_zero_is_exact_in_every_valid_case():
     assert not res.unresolved()
     # with both known >= 1 the factors for 0 drop out
     assert str(check(m, random_cases(inputs, sizes[3:])).shape("z")[0]) == "max(m, n)"
+
+
+def test_a_max_of_many_sums_drops_the_same_arguments_with_and_without_its_sample_points(monkeypatch):
+    # The peak memory of a CNN: live bytes along the nodes, sums over strided sizes. Past
+    # SAMPLED_ARGS arguments a point of the ranges where one wins skips the proof that it is
+    # dominated; the arguments kept must be those that the proofs alone keep.
+    from onnxsym.dims import minmax
+    h, w, b = sym("h"), sym("w"), sym("b")
+    sizes = [b * ((h + s - 1) // s) * ((w + s - 1) // s) for s in (1, 2, 4, 8, 16, 32)]
+    steps, live = [], 0
+    for i, (c, k) in enumerate([(12, 0), (64, 1), (128, 2), (64, 1), (256, 3), (512, 4), (128, 2), (1024, 5),
+                                (3, 0), (48, 5)]):
+        live = live + c * sizes[k] + 4096 * i
+        steps.append(live)
+        if i % 3 == 2:
+            live = live - (c // 2) * sizes[k]
+            steps.append(live)
+    assert len(steps) > minmax.SAMPLED_ARGS
+    env = dims.RangeEnv({"h": (1, 4096), "w": (1, 4096), "b": (1, 64)})
+    with env:
+        sampled = dmax(*steps)
+    monkeypatch.setattr(minmax, "SAMPLED_ARGS", len(steps))
+    with dims.RangeEnv({"h": (1, 4096), "w": (1, 4096), "b": (1, 64)}):
+        proved = dmax(*steps)
+    assert str(sampled) == str(proved) and str(sampled).startswith("max(")
+    with env:
+        for point in ({"h": 1, "w": 1, "b": 1}, {"h": 37, "w": 4096, "b": 3}, {"h": 640, "w": 480, "b": 64}):
+            assert evaluate(sampled, point) == max(evaluate(s, point) for s in steps)

@@ -60,6 +60,7 @@ def _peers():
 
 @pytest.mark.parametrize("name", [pytest.param(e["name"], marks=pytest.mark.xfail(strict=True, reason=BEHIND[e["name"]]))
                                   if e["name"] in BEHIND else e["name"] for e in ENTRIES])
+@pytest.mark.slow
 def test_resolves_at_least_as_many_dims_as_the_best_peer(name):
     """onnxruntime's symbolic_shape_infer, onnx's infer_shapes(data_prop=True) and
     onnx-shape-inference run here too; each correct dim of theirs is checked against

@@ -14,6 +14,7 @@ import threading
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from helpers import F, model
 from onnx import helper
 
@@ -73,6 +74,7 @@ def _same_device(path, st):
     assert stat.S_ISCHR(now.st_mode) and now.st_rdev == st.st_rdev and now.st_ino == st.st_ino
 
 
+@pytest.mark.slow
 def test_a_character_device_is_written_into_and_stays_a_device(tmp_path):
     """annotate -o, --mlir and mlir -o onto /dev/null (a scratch node of it, as root): the node
     is still the same character device (1, 3) afterwards, with or without --force."""
@@ -143,6 +145,7 @@ def test_folders_block_devices_and_sockets_are_refused_before_any_work(tmp_path)
         assert stat.S_ISBLK(os.lstat(blk).st_mode)
 
 
+@pytest.mark.slow
 def test_dash_is_standard_output(tmp_path):
     """mlir -o - and annotate -o - / --mlir - write to standard output (no file named '-');
     what the command says goes to stderr then."""
@@ -202,6 +205,7 @@ def _fail(*args, **kw):
 """
 
 
+@pytest.mark.slow
 def test_os_errors_are_one_line_naming_the_path_and_leave_nothing(tmp_path):
     """Permission, read-only file system, disk full: each at the point it would happen
     (creating the temporary file, renaming it, writing it); the old file is as it was."""

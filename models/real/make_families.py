@@ -48,8 +48,8 @@ def _timm_source(name, **config):
     return {"library": f"timm {timm.__version__}", "config": f"timm.create_model({name!r}, {config}), random weights"}
 
 
-MAXVIT_NOTE = ("made by make_families.py into fetched/, not committed: the peers take minutes on it; onnxsym "
-               "leaves the window-partition dims whose 0 case it cannot rule out unresolved")
+MAXVIT_NOTE = ("made by make_families.py into fetched/, not committed: the peers take minutes on it; its "
+               "window partitions need H//4 >= 1 at each stage (a 0 would copy the input's dim and break the count)")
 IMAGE_AXES = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
 
 
@@ -137,6 +137,40 @@ def timm_eva():
     sizes = [{"batch": 1, "height": 56, "width": 56}, {"batch": 2, "height": 42, "width": 70}]
     yield from _timm_both("timm_eva", "eva02_tiny_patch14_224", sizes, example=(2, 3, 56, 56), num_classes=3,
                           exporters=("dynamo",), depth=1, dynamic_img_size=True, img_size=56)
+
+
+SIMPLIFIED = ("timm_convnext_dynamo", "fused_bert", "genai_qwen2_fp32", "hf_gpt2_ts", "onnxscript_if_halve")
+
+
+@maker
+def simplified():
+    """onnxslim's and onnxsim's outputs of models already here (made first): folded constants,
+    fused and reordered nodes, and their own declared shapes. (Not onnxsim of the genai Qwen2:
+    onnxruntime refuses that output.)"""
+    import json
+    import os
+
+    import onnx
+    import onnxsim
+    import onnxslim
+    from make_real import slim
+
+    rows = {e["name"]: e for e in json.load(open(os.path.join(os.path.dirname(__file__), "manifest.json")))}
+    for name in SIMPLIFIED:
+        e = rows[name]
+        model = onnx.load(os.path.join(os.path.dirname(__file__), e["file"]))
+        for tool, version, run in (("onnxslim", onnxslim.__version__, onnxslim.slim),
+                                   ("onnxsim", onnxsim.__version__, lambda m: onnxsim.simplify(m)[0])):
+            if (name, tool) == ("genai_qwen2_fp32", "onnxsim"):
+                continue  # onnxsim 0.8.1 makes a ReduceSum's axes a scalar: onnxruntime refuses its output
+            out = run(model)
+            before = out.ByteSize()
+            out = slim(out)  # (a slimmed input's zeros are folded back into initializers: slimmed again)
+            e2 = dict(e, name=f"{name}_{tool}", file=f"{name}_{tool}.onnx", group=tool, note=f"{tool} of {name}")
+            e2["source"] = dict(e["source"], **{tool: version, "script": f"models/real/{SCRIPT}:simplified"})
+            if out.ByteSize() < before:
+                e2["source"]["slimmed"] = True
+            yield out, e2
 
 
 def _tokenizer(vocab_size):
@@ -363,5 +397,44 @@ def hummingbird_trees():
             yield m, entry(f"hummingbird_{tag}", "hummingbird-ml", src, {"input_0": ["n", 5]},
                            [{"n": 2}, {"n": 7}],
                            note="GEMM: onnxruntime refuses n = 1 (the Transpose after the Squeeze)" if strategy == "gemm" else "")
+    finally:
+        torch.onnx.export = export
+
+
+@maker
+def hummingbird_more():
+    """More of hummingbird-ml: a random-forest classifier (4 trees, depth 4, 3 classes) by its
+    perf_tree_trav and gemm strategies (argmax and class probabilities), and a logistic
+    regression and a standard scaler (plain linear algebra)."""
+    import functools
+
+    import hummingbird
+    import hummingbird.ml
+    import numpy as np
+    import sklearn
+    import torch
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((90, 5)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5).astype(int)
+    models = [("forest_perf_tree_traversal", RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0),
+               {"tree_implementation": "perf_tree_trav"}),
+              ("forest_gemm", RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0),
+               {"tree_implementation": "gemm"}),
+              ("logistic", LogisticRegression(max_iter=200), {}), ("scaler", StandardScaler(), {})]
+    export = torch.onnx.export
+    torch.onnx.export = functools.partial(export, dynamo=False)  # (as in hummingbird_trees)
+    try:
+        for tag, est, extra in models:
+            est.fit(x, y)
+            m = hummingbird.ml.convert(est, "onnx", x[:2], extra_config=extra).model
+            src = {"kind": "converter", "converter": f"hummingbird.ml.convert(onnx, {extra})",
+                   "version": hummingbird.__version__, "torch": torch.__version__,
+                   "script": f"models/real/{SCRIPT}:hummingbird_more",
+                   "library": f"scikit-learn {sklearn.__version__}", "config": f"{type(est).__name__}, random data"}
+            yield m, entry(f"hummingbird_{tag}", "hummingbird-ml", src, {"input_0": ["n", 5]}, [{"n": 2}, {"n": 7}])
     finally:
         torch.onnx.export = export

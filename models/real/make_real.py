@@ -327,13 +327,15 @@ def zoo():
 
 def _load_submakers():
     sys.path.insert(0, HERE)
+    import make_control_flow  # noqa: E402
     import make_converted  # noqa: E402  (the converters are optional imports)
     import make_families  # noqa: E402
     import make_fusions  # noqa: E402
     import make_hf  # noqa: E402
     import make_torch  # noqa: E402
 
-    return make_converted.MAKERS + make_torch.MAKERS + make_hf.MAKERS + make_families.MAKERS + make_fusions.MAKERS
+    return (make_converted.MAKERS + make_torch.MAKERS + make_hf.MAKERS + make_families.MAKERS + make_fusions.MAKERS
+            + make_control_flow.MAKERS)
 
 
 # ---------------------------------------------------------------- checking

@@ -107,13 +107,34 @@ class Explanation:
             text += f"; {self.lost_input} computed by {c.op_type} '{c.node}': {c.reason}"
         return text + named
 
+    def _changes(self) -> list[str]:
+        """The chain with only the steps where the expression changes (both sides of each
+        change), the first and the last; each run left out is one line."""
+        n = len(self.steps)
+
+        def text(k: int) -> tuple:
+            s = self.steps[k]
+            return (str(s.dim), s.element is None)  # (a dim of a shape, or an element of a shape tensor)
+        changed = {k for k in range(n - 1) if text(k) != text(k + 1)}
+        keep = {0, n - 1} | changed | {k + 1 for k in changed}
+        out, skipped = [], 0
+        for k in range(n):
+            if k in keep:
+                if skipped:
+                    out.append(f"  ... {skipped} step{'s' if skipped > 1 else ''} that keep it (--verbose shows them)")
+                    skipped = 0
+                out.append("  " + self.steps[k].describe())
+            else:
+                skipped += 1
+        return out
+
     def lines(self, max_steps: int | None = None) -> list[str]:
-        """The headline, the chain (its middle elided beyond ``max_steps``), the loss and its cause."""
+        """The headline, the chain (beyond ``max_steps`` steps, only where the expression changes),
+        the loss and its cause."""
         out = [self.headline()]
         steps = ["  " + s.describe() for s in self.steps]
         if max_steps is not None and len(steps) > max_steps + 1:
-            half = max_steps // 2
-            steps = steps[:half] + [f"  ... {len(steps) - 2 * half} more steps (--verbose shows them)"] + steps[-half:]
+            steps = self._changes()
         out += steps
         out += [f"holds where {c}" for c in self.conditions]
         if self.lost is not None:
@@ -283,7 +304,9 @@ class Lineage:
         v = self.result.values.get(value)
         known = value in self.producer or value in self.graph_inputs or value in self.initializers
         if v is None or not known:
-            near = difflib.get_close_matches(value, list(self.producer) + list(self.graph_inputs), n=3)
+            names = list(self.producer) + list(self.graph_inputs)
+            # near names (difflib), or else names that contain it: 'Softmax' finds '/attn/Softmax_output_0'
+            near = difflib.get_close_matches(value, names, n=3) or [n for n in names if value.lower() in n.lower()][:3]
             hint = f"; did you mean {', '.join(repr(x) for x in near)}?" if near else ""
             raise UnknownValueError(f"no value '{value}' in the model{hint}")
         shape = v.shape if isinstance(v, Tensor) else None

@@ -1,13 +1,16 @@
-"""A progress bar on stderr for models that take noticeable time to infer.
+"""A progress bar on stderr for models that take noticeable time to infer, and a status
+line for the work after inference (a model's cost, its domain).
 
-It appears only on a terminal and only once inference has run for ``delay``
-seconds, so small models and piped or CI output never see it."""
+Both appear only on a terminal and only once the work has run for ``delay`` seconds, so
+small models and piped or CI output never see them."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 import click
@@ -43,3 +46,33 @@ class Progress:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+
+
+@contextlib.contextmanager
+def working(label: str, enabled: bool = True, delay: float = 0.5, stream: TextIO | None = None) -> Iterator[None]:
+    """``with working("computing the peak memory"):`` shows ``label...`` on stderr while the
+    block runs, once it has run for ``delay`` seconds (a timer thread writes it: the block is
+    one long computation), and erases it at the end."""
+    out = stream if stream is not None else sys.stderr
+    if not enabled or not out.isatty():
+        yield
+        return
+    lock = threading.Lock()
+    shown = []
+
+    def show() -> None:
+        with lock:
+            out.write(f"{label}...")
+            out.flush()
+            shown.append(True)
+    timer = threading.Timer(delay, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            if shown:
+                out.write("\r\033[K")  # the line erased: what the command prints comes next
+                out.flush()

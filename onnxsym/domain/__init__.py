@@ -93,7 +93,9 @@ class Domain:
 
     def lines(self) -> list[str]:
         out = [c.describe() for c in self.conditions]
-        out.append("ranges: " + ", ".join(f"{n} [{lo}, {hi}]" for n, (lo, hi) in self.ranges.items()))
+        from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
+
+        out.append("ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in self.ranges.items()))
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -135,7 +137,7 @@ def compute(result) -> Domain:
         if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
             src = _equality_source(result, n)
             _merge(merged, ("equal", f"{n} == {derived[n]}", ()), None, src, -1, "", definition=derived[n], symbol=n)
-    _merge_residues(merged)
+    _merge_residues(merged, base)
     for key in [k for k in merged if k[2] and (k[0], k[1], ()) in merged]:
         del merged[key]  # (what holds wherever the model runs holds where a subgraph runs)
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
@@ -191,7 +193,19 @@ def _condition(key, m) -> tuple:
     return Condition(kind, text, symbols, tuple(m["sources"]), assumed, form, m["definition"], when), m["order"]
 
 
-def _merge_residues(merged) -> None:
+def _below(forms, residues, modulus: int, span: tuple[int, int]) -> int | None:
+    """The largest ``t`` such that every size from the symbol's lowest to ``t`` meets every form
+    (their small sizes together), where that goes past the sizes the residues allow; else None."""
+    top = max((f.below for f in forms if f.below is not None), default=None)
+    if top is None:
+        return None
+    t = span[0] - 1
+    while t + 1 <= top and all(f.holds({forms[0].symbol: t + 1}) for f in forms):
+        t += 1
+    return t if t >= span[0] else None
+
+
+def _merge_residues(merged, base) -> None:
     """The divisibility conditions on one symbol as one: the residues all allow, every source."""
     by_symbol: dict[tuple, list] = {}
     for key, m in merged.items():
@@ -200,12 +214,16 @@ def _merge_residues(merged) -> None:
     for (name, when), keys in by_symbol.items():
         if len(keys) < 2:
             continue
-        ms = [merged.pop(k) for k in keys]
+        forms = [merged[k]["form"] for k in keys]
         modulus = 1
-        for m in ms:
-            modulus = math.lcm(modulus, m["form"].modulus)
-        residues = tuple(r for r in range(modulus) if all(m["form"].holds({name: r}) for m in ms))
-        form = Form("divisible", name, modulus=modulus, residues=residues)
+        for f in forms:
+            modulus = math.lcm(modulus, f.modulus)
+        residues = tuple(r for r in range(modulus) if all(f.residue_holds(r) for f in forms))
+        form = Form("divisible", name, modulus=modulus, residues=residues, below=_below(forms, residues, modulus, base[name]))
+        if not all(form.holds({name: v}) == all(f.holds({name: v}) for f in forms)
+                   for v in range(base[name][0], max([f.below or 0 for f in forms] + [0]) + 2 * modulus)):
+            continue  # the small sizes of each do not make one interval: kept apart
+        ms = [merged.pop(k) for k in keys]
         first = min(ms, key=lambda m: m["order"])
         sources = [src for m in ms for src in m["sources"]]
         merged[("divisible", form.text(), when)] = {**first, "form": form, "sources": list(dict.fromkeys(sources)),

@@ -106,7 +106,8 @@ def _cuts(c, domain, box) -> Cut | None:
         return None
     if c.kind == "divisible":
         lo, hi = box[f.symbol]
-        for v in range(lo, min(hi, lo + f.modulus - 1) + 1):
+        start = lo if f.below is None else max(lo, f.below + 1)  # (its small sizes hold; a period past them)
+        for v in range(lo, min(hi, start + f.modulus - 1) + 1):
             if not f.holds({f.symbol: v}):
                 return Cut(c, {f.symbol: v})
         return None
@@ -136,6 +137,9 @@ def _proven(f, box, fixed) -> bool:
     with dims.current().child({name: tuple(r) for name, r in box.items()}):
         if f.rel == "or":
             return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
+        if f.rel == "cases":
+            return any(all((dims.try_le if rel == "<=" else dims.try_eq)(narrowed(a), narrowed(b)) is True
+                           for rel, a, b in p) for p in f.pieces)
         lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
         return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True
 
@@ -218,6 +222,8 @@ def _breakpoints(span: tuple[int, int], forms) -> Iterator[int]:
     for f in forms:
         if f.kind == "range":
             starts |= {f.lo, f.hi + 1}
+        if f.kind == "divisible" and f.below is not None:
+            starts.add(f.below + 1)
     periods = [f.modulus for f in forms if f.kind == "divisible"]
     reach = math.lcm(*periods) if periods else 1
     out = set()

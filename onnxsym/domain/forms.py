@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, Sym
+from . import cases
 from . import structure as st
 
 # The largest period tried for a residue analysis (substitutions cost).
@@ -37,7 +38,8 @@ class Form:
     """One simplified condition. ``kind``: range, divisible or other.
 
     range: ``symbol`` in ``[lo, hi]``; divisible: ``symbol % modulus`` in
-    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``).
+    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``,
+    or ``cases`` with ``pieces``: any piece whose relations all hold, see :mod:`.cases`).
     """
 
     kind: str
@@ -50,6 +52,12 @@ class Form:
     lhs: Dim = 0
     rhs: Dim = 0
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    pieces: tuple[tuple[tuple[str, Dim, Dim], ...], ...] = ()
+    below: int | None = None  # divisible: it also holds where symbol <= below (small sizes)
+
+    def residue_holds(self, v: int) -> bool:
+        """divisible: whether ``v``'s residue is allowed (the small sizes aside)."""
+        return v % self.modulus in self.residues
 
     def holds(self, bindings) -> bool:
         try:
@@ -61,9 +69,12 @@ class Form:
         if self.kind == "range":
             return self.lo <= bindings[self.symbol] <= self.hi
         if self.kind == "divisible":
-            return bindings[self.symbol] % self.modulus in self.residues
+            v = bindings[self.symbol]
+            return (self.below is not None and v <= self.below) or self.residue_holds(v)
         if self.rel == "or":
             return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
+        if self.rel == "cases":
+            return cases.holds(self.pieces, bindings)
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
         if self.rel == "!=":
             return lhs != rhs
@@ -81,9 +92,12 @@ class Form:
                 return f"{self.symbol} <= {self.hi}"
             return f"{self.symbol} >= {self.lo}"  # (also a bound the range already has: stated, assumed)
         if self.kind == "divisible":
+            small = f"{self.symbol} <= {self.below} or " if self.below is not None and self.below >= default[0] else ""
             if len(self.residues) == 1:
-                return f"{self.symbol} % {self.modulus} == {self.residues[0]}"
-            return f"{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+                return f"{small}{self.symbol} % {self.modulus} == {self.residues[0]}"
+            return f"{small}{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+        if self.rel == "cases":
+            return cases.text(self.pieces)
         if self.rel == "or":
             (a, b), rest = self.alts[0], self.alts[1:]
             return f"{a} == {b} (or {' or '.join(f'{x} == {y}' for x, y in rest)})"
@@ -92,7 +106,8 @@ class Form:
     @property
     def linear(self) -> bool:
         """An ``other`` form whose sides are linear in the symbols (``past + seq <= 64``)."""
-        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab]
+        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab] + \
+            [d for p in self.pieces for r in p for d in r[1:]]
         return all(len(m) <= 1 and (not m or (m[0][1] == 1 and st.kind(m[0][0]) == "sym"))
                    for d in sides for m, _ in st.monomials(d))
 
@@ -103,6 +118,9 @@ class Form:
         found = set()
         for a, b in self.alts or ((self.lhs, self.rhs),):
             found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+        for p in self.pieces:
+            for _, a, b in p:
+                found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
         return tuple(sorted(found))
 
 
@@ -161,9 +179,62 @@ def _at_most(lhs: Dim, rhs: Dim) -> list[Form]:
     if answer is None and len(syms) == 1:
         (s,) = syms
         form = _monotone_range(g, s)
+        if form is None:
+            form = _settled_range(g, s)
         if form is not None:
             return [form]
     return _other("<=", lhs, rhs)
+
+
+def _settled_range(g: Dim, s: Sym) -> Form | None:
+    """``g >= 0`` as a range of ``s`` where the min/max in ``g`` settle from some size ``T`` on
+    into a form monotone in ``s`` (silero's ``(samples + 64)//128 - min(0, (samples + 64)//128 - 1)``
+    is ``1`` from 64 on): by bisection above ``T``, size by size below it; None when the sizes
+    where it holds are no interval."""
+    t = s.lo + 1
+    direction = None
+    while t <= MAX_THRESHOLD and t <= s.hi:
+        with dims.current().child({s.name: (t, s.hi)}):  # where s starts at t: a direction leaves, no dim
+            settled = dims.rebuild(g)
+            syms = dims.free_symbols(settled)
+            direction = _monotone(settled, next(iter(syms))) if len(syms) == 1 else (0 if not syms else None)
+        if direction is not None:
+            break
+        t *= 2
+    if direction is None or t > s.hi:
+        return None
+    value = st.compiled(g, (s,))
+
+    def ok(v: int) -> bool:
+        try:
+            return value(v) >= 0
+        except ZeroDivisionError:
+            return False
+    if direction >= 0:  # false then true above t
+        first = _first_where(ok, t, s.hi)
+        above = None if first is None else (first, s.hi)
+    else:  # true then false above t
+        if not ok(t):
+            above = None
+        else:
+            a, b = t, s.hi
+            while a < b:
+                m = (a + b + 1) // 2
+                a, b = (m, b) if ok(m) else (a, m - 1)
+            above = (t, a)
+    points = [v for v in range(s.lo, t) if ok(v)]
+    if above is not None:
+        if points and points[-1] != t - 1 or (points and above[0] != t):
+            return None
+        lo = points[0] if points else above[0]
+        hi = above[1]
+    else:
+        if not points:
+            return Form("range", s.name, s.lo, s.lo - 1)  # never
+        lo, hi = points[0], points[-1]
+    if any(not ok(v) for v in range(lo, min(hi, t - 1) + 1)):
+        return None  # not one interval below t
+    return Form("range", s.name, lo, hi)
 
 
 def _monotone_range(g: Dim, s: Sym) -> Form | None:
@@ -494,6 +565,17 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
         return _other("or", alts[0][0], alts[0][1], alts)
     if len(kept) == 1:
         return _equal(*kept[0])
+    periodic = _periodic(kept)
+    if periodic is not None:
+        return periodic
+    pieces = cases.split(kept)
+    if pieces is not None:
+        if not pieces or pieces == [()]:
+            return [] if pieces else _other("or", kept[0][0], kept[0][1], kept)
+        if len(pieces) == 1 and len(pieces[0]) == 1:
+            rel, a, b = pieces[0][0]
+            return _at_most(a, b) if rel == "<=" else _equal(a, b)
+        return [Form("other", rel="cases", pieces=tuple(pieces))]
     main = _equal(*kept[0])
     if len(main) == 1 and main[0].kind == "range":
         f = main[0]
@@ -502,6 +584,58 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
         if all(_never(kept[1:], s, lo, hi) for lo, hi in outside if lo <= hi):
             return main
     return _other("or", kept[0][0], kept[0][1], kept)
+
+
+def _periodic(alts: list[tuple[Dim, Dim]]) -> list[Form] | None:
+    """``any(a == b)`` over one symbol ``s`` as residue classes, with the small sizes where it
+    holds otherwise: ``height <= 16 or height % 32 in {0, 17, ..., 31}``, or None.
+
+    With ``s = L*q + r`` every alternative is a polynomial in ``q`` per residue ``r``; of
+    degree at most 1 (else None), it is zero for every ``q`` (the class holds), at one ``q``
+    (one size), or never. The form is taken only when the sizes so found below the classes are
+    every size from the symbol's lowest up to one, and it is then checked size by size there
+    and over a period above (a proof: above the last root, only the classes decide)."""
+    syms = set().union(*(dims.free_symbols(a) | dims.free_symbols(b) for a, b in alts))
+    if len(syms) != 1:
+        return None
+    (s,) = syms
+    diffs = [dims.sub(a, b) for a, b in alts]
+    periods = [period(d, s) for d in diffs]
+    if any(p is None for p in periods) or any(degree(d, s) > 1 for d in diffs):
+        return None
+    L = math.lcm(*[p for p in periods if p is not None])
+    if L > MAX_PERIOD:
+        return None
+    fs = [st.compiled(d, (s,)) for d in diffs]
+    always, roots = set(), set()
+    for r in range(L):
+        for f in fs:
+            c0, c1 = f(r + L) - (f(r + 2 * L) - f(r + L)), f(r + 2 * L) - f(r + L)  # p(q) = c0 + c1*q
+            if f(r + 3 * L) != c0 + 3 * c1:
+                return None  # not linear in q after all
+            if c1 == 0:
+                if c0 == 0:
+                    always.add(r)
+            elif c0 % c1 == 0 and L * (-c0 // c1) + r >= s.lo:
+                roots.add(L * (-c0 // c1) + r)
+    lo = max(s.lo, 0)
+    extra = sorted(v for v in roots if v % L not in always)
+    if not extra:
+        below = None
+    else:
+        below = extra[-1]
+        if any(not (v in roots or v % L in always) for v in range(lo, below + 1)):
+            return None  # the small sizes are no interval from the lowest
+    m = _smallest_modulus(sorted(always), L) if always else L
+    form = Form("divisible", s.name, modulus=m, residues=tuple(r for r in sorted(always) if r < m), below=below)
+    if not always and below is None:
+        return [Form("range", s.name, lo, lo - 1)]  # never
+    if len(always) == L and below is None:
+        return []
+    check = range(lo, min(s.hi, (below if below is not None else lo) + 2 * L) + 1)
+    if any(form.holds({s.name: v}) != any(_zero_at(f, v) for f in fs) for v in check):
+        return None
+    return [form]
 
 
 def _never(alts, s: Sym, lo: int, hi: int) -> bool:

@@ -31,6 +31,7 @@ import onnx
 from .. import dims
 from ..dims import Dim
 from ..dims.text import ExprSyntaxError, parse_dim
+from ..inference.scope import may_hold_subgraphs
 from ..inference.symbols import SymbolTable
 from ..inference.values import Tensor
 from ..model.loader import UNNAMED_PARAMS
@@ -94,6 +95,8 @@ def reused_names(g: onnx.GraphProto) -> set[str]:
             for o in n.output:
                 if o and seen.setdefault(o, id(graph)) != id(graph):
                     out.add(o)
+            if not may_hold_subgraphs(n):
+                continue
             for a in n.attribute:
                 stack.extend([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)
     return out

@@ -13,6 +13,7 @@ assumed (all of them when no single one does).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 from .. import dims
@@ -107,6 +108,7 @@ def comparison_text(op: str, a: Dim, b: Dim) -> str:
 # ------------------------------------------------------------------ residues
 
 MAX_CASES = 256  # residue combinations tried by :func:`never_equals`
+FEW_VALUES = 8  # a symbol of at most this many values may be taken value by value
 
 
 def never_equals(d: Dim, v: int) -> bool:
@@ -127,9 +129,69 @@ def never_equals(d: Dim, v: int) -> bool:
         elif len(factors) > 1 and v < 0:  # nor negative where every factor is >= 0
             known = all(_never_negative(f) for f in factors)
         else:
-            known = _by_residues(d, lambda e: dims.try_eq(e, v) is False)
+            known = _by_residues(d, lambda e: dims.try_eq(e, v) is False or _indivisible(e, v))
         cache[key] = known
     return known
+
+
+def _indivisible(d: Dim, v: int) -> bool:
+    """Whether ``d - v`` is never 0 because the coefficients of its terms over symbols share a
+    factor that its constant lacks (``12*q - 1``: every atom is an integer)."""
+    g, rest = 0, 0
+    for c, factors in structure.terms(dims.sub(d, v)):
+        if factors:
+            g = math.gcd(g, c)
+        else:
+            rest = c
+    return g > 1 and rest % g != 0
+
+
+def never_equals_generalized(d: Dim, v: int) -> bool:
+    """Whether ``d`` never takes the value ``v`` even with atoms :func:`never_equals` cannot split
+    by residues taken as any value of their ranges: each max and min, then also each atom whose
+    symbols no other atom has. ``16*(max(a, b)//4) - max(a, b)`` is never 0 for
+    ``max(a, b) >= 1``; ``512*((h + 7)//32) - ((h + 7)//8)*((w + 7)//8)`` is not where
+    ``(w + 7)//8`` is in ``[1, 3]``."""
+    if never_equals(d, v):
+        return True
+    for isolated in (False, True):
+        with dims.current().child({}):
+            loose = _generalized(d, {}, _isolated_atoms(d) if isolated else set())
+            if loose != d and never_equals(loose, v):
+                return True
+    return False
+
+
+def _isolated_atoms(d: Dim) -> set:
+    """The atoms of ``d``'s terms whose symbols appear in no other of its atoms."""
+    atoms = {f for _, factors in structure.terms(d) for f, _ in factors}
+    return {f for f in atoms if not any(dims.free_symbols(f) & dims.free_symbols(g) for g in atoms if g != f)}
+
+
+def _generalized(d: Dim, atoms: dict, also: set) -> Dim:
+    """``d`` with each max and min (and each atom of ``also``) a symbol of its own over that
+    atom's range, declared in the current environment; floor divisions by constants kept, their
+    numerators generalized."""
+    parts: list[Dim] = []
+    for c, factors in structure.terms(d):
+        term: Dim = c
+        for f, e in factors:
+            op = structure.operation(f)
+            kind, args = op if op is not None else ("symbol", ())
+            if f not in also and kind == "symbol":
+                g = f
+            elif f not in also and kind == "floordiv" and isinstance(args[1], int) and args[1] > 0:
+                g = dims.floordiv(_generalized(args[0], atoms, set()), args[1])
+            else:
+                if f not in atoms:
+                    name = f"__generalized_{len(atoms)}"
+                    dims.current().declare(name, *dims.range_of(f))
+                    atoms[f] = dims.expr_of(Sym(name))
+                g = atoms[f]
+            for _ in range(e):
+                term = dims.mul(term, g)
+        parts.append(term)
+    return structure.total(parts)
 
 
 def _never_negative(d: Dim) -> bool:
@@ -149,42 +211,52 @@ def _factors(d: Dim) -> list[Dim]:
 
 
 def _by_residues(d: Dim, holds: Callable[[Dim], bool]) -> bool:
+    """Whether ``holds`` for ``d`` in every case of its symbols' residues (a symbol under no
+    division but of a few values taken value by value, which makes a product with it linear:
+    ``q*(512 - 4*g) - g`` for each ``g`` in ``[1, 3]``)."""
     syms = sorted(dims.free_symbols(d), key=lambda s: s.name)
-    period = _period(d)
-    if not syms or len(syms) > 2 or period == 1 or period ** len(syms) > MAX_CASES:
+    periods = {s: _period(d, s) for s in syms}
+    if not syms or len(syms) > 2 or max(periods.values(), default=1) == 1:
+        return False
+    few = {s for s in syms if periods[s] == 1 and s.hi - s.lo < FEW_VALUES}
+    if math.prod(s.hi - s.lo + 1 if s in few else periods[s] for s in syms) > MAX_CASES:
         return False
     cases: list[dict] = [{}]
     for s in syms:
-        split = []
-        for r in range(period):
-            q_lo, q_hi = -((r - s.lo) // period), (s.hi - r) // period
-            if q_lo > q_hi:
-                continue
-            # h == period*q + r: q a symbol of its own per (h, period, r); its range only narrows with h's
-            q_name = f"{s.name}__q{period}_{r}"
-            dims.current().declare(q_name, q_lo, q_hi)
-            q = dims.expr_of(Sym(q_name))
-            split.append(dims.add(dims.mul(period, q), r))
+        period = periods[s]
+        if s in few:
+            split: list[Dim] = list(range(s.lo, s.hi + 1))
+        elif period == 1:
+            continue  # under no division: kept whole
+        else:
+            split = []
+            for r in range(period):
+                q_lo, q_hi = -((r - s.lo) // period), (s.hi - r) // period
+                if q_lo > q_hi:
+                    continue
+                # h == period*q + r: q a symbol of its own per (h, period, r); its range only narrows with h's
+                q_name = f"{s.name}__q{period}_{r}"
+                dims.current().declare(q_name, q_lo, q_hi)
+                q = dims.expr_of(Sym(q_name))
+                split.append(dims.add(dims.mul(period, q), r))
         cases = [{**c, s: e} for c in cases for e in split]
     return all(holds(dims.substitute(d, c)) for c in cases)
 
 
-def _period(d: Dim) -> int:
-    """The least common multiple of the constant divisors of ``d``'s divisions (a remainder is
-    ``n - c*(n//c)``), at any depth."""
-    import math
-
+def _period(d: Dim, s: Sym) -> int:
+    """The least common multiple of the constant divisors of ``d``'s divisions over ``s`` (a
+    remainder is ``n - c*(n//c)``), at any depth: ``s``'s residue modulo it makes them linear."""
     p = 1
     for _, factors in structure.terms(d):
         for f, _ in factors:
             op = structure.operation(f)
-            if op is None:
+            if op is None or s not in dims.free_symbols(f):
                 continue
             kind, args = op
             if kind == "floordiv" and isinstance(args[1], int) and args[1] > 0:
                 p = p * args[1] // math.gcd(p, args[1])
             for a in args:
-                q = _period(a)
+                q = _period(a, s)
                 p = p * q // math.gcd(p, q)
     return p
 

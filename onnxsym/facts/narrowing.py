@@ -78,4 +78,44 @@ def direction(d: Dim, s: Sym) -> int | None:
         return 1
     if dims.try_le(step, 0) is True:
         return -1
-    return None
+    return _structural_direction(d, s)
+
+
+def _agree(ways: list[int | None]) -> int | None:
+    """The direction of a sum, max or min of parts going these ways (0: constant)."""
+    moving = {w for w in ways if w != 0}
+    if None in moving or len(moving) > 1:
+        return None
+    return moving.pop() if moving else 0
+
+
+def _structural_direction(d: Dim, s: Sym) -> int | None:
+    """The direction read off ``d``'s structure, where the difference ``d(s + 1) - d(s)`` is not
+    decided (it loses track through max and floor division: ``max(0, (h + 1)//2 - 2)//2 + 1``
+    grows with ``h``): a sum, max or min of parts going one way goes that way; a floor
+    division by a positive divisor constant in ``s`` goes the way of its numerator; a product
+    of non-negative factors going one way, times a coefficient, goes that way or the other."""
+    if s not in dims.free_symbols(d):
+        return 0
+    parts = []
+    for c, factors in dims.structure.terms(d):
+        way = _agree([_atom_direction(f, s) for f, _ in factors])
+        if way and any(dims.range_of(f)[0] < 0 for f, _ in factors):
+            return None  # a negative factor may turn the product around
+        parts.append(None if way is None else way * (1 if c > 0 else -1))
+    return _agree(parts)
+
+
+def _atom_direction(f: Dim, s: Sym) -> int | None:
+    if s not in dims.free_symbols(f):
+        return 0
+    op = dims.structure.operation(f)
+    if op is None:
+        return 1  # the symbol s itself
+    kind, args = op
+    if kind == "floordiv":
+        n, q = args
+        if s in dims.free_symbols(q) or dims.range_of(q)[0] < 1:
+            return None
+        return _structural_direction(n, s)
+    return _agree([_structural_direction(a, s) for a in args])

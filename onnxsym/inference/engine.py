@@ -32,7 +32,7 @@ from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
 from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
-from .scope import Scope, graph_key
+from .scope import Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
 from .values import Opaque, Optional_, Sequence, Tensor, Value
@@ -103,8 +103,6 @@ def node_label(n: onnx.NodeProto, index: int) -> str:
     return n.name or f"{n.op_type}_{index}"
 
 
-# The standard ops with graph attributes; other domains' ops are checked one by one.
-_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 _GRAPH_ATTRS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 # What the engine reads of a node, in one call (each protobuf field read costs).
 _NODE_FIELDS = operator.attrgetter("op_type", "domain", "input", "output", "attribute")
@@ -197,6 +195,7 @@ class Engine:
         self.given_values: dict[str, list[Any]] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
         # Ifs whose branches differ in rank on a size condition (see branching): the branch each one takes
         self.choices: dict[str, branching.Choice] = {}
+        self._chosen_in: list[tuple[Any, ...]] = []  # where an If took the branch given in choices (its scope's keys)
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Callable[[int, int], None] | None = None
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
@@ -446,6 +445,8 @@ class Engine:
             for n in graph.node:
                 for o in n.output:
                     producer.setdefault(o, (n, path))
+                if not may_hold_subgraphs(n):
+                    continue
                 for a in n.attribute:
                     graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
                     stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
@@ -517,6 +518,8 @@ class Engine:
         attributes and input values: most nodes of a many-layer model) takes the rule's
         memoized result; only the others run their rule (:meth:`_run_rule`)."""
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        # the standard ops registered with subgraphs; other domains' ops are checked one by one
+        subgraph_ops = registry.subgraph_ops()
         replays = self.memo.decisions
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
@@ -534,7 +537,7 @@ class Engine:
                 ids = tuple(map(id, inputs))
             else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-            subgraphs = (domain or op_type in _SUBGRAPH_OPS) and has_subgraph(n)
+            subgraphs = (domain or op_type in subgraph_ops) and has_subgraph(n)
             if stored_order:
                 if _NONE_ID in ids and not all(x in env for x in input_names if x):
                     return done
@@ -602,13 +605,21 @@ class Engine:
                 outs = rule(node)
             except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
                 outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
-            except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
-                self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                if isinstance(exc, ConstraintContradiction):
-                    exc = self.constraints.explain(exc, self._rewritten)
-                raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
-            except InvalidModel as exc:  # the node breaks the spec: named here
-                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
+            except (ShapeContradiction, InvalidModel) as exc:
+                if self._may_not_run():
+                    # in a subgraph that may not run (a branch the data pick, a loop body): it can
+                    # never run at these sizes, which the model does not need (what onnx's load-time
+                    # inference refuses in it is still an error: api._infer asks it)
+                    self.state.warnings.append(f"{n.op_type} node '{node.name}' in a subgraph of "
+                                               f"{self._frames[-1].label}: {exc} (that subgraph can never run)")
+                    outs = self._unknown_outputs(node, f"that subgraph can never run: {exc}", Kind.POLICY)
+                elif isinstance(exc, InvalidModel):  # the node breaks the spec: named here
+                    raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
+                else:  # (a ConstraintContradiction among them: it names its nodes)
+                    self._failed(f"{n.op_type} node '{node.name}': {exc}")
+                    if isinstance(exc, ConstraintContradiction):
+                        exc = self.constraints.explain(exc, self._rewritten)
+                    raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
@@ -702,6 +713,16 @@ class Engine:
         """What names the scope being inferred (a guard's choice is named within it)."""
         return tuple(f.label for f in self._frames)
 
+    def _may_not_run(self) -> bool:
+        """Whether the subgraph being inferred may not run where its node does (a branch the
+        data pick, a loop body), unless the inference tries a branch inside it: a contradiction
+        in the tried branch is what refuses that branch (facts.branching)."""
+        unsure = [i for i, f in enumerate(self._frames) if not f.sure]
+        if not unsure:
+            return False
+        keys = tuple(f.key for f in self._frames)
+        return not any(len(scope) > unsure[-1] and keys[:len(scope)] == scope for scope in self._chosen_in)
+
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
         if self.state.failed_in is None:
@@ -709,7 +730,10 @@ class Engine:
 
     def branch_choice(self, node: Node) -> branching.Choice | None:
         """The branch the If ``node`` takes, when given."""
-        return self.choices.get(branching.key(node))
+        choice = self.choices.get(branching.key(node))
+        if choice is not None:  # (where an If takes a tried branch: see _may_not_run)
+            self._chosen_in.append(tuple(f.key for f in self._frames))
+        return choice
 
     def note_split(self, node: Node, relation: Relation) -> None:
         key = branching.key(node)

@@ -231,6 +231,15 @@ class Node:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
         return self._recording().is_resolved(d)
 
+    def equalities(self) -> list[tuple[Dim, Dim]]:
+        """The equalities ``a == b`` that nodes of the main graph need to run, so that hold in
+        every run of the model (none under a guard, none a user's or a declaration's claim)."""
+        from ..facts.fact import Origin, Rel
+
+        cs = self._recording().constraints
+        return [(cs.resolve(c.lhs), cs.resolve(c.rhs)) for c in cs.items
+                if c.rel is Rel.EQ and c.origin is Origin.NEEDED and not c.when]
+
     def require_equal(self, a: Dim, b: Dim, reason: str) -> None:
         """Record that this node runs only when ``a == b`` (MatMul's inner dims); where that is
         linear in a symbol, the symbol is solved."""

@@ -23,9 +23,11 @@ def default_output(src: str) -> str:
 
 
 def convert(src: str, out: str | None, style: str = "propagate", generic: bool = False,
-            weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol") -> str:
-    """Export ``src`` (an ONNX model) to ``out``; or, for a ``.mlir`` file in onnxsym's
-    encoding form, write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
+            weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol",
+            result=None) -> str:
+    """Export ``src`` (an ONNX model; ``result``, its inference, when the caller made one with
+    binds, ranges or assumptions) to ``out``; or, for a ``.mlir`` file in onnxsym's encoding form,
+    write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""
     from . import encoding_to_symbol, to_mlir
 
     if out is not None:
@@ -43,5 +45,6 @@ def convert(src: str, out: str | None, style: str = "propagate", generic: bool =
             raise ModelLoadError(f"{src}: cannot read: {exc.strerror}") from None
         write_text(out, encoding_to_symbol(text))
     else:
-        write_text(out, to_mlir(src, style=style, generic=generic, weights=weights, names=names, dialect=dialect))
+        source = src if result is None else result
+        write_text(out, to_mlir(source, style=style, generic=generic, weights=weights, names=names, dialect=dialect))
     return out

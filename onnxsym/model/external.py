@@ -51,13 +51,16 @@ def external_locations(model: onnx.ModelProto) -> set[str]:
     return {location for _, location in external_references(_tensors(model.graph))}
 
 
-def check_output_folder(model: onnx.ModelProto, src_dir: str, dst_dir: str) -> None:
+def check_output_folder(model: onnx.ModelProto, src_dir: str, dst_dir: str,
+                        locations: set[str] | None = None) -> None:
     """Refuse to write ``model`` into ``dst_dir`` when its weight files (in ``src_dir``)
-    would not resolve from there."""
+    would not resolve from there. ``locations``: ``external_locations(model)``, when known."""
     src_dir, dst_dir = os.path.realpath(src_dir), os.path.realpath(dst_dir)
     if src_dir == dst_dir:
         return
-    missing = sorted(loc for loc in external_locations(model) if not os.path.exists(os.path.join(dst_dir, loc)))
+    if locations is None:
+        locations = external_locations(model)
+    missing = sorted(loc for loc in locations if not os.path.exists(os.path.join(dst_dir, loc)))
     if missing:
         raise UserInputError(
             f"the model keeps its weights in {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} "
