@@ -13,10 +13,10 @@ import os
 import onnx
 import pytest
 from click.testing import CliRunner
-from oracle import _session_of, check_written_runs
+from oracle import check_written_runs, session_of
+from resolution import feeds_for
 
 import onnxsym
-from bench.resolution import feeds_for
 from onnxsym.cli import main
 
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "real")
@@ -56,7 +56,7 @@ def test_bind_writes_the_number_into_the_graph_inputs(name, sizes):
     check_written_runs(model, written, at_one, feeds)
     # at another batch onnxruntime refuses the input, naming it, instead of failing inside
     with pytest.raises(Exception, match="[Ii]nvalid dimensions for input"):
-        _session_of(written).run(None, feeds(dict(sizes[1], batch=2)))
+        session_of(written).run(None, feeds(dict(sizes[1], batch=2)))
 
 
 @pytest.mark.parametrize("name,sizes,kwargs", [
@@ -266,9 +266,9 @@ def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
     assert "m" in {vi.name for vi in written.graph.value_info}
     # (onnxruntime's optimizer refuses the original too, so the written model is loaded as
     # verify loads the original: its load-time inference reads the declared dims all the same)
-    from oracle import _session_of
+    from oracle import session_of
     for b, h, w in ((1, 3, 4), (2, 5, 1)):
-        out = _session_of(written, optimize=False).run(
+        out = session_of(written, optimize=False).run(
             None, {"x": np.ones([b, 2, h, w], np.float32), "flag": np.array(False)})
         assert out[0].shape == (1,)
 
@@ -301,7 +301,7 @@ def test_a_split_without_num_outputs_on_a_dim_only_onnxsym_knows_still_loads():
     m = _split18_model([N("Shape", ["x"], ["s"]), N("Slice", ["s", "one", "two"], ["c3"]),
                         N("Slice", ["s", "zero", "one"], ["n"]), N("Concat", ["c3", "n"], ["tgt"], axis=0),
                         N("Reshape", ["x", "tgt"], ["t"])])
-    _session_of(m)  # onnxruntime loads the model as given
+    session_of(m)  # onnxruntime loads the model as given
     written = onnxsym.annotate(m)
     withheld = json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
     assert "t" in withheld and "Split node 'split'" in withheld["t"], withheld
@@ -319,7 +319,7 @@ def test_a_bind_that_makes_a_split_without_num_outputs_static_leaves_the_inputs_
     N = helper.make_node
     m = model([N("Concat", ["x", "x"], ["cat"], axis=-1), N("Split", ["cat"], ["a", "b"], axis=1, name="split")],
               [("x", F, [3, "seq"])], [("a", F), ("b", F)], opset=18)
-    _session_of(m)
+    session_of(m)
     written = onnxsym.annotate(m, bind={"seq": 3})
     assert [d.dim_param or d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [3, "seq"]
     check_written_runs(m, written, [{"seq": 3}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
@@ -354,7 +354,7 @@ def test_a_topk_in_a_branch_the_data_picks_on_rows_folded_from_written_dims():
               [("x", F, ["seq", 3, "batch", "seq"])], [("pinned", F), ("y", F)],
               [i64("one", [1]), i64("two", [2]), i64("zero", [0]), i64("big", [2**63 - 1]), i64("k", [3]),
                init("zero_f", np.array(0, np.float32))], opset=13)
-    _session_of(m)
+    session_of(m)
     written = onnxsym.annotate(m)
     assert "m" not in {vi.name for vi in written.graph.value_info if vi.type.tensor_type.HasField("shape")}
     # ones sum to more than 0: the then branch runs, at batch 1 only (the first Reshape)
@@ -393,7 +393,7 @@ def test_a_dim_onnx_infers_otherwise_than_onnxruntime_runs_is_not_written():
     m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="sl"),
                helper.make_node("Relu", ["x"], ["r"])], [("x", F, [3, "batch"])],
               ["y", "r"], [i64("s", [0]), i64("e", [2**63 - 1]), i64("a", [0]), i64("st", [-2])], opset=13)
-    real = _session_of(m, optimize=False).run(None, {"x": np.ones([3, 2], np.float32)})[0].shape
+    real = session_of(m, optimize=False).run(None, {"x": np.ones([3, 2], np.float32)})[0].shape
     assert real == (1, 2) and tuple(onnxsym.infer(m).shape("y")) == (1, onnxsym.dims.sym("batch"))
     written = onnxsym.annotate(m)
     assert "y" in json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])

@@ -35,7 +35,7 @@ from .provenance import Kind, Provenance
 from .scope import Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
-from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .values import Opaque, Optional_, Sequence, Tensor, Value, resolve_value
 
 # Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
 # default of every Engine; the tests set it (tests/conftest.py), as does ONNXSYM_STRICT=1.
@@ -863,31 +863,3 @@ def _subgraph_value_info(g: onnx.GraphProto, path: GraphPath = ()) -> Iterator[t
                 for vi in sg.value_info:
                     yield here, vi
                 yield from _subgraph_value_info(sg, here)
-
-
-def resolve_value(v: Value | None, resolve: Callable[[Dim], Dim]) -> Value | None:
-    """``v`` with every dim (and every symbolic element) passed through ``resolve``;
-    the same object when nothing changes."""
-    if isinstance(v, Tensor):
-        return _resolve_tensor(v, resolve)
-    if isinstance(v, Sequence):
-        elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
-        items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
-        length = v.length if v.length is None else resolve(v.length)
-        if elem is v.elem and items == v.items and length is v.length:
-            return v
-        return Sequence(elem, items, length)
-    if isinstance(v, Optional_) and v.elem is not None:
-        inner = resolve_value(v.elem, resolve)
-        return v if inner is v.elem else Optional_(inner)
-    return v
-
-
-def _resolve_tensor(v: Tensor, resolve: Callable[[Dim], Dim]) -> Tensor:
-    shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
-    value = v.value
-    if value is not None and any(isinstance(e, dims.Expr) for e in value):
-        value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
-    if shape == v.shape and (value is v.value or value == v.value):
-        return v
-    return Tensor(v.dtype, shape, value)
