@@ -210,7 +210,7 @@ def group_query_attention(node):
     head = gqa_head_size(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
-    if total is not None and not node.attr("sliding_window_cache", 0):
+    if total is not None and not node.attr_int("sliding_window_cache", 0):
         # (onnxruntime: total_sequence_length must be at least the new tokens' length)
         node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
                                                       "the query's sequence length")

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
 from .. import dims
 from ..dims import Dim
 from ..facts.declared import Declarations, StaleDeclaration
-from ..facts.fact import Constraint, Origin
+from ..facts.fact import Constraint, Guard, Origin
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
 from .values import Optional_, Sequence, Tensor, Value, resolve_value
 
 if TYPE_CHECKING:
+    from ..cost import Cost
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
 
 
@@ -54,13 +55,14 @@ class Result:
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: list[str] = field(default_factory=list)
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
-    subgraph_runs: list[tuple] = field(default_factory=list, repr=False, compare=False)
+    subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
+        default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.inference.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.
-    scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
+    scoped_values: dict[tuple[Any, ...], dict[str, Value]] = field(default_factory=dict)
     # The data the caller gave for graph inputs (``values``), by input name, row-major.
-    given_values: dict[str, list] = field(default_factory=dict)
+    given_values: dict[str, list[Any]] = field(default_factory=dict)
     # dim -> provenance of the fresh symbols it depends on (dims repeat across values): a cache
     fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
     # The domain this result's symbols are narrowed to (see within_domain), else None.
@@ -165,14 +167,14 @@ class Result:
         return v.shape if isinstance(v, Tensor) else None
 
     @under_ranges_of_result
-    def sympy_shape(self, name: str):
+    def sympy_shape(self, name: str) -> tuple[Any, ...] | None:
         """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
         from ..dims.sympy_bridge import to_sympy
         shape = self.shape(name)
         return None if shape is None else tuple(to_sympy(d) for d in shape)
 
     @under_ranges_of_result
-    def cost(self):
+    def cost(self) -> Cost:
         """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
         from ..cost import model_cost
         return model_cost(self)
@@ -248,10 +250,10 @@ def _narrowed(result: Result, domain: Domain) -> Result:
                                   ranges=dict(table.ranges), bound=dict(table.bound), warnings=list(table.warnings),
                                   assume=list(table.assume), defaulted=set(table.defaulted))
     mapping = {table.symbols[name]: dims.expr_of(table.symbols[name]) for name in ranges}  # each built again
-    memo: dict[object, object] = {}
+    memo: dict[Dim, Dim] = {}
     fixed = False
 
-    def rewrite(d):
+    def rewrite(d: Dim) -> Dim:
         nonlocal fixed
         if isinstance(d, int):
             return d
