@@ -18,8 +18,10 @@ import sys
 
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.resolution import ROOT, corpus, feeds_for, input_roots  # noqa: E402
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and what the tests share
+from resolution import ROOT, corpus, feeds_for, input_roots  # noqa: E402
+
 from onnxsym.commands.boundary import check_model  # noqa: E402
 
 

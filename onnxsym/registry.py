@@ -54,7 +54,7 @@ class Condition:
 
     ``check`` is how the domain learns it when the rule does not record it as it infers:
     a function of a node's inferred inputs (an :class:`onnxsym.domain.needs.Site`) to the
-    raw conditions it needs. Without it, the rule records the condition itself (``node.assume``,
+    raw conditions it needs. Without it, the rule records the condition itself (``node.require_equal``,
     ``node.require_at_least``): inference needs it to solve or narrow. ``learned=False``: the
     spec states it and the domain does not learn it yet (the docs say so)."""
 

@@ -20,7 +20,7 @@ from .common import I32, arg, present, rank, scalar
 from .contrib_common import MS, exact_div
 
 
-def _heads(node, name="num_heads"):
+def heads_attr(node, name="num_heads"):
     n = node.attr_int(name)
     if not n or n <= 0:
         raise ShapeContradiction(f"attribute {name} must be a positive int, got {n!r}")
@@ -66,7 +66,7 @@ def attention(node):
     past = arg(node, 8 if quant else 4)
     dtype = (bias.dtype if quant else x.dtype) or x.dtype
     b, s, _ = shape_of(x, dtype, dtype, rank=3)
-    n = _heads(node)
+    n = heads_attr(node)
     sizes = _qkv_sizes(node, w, bias)
     if sizes is None:
         v_hidden = node.fresh("Attention projection width unknown", 0, 2)
@@ -124,7 +124,7 @@ def multi_head_attention(node):
     past_k, past_v = arg(node, 6), arg(node, 7)
     dtype = q.dtype
     shape_of(q, *[dtype] * 4, why="query rank unknown")
-    n = _heads(node)
+    n = heads_attr(node)
     b, s, hidden, l_len, qk_head, v_head = _mha_layout(node, q, k, v, n)
     outs = [Tensor(dtype, (b, s, hidden))]
     rank(past_k, 4)
@@ -145,7 +145,7 @@ def decoder_masked_mha(node):
     past_k, past_v = arg(node, 5), arg(node, 6)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
-    n = _heads(node)
+    n = heads_attr(node)
     if not present(node, 1):  # packed QKV with equal Q, K and V widths
         hidden = exact_div(width, 3, "packed QKV width")
         qk_head = v_head = exact_div(hidden, n, "hidden size over num_heads")
@@ -191,7 +191,7 @@ def decoder_masked_self_attention(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- grouped-query attention
 
 
-def _gqa_head(node, width, n, kv):
+def gqa_head_size(node, width, n, kv):
     """The head size from the query's width: N heads, or N + 2*kv_num_heads when Q, K
     and V come packed in the query (no key input)."""
     if present(node, 1):
@@ -206,11 +206,11 @@ def group_query_attention(node):
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    head = gqa_head_size(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
-    if total is not None and not node.attr("sliding_window_cache", 0):
+    if total is not None and not node.attr_int("sliding_window_cache", 0):
         # (onnxruntime: total_sequence_length must be at least the new tokens' length)
         node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
                                                       "the query's sequence length")
@@ -257,8 +257,8 @@ def sparse_attention(node):
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 3, why="query rank unknown", rank=3)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    head = gqa_head_size(node, width, n, kv)
     return [Tensor(dtype, (b, s, n * head)),
             Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)][:max(node.num_outputs, 1)]
 
@@ -270,8 +270,8 @@ def paged_attention(node):
     q, kc, vc = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     tokens, width = shape_of(q, dtype, kc.dtype, vc.dtype, why="query rank unknown", rank=2)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    v_head = node.attr_int("v_head_size", 0) or _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    v_head = node.attr_int("v_head_size", 0) or gqa_head_size(node, width, n, kv)
     return [Tensor(dtype, (tokens, n * v_head)), Tensor(kc.dtype, kc.shape),
             Tensor(vc.dtype, vc.shape)][:max(node.num_outputs, 1)]
 
@@ -284,7 +284,7 @@ def packed_attention(node):
     """input (tokens, D) -> output (tokens, v_hidden)."""
     x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
     tokens, _ = shape_of(x, x.dtype, rank=2)
-    _heads(node)
+    heads_attr(node)
     sizes = _qkv_sizes(node, w, bias)
     v_hidden = sizes[2] if sizes else node.fresh("PackedAttention projection width unknown", 0, 1)
     return [Tensor(x.dtype, (tokens, v_hidden))]
@@ -295,7 +295,7 @@ def packed_multi_head_attention(node):
     """query (tokens, hidden) or packed QKV (tokens, N, 3, H) -> (tokens, v_hidden)."""
     q, v = arg(node, 0), arg(node, 2)
     shape_of(q, q.dtype, why="query rank unknown", rank=(2, 4))
-    n = _heads(node)
+    n = heads_attr(node)
     if len(q.shape) == 4:
         hidden = n * q.shape[3]
     elif present(node, 2) and rank(v, 2):
@@ -349,7 +349,7 @@ def relative_position_bias(node):
 def gated_relative_position_bias(node):
     """query_layer (B, S, N*H), or (tokens, N*H) with token_offset (B, S) -> (B, N, S, S)."""
     q, offset = arg(node, 0), arg(node, 6)
-    n = _heads(node)
+    n = heads_attr(node)
     if present(node, 6):
         b, s = shape_of(offset, q.dtype, why="offset rank unknown", rank=2)
     else:

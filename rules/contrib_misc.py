@@ -366,7 +366,7 @@ def conv_transpose_with_dynamic_pads(node: Node) -> Outputs:
     if pads is not None:
         return conv_transpose(_WithPads(node, pads))
     out = conv_transpose(node)[0]
-    if not present(node, 2) or out.shape is None:
+    if not present(node, 2) or not isinstance(out, Tensor) or out.shape is None:
         return [out]
     sp = tuple(node.fresh("ConvTranspose pads are a tensor input whose value is unknown", 0, a)
                for a in range(2, len(out.shape)))

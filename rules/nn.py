@@ -319,8 +319,8 @@ def trilu(node: Node) -> Outputs:
 @register("LRN", conditions=(), cost=formulas.LRN)
 def lrn(node: Node) -> Outputs:
     """The input's shape; ``size`` channels are summed, at least one (onnxruntime refuses 0)."""
-    size = node.attr("size")
-    if isinstance(size, int) and size <= 0:
+    size = node.attr_int("size")
+    if size is not None and size <= 0:
         raise InvalidModel(f"size is {size}; the ONNX spec of LRN sums over size channels, at least one")
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]

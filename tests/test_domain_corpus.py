@@ -30,7 +30,7 @@ def _manifest(path):
 
 @pytest.mark.parametrize("path", sorted(SAMPLE))
 def test_every_condition_the_domain_states_holds_at_its_boundary(path):
-    from bench.resolution import feeds_for
+    from resolution import feeds_for
 
     model = onnx.load(os.path.join(ROOT, path))
     base, spec = (SAMPLE[path], {}) if SAMPLE[path] is not None else _manifest(path)
