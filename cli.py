@@ -12,7 +12,7 @@ import click
 from onnxsym import __version__
 from onnxsym.commands.progress import Progress, working
 from onnxsym.errors import OnnxsymError, OutputError, UserInputError
-from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, target_kind, write_outputs
+from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
 if TYPE_CHECKING:
@@ -233,23 +233,6 @@ def _pins_line(result, domain) -> str | None:
     return f"  pinned: {what}: declared free, the model runs only there"
 
 
-def _save(model: onnx.ModelProto, out: str, model_dir: str | None = None, also=(), locations=None) -> None:
-    """Write to a temporary file beside OUT, then rename: never a half-written model (with
-    ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
-    weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
-    folder = os.path.dirname(os.path.abspath(out))
-    try:
-        data = model.SerializeToString()
-    except Exception as exc:  # protobuf refuses messages over 2 GB
-        raise OnnxsymError(f"{out}: cannot write the annotated model ({exc}); "
-                           f"a model over 2 GB must keep its weights as external data") from None
-    if model_dir is not None and out != STDOUT:
-        from onnxsym.model.external import check_output_folder
-
-        check_output_folder(model, model_dir, folder, locations)
-    write_outputs([(out, data), *also])
-
-
 def _check_targets(outputs, force: bool) -> None:
     """Before any work: each output is something onnxsym writes to, and replaces no
     regular file without --force (a pipe or a device, /dev/null, replaces nothing)."""
@@ -341,14 +324,15 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     locations = external_locations(result.model)  # (a scan of every node: once)
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc)) for loc in locations])
-    domain = result.domain()  # narrows the symbols' ranges to it before writing
+    result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing
+    domain = result.domain()
     written = api.written_result(result)  # without --range and --assume, if given
     annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
     also = []
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    _save(annotated, target, model_dir, also, locations)
+    save_model(annotated, target, model_dir, also, locations)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -910,7 +894,7 @@ def mlir(model, out, dialect, style, generic, weights, names, force, bind, range
     if not model.endswith(".mlir") and knowledge:
         result = _in_env(api.infer(model, bind=_bindings(bind), ranges=_ranges(ranges), assume=assume,
                                    allow_zero=allow_zero, constant_initializers=constant_initializers))
-        result.domain()  # the ranges as the domain narrows them, as annotate --mlir writes
+        result = result.within_domain()  # the ranges as the domain narrows them, as annotate --mlir writes
     elif model.endswith(".mlir") and knowledge:
         raise click.UsageError("a .mlir MODEL is converted as it is: no --bind, --range, --assume")
     target = convert(model, out, style or "propagate", generic, weights, names, force, dialect, result=result)

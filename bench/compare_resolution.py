@@ -6,7 +6,7 @@ For every value a node of the main graph produces, each dim a tool writes counts
 resolved when it is a number or an expression over the graph inputs' dim_params; a
 resolved dim is correct when it equals onnxruntime's at every size (the manifest's
 sizes for a corpus model, two random ones for models/), else wrong. A tool that raises
-has refused the model. See bench/resolution.py.
+has refused the model. See tests/resolution.py.
 
     python bench/compare_resolution.py                 # corpus and models/
     python bench/compare_resolution.py --corpus        # the corpus only
@@ -23,8 +23,9 @@ import sys
 
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and the scoring the tests share
+from resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
 
 
 def project_models(paths):

@@ -8,7 +8,7 @@ written model run, with its value_info in place, at fresh sizes its declared inp
 it must run where the graph runs, declare the real dims, and the domain must hold there.
 Prints the counts of graphs that verified (ok), that onnxruntime could not run at any
 assignment (invalid), that had a wrong dim, written model or domain (wrong), that took
-longer than --time-limit seconds (hang; each graph is checked in a worker process) or made
+longer than --time-limit seconds of CPU time (hang; each graph is checked in a worker process) or made
 onnxsym fail (crash); each wrong or crashing graph is shrunk to a small reproducer and
 saved in --failures. Exits 1 if any graph was wrong, hung or crashed.
 """
@@ -30,7 +30,7 @@ def main() -> int:
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--steps", type=int, default=8, help="most op steps per graph")
     p.add_argument("--failures", default="fuzz-failures", help="folder for shrunk reproducers")
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per graph; over it is a hang")
+    p.add_argument("--time-limit", type=float, default=60.0, help="CPU seconds per graph; over it is a hang")
     p.add_argument("--every", type=int, default=1000, help="print the counts so far every N graphs")
     args = p.parse_args()
     t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Speed and memory of onnxsym where a person waits, each beside its yardstick.
 
-    python bench/speed.py [--runs N]            # the table: every line beside its yardstick
+    python bench/speed.py [--runs N] [--lines annotate,first,help,cost,ci]   # the table
     python bench/speed.py --scaling [--plot P]  # annotate at 8 to 192 layers beside onnx and onnxruntime's tool
     python bench/speed.py --peers [--repeat N] [--big-peers] [--run-big]   # warm and job against the peers
     python bench/speed.py --quick [--repeat N]  # start-up and annotate only, on models/, seconds
@@ -265,8 +265,11 @@ def _line(what: str, yardstick: str, doc: dict, target: str = "", extra: str = "
           f"{doc['peak_b']:.0f} MB | {doc['ratio']:.2f}x ({doc['min']:.2f}-{doc['max']:.2f}) | {target} |{extra}", flush=True)
 
 
-def table(runs: int) -> None:
-    """Each line of issue 24 beside its yardstick, in one run."""
+LINES = ("annotate", "first", "help", "cost", "ci")
+
+
+def table(runs: int, lines=LINES) -> None:
+    """Each line of issue 24 beside its yardstick, in one run (``lines``: those groups only)."""
     sys.path.insert(0, HERE)
     import bench_models
     _compile()
@@ -277,20 +280,22 @@ def table(runs: int) -> None:
     out = os.path.join(CACHE, "bench_out.onnx")
     floor = lambda path, o: [x.format(i=path, o=o) for x in JOBS["floor"]]  # noqa: E731
     annotate = lambda path, o: [x.format(i=path, o=o) for x in JOBS["onnxsym"]]  # noqa: E731
-    for layers in (8, 32, 96):
+    for layers in (8, 32, 96) if "annotate" in lines else ():
         path = bench_models.llama_layers(layers)
         _line(f"`annotate` job, {layers}-layer LLaMA", "onnx.load + onnx.save", paired(
             annotate(path, out), floor(path, os.path.join(CACHE, "bench_floor.onnx")), runs), "<= 1.3x")
-    big = bench_models.big_llama()
-    big_out = os.path.join(os.path.dirname(big), "bench_out.onnx")
-    try:
-        _line("`annotate` job, 2.6 GB external weights", "onnx.load + onnx.save", paired(
-            annotate(big, big_out), floor(big, os.path.join(os.path.dirname(big), "bench_floor.onnx")), runs), "<= 1.3x")
-    finally:
-        for name in ("bench_out.onnx", "bench_floor.onnx"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(os.path.dirname(big), name))
-    for layers in (8, 96):
+    if "annotate" in lines:
+        big = bench_models.big_llama()
+        folder = os.path.dirname(big)
+        try:
+            _line("`annotate` job, 2.6 GB external weights", "onnx.load + onnx.save", paired(
+                annotate(big, os.path.join(folder, "bench_out.onnx")),
+                floor(big, os.path.join(folder, "bench_floor.onnx")), runs), "<= 1.3x")
+        finally:
+            for name in ("bench_out.onnx", "bench_floor.onnx"):  # (beside the weights, as they must be)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(folder, name))
+    for layers in (8, 96) if "first" in lines else ():
         path = bench_models.llama_layers(layers)
         doc = paired([PY, "-c", FIRST, "onnxsym", path], [PY, "-c", FIRST, "onnx", path], runs)
         first = [json.loads(o.strip().splitlines()[-1]) for o in doc["out_a"]]
@@ -303,14 +308,16 @@ def table(runs: int) -> None:
               f"onnx `infer_shapes(data_prop=True)` | {med(sorted(y[0] for y in yard)):.3f} s "
               f"(warm {med(sorted(y[1] for y in yard)):.3f} s) | {med(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f}); "
               f"warm {med(warm):.2f}x | <= 1x |", flush=True)
-    click = JOBS["click"]
-    helps = {c: paired(JOBS[f"help {c}".strip()], click, runs) for c in HELP_COMMANDS}
-    _line("`onnxsym --help`", "`python -c 'import click'`", helps[""], "<= 2x")
-    worst = max(HELP_COMMANDS[1:], key=lambda c: helps[c]["ratio"])
-    _line(f"slowest command help: `onnxsym {worst} --help`", "`python -c 'import click'`", helps[worst], "<= 2x")
+    if "help" in lines:
+        click = JOBS["click"]
+        helps = {c: paired(JOBS[f"help {c}".strip()], click, runs) for c in HELP_COMMANDS}
+        _line("`onnxsym --help`", "`python -c 'import click'`", helps[""], "<= 2x")
+        worst = max(HELP_COMMANDS[1:], key=lambda c: helps[c]["ratio"])
+        _line(f"slowest command help: `onnxsym {worst} --help`", "`python -c 'import click'`", helps[worst], "<= 2x")
     fetched = os.path.join(ROOT, "models", "real", "fetched")
     for cmd, name, label in (("cost", "nudenet_yolov8n.onnx", "YOLOv8n (nudenet)"),
-                             ("domain", "paddle_ppocrv6_det.onnx", "paddle OCR detector (rapidocr v6)")):
+                             ("domain", "paddle_ppocrv6_det.onnx", "paddle OCR detector (rapidocr v6)"))[
+                                 :2 if "cost" in lines else 0]:
         path = os.path.join(fetched, name)
         if not os.path.exists(path):
             print(f"| `{cmd}` of a {label} | skipped: {os.path.relpath(path, ROOT)} not fetched | | | | |")
@@ -322,8 +329,8 @@ def table(runs: int) -> None:
     # verify: one process per model, as a CI loop runs it; check: one process for the folder
     verify = [PY, "-c", "import subprocess, sys; [subprocess.run([sys.executable, '-m', 'onnxsym.cli', 'verify', m], "
               "stdout=subprocess.DEVNULL) for m in sys.argv[1:]]", *folder]
-    check = [PY, "-m", "onnxsym.cli", "check", "-q", *folder]
-    for what, cmd in (("verify", verify), ("check", check)):
+    check = [PY, "-m", "onnxsym.cli", "check", "-q", "-j", "2", *folder]
+    for what, cmd in (("verify", verify), ("check", check)) if "ci" in lines else ():
         doc = paired(cmd, floor(folder[0], os.path.join(CACHE, "bench_floor.onnx")), max(1, runs // 2), ok=(0, 1))
         print(f"| `{what}` over models/ ({n} models{', one process each' if what == 'verify' else ', one process'}) | "
               f"{doc['a']:.2f} s, {doc['peak_a']:.0f} MB | | | 100 models: about {doc['a'] * 100 / n:.0f} s CPU | |",
@@ -456,6 +463,8 @@ def quick(repeat: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="pairs per line of the table")
+    ap.add_argument("--lines", default=",".join(LINES),
+                    help=f"the table's groups of lines to run, of {','.join(LINES)} (default: all)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement of --peers and --scaling; the best counts")
     ap.add_argument("--peers", action="store_true", help="warm and job against the peers at 8, 32, 96 layers and 2.6 GB")
     ap.add_argument("--big-peers", action="store_true",
@@ -487,7 +496,7 @@ def main() -> None:
     elif args.peers:
         peers(args)
     else:
-        table(args.runs)
+        table(args.runs, tuple(args.lines.split(",")))
 
 
 def peers(args) -> None:

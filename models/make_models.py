@@ -112,7 +112,7 @@ SIZES = [
 # --------------------------------------------------------------------------
 # Torch models
 # --------------------------------------------------------------------------
-def _torch_models():
+def torch_models():
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -1058,7 +1058,7 @@ def main(argv=None):
         import torch
 
         torch.manual_seed(0)
-        factories = {**_torch_models(), **_attention_models()}
+        factories = {**torch_models(), **_attention_models()}
         for name, factory in factories.items():
             if only and name not in only:
                 continue

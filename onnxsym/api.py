@@ -110,7 +110,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
     return result
 
 
-def _size(value, where: str, cli: str) -> int:
+def checked_size(value, where: str, cli: str) -> int:
     """``value`` as a size: an int or a numpy integer; a bool, float or text is an error."""
     import numbers
 
@@ -129,7 +129,7 @@ def _checked_bind(bind) -> dict[str, int]:
     for name, v in bind.items():
         if not isinstance(name, str):
             raise UserInputError(f"bind: a symbol name must be a str, got {type(name).__name__} {name!r}")
-        out[name] = _size(v, f"bind[{name!r}]", f"--bind {name}")
+        out[name] = checked_size(v, f"bind[{name!r}]", f"--bind {name}")
     return out
 
 
@@ -198,7 +198,7 @@ def _checked_ranges(ranges: Mapping[str, object]) -> dict[str, tuple[int, int]]:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             why = f"expected (lo, hi), got {pair!r}"
             raise UserInputError(f"ranges[{name!r}]: {why}", f"--range {name}: {why}")
-        lo, hi = (_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
+        lo, hi = (checked_size(v, f"ranges[{name!r}] = {tuple(pair)!r}", f"--range {name}") for v in pair)
         if lo < 0 or lo > hi or hi > dims.INT64_MAX:
             raise UserInputError(f"ranges[{name!r}] = ({lo}, {hi}): expected 0 <= lo <= hi <= 2**63 - 1",
                                  f"--range {name}={lo}:{hi}: expected 0 <= LO <= HI <= 2**63 - 1")
@@ -265,9 +265,7 @@ def _unbound(result: Result) -> Result:
     they hold at every size), the given ones recorded, the domain computed where it was."""
     free = _again(result, {})
     free.given = result.given or result.symbols
-    if result._domain is not None:
-        free.domain()
-    return free
+    return free.within_domain() if result.narrowed_to is not None else free
 
 
 # The most rounds of withholding dims before none are written.
@@ -357,16 +355,12 @@ def _written(result: Result) -> Result:
             bind = {}
             if not table.ranges and not table.assume:
                 free.given = table
-                if result._domain is not None:
-                    free.domain()
-                return free
+                return free.within_domain() if result.narrowed_to is not None else free
     if bind is table.bound and not table.ranges and not table.assume:
         return result
     plain = again(bind)
     plain.given = table
-    if result._domain is not None:
-        plain.domain()
-    return plain
+    return plain.within_domain() if result.narrowed_to is not None else plain
 
 
 @under_ranges_of_result

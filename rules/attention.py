@@ -4,10 +4,11 @@ LinearAttention, RotaryEmbedding, RMSNormalization, Swish and SwiGLU."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 
 from .common import arg, present, required_int
 from .nn import keeps_input_shape
@@ -29,7 +30,9 @@ def _head_size(node, t, heads, output, axis):
         node.fresh(f"{node.op_type} head size needs the head count", output, axis)
 
 
-@register("Attention", since=23)
+@register("Attention", since=23, conditions=[
+    unlearned("q_num_heads is a multiple of kv_num_heads; 3-D: the heads divide the hidden size")],
+          cost=formulas.ATTENTION)
 def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
@@ -58,7 +61,7 @@ def attention(node):
     return outs[:n]
 
 
-@register("FlexAttention", domain="ai.onnx.preview")
+@register("FlexAttention", domain="ai.onnx.preview", conditions=())
 def flex_attention(node: Node) -> Outputs:
     """(B, Hq, L, Ev) from Q (B, Hq, L, E) and V (B, Hkv, S, Ev)."""
     q, v = arg(node, 0), arg(node, 2)
@@ -66,7 +69,7 @@ def flex_attention(node: Node) -> Outputs:
     return [Tensor(q.dtype, tuple(qs[:3]) + (vs[3],))]
 
 
-@register("LinearAttention", since=27)
+@register("LinearAttention", since=27, conditions=[unlearned("kv_num_heads divides the key and value widths")])
 def linear_attention(node: Node) -> Outputs:
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
     packed key and value widths divided by kv_num_heads."""
@@ -83,11 +86,11 @@ def linear_attention(node: Node) -> Outputs:
 
 
 # Y has X's shape and type.
-register("RotaryEmbedding", since=23)(keeps_input_shape)
-register("Swish", since=24)(keeps_input_shape)
+register("RotaryEmbedding", since=23, conditions=())(keeps_input_shape)
+register("Swish", since=24, conditions=(), cost=formulas.ELEMENTWISE)(keeps_input_shape)
 
 
-@register("RMSNormalization", since=23)
+@register("RMSNormalization", since=23, conditions=(), cost=formulas.NORMALIZATION)
 def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
     x = arg(node, 0)
@@ -95,7 +98,7 @@ def rms_normalization(node: Node) -> Outputs:
 
 
 
-@register("SwiGLU", since=28)
+@register("SwiGLU", since=28, conditions=["A and B have one shape"])
 def swiglu(node: Node) -> Outputs:
     """A and B must have the same shape (no broadcasting); Y has it."""
     a, b = arg(node, 0), arg(node, 1)

@@ -10,6 +10,7 @@ otherwise the present cache holds P + L positions.
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -19,7 +20,7 @@ from .common import I32, arg, present, rank, scalar
 from .contrib_common import MS, exact_div
 
 
-def _heads(node, name="num_heads"):
+def heads_attr(node, name="num_heads"):
     n = node.attr_int(name)
     if not n or n <= 0:
         raise ShapeContradiction(f"attribute {name} must be a positive int, got {n!r}")
@@ -56,7 +57,8 @@ def _qkv_sizes(node, weights, bias):
     return h, h, h
 
 
-@register("Attention QAttention", domain=MS)
+@register("Attention", domain=MS, cost=formulas.ATTENTION)
+@register("QAttention", domain=MS)
 def attention(node):
     """input (B, S, D) -> output (B, S, v_hidden); present (2, B, N, P + S, H)."""
     quant = node.op_type == "QAttention"
@@ -64,7 +66,7 @@ def attention(node):
     past = arg(node, 8 if quant else 4)
     dtype = (bias.dtype if quant else x.dtype) or x.dtype
     b, s, _ = shape_of(x, dtype, dtype, rank=3)
-    n = _heads(node)
+    n = heads_attr(node)
     sizes = _qkv_sizes(node, w, bias)
     if sizes is None:
         v_hidden = node.fresh("Attention projection width unknown", 0, 2)
@@ -115,14 +117,14 @@ def _presents(b, n, p_len, l_len, qk_head, v_head, past_k, past_v, shared, dtype
     return [Tensor(dtype, (b, n, t, qk_head)), Tensor(dtype, (b, n, t, v_head))]
 
 
-@register("MultiHeadAttention", domain=MS)
+@register("MultiHeadAttention", domain=MS, cost=formulas.ATTENTION)
 def multi_head_attention(node):
     """output (B, S, v_hidden); present_key/value (B, N, P + L, H); qk (B, N, S, P + L)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past_k, past_v = arg(node, 6), arg(node, 7)
     dtype = q.dtype
     shape_of(q, *[dtype] * 4, why="query rank unknown")
-    n = _heads(node)
+    n = heads_attr(node)
     b, s, hidden, l_len, qk_head, v_head = _mha_layout(node, q, k, v, n)
     outs = [Tensor(dtype, (b, s, hidden))]
     rank(past_k, 4)
@@ -143,7 +145,7 @@ def decoder_masked_mha(node):
     past_k, past_v = arg(node, 5), arg(node, 6)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
-    n = _heads(node)
+    n = heads_attr(node)
     if not present(node, 1):  # packed QKV with equal Q, K and V widths
         hidden = exact_div(width, 3, "packed QKV width")
         qk_head = v_head = exact_div(hidden, n, "hidden size over num_heads")
@@ -189,7 +191,7 @@ def decoder_masked_self_attention(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- grouped-query attention
 
 
-def _gqa_head(node, width, n, kv):
+def gqa_head_size(node, width, n, kv):
     """The head size from the query's width: N heads, or N + 2*kv_num_heads when Q, K
     and V come packed in the query (no key input)."""
     if present(node, 1):
@@ -197,18 +199,18 @@ def _gqa_head(node, width, n, kv):
     return exact_div(width, n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
-@register("GroupQueryAttention", domain=MS)
+@register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION)
 def group_query_attention(node):
     """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
     output_qk (B, N, S, total_sequence_length)."""
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    head = gqa_head_size(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
-    if total is not None and not node.attr("sliding_window_cache", 0):
+    if total is not None and not node.attr_int("sliding_window_cache", 0):
         # (onnxruntime: total_sequence_length must be at least the new tokens' length)
         node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
                                                       "the query's sequence length")
@@ -255,8 +257,8 @@ def sparse_attention(node):
     q, past_k, past_v = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     b, s, width = shape_of(q, *[dtype] * 3, why="query rank unknown", rank=3)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    head = _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    head = gqa_head_size(node, width, n, kv)
     return [Tensor(dtype, (b, s, n * head)),
             Tensor(dtype, past_k.shape), Tensor(dtype, past_v.shape)][:max(node.num_outputs, 1)]
 
@@ -268,8 +270,8 @@ def paged_attention(node):
     q, kc, vc = arg(node, 0), arg(node, 3), arg(node, 4)
     dtype = q.dtype
     tokens, width = shape_of(q, dtype, kc.dtype, vc.dtype, why="query rank unknown", rank=2)
-    n, kv = _heads(node), _heads(node, "kv_num_heads")
-    v_head = node.attr_int("v_head_size", 0) or _gqa_head(node, width, n, kv)
+    n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+    v_head = node.attr_int("v_head_size", 0) or gqa_head_size(node, width, n, kv)
     return [Tensor(dtype, (tokens, n * v_head)), Tensor(kc.dtype, kc.shape),
             Tensor(vc.dtype, vc.shape)][:max(node.num_outputs, 1)]
 
@@ -282,7 +284,7 @@ def packed_attention(node):
     """input (tokens, D) -> output (tokens, v_hidden)."""
     x, w, bias = arg(node, 0), arg(node, 1), arg(node, 2)
     tokens, _ = shape_of(x, x.dtype, rank=2)
-    _heads(node)
+    heads_attr(node)
     sizes = _qkv_sizes(node, w, bias)
     v_hidden = sizes[2] if sizes else node.fresh("PackedAttention projection width unknown", 0, 1)
     return [Tensor(x.dtype, (tokens, v_hidden))]
@@ -293,7 +295,7 @@ def packed_multi_head_attention(node):
     """query (tokens, hidden) or packed QKV (tokens, N, 3, H) -> (tokens, v_hidden)."""
     q, v = arg(node, 0), arg(node, 2)
     shape_of(q, q.dtype, why="query rank unknown", rank=(2, 4))
-    n = _heads(node)
+    n = heads_attr(node)
     if len(q.shape) == 4:
         hidden = n * q.shape[3]
     elif present(node, 2) and rank(v, 2):
@@ -347,7 +349,7 @@ def relative_position_bias(node):
 def gated_relative_position_bias(node):
     """query_layer (B, S, N*H), or (tokens, N*H) with token_offset (B, S) -> (B, N, S, S)."""
     q, offset = arg(node, 0), arg(node, 6)
-    n = _heads(node)
+    n = heads_attr(node)
     if present(node, 6):
         b, s = shape_of(offset, q.dtype, why="offset rank unknown", rank=2)
     else:

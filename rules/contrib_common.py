@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.values import Tensor
+
+if TYPE_CHECKING:  # a node seen with other inputs is, to a rule, a node
+    from onnxsym.inference.node import Node as _NodeLike
+else:
+    _NodeLike = object
 
 from .common import arg, same_shape
 
@@ -23,7 +30,7 @@ def same_as(node, i=0):
     return same_shape(arg(node, i))
 
 
-class WithInputs:
+class WithInputs(_NodeLike):
     """``node`` seen with other input values, to reuse a standard rule on them."""
 
     def __init__(self, node, inputs, op_type=None):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -18,9 +19,10 @@ from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
-@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd BiasSoftmax FusedGelu Inverse Trilu ScaledSiLU "
-          "MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention QOrderedGelu "
-          "QOrderedLayerNormalization SampleOp", domain=MS)
+@register("BiasGelu FastGelu Gelu QuickGelu BiasAdd", domain=MS, cost=formulas.ELEMENTWISE)
+@register("Trilu", domain=MS, cost=formulas.MOVEMENT)
+@register("BiasSoftmax FusedGelu Inverse ScaledSiLU MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention "
+          "QOrderedGelu QOrderedLayerNormalization SampleOp", domain=MS)
 def keeps_input_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""
     return [same_as(node, 0)]
@@ -63,7 +65,8 @@ def _fused_operand(shape, trans_batch, trans):
     return tuple(s)
 
 
-@register("FusedMatMul TransposeMatMul FusedMatMulActivation", domain=MS)
+@register("FusedMatMul", domain=MS, cost=formulas.MATMUL)
+@register("TransposeMatMul FusedMatMulActivation", domain=MS)
 def fused_matmul(node: Node) -> Outputs:
     """MatMul after transposing the operands as the attributes say."""
     a, b = arg(node, 0), arg(node, 1)
@@ -83,7 +86,7 @@ def fused_gemm(node: Node) -> Outputs:
     return gemm(node)
 
 
-@register("FusedConv", domain=MS)
+@register("FusedConv", domain=MS, cost=formulas.CONV)
 def fused_conv(node: Node) -> Outputs:
     return conv(node)
 
@@ -104,7 +107,7 @@ def cdist(node: Node) -> Outputs:
     return [Tensor(a.dtype, (a_shape[0], b_shape[0]))]
 
 
-@register("Range", domain=MS)
+@register("Range", domain=MS, cost=formulas.MOVEMENT)
 def ms_range(node: Node) -> Outputs:
     """The ONNX Range, whose delta (input 2) defaults to 1 here."""
     if present(node, 2):
@@ -115,7 +118,7 @@ def ms_range(node: Node) -> Outputs:
 
 
 # onnxruntime's contrib Pad reads its pads from input 1 like ONNX Pad-11 does.
-register("Pad", domain=MS)(shape_ops.pad_v11)
+register("Pad", domain=MS, conditions=shape_ops.PAD, cost=formulas.MOVEMENT)(shape_ops.pad_v11)
 
 
 @register("ExpandDims", domain=MS)
@@ -259,7 +262,7 @@ def unfold_tensor(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape) + (size,))]
 
 
-@register("GatherND", domain=MS)
+@register("GatherND", domain=MS, cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     """ONNX GatherND without batch dims: indices' leading axes, then the data axes the
     last index axis does not address."""
@@ -363,7 +366,7 @@ def conv_transpose_with_dynamic_pads(node: Node) -> Outputs:
     if pads is not None:
         return conv_transpose(_WithPads(node, pads))
     out = conv_transpose(node)[0]
-    if not present(node, 2) or out.shape is None:
+    if not present(node, 2) or not isinstance(out, Tensor) or out.shape is None:
         return [out]
     sp = tuple(node.fresh("ConvTranspose pads are a tensor input whose value is unknown", 0, a)
                for a in range(2, len(out.shape)))

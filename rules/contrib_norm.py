@@ -4,6 +4,7 @@ and the NHWC group norms of the diffusion fusions."""
 
 from __future__ import annotations
 
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -21,7 +22,7 @@ def _stat_shape(x, axis):
     return tuple(x.shape[:axis]) + (1,) * (len(x.shape) - axis)
 
 
-@register("SkipLayerNormalization SkipSimplifiedLayerNormalization", domain=MS)
+@register("SkipLayerNormalization SkipSimplifiedLayerNormalization", domain=MS, cost=formulas.NORMALIZATION)
 def skip_layer_norm(node: Node) -> Outputs:
     """output and input_skip_bias_sum have the input's shape; mean and inv_std_var
     (training outputs) one value per row."""
@@ -30,7 +31,7 @@ def skip_layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, x.shape), stats, stats, Tensor(x.dtype, x.shape)][:max(node.num_outputs, 1)]
 
 
-@register("SimplifiedLayerNormalization")
+@register("SimplifiedLayerNormalization", conditions=(), cost=formulas.NORMALIZATION)
 def simplified_layer_norm(node: Node) -> Outputs:
     """RMS norm over axes ``axis..``; inv_std_var keeps the leading axes."""
     x = arg(node, 0)
@@ -40,7 +41,8 @@ def simplified_layer_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("EmbedLayerNormalization QEmbedLayerNormalization", domain=MS)
+@register("EmbedLayerNormalization", domain=MS, cost=formulas.EMBED_NORMALIZATION)
+@register("QEmbedLayerNormalization", domain=MS)
 def embed_layer_norm(node: Node) -> Outputs:
     """input_ids (batch, seq) and word_embedding (vocab, hidden) give (batch, seq, hidden);
     mask_index is one int32 per batch row; embedding_sum is the pre-norm sum."""

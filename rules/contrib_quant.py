@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
@@ -46,14 +47,14 @@ def qlinear_unary(node: Node) -> Outputs:
     return [Tensor(x.dtype, x.shape)]
 
 
-@register("QuantizeLinear", domain=MS)
+@register("QuantizeLinear", domain=MS, cost=formulas.ELEMENTWISE)
 def quantize_linear(node: Node) -> Outputs:
     """Same shape; the element type of the zero point (uint8 without one)."""
     x = arg(node, 0)
     return [Tensor(arg(node, 2).dtype if present(node, 2) else TensorProto.UINT8, x.shape)]
 
 
-@register("DequantizeLinear", domain=MS)
+@register("DequantizeLinear", domain=MS, cost=formulas.ELEMENTWISE)
 def dequantize_linear(node: Node) -> Outputs:
     """Same shape; the element type of the scale."""
     x, scale = arg(node, 0), arg(node, 1)
@@ -79,7 +80,8 @@ def _channels_first(x):
     return Tensor(x.dtype, to_channels_first(x.shape))
 
 
-@register("QLinearAveragePool QLinearGlobalAveragePool", domain=MS)
+@register("QLinearAveragePool", domain=MS, cost=formulas.POOL)
+@register("QLinearGlobalAveragePool", domain=MS, cost=formulas.REDUCTION)
 def qlinear_average_pool(node: Node) -> Outputs:
     """AveragePool or GlobalAveragePool, in NCHW or (channels_last) NHWC layout."""
     op, rule = ("GlobalAveragePool", global_pool) if "Global" in node.op_type else ("AveragePool", pool)
@@ -90,7 +92,7 @@ def qlinear_average_pool(node: Node) -> Outputs:
     return rule(WithInputs(node, [x], op))[:1]
 
 
-@register("QLinearConv", domain=MS)
+@register("QLinearConv", domain=MS, cost=formulas.CONV)
 def qlinear_conv(node: Node) -> Outputs:
     """The ONNX QLinearConv, or with channels_last its NHWC form (weights stay OIHW)."""
     if not node.attr_int("channels_last", 0):
@@ -125,7 +127,7 @@ def matmul_integer16(node: Node) -> Outputs:
     return _matmul_as(node, I32)
 
 
-@register("MatMulIntegerToFloat", domain=MS)
+@register("MatMulIntegerToFloat", domain=MS, cost=formulas.MATMUL)
 def matmul_integer_to_float(node: Node) -> Outputs:
     """MatMul of the integer A and B, in the element type of a_scale."""
     return _matmul_as(node, arg(node, 2).dtype or F32)
@@ -136,7 +138,7 @@ def dynamic_quantize_matmul(node: Node) -> Outputs:
     return _matmul_as(node, arg(node, 0).dtype or F32)
 
 
-@register("QGemm", domain=MS)
+@register("QGemm", domain=MS, cost=formulas.GEMM)
 def qgemm(node: Node) -> Outputs:
     """Gemm of A (0) and B (3); quantized like y_zero_point when y_scale is given, else float."""
     a, b = arg(node, 0), arg(node, 3)
@@ -148,7 +150,8 @@ def qgemm(node: Node) -> Outputs:
     return [Tensor(dtype, gemm_shape(node, *operand_shapes(dtype, a, b)))]
 
 
-@register("MatMulNBits MatMulBnb4", domain=MS)
+@register("MatMulNBits", domain=MS, cost=formulas.MATMUL)
+@register("MatMulBnb4", domain=MS)
 def matmul_nbits(node: Node) -> Outputs:
     """A (..., K) times the packed (K, N) weight: (..., N), N from the attribute."""
     return [_last_replaced(node, arg(node, 0), required_int(node, "N"))]
@@ -157,7 +160,7 @@ def matmul_nbits(node: Node) -> Outputs:
 _PACKED = {TensorProto.UINT8}
 
 
-@register("GatherBlockQuantized", domain=MS)
+@register("GatherBlockQuantized", domain=MS, cost=formulas.ELEMENTWISE)
 def gather_block_quantized(node: Node) -> Outputs:
     """Gather along gather_axis, dequantized to the scales' type. A uint8 ``data`` with
     bits < 8 packs 8/bits values per byte along the last axis."""

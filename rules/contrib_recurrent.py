@@ -4,6 +4,7 @@ and the stateful causal convolutions that feed them."""
 
 from __future__ import annotations
 
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -19,7 +20,7 @@ def attn_lstm(node: Node) -> Outputs:
     return recurrent(node)
 
 
-@register("DynamicQuantizeLSTM", domain=MS)
+@register("DynamicQuantizeLSTM", domain=MS, cost=formulas.RECURRENT)
 def dynamic_quantize_lstm(node: Node) -> Outputs:
     """The LSTM's outputs; its R is stored transposed, (dirs, hidden, 4*hidden)."""
     r = arg(node, 2)

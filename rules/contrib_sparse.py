@@ -12,7 +12,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import register
 
 from .common import I32, arg, present, rank, required_int, same_shape
-from .contrib_attention import _gqa_head, _heads, paged_attention
+from .contrib_attention import gqa_head_size, heads_attr, paged_attention
 from .contrib_common import MS
 
 # Paged main caches updated in place: PagedAttention's shapes, inputs 0-4 in the same places.
@@ -92,8 +92,8 @@ def dynamic_sparse_attention(node):
     dtype = TensorProto.BFLOAT16 if node.attr_int("output_bf16", 0) else q.dtype
     out = None
     if rank(q, 3) is not None:
-        n, kv = _heads(node), _heads(node, "kv_num_heads")
-        out = (q.shape[0], q.shape[1], n * _gqa_head(node, q.shape[2], n, kv))
+        n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
+        out = (q.shape[0], q.shape[1], n * gqa_head_size(node, q.shape[2], n, kv))
     outs = [Tensor(dtype, out)]
     length = None
     for past in (past_k, past_v):

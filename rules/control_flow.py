@@ -27,7 +27,7 @@ def _fresh_for(node, output):
 
 # --------------------------------------------------------------------- If
 
-@register("If")
+@register("If", conditions=["what each branch's nodes need, under that branch's condition"], subgraphs=True)
 def if_rule(node):
     branches = [node.attr_graph("then_branch"), node.attr_graph("else_branch")]
     cond = node.value(0)
@@ -223,7 +223,7 @@ def _stacked(node, k, per_iter, count, axis, unstable, runs=True):
 
 # --------------------------------------------------------------------- Loop
 
-@register("Loop")
+@register("Loop", conditions=["what its body's nodes need, under \"the body runs\""], subgraphs=True)
 def loop_rule(node):
     body = node.attr_graph("body")
     has_trip, has_cond = (i < len(node.input_names) and node.input_names[i] != "" for i in (0, 1))
@@ -432,7 +432,10 @@ def _scan_runs(node, length):
     return False, node.runs_guard(Relation(Rel.GE, length, 1), f"{length} >= 1")
 
 
-@register("Scan", since=9)
+SCAN = ["the scan inputs have one length", "what its body's nodes need, under \"the body runs\""]
+
+
+@register("Scan", since=9, conditions=SCAN, subgraphs=True)
 def scan_rule(node: Node) -> Outputs:
     body = node.attr_graph("body")
     m = required_int(node, "num_scan_inputs")
@@ -449,7 +452,7 @@ def scan_rule(node: Node) -> Outputs:
                     for j, v in enumerate(outs[n:node.num_outputs])]
 
 
-@register("Scan", since=8)
+@register("Scan", since=8, conditions=SCAN, subgraphs=True)
 def scan_v8(node):
     """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
     body = node.attr_graph("body")

@@ -5,11 +5,12 @@ implies, unless the elements are known and the count can be read off them."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import Shape, normalize_axis, prod
 
 from .common import I64, arg, count, present, scalar, size_bound, static_bound
@@ -24,7 +25,7 @@ def _concrete(value):
     return value
 
 
-@register("NonZero")
+@register("NonZero", conditions=(), cost=formulas.MOVEMENT)
 def nonzero(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -44,7 +45,8 @@ def nonzero(node: Node) -> Outputs:
     return [Tensor(I64, (rank, n))]
 
 
-@register("Compress")
+@register("Compress", conditions=[unlearned("condition has at most X[axis] elements (numel(X) without axis)")],
+          cost=formulas.MOVEMENT)
 def compress(node: Node) -> Outputs:
     x, cond = arg(node, 0), arg(node, 1)
     axis = node.attr_int("axis")
@@ -66,7 +68,7 @@ def compress(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape[:a] + (n,) + shape[a + 1:])]
 
 
-@register("Unique")
+@register("Unique", conditions=())
 def unique(node: Node) -> Outputs:
     x = arg(node, 0)
     axis = node.attr_int("axis")
@@ -93,7 +95,7 @@ def unique(node: Node) -> Outputs:
     return [Tensor(x.dtype, y_shape), Tensor(I64, (u,)), Tensor(I64, inverse), Tensor(I64, (u,))]
 
 
-@register("NonMaxSuppression")
+@register("NonMaxSuppression", conditions=[unlearned("boxes and scores agree on the batch and the box count")])
 def non_max_suppression(node: Node) -> Outputs:
     scores = arg(node, 1)
     per_class = scalar(node, 2) if present(node, 2) else 0

@@ -6,6 +6,8 @@ import math
 from fractions import Fraction
 
 from onnxsym import dims
+from onnxsym.cost import formulas
+from onnxsym.domain.needs import BROADCAST, SLOPE
 from onnxsym.facts.edges import comparison_text
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -18,8 +20,9 @@ from .common import BOOL, arg, present, scalar
 
 @register("Relu Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal Floor Ceil Round Sin Cos Tan "
           "Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Gelu Softplus Softsign LeakyRelu Elu Selu "
-          "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Softmax LogSoftmax "
-          "Hardmax Shrink BitwiseNot")
+          "ThresholdedRelu HardSigmoid HardSwish Mish Celu Not Sign Clip Shrink BitwiseNot",
+          conditions=(), cost=formulas.ELEMENTWISE)
+@register("Softmax LogSoftmax Hardmax", conditions=(), cost=formulas.SOFTMAX)
 def unary(node: Node) -> Outputs:
     x = arg(node, 0)
     value = None
@@ -71,19 +74,19 @@ def _int_unary(node, x):
     return out
 
 
-@register("IsNaN IsInf")
+@register("IsNaN IsInf", conditions=(), cost=formulas.ELEMENTWISE)
 def is_nan_inf(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(BOOL, x.shape)]
 
 
-@register("Dropout")
+@register("Dropout", conditions=(), cost=formulas.MOVEMENT)
 def dropout_v1(node: Node) -> Outputs:
     """Before opset 10 the mask has x's type."""
     return _dropout(node, arg(node, 0).dtype)
 
 
-@register("Dropout", since=10)
+@register("Dropout", since=10, conditions=(), cost=formulas.MOVEMENT)
 def dropout(node: Node) -> Outputs:
     """The mask is bool."""
     return _dropout(node, BOOL)
@@ -200,13 +203,15 @@ def _bool_combine(op, a, b):
 _BROADCAST_ATTR = "Add Sub Mul Div Pow And Or Xor Equal Less Greater"
 
 
-@register(_BROADCAST_ATTR)
+@register(_BROADCAST_ATTR, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def binary_v1(node: Node) -> Outputs:
     return _elementwise(node, unidirectional=True)
 
 
-@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual PRelu")
-@register(_BROADCAST_ATTR, since=7)
+@register("PRelu", conditions=[SLOPE], cost=formulas.ELEMENTWISE)
+@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
+          conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
+@register(_BROADCAST_ATTR, since=7, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def binary(node: Node) -> Outputs:
     """The inputs broadcast into each other; PRelu's slope broadcasts into X."""
     return _elementwise(node, unidirectional=node.op_type == "PRelu")

@@ -5,19 +5,21 @@ CausalConvWithState."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import prod
 
 from .common import arg, exact_quotient, present, required_int, required_ints
-from .nn import conv
+from .nn import CONV_CONDITIONS, conv
 
 # DeformConv sizes its output exactly as Conv does (X, W first; no auto_pad).
-register("DeformConv")(conv)
+register("DeformConv", conditions=CONV_CONDITIONS)(conv)
 
 
-@register("DepthToSpace SpaceToDepth")
+@register("DepthToSpace", conditions=["blocksize**2 divides X[1]"], cost=formulas.MOVEMENT)
+@register("SpaceToDepth", conditions=["blocksize divides X[2] and X[3]"], cost=formulas.MOVEMENT)
 def depth_space(node):
     """Blocks of blocksize x blocksize pixels move into the channels (SpaceToDepth) or out of them."""
     x, b = arg(node, 0), required_int(node, "blocksize")
@@ -31,7 +33,9 @@ def depth_space(node):
     return [Tensor(x.dtype, (n, c * (b * b), hb, wb))]
 
 
-@register("Col2Im")
+@register("Col2Im", conditions=[
+    unlearned("input[2] (L) is the block count image_shape, block_shape, pads, dilations and strides give"),
+    unlearned("prod(block_shape) divides input[1]")])
 def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
     x = arg(node, 0)
@@ -47,7 +51,7 @@ def col2im(node):
     return [Tensor(x.dtype, (n, c) + sp)]
 
 
-@register("GridSample")
+@register("GridSample", conditions=[unlearned("grid[0] == X[0]")])
 def grid_sample(node: Node) -> Outputs:
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
     x, grid = arg(node, 0), arg(node, 1)
@@ -55,7 +59,7 @@ def grid_sample(node: Node) -> Outputs:
     return [Tensor(x.dtype, (shape[0], shape[1]) + tuple(grid_shape[1:-1]))]
 
 
-@register("AffineGrid")
+@register("AffineGrid", conditions=())
 def affine_grid(node: Node) -> Outputs:
     """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
     theta, size = arg(node, 0), arg(node, 1)
@@ -72,7 +76,7 @@ def affine_grid(node: Node) -> Outputs:
     return [Tensor(theta.dtype, (values[0],) + tuple(values[2:]) + (n_sp,))]
 
 
-@register("MaxUnpool")
+@register("MaxUnpool", conditions=[unlearned("indices has X's shape; output_shape, when given, is at least the computed size")])
 def max_unpool(node: Node) -> Outputs:
     """``output_shape`` when given, else ``(d - 1) * stride + kernel - pads`` per spatial axis."""
     x = arg(node, 0)
@@ -92,7 +96,7 @@ def max_unpool(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape[:2]) + sp)]
 
 
-@register("MaxRoiPool")
+@register("MaxRoiPool", conditions=[unlearned("rois[1] == 5")])
 def max_roi_pool(node: Node) -> Outputs:
     """(num_rois, C, pooled_h, pooled_w); rois is (num_rois, 5)."""
     x, rois = arg(node, 0), arg(node, 1)
@@ -102,7 +106,7 @@ def max_roi_pool(node: Node) -> Outputs:
     return [Tensor(x.dtype, (r, c, ph, pw))]
 
 
-@register("RoiAlign")
+@register("RoiAlign", conditions=[unlearned("batch_indices has rois[0] elements")])
 def roi_align(node: Node) -> Outputs:
     """(num_rois, C, output_height, output_width); rois is (num_rois, 4)."""
     x, rois, idx = arg(node, 0), arg(node, 1), arg(node, 2)
@@ -116,7 +120,7 @@ def roi_align(node: Node) -> Outputs:
     return [Tensor(x.dtype, (r, c, node.attr_int("output_height", 1), node.attr_int("output_width", 1)))]
 
 
-@register("CausalConvWithState")
+@register("CausalConvWithState", conditions=[unlearned("X[1] == W[1]*group and the state has W[2] - 1 steps")])
 def causal_conv_with_state(node: Node) -> Outputs:
     """output has the input's shape; present_state is (batch, channels, k - 1), k = weight.shape[2]."""
     x, w = arg(node, 0), arg(node, 1)

@@ -9,12 +9,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
+from onnxsym.domain.needs import EINSUM_LETTERS, MATMUL_BATCH
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis
 
@@ -27,13 +29,14 @@ def _bshapes(node, shapes, output=0):
 
 # --------------------------------------------------------------------------- MatMul, Gemm
 
+INNER_DIMS = "A[-1] == B[-2] (the inner dims)"
 
 def operand_shapes(dtype: int, *ts: Tensor) -> list[Shape]:
     """The shapes of a product's operands; where a rank is unknown, so is the output's (of ``dtype``)."""
     return [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
 
 
-@register("MatMul MatMulInteger")
+@register("MatMul MatMulInteger", conditions=[INNER_DIMS, MATMUL_BATCH], cost=formulas.MATMUL)
 def matmul(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     dtype = a.dtype
@@ -67,12 +70,16 @@ def matmul_shape(node, sa, sb):
 
 def gemm_shape(node, sa: Shape, sb: Shape) -> tuple[Dim, Dim]:
     """``(M, N)`` of ``op(A) @ op(B)`` under transA/transB."""
-    m = sa[1] if node.attr_int("transA", 0) else sa[0]
-    n = sb[0] if node.attr_int("transB", 0) else sb[1]
+    ta, tb = node.attr_int("transA", 0), node.attr_int("transB", 0)
+    m = sa[1] if ta else sa[0]
+    n = sb[0] if tb else sb[1]
+    if len(sa) == 2 and len(sb) == 2:
+        node.require_equal(sa[0] if ta else sa[1], sb[1] if tb else sb[0], "Gemm inner dims (K)")
     return m, n
 
 
-@register("Gemm")
+@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", unlearned("C broadcasts to (M, N)")],
+          cost=formulas.GEMM)
 def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
     return [Tensor(a.dtype, gemm_shape(node, *operand_shapes(a.dtype, a, arg(node, 1))))]
@@ -157,7 +164,11 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
     return out
 
 
-@register("Conv ConvInteger QLinearConv")
+CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
+                   unlearned("X[1] == group * W[1] (the input channels)")]
+
+
+@register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)
 def conv(node: Node) -> Outputs:
     xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
     x, w = arg(node, xi), arg(node, wi)
@@ -179,8 +190,8 @@ def conv(node: Node) -> Outputs:
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
 
-@register("ConvTranspose")
-def conv_transpose(node: Node) -> Outputs:
+@register("ConvTranspose", conditions=[unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
+def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
     shape = shape_of(x, x.dtype)
     nsp = len(shape) - 2
@@ -211,7 +222,9 @@ def conv_transpose(node: Node) -> Outputs:
     return [Tensor(x.dtype, (shape[0], m) + tuple(sp))]
 
 
-@register("MaxPool AveragePool LpPool")
+@register("MaxPool AveragePool LpPool", conditions=[
+    "the output size is >= 0 on each spatial axis: X[2+i] + pads >= dilated kernel - 2*strides + 2",
+    "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)"], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype, I64)
@@ -227,7 +240,7 @@ def pool(node: Node) -> Outputs:
     return outs
 
 
-@register("GlobalAveragePool GlobalMaxPool GlobalLpPool")
+@register("GlobalAveragePool GlobalMaxPool GlobalLpPool", conditions=(), cost=formulas.REDUCTION)
 def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, x.dtype)
@@ -237,7 +250,8 @@ def global_pool(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- normalizations
 
 
-@register("BatchNormalization")
+@register("BatchNormalization", conditions=[unlearned("scale, B, mean and var have X[1] elements")],
+          cost=formulas.BATCH_NORMALIZATION)
 def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     outs = [Tensor(x.dtype, x.shape)]
@@ -254,7 +268,8 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization")
+@register("LayerNormalization", conditions=[unlearned("Scale and B broadcast to X[axis:]")],
+          cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the
     others, in the element type stash_type names."""
@@ -266,13 +281,15 @@ def layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
 
-@register("GroupNormalization LpNormalization MeanVarianceNormalization")
+@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
+@register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
 def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
 
 
-@register("InstanceNormalization")
+@register("InstanceNormalization", conditions=[unlearned("scale and B have X[1] elements")],
+          cost=formulas.NORMALIZATION)
 def instance_normalization(node: Node) -> Outputs:
     """The input's shape; scale and B hold one value per channel (axis 1)."""
     x = arg(node, 0)
@@ -282,7 +299,7 @@ def instance_normalization(node: Node) -> Outputs:
     return [Tensor(x.dtype, x.shape)]
 
 
-@register("CumSum")
+@register("CumSum", conditions=(), cost=formulas.REDUCTION)
 def cumsum(node: Node) -> Outputs:
     """The input's shape; the axis is one element."""
     spec_one_element(node, "axis", arg(node, 1))
@@ -290,7 +307,7 @@ def cumsum(node: Node) -> Outputs:
     return [Tensor(x.dtype, x.shape)]
 
 
-@register("Trilu")
+@register("Trilu", conditions=(), cost=formulas.MOVEMENT)
 def trilu(node: Node) -> Outputs:
     """The input's shape; k, when given, is one element."""
     if present(node, 1):
@@ -299,11 +316,11 @@ def trilu(node: Node) -> Outputs:
     return [Tensor(x.dtype, x.shape)]
 
 
-@register("LRN")
+@register("LRN", conditions=(), cost=formulas.LRN)
 def lrn(node: Node) -> Outputs:
     """The input's shape; ``size`` channels are summed, at least one (onnxruntime refuses 0)."""
-    size = node.attr("size")
-    if isinstance(size, int) and size <= 0:
+    size = node.attr_int("size")
+    if size is not None and size <= 0:
         raise InvalidModel(f"size is {size}; the ONNX spec of LRN sums over size channels, at least one")
     x = arg(node, 0)
     return [Tensor(x.dtype, x.shape)]
@@ -326,7 +343,7 @@ def _parse_term(term):
     return letters
 
 
-@register("Einsum")
+@register("Einsum", conditions=[EINSUM_LETTERS])
 def einsum(node):
     eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -359,6 +376,9 @@ def einsum(node):
         out_terms = _parse_term(rhs)
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
+    for x, ds in letter_dims.items():
+        if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
+            broadcast_dim(ds, lambda why: 1, node.require_equal)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":
@@ -371,7 +391,7 @@ def einsum(node):
 # --------------------------------------------------------------------------- TopK, ArgMax
 
 
-@register("TopK")
+@register("TopK", conditions=["k <= X[axis]"])
 def topk(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype, I64)
@@ -390,7 +410,7 @@ def topk(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
 
-@register("ArgMax ArgMin")
+@register("ArgMax ArgMin", conditions=(), cost=formulas.REDUCTION)
 def argmax(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, I64)
@@ -403,6 +423,9 @@ def argmax(node: Node) -> Outputs:
 
 
 # --------------------------------------------------------------------------- Resize, Upsample
+
+
+SCALED = "scale*X[i] in float32 is exact: X[i] <= 2**24 / scale's numerator"
 
 
 def _scaled(node, d, scale, axis):
@@ -484,13 +507,13 @@ def _resize_shape(node, x, scales, sizes, axes):
     return tuple(out)
 
 
-@register("Resize")
+@register("Resize", conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize_v10(node: Node) -> Outputs:
     """Resize-10: inputs X and scales."""
     return _resized(node, arg(node, 1), None)
 
 
-@register("Resize", since=11)
+@register("Resize", since=11, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize_v11(node: Node) -> Outputs:
     """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
     scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
@@ -499,20 +522,20 @@ def resize_v11(node: Node) -> Outputs:
     return _resized(node, scales, sizes)
 
 
-@register("Resize", since=13)
+@register("Resize", since=13, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def resize(node: Node) -> Outputs:
     """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
     return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr_ints("axes") if node.opset >= 18 else None)
 
 
-@register("Upsample")
+@register("Upsample", conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
     s = node.attr_floats("scales")
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
-@register("Upsample", since=9)
+@register("Upsample", since=9, conditions=[SCALED], cost=formulas.ELEMENTWISE)
 def upsample(node: Node) -> Outputs:
     """The scales input."""
     return _resized(node, arg(node, 1), None)

@@ -24,13 +24,13 @@ def _from_type(node, tp):
                                       for axis, d in enumerate(tt.shape.dim)))
 
 
-@register("Optional")
+@register("Optional", conditions=())
 def optional_rule(node: Node) -> Outputs:
     x = node.input(0)
     return [Optional_(x if x is not None else _from_type(node, node.attr("type")))]
 
 
-@register("OptionalHasElement")
+@register("OptionalHasElement", conditions=())
 def optional_has_element_rule(node: Node) -> Outputs:
     x = node.input(0)
     if x is None:  # opset 18: an omitted input is an empty optional
@@ -42,7 +42,7 @@ def optional_has_element_rule(node: Node) -> Outputs:
     return [Tensor(BOOL, (), known)]
 
 
-@register("OptionalGetElement")
+@register("OptionalGetElement", conditions=())
 def optional_get_element_rule(node: Node) -> Outputs:
     x = node.input(0)
     if isinstance(x, Optional_):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -14,7 +15,7 @@ from .common import F32, arg
 from .nn import matmul_shape, operand_shapes
 
 
-@register("QuantizeLinear")
+@register("QuantizeLinear", conditions=(), cost=formulas.ELEMENTWISE)
 def quantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (opset 21+), else the zero
     point's, else uint8."""
@@ -25,13 +26,13 @@ def quantize_linear(node: Node) -> Outputs:
     return [Tensor(dtype, x.shape)]
 
 
-@register("DequantizeLinear")
+@register("DequantizeLinear", conditions=(), cost=formulas.ELEMENTWISE)
 def dequantize_linear_v1(node: Node) -> Outputs:
     """y has x's shape and is float."""
     return [Tensor(F32, arg(node, 0).shape)]
 
 
-@register("DequantizeLinear", since=19)
+@register("DequantizeLinear", since=19, conditions=(), cost=formulas.ELEMENTWISE)
 def dequantize_linear(node: Node) -> Outputs:
     """y has x's shape; its type is ``output_dtype`` (an attribute from opset 23 on), else the scale's."""
     x = arg(node, 0)
@@ -39,13 +40,13 @@ def dequantize_linear(node: Node) -> Outputs:
     return [Tensor(dtype or arg(node, 1).dtype or F32, x.shape)]
 
 
-@register("DynamicQuantizeLinear")
+@register("DynamicQuantizeLinear", conditions=(), cost=formulas.ELEMENTWISE)
 def dynamic_quantize_linear(node: Node) -> Outputs:
     x = arg(node, 0)
     return [Tensor(TensorProto.UINT8, x.shape), Tensor(F32, ()), Tensor(TensorProto.UINT8, ())]
 
 
-@register("QLinearMatMul")
+@register("QLinearMatMul", conditions=["a[-1] == b[-2] (the inner dims)"], cost=formulas.MATMUL)
 def qlinear_matmul(node: Node) -> Outputs:
     """MatMul of inputs 0 and 3; the type is the output zero point's (input 7)."""
     dtype = arg(node, 7).dtype or arg(node, 0).dtype

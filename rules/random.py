@@ -10,7 +10,7 @@ from onnxsym.registry import Outputs, register
 from .common import F32, I32, arg, like_input
 
 
-@register("RandomNormal RandomUniform")
+@register("RandomNormal RandomUniform", conditions=())
 def random_of_shape(node: Node) -> Outputs:
     shape = node.attr_ints("shape")
     dtype = node.attr_int("dtype", F32)
@@ -19,10 +19,10 @@ def random_of_shape(node: Node) -> Outputs:
     return [Tensor(dtype, tuple(int(d) for d in shape))]
 
 
-register("RandomNormalLike RandomUniformLike Bernoulli")(like_input)
+register("RandomNormalLike RandomUniformLike Bernoulli", conditions=())(like_input)
 
 
-@register("Multinomial")
+@register("Multinomial", conditions=())
 def multinomial(node: Node) -> Outputs:
     x = arg(node, 0)  # [batch_size, class_size]
     batch = x.shape[0] if x.shape is not None and len(x.shape) == 2 else node.fresh("Multinomial batch unknown", 0, 0)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import Shape
 
 from .common import arg, present, spec_shape
 
 
-@register("RNN GRU LSTM")
+@register("RNN GRU LSTM", conditions=[unlearned("W, R and B agree with X[2] and hidden_size")], cost=formulas.RECURRENT)
 def recurrent(node: Node) -> Outputs:
     """Y is (seq, dirs, batch, hidden) and Y_h, Y_c are (dirs, batch, hidden);
     with ``layout=1`` (opset 14+) the batch axis comes first in X and in every output:

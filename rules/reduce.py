@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Callable
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -40,7 +41,7 @@ def _axes(node):
     return [int(v) for v in t.value]
 
 
-@register(_OPS)
+@register(_OPS, conditions=(), cost=formulas.REDUCTION)
 def reduce(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype)

@@ -3,15 +3,17 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
+from onnxsym.cost import formulas
+from onnxsym.domain.needs import GATHER_INDICES, GATHER_ND_INDICES
 from onnxsym.errors import InvalidModel
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 
 from .common import arg, same_shape, spec_shape
 
 
-@register("GatherND")
+@register("GatherND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
     batch = node.attr_int("batch_dims", 0) if node.opset >= 12 else 0
@@ -24,13 +26,17 @@ def gather_nd(node: Node) -> Outputs:
     return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
-@register("Scatter ScatterElements TensorScatter ReverseSequence CumProd")
+@register("ScatterElements", conditions=[GATHER_INDICES], cost=formulas.MOVEMENT)
+@register("Scatter", conditions=[GATHER_INDICES])
+@register("ReverseSequence", conditions=[unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
+@register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
+@register("CumProd", conditions=())
 def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
     return [same_shape(arg(node, 0))]
 
 
-@register("ScatterND")
+@register("ScatterND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
 def scatter_nd(node: Node) -> Outputs:
     """The data with the slices the index tuples address replaced: a tuple of k indices
     addresses data's first k axes (k at most its rank), and the updates are shaped

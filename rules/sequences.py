@@ -66,17 +66,17 @@ def _add(n, k):
     return None if n is None else dims.add(n, k)
 
 
-@register("SequenceEmpty")
+@register("SequenceEmpty", conditions=())
 def sequence_empty_rule(node: Node) -> Outputs:
     return [Sequence(unranked(node.attr_int("dtype", F32)), ())]
 
 
-@register("SequenceConstruct")
+@register("SequenceConstruct", conditions=())
 def sequence_construct_rule(node: Node) -> Outputs:
     return [_of_items(node, node.inputs)]
 
 
-@register("SequenceAt")
+@register("SequenceAt", conditions=())
 def sequence_at_rule(node):
     seq = node.input(0)
     p = _position(node, 1, _count(seq), None)
@@ -85,7 +85,7 @@ def sequence_at_rule(node):
     return [item]
 
 
-@register("SequenceInsert")
+@register("SequenceInsert", conditions=())
 def sequence_insert_rule(node):
     seq, t = node.input(0), arg(node, 1)
     n = _count(seq)
@@ -100,7 +100,7 @@ def sequence_insert_rule(node):
                      _add(seq.length, 1))]
 
 
-@register("SequenceErase")
+@register("SequenceErase", conditions=())
 def sequence_erase_rule(node):
     seq = node.input(0)
     p = _position(node, 1, _count(seq), -1)
@@ -111,13 +111,13 @@ def sequence_erase_rule(node):
     return [Sequence(seq.elem, None, _add(seq.length, -1))]
 
 
-@register("SequenceLength")
+@register("SequenceLength", conditions=())
 def sequence_length_rule(node: Node) -> Outputs:
     n = _length(node.input(0))
     return [Tensor(I64, (), None if n is None else (n,))]
 
 
-@register("SplitToSequence")
+@register("SplitToSequence", conditions=())
 def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
@@ -149,7 +149,7 @@ def split_to_sequence_rule(node):
     return [Sequence(piece(node.fresh("split sizes unknown", 0, axis)))]
 
 
-@register("ConcatFromSequence")
+@register("ConcatFromSequence", conditions=())
 def concat_from_sequence_rule(node):
     seq = node.input(0)
     stack = node.attr_int("new_axis", 0) == 1
@@ -178,7 +178,7 @@ def concat_from_sequence_rule(node):
     return [Tensor(item.dtype, item.shape[:axis] + (count,) + item.shape[axis + (0 if stack else 1):])]
 
 
-@register("SequenceMap")
+@register("SequenceMap", conditions=["what its body's nodes need, under \"the body runs\""], subgraphs=True)
 def sequence_map_rule(node):
     """The body runs once per item; tensor inputs are given whole to every run."""
     body = node.attr_graph("body")

@@ -6,11 +6,13 @@ import numpy as np
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.cost import formulas
+from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
@@ -75,7 +77,7 @@ def _from_np(arr):
 
 # --------------------------------------------------------------------- Shape, Size
 
-@register("Shape")
+@register("Shape", conditions=(), cost=formulas.MOVEMENT)
 def shape_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -89,7 +91,7 @@ def shape_rule(node: Node) -> Outputs:
     return [Tensor(I64, (len(ds),), ds)]
 
 
-@register("Size")
+@register("Size", conditions=(), cost=formulas.MOVEMENT)
 def size_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -99,7 +101,7 @@ def size_rule(node: Node) -> Outputs:
 
 # --------------------------------------------------------------------- constants
 
-@register("Constant")
+@register("Constant", conditions=(), cost=formulas.MOVEMENT)
 def constant_rule(node: Node) -> Outputs:
     v = node.attr_tensor("value")
     if v is not None:
@@ -119,7 +121,7 @@ def constant_rule(node: Node) -> Outputs:
     return [node.unknown_rank("the Constant has no value attribute")]
 
 
-@register("ConstantOfShape")
+@register("ConstantOfShape", conditions=["shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def constant_of_shape_rule(node: Node) -> Outputs:
     v = node.attr_tensor("value")
     if v is not None:
@@ -145,7 +147,7 @@ def constant_of_shape_rule(node: Node) -> Outputs:
     return [Tensor(dtype, shp, value)]
 
 
-@register("Identity")
+@register("Identity", conditions=(), cost=formulas.MOVEMENT)
 def identity_rule(node: Node) -> Outputs:
     return [node.inputs[0]]
 
@@ -181,8 +183,10 @@ def _literal(x, target, allowzero):
 
 def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
     """Whether element ``i`` (``>= 0``, maybe 0) being 0 is proven to fail: where it is 0 (its
-    symbols' ranges narrowed to that), copying the input's dim gives a count that cannot match
-    the input's, whichever of the other unclear elements are 0 too."""
+    symbols' ranges narrowed to that, when they can say where: else at every size), copying
+    the input's dim gives a count that cannot match the input's, whichever of the other unclear
+    elements are 0 too (timm's MaxViT window partition: ``A//2`` with ``A`` a max of two pool
+    sizes, 0 for small heights)."""
     from onnxsym.facts.narrowing import Unreachable, implied_ranges
 
     d = target[i]
@@ -192,8 +196,7 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
         region = implied_ranges(dims.neg(d), 0)
     except Unreachable:
         return True
-    if not region:
-        return False  # the ranges cannot say where it is 0
+    # (where the ranges cannot say where it is 0, the count must mismatch at every size)
     if any("-1" in c for j, c in unclear.items() if j != i):
         return False  # another element read as -1 would make the count match
     others = [j for j, c in unclear.items() if j != i and "0" in c]
@@ -316,7 +319,13 @@ def _reshape(node, x, target, allowzero):
     return tuple(out)
 
 
-@register("Reshape", since=1)
+RESHAPE = ["prod(shape) == numel(data) (a 0 element copies data's dim there, unless allowzero)",
+           "a -1 element: the other elements' product is >= 1 and divides numel(data)",
+           "a computed element that may be 0 (allowzero=0) copies data's dim: where that breaks the count, "
+           "the element is >= 1"]
+
+
+@register("Reshape", since=1, conditions=RESHAPE, cost=formulas.MOVEMENT)
 def reshape_v1(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = _ints(node.attr_ints("shape"))
@@ -324,7 +333,7 @@ def reshape_v1(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, x.value)]
 
 
-@register("Reshape", since=5)
+@register("Reshape", since=5, conditions=RESHAPE, cost=formulas.MOVEMENT)
 def reshape_v5(node: Node) -> Outputs:
     x = arg(node, 0)
     s = arg(node, 1)
@@ -337,7 +346,7 @@ def reshape_v5(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, x.value)]
 
 
-@register("Flatten")
+@register("Flatten", conditions=(), cost=formulas.MOVEMENT)
 def flatten_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if x.shape is None:
@@ -352,7 +361,7 @@ def flatten_rule(node: Node) -> Outputs:
 
 # --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
 
-@register("Transpose")
+@register("Transpose", conditions=(), cost=formulas.MOVEMENT)
 def transpose_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     perm = _ints(node.attr_ints("perm"))
@@ -404,7 +413,7 @@ def _squeeze_by_sizes(node, x):
     return Tensor(x.dtype, out, x.value)
 
 
-@register("Squeeze")
+@register("Squeeze", conditions=["a squeezed axis is 1 (with no axes: the rank is the one the 1s give)"], cost=formulas.MOVEMENT)
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
@@ -427,7 +436,7 @@ def squeeze_rule(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, x.value)]
 
 
-@register("Unsqueeze")
+@register("Unsqueeze", conditions=(), cost=formulas.MOVEMENT)
 def unsqueeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     axes = _axes_from(node)
@@ -443,7 +452,7 @@ def unsqueeze_rule(node: Node) -> Outputs:
 
 # --------------------------------------------------------------------- Concat, Split
 
-@register("Concat")
+@register("Concat", conditions=["the inputs agree on every axis but axis"], cost=formulas.MOVEMENT)
 def concat_rule(node):
     ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     dtype = next((t.dtype for t in ts if t.dtype), 0)
@@ -482,7 +491,7 @@ def sum_dims(ds):
     return total
 
 
-@register("Split")
+@register("Split", conditions=[SPLIT_SIZES], cost=formulas.MOVEMENT)
 def split_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     n = node.num_outputs
@@ -598,7 +607,7 @@ def _slice_input_length(node, i):
     return t.shape[0] if isinstance(t.shape[0], int) else None
 
 
-@register("Slice", since=1)
+@register("Slice", since=1, conditions=(), cost=formulas.MOVEMENT)  # starts and ends clamp
 def slice_v1(node: Node) -> Outputs:
     starts = _ints(node.attr_ints("starts"))
     ends = _ints(node.attr_ints("ends"))
@@ -607,7 +616,7 @@ def slice_v1(node: Node) -> Outputs:
     return _slice(node, starts, ends, axes, None)
 
 
-@register("Slice", since=10)
+@register("Slice", since=10, conditions=[unlearned("steps are not 0")], cost=formulas.MOVEMENT)
 def slice_v10(node):
     def get(i):
         if not present(node, i):
@@ -672,7 +681,7 @@ def _slice(node, starts, ends, axes, steps):
 
 # --------------------------------------------------------------------- Gather
 
-@register("Gather")
+@register("Gather", conditions=[GATHER_INDICES], cost=formulas.MOVEMENT)
 def gather_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     idx = arg(node, 1)
@@ -690,7 +699,7 @@ def gather_rule(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, value)]
 
 
-@register("GatherElements")
+@register("GatherElements", conditions=[GATHER_INDICES, unlearned("indices has X's rank")], cost=formulas.MOVEMENT)
 def gather_elements_rule(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
     return [Tensor(x.dtype, shape_of(idx, x.dtype, why="indices rank unknown"))]
@@ -711,7 +720,7 @@ def _broadcast_value(ts, out_shape):
     return arrs
 
 
-@register("Expand")
+@register("Expand", conditions=[EXPAND], cost=formulas.MOVEMENT)
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
     _one_d(node, 1, "the shape input")
@@ -733,7 +742,7 @@ def expand_rule(node):
     return [Tensor(x.dtype, out, value)]
 
 
-@register("Tile", since=1)
+@register("Tile", since=1, conditions=[TILE_REPEATS], cost=formulas.MOVEMENT)
 def tile_v1(node: Node) -> Outputs:
     """Tile-1 repeats along one axis: inputs (input, tiles, axis), scalars."""
     x = arg(node, 0)
@@ -750,7 +759,7 @@ def tile_v1(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(out))]
 
 
-@register("Tile", since=6)
+@register("Tile", since=6, conditions=[TILE_REPEATS], cost=formulas.MOVEMENT)
 def tile_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     reps = node.value(1)
@@ -766,7 +775,7 @@ def tile_rule(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, value)]
 
 
-@register("Range")
+@register("Range", conditions=[unlearned("delta is not 0")], cost=formulas.MOVEMENT)  # a limit short of start gives 0 elements
 def range_rule(node):
     dtype = arg(node, 0).dtype  # start, limit and delta have one type
     vals = [node.value(i) for i in range(3)]
@@ -794,7 +803,7 @@ def range_rule(node):
     return [Tensor(dtype, (n,), value)]
 
 
-@register("Where")
+@register("Where", conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def where_rule(node):
     c, a, b = arg(node, 0), arg(node, 1), arg(node, 2)
     dtype = a.dtype or b.dtype
@@ -812,13 +821,17 @@ def where_rule(node):
 
 # --------------------------------------------------------------------- Pad, Cast
 
-@register("Pad", since=1)
+PAD = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
+       "reflect: X[i] > the pad on each side"]
+
+
+@register("Pad", since=1, conditions=PAD, cost=formulas.MOVEMENT)
 def pad_v1(node: Node) -> Outputs:
     pads = _ints(node.attr_ints("pads") if node.has_attr("pads") else node.attr_ints("paddings"))
     return _pad(node, pads, None)
 
 
-@register("Pad", since=11)
+@register("Pad", since=11, conditions=PAD, cost=formulas.MOVEMENT)
 def pad_v11(node: Node) -> Outputs:
     pads = node.value(1)
     axes = None
@@ -886,7 +899,7 @@ def _cast_value(node, value, src, dst):
     return None if any(v is None for v in out) else tuple(out)
 
 
-@register("Cast")
+@register("Cast", conditions=(), cost=formulas.MOVEMENT)
 def cast_rule(node: Node) -> Outputs:
     x = arg(node, 0)
     if node.opset >= 6:
@@ -897,7 +910,7 @@ def cast_rule(node: Node) -> Outputs:
     return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]
 
 
-@register("CastLike")
+@register("CastLike", conditions=(), cost=formulas.MOVEMENT)
 def castlike_rule(node: Node) -> Outputs:
     x, y = arg(node, 0), arg(node, 1)
     to = y.dtype

@@ -6,7 +6,7 @@ from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, arg, present, scalar
@@ -16,7 +16,7 @@ def _onesided(length):
     return dims.floordiv(length, 2) + 1
 
 
-@register("DFT", since=17)
+@register("DFT", since=17, conditions=())
 def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
@@ -44,7 +44,7 @@ def dft(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape))]
 
 
-@register("STFT", since=17)
+@register("STFT", since=17, conditions=[unlearned("frame_length <= the signal length")])
 def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
@@ -70,7 +70,7 @@ def stft(node: Node) -> Outputs:
     return [Tensor(x.dtype, (signal[0], frames, bins, 2))]
 
 
-@register("BlackmanWindow HammingWindow HannWindow", since=17)
+@register("BlackmanWindow HammingWindow HannWindow", since=17, conditions=())
 def window(node: Node) -> Outputs:
     size = scalar(node, 0)
     if size is None:
@@ -78,7 +78,7 @@ def window(node: Node) -> Outputs:
     return [Tensor(node.attr_int("output_datatype", F32), (size,))]
 
 
-@register("MelWeightMatrix", since=17)
+@register("MelWeightMatrix", since=17, conditions=())
 def mel_weight_matrix(node: Node) -> Outputs:
     """(floor(dft_length/2) + 1, num_mel_bins)."""
     bins, length = scalar(node, 0), scalar(node, 1)

@@ -4,6 +4,7 @@ TfIdfVectorizer."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.domain.needs import BROADCAST
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
@@ -12,19 +13,19 @@ from onnxsym.semantics.shapes import broadcast_shapes
 from .common import BOOL, F32, I64, STRING, arg, count, same_shape, static_bound
 
 
-@register("StringConcat")
+@register("StringConcat", conditions=[BROADCAST])
 def string_concat(node: Node) -> Outputs:
     a, b = arg(node, 0), arg(node, 1)
     shapes = [shape_of(t, STRING, why="an input's rank unknown") for t in (a, b)]
     return [Tensor(STRING, broadcast_shapes(shapes, lambda axis, why: node.fresh(why, 0, axis), node.require_equal))]
 
 
-@register("RegexFullMatch")
+@register("RegexFullMatch", conditions=())
 def regex_full_match(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), BOOL)]
 
 
-@register("StringNormalizer")
+@register("StringNormalizer", conditions=())
 def string_normalizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [1, C]
     if x.shape is None or not x.shape:
@@ -39,7 +40,7 @@ def string_normalizer(node: Node) -> Outputs:
     return [Tensor(STRING, tuple(x.shape[:-1]) + (kept,))]
 
 
-@register("StringSplit")
+@register("StringSplit", conditions=())
 def string_split(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, STRING, I64)
@@ -50,7 +51,7 @@ def string_split(node: Node) -> Outputs:
     return [Tensor(STRING, tuple(shape) + (k,)), Tensor(I64, shape)]
 
 
-@register("TfIdfVectorizer")
+@register("TfIdfVectorizer", conditions=())
 def tfidf_vectorizer(node: Node) -> Outputs:
     x = arg(node, 0)  # [C] or [N, C]
     width = max(node.attr_ints("ngram_indexes", [-1])) + 1

@@ -8,30 +8,31 @@ import math
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, like_input, same_shape, scalar
 
-register("EyeLike")(like_input)
+register("EyeLike", conditions=(), cost=formulas.MOVEMENT)(like_input)
 
 
-@register("BitCast")
+@register("BitCast", conditions=())
 def bit_cast(node: Node) -> Outputs:
     # the target type has the input type's bit width, so the shape is kept
     return [same_shape(arg(node, 0), node.attr_int("to"))]
 
 
-@register("Det")
+@register("Det", conditions=[unlearned("X[-2] == X[-1]")])
 def det(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, x.dtype)
     return [Tensor(x.dtype, tuple(shape[:-2]))]
 
 
-@register("CenterCropPad")
+@register("CenterCropPad", conditions=())
 def center_crop_pad(node: Node) -> Outputs:
     x, target = arg(node, 0), arg(node, 1)
     shape = shape_of(x, x.dtype)
@@ -52,7 +53,7 @@ def _depth(v):
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 
-@register("OneHot")
+@register("OneHot", conditions=(), cost=formulas.MOVEMENT)
 def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
     indices = shape_of(idx, values.dtype, why="indices rank unknown")
@@ -87,7 +88,7 @@ def _one_hot_elements(idx, depth, values, axis):
     return tuple(out)
 
 
-@register("ImageDecoder")
+@register("ImageDecoder", conditions=())
 def image_decoder(node: Node) -> Outputs:
     channels = 1 if node.attr_str("pixel_format", "RGB") == "Grayscale" else 3
     return [Tensor(TensorProto.UINT8, (node.fresh("decoded image height", 0, 0),

@@ -1,6 +1,8 @@
 """Every test runs the engine in strict mode: a rule that raises fails the test instead of
 leaving unknown shapes behind a warning (issue 12, item 6)."""
 
+import contextlib
+
 import pytest
 
 
@@ -14,9 +16,11 @@ def strict_rules():
 
 
 # A symbol's range is its environment's (onnxsym.dims.env): each test module's symbols are
-# declared in an environment of its own when it is imported, and each test runs in a copy of
-# it, so that one test's ranges (``sym("h", 1, 4096)``) are never another's.
+# declared in an environment of its own, current while the module is collected (so that its
+# module-level ``sym("h", 1, 4096)`` lands there), and each test runs in a copy of it, so that
+# one test's ranges are never another's.
 _module_envs: dict = {}
+_collecting: dict[str, contextlib.ExitStack] = {}  # a module being collected -> what leaves its environment
 
 
 def pytest_collectstart(collector):
@@ -24,13 +28,14 @@ def pytest_collectstart(collector):
         from onnxsym import dims
 
         _module_envs[collector.nodeid] = env = dims.RangeEnv(strict=False)
-        env.__enter__()
+        stack = _collecting[collector.nodeid] = contextlib.ExitStack()
+        stack.enter_context(env)
 
 
 def pytest_collectreport(report):
-    env = _module_envs.get(report.nodeid)
-    if env is not None and env._entered:
-        env.__exit__(None, None, None)
+    stack = _collecting.pop(report.nodeid, None)
+    if stack is not None:
+        stack.close()
 
 
 @pytest.fixture(autouse=True)

@@ -23,8 +23,12 @@ def feeds(result, binding: dict[str, int]) -> dict[str, np.ndarray]:
         tt = inp.type.tensor_type
         shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        out[inp.name] = (np.ones(shape, dtype=dtype) if np.issubdtype(dtype, np.integer)
-                         else np.random.default_rng(0).standard_normal(shape).astype(dtype))
+        if np.issubdtype(dtype, np.integer):
+            out[inp.name] = np.ones(shape, dtype=dtype)
+        elif dtype == np.object_:  # strings
+            out[inp.name] = np.full(shape, "a", dtype=object)
+        else:
+            out[inp.name] = np.random.default_rng(0).standard_normal(shape).astype(dtype)
     return out
 
 
@@ -104,7 +108,8 @@ def check_condition(model, result, domain, cond, base):
         f"{cond.text}: outside {outside} runs optimized with the inferred shapes"
     err, shapes = run(model, result, outside)
     if err is not None:
-        named = [s.node for s in cond.sources if f"Name:'{s.node}'" in err]
+        # (a function's nodes are named by onnxruntime with a prefix: "_inlfunc_SequenceMap_" + name)
+        named = [s.node for s in cond.sources if f"Name:'{s.node}'" in err or f"_{s.node}'" in err]
         assert named, f"{cond.text}: outside {outside} fails elsewhere: {err}"
         return inside, outside, f"fails at {named[0]}"
     assert shapes != expected(result, outside), f"{cond.text}: outside {outside} runs with the inferred shapes"

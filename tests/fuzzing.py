@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1166,6 +1167,7 @@ def check_written(model: onnx.ModelProto, result, zero: bool, fresh: list[dict[s
     judge = stripped(model)
     feeds = _fuzz_feeds(judge)
     try:
+        result = result.within_domain()
         domain = result.domain()
         written = onnxsym.write_result(result, keep_declared_names=bool(given.get("keep_declared_names")))
     except Exception as exc:  # noqa: BLE001
@@ -1343,13 +1345,13 @@ class _Worker:
             self.proc = None
 
     def ask(self, seed: int, limit: float, shrink_limit: float):
-        """(outcome, shrunk or None) for ``seed``; a check over ``limit`` seconds is a hang."""
+        """(outcome, shrunk or None) for ``seed``; a check over ``limit`` seconds of CPU time is a hang."""
         if self.proc is None:
             self._start()
         self.conn.send(seed)
         got = self._receive(limit)
         if got is None:
-            return Outcome("hang", f"no answer in {limit:.0f} s"), None
+            return Outcome("hang", f"no answer in {limit:.0f} s of CPU time"), None
         if got[0] == "died":
             return Outcome("crash", f"the process died (exit code {got[1]})"), None
         outcome = got[1]
@@ -1358,10 +1360,26 @@ class _Worker:
             return outcome, None  # (shrinking it took too long: the seed reproduces it)
         return outcome, rest[1]
 
-    def _receive(self, limit: float):
-        if not self.conn.poll(limit):
-            self.stop()
+    def _cpu_seconds(self) -> float | None:
+        """The worker's CPU time so far (None where /proc does not tell)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        except (OSError, ValueError, IndexError, AttributeError):
             return None
+
+    def _receive(self, limit: float):
+        """The worker's next message; None when it used more than ``limit`` seconds of CPU time on
+        it (a hang: onnxsym's own work, not a machine busy with others; wall time where the CPU
+        time is not known, and at most 10 times ``limit`` of wall time in any case)."""
+        start, t0 = self._cpu_seconds(), time.monotonic()
+        while not self.conn.poll(1.0):
+            now = self._cpu_seconds()
+            used = now - start if now is not None and start is not None else time.monotonic() - t0
+            if used > limit or time.monotonic() - t0 > 10 * limit:
+                self.stop()
+                return None
         try:
             return self.conn.recv()
         except (EOFError, OSError):

@@ -5,6 +5,8 @@ maps are evaluated from MLIR's own affine expressions, and the dims they must
 give come from onnxruntime running the model.
 """
 
+import re
+
 from iree.compiler import ir
 
 import onnxsym
@@ -185,3 +187,19 @@ def bound_symbols(module, model):
                 dims.append(op.operands[1 + e.position].owner.attributes["symbol_name"].value)
         out[check.onnx_name(op.operands[0])] = tuple(dims)
     return out
+
+
+# A torch-mlir value tensor type: its dims and its element type.
+VTENSOR = re.compile(r"^!torch\.vtensor<\[([^\]]*)\],(.+)>$")
+
+
+def refines(ours: str, theirs: str) -> int:
+    """Our type is theirs with some ``?`` made static; returns how many."""
+    if ours == theirs:
+        return 0
+    a, b = VTENSOR.match(ours), VTENSOR.match(theirs)
+    assert a and b and a.group(2) == b.group(2), (ours, theirs)
+    da, db = a.group(1).split(","), b.group(1).split(",")
+    assert len(da) == len(db), (ours, theirs)
+    assert all(y == "?" or x == y for x, y in zip(da, db)), (ours, theirs)
+    return sum(x != y for x, y in zip(da, db))

@@ -211,6 +211,8 @@ def _evaluate_written(text, binding):
 
     if isinstance(text, int):
         return text
+    if not text:
+        return None  # a dim with neither a number nor a name: unknown, nothing claimed
     try:
         value = parse_dim(text, lambda n: binding[n])
     except KeyError:
@@ -222,7 +224,7 @@ def check_written(annotated, bindings, feeds=None):
     """Run ``annotated`` with every value it annotates exposed; each dim written on a produced
     value (graph outputs, value_info), parsed back from its text, must be the real one (dims
     naming no input symbol are skipped). Returns how many dims were checked."""
-    from bench.resolution import feeds_for
+    from resolution import feeds_for
 
     m = onnx.ModelProto()
     m.CopyFrom(annotated)
@@ -254,7 +256,7 @@ def check_written(annotated, bindings, feeds=None):
 
 # ---------------------------------------------------------------- the written model, run as a user runs it
 
-def _session_of(m, optimize=True):
+def session_of(m, optimize=True):
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -277,24 +279,27 @@ def written_model_failure(original, annotated, bindings, feeds):
     input symbol skipped) must be the real one. ``feeds(binding)`` gives the inputs.
     Returns ``(dims checked, the first failure or None, bindings run)``."""
     try:  # the judge of where the model runs, as verify runs it (optimizations run some invalid graphs)
-        orig = _session_of(original, optimize=False)
+        orig = session_of(original, optimize=False)
     except Exception:  # noqa: BLE001 - onnxruntime refuses the original: nothing to hold the written one to
         return 0, None, 0
     try:
-        as_is = _session_of(annotated)
+        as_is = session_of(annotated)
     except Exception as exc:  # noqa: BLE001
         try:  # the model as given, optimized as the written one is, is refused too: onnxruntime's doing
-            _session_of(original)
+            session_of(original)
         except Exception:  # noqa: BLE001
             return 0, None, 0
         return 0, f"onnxruntime cannot load the written model: {_first_line(exc)}", 0
     exposed = onnx.ModelProto()
     exposed.CopyFrom(annotated)
-    written = {vi.name: written_dims(vi) for vi in list(exposed.graph.value_info) + list(exposed.graph.output)
-               if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
+    written: dict[str, list] = {}  # every declaration of a value (it may be declared at two places)
+    for vi in list(exposed.graph.value_info) + list(exposed.graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            written.setdefault(vi.name, []).append(written_dims(vi))
     outputs = {o.name for o in exposed.graph.output}
     for vi in exposed.graph.value_info:
         if vi.name not in outputs and vi.name in written:
+            outputs.add(vi.name)
             exposed.graph.output.add().CopyFrom(vi)
     for o in exposed.graph.output:  # here the run itself is looked at, not shaped by the declarations
         o.type.tensor_type.ClearField("shape")
@@ -314,26 +319,27 @@ def written_model_failure(original, annotated, bindings, feeds):
             as_is.run(None, run_feeds)
         except Exception as exc:  # noqa: BLE001
             try:  # the model as given, optimized as the written one is, fails too: onnxruntime's doing
-                _session_of(original).run(None, run_feeds)
+                session_of(original).run(None, run_feeds)
             except Exception:  # noqa: BLE001
                 continue
             return checked, f"the written model fails at {binding} where the model runs: {_first_line(exc)}", ran
         if inspect is None:
-            inspect = _session_of(exposed, optimize=False)
+            inspect = session_of(exposed, optimize=False)
         names = [o.name for o in inspect.get_outputs()]
         for name, arr in zip(names, inspect.run(names, run_feeds)):
             if name not in written or not isinstance(arr, np.ndarray):
                 continue
-            if len(written[name]) != arr.ndim:
-                return checked, f"'{name}' at {binding}: written {written[name]}, real {list(arr.shape)}", ran
-            for axis, (text, real) in enumerate(zip(written[name], arr.shape)):
-                value = _evaluate_written(text, binding)
-                if value is None:
-                    continue
-                if value != real:
-                    return checked, (f"'{name}'[{axis}] at {binding}: written {text!r} = {value}, "
-                                     f"real {list(arr.shape)}"), ran
-                checked += 1
+            for declared in written[name]:
+                if len(declared) != arr.ndim:
+                    return checked, f"'{name}' at {binding}: written {declared}, real {list(arr.shape)}", ran
+                for axis, (text, real) in enumerate(zip(declared, arr.shape)):
+                    value = _evaluate_written(text, binding)
+                    if value is None:
+                        continue
+                    if value != real:
+                        return checked, (f"'{name}'[{axis}] at {binding}: written {text!r} = {value}, "
+                                         f"real {list(arr.shape)}"), ran
+                    checked += 1
     return checked, None, ran
 
 
@@ -376,7 +382,7 @@ def check_written_names(annotated, bindings, feeds=None):
                 e[name] = value
         extended.append(e)
     if feeds is None:
-        from bench.resolution import feeds_for
+        from resolution import feeds_for
 
         def feeds(b):
             return feeds_for(annotated, b)

@@ -10,17 +10,15 @@ import textwrap
 
 import numpy as np
 import pytest
+from helpers import I32, I64, F, init, model
 from onnx import TensorProto, helper
+from oracle import check, random_cases, run_ort
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I32, I64, F, init, model  # noqa: E402
-from oracle import check, random_cases, run_ort  # noqa: E402
-
-import onnxsym  # noqa: E402
+import onnxsym
 from onnxsym import dims
-from onnxsym.dims import quasi  # noqa: E402
+from onnxsym.dims import quasi
 from onnxsym.facts.fact import Origin
-from onnxsym.semantics import floatops, intops  # noqa: E402
+from onnxsym.semantics import floatops, intops
 
 pytest.importorskip("onnxruntime")
 
@@ -167,8 +165,6 @@ def test_narrow_int_shape_arithmetic_wraps_as_onnxruntime(dtype, op, k):
 # ---------------------------------------------------------------- item 4: every search bounded
 
 INT8_CHAIN = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, "tests")
     import numpy as np
     from onnx import TensorProto, helper
     from helpers import F, I64, init, model
@@ -187,7 +183,9 @@ INT8_CHAIN = textwrap.dedent("""
 def test_int8_wrap_of_a_wrap_finishes_fast_and_matches_onnxruntime():
     # ran for minutes with memory growing (a quasi-affine form searched per new sum); the
     # subprocess makes a regression fail instead of hang
-    r = subprocess.run([sys.executable, "-c", INT8_CHAIN], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "tests")}  # (helpers and oracle, as pytest finds them)
+    r = subprocess.run([sys.executable, "-c", INT8_CHAIN], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=30)
     assert r.returncode == 0, r.stderr[-2000:]
 
 

@@ -200,7 +200,6 @@ def test_annotate_refuses_to_replace_an_existing_output_without_force(tmp_path):
 def test_an_interrupted_write_leaves_no_file_and_the_old_one_intact(tmp_path, monkeypatch):
     """Ctrl-C after the bytes are written but before the rename: the temporary file goes,
     the existing output stays as it was."""
-    from onnxsym import cli
     from onnxsym.output import atomic
 
     out = tmp_path / "out.onnx"
@@ -211,7 +210,7 @@ def test_an_interrupted_write_leaves_no_file_and_the_old_one_intact(tmp_path, mo
 
     monkeypatch.setattr(atomic.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cli._save(_relu(), str(out))
+        atomic.save_model(_relu(), str(out))
     assert os.listdir(tmp_path) == ["out.onnx"] and out.read_bytes() == b"the old output"
 
 

@@ -14,77 +14,12 @@ from cli_models import BERT, MYSTERY, ROOT, broken_bert, nonzero_model, reshape_
 from click.testing import CliRunner
 from helpers import F, model
 from onnx import helper
+from report_schema import check_json, schema, validate
 
 import onnxsym
 from onnxsym.cli import main
 from onnxsym.commands import check as report
 from onnxsym.commands.progress import Progress, working
-
-SCHEMA = os.path.join(ROOT, "docs", "check-report.schema.json")
-
-
-# ----------------------------------------------------------------- a small JSON Schema validator
-
-def validate(doc, schema, root=None, where="$"):
-    """The errors of ``doc`` against ``schema``: the subset of JSON Schema the report's
-    schema uses (type, enum, required, properties, additionalProperties, items,
-    minimum, oneOf, $ref to #/$defs)."""
-    root = root if root is not None else schema
-    if "$ref" in schema:
-        name = schema["$ref"].split("/")[-1]
-        return validate(doc, root["$defs"][name], root, where)
-    errors = []
-    types = schema.get("type")
-    if types is not None:
-        kinds = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
-        ok = False
-        for t in ([types] if isinstance(types, str) else types):
-            if t == "integer":
-                ok |= isinstance(doc, int) and not isinstance(doc, bool)
-            else:
-                ok |= isinstance(doc, kinds[t])
-        if not ok:
-            return [f"{where}: {doc!r} is not of type {types}"]
-    if "enum" in schema and not any(doc == e and type(doc) is type(e) for e in schema["enum"]):
-        errors.append(f"{where}: {doc!r} not in {schema['enum']}")
-    if "minimum" in schema and isinstance(doc, int) and not isinstance(doc, bool) and doc < schema["minimum"]:
-        errors.append(f"{where}: {doc} < {schema['minimum']}")
-    if "oneOf" in schema:
-        passing = [s for s in schema["oneOf"] if not validate(doc, s, root, where)]
-        if len(passing) != 1:
-            errors.append(f"{where}: matches {len(passing)} of oneOf")
-    if isinstance(doc, dict):
-        props = schema.get("properties", {})
-        errors += [f"{where}: missing {k}" for k in schema.get("required", []) if k not in doc]
-        extra = schema.get("additionalProperties")
-        if extra is False:
-            errors += [f"{where}: unexpected {k}" for k in doc if k not in props]
-        elif isinstance(extra, dict):
-            for k in doc:
-                if k not in props:
-                    errors += validate(doc[k], extra, root, f"{where}.{k}")
-        for k, sub in props.items():
-            if k in doc:
-                errors += validate(doc[k], sub, root, f"{where}.{k}")
-    if isinstance(doc, list) and "items" in schema:
-        for i, item in enumerate(doc):
-            errors += validate(item, schema["items"], root, f"{where}[{i}]")
-    return errors
-
-
-def _schema():
-    with open(SCHEMA) as f:
-        return json.load(f)
-
-
-def _check_json(doc):
-    errors = validate(doc, _schema())
-    assert not errors, errors[:5]
-    try:  # the validator above against the reference implementation, where installed
-        import jsonschema
-    except ImportError:
-        return
-    jsonschema.Draft202012Validator(_schema()).validate(doc)
 
 
 def test_the_validator_rejects_what_the_schema_forbids():
@@ -92,17 +27,17 @@ def test_the_validator_rejects_what_the_schema_forbids():
             "options": {"allow_data_dependent": False, "allow": [], "outputs_only": False, "max_unresolved": 0,
                         "allow_stale": False, "require": {}, "allow_pinned": []},
             "models": []}
-    assert validate(good, _schema()) == []
-    assert validate({**good, "exit_code": 3}, _schema())
-    assert validate({**good, "extra": 1}, _schema())
-    assert validate({k: v for k, v in good.items() if k != "models"}, _schema())
+    assert validate(good, schema()) == []
+    assert validate({**good, "exit_code": 3}, schema())
+    assert validate({**good, "extra": 1}, schema())
+    assert validate({k: v for k, v in good.items() if k != "models"}, schema())
     bad_model = {"path": "m", "status": "ok", "error": None, "stats": {}, "unresolved_count": -1,
                  "allowed_count": 0, "entries": [{"value": "v"}], "outside": None}
-    errs = validate({**good, "models": [bad_model]}, _schema())
+    errs = validate({**good, "models": [bad_model]}, schema())
     assert any("unresolved_count" in e for e in errs) and any("missing axis" in e for e in errs)
-    assert validate({**good, "options": {**good["options"], "require": {"seq": ["1"]}}}, _schema())
+    assert validate({**good, "options": {**good["options"], "require": {"seq": ["1"]}}}, schema())
     assert validate({**good, "models": [{**bad_model, "unresolved_count": 0, "entries": [],
-                                         "outside": {"condition": "seq <= 64"}}]}, _schema())
+                                         "outside": {"condition": "seq <= 64"}}]}, schema())
 
 
 # ----------------------------------------------------------------- fixtures
@@ -130,7 +65,7 @@ def cli(*args):
 def as_json(*args):
     r = cli("check", "--format", "json", *args)
     doc = json.loads(r.stdout)
-    _check_json(doc)
+    check_json(doc)
     assert doc["exit_code"] == r.exit_code
     return doc, r.exit_code
 
@@ -385,7 +320,7 @@ def _run(*args):
 def test_subprocess_exit_codes_and_formats(paths):
     r = _run("check", "--format", "json", paths["broken"])
     assert r.returncode == 1 and r.stderr == ""
-    _check_json(json.loads(r.stdout))
+    check_json(json.loads(r.stdout))
     r = _run("check", "--format", "github", paths["good"], paths["broken"], paths["bad"])
     assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
     assert all(GH_LINE.match(line) for line in r.stdout.splitlines())

@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 from cli_models import BERT, ROOT, random_feeds
 from click.testing import CliRunner
-from test_cost import _peak_by_walk, _runtime
+from cost_oracle import peak_by_walk, runtime_sizes
 
 import onnxsym
 from onnxsym.cli import main
@@ -97,10 +97,10 @@ def test_swept_cost_is_what_onnxruntime_allocates():
     present = [o.name for o in graph.output if o.name.startswith("present")]
     for row in doc["rows"]:
         seq = row["seq"]
-        [(_, seen)] = _runtime(result, count=1, fixed={"seq": seq})
+        [(_, seen)] = runtime_sizes(result, count=1, fixed={"seq": seq})
         nbytes = {n: b for n, (_, b) in seen.items()}
         params = sum(nbytes[t.name] for t in graph.initializer) + sum(nbytes[c] for c in constants)
-        peak = _peak_by_walk(graph, nbytes, constants)
+        peak = peak_by_walk(graph, nbytes, constants)
         assert row["valid"] and row["activation_bytes"] == sum(nbytes[o] for o in produced), seq
         assert row["kv_cache_bytes"] == sum(nbytes[o] for o in present) and present
         assert row["peak_bytes"] == peak and row["memory_bytes"] == params + peak

@@ -12,6 +12,7 @@ from onnx import helper
 from oracle import check_written
 
 import onnxsym
+from onnxsym import registry
 from onnxsym.cli import main
 from onnxsym.commands.verify import constrained_assignments, verify
 from onnxsym.facts.fact import Constraint, Origin, Place, Rel, Relation
@@ -244,12 +245,18 @@ def test_cli_contradiction_is_one_line_and_exit_2(tmp_path):
     assert len(lines) == 1 and "MatMul node 'mm'" in lines[0] and "Relu node 'relu_y'" in lines[0]
 
 
-def test_a_subgraph_records_its_constraints_without_solving_them():
-    from onnxsym import register_rule
+def _run_branch(node):
+    return node.infer_graph(node.attr("body"), [])
 
-    @register_rule("RunBranch", domain="test.constraints")
-    def run_branch(node):
-        return node.infer_graph(node.attr("body"), [])
+
+@pytest.fixture
+def run_branch_rule():
+    """RunBranch's rule for one test (registered for good, it would stay on the conditions page)."""
+    with registry.override("RunBranch", _run_branch, domain="test.constraints"):
+        yield
+
+
+def test_a_subgraph_records_its_constraints_without_solving_them(run_branch_rule):
 
     body = helper.make_graph([N("MatMul", ["x", "w"], ["y"], name="inner_mm")], "body", [],
                              [helper.make_empty_tensor_value_info("y")])

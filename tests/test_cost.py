@@ -11,12 +11,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from cost_oracle import peak_by_walk, runtime_sizes
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxsym
 from onnxsym import dims
 from onnxsym.cli import main
-from onnxsym.commands.verify import constrained_assignments, runtime_values
 from onnxsym.cost.solve import parse_budget
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,23 +29,6 @@ def run(*args):
     from click.testing import CliRunner
     r = CliRunner().invoke(main, list(args))
     return SimpleNamespace(returncode=r.exit_code, stdout=r.stdout, stderr=r.stderr)
-
-
-def _runtime(result, count=2, fixed=None):
-    """(bindings, {name: (shape, bytes)}) for every value, from onnxruntime's tensors, feeds
-    and initializers."""
-    inits = {t.name: (tuple(t.dims), _init_bytes(t)) for t in result.model.graph.initializer}
-    for bindings, feeds, outs in runtime_values(result, constrained_assignments(result, count, fixed=fixed)):
-        seen = dict(inits)
-        seen.update({n: (a.shape, a.nbytes) for n, a in feeds.items()})
-        seen.update({n: (tuple(v.shape()), v.tensor_size_in_bytes()) for n, v in outs.items() if v.is_tensor()})
-        yield bindings, seen
-
-
-def _init_bytes(t):
-    if t.data_type in (TensorProto.INT4, TensorProto.UINT4):
-        return len(t.raw_data) if t.raw_data else math.ceil(math.prod(t.dims) / 2)
-    return numpy_helper.to_array(t).nbytes
 
 
 def _concrete_flops(node, shape):
@@ -64,35 +47,6 @@ def _concrete_flops(node, shape):
         return 2 * m * n * k
     w, y = shape[node.input[1]], shape[node.output[0]]
     return 2 * y[0] * w[0] * math.prod(w[1:]) * math.prod(y[2:])
-
-
-def _peak_by_walk(graph, nbytes, constants):
-    """The most bytes live at once along the node order, each value from its producer (or
-    the start) to its last reader (or the end, for a graph output): a plain scan."""
-    inits = {t.name for t in graph.initializer}
-    outputs = {o.name for o in graph.output}
-    nodes = list(graph.node)
-    born = {i.name: 0 for i in graph.input if i.name not in inits}
-    for i, node in enumerate(nodes):
-        for o in node.output:
-            if o and o not in constants:
-                born[o] = i
-    reads = [set(n.input) | _body_reads(n) for n in nodes]
-    dies = {}
-    for name, b in born.items():
-        readers = [j for j, r in enumerate(reads) if name in r]
-        dies[name] = len(nodes) - 1 if name in outputs else max(readers, default=b)
-    return max(sum(nbytes[name] for name, b in born.items() if b <= i <= dies[name]) for i in range(len(nodes)))
-
-
-def _body_reads(node):
-    out = set()
-    for a in node.attribute:
-        for g in ([a.g] if a.type == a.GRAPH else list(a.graphs)):
-            for n in g.node:
-                out.update(n.input)
-                out |= _body_reads(n)
-    return out
 
 
 def _real_models():
@@ -116,7 +70,7 @@ def test_cost_of_every_model_matches_onnxruntime(path, sizes):
     graph = result.model.graph
     constants = {n.output[0] for n in graph.node if n.op_type == "Constant"}
     decided = lambda d: d is not None and not any(s.name in result.fresh for s in dims.free_symbols(d))  # noqa: E731
-    runs = [run for size in sizes for run in _runtime(result, 1, fixed=size)] if sizes else list(_runtime(result))
+    runs = [run for size in sizes for run in runtime_sizes(result, 1, fixed=size)] if sizes else list(runtime_sizes(result))
     checked = 0
     for bindings, seen in runs:
         at = lambda d: dims.evaluate(d, bindings)  # noqa: E731
@@ -143,7 +97,7 @@ def test_cost_of_every_model_matches_onnxruntime(path, sizes):
         # the peak: the symbolic max, simplified, against a walk over the real tensors
         nbytes = {n: b for n, (_, b) in seen.items()}
         if sizes is None or (decided(cost.peak) and not cost.unknown_sizes):
-            assert at(cost.peak) == _peak_by_walk(graph, nbytes, constants), bindings
+            assert at(cost.peak) == peak_by_walk(graph, nbytes, constants), bindings
     assert checked >= (len(graph.node) if sizes is None else 1)
 
 
@@ -152,7 +106,7 @@ def test_kv_cache_of_the_llama_decoder_is_its_present_outputs():
     assert cost.kv_outputs == ["present_key_0", "present_value_0", "present_key_1", "present_value_1"]
     assert "*".join(f for f, _ in cost.kv_factors) == "2*2*batch*2*(past + seq)*16*4"
     assert str(cost.kv_cache) == "512*batch*past + 512*batch*seq"
-    for bindings, seen in _runtime(onnxsym.infer(LLAMA)):
+    for bindings, seen in runtime_sizes(onnxsym.infer(LLAMA)):
         assert dims.evaluate(cost.kv_cache, bindings) == sum(seen[n][1] for n in cost.kv_outputs)
 
 
@@ -197,10 +151,10 @@ def test_solve_agrees_with_runs_at_the_answer_and_one_more(name, symbol, bind, b
     constants = {n.output[0] for n in graph.node if n.op_type == "Constant"}
     measured = {}
     for v in (s.value, s.value + 1):
-        [(bindings, seen)] = _runtime(result, count=1, fixed={symbol: v, **bind})
+        [(bindings, seen)] = runtime_sizes(result, count=1, fixed={symbol: v, **bind})
         nbytes = {n: b for n, (_, b) in seen.items()}
         params = sum(nbytes[t.name] for t in graph.initializer) + sum(nbytes[c] for c in constants)
-        measured[v] = params + _peak_by_walk(graph, nbytes, constants)
+        measured[v] = params + peak_by_walk(graph, nbytes, constants)
     assert measured[s.value] <= budget < measured[s.value + 1]
     assert measured[s.value] == s.at_value and measured[s.value + 1] == s.at_next
     assert not [v for v in range(s.value + 1, 2 * s.value + 2)
@@ -221,7 +175,7 @@ def test_sub_byte_activations_are_packed_as_onnxruntime_packs_them():
     cost = result.cost()
     sizes = set()
     for n in (1, 2, 3, 4):
-        [(bindings, seen)] = _runtime(result, count=1, fixed={"n": n})
+        [(bindings, seen)] = runtime_sizes(result, count=1, fixed={"n": n})
         for name in ("q4", "qu4", "y", "x"):
             assert dims.evaluate(cost.value_bytes[name], bindings) == seen[name][1], (name, n)
         sizes.add(seen["q4"][1])
@@ -305,7 +259,7 @@ def test_attention_flops_match_a_count_from_the_real_shapes(m, heads):
     Dv read off the tensors onnxruntime takes and returns."""
     result = onnxsym.infer(m)
     flops = result.cost().nodes[0].flops
-    for bindings, seen in _runtime(result):
+    for bindings, seen in runtime_sizes(result):
         q, k, y = seen["q"][0], seen["k"][0], seen["y"][0]
         if heads is None:  # [B, H, S, D]
             b, h, s, dk = q
@@ -336,6 +290,6 @@ def test_the_peak_is_a_max_that_ranges_simplify():
         for n in (1, 50, 51, 100, 300):
             if n < result.symbol_ranges()["n"][0]:
                 continue
-            [(bindings, seen)] = _runtime(result, count=1, fixed={"n": n})
-            walked = _peak_by_walk(m.graph, {k: b for k, (_, b) in seen.items()}, set())
+            [(bindings, seen)] = runtime_sizes(result, count=1, fixed={"n": n})
+            walked = peak_by_walk(m.graph, {k: b for k, (_, b) in seen.items()}, set())
             assert dims.evaluate(peak, bindings) == walked, n

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from domain_boundary import check_all
 from helpers import F, init, model
 from onnx import TensorProto, helper
-from test_cli_check import _check_json
+from report_schema import check_json
 
 import onnxsym
 from onnxsym import dims
@@ -208,17 +208,37 @@ def test_what_does_not_simplify_is_assumed_with_why():
 
 def test_domain_narrows_the_ranges_in_the_table_the_metadata_and_mlir():
     path = os.path.join(ROOT, "models", "domain", "gpt2_mask_ts.onnx")
-    result = onnxsym.infer(path)
-    assert result.symbol_ranges()["seq"] == (1, dims.INT64_MAX)
-    result.domain()
-    assert result.symbol_ranges()["seq"] == (1, 16)
-    # the mask's min(16, seq) is seq inside the domain
-    assert not any("min" in str(d) for v in result.values.values() if getattr(v, "shape", None) for d in v.shape)
+    wide = onnxsym.infer(path)
+    assert wide.symbol_ranges()["seq"] == (1, dims.INT64_MAX)
+    domain = wide.domain()  # a query: the result stays as it was
+    assert wide.symbol_ranges()["seq"] == (1, dims.INT64_MAX) and wide.narrowed_to is None
+    result = wide.within_domain()  # a new result, in an environment of its own
+    assert result.narrowed_to is domain and result.env is not wide.env and result.env.parent is wide.env
+    assert result.symbol_ranges()["seq"] == (1, 16) and wide.symbol_ranges()["seq"] == (1, dims.INT64_MAX)
+    # the mask's min(16, seq) is seq inside the domain; the wide result keeps it
+    mins = lambda r: [d for v in r.values.values() if getattr(v, "shape", None) for d in v.shape  # noqa: E731
+                      if "min" in str(d)]
+    assert not mins(result) and mins(wide)
+    assert "domain" not in {p.key for p in onnxsym.write_result(wide).metadata_props}
     meta = {p.key: p.value for p in onnxsym.write_result(result).metadata_props}
     assert json.loads(meta["onnxsym.symbols"])["seq"]["range"] == [1, 16]
     assert json.loads(meta["onnxsym.domain"])["conditions"][0]["condition"] == "seq <= 16"
     text = onnxsym.to_mlir(result, names=True)
     assert "symbol.symbolic_int @seq {max_val = 16 : i64, min_val = 1 : i64}" in text
+
+
+def test_the_dims_of_a_narrowed_result_are_not_computed_with_under_the_wider_ranges():
+    """As JAX refuses to mix the dims of two symbolic scopes: what a result narrowed to its domain
+    derived under seq <= 16 (min(16, seq) is seq) is refused under the wider environment."""
+    wide = onnxsym.infer(os.path.join(ROOT, "models", "domain", "gpt2_mask_ts.onnx"))
+    narrow = wide.within_domain()
+    with narrow.env:
+        with pytest.raises(dims.MixedEnvironments, match=r"seq in \[1, 16\] here"):
+            wide.unresolved()  # (a query of the wide result enters its environment)
+        with narrow.env.child({"seq": (2, 16)}):  # narrower still: deciding there is fine
+            assert dims.Sym("seq").range == (2, 16)
+    with wide.env:
+        assert narrow.unresolved() == []  # the narrowed one's query under its own, within the wide one
 
 
 # ----------------------------------------------------------------- command line
@@ -270,7 +290,7 @@ def test_check_require_names_the_first_cutting_condition_and_node():
 def test_check_require_json_and_github():
     r = cli("check", BERT, "--require", "seq=1:4096", "--format", "json")
     doc = json.loads(r.stdout)
-    _check_json(doc)
+    check_json(doc)
     assert r.exit_code == doc["exit_code"] == 1
     (m,) = doc["models"]
     assert m["status"] == "outside"
@@ -278,7 +298,7 @@ def test_check_require_json_and_github():
         "condition": "seq <= 64", "node": "/pos/Gather", "op_type": "Gather", "at": {"seq": 4096}, "proven": True}
     assert doc["options"]["require"] == {"seq": [1, 4096]}
     ok = json.loads(cli("check", BERT, "--require", "seq=1:64", "--format", "json").stdout)
-    _check_json(ok)
+    check_json(ok)
     assert ok["models"][0]["outside"] is None
     lines = cli("check", BERT, "--require", "seq=1:4096", "--format", "github").output.splitlines()
     assert lines[0].startswith(f"::error file={BERT},title=onnxsym%3A required sizes outside the domain::")

@@ -119,7 +119,7 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
 
     import onnx
     from click.testing import CliRunner
-    from test_cli_check import _check_json
+    from report_schema import check_json
 
     from onnxsym.cli import main
 
@@ -136,7 +136,7 @@ def test_annotate_prints_the_assumption_and_suggests_allow_zero_name_check_lists
                                            ["onnxsym.user"])["allow_zero"] is True
     r = CliRunner().invoke(main, ["check", "--format", "json", p])
     doc = json.loads(r.stdout)
-    _check_json(doc)
+    check_json(doc)
     [a] = doc["models"][0]["assumptions"]
     assert (a["symbol"], a["constraint"], a["node"], a["op_type"]) == ("past_seq", "past_seq >= 1", "/decoder/If", "If")
     assert "assumed past_seq >= 1" in CliRunner().invoke(main, ["check", p]).output

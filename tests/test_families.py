@@ -308,3 +308,29 @@ def test_a_position_slice_broadcast_against_the_sequence():
     feeds = dict(random_cases(inputs, [{"batch": 1, "seq": 60, "past": 5}])[0][1])
     _fails(m, feeds)  # past + seq = 65: the slice has 59 rows against 60
 
+
+def test_the_position_slice_domain_is_the_three_cases_onnxruntime_runs():
+    """The Add runs exactly where past + seq <= 64 (the slice is seq rows), seq == 1 (1 row, or 0
+    rows past the table: 1 broadcasts to 0), or past == 63 (1 row): the domain states that
+    disjunction, split on the cases of its two mins, as required; at every size of a grid around
+    the table's end, onnxruntime runs exactly where the domain holds, with the inferred shape."""
+    import onnxruntime as ort
+
+    m = _position_table()
+    res = onnxsym.infer(m)
+    (cond,) = res.domain().conditions
+    assert (cond.text, cond.assumed) == ("past + seq <= 64 (or seq == 1 or past == 63)", "")
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for past in (1, 50, 59, 60, 61, 62, 63, 64, 65, 100):
+        for seq in (1, 2, 3, 4, 5, 9):
+            b = {"batch": 1, "seq": seq, "past": past}
+            feeds = {"x": np.zeros((1, seq, 8), np.float32), "past_key": np.zeros((1, 2, past, 4), np.float32)}
+            try:
+                shape = sess.run(None, feeds)[0].shape
+            except Exception:
+                shape = None
+            inside = res.domain().violated(b) is None
+            assert (shape is not None) == inside, (b, shape)
+            if inside:
+                assert shape == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y")), (b, shape)
+

@@ -2,18 +2,14 @@
 checked against onnxruntime: TorchScript's ``math.ceil(h / 2) * 2`` (MobileViT's patch
 unfolding) and ``torch.arange(w, dtype=float)`` (YOLOv8's anchor grid)."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import F, init, model
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
+import onnxsym
 from onnxsym.facts.fact import Origin
 
 pytest.importorskip("onnxruntime")

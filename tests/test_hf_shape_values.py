@@ -5,19 +5,15 @@ divide ``32*batch*(n + 1)`` by ``16*batch*(n + 1)``), and torch's ``repeat`` as 
 made by a OneHot (Mixtral's experts)."""
 
 import itertools
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import F, init, model
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases  # noqa: E402
-
-from onnxsym import dims  # noqa: E402
-from onnxsym.dims.text import parse_dim  # noqa: E402
+from onnxsym import dims
+from onnxsym.dims.text import parse_dim
 
 pytest.importorskip("onnxruntime")
 

@@ -1,4 +1,5 @@
-"""onnxsym's modules import one another without a cycle, counting imports inside functions too."""
+"""onnxsym's modules import one another without a cycle, counting imports inside functions too (not
+those under ``if TYPE_CHECKING:``, which name types for annotations and never run)."""
 
 import ast
 import os
@@ -20,12 +21,25 @@ def _modules():
     return out
 
 
+def _annotations_only(tree):
+    """The nodes under ``if TYPE_CHECKING:`` (imports made for the type checker alone)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
 def _imports(name, path, modules):
     """The onnxsym modules ``name`` imports (a package's own ``__init__`` excluded: importing a
     submodule runs its package first, which is no dependency of the submodule on the package's names)."""
     package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(open(path).read())):
+    tree = ast.parse(open(path).read())
+    skip = _annotations_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

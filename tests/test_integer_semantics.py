@@ -3,25 +3,22 @@ truncating Div, Mod with fmod 0 and 1, Neg/Abs/Sign/Clip/Min/Max, wrapping to th
 width, narrow casts with their bound, and ranges learned from what a Conv or pool needs."""
 
 import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import I64, F, init, model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I64, F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
+import onnxsym
 from onnxsym import dims
-from onnxsym.commands.verify import verify  # noqa: E402
-from onnxsym.errors import ShapeContradiction, VerificationError  # noqa: E402
+from onnxsym.commands.verify import verify
+from onnxsym.errors import ShapeContradiction, VerificationError
 from onnxsym.facts.fact import Origin, Rel
-from onnxsym.facts.narrowing import Unreachable, direction, implied_ranges  # noqa: E402
-from onnxsym.semantics import intops  # noqa: E402
+from onnxsym.facts.narrowing import Unreachable, direction, implied_ranges
+from onnxsym.semantics import intops
 
 ort = pytest.importorskip("onnxruntime")
 HERE = os.path.dirname(os.path.abspath(__file__))

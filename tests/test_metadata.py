@@ -25,12 +25,11 @@ def test_metadata_reads_back_what_the_result_holds():
 
 
 def test_annotating_again_replaces_every_entry_of_the_earlier_annotation():
-    result = onnxsym.infer(BERT)
-    result.domain()  # computed: written as onnxsym.domain
+    result = onnxsym.infer(BERT).within_domain()  # narrowed to its domain: written as onnxsym.domain
     first = onnxsym.write_result(result)
     first.metadata_props.add(key="producer_note", value="kept")
     assert "domain" in metadata.read(first)
-    again = onnxsym.annotate(first, bind={"batch": 1})  # no domain computed this time
+    again = onnxsym.annotate(first, bind={"batch": 1})  # not narrowed this time
     meta = metadata.read(again)
     assert "domain" not in meta and meta["user"]["bind"] == {"batch": 1}
     assert {p.key: p.value for p in again.metadata_props}["producer_note"] == "kept"

@@ -12,10 +12,9 @@ import pytest
 from helpers import graph, init, model
 from iree.compiler import ir
 from iree_check import compile_cpu, compile_error, importer_text, run_iree, run_ort
-from mlir_check import walk
+from mlir_check import refines, walk
 from onnx import TensorProto as T
 from onnx import helper
-from test_mlir_torch import _refines
 
 import onnxsym
 from onnxsym.mlir import to_mlir
@@ -64,7 +63,7 @@ def _matches_importer(ours_text, model):
                 assert y.startswith("!torch.vtensor<[],") and x.startswith("!torch.vtensor<") and \
                     x.split(",")[-1] == y.split(",")[-1], (x, y)
                 continue
-            _refines(x, y)
+            refines(x, y)
             compared += 1
     return compared
 
@@ -194,7 +193,7 @@ def test_a_name_reused_by_sibling_scopes_is_typed_by_each_scope(nested):
 
 
 def test_scoped_values_are_narrowed_by_the_domain_with_the_rest():
-    """result.domain() rebuilds the dims over the symbols it narrows: a branch's too. Here a
+    """result.within_domain() rebuilds the dims over the symbols it narrows: a branch's too. Here a
     Gather of an 8-row table at n - 1 makes n <= 8, so the branch's Slice to 16 rows is n rows."""
     def i64(name, v):
         return init(name, np.array(v, np.int64))
@@ -208,7 +207,7 @@ def test_scoped_values_are_narrowed_by_the_domain_with_the_rest():
                i64("s16", [16]), i64("ax0", [0])])
     result = onnxsym.infer(m)
     assert 'torch.symbolic_int "min(16, S0)"' in to_mlir(result, dialect="torch")
-    result.domain()
+    result = result.within_domain()
     assert result.domain().ranges["n"] == (1, 8)
     text = to_mlir(result, dialect="torch")
     assert "min(" not in text and '"S0" {min_val = 1, max_val = 8}' in text

@@ -6,6 +6,7 @@ import os
 import re
 
 import compilers  # noqa: F401  (first: without the compilers, this module is skipped)
+import mlir_sweep
 import numpy as np
 import pytest
 from bisheng import opt, try_opt
@@ -18,7 +19,6 @@ from onnx import helper
 
 import onnxsym
 import onnxsym.mlir
-from bench import mlir_styles
 from onnxsym.cli import main
 from onnxsym.mlir import STYLES, to_mlir
 from onnxsym.mlir.build import build
@@ -158,5 +158,5 @@ SUBSET = ["silero_vad.onnx", "tf_keras_masked_bilstm.onnx", "tf_shape_ops.onnx",
 
 @pytest.mark.parametrize("name", SUBSET)
 def test_every_style_of_a_representative_model_is_valid_ir(name):
-    r = mlir_styles.check(os.path.join(REAL, name))
+    r = mlir_sweep.check(os.path.join(REAL, name))
     assert r["ours"] == [] and r["judged"] == 14

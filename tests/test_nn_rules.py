@@ -1,18 +1,14 @@
 """Rules of rules/elementwise.py, rules/nn.py and rules/reduce.py, checked against onnxruntime."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import I64, F, init, model
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I64, F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 from onnxsym.facts.fact import Origin
 
 ort = pytest.importorskip("onnxruntime")

@@ -59,7 +59,7 @@ def test_allow_data_dependent_passes_exactly_the_nonzero_entries():
 def test_check_json_carries_the_kinds_the_schema_lists(tmp_path):
     import json
 
-    from test_cli_check import SCHEMA, validate
+    from report_schema import SCHEMA, validate
     with open(SCHEMA) as f:
         schema = json.load(f)
     assert set(schema["$defs"]["kind"]["enum"]) == {k.value for k in Kind}

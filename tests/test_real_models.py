@@ -8,8 +8,7 @@ import os
 
 import onnx
 import pytest
-
-from bench.resolution import REAL, corpus, run_tool, runtime_shapes
+from resolution import REAL, corpus, run_tool, runtime_shapes
 
 ENTRIES = corpus(fetched=False)
 SOURCES = {"torch TorchScript", "torch dynamo", "paddle", "tf2onnx", "sklearn/onnxmltools", "zoo IR 3", "quantized"}
@@ -51,7 +50,7 @@ BEHIND: dict = {}  # model name -> why onnxsym resolves fewer dims than a peer (
 
 
 def _peers():
-    from bench.resolution import TOOLS, available
+    from resolution import TOOLS, available
 
     missing = [t for t in TOOLS if not available(t)]
     assert not missing, f"{missing} not installed: it is in the test extra"
@@ -76,8 +75,9 @@ def test_resolves_at_least_as_many_dims_as_the_best_peer(name):
 def test_the_scoring_sees_a_wrong_dim_and_a_refusal():
     """The harness itself: one dim written wrong in onnxsym's output counts as one wrong dim,
     a dim over no input symbol as unresolved, and a tool that raises as a refusal."""
+    import resolution
+
     import onnxsym
-    from bench import resolution
 
     e, model, runs = _truth("unet_dynamo")
     written = onnxsym.annotate(model)

@@ -1,19 +1,15 @@
 """Rules of rules/attention.py, checked against onnxruntime (or onnx's reference
 evaluator where onnxruntime has no kernel, as each test says)."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import I64, F, init, model
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases, run_reference
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I64, F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases, run_reference  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 

@@ -4,19 +4,15 @@ Ops with an onnxruntime CPU kernel are checked against what onnxruntime computes
 several sizes. Ops (or input layouts) that onnxruntime implements only on CUDA are
 checked against the shapes onnxruntime's operator docs give (say so per test)."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import I32, I64, MS, F, init, model, ms_node
 from onnx import helper
+from oracle import check, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I32, I64, MS, F, init, model, ms_node  # noqa: E402
-from oracle import check, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 

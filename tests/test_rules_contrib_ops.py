@@ -3,19 +3,15 @@
 Ops with an onnxruntime CPU kernel are checked against onnxruntime at several sizes;
 CUDA-only ops against the shapes in onnxruntime's operator docs (said per test)."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import I32, I64, MS, U8, F, init, model, ms_node
 from onnx import TensorProto, helper
+from oracle import check, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import I32, I64, MS, U8, F, init, model, ms_node  # noqa: E402
-from oracle import check, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 

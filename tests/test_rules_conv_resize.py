@@ -3,19 +3,15 @@ rules/nn.py: every attribute combination against onnxruntime at many sizes,
 including odd ones, inputs shorter than the kernel, and where ceil_mode matters."""
 
 import itertools
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import F, init, model
 from onnx import helper
+from oracle import check, no_fresh, random_cases
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 from onnxsym.facts.fact import Origin
 
 ort = pytest.importorskip("onnxruntime")

@@ -1,16 +1,12 @@
 """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against onnxruntime."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper
-
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check  # noqa: E402
+from oracle import check
 
 pytest.importorskip("onnxruntime")
 node = helper.make_node

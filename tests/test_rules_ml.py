@@ -1,20 +1,16 @@
 """The ai.onnx.ml operators against onnxruntime's CPU kernels."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import ML, model
 from onnx import TensorProto as T
 from onnx import helper
+from oracle import check, fresh_of, run_ort
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import ML, model  # noqa: E402
-from oracle import check, fresh_of, run_ort  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
-from onnxsym.inference.values import Opaque  # noqa: E402
+import onnxsym
+from onnxsym import dims
+from onnxsym.inference.values import Opaque
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(5)

@@ -2,20 +2,16 @@
 input at 13/18, noop_with_empty_axes), Tile-1, Cast-1, Shape-15 and the
 gather/expand/fill ops, each at several versions against onnxruntime."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
+from oracle import check
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(6)

@@ -1,17 +1,13 @@
 """Rules of rules/quantize.py, checked against onnxruntime at several sizes."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import F, init, model
 from onnx import TensorProto, helper
+from oracle import check, no_fresh, random_cases, run_ort, run_reference
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import F, init, model  # noqa: E402
-from oracle import check, no_fresh, random_cases, run_ort, run_reference  # noqa: E402
-
-from onnxsym import dims  # noqa: E402
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 

@@ -1,17 +1,13 @@
 """GatherND, the Scatter family, ReverseSequence, CumProd and TensorScatter
 against onnxruntime (the onnx reference evaluator where onnxruntime lacks the op)."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper
-
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check, run_ort, run_reference  # noqa: E402
+from oracle import check, run_ort, run_reference
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(1)

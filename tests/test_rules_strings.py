@@ -1,18 +1,14 @@
 """String ops against onnxruntime."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper
+from oracle import check, fresh_of
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check, fresh_of  # noqa: E402
-
-from onnxsym import dims  # noqa: E402
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 node = helper.make_node

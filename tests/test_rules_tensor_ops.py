@@ -3,19 +3,15 @@ generators against onnxruntime (the onnx reference evaluator where onnxruntime
 has no kernel for the opset, as noted per test)."""
 
 import io
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
+from oracle import check, fresh_of, run_reference
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check, fresh_of, run_reference  # noqa: E402
-
-from onnxsym import dims  # noqa: E402
+from onnxsym import dims
 
 pytest.importorskip("onnxruntime")
 rng = np.random.default_rng(2)

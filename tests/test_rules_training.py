@@ -3,20 +3,16 @@ for them: the optimizers are checked against onnx's reference evaluator, and
 Gradient (which no runtime here implements) against its spec: output i has
 the shape of xs[i], which is input i."""
 
-import os
-import sys
 
 import numpy as np
 import pytest
+from helpers import model
 from onnx import TensorProto as T
 from onnx import helper
+from oracle import check, run_reference
 
-sys.path.insert(0, os.path.dirname(__file__))
-from helpers import model  # noqa: E402
-from oracle import check, run_reference  # noqa: E402
-
-import onnxsym  # noqa: E402
-from onnxsym import dims  # noqa: E402
+import onnxsym
+from onnxsym import dims
 
 TRAINING = ("ai.onnx.preview.training", 1)
 

@@ -13,10 +13,10 @@ import os
 import onnx
 import pytest
 from click.testing import CliRunner
-from oracle import _session_of, check_written_runs
+from oracle import check_written_runs, session_of
+from resolution import feeds_for
 
 import onnxsym
-from bench.resolution import feeds_for
 from onnxsym.cli import main
 
 REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "real")
@@ -56,7 +56,7 @@ def test_bind_writes_the_number_into_the_graph_inputs(name, sizes):
     check_written_runs(model, written, at_one, feeds)
     # at another batch onnxruntime refuses the input, naming it, instead of failing inside
     with pytest.raises(Exception, match="[Ii]nvalid dimensions for input"):
-        _session_of(written).run(None, feeds(dict(sizes[1], batch=2)))
+        session_of(written).run(None, feeds(dict(sizes[1], batch=2)))
 
 
 @pytest.mark.parametrize("name,sizes,kwargs", [
@@ -266,9 +266,9 @@ def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
     assert "m" in {vi.name for vi in written.graph.value_info}
     # (onnxruntime's optimizer refuses the original too, so the written model is loaded as
     # verify loads the original: its load-time inference reads the declared dims all the same)
-    from oracle import _session_of
+    from oracle import session_of
     for b, h, w in ((1, 3, 4), (2, 5, 1)):
-        out = _session_of(written, optimize=False).run(
+        out = session_of(written, optimize=False).run(
             None, {"x": np.ones([b, 2, h, w], np.float32), "flag": np.array(False)})
         assert out[0].shape == (1,)
 
@@ -301,7 +301,7 @@ def test_a_split_without_num_outputs_on_a_dim_only_onnxsym_knows_still_loads():
     m = _split18_model([N("Shape", ["x"], ["s"]), N("Slice", ["s", "one", "two"], ["c3"]),
                         N("Slice", ["s", "zero", "one"], ["n"]), N("Concat", ["c3", "n"], ["tgt"], axis=0),
                         N("Reshape", ["x", "tgt"], ["t"])])
-    _session_of(m)  # onnxruntime loads the model as given
+    session_of(m)  # onnxruntime loads the model as given
     written = onnxsym.annotate(m)
     withheld = json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
     assert "t" in withheld and "Split node 'split'" in withheld["t"], withheld
@@ -319,7 +319,7 @@ def test_a_bind_that_makes_a_split_without_num_outputs_static_leaves_the_inputs_
     N = helper.make_node
     m = model([N("Concat", ["x", "x"], ["cat"], axis=-1), N("Split", ["cat"], ["a", "b"], axis=1, name="split")],
               [("x", F, [3, "seq"])], [("a", F), ("b", F)], opset=18)
-    _session_of(m)
+    session_of(m)
     written = onnxsym.annotate(m, bind={"seq": 3})
     assert [d.dim_param or d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [3, "seq"]
     check_written_runs(m, written, [{"seq": 3}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
@@ -354,9 +354,76 @@ def test_a_topk_in_a_branch_the_data_picks_on_rows_folded_from_written_dims():
               [("x", F, ["seq", 3, "batch", "seq"])], [("pinned", F), ("y", F)],
               [i64("one", [1]), i64("two", [2]), i64("zero", [0]), i64("big", [2**63 - 1]), i64("k", [3]),
                init("zero_f", np.array(0, np.float32))], opset=13)
-    _session_of(m)
+    session_of(m)
     written = onnxsym.annotate(m)
     assert "m" not in {vi.name for vi in written.graph.value_info if vi.type.tensor_type.HasField("shape")}
     # ones sum to more than 0: the then branch runs, at batch 1 only (the first Reshape)
     check_written_runs(m, written, [{"seq": s, "batch": 1} for s in (1, 4, 7)],
                        lambda b: {"x": np.ones([b["seq"], 3, b["batch"], b["seq"]], np.float32)})
+
+
+def test_a_value_declared_in_value_info_and_as_an_output_gets_the_dims_at_both():
+    """A graph output also listed in value_info with a stale [9, 5] (the fuzzer's shrinker made
+    one, seed 4136): only the output's type was written, the value_info entry kept claiming
+    [9, 5]. Each declaration now says what onnxruntime computes."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper
+
+    m = model([helper.make_node("Concat", ["x", "x"], ["y"], axis=1)], [("x", F, [3, "seq"])], [("y", F, None)])
+    m.graph.value_info.append(helper.make_tensor_value_info("y", F, [9, 5]))
+    written = onnxsym.annotate(m)
+    declared = [d for d in list(written.graph.value_info) + list(written.graph.output) if d.name == "y"]
+    assert len(declared) == 2
+    check_written_runs(m, written, [{"seq": 2}, {"seq": 5}], lambda b: {"x": np.ones([3, b["seq"]], np.float32)})
+
+
+def test_a_dim_onnx_infers_otherwise_than_onnxruntime_runs_is_not_written():
+    """Slice of x [3, batch] from 0 to INT64_MAX by -2 (fuzzer seed 495): onnxruntime's kernel
+    gives 1 row, onnx's inference 0. Written as 1, onnx's strict inference (and so
+    ``onnx.checker``'s full check) refuses the model for the conflict: the output is written
+    with its element type and rank, no dim claimed, and the model loads, checks and runs."""
+    import json
+
+    import numpy as np
+    from helpers import F, init, model
+    from onnx import helper
+
+    i64 = lambda name, v: init(name, np.array(v, np.int64))  # noqa: E731
+    m = model([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="sl"),
+               helper.make_node("Relu", ["x"], ["r"])], [("x", F, [3, "batch"])],
+              ["y", "r"], [i64("s", [0]), i64("e", [2**63 - 1]), i64("a", [0]), i64("st", [-2])], opset=13)
+    real = session_of(m, optimize=False).run(None, {"x": np.ones([3, 2], np.float32)})[0].shape
+    assert real == (1, 2) and tuple(onnxsym.infer(m).shape("y")) == (1, onnxsym.dims.sym("batch"))
+    written = onnxsym.annotate(m)
+    assert "y" in json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
+    (y,) = [o for o in written.graph.output if o.name == "y"]  # its element type and rank; no dim claimed
+    assert y.type.tensor_type.elem_type == F and len(y.type.tensor_type.shape.dim) == 2
+    assert not any(d.HasField("dim_value") or d.HasField("dim_param") for d in y.type.tensor_type.shape.dim)
+    onnx.checker.check_model(written, full_check=True)
+    check_written_runs(m, written, [{"batch": 2}, {"batch": 5}], lambda b: {"x": np.ones([3, b["batch"]], np.float32)})
+
+
+@pytest.mark.parametrize("op", ["Expand", "MatMul"])
+def test_a_branch_the_data_pick_that_cannot_run_at_the_pinned_size_is_no_error(op):
+    """A Reshape of x to [0, 3] pins n to 3; the then branch of an If on a bool input does
+    Expand(x, [1, 5]) or MatMul(x, w[5, 2]), which contradict n = 3: that branch can never run,
+    and onnxruntime runs the model with flag false. onnxsym refused the whole model (a
+    contradiction raised in a branch that may not run); now it warns, and the written model runs."""
+    import numpy as np
+    from helpers import BOOL, F, graph, init, model
+    from onnx import helper
+
+    N = helper.make_node
+    then = {"Expand": N("Expand", ["x", "e5"], ["t"]), "MatMul": N("MatMul", ["x", "w5"], ["t"])}[op]
+    then_g = graph([then], [], [("t", F)], name="then")
+    else_g = graph([N("Identity", ["x"], ["e"])], [], [("e", F)], name="else")
+    m = model([N("Reshape", ["x", "t03"], ["pinned"]), N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", "n"]), ("flag", BOOL, [])], [("pinned", F), ("y", F)],
+              [init("t03", np.array([0, 3], np.int64)), init("e5", np.array([1, 5], np.int64)),
+               init("w5", np.ones([5, 2], np.float32))])
+    result = onnxsym.infer(m)
+    assert any("that subgraph can never run" in w for w in result.warnings), result.warnings
+    written = onnxsym.annotate(m)
+    check_written_runs(m, written, [{"batch": 2, "n": 3}, {"batch": 5, "n": 3}],
+                       lambda b: {"x": np.ones([b["batch"], b["n"]], np.float32), "flag": np.array(False)})

@@ -10,7 +10,7 @@ puts them there.
 
 # (no `from __future__ import annotations`: onnxscript reads the types of the annotations)
 
-from make_real import entry
+from corpus import entry
 
 MAKERS = []
 SCRIPT = "make_control_flow.py"

@@ -9,7 +9,7 @@ import tempfile
 
 import numpy as np
 import onnx
-from make_real import entry, slim
+from corpus import entry, slim
 
 MAKERS = []
 ROWS = [{"N": 1}, {"N": 7}]

@@ -14,8 +14,8 @@ declared first.
 
 from __future__ import annotations
 
-from make_real import entry
-from make_torch import _both
+from corpus import entry
+from make_torch import export_both
 
 MAKERS = []
 SCRIPT = "make_families.py"
@@ -26,7 +26,7 @@ def maker(fn):
     return fn
 
 
-def _shim_torchvision():
+def shim_torchvision():
     import torch
 
     if not hasattr(torch.ops, "torchvision") or not hasattr(torch.ops.torchvision, "nms"):
@@ -37,7 +37,7 @@ def _shim_torchvision():
 
 
 def _timm():
-    _shim_torchvision()
+    shim_torchvision()
     import timm
 
     return timm
@@ -64,9 +64,9 @@ def timm_maxvit():
     cfg = dict(img_size=128, num_classes=3, embed_dim=(32, 32, 32, 32), depths=(1, 1, 1, 1))
     m = timm.create_model("test_maxvit", pretrained=False, **cfg)
     sizes = [{"batch": 1, "height": 128, "width": 128}, {"batch": 2, "height": 256, "width": 128}]
-    for model, e in _both("timm_maxvit", "timm_maxvit", m, (torch.randn(2, 3, 128, 128),), ["pixel_values"],
-                          ["logits"], IMAGE_AXES, sizes, extra=_timm_source("test_maxvit", **cfg), script=SCRIPT,
-                          exporters=("TorchScript",)):
+    for model, e in export_both("timm_maxvit", "timm_maxvit", m, (torch.randn(2, 3, 128, 128),), ["pixel_values"],
+                                ["logits"], IMAGE_AXES, sizes, extra=_timm_source("test_maxvit", **cfg), script=SCRIPT,
+                                exporters=("TorchScript",)):
         # made, not committed: the peers take minutes on its 1300 nodes (the tests run them all)
         e.update(file="fetched/" + e["file"], commit=False, note=MAXVIT_NOTE)
         yield model, e
@@ -89,22 +89,22 @@ def timm_efficientnet_same():
     cfg = dict(pad_type="same", num_classes=3)
     m = timm.create_model("test_efficientnet", pretrained=False, **cfg)
     sizes = [{"batch": 1, "height": 32, "width": 32}, {"batch": 2, "height": 45, "width": 37}]
-    yield from _both("timm_efficientnet_same", "timm_efficientnet_same", m, (torch.randn(2, 3, 32, 32),),
-                     ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
-                     extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT, exporters=("TorchScript",))
+    yield from export_both("timm_efficientnet_same", "timm_efficientnet_same", m, (torch.randn(2, 3, 32, 32),),
+                           ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
+                           extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT, exporters=("TorchScript",))
 
 
 def _timm_both(name, model_name, sizes, example=(2, 3, 64, 64), exporters=("TorchScript", "dynamo"), **cfg):
     """A timm model from a tiny config, random weights, exported with height and width symbolic
     by each exporter; large weights slimmed (make_real.slim)."""
     import torch
-    from make_real import slim
+    from corpus import slim
 
     timm = _timm()
     torch.manual_seed(0)
     m = timm.create_model(model_name, pretrained=False, **cfg)
-    for model, e in _both(name, name, m, (torch.randn(*example),), ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
-                          extra=_timm_source(model_name, **cfg), script=SCRIPT, exporters=exporters):
+    for model, e in export_both(name, name, m, (torch.randn(*example),), ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
+                                extra=_timm_source(model_name, **cfg), script=SCRIPT, exporters=exporters):
         before = model.ByteSize()
         model = slim(model)
         if model.ByteSize() < before:
@@ -153,7 +153,7 @@ def simplified():
     import onnx
     import onnxsim
     import onnxslim
-    from make_real import slim
+    from corpus import slim
 
     rows = {e["name"]: e for e in json.load(open(os.path.join(os.path.dirname(__file__), "manifest.json")))}
     for name in SIMPLIFIED:
@@ -227,7 +227,7 @@ def genai_whisper():
     import onnx
     import torch
 
-    _shim_torchvision()  # (transformers imports torchvision's Python parts too)
+    shim_torchvision()  # (transformers imports torchvision's Python parts too)
     import transformers
 
     torch.manual_seed(0)
@@ -253,7 +253,7 @@ def _genai_decoder(name, part, config_name, model_name, precision="fp32", **conf
     import onnx
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -307,11 +307,11 @@ def optimum_merged_gpt2():
     bool input ``use_cache_branch``. (optimum-onnx's exporter itself needs an older transformers.)"""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import optimum.onnx
     import transformers
-    from make_hf import PAST, PRESENT, _cache, _flat, _past, _past_axes
-    from make_torch import _export
+    from make_hf import PAST, PRESENT, dynamic_cache, flat_cache, past_axes, past_tensors
+    from make_torch import export_one
 
     torch.manual_seed(0)
     cfg = transformers.GPT2Config(vocab_size=64, n_positions=128, n_embd=32, n_layer=2, n_head=4, bos_token_id=0,
@@ -325,7 +325,7 @@ def optimum_merged_gpt2():
 
         def forward(self, input_ids):
             out = self.m(input_ids=input_ids, use_cache=True)
-            return (out.logits, *_flat(out.past_key_values))
+            return (out.logits, *flat_cache(out.past_key_values))
 
     class WithPast(torch.nn.Module):
         def __init__(self):
@@ -334,14 +334,14 @@ def optimum_merged_gpt2():
 
         def forward(self, input_ids, past_k0, past_v0, past_k1, past_v1):
             out = self.m(input_ids=input_ids, use_cache=True,
-                         past_key_values=_cache(cfg, [past_k0, past_v0, past_k1, past_v1]))
-            return (out.logits, *_flat(out.past_key_values))
+                         past_key_values=dynamic_cache(cfg, [past_k0, past_v0, past_k1, past_v1]))
+            return (out.logits, *flat_cache(out.past_key_values))
 
     ids = torch.ones(2, 3, dtype=torch.long)
     ids_axes = {"input_ids": {0: "batch", 1: "seq"}}
-    first = _export(First(), (ids,), ["input_ids"], ["logits"] + PRESENT, ids_axes, "TorchScript")
-    later = _export(WithPast(), (ids,) + _past(2, 4, 5, 8), ["input_ids"] + PAST, ["logits"] + PRESENT,
-                    {**ids_axes, **_past_axes()}, "TorchScript")
+    first = export_one(First(), (ids,), ["input_ids"], ["logits"] + PRESENT, ids_axes, "TorchScript")
+    later = export_one(WithPast(), (ids,) + past_tensors(2, 4, 5, 8), ["input_ids"] + PAST, ["logits"] + PRESENT,
+                       {**ids_axes, **past_axes()}, "TorchScript")
     import os
     import tempfile
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from make_families import _shim_torchvision
-from make_real import entry
-from make_torch import _export
+from corpus import entry
+from make_families import shim_torchvision
+from make_torch import export_one
 
 MAKERS = []
 SCRIPT = "make_fusions.py"
@@ -56,7 +56,7 @@ def _fused(name, module, args, inputs, outputs, axes, sizes, model_type, heads, 
     import transformers
 
     module.eval()
-    m = _export(module, args, inputs, outputs, axes, "TorchScript")
+    m = export_one(module, args, inputs, outputs, axes, "TorchScript")
     fused = _optimize(m, model_type, heads, hidden)
     src = {"kind": "converter",
            "converter": f"onnxruntime.transformers.optimizer.optimize_model(model_type={model_type!r}) "
@@ -107,7 +107,7 @@ def fused_bert():
     """BERT: EmbedLayerNormalization, Attention (with the mask index), SkipLayerNormalization, BiasGelu."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -124,7 +124,7 @@ def fused_gpt2():
     """GPT-2 without a cache: Attention (unidirectional), SkipLayerNormalization, FastGelu."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -141,7 +141,7 @@ def fused_clip():
     """CLIP's text encoder: a causal mask built from seq, Attention, SkipLayerNormalization, QuickGelu."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -159,7 +159,7 @@ def fused_bart():
     the encoder's length), SkipLayerNormalization."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -180,7 +180,7 @@ def fused_gpt_neox():
     """GPT-NeoX: rotary embeddings over positions from seq, parallel attention and MLP."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)
@@ -198,7 +198,7 @@ def fused_vit():
     """ViT at a fixed image size (batch varies): Attention without a mask, SkipLayerNormalization."""
     import torch
 
-    _shim_torchvision()
+    shim_torchvision()
     import transformers
 
     torch.manual_seed(0)

@@ -1,6 +1,6 @@
 """Hugging Face transformers architectures, each built from a tiny config with random
 weights (torch.manual_seed(0); no model hub), exported with both of torch's exporters by
-make_torch._both. Chosen for shape logic the rest of the corpus lacks: decoders over a
+make_torch.export_both. Chosen for shape logic the rest of the corpus lacks: decoders over a
 DynamicCache (GPT-2; Mistral's sliding-window mask; Mixtral's routed experts), encoder-
 decoders with a self-attention cache (BART, T5's relative buckets), Whisper's strided conv
 encoder, Wav2Vec2's conv feature extractor (length arithmetic), ViT with its position
@@ -19,7 +19,7 @@ Whisper's encoder takes exactly 2*max_source_positions frames, so frames is not 
 
 from __future__ import annotations
 
-from make_torch import _both
+from make_torch import export_both
 
 MAKERS = []
 SCRIPT = "make_hf.py"
@@ -36,7 +36,7 @@ def _hf(config):
     return {"library": f"transformers {transformers.__version__}", "config": f"{config}, tiny, in make_hf.py"}
 
 
-def _cache(config, tensors):
+def dynamic_cache(config, tensors):
     """A DynamicCache holding (key, value) pairs of layer after layer."""
     from transformers import DynamicCache
 
@@ -44,7 +44,7 @@ def _cache(config, tensors):
     return DynamicCache(ddp_cache_data=pairs, config=config)
 
 
-def _flat(cache):
+def flat_cache(cache):
     return [t for layer in cache.layers for t in (layer.keys, layer.values)]
 
 
@@ -52,13 +52,13 @@ PAST = ["past_k0", "past_v0", "past_k1", "past_v1"]
 PRESENT = ["present_k0", "present_v0", "present_k1", "present_v1"]
 
 
-def _past(batch, heads, length, head_dim):
+def past_tensors(batch, heads, length, head_dim):
     import torch
 
     return tuple(torch.randn(batch, heads, length, head_dim) for _ in PAST)
 
 
-def _past_axes():
+def past_axes():
     return {n: {0: "batch", 2: "past"} for n in PAST}
 
 
@@ -78,8 +78,8 @@ def _causal_lm(name, part, model, config, heads, mask):
 
         def forward(self, input_ids, attention_mask, past_k0, past_v0, past_k1, past_v1):
             out = self.m(input_ids=input_ids, attention_mask=attention_mask, use_cache=True,
-                         past_key_values=_cache(config, [past_k0, past_v0, past_k1, past_v1]))
-            return (out.logits, *_flat(out.past_key_values))
+                         past_key_values=dynamic_cache(config, [past_k0, past_v0, past_k1, past_v1]))
+            return (out.logits, *flat_cache(out.past_key_values))
 
     class NoMask(torch.nn.Module):
         def __init__(self):
@@ -88,11 +88,11 @@ def _causal_lm(name, part, model, config, heads, mask):
 
         def forward(self, input_ids, past_k0, past_v0, past_k1, past_v1):
             out = self.m(input_ids=input_ids, use_cache=True,
-                         past_key_values=_cache(config, [past_k0, past_v0, past_k1, past_v1]))
-            return (out.logits, *_flat(out.past_key_values))
+                         past_key_values=dynamic_cache(config, [past_k0, past_v0, past_k1, past_v1]))
+            return (out.logits, *flat_cache(out.past_key_values))
 
     ids = torch.ones(2, 3, dtype=torch.long)
-    axes = {"input_ids": {0: "batch", 1: "seq"}, **_past_axes()}
+    axes = {"input_ids": {0: "batch", 1: "seq"}, **past_axes()}
     sizes = [{"batch": 1, "seq": 3, "past": 5}, {"batch": 2, "seq": 1, "past": 9}]
     if mask:
         axes["attention_mask"] = {0: "batch", 1: "total"}
@@ -100,8 +100,8 @@ def _causal_lm(name, part, model, config, heads, mask):
         module, args, inputs = WithMask(), (ids, torch.ones(2, 8, dtype=torch.long)), ["input_ids", "attention_mask"]
     else:
         module, args, inputs = NoMask(), (ids,), ["input_ids"]
-    yield from _both(name, part, module, args + _past(2, heads, 5, 8), inputs + PAST, ["logits"] + PRESENT, axes,
-                     sizes, feeds=TOKENS, extra=_hf(type(config).__name__), script=SCRIPT)
+    yield from export_both(name, part, module, args + past_tensors(2, heads, 5, 8), inputs + PAST, ["logits"] + PRESENT, axes,
+                           sizes, feeds=TOKENS, extra=_hf(type(config).__name__), script=SCRIPT)
 
 
 @maker
@@ -154,20 +154,20 @@ def _seq2seq(name, part, model, config, exporters=("TorchScript", "dynamo")):
             self.m = model
 
         def forward(self, input_ids, attention_mask, decoder_input_ids, past_k0, past_v0, past_k1, past_v1):
-            cache = EncoderDecoderCache(_cache(config, [past_k0, past_v0, past_k1, past_v1]), DynamicCache(config=config))
+            cache = EncoderDecoderCache(dynamic_cache(config, [past_k0, past_v0, past_k1, past_v1]), DynamicCache(config=config))
             out = self.m(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
                          past_key_values=cache, use_cache=True)
-            return (out.logits, *_flat(out.past_key_values.self_attention_cache))
+            return (out.logits, *flat_cache(out.past_key_values.self_attention_cache))
 
     args = (torch.ones(2, 6, dtype=torch.long), torch.ones(2, 6, dtype=torch.long), torch.ones(2, 3, dtype=torch.long))
     axes = {"input_ids": {0: "batch", 1: "src_len"}, "attention_mask": {0: "batch", 1: "src_len"},
-            "decoder_input_ids": {0: "batch", 1: "tgt_len"}, **_past_axes()}
-    yield from _both(name, part, Wrap(), args + _past(2, 4, 5, 8), ["input_ids", "attention_mask", "decoder_input_ids"]
-                     + PAST, ["logits"] + PRESENT, axes,
-                     [{"batch": 1, "src_len": 6, "tgt_len": 3, "past": 5}, {"batch": 2, "src_len": 11, "tgt_len": 1,
-                                                                              "past": 9}],
-                     feeds={**TOKENS, "decoder_input_ids": {"int": [0, 64]}}, extra=_hf(type(config).__name__),
-                     script=SCRIPT, exporters=exporters)
+            "decoder_input_ids": {0: "batch", 1: "tgt_len"}, **past_axes()}
+    yield from export_both(name, part, Wrap(), args + past_tensors(2, 4, 5, 8),
+                           ["input_ids", "attention_mask", "decoder_input_ids"] + PAST, ["logits"] + PRESENT, axes,
+                           [{"batch": 1, "src_len": 6, "tgt_len": 3, "past": 5}, {"batch": 2, "src_len": 11, "tgt_len": 1,
+                                                                                    "past": 9}],
+                           feeds={**TOKENS, "decoder_input_ids": {"int": [0, 64]}}, extra=_hf(type(config).__name__),
+                           script=SCRIPT, exporters=exporters)
 
 
 @maker
@@ -216,17 +216,17 @@ def hf_whisper():
             self.m = model
 
         def forward(self, input_features, decoder_input_ids, past_k0, past_v0, past_k1, past_v1):
-            cache = EncoderDecoderCache(_cache(cfg, [past_k0, past_v0, past_k1, past_v1]), DynamicCache(config=cfg))
+            cache = EncoderDecoderCache(dynamic_cache(cfg, [past_k0, past_v0, past_k1, past_v1]), DynamicCache(config=cfg))
             out = self.m(input_features=input_features, decoder_input_ids=decoder_input_ids, past_key_values=cache,
                          use_cache=True)
-            return (out.logits, *_flat(out.past_key_values.self_attention_cache))
+            return (out.logits, *flat_cache(out.past_key_values.self_attention_cache))
 
-    args = (torch.randn(2, 8, 128), torch.ones(2, 3, dtype=torch.long)) + _past(2, 4, 5, 8)
-    axes = {"input_features": {0: "batch"}, "decoder_input_ids": {0: "batch", 1: "tgt_len"}, **_past_axes()}
-    yield from _both("hf_whisper", "hf_whisper", Wrap(), args, ["input_features", "decoder_input_ids"] + PAST,
-                     ["logits"] + PRESENT, axes,
-                     [{"batch": 1, "tgt_len": 3, "past": 5}, {"batch": 2, "tgt_len": 1, "past": 9}],
-                     feeds={"decoder_input_ids": {"int": [0, 64]}}, extra=_hf("WhisperConfig"), script=SCRIPT)
+    args = (torch.randn(2, 8, 128), torch.ones(2, 3, dtype=torch.long)) + past_tensors(2, 4, 5, 8)
+    axes = {"input_features": {0: "batch"}, "decoder_input_ids": {0: "batch", 1: "tgt_len"}, **past_axes()}
+    yield from export_both("hf_whisper", "hf_whisper", Wrap(), args, ["input_features", "decoder_input_ids"] + PAST,
+                           ["logits"] + PRESENT, axes,
+                           [{"batch": 1, "tgt_len": 3, "past": 5}, {"batch": 2, "tgt_len": 1, "past": 9}],
+                           feeds={"decoder_input_ids": {"int": [0, 64]}}, extra=_hf("WhisperConfig"), script=SCRIPT)
 
 
 # ---------------------------------------------------------------- audio and vision encoders
@@ -261,9 +261,9 @@ def hf_wav2vec2():
                        lambda m, x, mask: m(input_values=x, attention_mask=mask).logits)
     args = (torch.randn(2, 1600), torch.ones(2, 1600, dtype=torch.long))
     axes = {"input_values": {0: "batch", 1: "samples"}, "attention_mask": {0: "batch", 1: "samples"}}
-    yield from _both("hf_wav2vec2", "hf_wav2vec2", wrap, args, ["input_values", "attention_mask"], ["logits"], axes,
-                     [{"batch": 1, "samples": 1600}, {"batch": 2, "samples": 2345}], extra=_hf("Wav2Vec2Config"),
-                     script=SCRIPT)
+    yield from export_both("hf_wav2vec2", "hf_wav2vec2", wrap, args, ["input_values", "attention_mask"], ["logits"], axes,
+                           [{"batch": 1, "samples": 1600}, {"batch": 2, "samples": 2345}], extra=_hf("Wav2Vec2Config"),
+                           script=SCRIPT)
 
 
 def _image_model(name, model, forward, config, exporters=("TorchScript", "dynamo")):
@@ -277,10 +277,10 @@ def _image_model(name, model, forward, config, exporters=("TorchScript", "dynamo
         def forward(self, pixel_values):
             return forward(self.m, pixel_values)
 
-    yield from _both(name, name, Wrap(), (torch.randn(2, 3, 48, 64),), ["pixel_values"], ["out"],
-                     {"pixel_values": {0: "batch", 2: "height", 3: "width"}},
-                     [{"batch": 1, "height": 48, "width": 64}, {"batch": 2, "height": 40, "width": 88}],
-                     extra=_hf(config), script=SCRIPT, exporters=exporters)
+    yield from export_both(name, name, Wrap(), (torch.randn(2, 3, 48, 64),), ["pixel_values"], ["out"],
+                           {"pixel_values": {0: "batch", 2: "height", 3: "width"}},
+                           [{"batch": 1, "height": 48, "width": 64}, {"batch": 2, "height": 40, "width": 88}],
+                           extra=_hf(config), script=SCRIPT, exporters=exporters)
 
 
 @maker
@@ -353,7 +353,7 @@ def hf_funnel():
                        lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).last_hidden_state)
     args = (torch.randint(3, 64, (2, 7)), torch.ones(2, 7, dtype=torch.long))
     # runs for seq in [4, 13] only (onnxsym domain): relative-position tables sized at export
-    yield from _both("hf_funnel", "hf_funnel", wrap, args, ["input_ids", "attention_mask"], ["hidden"],
-                     {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
-                     [{"batch": 1, "seq": 7}, {"batch": 2, "seq": 12}], feeds={"input_ids": {"int": [3, 64]}},
-                     extra=_hf("FunnelConfig"), script=SCRIPT, exporters=("TorchScript",))
+    yield from export_both("hf_funnel", "hf_funnel", wrap, args, ["input_ids", "attention_mask"], ["hidden"],
+                           {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                           [{"batch": 1, "seq": 7}, {"batch": 2, "seq": 12}], feeds={"input_ids": {"int": [3, 64]}},
+                           extra=_hf("FunnelConfig"), script=SCRIPT, exporters=("TorchScript",))

@@ -38,13 +38,12 @@ import sys
 import tempfile
 import zipfile
 
-import numpy as np
 import onnx
-from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
-from bench.resolution import feeds_for  # noqa: E402  (one way to make inputs, shared with the bench)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests"))
+from corpus import QUANTIZED, entry, slim  # noqa: E402
+from resolution import feeds_for  # noqa: E402  (one way to make inputs, shared with the tests and the bench)
 
 FETCHED = os.path.join(HERE, "fetched")
 MANIFEST = os.path.join(HERE, "manifest.json")
@@ -56,15 +55,6 @@ MAKERS = []
 def maker(fn):
     MAKERS.append(fn)
     return fn
-
-
-def entry(name, group, source, inputs, sizes, feeds=None, commit=True, note=""):
-    """One manifest row. ``inputs``: graph input -> its dims as made (ints and dim_params);
-    ``sizes``: two or more assignments of the dim_params that onnxruntime runs;
-    ``feeds``: per input, how to fill it when random floats / ones do not fit."""
-    return {"name": name, "file": ("fetched/" if not commit else "") + name + ".onnx", "group": group,
-            "source": source, "inputs": inputs, "sizes": sizes, "feeds": feeds or {}, "commit": commit,
-            "note": note}
 
 
 # ---------------------------------------------------------------- editing files
@@ -82,43 +72,6 @@ def set_inputs(model, inputs):
             elif not (d.HasField("dim_value") and d.dim_value == want):
                 d.Clear()
                 d.dim_value = want
-    return model
-
-
-FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
-QUANTIZED = FLOATS + (onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
-
-
-def slim(model, limit=4096, big=FLOATS):
-    """Large initializers and Constant nodes of the main graph (of the types ``big``: floats,
-    or also int8/uint8 for a quantized model) become ConstantOfShape nodes of the same name,
-    dtype and shape (zeros), as in the onnx package's light zoo files."""
-    g = model.graph
-    keep, shapes, first = [], [], []
-
-    def fill(t, name, out, node_name):
-        shape = numpy_helper.from_array(np.array(t.dims, dtype=np.int64), name + "__shape")
-        shapes.append(shape)
-        zero = helper.make_tensor("value", t.data_type, [1], [0])
-        return helper.make_node("ConstantOfShape", [shape.name], [out], name=node_name, value=zero)
-
-    for t in g.initializer:
-        if t.data_type in big and np.prod(t.dims) > limit:
-            first.append(fill(t, t.name, t.name, t.name + "__fill"))
-        else:
-            keep.append(t)
-    nodes = []
-    for n in g.node:
-        value = [a.t for a in n.attribute if a.name == "value"]
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and value and value[0].data_type in big \
-                and np.prod(value[0].dims) > limit:
-            nodes.append(fill(value[0], n.output[0], n.output[0], n.name))
-        else:
-            nodes.append(n)
-    del g.initializer[:]
-    g.initializer.extend(keep + shapes)
-    del g.node[:]
-    g.node.extend(first + nodes)
     return model
 
 

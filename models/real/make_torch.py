@@ -11,7 +11,7 @@ import tempfile
 import warnings
 
 import onnx
-from make_real import entry
+from corpus import entry
 
 MAKERS = []
 
@@ -34,7 +34,7 @@ def _source(part, exporter, extra=None, script="make_torch.py"):
     return s
 
 
-def _export(module, args, inputs, outputs, axes, exporter):
+def export_one(module, args, inputs, outputs, axes, exporter):
     """Export with one exporter; ``axes``: input name -> {axis: symbol name}. Returns the model
     with every graph input's dim_params renamed to the names in ``axes``."""
     import torch
@@ -60,15 +60,15 @@ def _export(module, args, inputs, outputs, axes, exporter):
     return m
 
 
-def _both(name, part, module, args, inputs, outputs, axes, sizes, feeds=None, extra=None, script="make_torch.py",
-          exporters=("TorchScript", "dynamo")):
+def export_both(name, part, module, args, inputs, outputs, axes, sizes, feeds=None, extra=None, script="make_torch.py",
+                exporters=("TorchScript", "dynamo")):
     """Export ``module`` with each exporter; yields (model, manifest entry). The dynamo exporter's
     per-node stack traces (metadata_props: most of the file, no shape in them) are dropped."""
     module.eval()
     for exporter, tag in (("TorchScript", "ts"), ("dynamo", "dynamo")):
         if exporter not in exporters:
             continue
-        m = _export(module, args, inputs, outputs, axes, exporter)
+        m = export_one(module, args, inputs, outputs, axes, exporter)
         for n in m.graph.node:
             del n.metadata_props[:]
         init = {t.name for t in m.graph.initializer}
@@ -109,9 +109,9 @@ def unet():
             a = self.c1(torch.cat([self.u1(b), a], 1))
             return self.head(a)
 
-    yield from _both("unet", "unet", UNet(), (torch.randn(2, 3, 32, 48),), ["image"], ["mask"],
-                     {"image": {0: "batch", 2: "height", 3: "width"}},
-                     [{"batch": 1, "height": 32, "width": 48}, {"batch": 2, "height": 24, "width": 16}])
+    yield from export_both("unet", "unet", UNet(), (torch.randn(2, 3, 32, 48),), ["image"], ["mask"],
+                           {"image": {0: "batch", 2: "height", 3: "width"}},
+                           [{"batch": 1, "height": 32, "width": 48}, {"batch": 2, "height": 24, "width": 16}])
 
 
 # ---------------------------------------------------------------- Mamba-like scan
@@ -166,9 +166,9 @@ def mamba_like():
                 x = x + layer(x)
             return self.head(x)
 
-    yield from _both("mamba_like", "mamba_like", Mamba(), (torch.ones(2, 7, dtype=torch.long),), ["tokens"],
-                     ["logits"], {"tokens": {0: "batch", 1: "seq"}},
-                     [{"batch": 1, "seq": 5}, {"batch": 3, "seq": 12}], feeds={"tokens": {"int": [0, 64]}})
+    yield from export_both("mamba_like", "mamba_like", Mamba(), (torch.ones(2, 7, dtype=torch.long),), ["tokens"],
+                           ["logits"], {"tokens": {0: "batch", 1: "seq"}},
+                           [{"batch": 1, "seq": 5}, {"batch": 3, "seq": 12}], feeds={"tokens": {"int": [0, 64]}})
 
 
 # ---------------------------------------------------------------- encoder-decoder with a cache
@@ -228,11 +228,11 @@ def encoder_decoder_cache():
             torch.randn(2, heads, 4, d // heads), torch.randn(2, heads, 4, d // heads))
     axes = {"src": {0: "batch", 1: "src_len"}, "tgt": {0: "batch", 1: "tgt_len"},
             "past_k": {0: "batch", 2: "past"}, "past_v": {0: "batch", 2: "past"}}
-    yield from _both("encdec_cache", "encoder_decoder_cache", EncDec(), args, ["src", "tgt", "past_k", "past_v"],
-                     ["logits", "present_k", "present_v"], axes,
-                     [{"batch": 1, "src_len": 5, "tgt_len": 2, "past": 3},
-                      {"batch": 2, "src_len": 9, "tgt_len": 4, "past": 7}],
-                     feeds={"src": {"int": [0, 50]}, "tgt": {"int": [0, 50]}})
+    yield from export_both("encdec_cache", "encoder_decoder_cache", EncDec(), args, ["src", "tgt", "past_k", "past_v"],
+                           ["logits", "present_k", "present_v"], axes,
+                           [{"batch": 1, "src_len": 5, "tgt_len": 2, "past": 3},
+                            {"batch": 2, "src_len": 9, "tgt_len": 4, "past": 7}],
+                           feeds={"src": {"int": [0, 50]}, "tgt": {"int": [0, 50]}})
 
 
 # ---------------------------------------------------------------- transformers: DeBERTa-v2, MobileViT
@@ -264,10 +264,10 @@ def deberta():
             return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
     args = (torch.ones(2, 7, dtype=torch.long), torch.ones(2, 7, dtype=torch.long))
-    yield from _both("deberta_v2", "deberta", Wrap(), args, ["input_ids", "attention_mask"], ["hidden"],
-                     {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
-                     [{"batch": 1, "seq": 5}, {"batch": 3, "seq": 13}], feeds={"input_ids": {"int": [0, 64]}},
-                     extra=_hf({"config": "DebertaV2Config, tiny, in make_torch.py"}))
+    yield from export_both("deberta_v2", "deberta", Wrap(), args, ["input_ids", "attention_mask"], ["hidden"],
+                           {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+                           [{"batch": 1, "seq": 5}, {"batch": 3, "seq": 13}], feeds={"input_ids": {"int": [0, 64]}},
+                           extra=_hf({"config": "DebertaV2Config, tiny, in make_torch.py"}))
 
 
 def _mobilevit():
@@ -296,9 +296,9 @@ def mobilevit():
     import torch
 
     # Both exporters fix the image size (the patch unfolding computes it in Python): batch only.
-    yield from _both("mobilevit", "mobilevit", _mobilevit(), (torch.randn(2, 3, 64, 64),), ["pixel_values"], ["logits"],
-                     {"pixel_values": {0: "batch"}}, [{"batch": 1}, {"batch": 3}],
-                     extra=_hf({"config": "MobileViTConfig, tiny, in make_torch.py"}))
+    yield from export_both("mobilevit", "mobilevit", _mobilevit(), (torch.randn(2, 3, 64, 64),), ["pixel_values"], ["logits"],
+                           {"pixel_values": {0: "batch"}}, [{"batch": 1}, {"batch": 3}],
+                           extra=_hf({"config": "MobileViTConfig, tiny, in make_torch.py"}))
 
 
 @maker
@@ -309,7 +309,7 @@ def mobilevit_hw():
     import torch
 
     axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
-    m = _export(_mobilevit(), (torch.randn(2, 3, 64, 96),), ["pixel_values"], ["logits"], axes, "TorchScript")
+    m = export_one(_mobilevit(), (torch.randn(2, 3, 64, 96),), ["pixel_values"], ["logits"], axes, "TorchScript")
     yield m, entry("mobilevit_hw_ts", "torch TorchScript",
                    _source("mobilevit_hw", "TorchScript", _hf({"config": "MobileViTConfig, tiny, in make_torch.py"})),
                    {"pixel_values": ["batch", 3, "height", "width"]},

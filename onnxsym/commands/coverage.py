@@ -1,6 +1,8 @@
-"""Which operators of onnx's schema set have a registered rule, per domain.
+"""Which operators of onnx's schema set have a registered rule, per domain; and the page of
+every registered op's conditions and cost formula (``docs/conditions.md``), from the registry.
 
-    python -m onnxsym.commands.coverage        # a markdown table per domain
+    python -m onnxsym.commands.coverage                 # a markdown table per domain
+    python -m onnxsym.commands.coverage --conditions    # docs/conditions.md, to standard output
 """
 
 from __future__ import annotations
@@ -90,8 +92,65 @@ def markdown(table: list[DomainCoverage]) -> str:
     return "\n".join(lines)
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def conditions_page() -> str:
+    """The markdown page of every registered op: what it needs to run (each condition with how
+    the domain learns it) and its cost formula, one table per domain."""
+    from .. import rules  # noqa: F401
+
+    lines = ["# What each op needs to run, and what it costs",
+             "",
+             "Generated from the op registry (`onnxsym/registry.py`; each op registers its shape rule, its",
+             "conditions and its cost formula together, in its module of `rules/`) by",
+             "`python -m onnxsym.commands.coverage --conditions > docs/conditions.md`; a test keeps it up to date.",
+             "",
+             "onnxruntime runs a node only where its conditions hold; they make the model's valid input",
+             "domain (`onnxsym domain MODEL`). How the domain learns each one:",
+             "",
+             "- *recorded by the rule*: the shape rule records it as it infers (inference solves or narrows by it);",
+             "- *checked on the inferred inputs*: the domain checks it on the node's inferred input shapes",
+             "  and values after inference (the shapes follow either way);",
+             "- *not learned yet*: the spec states it; onnxsym does not learn it yet, so the domain may be wider",
+             "  than the truth there.",
+             "",
+             "A condition inside a subgraph holds under its branch's condition. `none`: the op runs at every",
+             "size its inputs have (attribute checks onnxsym refuses at load are not listed). `not stated`: the",
+             "op's registration does not state its conditions yet. FLOPs count a multiply-add as 2; an op",
+             "with no formula is not counted.",
+             ""]
+    by_domain: dict[str, list[registry.OpEntry]] = {}
+    for e in registry.entries():
+        by_domain.setdefault(e.domain or "ai.onnx", []).append(e)
+    order = sorted(by_domain, key=lambda d: (d != "ai.onnx", d))
+    for domain in order:
+        entries = by_domain[domain]
+        stated = sum(e.conditions is not None for e in entries)
+        lines += [f"## {domain}", "", f"{len(entries)} ops, {stated} with their conditions stated.", "",
+                  "| op | conditions | how the domain learns it | FLOPs |", "|---|---|---|---|"]
+        for e in entries:
+            cost = "-" if e.cost is None else f"{e.cost.family}: `{_cell(e.cost.text)}`"
+            if e.conditions is None:
+                conds = [("not stated", "")]
+            elif not e.conditions:
+                conds = [("none", "")]
+            else:
+                conds = [(f"`{_cell(c.text)}`", c.how) for c in e.conditions]
+            for k, (text, how) in enumerate(conds):
+                lines.append(f"| {e.op_type if k == 0 else ''} | {text} | {how} | {cost if k == 0 else ''} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    import sys
+
     import onnx
 
-    print(f"onnx {onnx.__version__}\n")
-    print(markdown(coverage() + runtime_coverage()))
+    if "--conditions" in sys.argv[1:]:
+        print(conditions_page(), end="")
+    else:
+        print(f"onnx {onnx.__version__}\n")
+        print(markdown(coverage() + runtime_coverage()))

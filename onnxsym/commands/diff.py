@@ -67,7 +67,7 @@ def contract_of(path: str, bind: Mapping[str, int] | None = None, **infer_kw) ->
     from ..domain.pins import pins_of
     from ..inference.values import Tensor
 
-    result = infer(path, **infer_kw)
+    result = infer(path, **infer_kw).within_domain()
     with result.env:
         g = result.model.graph
         inits = {t.name for t in g.initializer}

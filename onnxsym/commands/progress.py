@@ -11,12 +11,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TextIO
+from typing import Any, Protocol, TextIO
 
 import click
 
-if TYPE_CHECKING:
-    from click._termui_impl import ProgressBar  # the type click.progressbar returns
+
+class Bar(Protocol):
+    """What this module uses of the bar ``click.progressbar`` returns."""
+
+    pos: int
+
+    def update(self, n_steps: int) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, exc_type: Any, exc_value: Any, tb: Any) -> None: ...
 
 
 class Progress:
@@ -30,7 +39,7 @@ class Progress:
         self.delay = delay
         self.clock = clock
         self.start = clock()
-        self.bar: ProgressBar[int] | None = None
+        self.bar: Bar | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -38,8 +47,9 @@ class Progress:
         if self.bar is None:
             if self.clock() - self.start < self.delay:
                 return
-            self.bar = click.progressbar(length=total, label=self.label, file=self.stream)
-            self.bar.__enter__()
+            bar = click.progressbar(length=total, label=self.label, file=self.stream)
+            bar.__enter__()
+            self.bar = bar
         self.bar.update(done - self.bar.pos)
 
     def close(self) -> None:

@@ -304,7 +304,7 @@ def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: b
                     layout.width)
     if not verbose:
         return out
-    result.domain()  # the symbols' ranges as the domain narrows them
+    result = result.within_domain()  # the symbols' ranges as the domain narrows them
     values = set(shown.values) if flt.narrows else None
     nodes = shown.nodes if flt.narrows else None
     symbols = _symbols_of(result, shown.values) if flt.narrows else None

@@ -74,6 +74,7 @@ def _outside(domain, base: tuple[int, int], name: str, v: int) -> str | None:
 
 def cost_sweep(model: str, result, spec: SweepSpec) -> SweepTable:
     base = result.symbol_ranges().get(spec.name, (0, dims.INT64_MAX))  # before the domain narrows it
+    result = result.within_domain()
     domain = result.domain()
     _others_bound(result, spec, domain)
     cost = result.cost()

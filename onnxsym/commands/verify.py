@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 
 from .. import dims
-from ..api import Result, _size, infer
+from ..api import Result, checked_size, infer
 from ..domain import guarded
 from ..errors import MissingDependency, UserInputError, VerificationError
 from ..facts.fact import Rel
@@ -67,7 +67,7 @@ def check_fixed(result: Result, fixed: Mapping[str, int]) -> dict[str, int]:
         if name not in ranges:
             why = result.symbols.unknown_name(name)
             raise UserInputError(f"bind[{name!r}]: {why}", f"--bind {name}: {why}")
-        v = _size(v, f"bind[{name!r}]", f"--bind {name}")
+        v = checked_size(v, f"bind[{name!r}]", f"--bind {name}")
         lo, hi = ranges[name]
         if not lo <= v <= hi:
             why = f"outside {name}'s range [{lo}, {hi}]"
@@ -138,7 +138,7 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
     """Set a symbol of ``free`` from each equality that ``b`` breaks and whose first linear
     alternative has it with coefficient +-1: ``total_seq == past + seq`` sets total_seq from
     past and seq, not from a draw of its own."""
-    from ..facts.constraints import _linear_symbols
+    from ..facts.constraints import linear_symbols
 
     solved: set = set()
     for _ in range(3):
@@ -149,7 +149,7 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
             for lhs, rhs in alts:
                 # a symbol alone on one side first (total_seq of past + seq == total_seq)
                 alone = {a.name for a in (dims.as_sym(rhs), dims.as_sym(lhs)) if a is not None}
-                pick = next(iter(sorted(((s, k, rest) for s, k, rest in _linear_symbols(dims.sub(lhs, rhs))
+                pick = next(iter(sorted(((s, k, rest) for s, k, rest in linear_symbols(dims.sub(lhs, rhs))
                                          if s.name in free and s.name not in solved),
                                         key=lambda skr: skr[0].name not in alone)), None)
                 if pick is None:
@@ -167,7 +167,6 @@ def _solve_equalities(b: dict[str, int], eqs, free: Sequence[str]) -> None:
             return
 
 
-@under_ranges_of_result
 def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
                             fixed: Mapping[str, int] | None = None, tries: int = 400) -> list[dict[str, int]]:
     """Sizes for the root symbols within the domain, every derived symbol computed from its
@@ -175,7 +174,14 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
     (the assumed ones too: the shapes are inferred under them). The first assignment is at
     the low end of each range (0 or 1 where allowed), the others small sizes and the high end
     where it is small; a symbol an equality pins (``total_seq == past + seq``) is solved from it."""
-    domain = result.domain()  # narrows the ranges to it
+    return _assignments(result.within_domain(), count, seed, fixed, tries)
+
+
+@under_ranges_of_result
+def _assignments(result: Result, count: int, seed: int, fixed: Mapping[str, int] | None,
+                 tries: int) -> list[dict[str, int]]:
+    """constrained_assignments of a result narrowed to its domain."""
+    domain = result.domain()
     fixed = check_fixed(result, fixed or {})
     rng = random.Random(seed)
     ranges = result.symbol_ranges()
@@ -191,7 +197,9 @@ def constrained_assignments(result: Result, count: int = 2, seed: int = 0,
         b = {**b, **fixed}
         _solve_equalities(b, eqs, free)
         for name, d in derived.items():
-            if name not in fixed:
+            # (a fresh symbol solved as another, a NonZero count, has no size the inputs give)
+            if name not in fixed and name not in result.fresh \
+                    and not any(s.name in result.fresh for s in dims.free_symbols(d)):
                 b[name] = dims.evaluate(d, b)
         return b
 
@@ -422,7 +430,9 @@ def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
     (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it)."""
     onnxruntime()  # before the inference: a missing runtime is said at once
     result = result or infer(model_or_path)
-    assignments = assignments or constrained_assignments(result)
+    if not assignments:  # (within the domain its dims are those narrowed to it)
+        result = result.within_domain()
+        assignments = constrained_assignments(result)
     sess = _session(result, base_dir)
     report = Report(assignments=assignments, rule_failures=list(result.rule_failures))
     out_names = [o.name for o in sess.get_outputs()]

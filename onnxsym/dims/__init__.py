@@ -21,7 +21,7 @@ The modules, each built on the ones before it: ``env``, ``expr`` (the representa
 polynomial arithmetic), ``ranges`` (intervals and the comparisons they decide),
 ``quasi`` (quasi-affine dims: equality decided, one form per function of one symbol),
 ``division`` (floor division and modulo), ``minmax``, ``rewrite`` (substitution), and
-``structure``: the API for code outside the algebra (terms, operations, coefficients, a visitor).
+``structure``: the API for code outside the algebra (terms, operations, coefficients).
 """
 
 from . import division as _division
@@ -30,7 +30,7 @@ from . import ranges as _ranges
 from . import structure
 from .division import ceil_div, floordiv, mod
 from .env import DEFAULT as DEFAULT_ENV
-from .env import INT64_MAX, RangeEnv, current
+from .env import INT64_MAX, MixedEnvironments, RangeEnv, current
 from .expr import (
     DEFAULT_LO,
     FRESH_LO,
@@ -82,7 +82,8 @@ later.format = _format_expr
 later.to_sympy = _to_sympy
 
 __all__ = [
-    "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "current", "INT64_MAX", "Atom", "Dim", "Expr", "Sym",
+    "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "MixedEnvironments", "current", "INT64_MAX", "Atom", "Dim",
+    "Expr", "Sym",
     "SymbolicDimError", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
     "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",

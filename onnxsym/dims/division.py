@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 from .env import bounded, current
-from .expr import Dim, Expr, Mono, Terms, _atom_expr, _check, _from_dict, _OpAtom, add, mul, neg, sub
+from .expr import Dim, Expr, Mono, OpAtom, Terms, add, atom_expr, check_dim, from_dict, mul, neg, sub
 from .quasi import normalized_division
 from .ranges import range_of, try_lt
 
@@ -39,8 +39,8 @@ def floordiv(a: Dim, b: Dim) -> Dim:
     """Python floor division ``a // b`` (rounds toward negative infinity)."""
     if isinstance(a, int) and isinstance(b, int):
         return a // b
-    _check(a)
-    _check(b)
+    check_dim(a)
+    check_dim(b)
     k = (a, b)
     cache: dict[tuple[Dim, Dim], Dim] = current().div
     r = cache.get(k)
@@ -60,8 +60,8 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
             return a
         assert isinstance(a, Expr)
         q, r = _split_by(a.terms, b)
-        quotient = _from_dict(q)
-        rest = _from_dict(r)
+        quotient = from_dict(q)
+        rest = from_dict(r)
         if isinstance(rest, int):
             return add(quotient, rest // b)
         g = math.gcd(_content(rest.terms), b)
@@ -72,7 +72,7 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         return add(quotient, _floordiv_atom(rest, b))
     # symbolic divisor
     if isinstance(a, Expr):
-        exact = _exact_div(a, b)
+        exact = exact_div(a, b)
         if exact is not None:
             return exact
         ratio = _ratio(a, b)
@@ -84,7 +84,7 @@ def _floordiv(a: Dim, b: Dim) -> Dim:
         common = _common_factor(a, b)
         if common is not None:
             # (m*p) // (m*q) == p // q for a positive factor m
-            num, den = _exact_div(a, common), _exact_div(b, common)
+            num, den = exact_div(a, common), exact_div(b, common)
             assert num is not None and den is not None  # the common factor divides both
             return floordiv(num, den)
     return _floordiv_atom(a, b)
@@ -107,8 +107,8 @@ def _monomial_quotient(a: Expr, b: Expr) -> Dim | None:
     for am, ac in a.terms:  # the term of a that b's first term times m gives
         if ac % bc or (am == () and bm != ()):
             continue
-        term = _from_dict({am: ac // bc})
-        m = term if bm == () else _exact_div(term, _from_dict({bm: 1}))  # type: ignore[arg-type]
+        term = from_dict({am: ac // bc})
+        m = term if bm == () else exact_div(term, from_dict({bm: 1}))  # type: ignore[arg-type]
         if m is not None and mul(m, b) == a:
             return m
     return None
@@ -144,10 +144,10 @@ def _floordiv_atom(n: Dim, d: Dim) -> Dim:
             # (x // c + r) // d == (x + c*r) // (c*d) for positive integers c, d and any integer r:
             # x // c + r == (x + c*r) // c, and floor(floor(y) / d) == floor(y / d).
             for m, k in n.terms:
-                if k == 1 and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) \
+                if k == 1 and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], OpAtom) \
                         and m[0][0].kind == "floordiv" and range_of(m[0][0].args[1])[0] > 0:
                     inner_n, inner_d = m[0][0].args
-                    r = sub(n, _atom_expr(m[0][0]))
+                    r = sub(n, atom_expr(m[0][0]))
                     return floordiv(add(inner_n, mul(inner_d, r)), mul(inner_d, d))
             # floor(-x/d) == -floor((x + d - 1)/d): keep the leading coefficient positive, unless
             # quasi.normalize gives the result its form (it may prefer the other sign: no ping-pong)
@@ -158,10 +158,10 @@ def _floordiv_atom(n: Dim, d: Dim) -> Dim:
                     return neg(floordiv(add(neg(n), d - 1), d))
                 finally:
                     _negating.discard((n, d))
-    return _atom_expr(_OpAtom("floordiv", (n, d)))
+    return atom_expr(OpAtom("floordiv", (n, d)))
 
 
-def _exact_div(a: Expr, b: Expr) -> Dim | None:
+def exact_div(a: Expr, b: Expr) -> Dim | None:
     """``a / b`` when ``b`` is one monomial that divides every term of ``a``."""
     if len(b.terms) != 1:
         return None
@@ -183,7 +183,7 @@ def _exact_div(a: Expr, b: Expr) -> Dim | None:
             else:
                 md[atom] = have - e
         out[tuple(sorted(md.items(), key=lambda ae: ae[0].key))] = c // bc
-    return _from_dict(out)
+    return from_dict(out)
 
 
 def mod(a: Dim, b: Dim) -> Dim:
@@ -193,8 +193,8 @@ def mod(a: Dim, b: Dim) -> Dim:
     identity of floor division holds of it too (the printer writes it ``a % b`` again)."""
     if isinstance(a, int) and isinstance(b, int):
         return a % b
-    _check(a)
-    _check(b)
+    check_dim(a)
+    check_dim(b)
     if isinstance(b, int) and b == 0:
         raise ZeroDivisionError(f"{a} % 0")
     return sub(a, mul(b, floordiv(a, b)))

@@ -35,7 +35,7 @@ class RangeEnv:
     """Symbol ranges by name, and the algebra's range-dependent caches."""
 
     __slots__ = ("ranges", "strict", "token", "add", "mul", "canon", "div", "lower", "same", "forms",
-                 "others", "work", "over", "_entered")
+                 "others", "work", "over", "parent", "_entered")
 
     def __init__(self, ranges: dict[str, tuple[int, int]] | None = None, strict: bool = True):
         self.ranges: dict[str, tuple[int, int]] = dict(ranges or {})
@@ -45,6 +45,7 @@ class RangeEnv:
         # work spent by each bounded search (see spend); kept when the caches drop
         self.work: dict[str, int] = {}
         self.over: set[str] = set()  # the searches whose budget ran out
+        self.parent: RangeEnv | None = None  # the environment this one is a child of (see child)
         self._drop_caches()
 
     def _drop_caches(self) -> None:
@@ -95,7 +96,13 @@ class RangeEnv:
         are wider than this one's; from a narrower one take decisions out, not dims."""
         env = RangeEnv(self.ranges, strict=True)
         env.ranges.update(ranges)
+        env.parent = self
         return env
+
+    def narrower_than(self, other: RangeEnv) -> str | None:
+        """A symbol whose range here is narrower than in ``other`` (None: there is none)."""
+        return next((name for name, (lo, hi) in self.ranges.items()
+                     if (r := other.ranges.get(name, UNDECLARED)) != (lo, hi) and r[0] <= lo <= hi <= r[1]), None)
 
     def spend(self, search: str, units: int, budget: int) -> bool:
         """Charge ``units`` of work to ``search`` in this environment: False once the total passes
@@ -121,6 +128,9 @@ class RangeEnv:
         return c
 
     def __enter__(self) -> RangeEnv:
+        now = _current.get()
+        if now is not self and now.parent is not None:
+            _check_mixing(now, self)
         self._entered.append(_current.set(self))
         return self
 
@@ -129,6 +139,29 @@ class RangeEnv:
 
     def __repr__(self) -> str:
         return f"RangeEnv({len(self.ranges)} symbols)"
+
+
+class MixedEnvironments(ValueError):
+    """Dims derived under narrower ranges would be computed with under wider ones."""
+
+
+def _check_mixing(now: RangeEnv, entered: RangeEnv) -> None:
+    """Entering ``entered`` from ``now``, one of its descendants (a result narrowed to its domain,
+    in a child environment): what ``now`` derived under a narrower range (``min(64, seq)`` is
+    ``seq`` for ``seq <= 64``) would be taken for true under the wider one. As JAX's
+    ``SymbolicScope`` check refuses to mix the dims of two scopes, that is refused."""
+    env: RangeEnv | None = now
+    while env is not None and env is not entered:
+        env = env.parent
+    if env is None:
+        return  # unrelated environments: another inference's computation, its dims its own
+    name = now.narrower_than(entered)
+    if name is not None:
+        lo, hi = now.ranges[name]
+        wlo, whi = entered.range(name)
+        raise MixedEnvironments(f"computing under ranges wider than those the current dims were derived under "
+                                f"({name} in [{lo}, {hi}] here, [{wlo}, {whi}] there): use one result's dims "
+                                f"under its own environment (narrowed results have one of their own)")
 
 
 K = TypeVar("K")

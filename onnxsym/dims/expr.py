@@ -11,6 +11,13 @@ The objects are structure only: a symbol is its name, and its range is the curre
 table); which structure is canonical for a sum, and every range, is the environment's
 (its ``canon`` table and caches): a dim made under one environment means the same
 function in every other.
+
+The modules of ``onnxsym.dims`` built on this one use its internal API: ``OpAtom``
+(a non-polynomial atom), ``atom_expr`` (an atom as a dim), ``from_dict`` (a dim from
+monomial -> coefficient), ``eval_atom``, ``dim_key`` (the canonical order), ``check_dim``,
+and the range cache each atom and Expr carries (``range_cache``, valid while
+``range_token`` is the environment's token: see ``ranges.range_of``). Code outside
+``onnxsym.dims`` uses ``onnxsym.dims.structure`` instead.
 """
 
 from __future__ import annotations
@@ -65,10 +72,10 @@ later = _Later()
 class Atom:
     """A variable of the polynomial form: a symbol or a non-polynomial term."""
 
-    __slots__ = ("key", "_range", "_token", "__weakref__")
+    __slots__ = ("key", "range_cache", "range_token", "__weakref__")
     key: tuple[Any, ...]
-    _range: tuple[int, int]  # the range in the environment whose token is _token
-    _token: object
+    range_cache: tuple[int, int]  # the range in the environment whose token is range_token (see ranges.range_of)
+    range_token: object
 
 
 _syms: weakref.WeakValueDictionary[str, Sym] = weakref.WeakValueDictionary()
@@ -87,7 +94,7 @@ class Sym(Atom):
             s = object.__new__(cls)
             s.name = name
             s.key = (0, name)
-            s._token = None
+            s.range_token = None
             _syms[name] = s
         if lo is not None or hi is not None:
             current().declare(name, DEFAULT_LO if lo is None else lo, INT64_MAX if hi is None else hi)
@@ -97,10 +104,10 @@ class Sym(Atom):
     def range(self) -> tuple[int, int]:
         """``(lo, hi)`` in the current environment."""
         env = current()
-        if self._token is env.token:
-            return self._range
-        r = self._range = env.range(self.name)
-        self._token = env.token
+        if self.range_token is env.token:
+            return self.range_cache
+        r = self.range_cache = env.range(self.name)
+        self.range_token = env.token
         return r
 
     @property
@@ -129,7 +136,7 @@ def _unpickled_sym(name: str, lo: int, hi: int) -> Sym:
 
 # The structural tables: one object per structure while it is alive, by a weak reference (a plain
 # dict of refs, swept of dead ones as it grows: a WeakValueDictionary runs Python code on the hot path).
-_op_atoms: dict[tuple[str, tuple[Dim, ...]], weakref.ref[_OpAtom]] = {}
+_op_atoms: dict[tuple[str, tuple[Dim, ...]], weakref.ref[OpAtom]] = {}
 _exprs: dict[Terms, weakref.ref[Expr]] = {}
 _sweep_at = {id(_op_atoms): 1 << 16, id(_exprs): 1 << 16}
 
@@ -142,7 +149,7 @@ def _remember(table: dict[Any, Any], key: object, obj: object) -> None:
     table[key] = weakref.ref(obj)
 
 
-class _OpAtom(Atom):
+class OpAtom(Atom):
     """An interned term ``kind(args...)`` whose args are canonical dims."""
 
     __slots__ = ("kind", "args", "periods")
@@ -152,30 +159,30 @@ class _OpAtom(Atom):
     periods: dict[Sym, int] | Literal[False] | None
     _ORDER = {"floordiv": 1, "max": 3, "min": 4}
 
-    def __new__(cls, kind: str, args: tuple[Dim, ...]) -> _OpAtom:
+    def __new__(cls, kind: str, args: tuple[Dim, ...]) -> OpAtom:
         k = (kind, args)
         ref = _op_atoms.get(k)
         a = ref() if ref is not None else None
         if a is None:
             a = object.__new__(cls)
             a.kind, a.args = kind, args
-            a.key = (cls._ORDER[kind],) + tuple(_dim_key(x) for x in args)
-            a._token = None
+            a.key = (cls._ORDER[kind],) + tuple(dim_key(x) for x in args)
+            a.range_token = None
             a.periods = False  # not yet known (see quasi.atom_periods)
             _remember(_op_atoms, k, a)
         return a
 
-    def __reduce__(self) -> tuple[type[_OpAtom], tuple[str, tuple[Dim, ...]]]:
-        return (_OpAtom, (self.kind, self.args))
+    def __reduce__(self) -> tuple[type[OpAtom], tuple[str, tuple[Dim, ...]]]:
+        return (OpAtom, (self.kind, self.args))
 
 
-def _dim_key(d: Dim) -> tuple[Any, ...]:
+def dim_key(d: Dim) -> tuple[Any, ...]:
     return (0, d) if isinstance(d, int) else (1, d.key)
 
 
 # --------------------------------------------------------------------------- Expr
 
-Mono = tuple[tuple[Sym | _OpAtom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
+Mono = tuple[tuple[Sym | OpAtom, int], ...]  # sorted (atom, exponent) pairs; () is the constant
 Terms = tuple[tuple[Mono, int], ...]  # sorted (monomial, coefficient) pairs
 
 
@@ -186,11 +193,11 @@ def _mono_key(m: Mono) -> tuple[Any, ...]:
 class Expr:
     """A symbolic dim in canonical form. Build with :func:`sym` and arithmetic."""
 
-    __slots__ = ("terms", "key", "_range", "_token", "_text", "__weakref__")
+    __slots__ = ("terms", "key", "range_cache", "range_token", "_text", "__weakref__")
     terms: Terms
     key: tuple[Any, ...]
-    _range: tuple[int, int]  # the range in the environment whose token is _token
-    _token: object
+    range_cache: tuple[int, int]  # the range in the environment whose token is range_token (see ranges.range_of)
+    range_token: object
     _text: str | None
 
     def __new__(cls, terms: Terms) -> Expr:
@@ -302,7 +309,7 @@ def _structure(terms: Terms) -> Expr:
         e = object.__new__(Expr)
         e.terms = terms
         e.key = tuple((_mono_key(m), c) for m, c in terms)
-        e._token = None
+        e.range_token = None
         e._text = None
         _remember(_exprs, terms, e)
     return e
@@ -320,24 +327,24 @@ def _decided(answer: bool | None, a: Dim, op: str, b: Dim) -> bool:
 def sym(name: str, lo: int = DEFAULT_LO, hi: int = INT64_MAX) -> Expr:
     """The dim that is the symbol ``name``, with range ``[lo, hi]`` declared in the current
     environment (see :mod:`onnxsym.dims.env`)."""
-    return _atom_expr(Sym(name, lo, hi))
+    return atom_expr(Sym(name, lo, hi))
 
 
 def symbol(name: str) -> Expr:
     """The dim that is the symbol ``name``, with the range the current environment gives it."""
-    return _atom_expr(Sym(name))
+    return atom_expr(Sym(name))
 
 
 def expr_of(s: Sym) -> Expr:
     """The dim that is the symbol ``s``."""
-    return _atom_expr(s)
+    return atom_expr(s)
 
 
-def _atom_expr(atom: Sym | _OpAtom) -> Expr:
+def atom_expr(atom: Sym | OpAtom) -> Expr:
     return Expr(((((atom, 1),), 1),))
 
 
-def _from_dict(d: dict[Mono, int]) -> Dim:
+def from_dict(d: dict[Mono, int]) -> Dim:
     items = [(m, c) for m, c in d.items() if c != 0]
     if not items:
         return 0
@@ -355,7 +362,7 @@ def _terms(d: Dim) -> Terms:
     raise TypeError(f"not a dim: {d!r}")
 
 
-def _check(d: object) -> None:
+def check_dim(d: object) -> None:
     if not isinstance(d, (int, Expr)) or isinstance(d, bool):
         raise TypeError(f"not a dim: {d!r}")
 
@@ -365,8 +372,8 @@ def _check(d: object) -> None:
 def add(a: Dim, b: Dim) -> Dim:
     if isinstance(a, int) and isinstance(b, int):
         return a + b
-    _check(a)
-    _check(b)
+    check_dim(a)
+    check_dim(b)
     if b == 0:
         return a
     if a == 0:
@@ -378,7 +385,7 @@ def add(a: Dim, b: Dim) -> Dim:
         d = dict(_terms(a))
         for m, c in _terms(b):
             d[m] = d.get(m, 0) + c
-        r = _from_dict(d)
+        r = from_dict(d)
         if len(cache) > CACHE_LIMIT:
             cache.clear()
         cache[k] = r
@@ -407,8 +414,8 @@ def _mono_mul(m1: Mono, m2: Mono) -> Mono:
 def mul(a: Dim, b: Dim) -> Dim:
     if isinstance(a, int) and isinstance(b, int):
         return a * b
-    _check(a)
-    _check(b)
+    check_dim(a)
+    check_dim(b)
     if isinstance(a, int):
         a, b = b, a
     if b == 1:
@@ -428,7 +435,7 @@ def mul(a: Dim, b: Dim) -> Dim:
                 for m2, c2 in b.terms:
                     m = _mono_mul(m1, m2)
                     d[m] = d.get(m, 0) + c1 * c2
-            r = _from_dict(d)
+            r = from_dict(d)
         if len(cache) > CACHE_LIMIT:
             cache.clear()
         cache[k] = r
@@ -442,7 +449,7 @@ def is_static(d: Dim) -> bool:
     return isinstance(d, int)
 
 
-def atoms(d: Dim) -> Iterator[Sym | _OpAtom]:
+def atoms(d: Dim) -> Iterator[Sym | OpAtom]:
     """The atoms of ``d``'s top level polynomial."""
     if isinstance(d, int):
         return
@@ -479,17 +486,17 @@ def evaluate(d: Dim, bindings: Mapping[Any, int]) -> int:
     for m, c in d.terms:
         v = c
         for atom, e in m:
-            v *= _eval_atom(atom, bindings) ** e
+            v *= eval_atom(atom, bindings) ** e
         total += v
     return total
 
 
-def _eval_atom(atom: Atom, bindings: Mapping[Any, int]) -> int:
+def eval_atom(atom: Atom, bindings: Mapping[Any, int]) -> int:
     if isinstance(atom, Sym):
         if atom in bindings:
             return bindings[atom]
         return bindings[atom.name]
-    assert isinstance(atom, _OpAtom)
+    assert isinstance(atom, OpAtom)
     vals = [evaluate(x, bindings) for x in atom.args]
     if atom.kind == "floordiv":
         return vals[0] // vals[1]

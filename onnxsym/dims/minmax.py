@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from .env import current
-from .expr import Atom, Dim, Expr, Sym, _atom_expr, _check, _dim_key, _OpAtom, free_symbols
+from .expr import Atom, Dim, Expr, OpAtom, Sym, atom_expr, check_dim, dim_key, free_symbols
 from .ranges import try_le
 
 
 def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
     flat: list[Dim] = []
     for x in args:
-        _check(x)
+        check_dim(x)
         if isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1 \
                 and len(x.terms[0][0]) == 1 and x.terms[0][0][0][1] == 1:
             atom = x.terms[0][0][0][0]
-            if isinstance(atom, _OpAtom) and atom.kind == kind:
+            if isinstance(atom, OpAtom) and atom.kind == kind:
                 flat.extend(atom.args)
                 continue
         flat.append(x)
@@ -42,8 +42,8 @@ def _minmax(kind: str, args: Iterable[Dim]) -> Dim:
         kept.append(x)
     if len(kept) == 1:
         return kept[0]
-    kept.sort(key=_dim_key)
-    return _atom_expr(_OpAtom(kind, tuple(kept)))
+    kept.sort(key=dim_key)
+    return atom_expr(OpAtom(kind, tuple(kept)))
 
 
 # Past this many arguments, each is first evaluated at a few points of the symbols' ranges:
@@ -82,7 +82,7 @@ def _value(d: Dim, point: dict[Sym, int]) -> int | None:
 def _atom_value(atom: Atom, point: dict[Sym, int]) -> int | None:
     if isinstance(atom, Sym):
         return point[atom]
-    assert isinstance(atom, _OpAtom)
+    assert isinstance(atom, OpAtom)
     args = [_value(x, point) for x in atom.args]
     if any(a is None for a in args) or atom.kind not in ("floordiv", "max", "min"):
         return None

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from .env import bounded, current
-from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _eval_atom, _from_dict, _OpAtom, evaluate
+from .expr import Atom, Dim, Expr, Mono, OpAtom, Sym, Terms, eval_atom, evaluate, from_dict
 
 # Largest period examined: beyond it a function keeps the form its construction gave.
 MAX_PERIOD = 64
@@ -47,7 +47,7 @@ def atom_periods(atom: Atom) -> Periods | None:
     """Per symbol, a period of ``atom`` (``None`` unless it is quasi-affine)."""
     if isinstance(atom, Sym):
         return {atom: 1}
-    assert isinstance(atom, _OpAtom)
+    assert isinstance(atom, OpAtom)
     p = atom.periods
     if p is False:
         p = None
@@ -81,7 +81,7 @@ def periods(d: Dim) -> Periods | None:
 
 def _solo(atom: Atom) -> Sym | None:
     """The one symbol of a quasi-affine floor division over a single symbol."""
-    if not isinstance(atom, _OpAtom) or atom.kind != "floordiv":
+    if not isinstance(atom, OpAtom) or atom.kind != "floordiv":
         return None
     p = atom_periods(atom)
     if p is None or len(p) != 1:
@@ -257,7 +257,7 @@ def _lcm(ns: Iterable[int]) -> int:
     return out
 
 
-def _solo_form(s: Sym, k: int, items: tuple[tuple[_OpAtom, int], ...]) -> tuple[Form, int] | None:
+def _solo_form(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[Form, int] | None:
     """The canonical form of ``k*s + sum(c*atom)`` and its value at ``s = 0``."""
     key = (s, k, items)
     cache: dict[tuple[object, ...], tuple[Form, int] | None] = current().forms
@@ -273,7 +273,7 @@ def _solo_form(s: Sym, k: int, items: tuple[tuple[_OpAtom, int], ...]) -> tuple[
         p = ps[s]
         bound = bound * p // math.gcd(bound, p)
     if bound <= MAX_PERIOD:
-        values = [k * t + sum(c * _eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
+        values = [k * t + sum(c * eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
         steps = tuple(b - a for a, b in zip(values, values[1:]))
         period = next(p for p in range(1, bound + 1) if bound % p == 0 and steps[p:] == steps[:-p])
         # A range shorter than the period would let a division be constant on it, which
@@ -285,18 +285,18 @@ def _solo_form(s: Sym, k: int, items: tuple[tuple[_OpAtom, int], ...]) -> tuple[
     return out
 
 
-def _division(s: Sym, d: int, u: int, j: int) -> _OpAtom:
+def _division(s: Sym, d: int, u: int, j: int) -> OpAtom:
     num: dict[Mono, int] = {((s, 1),): u}
     if j:
         num[()] = j
-    return _OpAtom("floordiv", (_from_dict(num), d))
+    return OpAtom("floordiv", (from_dict(num), d))
 
 
 def _pair_max_min(terms: Terms, out: dict[Mono, int]) -> bool:
     """``max(p, q) + min(p, q) == p + q``: the common part of their coefficients becomes ``p + q``."""
     found: dict[tuple[Dim, ...], dict[str, tuple[Mono, int]]] = {}
     for m, c in terms:
-        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind in ("max", "min") \
+        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], OpAtom) and m[0][0].kind in ("max", "min") \
                 and len(m[0][0].args) == 2:
             found.setdefault(m[0][0].args, {})[m[0][0].kind] = (m, c)
     changed = False
@@ -318,10 +318,10 @@ def _pair_max_min(terms: Terms, out: dict[Mono, int]) -> bool:
 
 def normalize(terms: Terms) -> Dim | None:
     """The canonical dim of ``terms`` when it differs from them, else ``None``."""
-    groups: dict[Sym, list[tuple[_OpAtom, int]]] = {}
+    groups: dict[Sym, list[tuple[OpAtom, int]]] = {}
     minmax = False
     for m, c in terms:
-        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom):
+        if len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], OpAtom):
             atom = m[0][0]
             s = _solo(atom)
             if s is not None:
@@ -355,5 +355,5 @@ def normalize(terms: Terms) -> Dim | None:
         out[()] = out.get((), 0) + at0
     if not changed:
         return None
-    return _from_dict(out)
+    return from_dict(out)
 

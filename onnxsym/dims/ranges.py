@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .env import INT64_MAX, bounded, current
-from .expr import Atom, Dim, Expr, Mono, Sym, Terms, _atom_expr, _from_dict, _OpAtom, add, mul, neg, sub
+from .expr import Atom, Dim, Expr, Mono, OpAtom, Sym, Terms, add, atom_expr, from_dict, mul, neg, sub
 from .quasi import identically_zero
 
 
@@ -17,7 +17,7 @@ def _poly_range(terms: Terms, token: object) -> tuple[int, int]:
     for m, c in terms:
         r = (1, 1)
         for atom, e in m:
-            ar = atom._range if atom._token is token else _atom_range(atom)
+            ar = atom.range_cache if atom.range_token is token else _atom_range(atom)
             for _ in range(e):
                 r = _imul(r, ar)
         r = _imul(r, (c, c))
@@ -50,15 +50,15 @@ def _atom_range(atom: Atom) -> tuple[int, int]:
     """The atom's range in the current environment (cached on it with the environment's token)."""
     env = current()
     token = env.token  # the ranges the answer is derived under
-    if atom._token is token:
-        return atom._range
+    if atom.range_token is token:
+        return atom.range_cache
     if isinstance(atom, Sym):
         r = env.range(atom.name)
     else:
-        assert isinstance(atom, _OpAtom)
+        assert isinstance(atom, OpAtom)
         r = _op_range(atom.kind, atom.args)
-    atom._range = r
-    atom._token = token
+    atom.range_cache = r
+    atom.range_token = token
     return r
 
 
@@ -68,8 +68,8 @@ def range_of(d: Dim) -> tuple[int, int]:
     if isinstance(d, int):
         return d, d
     token = current().token
-    if d._token is token:
-        return d._range
+    if d.range_token is token:
+        return d.range_cache
     r = _poly_range(d.terms, token)
     if len(d.terms) > 1 and any(_divides_by_constant(m) for m, _ in d.terms):
         # a remainder x - c*(x//c) is in [0, c): intervals alone miss that x cancels
@@ -84,13 +84,13 @@ def range_of(d: Dim) -> tuple[int, int]:
                 _work.pop()
         if spent:
             return r  # a weaker range than the full search gives: not kept
-    d._range = r
-    d._token = token
+    d.range_cache = r
+    d.range_token = token
     return r
 
 
 def _divides_by_constant(m: Mono) -> bool:
-    return len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _OpAtom) and m[0][0].kind == "floordiv" \
+    return len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], OpAtom) and m[0][0].kind == "floordiv" \
         and isinstance(m[0][0].args[1], int)
 
 
@@ -157,10 +157,10 @@ def _lower_bound(d: Expr, depth: int) -> int:
         return _poly_range(d.terms, env.token)[0]
     best = _poly_range(d.terms, env.token)[0]
     for m, k in d.terms:
-        if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], _OpAtom):
+        if len(m) != 1 or m[0][1] != 1 or not isinstance(m[0][0], OpAtom):
             continue
         atom = m[0][0]
-        rest = sub(d, mul(k, _atom_expr(atom)))
+        rest = sub(d, mul(k, atom_expr(atom)))
         if atom.kind == "floordiv" and isinstance(c := atom.args[1], int) and c > 0:
             # c*d == c*rest + k*x - k*r for the remainder r of x by c, 0 <= r < c
             x = atom.args[0]
@@ -202,8 +202,8 @@ def _monotone_lower_bound(d: Dim, depth: int) -> int:
             (p if exps else q)[tuple(ae for ae in m if ae[0] != x) if exps else m] = c
         else:
             lo = _atom_range(x)[0]
-            if lower_bound(_from_dict(p), depth - 1) >= 0:
-                best = max(best, lower_bound(add(mul(lo, _from_dict(p)), _from_dict(q)), depth - 1))
+            if lower_bound(from_dict(p), depth - 1) >= 0:
+                best = max(best, lower_bound(add(mul(lo, from_dict(p)), from_dict(q)), depth - 1))
     return best
 
 

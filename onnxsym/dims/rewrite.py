@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .division import floordiv, mod
-from .expr import Atom, Dim, Sym, _atom_expr, _OpAtom, add, expr_of, free_symbols, mul
+from .expr import Atom, Dim, OpAtom, Sym, add, atom_expr, expr_of, free_symbols, mul
 from .minmax import dmax, dmin
 
 
@@ -26,8 +26,8 @@ def substitute(d: Dim, mapping: Mapping[Sym, Dim]) -> Dim:
 
 def _subst_atom(atom: Atom, mapping: Mapping[Sym, Dim]) -> Dim:
     if isinstance(atom, Sym):
-        return mapping.get(atom, _atom_expr(atom))
-    assert isinstance(atom, _OpAtom)
+        return mapping.get(atom, atom_expr(atom))
+    assert isinstance(atom, OpAtom)
     args = [substitute(x, mapping) for x in atom.args]
     if atom.kind == "floordiv":
         return floordiv(*args)

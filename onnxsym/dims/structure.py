@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Generic, TypeVar
 
-from .division import _exact_div, floordiv
-from .expr import Dim, Expr, Mono, Sym, _atom_expr, _from_dict, _OpAtom, mul
+from .division import exact_div, floordiv
+from .expr import Dim, Expr, Mono, OpAtom, Sym, atom_expr, from_dict, mul
 from .ranges import range_of
 
 Factor = tuple[Dim, int]  # (a dim that is one atom, its exponent)
@@ -24,7 +23,7 @@ def terms(d: Dim) -> tuple[Term, ...]:
     """``d`` as a sum of terms, in canonical order (the constant, if any, first)."""
     if isinstance(d, int):
         return ((d, ()),) if d else ()
-    return tuple((c, tuple((_atom_expr(a), e) for a, e in m)) for m, c in d.terms)
+    return tuple((c, tuple((atom_expr(a), e) for a, e in m)) for m, c in d.terms)
 
 
 def from_terms(ts: Sequence[Term]) -> Dim:
@@ -47,10 +46,10 @@ def total(ds: Sequence[Dim]) -> Dim:
     for d in ds:
         for m, c in (d.terms if isinstance(d, Expr) else (((), d),)):
             out[m] = out.get(m, 0) + c
-    return _from_dict(out)
+    return from_dict(out)
 
 
-def _atom(d: Dim) -> Sym | _OpAtom | None:
+def _atom(d: Dim) -> Sym | OpAtom | None:
     if isinstance(d, Expr) and len(d.terms) == 1 and d.terms[0][1] == 1:
         m = d.terms[0][0]
         if len(m) == 1 and m[0][1] == 1:
@@ -62,7 +61,7 @@ def operation(d: Dim) -> tuple[str, tuple[Dim, ...]] | None:
     """``(kind, args)`` when ``d`` is one operation: ``("floordiv", (n, d))``, ``("max", args)`` or
     ``("min", args)``; else ``None`` (a symbol, a sum, a product, a number)."""
     a = _atom(d)
-    return (a.kind, a.args) if isinstance(a, _OpAtom) else None
+    return (a.kind, a.args) if isinstance(a, OpAtom) else None
 
 
 def is_atom(d: Dim) -> bool:
@@ -83,18 +82,7 @@ def coefficient(d: Dim, x: Dim) -> Dim:
         if (atom, 1) in m:
             rest: Mono = tuple(ae for ae in m if ae[0] is not atom)
             out[rest] = c
-    return _from_dict(out)
-
-
-def linear_coefficient(d: Dim, x: Dim) -> int:
-    """The coefficient of the term that is the atom ``x`` alone (0 if there is none)."""
-    atom = _atom(x)
-    if atom is None or isinstance(d, int):
-        return 0
-    for m, c in d.terms:
-        if len(m) == 1 and m[0] == (atom, 1):
-            return c
-    return 0
+    return from_dict(out)
 
 
 def common_factor(d: Dim) -> Dim:
@@ -108,7 +96,7 @@ def common_factor(d: Dim) -> Dim:
         shared = {a: min(e, md[a]) for a, e in shared.items() if a in md}
         g = math.gcd(g, c)
     mono: Mono = tuple(sorted(shared.items(), key=lambda ae: ae[0].key))
-    return _from_dict({mono: g})
+    return from_dict({mono: g})
 
 
 def exact_quotient(a: Dim, b: Dim) -> Dim | None:
@@ -119,7 +107,7 @@ def exact_quotient(a: Dim, b: Dim) -> Dim | None:
             return None
         if isinstance(a, int):
             return a // b if a % b == 0 else None
-        return _from_dict({m: c // b for m, c in a.terms}) if all(c % b == 0 for _, c in a.terms) else None
+        return from_dict({m: c // b for m, c in a.terms}) if all(c % b == 0 for _, c in a.terms) else None
     if isinstance(a, int):
         return 0 if a == 0 else None
     if a is b:
@@ -127,7 +115,7 @@ def exact_quotient(a: Dim, b: Dim) -> Dim | None:
     k = a.terms[0][1] // b.terms[0][1]
     if len(a.terms) == len(b.terms) and k and mul(b, k) is a:
         return k
-    return _exact_div(a, b)
+    return exact_div(a, b)
 
 
 def without_positive_factor(d: Dim) -> Dim:
@@ -139,50 +127,3 @@ def without_positive_factor(d: Dim) -> Dim:
     if factor == 1 or range_of(factor)[0] < 1:
         return d
     return floordiv(d, factor)  # exact: the factor divides every term
-
-
-T = TypeVar("T")
-
-
-class Visitor(Generic[T]):
-    """A fold over a dim's structure: :meth:`visit` calls :meth:`number` for an int and, for an
-    Expr, :meth:`sum` of :meth:`term` of the atoms' results (:meth:`symbol`, :meth:`floordiv`,
-    :meth:`max`, :meth:`min`, which get the atom's args as dims and call :meth:`visit` on them as
-    they need)."""
-
-    def visit(self, d: Dim) -> T:
-        if isinstance(d, int):
-            return self.number(d)
-        return self.sum([self.term(c, [(self.atom(f), e) for f, e in fs]) for c, fs in terms(d)])
-
-    def atom(self, f: Dim) -> T:
-        s = _atom(f)
-        if isinstance(s, Sym):
-            return self.symbol(s)
-        op = operation(f)
-        assert op is not None, f
-        kind, args = op
-        if kind == "floordiv":
-            return self.floordiv(*args)
-        return self.max(args) if kind == "max" else self.min(args)
-
-    def number(self, c: int) -> T:
-        raise NotImplementedError
-
-    def symbol(self, s: Sym) -> T:
-        raise NotImplementedError
-
-    def floordiv(self, n: Dim, d: Dim) -> T:
-        raise NotImplementedError
-
-    def max(self, args: tuple[Dim, ...]) -> T:
-        raise NotImplementedError
-
-    def min(self, args: tuple[Dim, ...]) -> T:
-        raise NotImplementedError
-
-    def term(self, coefficient: int, factors: list[tuple[T, int]]) -> T:
-        raise NotImplementedError
-
-    def sum(self, parts: list[T]) -> T:
-        raise NotImplementedError

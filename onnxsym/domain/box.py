@@ -137,6 +137,9 @@ def _proven(f, box, fixed) -> bool:
     with dims.current().child({name: tuple(r) for name, r in box.items()}):
         if f.rel == "or":
             return any(dims.try_eq(narrowed(a), narrowed(b)) is True for a, b in f.alts)
+        if f.rel == "cases":
+            return any(all((dims.try_le if rel == "<=" else dims.try_eq)(narrowed(a), narrowed(b)) is True
+                           for rel, a, b in p) for p in f.pieces)
         lhs, rhs = narrowed(f.lhs), narrowed(f.rhs)
         return (dims.try_le(lhs, rhs) if f.rel == "<=" else dims.try_eq(lhs, rhs)) is True
 

@@ -1,58 +1,28 @@
 """The raw conditions a model's nodes need, with the node and why.
 
 Two sources: the constraints inference recorded (MatMul inner dims, Concat
-axes, Reshape element counts, broadcasts of dims proven not 1, float32 bounds,
-declared dims), and what the nodes need that inference does not record because
-their shapes follow either way: index bounds (Gather, GatherElements, GatherND,
-ScatterND, ScatterElements, from the element bounds of their indices), broadcasts
-of dims that may be 1 (``min(64, seq)`` against ``seq``), Expand, Split sizes and
-Tile repeats.
+axes, Reshape element counts, broadcasts of dims proven not 1, float32 bounds),
+and the conditions each op registered to be checked on its inferred inputs
+(:mod:`.needs`: broadcasts of dims that may be 1, index bounds, Split sizes, ...).
 """
 
 from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import onnx
 
-from .. import dims
+from .. import dims, registry
 from ..dims import Dim
-from ..facts.fact import Constraint, Guard, Origin, Place, Rel
+from ..facts.fact import Guard, Origin, Rel
 from ..inference.engine import node_label
 from ..inference.values import Tensor
 from . import forms
 from .elements import Elements
-
-
-@dataclass(frozen=True)
-class Raw:
-    """A condition a node needs (``fact``; for a broadcast, any of the equalities ``alts``),
-    ``order`` the node's index in the graph. The fact's origin tells whether a node fails
-    (or its shape changes) without it, or onnxsym assumes it (``assumed`` says why)."""
-
-    fact: Constraint
-    order: int
-    alts: tuple[tuple[Dim, Dim], ...] = ()
-
-    @property
-    def assumed(self) -> str:
-        return self.fact.reason if self.fact.origin.assumed else ""
-
-
-def needed(rel: Rel, lhs: Dim, rhs: Dim, label: str, op_type: str, reason: str, order: int,
-           alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
-    """What the main graph's node ``label`` needs to run."""
-    return Raw(Constraint(rel, lhs, rhs, Origin.NEEDED, Place(label, op_type), reason), order, alts)
-
-
-# Ops that broadcast all their inputs (numpy rules).
-BROADCASTING = frozenset({
-    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-    "And", "Or", "Xor", "Where", "Max", "Min", "Sum", "Mean", "BitShift", "BitwiseAnd", "BitwiseOr",
-    "BitwiseXor", "PRelu"})
+from .needs import Raw, Site
 
 
 def raw_conditions(result) -> list[Raw]:
@@ -178,169 +148,14 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
 
 
 def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None) -> Iterator[Raw]:
+    """What each node's op registered to be checked on its inferred inputs (see :mod:`.needs`)."""
     if values is None:
         values, elements = result.values, Elements(result)
+    opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
     for i, n in enumerate(graph.node):
-        if n.domain not in ("", "ai.onnx"):
-            continue
-        op = n.op_type
-        if op in BROADCASTING:
-            yield from _broadcast(values, n, i, [x for x in n.input if x])
-        elif op in ("Gather", "GatherElements", "ScatterElements") and elements is not None:
-            yield from _gather(values, elements, n, i)
-        elif op in ("GatherND", "ScatterND") and elements is not None:
-            yield from _gather_nd(values, elements, n, i)
-        elif op == "Expand":
-            yield from _expand(values, n, i)
-        elif op == "Split":
-            yield from _split(values, result, n, i)
-        elif op == "Tile":
-            yield from _tile(values, n, i)
-
-
-def _shape(values, name: str):
-    v = values.get(name) if name else None
-    return v.shape if isinstance(v, Tensor) else None
-
-
-def _is_one(d: Dim) -> bool:
-    return isinstance(d, int) and d == 1
-
-
-def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
-    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
-    leaving out pairs of dims both provably not 1: inference recorded those."""
-    for axis, col in enumerate(cols):
-        distinct = list(dict.fromkeys(d for d in col if not _is_one(d)))
-        for j, a in enumerate(distinct):
-            for b in distinct[j + 1:]:
-                if dims.try_eq(a, 1) is False and dims.try_eq(b, 1) is False:
-                    continue
-                if dims.try_eq(a, b) is True:
-                    continue
-                yield axis, a, b
-
-
-def _broadcast(values, n, i, names) -> Iterator[Raw]:
-    shapes = [_shape(values, x) for x in names]
-    if len(shapes) < 2 or any(s is None for s in shapes) or all(s == shapes[0] for s in shapes):
-        return
-    rank = max(len(s) for s in shapes)
-    cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]))
-    label = node_label(n, i)
-    for axis, a, b in _pairs(cols):
-        yield needed(Rel.EQ, a, b, label, n.op_type, f"broadcast on axis {axis}: {a} against {b}", i,
-                     alts=((a, b), (a, 1), (b, 1)))
-
-
-def _expand(values, n, i) -> Iterator[Raw]:
-    x = _shape(values, n.input[0])
-    t = values.get(n.input[1]) if len(n.input) > 1 else None
-    if x is None or not isinstance(t, Tensor) or t.value is None:
-        return
-    target = tuple(t.value)
-    rank = max(len(x), len(target))
-    cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + target))
-    label = node_label(n, i)
-    for axis, a, b in _pairs(cols):
-        yield needed(Rel.EQ, a, b, label, n.op_type, f"expand axis {axis}: {a} to {b}", i, alts=((a, b), (a, 1), (b, 1)))
-
-
-def _attr_int(n, name: str, default: int) -> int:
-    for a in n.attribute:
-        if a.name == name:
-            return a.i
-    return default
-
-
-def _index_bounds(label, op, i, what: str, d: Dim, b) -> Iterator[Raw]:
-    lo, hi = b
-    if dims.try_le(hi, dims.sub(d, 1)) is not True:
-        yield needed(Rel.LE, hi, dims.sub(d, 1), label, op, f"index {hi} < {d} {what}", i)
-    if dims.try_le(dims.neg(d), lo) is not True:
-        yield needed(Rel.LE, dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
-
-
-def _nonempty(shape) -> bool:
-    return shape is not None and dims.try_le(1, _product(shape)) is True
-
-
-def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
-    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
-    idx = _shape(values, idx_name)
-    if x is None or not x or idx is None:
-        return
-    axis = _attr_int(n, "axis", 0)
-    axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
-        return
-    b = elements.bounds(idx_name)
-    if b is not None:
-        what = "rows" if axis == 0 else f"on axis {axis}"
-        raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
-        yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
-
-
-def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
-    """Each ``lhs <= rhs`` an index needs, where there may be no index at all (``Range(0, seq)``
-    at ``seq = 0``): ``count == 0 or min(lhs, rhs) == lhs``, a disjunction of equalities."""
-    for r in raws:
-        c = r.fact
-        yield replace(r, fact=replace(c, rel=Rel.EQ), alts=((c.lhs, dims.dmin(c.lhs, c.rhs)), (count, 0)))
-
-
-def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
-    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
-    idx = _shape(values, idx_name)
-    if x is None or not idx or not isinstance(idx[-1], int):
-        return
-    k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
-    if batch + k > len(x):
-        return
-    # component j of each index tuple indexes axis batch + j (told apart where the tuples are a
-    # Concat of one column per component, as torch's advanced indexing builds them)
-    bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
-    for j, b in enumerate(bounds):
-        if b is not None:
-            raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
-            yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
-
-
-def _split(values, result, n, i) -> Iterator[Raw]:
-    x = _shape(values, n.input[0])
-    if x is None or not x:
-        return
-    axis = _attr_int(n, "axis", 0)
-    axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
-        return
-    d, label = x[axis], node_label(n, i)
-    opset = next((o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    sizes = None
-    if opset >= 13 and len(n.input) > 1 and n.input[1]:
-        v = values.get(n.input[1])
-        sizes = tuple(v.value) if isinstance(v, Tensor) and v.value is not None else None
-    elif opset < 13:
-        sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
-    if sizes is not None:
-        total: Dim = 0
-        for s in sizes:
-            total = dims.add(total, s)
-        yield needed(Rel.EQ, total, d, label, n.op_type, f"split sizes add up to {d}", i)
-        for s in sizes:
-            if not isinstance(s, int) and dims.try_le(0, s) is not True:
-                yield needed(Rel.LE, 0, s, label, n.op_type, f"split size {s} >= 0", i)
-    elif not (opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
-        parts = len(n.output)
-        if parts > 1 and not isinstance(d, int):
-            yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
-                         f"{d} splits into {parts} equal parts", i)
-
-
-def _tile(values, n, i) -> Iterator[Raw]:
-    r = values.get(n.input[1]) if len(n.input) > 1 else None
-    if not isinstance(r, Tensor) or r.value is None:
-        return
-    for k, rep in enumerate(r.value):
-        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
-            yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
+        e = registry.entry(n.domain, n.op_type)
+        checks = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
+        if checks:
+            site = Site(n, i, node_label(n, i), values, elements, opsets.get(registry.canonical_domain(n.domain), 1))
+            for check in checks:
+                yield from check(site)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, Sym
+from . import cases
 from . import structure as st
 
 # The largest period tried for a residue analysis (substitutions cost).
@@ -37,7 +38,8 @@ class Form:
     """One simplified condition. ``kind``: range, divisible or other.
 
     range: ``symbol`` in ``[lo, hi]``; divisible: ``symbol % modulus`` in
-    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``).
+    ``residues``; other: ``lhs rel rhs`` (rel ``==``, ``!=``, ``<=`` or ``or`` with ``alts``,
+    or ``cases`` with ``pieces``: any piece whose relations all hold, see :mod:`.cases`).
     """
 
     kind: str
@@ -50,6 +52,7 @@ class Form:
     lhs: Dim = 0
     rhs: Dim = 0
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    pieces: tuple[tuple[tuple[str, Dim, Dim], ...], ...] = ()
     below: int | None = None  # divisible: it also holds where symbol <= below (small sizes)
 
     def residue_holds(self, v: int) -> bool:
@@ -70,6 +73,8 @@ class Form:
             return (self.below is not None and v <= self.below) or self.residue_holds(v)
         if self.rel == "or":
             return any(dims.evaluate(a, bindings) == dims.evaluate(b, bindings) for a, b in self.alts)
+        if self.rel == "cases":
+            return cases.holds(self.pieces, bindings)
         lhs, rhs = dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings)
         if self.rel == "!=":
             return lhs != rhs
@@ -91,6 +96,8 @@ class Form:
             if len(self.residues) == 1:
                 return f"{small}{self.symbol} % {self.modulus} == {self.residues[0]}"
             return f"{small}{self.symbol} % {self.modulus} in {{{', '.join(map(str, self.residues))}}}"
+        if self.rel == "cases":
+            return cases.text(self.pieces)
         if self.rel == "or":
             (a, b), rest = self.alts[0], self.alts[1:]
             return f"{a} == {b} (or {' or '.join(f'{x} == {y}' for x, y in rest)})"
@@ -99,7 +106,8 @@ class Form:
     @property
     def linear(self) -> bool:
         """An ``other`` form whose sides are linear in the symbols (``past + seq <= 64``)."""
-        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab]
+        sides = [d for ab in (self.alts or ((self.lhs, self.rhs),)) for d in ab] + \
+            [d for p in self.pieces for r in p for d in r[1:]]
         return all(len(m) <= 1 and (not m or (m[0][1] == 1 and st.kind(m[0][0]) == "sym"))
                    for d in sides for m, _ in st.monomials(d))
 
@@ -110,6 +118,9 @@ class Form:
         found = set()
         for a, b in self.alts or ((self.lhs, self.rhs),):
             found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
+        for p in self.pieces:
+            for _, a, b in p:
+                found |= {s.name for s in dims.free_symbols(a) | dims.free_symbols(b)}
         return tuple(sorted(found))
 
 
@@ -557,6 +568,14 @@ def _disjunction(alts: list[tuple[Dim, Dim]]) -> list[Form]:
     periodic = _periodic(kept)
     if periodic is not None:
         return periodic
+    pieces = cases.split(kept)
+    if pieces is not None:
+        if not pieces or pieces == [()]:
+            return [] if pieces else _other("or", kept[0][0], kept[0][1], kept)
+        if len(pieces) == 1 and len(pieces[0]) == 1:
+            rel, a, b = pieces[0][0]
+            return _at_most(a, b) if rel == "<=" else _equal(a, b)
+        return [Form("other", rel="cases", pieces=tuple(pieces))]
     main = _equal(*kept[0])
     if len(main) == 1 and main[0].kind == "range":
         f = main[0]

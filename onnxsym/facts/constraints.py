@@ -131,7 +131,7 @@ class Constraints:
     def _solve(self, c: Constraint, ra: Dim, rb: Dim, only: Set[Sym] | None = None) -> None:
         diff = structure.without_positive_factor(dims.sub(ra, rb))  # 32*b*seq == 32*b*n is seq == n
         best = None
-        for s, k, rest in _linear_symbols(diff):
+        for s, k, rest in linear_symbols(diff):
             if only is not None and s not in only:
                 continue
             if best is None or self._rank(s) > self._rank(best[0]):
@@ -198,7 +198,7 @@ class Constraints:
         return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
 
 
-def _linear_symbols(diff: Dim):
+def linear_symbols(diff: Dim):
     """Each symbol ``s`` with ``diff == k*s + rest`` (``k`` is +-1, ``s`` not in ``rest``)."""
     for k, factors in structure.terms(diff):
         s = dims.as_sym(factors[0][0]) if len(factors) == 1 and factors[0][1] == 1 else None

@@ -35,7 +35,7 @@ from ..inference.scope import may_hold_subgraphs
 from ..inference.symbols import SymbolTable
 from ..inference.values import Tensor
 from ..model.loader import UNNAMED_PARAMS
-from .constraints import _linear_symbols
+from .constraints import linear_symbols
 
 # The names onnx's shape inference gives to dims it cannot name: not the model's names.
 ANONYMOUS = re.compile(r"unk__\d+")
@@ -242,7 +242,8 @@ class DeclaredMatcher:
                 return self.table.get(n, "")
             s = self._names.get(n)
             if s is None:
-                s = self._names[n] = dims.Sym(n, dims.FRESH_LO, dims.INT64_MAX)
+                self.table.env.declare(n, dims.FRESH_LO, dims.INT64_MAX)  # (the inference's, not whichever is current)
+                s = self._names[n] = dims.Sym(n)
             return dims.expr_of(s)
 
         try:
@@ -323,7 +324,7 @@ class DeclaredMatcher:
 def _solve(k: Dim, d: Dim, s: dims.Sym) -> Dim | None:
     """The ``s`` with ``k == d`` when that is linear in ``s`` with coefficient +-1."""
     diff = dims.sub(k, d)
-    for sym, coef, rest in _linear_symbols(diff):
+    for sym, coef, rest in linear_symbols(diff):
         if sym is s:
             return dims.neg(rest) if coef == 1 else rest
     return None

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Container, Iterable, Iterator
 from collections.abc import Sequence as Seq
 from dataclasses import replace
+from typing import Any
 
 import onnx
 from onnx import helper, numpy_helper
@@ -24,23 +25,28 @@ from ..errors import GraphError, InvalidModel, OnnxsymError, RuleFailure, ShapeC
 from ..facts import branching, edges
 from ..facts.constraints import ConstraintContradiction, Constraints
 from ..facts.declared import Declarations, DeclaredMatcher, reused_names
-from ..facts.fact import USER, Constraint, Guard, Origin, Place, Rel
+from ..facts.fact import USER, Constraint, Guard, Origin, Place, Rel, Relation
 from ..facts.narrowing import Unreachable, implied_ranges
 from ..model import functions, given, validate
 from ..model.loader import initializer_value, symbol_name, value_from_type
 from .memo import RuleMemo
 from .node import Node, RankUnknown
 from .provenance import Kind, Provenance
-from .scope import SUBGRAPH_OPS, Scope, graph_key, may_hold_subgraphs
+from .scope import Scope, graph_key, may_hold_subgraphs
 from .state import Frame, State, restore, snapshot
 from .symbols import SymbolTable
-from .values import Opaque, Optional_, Sequence, Tensor, Value
+from .values import Opaque, Optional_, Sequence, Tensor, Value, resolve_value
 
 # Strict mode: a rule that fails raises RuleFailure instead of leaving unknown shapes. The
 # default of every Engine; the tests set it (tests/conftest.py), as does ONNXSYM_STRICT=1.
 STRICT = os.environ.get("ONNXSYM_STRICT", "") not in ("", "0")
 
-def convert_attribute(a: onnx.AttributeProto):
+# A node's op as the engine resolves it once per (domain, op type): (canonical domain, opset, its rule).
+Op = tuple[str, int, registry.Rule | None]
+MemoKey = tuple[Any, ...]  # see RuleMemo.key
+GraphPath = tuple[tuple[Any, ...], ...]  # a subgraph's path: the graph_key of each enclosing one
+
+def convert_attribute(a: onnx.AttributeProto) -> Any:
     """An attribute as a plain Python value."""
     T = onnx.AttributeProto
     t = a.type
@@ -186,9 +192,10 @@ class Engine:
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.strict = STRICT
-        self.given_values: dict[str, list] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
+        self.given_values: dict[str, list[Any]] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
         # Ifs whose branches differ in rank on a size condition (see branching): the branch each one takes
         self.choices: dict[str, branching.Choice] = {}
+        self._chosen_in: list[tuple[Any, ...]] = []  # where an If took the branch given in choices (its scope's keys)
         # Called as progress(done, total) after each node of the main graph.
         self.progress: Callable[[int, int], None] | None = None
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
@@ -205,10 +212,10 @@ class Engine:
         self.declarations = Declarations()
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
         self._frames: list[Frame] = []
-        self._calls: list[tuple] = []  # the function calls being expanded, innermost last
+        self._calls: list[tuple[str, str, str]] = []  # the function calls being expanded, innermost last
         # -- caches: pure answers, which a trial leaves
         self.memo = RuleMemo()
-        self._relied: dict[tuple, list[Dim]] = {}  # relied_on's answers, by (compute, args)
+        self._relied: dict[tuple[Any, ...], list[Dim]] = {}  # relied_on's answers, by (compute, args)
         # -- the node being inferred
         # Symbols eliminated from its inputs (to explain a contradiction).
         self._rewritten: set[dims.Sym] = set()
@@ -280,7 +287,7 @@ class Engine:
         elif dims.try_le(c.lhs, c.rhs) is not True:
             self.constraints.add(c)
 
-    def relied_on(self, compute, args) -> list[Dim]:
+    def relied_on(self, compute: Callable[..., Any], args: Seq[Any]) -> list[Dim]:
         """The symbols (or sum of them) ``compute(*args)`` relies on being >= 1 by default
         (see :mod:`onnxsym.facts.edges`); pure. A many-layer model asks the same question once a
         layer: it is answered once."""
@@ -316,7 +323,7 @@ class Engine:
             self.state.acted.add(c)
             self.record_positive(replace(c, place=place, reason=f"{what} {c.reason}"))
 
-    def _replay(self, memo_key: tuple, name: str, op_type: str) -> None:
+    def _replay(self, memo_key: MemoKey, name: str, op_type: str) -> None:
         for c in self.memo.decisions[memo_key]:
             self.record_positive(c.at(Place(name, op_type, self.place_key())))
 
@@ -336,7 +343,7 @@ class Engine:
                 self.state.acted.add(c)
                 self.record_positive(c)
 
-    def _pass_pending(self, input_names, output_names) -> None:
+    def _pass_pending(self, input_names: Seq[str], output_names: Seq[str]) -> None:
         """A value computed from one that rests on a decision rests on it too (only values
         whose elements are known carry a decision on)."""
         decisions = frozenset().union(*(self.state.pending.get(x, frozenset()) for x in input_names if x))
@@ -346,7 +353,7 @@ class Engine:
                 if isinstance(v, Tensor) and v.value is not None:
                     self.state.pending[o] = self.state.pending.get(o, frozenset()) | decisions
 
-    def _elimination_rank(self, s: dims.Sym) -> tuple:
+    def _elimination_rank(self, s: dims.Sym) -> tuple[int, int]:
         """Which symbol a solved constraint eliminates first: the highest rank."""
         kind = 1 if s.name in self.state.fresh else 0
         order = list(self.table.symbols)
@@ -399,7 +406,7 @@ class Engine:
         self.produced = self._run_nodes(g, set(values) | init_names)
         self._flush_pending()
         self._match_declared(g)
-        done: dict[int, tuple] = {}  # by object (equal values are mostly one: interned), kept alive
+        done: dict[int, tuple[Any, ...]] = {}  # by object (equal values are mostly one: interned), kept alive
         stores = [values, main.subgraph_values, *main.scoped_values.values()]
         for store in stores if self.constraints.derived else ():
             for k, v in store.items():
@@ -427,12 +434,12 @@ class Engine:
                     matcher.match(vi, t, keepable=vi.name not in reused)
         matcher.finish()
 
-    def _branch_outputs(self, g: onnx.GraphProto):
+    def _branch_outputs(self, g: onnx.GraphProto) -> Callable[[str], list[Tensor | None] | None]:
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
         expanded); None for a value no If makes, or one whose name several scopes define."""
-        producer: dict[str, tuple[onnx.NodeProto, tuple]] = {}
+        producer: dict[str, tuple[onnx.NodeProto, GraphPath]] = {}
         reused = reused_names(g)
-        stack: list[tuple[onnx.GraphProto, tuple]] = [(g, ())]
+        stack: list[tuple[onnx.GraphProto, GraphPath]] = [(g, ())]
         while stack:
             graph, path = stack.pop()
             for n in graph.node:
@@ -444,7 +451,7 @@ class Engine:
                     graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
                     stack.extend((sg, path + (graph_key(n.output, a.name, k),)) for k, sg in graphs)
 
-        def value(name: str, path: tuple) -> Value | None:
+        def value(name: str, path: GraphPath) -> Value | None:
             v = self.main.scoped_values.get(path, {}).get(name)
             if v is None:  # (a branch may give an outer value as it is)
                 v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
@@ -500,8 +507,8 @@ class Engine:
         self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
         return [o for n in nodes for o in n.output if o]
 
-    def _infer_nodes(self, nodes, order: Iterable[tuple[int, onnx.NodeProto]], start: int, produced: list[str],
-                     progress, stored_order: bool) -> int:
+    def _infer_nodes(self, nodes: Seq[onnx.NodeProto], order: Iterable[tuple[int, onnx.NodeProto]], start: int,
+                     produced: list[str], progress: Callable[[int, int], None] | None, stored_order: bool) -> int:
         """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
         ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
         are not all known yet or whose outputs already are stops the walk: returns how many
@@ -511,6 +518,8 @@ class Engine:
         attributes and input values: most nodes of a many-layer model) takes the rule's
         memoized result; only the others run their rule (:meth:`_run_rule`)."""
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
+        # the standard ops registered with subgraphs; other domains' ops are checked one by one
+        subgraph_ops = registry.subgraph_ops()
         replays = self.memo.decisions
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
@@ -528,7 +537,7 @@ class Engine:
                 ids = tuple(map(id, inputs))
             else:  # nothing to rewrite; "" (an omitted input) is never a key: None
                 ids = tuple(map(id, map(env.get, input_names)))
-            subgraphs = (domain or op_type in SUBGRAPH_OPS) and has_subgraph(n)
+            subgraphs = (domain or op_type in subgraph_ops) and has_subgraph(n)
             if stored_order:
                 if _NONE_ID in ids and not all(x in env for x in input_names if x):
                     return done
@@ -541,7 +550,7 @@ class Engine:
                         return done
                 if subgraphs and not all(x in env for x in node_inputs(n)):
                     return done
-            memo_key: tuple | None = None
+            memo_key: MemoKey | None = None
             outs: Seq[Value] | None = None
             if op[2] is not None and not subgraphs:  # a node's subgraphs are its own: no reuse
                 memo_key = key(op_type, op[0], op[1], attributes, ids, output_names)
@@ -572,8 +581,8 @@ class Engine:
                 progress(done, len(nodes))
         return done
 
-    def _run_rule(self, index: int, n: onnx.NodeProto, op: tuple, inputs: list[Value | None] | None,
-                  memo_key: tuple | None) -> list[Value]:
+    def _run_rule(self, index: int, n: onnx.NodeProto, op: Op, inputs: list[Value | None] | None,
+                  memo_key: MemoKey | None) -> list[Value]:
         """Run the rule of node ``n`` (the graph's ``index``-th), ``op`` its ``(domain, opset, rule)``,
         on ``inputs`` (None: the values of its inputs' names); a node without a rule infers its
         function body or gets unknown outputs. Returns a value for each output (an omitted one's
@@ -596,13 +605,21 @@ class Engine:
                 outs = rule(node)
             except RankUnknown as exc:  # an input's rank the rule needs is unknown (shape_of)
                 outs = self._unknown_outputs(node, exc.reason, dtypes=exc.dtypes)
-            except ShapeContradiction as exc:  # (a ConstraintContradiction among them: it names its nodes)
-                self._failed(f"{n.op_type} node '{node.name}': {exc}")
-                if isinstance(exc, ConstraintContradiction):
-                    exc = self.constraints.explain(exc, self._rewritten)
-                raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
-            except InvalidModel as exc:  # the node breaks the spec: named here
-                raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
+            except (ShapeContradiction, InvalidModel) as exc:
+                if self._may_not_run():
+                    # in a subgraph that may not run (a branch the data pick, a loop body): it can
+                    # never run at these sizes, which the model does not need (what onnx's load-time
+                    # inference refuses in it is still an error: api._infer asks it)
+                    self.state.warnings.append(f"{n.op_type} node '{node.name}' in a subgraph of "
+                                               f"{self._frames[-1].label}: {exc} (that subgraph can never run)")
+                    outs = self._unknown_outputs(node, f"that subgraph can never run: {exc}", Kind.POLICY)
+                elif isinstance(exc, InvalidModel):  # the node breaks the spec: named here
+                    raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
+                else:  # (a ConstraintContradiction among them: it names its nodes)
+                    self._failed(f"{n.op_type} node '{node.name}': {exc}")
+                    if isinstance(exc, ConstraintContradiction):
+                        exc = self.constraints.explain(exc, self._rewritten)
+                    raise exc.at(node.name, op_type, domain, self._input_sources(n)) from exc
             except OnnxsymError:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
@@ -648,7 +665,7 @@ class Engine:
                 parts.append(f"'{x}' [{', '.join(map(str, v.shape))}] from {self._made_by(x)}")
         return "inputs: " + ", ".join(parts) if parts else "inputs unknown"
 
-    def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> tuple:
+    def _resolve_op(self, domain: str, op_type: str, n: onnx.NodeProto, index: int) -> Op:
         """``(canonical domain, opset, rule or None)`` of an op."""
         domain = registry.canonical_domain(domain)
         opset = self.scope.opsets.get(domain)
@@ -692,9 +709,19 @@ class Engine:
     def nesting(self) -> branching.Nesting:
         return tuple((f.label, f.sure) for f in self._frames)
 
-    def place_key(self) -> tuple:
+    def place_key(self) -> tuple[str, ...]:
         """What names the scope being inferred (a guard's choice is named within it)."""
         return tuple(f.label for f in self._frames)
+
+    def _may_not_run(self) -> bool:
+        """Whether the subgraph being inferred may not run where its node does (a branch the
+        data pick, a loop body), unless the inference tries a branch inside it: a contradiction
+        in the tried branch is what refuses that branch (facts.branching)."""
+        unsure = [i for i, f in enumerate(self._frames) if not f.sure]
+        if not unsure:
+            return False
+        keys = tuple(f.key for f in self._frames)
+        return not any(len(scope) > unsure[-1] and keys[:len(scope)] == scope for scope in self._chosen_in)
 
     def _failed(self, why: str) -> None:
         """A contradiction stops inference: the innermost place, and what it says there, are kept."""
@@ -703,14 +730,17 @@ class Engine:
 
     def branch_choice(self, node: Node) -> branching.Choice | None:
         """The branch the If ``node`` takes, when given."""
-        return self.choices.get(branching.key(node))
+        choice = self.choices.get(branching.key(node))
+        if choice is not None:  # (where an If takes a tried branch: see _may_not_run)
+            self._chosen_in.append(tuple(f.key for f in self._frames))
+        return choice
 
-    def note_split(self, node: Node, relation: branching.Relation) -> None:
+    def note_split(self, node: Node, relation: Relation) -> None:
         key = branching.key(node)
         if all(s.key != key for s in self.state.splits):
             self.state.splits.append(branching.Split(key, f"{node.op_type} node '{node.name}'", relation, self.nesting()))
 
-    def record_branch(self, node: Node, holds: branching.Relation, reason: str) -> None:
+    def record_branch(self, node: Node, holds: Relation, reason: str) -> None:
         """``node`` runs only where ``holds``: an equality is required as a MatMul's is; the others are
         recorded (kind ``at_least`` for an order, ``differ`` for ``!=``), in the main graph narrowing the ranges."""
         a, b, op = holds.lhs, holds.rhs, holds.op
@@ -822,7 +852,7 @@ def _in_order(decisions: Iterable[Constraint]) -> list[Constraint]:
     return sorted(decisions, key=lambda c: str((c.lhs, c.node, c.op_type, c.reason)))
 
 
-def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
+def _subgraph_value_info(g: onnx.GraphProto, path: GraphPath = ()) -> Iterator[tuple[GraphPath, onnx.ValueInfoProto]]:
     """The value_info entries of every subgraph of ``g``, nested ones too, each with the
     subgraph's path (see Scope.scoped_values)."""
     for n in g.node:
@@ -833,31 +863,3 @@ def _subgraph_value_info(g: onnx.GraphProto, path: tuple = ()):
                 for vi in sg.value_info:
                     yield here, vi
                 yield from _subgraph_value_info(sg, here)
-
-
-def resolve_value(v: Value | None, resolve) -> Value | None:
-    """``v`` with every dim (and every symbolic element) passed through ``resolve``;
-    the same object when nothing changes."""
-    if isinstance(v, Tensor):
-        return _resolve_tensor(v, resolve)
-    if isinstance(v, Sequence):
-        elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
-        items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
-        length = v.length if v.length is None else resolve(v.length)
-        if elem is v.elem and items == v.items and length is v.length:
-            return v
-        return Sequence(elem, items, length)
-    if isinstance(v, Optional_) and v.elem is not None:
-        inner = resolve_value(v.elem, resolve)
-        return v if inner is v.elem else Optional_(inner)
-    return v
-
-
-def _resolve_tensor(v: Tensor, resolve) -> Tensor:
-    shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
-    value = v.value
-    if value is not None and any(isinstance(e, dims.Expr) for e in value):
-        value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
-    if shape == v.shape and (value is v.value or value == v.value):
-        return v
-    return Tensor(v.dtype, shape, value)

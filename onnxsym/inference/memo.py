@@ -13,6 +13,7 @@ identity is in a key alive.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import onnx
 
@@ -20,6 +21,7 @@ from ..facts.fact import Constraint
 from .values import Tensor
 
 _serialize = onnx.AttributeProto.SerializeToString
+T = TypeVar("T")
 
 
 class RuleMemo:
@@ -28,12 +30,12 @@ class RuleMemo:
     def __init__(self) -> None:
         self._results: dict[tuple, tuple] = {}
         self._alive: list = []  # the inputs of each kept result: no other object can take their ids
-        self._values: dict[object, object] = {}
+        self._values: dict[Any, Any] = {}
         self.lookup = self._results.get  # key -> the outputs' values, or None
         # key -> the ">= 1" decisions its rule recorded (only for results that have some)
         self.decisions: dict[tuple, list[Constraint]] = {}
 
-    def intern(self, value):
+    def intern(self, value: T) -> T:
         """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
         try:
             return self._values.setdefault(value, value)

@@ -21,6 +21,8 @@ from .values import Tensor, Value, unranked
 if TYPE_CHECKING:
     import numpy as np
 
+    from .engine import Engine
+
 _MISSING = object()
 _A = onnx.AttributeProto
 
@@ -64,7 +66,7 @@ class Node:
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
                  input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
-                 convert: Callable[[onnx.AttributeProto], Any], engine: Any, index: int):
+                 convert: Callable[[onnx.AttributeProto], Any], engine: Engine, index: int):
         self.op_type = op_type
         self.domain = domain
         self.name = name
@@ -111,42 +113,48 @@ class Node:
     @overload
     def attr_int(self, name: str, default: int) -> int: ...
     def attr_int(self, name: str, default: int | None = None) -> int | None:
-        return self._typed(name, _A.INT, default)
+        value: int | None = self._typed(name, _A.INT, default)
+        return value
 
     @overload
     def attr_ints(self, name: str) -> list[int] | None: ...
     @overload
     def attr_ints(self, name: str, default: list[int]) -> list[int]: ...
     def attr_ints(self, name: str, default: list[int] | None = None) -> list[int] | None:
-        return self._typed(name, _A.INTS, default)
+        value: list[int] | None = self._typed(name, _A.INTS, default)
+        return value
 
     @overload
     def attr_float(self, name: str) -> float | None: ...
     @overload
     def attr_float(self, name: str, default: float) -> float: ...
     def attr_float(self, name: str, default: float | None = None) -> float | None:
-        return self._typed(name, _A.FLOAT, default)
+        value: float | None = self._typed(name, _A.FLOAT, default)
+        return value
 
     @overload
     def attr_floats(self, name: str) -> list[float] | None: ...
     @overload
     def attr_floats(self, name: str, default: list[float]) -> list[float]: ...
     def attr_floats(self, name: str, default: list[float] | None = None) -> list[float] | None:
-        return self._typed(name, _A.FLOATS, default)
+        value: list[float] | None = self._typed(name, _A.FLOATS, default)
+        return value
 
     @overload
     def attr_str(self, name: str) -> str | None: ...
     @overload
     def attr_str(self, name: str, default: str) -> str: ...
     def attr_str(self, name: str, default: str | None = None) -> str | None:
-        return self._typed(name, _A.STRING, default)
+        value: str | None = self._typed(name, _A.STRING, default)
+        return value
 
     @overload
     def attr_strs(self, name: str) -> list[str] | None: ...
     @overload
     def attr_strs(self, name: str, default: list[str]) -> list[str]: ...
     def attr_strs(self, name: str, default: list[str] | None = None) -> list[str] | None:
-        return self._typed(name, _A.STRINGS, default)
+        value: list[str] | None = self._typed(name, _A.STRINGS, default)
+        return value
 
     def attr_tensor(self, name: str) -> np.ndarray | None:
         """A TENSOR attribute, as a numpy array."""
@@ -171,7 +179,7 @@ class Node:
                              f"the model gives {given}")
         return self.attr(name)
 
-    def graph_attribute(self, graph) -> tuple[str, int]:
+    def graph_attribute(self, graph: object) -> tuple[str, int]:
         """Which of this node's graph attributes ``graph`` is (a rule passes the very object
         :meth:`attr` gave it): its name, and its index in a list of graphs (else -1)."""
         for name, v in self._cache.items():
@@ -191,12 +199,12 @@ class Node:
         v = self.input(i)
         return v if isinstance(v, Tensor) else None
 
-    def value(self, i: int) -> tuple | None:
+    def value(self, i: int) -> tuple[Any, ...] | None:
         """The known elements of input ``i`` (row-major), or ``None``."""
         t = self.tensor(i)
         return None if t is None else t.value
 
-    def _recording(self) -> Any:
+    def _recording(self) -> Engine:
         """The engine, for a call that records something of this node (a fresh symbol, a
         constraint, a subgraph's inference): the rule's result is then this node's own. A
         question with no effect asks ``self._engine`` directly."""
@@ -210,7 +218,7 @@ class Node:
         kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
         return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind)
 
-    def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple:
+    def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple[Dim, ...]:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
 
     def unknown_rank(self, reason: str, output: int = 0, dtype: int = 0,
@@ -256,7 +264,7 @@ class Node:
         rewritten to hold where its result is used; it keeps the node that made it."""
         self._recording().record_constraint(c)
 
-    def decide(self, compute: Callable, args: Sequence[Any], what: Callable[[Any], str],
+    def decide(self, compute: Callable[..., Any], args: Sequence[Any], what: Callable[[Any], str],
                output: int | None = None) -> Any:
         """``compute(*args)`` (free of side effects), recording where its answer holds only
         because a graph-input symbol is >= 1 by default: ``what(answer)`` says what was
@@ -279,7 +287,7 @@ class Node:
         if self._engine is not None and i < len(self.input_names) and self.input_names[i]:
             self._recording().act_on_pending(self, self.input_names[i], what)
 
-    def infer_graph(self, graph, inputs: Sequence[Value | None], born: set | None = None,
+    def infer_graph(self, graph: onnx.GraphProto, inputs: Sequence[Value | None], born: set[str] | None = None,
                     sure: bool = False, guard: Guard | None = None) -> list[Value | None]:
         """Infer a subgraph attribute with the given input values; returns its outputs.
         ``born``, when given, receives the names of the fresh symbols made inside; ``sure``:
@@ -304,7 +312,7 @@ class Node:
         name = self.input_names[i] if i < len(self.input_names) else ""
         return branching.relation_of(self._engine, name) if name else None
 
-    def branch_choice(self):
+    def branch_choice(self) -> branching.Choice | None:
         """The branch this If takes, where an earlier inference found that the nodes after it
         run with one branch only (a :class:`onnxsym.facts.branching.Choice`), else None."""
         return self._recording().branch_choice(self)
@@ -318,8 +326,8 @@ class Node:
         """Record that this node runs only where the relation ``holds``."""
         self._recording().record_branch(self, holds, reason)
 
-    def try_graph(self, graph, inputs: Sequence[Value | None],
-                  born: set | None = None) -> tuple[list[Value | None], list[Constraint]]:
+    def try_graph(self, graph: onnx.GraphProto, inputs: Sequence[Value | None],
+                  born: set[str] | None = None) -> tuple[list[Value | None], list[Constraint]]:
         """Infer a subgraph attribute as a trial, to prove something of a case: its outputs and
         the constraints it would have recorded; nothing of the trial
         stays recorded, so a rule that uses the outputs must see that those constraints hold.

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
 from .. import dims
 from ..dims import Dim
 from ..facts.declared import Declarations, StaleDeclaration
-from ..facts.fact import Constraint, Origin
+from ..facts.fact import Constraint, Guard, Origin
 from .provenance import Provenance
 from .symbols import SymbolTable, under_ranges_of_result
-from .values import Optional_, Sequence, Tensor, Value
+from .values import Optional_, Sequence, Tensor, Value, resolve_value
 
 if TYPE_CHECKING:
+    from ..cost import Cost
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
 
 
@@ -53,16 +55,19 @@ class Result:
     # Each rule that raised (a bug in onnxsym; outside strict mode its outputs are unknown).
     rule_failures: list[str] = field(default_factory=list)
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
-    subgraph_runs: list[tuple] = field(default_factory=list, repr=False, compare=False)
+    subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
+        default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.inference.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.
-    scoped_values: dict[tuple, dict[str, Value]] = field(default_factory=dict)
+    scoped_values: dict[tuple[Any, ...], dict[str, Value]] = field(default_factory=dict)
     # The data the caller gave for graph inputs (``values``), by input name, row-major.
-    given_values: dict[str, list] = field(default_factory=dict)
-    # dim -> provenance of the fresh symbols it depends on (dims repeat across values)
-    _fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _domain: Domain | None = field(default=None, repr=False, compare=False)  # see domain()
+    given_values: dict[str, list[Any]] = field(default_factory=dict)
+    # dim -> provenance of the fresh symbols it depends on (dims repeat across values): a cache
+    fresh_of: dict[Dim, tuple[Provenance, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # The domain this result's symbols are narrowed to (see within_domain), else None.
+    narrowed_to: Domain | None = field(default=None, repr=False, compare=False)
+    _domain: Domain | None = field(default=None, repr=False, compare=False)  # domain()'s answer, once computed
     # How the model was read, so that it can be inferred again (api.written_result).
     base_dir: str | None = field(default=None, repr=False, compare=False)
     constant_initializers: bool = field(default=False, repr=False, compare=False)
@@ -87,9 +92,9 @@ class Result:
         static or an expression over the input symbols only."""
         if isinstance(d, int) or not self.fresh:
             return ()
-        prov = self._fresh_of.get(d)
+        prov = self.fresh_of.get(d)
         if prov is None:
-            prov = self._fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
+            prov = self.fresh_of[d] = tuple(self.fresh[s.name] for s in sorted(dims.free_symbols(d), key=lambda s: s.name)
                                              if s.name in self.fresh)
         return prov
 
@@ -107,19 +112,24 @@ class Result:
     @under_ranges_of_result
     def domain(self) -> Domain:
         """The valid input domain (an :class:`onnxsym.domain.Domain`): the conditions on the
-        input symbols under which every node's shape is valid. Computing it narrows the
-        symbols' ranges to it (the symbol table, the metadata and the MLIR export then
-        carry ``seq`` in ``[1, 64]``) and rewrites the dims over them."""
+        input symbols under which every node's shape is valid. A query: nothing of this result
+        changes (:meth:`within_domain` is the result narrowed to it)."""
+        if self.narrowed_to is not None:
+            return self.narrowed_to
         if self._domain is None:
             from ..domain import compute
-            from ..domain.narrow import narrow
 
             self._domain = compute(self)
-            if narrow(self, self._domain.ranges):  # a dim it made static may be refused where it did not run
-                self.load_verdict = UNCHECKED
-                self.load_checked = False
-                self.withheld.clear()
         return self._domain
+
+    def within_domain(self) -> Result:
+        """A new result: this one's symbols narrowed to the ranges of its domain (its symbol
+        table, metadata and MLIR export then carry ``seq`` in ``[1, 64]``), in an environment
+        of its own (a child of this one's), with the dims over them built again there; its
+        ``narrowed_to`` is the domain. This result stays as it was."""
+        if self.narrowed_to is not None:
+            return self
+        return _narrowed(self, self.domain())
 
     @property
     def aliases(self) -> dict[str, Dim]:
@@ -157,14 +167,14 @@ class Result:
         return v.shape if isinstance(v, Tensor) else None
 
     @under_ranges_of_result
-    def sympy_shape(self, name: str):
+    def sympy_shape(self, name: str) -> tuple[Any, ...] | None:
         """The shape of value ``name`` as sympy expressions (``None`` if unknown)."""
         from ..dims.sympy_bridge import to_sympy
         shape = self.shape(name)
         return None if shape is None else tuple(to_sympy(d) for d in shape)
 
     @under_ranges_of_result
-    def cost(self):
+    def cost(self) -> Cost:
         """Parameter and activation bytes, FLOPs, KV cache and peak memory: a :class:`onnxsym.cost.Cost`."""
         from ..cost import model_cost
         return model_cost(self)
@@ -217,3 +227,54 @@ class Result:
                     symbolic += 1
         return {"values": values, "static_dims": static, "symbolic_dims": symbolic,
                 "unresolved_dims": unresolved}
+
+
+def _narrowed(result: Result, domain: Domain) -> Result:
+    """``result`` with its symbols narrowed to ``domain``'s ranges (an empty range is left alone;
+    a range never widens) in a child of its environment, and every dim over a narrowed symbol
+    built again there (the algebra then drops what the new range decides: ``min(64, seq)`` is
+    ``seq`` for ``seq <= 64``). Outside the domain the model does not run, or its shapes are not
+    the narrowed expressions: that is what the domain states."""
+    table = result.symbols
+    ranges: dict[str, tuple[int, int]] = {}
+    for name, (lo, hi) in domain.ranges.items():
+        if name in table.symbols and lo <= hi:
+            olo, ohi = table.range_of(name)
+            new = (max(lo, olo), min(hi, ohi))
+            if new != (olo, ohi):
+                ranges[name] = new
+    if not ranges:
+        return dataclasses.replace(result, narrowed_to=domain)
+    env = table.env.child(ranges)
+    symbols = dataclasses.replace(table, env=env, symbols=dict(table.symbols), origin=dict(table.origin),
+                                  ranges=dict(table.ranges), bound=dict(table.bound), warnings=list(table.warnings),
+                                  assume=list(table.assume), defaulted=set(table.defaulted))
+    mapping = {table.symbols[name]: dims.expr_of(table.symbols[name]) for name in ranges}  # each built again
+    memo: dict[Dim, Dim] = {}
+    fixed = False
+
+    def rewrite(d: Dim) -> Dim:
+        nonlocal fixed
+        if isinstance(d, int):
+            return d
+        r = memo.get(d)
+        if r is None:
+            r = memo[d] = dims.substitute(d, mapping)
+            fixed = fixed or isinstance(r, int)
+        return r
+
+    def again(v: Value) -> Value:
+        r = resolve_value(v, rewrite)
+        assert r is not None  # (None only for None)
+        return r
+
+    with env:
+        values = {k: again(v) for k, v in result.values.items()}
+        subgraph_values = {k: again(v) for k, v in result.subgraph_values.items()}
+        scoped_values = {p: {k: again(v) for k, v in vs.items()} for p, vs in result.scoped_values.items()}
+        derived = {k: rewrite(v) for k, v in result.derived.items()}
+    out = dataclasses.replace(result, symbols=symbols, values=values, subgraph_values=subgraph_values,
+                              scoped_values=scoped_values, derived=derived, narrowed_to=domain, fresh_of={})
+    if fixed:  # a dim it made static (seq // 128 under seq <= 127) may be refused where it did not run
+        out.load_verdict, out.load_checked, out.withheld = UNCHECKED, False, {}
+    return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import onnx
 
+from .. import registry
 from .provenance import Provenance
 from .state import kept, undone
 from .values import Value
@@ -33,14 +34,12 @@ Values = dict[str, Value]  # a graph's values by name: the main graph's a plain 
 GraphPath = tuple[tuple, ...]
 
 
-# The standard operators with graph attributes; an operator of another domain may have them too
-# (com.microsoft's BeamSearch). Only these nodes' attributes are read for subgraphs: a pass over
+# The standard operators registered with graph attributes; an operator of another domain may have
+# them too (com.microsoft's BeamSearch). Only these nodes' attributes are read for subgraphs: a pass over
 # every node's attributes costs tens of milliseconds at 20,000 nodes (each protobuf read does).
-SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
-
-
 def may_hold_subgraphs(n: onnx.NodeProto) -> bool:
-    return bool(n.domain) or n.op_type in SUBGRAPH_OPS
+    """An op of another domain, or a standard op registered with subgraphs (If, Loop, ...)."""
+    return bool(n.domain) or n.op_type in registry.subgraph_ops()
 
 
 def graph_key(owner_outputs: Sequence[str], attribute: str, index: int = -1) -> tuple:

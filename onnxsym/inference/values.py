@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import dims
 from ..dims import Dim
 
 if TYPE_CHECKING:
@@ -93,3 +94,31 @@ def tensor_from_array(arr, dtype: int | None = None) -> Tensor:
     if arr.size <= MAX_VALUE_ELEMENTS and arr.dtype.kind in "biuf":
         value = tuple(arr.reshape(-1).tolist())
     return Tensor(dtype, tuple(int(d) for d in arr.shape), value)
+
+
+def resolve_value(v: Value | None, resolve) -> Value | None:
+    """``v`` with every dim (and every symbolic element) passed through ``resolve``;
+    the same object when nothing changes."""
+    if isinstance(v, Tensor):
+        return _resolve_tensor(v, resolve)
+    if isinstance(v, Sequence):
+        elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
+        items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
+        length = v.length if v.length is None else resolve(v.length)
+        if elem is v.elem and items == v.items and length is v.length:
+            return v
+        return Sequence(elem, items, length)
+    if isinstance(v, Optional_) and v.elem is not None:
+        inner = resolve_value(v.elem, resolve)
+        return v if inner is v.elem else Optional_(inner)
+    return v
+
+
+def _resolve_tensor(v: Tensor, resolve) -> Tensor:
+    shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
+    value = v.value
+    if value is not None and any(isinstance(e, dims.Expr) for e in value):
+        value = tuple(resolve(e) if isinstance(e, dims.Expr) else e for e in value)
+    if shape == v.shape and (value is v.value or value == v.value):
+        return v
+    return Tensor(v.dtype, shape, value)

@@ -44,8 +44,8 @@ def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, we
     else:
         if base_dir is None and isinstance(model_or_result, (str, os.PathLike)):
             base_dir = os.path.dirname(os.path.abspath(os.fspath(model_or_result)))
-        result = infer(model_or_result)
-        result.domain()  # its ranges narrow the symbols' min_val/max_val, as annotate's export
+        # its domain's ranges narrow the symbols' min_val/max_val, as annotate's export
+        result = infer(model_or_result).within_domain()
     with result.env:  # the result's ranges: min_val/max_val, and what the printer derives
         if dialect == "torch":
             prog = build(result, user_names=names)

@@ -34,10 +34,6 @@ class Symbol:
     expression: str | None = None  # opaque: the expression over root symbol names
     names: list[Symbol] = field(default_factory=list)  # opaque: the root symbols it names
 
-    @property
-    def defined_by_map(self) -> bool:
-        return self.map is not None
-
 
 Entry = int | Symbol
 

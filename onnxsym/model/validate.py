@@ -161,7 +161,7 @@ def _without_shape(vi: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
             return out
 
 
-def _order(g: onnx.GraphProto) -> list[int]:
+def node_order(g: onnx.GraphProto) -> list[int]:
     """The node indices with each node after the producers of its inputs (file order where
     that fails: inference reports the cycle)."""
     producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
@@ -201,7 +201,7 @@ def _light_graph(g: onnx.GraphProto, outer: frozenset = frozenset()) -> onnx.Gra
             out.initializer.append(t)
     out.sparse_initializer.extend(g.sparse_initializer)
     available = outer | names | {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
-    order = _order(g)
+    order = node_order(g)
     visible = frozenset(available | {o for n in g.node for o in n.output if o})
     for index in order:
         n = g.node[index]

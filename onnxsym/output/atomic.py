@@ -18,8 +18,12 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import OutputError
+
+if TYPE_CHECKING:
+    import onnx
 
 STDOUT = "-"
 
@@ -74,6 +78,24 @@ def replaces_a_file(path: str) -> bool:
     """Whether writing ``path`` replaces an existing regular file (what ``--force`` allows);
     writing into a pipe or a device replaces nothing."""
     return path != STDOUT and target_kind(path) == "file"
+
+
+def save_model(model: onnx.ModelProto, out: str, model_dir: str | None = None,
+               also: Sequence[tuple[str, bytes]] = (), locations: set[str] | None = None) -> None:
+    """Write to a temporary file beside OUT, then rename: never a half-written model (with
+    ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
+    weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
+    folder = os.path.dirname(os.path.abspath(out))
+    try:
+        data = model.SerializeToString()
+    except Exception as exc:  # protobuf refuses messages over 2 GB
+        raise OutputError(f"{out}: cannot write the annotated model ({exc}); "
+                          f"a model over 2 GB must keep its weights as external data") from None
+    if model_dir is not None and out != STDOUT:
+        from ..model.external import check_output_folder
+
+        check_output_folder(model, model_dir, folder, locations)
+    write_outputs([(out, data), *also])
 
 
 def write_output(path: str, data: bytes) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from ..model.validate import _order
+from ..model.validate import node_order
 
 # Initializers larger than this go to onnxruntime as typed graph inputs, without their data:
 # no shape is computed from that many elements, and the copy stays small. (So do external
@@ -125,7 +125,7 @@ class LightModel:
 
     def _prepare(self, g: onnx.GraphProto) -> None:
         if not _in_order(g):  # (onnx reads nodes in file order; onnxruntime sorts them)
-            nodes = [g.node[i] for i in _order(g)]
+            nodes = [g.node[i] for i in node_order(g)]
             del g.node[:]
             g.node.extend(nodes)
         graphs = [sg for n in _subgraph_owners(g) for sg in _subgraphs(n)]

@@ -15,7 +15,7 @@ what each holds, and their encoding (JSON, except the version's plain text).
                  "values" (graph inputs' data, by name: row-major lists)}
                  (the written dims hold without the ranges and assumptions: api.written_result)
     unresolved   each unresolved dim: {"value", "axis", "dim", "reasons"}
-    domain       the valid input domain, when it was computed (Domain.to_json)
+    domain       the valid input domain, when the result is narrowed to it (Domain.to_json)
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "use
 
 
 def entries(result: Result, version: str) -> dict[str, object]:
-    """The entries that describe ``result`` (``domain`` only when it was computed: the
+    """The entries that describe ``result`` (``domain`` only when it is narrowed to it: the
     ranges in ``symbols`` are then its)."""
     ranges = result.symbol_ranges()
     table = result.symbols
@@ -57,8 +57,8 @@ def entries(result: Result, version: str) -> dict[str, object]:
                         "reasons": [f"{p.op_type} '{p.node}': {p.reason}" for p in u.provenance]}
                        for u in result.unresolved()],
     }
-    if result._domain is not None:
-        out["domain"] = result._domain.to_json()
+    if result.narrowed_to is not None:
+        out["domain"] = result.narrowed_to.to_json()
     if result.withheld:  # values written without dims: the load-time inference would refuse the model
         out["withheld"] = dict(sorted(result.withheld.items()))
     return out

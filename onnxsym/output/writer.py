@@ -93,6 +93,13 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
     values of no computed rank whose declared shape is not written either."""
     declared_at = {vi.name: vi for vi in graph.value_info}
     declared_at.update((o.name, o) for o in graph.output)
+    outputs = {o.name for o in graph.output}
+    # a value declared at two places (value_info and the outputs, or twice): each gets what is written
+    also: dict[str, list[onnx.ValueInfoProto]] = {}
+    if len(declared_at) < len(graph.value_info) + len(graph.output):
+        for vi in list(graph.value_info) + list(graph.output):
+            if vi is not declared_at[vi.name]:
+                also.setdefault(vi.name, []).append(vi)
     keep_axes: dict[str, set] = {}
     for value, axis in keep_declared:
         keep_axes.setdefault(value, set()).add(axis)
@@ -102,9 +109,20 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
         target = declared_at.get(name)
         if name in skip:
             # nor does what the model declares there stay: onnxruntime would fold it all the same,
-            # and a declaration is a claim nothing here proved (a declared 9 where the run has h)
-            if target is not None and target.type.HasField("tensor_type"):
-                target.type.tensor_type.ClearField("shape")
+            # and a declaration is a claim nothing here proved (a declared 9 where the run has h);
+            # a graph output keeps a type all the same (onnx.checker wants one, with a shape): the
+            # element type and the rank, of dims without a value or a name
+            for t in ([target] if target is not None else []) + also.get(name, []):
+                if t.type.HasField("tensor_type"):
+                    t.type.tensor_type.ClearField("shape")
+                if t.name in outputs and isinstance(v, Tensor) and v.dtype and \
+                        t.type.WhichOneof("value") in (None, "tensor_type"):
+                    t.type.tensor_type.elem_type = v.dtype
+                    if v.shape is not None:
+                        shape = t.type.tensor_type.shape
+                        shape.SetInParent()
+                        for _ in v.shape:
+                            shape.dim.add()
             continue
         if v is None:
             continue
@@ -121,6 +139,8 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
             added.add(name, tp.SerializeToString())
         else:
             target.type.CopyFrom(tp)
+            for t in also.get(name, ()):
+                t.type.CopyFrom(tp)
     added.merge_into(graph)
 
 

@@ -1,5 +1,5 @@
-"""Score shape-inference tools against onnxruntime: the shared part of
-bench/compare_resolution.py and tests/test_real_models.py.
+"""Score shape-inference tools against onnxruntime: what
+bench/compare_resolution.py and tests/test_real_models.py share.
 
 A tool's answer is the model it writes: for every value a node of the main graph
 produces, the dims in its value_info (or graph output). A dim counts as resolved when it

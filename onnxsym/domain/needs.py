@@ -1,0 +1,293 @@
+"""The conditions an op registers that the domain checks on a node's inferred inputs, not
+recorded by its rule (the shapes follow either way): broadcasts of dims that may be 1
+(``min(64, seq)`` against ``seq``), Expand, index bounds (Gather, GatherElements, GatherND,
+ScatterND, ScatterElements, from the element bounds of their indices), Split sizes and Tile
+repeats. Each is a :class:`onnxsym.registry.Condition` a rule module names in its
+registration; :mod:`.collect` calls its ``check`` with a :class:`Site`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import onnx
+
+from .. import dims
+from ..dims import Dim
+from ..facts.fact import Constraint, Origin, Place, Rel
+from ..inference.engine import node_label
+from ..inference.values import Tensor
+from ..registry import Condition
+from .elements import Elements
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A condition a node needs (``fact``; for a broadcast, any of the equalities ``alts``),
+    ``order`` the node's index in the graph. The fact's origin tells whether a node fails
+    (or its shape changes) without it, or onnxsym assumes it (``assumed`` says why)."""
+
+    fact: Constraint
+    order: int
+    alts: tuple[tuple[Dim, Dim], ...] = ()
+
+    @property
+    def assumed(self) -> str:
+        return self.fact.reason if self.fact.origin.assumed else ""
+
+
+def needed(rel: Rel, lhs: Dim, rhs: Dim, label: str, op_type: str, reason: str, order: int,
+           alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
+    """What the main graph's node ``label`` needs to run."""
+    return Raw(Constraint(rel, lhs, rhs, Origin.NEEDED, Place(label, op_type), reason), order, alts)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One node after inference, as a condition's check sees it: its inputs' values, the
+    element bounds of the main graph (None in a subgraph: index bounds are not walked
+    there), its label and position, and the model's opset of its domain."""
+
+    node: onnx.NodeProto
+    index: int
+    label: str
+    values: Mapping[str, object]
+    elements: Elements | None
+    opset: int
+
+    def shape(self, i: int) -> tuple[Dim, ...] | None:
+        name = self.node.input[i] if i < len(self.node.input) else ""
+        v = self.values.get(name) if name else None
+        return v.shape if isinstance(v, Tensor) else None
+
+    def value(self, i: int) -> tuple | None:
+        name = self.node.input[i] if i < len(self.node.input) else ""
+        v = self.values.get(name) if name else None
+        return v.value if isinstance(v, Tensor) else None
+
+    def attr_int(self, name: str, default: int) -> int:
+        return next((a.i for a in self.node.attribute if a.name == name), default)
+
+    def raw(self, rel: str, lhs: Dim, rhs: Dim, reason: str, alts: tuple[tuple[Dim, Dim], ...] = ()) -> Raw:
+        """``lhs rel rhs`` (``==``, ``<=``; ``or``: any of the equalities ``alts``) that the node needs."""
+        return needed(Rel.LE if rel == "<=" else Rel.EQ, lhs, rhs, self.label, self.node.op_type, reason,
+                      self.index, alts)
+
+
+def _shape(values, name: str):
+    v = values.get(name) if name else None
+    return v.shape if isinstance(v, Tensor) else None
+
+
+def _is_one(d: Dim) -> bool:
+    return isinstance(d, int) and d == 1
+
+
+def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
+    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
+    leaving out pairs of dims both provably not 1: inference recorded those."""
+    for axis, col in enumerate(cols):
+        distinct = list(dict.fromkeys(d for d in col if not _is_one(d)))
+        for j, a in enumerate(distinct):
+            for b in distinct[j + 1:]:
+                if dims.try_eq(a, 1) is False and dims.try_eq(b, 1) is False:
+                    continue
+                if dims.try_eq(a, b) is True:
+                    continue
+                yield axis, a, b
+
+
+def _broadcast(values, n, i, names) -> Iterator[Raw]:
+    shapes = [_shape(values, x) for x in names]
+    if len(shapes) < 2 or any(s is None for s in shapes) or all(s == shapes[0] for s in shapes):
+        return
+    rank = max(len(s) for s in shapes)
+    cols = list(zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]))
+    label = node_label(n, i)
+    for axis, a, b in _pairs(cols):
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"broadcast on axis {axis}: {a} against {b}", i,
+                     alts=((a, b), (a, 1), (b, 1)))
+
+
+def _expand(values, n, i) -> Iterator[Raw]:
+    x = _shape(values, n.input[0])
+    t = values.get(n.input[1]) if len(n.input) > 1 else None
+    if x is None or not isinstance(t, Tensor) or t.value is None:
+        return
+    target = tuple(t.value)
+    rank = max(len(x), len(target))
+    cols = list(zip((1,) * (rank - len(x)) + tuple(x), (1,) * (rank - len(target)) + target))
+    label = node_label(n, i)
+    for axis, a, b in _pairs(cols):
+        yield needed(Rel.EQ, a, b, label, n.op_type, f"expand axis {axis}: {a} to {b}", i, alts=((a, b), (a, 1), (b, 1)))
+
+
+def _attr_int(n, name: str, default: int) -> int:
+    for a in n.attribute:
+        if a.name == name:
+            return a.i
+    return default
+
+
+def _index_bounds(label, op, i, what: str, d: Dim, b) -> Iterator[Raw]:
+    lo, hi = b
+    if dims.try_le(hi, dims.sub(d, 1)) is not True:
+        yield needed(Rel.LE, hi, dims.sub(d, 1), label, op, f"index {hi} < {d} {what}", i)
+    if dims.try_le(dims.neg(d), lo) is not True:
+        yield needed(Rel.LE, dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
+
+
+def _nonempty(shape) -> bool:
+    return shape is not None and dims.try_le(1, _product(shape)) is True
+
+
+def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
+    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
+    idx = _shape(values, idx_name)
+    if x is None or not x or idx is None:
+        return
+    axis = _attr_int(n, "axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    b = elements.bounds(idx_name)
+    if b is not None:
+        what = "rows" if axis == 0 else f"on axis {axis}"
+        raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
+        yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+
+
+def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
+    """Each ``lhs <= rhs`` an index needs, where there may be no index at all (``Range(0, seq)``
+    at ``seq = 0``): ``count == 0 or min(lhs, rhs) == lhs``, a disjunction of equalities."""
+    for r in raws:
+        c = r.fact
+        yield replace(r, fact=replace(c, rel=Rel.EQ), alts=((c.lhs, dims.dmin(c.lhs, c.rhs)), (count, 0)))
+
+
+def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
+    x, idx_name = _shape(values, n.input[0]), n.input[1] if len(n.input) > 1 else ""
+    idx = _shape(values, idx_name)
+    if x is None or not idx or not isinstance(idx[-1], int):
+        return
+    k, batch = idx[-1], _attr_int(n, "batch_dims", 0)
+    if batch + k > len(x):
+        return
+    # component j of each index tuple indexes axis batch + j (told apart where the tuples are a
+    # Concat of one column per component, as torch's advanced indexing builds them)
+    bounds = [elements.bounds(idx_name)] if k == 1 else elements.columns(idx_name, k)
+    for j, b in enumerate(bounds):
+        if b is not None:
+            raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
+            yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+
+
+def _split(values, opset: int, n, i) -> Iterator[Raw]:
+    x = _shape(values, n.input[0])
+    if x is None or not x:
+        return
+    axis = _attr_int(n, "axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    d, label = x[axis], node_label(n, i)
+    sizes = None
+    if opset >= 13 and len(n.input) > 1 and n.input[1]:
+        v = values.get(n.input[1])
+        sizes = tuple(v.value) if isinstance(v, Tensor) and v.value is not None else None
+    elif opset < 13:
+        sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
+    if sizes is not None:
+        total: Dim = 0
+        for s in sizes:
+            total = dims.add(total, s)
+        yield needed(Rel.EQ, total, d, label, n.op_type, f"split sizes add up to {d}", i)
+        for s in sizes:
+            if not isinstance(s, int) and dims.try_le(0, s) is not True:
+                yield needed(Rel.LE, 0, s, label, n.op_type, f"split size {s} >= 0", i)
+    elif not (opset >= 18 and any(a.name == "num_outputs" for a in n.attribute)):
+        parts = len(n.output)
+        if parts > 1 and not isinstance(d, int):
+            yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
+                         f"{d} splits into {parts} equal parts", i)
+
+
+def _tile(values, n, i) -> Iterator[Raw]:
+    r = values.get(n.input[1]) if len(n.input) > 1 else None
+    if not isinstance(r, Tensor) or r.value is None:
+        return
+    for k, rep in enumerate(r.value):
+        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
+            yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
+
+
+def _product(ds) -> Dim:
+    out: Dim = 1
+    for d in ds:
+        out = dims.mul(out, d)
+    return out
+
+
+def _names(site: Site) -> list[str]:
+    return [x for x in site.node.input if x]
+
+
+BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or one is 1",
+                      lambda site: _broadcast(site.values, site.node, site.index, _names(site)))
+EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1",
+                   lambda site: _expand(site.values, site.node, site.index))
+# (index bounds come from the element bounds of the main graph: not walked in a subgraph)
+GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)",
+                           lambda site: () if site.elements is None else
+                           _gather(site.values, site.elements, site.node, site.index))
+GATHER_ND_INDICES = Condition("-X[b + j] <= indices[..., j] < X[b + j] on each indexed axis",
+                              lambda site: () if site.elements is None else
+                              _gather_nd(site.values, site.elements, site.node, site.index))
+SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
+                        "X[axis] divides into equal parts", lambda site: _split(site.values, site.opset, site.node, site.index))
+TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index))
+
+
+def _matmul_batch(site: Site) -> Iterator[Raw]:
+    a, b = site.shape(0), site.shape(1)
+    if a is None or b is None or len(a) < 3 and len(b) < 3:
+        return
+    sa, sb = tuple(a[:-2]), tuple(b[:-2])
+    rank = max(len(sa), len(sb))
+    cols = list(zip((1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb))
+    for axis, x, y in _pairs(cols):
+        yield site.raw("or", x, y, f"matmul batch axis {axis}: {x} against {y}", alts=((x, y), (x, 1), (y, 1)))
+
+
+MATMUL_BATCH = Condition("the batch dims (all but the last two) broadcast", _matmul_batch)
+
+
+def _einsum_letters(site: Site) -> Iterator[Raw]:
+    eq = next((a.s.decode() for a in site.node.attribute if a.name == "equation"), "").replace(" ", "")
+    terms = eq.partition("->")[0].split(",")
+    by_letter: dict[str, list[Dim]] = {}
+    for i, term in enumerate(terms):
+        shape = site.shape(i)
+        if shape is None or "." in term:
+            continue  # (the letters after an ellipsis are read from the end: left out)
+        if len(term) != len(shape):
+            return
+        for letter, d in zip(term, shape):
+            by_letter.setdefault(letter, []).append(d)
+    for letter, ds in sorted(by_letter.items()):
+        for _, a, b in _pairs([ds]):
+            yield site.raw("or", a, b, f"einsum letter {letter}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+
+
+def _unidirectional(site: Site) -> Iterator[Raw]:
+    x, s = site.shape(0), site.shape(1)
+    if x is None or s is None or len(s) > len(x):
+        return
+    for axis, (a, b) in enumerate(zip(x[len(x) - len(s):], s)):
+        if _is_one(b) or dims.try_eq(a, b) is True:
+            continue
+        yield site.raw("or", a, b, f"slope axis {axis}: {b} broadcasts to {a}", alts=((a, b), (b, 1)))
+
+
+EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters)
+SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional)
