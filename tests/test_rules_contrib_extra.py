@@ -353,7 +353,13 @@ def test_matmul_fp_q4_reads_n_from_b_shape():
     B_shape (K, N) = (64, 40): A (..., 64) -> (..., 40) in onnxruntime's CPU kernel."""
     inputs = [("a", F, ["b", "s", 64])]
     inits = [init("blob", np.zeros(2 * 40 * 21, np.uint8)), init("bshape", np.array([64, 40], np.int64))]
-    res = run([ms_node("MatMulFpQ4", ["a", "blob", "bshape"], ["y"], blk_quant_type=1)], inputs, ["y"], inits)
+    nodes = [ms_node("MatMulFpQ4", ["a", "blob", "bshape"], ["y"], blk_quant_type=1)]
+    try:
+        res = run(nodes, inputs, ["y"], inits)
+    except Exception as exc:  # MLAS has the 4-bit kernel only on some CPUs (AVX2/AVX512, NEON)
+        if "not yet supported on this hardware platform" not in str(exc):
+            raise
+        res = infer(nodes, inputs, ["y"], inits)  # this CPU: the kernel source's shape, as above
     assert res.shape("y") == (b, s, 40)
 
 
