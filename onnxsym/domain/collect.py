@@ -152,9 +152,13 @@ def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements 
     if values is None:
         values, elements = result.values, Elements(result)
     opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
+    checks_of: dict[tuple[str, str], list] = {}  # per op: its checks (a graph repeats few ops)
     for i, n in enumerate(graph.node):
-        e = registry.entry(n.domain, n.op_type)
-        checks = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
+        op = (n.domain, n.op_type)
+        checks = checks_of.get(op)
+        if checks is None:
+            e = registry.entry(*op)
+            checks = checks_of[op] = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
         if checks:
             site = Site(n, i, node_label(n, i), values, elements, opsets.get(registry.canonical_domain(n.domain), 1))
             for check in checks:
