@@ -512,6 +512,9 @@ def split_rule(node: Node) -> Outputs:
         if k is not None:
             c = dims.ceil_div(d, k)
             sizes = [c] * (n - 1) + [dims.sub(d, dims.mul(c, n - 1))]
+            if isinstance(sizes[-1], int) and sizes[-1] < 0:  # (a symbolic one is a condition of the domain)
+                raise ShapeContradiction(f"num_outputs {k} parts of {c} leave {sizes[-1]} for the last of {d}; "
+                                         "onnxruntime refuses a negative final split")
         else:
             sizes = [dims.floordiv(d, n)] * n
     else:

@@ -133,3 +133,14 @@ def test_expand_to_a_negative_size():
                 except Exception:  # noqa: BLE001
                     continue
                 assert n >= 5, (n, mm)
+
+
+@pytest.mark.parametrize("parts", [2, 3, 4, 5])
+@pytest.mark.parametrize("shape", [["n"], [1], [5]])
+def test_split_num_outputs_leaves_a_last_part_of_at_least_0(parts, shape):
+    """Split-18's num_outputs gives parts of ceil(n / parts), the last the rest: onnxruntime
+    refuses it negative (n = 5 in 4 parts: 2, 2, 2, -1, written as a dim of -1 before); a
+    static one is refused, a symbolic one is a condition."""
+    outs = [f"y{i}" for i in range(parts)]
+    m = model([h.make_node("Split", ["x"], outs, num_outputs=parts)], [("x", F, shape)], outs, opset=18)
+    check_grid(m, _grid(["n"], range(1, 14)))
