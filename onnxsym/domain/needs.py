@@ -210,6 +210,12 @@ def _split(values, opset: int, n, i) -> Iterator[Raw]:
         if parts > 1 and not isinstance(d, int):
             yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
                          f"{d} splits into {parts} equal parts", i)
+    else:  # num_outputs parts of ceil(d / parts), the last the rest: onnxruntime refuses it below 0
+        parts = len(n.output)
+        last = dims.sub(d, dims.mul(parts - 1, dims.ceil_div(d, parts)))
+        if not isinstance(d, int) and dims.try_le(0, last) is not True:
+            yield needed(Rel.LE, 0, last, label, n.op_type,
+                         f"the last of {parts} parts of ceil({d}/{parts}), {last}, is >= 0", i)
 
 
 def _tile(values, n, i) -> Iterator[Raw]:
@@ -244,7 +250,9 @@ GATHER_ND_INDICES = Condition("-X[b + j] <= indices[..., j] < X[b + j] on each i
                               lambda site: () if site.elements is None else
                               _gather_nd(site.values, site.elements, site.node, site.index))
 SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
-                        "X[axis] divides into equal parts", lambda site: _split(site.values, site.opset, site.node, site.index))
+                        "X[axis] divides into equal parts; with num_outputs, the last part (X[axis] less the others "
+                        "of ceil(X[axis] / num_outputs)) is >= 0",
+                        lambda site: _split(site.values, site.opset, site.node, site.index))
 TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index))
 
 
