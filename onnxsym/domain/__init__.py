@@ -152,7 +152,11 @@ def compute(result) -> Domain:
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
-            _merge(merged, (f.kind, text, when), f, src, raw.order, assumed)
+            key = (f.kind, text, when)
+            if f.kind == "other" and f.rel == "==" and key not in merged:
+                swapped = (f.kind, f"{f.rhs} == {f.lhs}", when)  # (one equality, as two nodes state it)
+                key = swapped if swapped in merged else key
+            _merge(merged, key, f, src, raw.order, assumed)
     for n in names:
         if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
             src = _equality_source(result, n)
