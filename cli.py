@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -262,6 +263,27 @@ class _Main(click.Group):
             else:
                 click.echo(f"onnxsym: internal error: {type(exc).__name__}: {msg} (rerun with --debug)", err=True)
             ctx.exit(2)
+
+
+class _SizeWords(click.Command):
+    """A command whose size options (``--budget``) also take the unit as a word of its own,
+    ``--budget 1 GB``, as people type it: the shell splits it, click would see an extra argument."""
+
+    size_options = ("--budget",)
+
+    def parse_args(self, ctx, args):
+        from onnxsym.output.numbers import parse_size
+
+        args = list(args)
+        for i, word in enumerate(args):
+            name, eq, _ = word.partition("=")
+            at = i if eq else i + 1  # the word that holds the option's value
+            if name in self.size_options and at + 1 < len(args):
+                number, unit = args[at].partition("=")[2] if eq else args[at], args[at + 1]
+                if re.fullmatch(r"\d+(\.\d+)?", number) and unit.isalpha() and parse_size(f"1 {unit}") is not None:
+                    args[at:at + 2] = [f"{args[at]} {unit}"]
+                    break
+        return super().parse_args(ctx, args)
 
 
 @click.group(cls=_Main, invoke_without_command=True)
@@ -784,7 +806,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
     sys.exit(1 if findings else 0)
 
 
-@main.command()
+@main.command(cls=_SizeWords)
 @click.argument("model", type=click.Path(dir_okay=False))
 @_bind_opt
 @_knowledge
@@ -796,7 +818,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
                    "sorted by FLOPs (text format).")
 @click.option("--top", type=click.IntRange(min=1), metavar="N", help="The table of the N nodes with the most FLOPs.")
 @click.option("--solve", "solve", metavar="SYMBOL", help="Find the largest SYMBOL whose memory fits --budget.")
-@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, '80 GB', or bytes.")
+@click.option("--budget", metavar="SIZE", help="Memory budget for --solve: 24GiB, 80 GB, or bytes.")
 @_sweep_opts
 def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, per_node, top, solve, budget, sweep,
          plot, force):

@@ -76,6 +76,20 @@ def test_budget_takes_a_size_with_a_space():
     assert "largest batch = 47: 25497536560 bytes (23.7 GiB); batch = 48 needs 26038601776 bytes (24.3 GiB)" in r.output
 
 
+@pytest.mark.parametrize("budget", [["24", "GiB"], ["--budget=24", "GiB"], ["24GiB"]])
+def test_budget_unit_may_be_a_word_of_its_own(budget):
+    """``--budget 24 GiB`` unquoted: the shell gives click two words; the answer is the quoted one's."""
+    words = budget if budget[0].startswith("--") else ["--budget", *budget]
+    r = cli("cost", LLAMA, "--solve", "batch", *words, "--bind", "seq=4096", "--bind", "past=0", "--allow-zero")
+    assert r.exit_code == 0, r.output
+    assert "largest batch = 47:" in r.output and "under 25769803776 bytes" in r.output
+
+
+def test_a_word_after_the_budget_that_is_no_unit_stays_an_argument():
+    r = cli("cost", LLAMA, "--solve", "batch", "--budget", "24", "extra", "--bind", "seq=4096")
+    assert r.exit_code == 2 and "unexpected extra argument (extra)" in r.output
+
+
 # ----------------------------------------------------------------- --sweep
 
 def _sweep_json(*args):

@@ -231,7 +231,7 @@ def _merge_residues(merged, base) -> None:
 
 
 def _tightest(conditions: list[tuple], base: dict[str, tuple[int, int]]) -> list[tuple]:
-    """Range conditions without those another one on the same symbol implies
+    """Range conditions without those others on the same symbol, under the same guards, imply
     (``seq <= 64`` beside ``seq <= 16``): the model fails at the tighter one first."""
     his: dict[tuple, int] = {}  # (symbol, guards) -> the tightest bound
     los: dict[tuple, int] = {}
@@ -248,7 +248,16 @@ def _tightest(conditions: list[tuple], base: dict[str, tuple[int, int]]) -> list
         if f.lo <= lo and f.hi >= hi:
             return True  # states the symbol's own range: an assumption inference relied on
         k = (f.symbol, c.when)
-        return (f.hi < hi and f.hi == his[k]) or (f.lo > lo and f.lo == los[k])
+        return ((f.hi < hi and f.hi == his[k]) or (f.lo > lo and f.lo == los[k])) and not implied(c, k)
+
+    def implied(c, k) -> bool:  # another one alone is at least as tight on both sides (``192 <= n <= 703``
+        f = c.form                # implies ``n >= 192``); of two equal ones, the first stays
+        return any(d is not c and (d.form.symbol, d.when) == k and f.lo <= d.form.lo and d.form.hi <= f.hi
+                   and ((d.form.lo, d.form.hi) != (f.lo, f.hi) or rank[id(d)] < rank[id(c)])
+                   for d in ranges)
+
+    ranges = [c for c, _ in conditions if c.kind == "range"]
+    rank = {id(c): i for i, (c, _) in enumerate(conditions)}
     return [(c, order) for c, order in conditions if kept(c)]
 
 
