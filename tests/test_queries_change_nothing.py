@@ -86,3 +86,30 @@ def test_the_command_line_still_prints_what_writing_warns_of(tmp_path):
     r = CliRunner().invoke(main, ["annotate", str(path), "-o", str(tmp_path / "out.onnx")])
     assert r.exit_code == 0, r.output
     assert "warning: value 'm'[0]: the model declares 4, the graph computes seq; writing 'seq'" in r.output
+
+
+def _deep_state(result):
+    """Every field of a result a query could write, as plain copies (memos aside)."""
+    return (_state(result), list(result.produced), dict(result.fresh), dict(result.unknown_rank),
+            list(result.assumptions), dict(result.derived), dict(result.subgraph_values), list(result.rule_failures),
+            dict(result.no_rule), result.given, dict(result.given_values), result.model.SerializeToString())
+
+
+def test_every_query_a_command_makes_leaves_the_result_as_it_was():
+    """The queries behind annotate, check, domain, cost, mlir and verify, one after another on
+    one result of a decoder with a past (kv cache) and one whose domain narrows seq."""
+    from onnxsym.commands.verify import verify
+    from onnxsym.mlir import to_mlir
+
+    for name in ("llama_tiny_ts.onnx", os.path.join("domain", "gpt2_mask_ts.onnx")):
+        path = os.path.join(ROOT, "models", name)
+        result = onnxsym.infer(path)
+        before = _deep_state(result)
+        result.unresolved(), result.stats(), result.domain(), result.cost(), result.positive_assumptions()
+        narrow = result.within_domain()
+        to_mlir(result), to_mlir(narrow)
+        api.written_result(narrow)
+        onnxsym.write_result(result, keep_declared_names=True)
+        report = verify(path, result=result)
+        assert report.checked_dims and not report.mismatches
+        assert _deep_state(result) == before, name
