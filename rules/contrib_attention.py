@@ -14,7 +14,7 @@ from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register
 
 from .common import I32, arg, present, rank, scalar
 from .contrib_common import MS, exact_div
@@ -199,7 +199,65 @@ def gqa_head_size(node, width, n, kv):
     return exact_div(width, n + 2 * kv, "packed QKV width over num_heads + 2*kv_num_heads")
 
 
-@register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION)
+def _gqa_lengths(site):
+    """(B, S, P, T) of a GroupQueryAttention node as its domain check sees it (P 0 without a
+    past), or None where the query's shape or total_sequence_length's value is unknown."""
+    q, total = site.shape(0), site.value(6)
+    if q is None or len(q) != 3 or total is None or len(total) != 1:
+        return None
+    past = site.shape(3) if len(site.node.input) > 3 and site.node.input[3] else ()
+    if past is None or past and len(past) != 4:
+        return None
+    return q[0], q[1], past[2] if past else 0, total[0]
+
+
+def _gqa_total(site):
+    """onnxruntime (1.32, CPU) runs a GroupQueryAttention only where total_sequence_length
+    T is the past P plus the new tokens S (a growing cache), or S <= T <= P (a cache no shorter
+    than the total); with a window-sized cache, where the window fits in P (and S <= T, which
+    the rule records for both). Several new tokens with another total (a later prompt) need
+    batch 1."""
+    lengths = _gqa_lengths(site)
+    if lengths is None:
+        return
+    b, s, p, t = lengths
+    if site.attr_int("sliding_window_cache", 0):  # (S <= T: the rule records it)
+        window = site.attr_int("local_window_size", -1)
+        if window > 0 and dims.try_le(window, p) is not True:
+            yield site.raw("<=", window, p, "GroupQueryAttention: the window cache holds the window")
+    elif dims.try_eq(t, dims.add(p, s)) is not True:
+        # (min(0, T - S, P - T) == 0 is S <= T <= P, as an equality the domain's cases split)
+        inside = dims.dmin(dims.dmin(dims.sub(t, s), dims.sub(p, t)), 0)
+        yield site.raw("or", t, dims.add(p, s),
+                       "GroupQueryAttention: total_sequence_length is the past plus the new tokens, or between "
+                       "the new tokens' count and the past", alts=((t, dims.add(p, s)), (inside, 0)))
+    if not any(dims.try_eq(x, y) is True for x, y in ((s, 1), (s, t), (b, 1))):
+        yield site.raw("or", s, 1, "GroupQueryAttention: new tokens with another total need batch 1, unless "
+                       "there is one token or the whole prompt", alts=((s, 1), (s, t), (b, 1)))
+
+
+def _gqa_rotary(site):
+    """The rotary caches have a row for every position of the total."""
+    lengths = _gqa_lengths(site)
+    if lengths is None:
+        return
+    t = lengths[3]
+    for i, name in ((7, "cos_cache"), (8, "sin_cache")):
+        cache = site.shape(i) if len(site.node.input) > i and site.node.input[i] else None
+        if cache and dims.try_le(t, cache[0]) is not True:
+            yield site.raw("<=", t, cache[0], f"GroupQueryAttention: {name} has a row for each position of the total")
+
+
+GQA_CONDITIONS = (
+    Condition("T (total_sequence_length) == P + S, or S <= T <= P; with sliding_window_cache, "
+              "local_window_size <= P; S == 1, S == T or B == 1", _gqa_total),
+    Condition("S <= T", None),
+    Condition("cos_cache and sin_cache have at least T rows", _gqa_rotary),
+    Condition("past_key and past_value have the query's head size", None),
+)
+
+
+@register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION, conditions=GQA_CONDITIONS)
 def group_query_attention(node):
     """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
     output_qk (B, N, S, total_sequence_length)."""
@@ -210,8 +268,8 @@ def group_query_attention(node):
     head = gqa_head_size(node, width, n, kv)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
-    if total is not None and not node.attr_int("sliding_window_cache", 0):
-        # (onnxruntime: total_sequence_length must be at least the new tokens' length)
+    if total is not None:
+        # (onnxruntime: total_sequence_length must be at least the new tokens' length, with any cache)
         node.require_at_least(dims.sub(total, s), 0, "GroupQueryAttention: total_sequence_length is at least "
                                                       "the query's sequence length")
     if present(node, 3) and past_k.shape is None:  # a past we know nothing of

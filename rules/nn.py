@@ -488,6 +488,8 @@ def _resize_shape(node, x, scales, sizes, axes):
         if sizes.value is None:
             for a in axes:
                 out[a] = node.fresh("Resize sizes not known", 0, a)
+                if dims.range_of(x.shape[a])[0] >= 1:  # (a scale > 0: the domain says it is not stated)
+                    node.require_at_least(out[a], 1, f"Resize: sizes[{a}] over X's {x.shape[a]} is a scale > 0")
             return tuple(out)
         if policy != "stretch" and node.opset >= 18:
             adjusted = _policy_sizes(x, sizes.value, axes, policy)
@@ -497,6 +499,7 @@ def _resize_shape(node, x, scales, sizes, axes):
             return tuple(out)
         for a, v in zip(axes, sizes.value):
             out[a] = v
+        _sizes_need(node, x.shape, out)
         return tuple(out)
     if scales is None or scales.value is None:
         for a in axes:
@@ -507,13 +510,96 @@ def _resize_shape(node, x, scales, sizes, axes):
     return tuple(out)
 
 
-@register("Resize", conditions=[SCALED], cost=formulas.ELEMENTWISE)
+SIZES = ("sizes: each scale sizes[i] / X[i] onnxruntime computes is > 0 (sizes[i] == 0 where X[i] is 0); "
+         "linear and cubic: the scales its kernels support are 1 (linear 4-D: axis 0 and axis 1 or 3; "
+         "5-D: axes 0 and 1; cubic 4-D: axes 0 and 1, or 0 and 3 with the others >= 1)")
+COMPUTED_SCALES = unlearned("scales computed at run time are > 0 (Upsample: >= 1) and of the form linear and cubic support")
+
+
+def _sizes_need(node, in_shape, out):
+    """What onnxruntime checks of the scales it derives from Resize's ``sizes``
+    (``out[i] / in_shape[i]`` in float32, 1 where the input dim is 0): each > 0, and for
+    linear and cubic the form its kernels support. A scale is 1 exactly where the dims are
+    equal (for sizes below 2**24, where float32 holds them exactly)."""
+    for i, (d, v) in enumerate(zip(in_shape, out)):
+        if v is d:
+            continue
+        if dims.range_of(d)[0] >= 1:
+            node.require_at_least(v, 1, f"Resize: sizes[{i}] = {v} over X's {d} is a scale > 0")
+        else:  # an input dim of 0 must stay 0; any other gives a scale > 0
+            node.require_at_least(v, 0, f"Resize: sizes[{i}] = {v} is >= 0")
+            node.require_equal(dims.dmin(v, 1), dims.dmin(d, 1), f"Resize: sizes[{i}] = {v} is 0 exactly where X's {d} is")
+
+    mode, r = node.attr_str("mode", "nearest"), len(out)
+    if mode == "linear":
+        if r in (2, 3):
+            return
+        cases = {4: [[("==", 0), ("==", 1)], [("==", 0), ("==", 3)]], 5: [[("==", 0), ("==", 1)]]}.get(r)
+        if cases is None:
+            raise ShapeContradiction(f"Resize: onnxruntime's linear mode supports inputs of 2 to 5 dims, not {r}")
+        _any_case(node, in_shape, out, cases, "linear")
+    elif mode == "cubic":
+        if r == 2:
+            return
+        if r != 4:
+            raise ShapeContradiction(f"Resize: onnxruntime's cubic mode supports inputs of 2 or 4 dims, not {r}")
+        other = [("==", 0), ("==", 3)] + ([] if node.attr_int("antialias", 0) else [(">=", 1), (">=", 2)])
+        _any_case(node, in_shape, out, [[("==", 0), ("==", 1)], other], "cubic")
+
+
+def _any_case(node, in_shape, out, cases, mode):
+    """Record that one of ``cases`` holds at the sizes: each a list of parts, ``("==", i)``
+    (scale i is 1: ``out[i] == in_shape[i]``) or ``(">=", i)`` (scale i is >= 1)."""
+    def gap(part):  # >= 0, and 0 exactly where the part holds
+        rel, i = part
+        below = dims.sub(in_shape[i], out[i])
+        return dims.dmax(below, 0) if rel == ">=" else dims.dmax(below, dims.neg(below))
+
+    open_cases = []
+    for parts in cases:
+        parts = [p for p in parts if dims.try_eq(gap(p), 0) is not True]
+        if not parts:
+            return  # this case holds at every size
+        if all(dims.try_eq(gap(p), 0) is not False for p in parts):
+            open_cases.append(parts)
+    why = f"Resize: the scales from sizes are of a form onnxruntime's {mode} mode supports"
+    if not open_cases:
+        raise ShapeContradiction(why + ": they are not, at any size")
+    # a part every case has is needed by itself (linear's and cubic's scale 0 is 1)
+    common = [p for p in open_cases[0] if all(p in parts for parts in open_cases[1:])]
+    def need(part):
+        rel, i = part
+        if rel == "==":
+            node.require_equal(out[i], in_shape[i], f"{why}: scale {i} is 1")
+        else:
+            node.require_at_least(dims.sub(out[i], in_shape[i]), 0, f"{why}: scale {i} is >= 1")
+
+    for p in common:
+        need(p)
+    rest = [[p for p in parts if p not in common] for parts in open_cases]
+    if any(not parts for parts in rest):
+        return  # a case holds wherever the common parts do
+    if len(rest) == 1:
+        for p in rest[0]:
+            need(p)
+        return
+    # one of several cases: the least of their summed gaps is 0
+    least = None
+    for parts in rest:
+        total = gap(parts[0])
+        for p in parts[1:]:
+            total = dims.add(total, gap(p))
+        least = total if least is None else dims.dmin(least, total)
+    node.require_equal(least, 0, why)
+
+
+@register("Resize", conditions=[SCALED, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize_v10(node: Node) -> Outputs:
     """Resize-10: inputs X and scales."""
     return _resized(node, arg(node, 1), None)
 
 
-@register("Resize", since=11, conditions=[SCALED], cost=formulas.ELEMENTWISE)
+@register("Resize", since=11, conditions=[SCALED, SIZES, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize_v11(node: Node) -> Outputs:
     """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
     scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
@@ -522,7 +608,7 @@ def resize_v11(node: Node) -> Outputs:
     return _resized(node, scales, sizes)
 
 
-@register("Resize", since=13, conditions=[SCALED], cost=formulas.ELEMENTWISE)
+@register("Resize", since=13, conditions=[SCALED, SIZES, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize(node: Node) -> Outputs:
     """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
     return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr_ints("axes") if node.opset >= 18 else None)
@@ -535,7 +621,7 @@ def upsample_v7(node: Node) -> Outputs:
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
-@register("Upsample", since=9, conditions=[SCALED], cost=formulas.ELEMENTWISE)
+@register("Upsample", since=9, conditions=[SCALED, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def upsample(node: Node) -> Outputs:
     """The scales input."""
     return _resized(node, arg(node, 1), None)

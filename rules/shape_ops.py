@@ -512,6 +512,9 @@ def split_rule(node: Node) -> Outputs:
         if k is not None:
             c = dims.ceil_div(d, k)
             sizes = [c] * (n - 1) + [dims.sub(d, dims.mul(c, n - 1))]
+            if isinstance(sizes[-1], int) and sizes[-1] < 0:  # (a symbolic one is a condition of the domain)
+                raise ShapeContradiction(f"num_outputs {k} parts of {c} leave {sizes[-1]} for the last of {d}; "
+                                         "onnxruntime refuses a negative final split")
         else:
             sizes = [dims.floordiv(d, n)] * n
     else:
@@ -720,7 +723,7 @@ def _broadcast_value(ts, out_shape):
     return arrs
 
 
-@register("Expand", conditions=[EXPAND], cost=formulas.MOVEMENT)
+@register("Expand", conditions=[EXPAND, "shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
     _one_d(node, 1, "the shape input")
@@ -734,6 +737,11 @@ def expand_rule(node):
         out = tuple(d if dims.try_eq(d, 1) is False else node.fresh("expand shape unknown", 0, i)
                     for i, d in enumerate(xs))
         return [Tensor(x.dtype, out)]
+    # every target element is >= 0: a 1 expanded to a negative one fails to allocate, and
+    # against any other dim it does not broadcast
+    for i, t in enumerate(s.value):
+        if intops.is_dim(t):
+            node.require_at_least(t, 0, f"Expand: shape element {i}, {t}, is >= 0")
     out = broadcast_shapes([x.shape, tuple(s.value)], _fresh_fn(node), node.require_equal)
     value = None
     arrs = _broadcast_value([x], out)
@@ -822,7 +830,7 @@ def where_rule(node):
 # --------------------------------------------------------------------- Pad, Cast
 
 PAD = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
-       "reflect: X[i] > the pad on each side"]
+       "edge, reflect, wrap: X[i] cropped by the negative pads is >= 1; reflect: it is > the pad on each side"]
 
 
 @register("Pad", since=1, conditions=PAD, cost=formulas.MOVEMENT)
@@ -854,15 +862,30 @@ def _pad(node, pads, axes):
     axes = [normalize_axis(a, r) for a in axes]
     k = len(axes)
     if len(pads) != 2 * k:  # onnxruntime refuses it too
-        raise ShapeContradiction(f"pads has {len(pads)} entries for {k} axes")
+        raise ShapeContradiction(f"pads has {len(pads)} entries for {k} axes, not {2 * k}")
     out = list(x.shape)
+    mode = node.attr_str("mode", "constant")
+    # onnxruntime's checks of edge, reflect and wrap hold on a non-empty input (an empty one is padded apart)
+    nonempty = all(dims.range_of(d)[0] >= 1 for d in x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
-        if not isinstance(out[a], int):  # negative pads crop: onnxruntime refuses a dim below 0
-            node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
-        wide = max(pads[j], pads[j + k]) if isinstance(pads[j], int) and isinstance(pads[j + k], int) else 0
-        if node.attr_str("mode", "constant") == "reflect" and wide > 0:  # it mirrors inside the dim
-            node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
+        # negative pads crop: onnxruntime refuses a dim below 0
+        node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
+        if mode == "constant" or not (isinstance(pads[j], int) and isinstance(pads[j + k], int)):
+            continue
+        wide = max(pads[j], pads[j + k])
+        if not nonempty:  # (an input that may be empty: what holds on an axis alone)
+            if mode == "reflect" and wide > 0:
+                node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
+            continue
+        # the extent left after the negative pads crop: edge, reflect and wrap copy from it, so
+        # onnxruntime refuses it empty, and reflect mirrors inside it (a pad at most extent - 1)
+        kept = dims.add(x.shape[a], min(pads[j], 0) + min(pads[j + k], 0))
+        if mode == "reflect" and wide > 0:
+            node.require_at_least(kept, wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide} "
+                                                  f"elements after cropping: {kept}")
+        else:
+            node.require_at_least(kept, 1, f"Pad: {mode} copies from axis {a}, {kept} after cropping, so it is >= 1")
     return [Tensor(x.dtype, tuple(out))]
 
 

@@ -46,6 +46,23 @@ CASES = {
                              [("x", F, ["n"])], ["v", "i"]), ["n >= 5"], "n = 1"),
     "squeeze_axis_0": (lambda: model([_ints("a", [0]), h.make_node("Squeeze", ["x", "a"], ["y"])],
                                      [("x", F, ["n", 2])], ["y"]), ["n == 1"], "n = 8"),
+    # found by attacking (issue 21, follow-up): each was "every size" before
+    "expand_one_to_n_minus_5": (lambda: model([h.make_node("Shape", ["x"], ["s"]), _ints("five", [5]),
+                                               h.make_node("Sub", ["s", "five"], ["t"]),
+                                               h.make_node("Expand", ["w", "t"], ["y"])],
+                                              [("x", F, ["n"]), ("w", F, [1])], ["y"]), ["n >= 5"], "n = 1"),
+    "pad_edge_cropped_to_nothing": (lambda: model([_ints("p", [-1, 2]), h.make_node("Pad", ["x", "p"], ["y"], mode="edge")],
+                                                  [("x", F, ["n"])], ["y"]), ["n >= 2"], "n = 1"),
+    "pad_reflect_after_cropping": (lambda: model([_ints("p", [-2, 0, 2, 0]),
+                                                  h.make_node("Pad", ["x", "p"], ["y"], mode="reflect")],
+                                                 [("x", F, ["n", 2])], ["y"]), ["n >= 5"], "n = 1"),
+    "resize_sizes_from_the_shape": (lambda: model([h.make_node("Shape", ["x"], ["s"]), _ints("k", [0, 0, 5, 0]),
+                                                   h.make_node("Sub", ["s", "k"], ["sz"]),
+                                                   h.make_node("Resize", ["x", "", "", "sz"], ["y"])],
+                                                  [("x", F, [1, 1, "n", 2])], ["y"]), ["n >= 6"], "n = 1"),
+    "resize_linear_sizes_keep_the_batch": (lambda: model([_ints("sz", [2, 1, 8, 8]),
+                                                          h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear")],
+                                                         [("x", F, ["n", 1, 4, 4])], ["y"]), ["n == 2"], "n = 1"),
 }
 
 

@@ -261,6 +261,57 @@ def test_gqa_unknown_total_length_is_fresh():
     assert res.symbol_ranges()[fresh.name][0] == 1  # at least the past length
 
 
+def _gqa_domain_model(**attrs):
+    """GroupQueryAttention as onnxruntime-genai's builder writes it: seqlens_k and the total
+    from a (b, t) mask, a past of p positions, rotary caches of 12 rows (head size 16)."""
+    pre, inits = _total_from_mask()
+    inputs = [("q", F, ["b", "s", 32]), ("k", F, ["b", "s", 16]), ("v", F, ["b", "s", 16]),
+              ("pk", F, ["b", 1, "p", 16]), ("pv", F, ["b", 1, "p", 16]), ("mask", I64, ["b", "t"])]
+    inits += [init("cos", np.ones((12, 8), np.float32)), init("sin", np.zeros((12, 8), np.float32))]
+    nodes = pre + [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot", "cos", "sin"],
+                           ["y", "prk", "prv"], num_heads=2, kv_num_heads=1, do_rotary=1, **attrs)]
+    return model(nodes, inputs, ["y", "prk", "prv"], inits, opsets=[(MS, 1)])
+
+
+@pytest.mark.parametrize("attrs", [{}, {"sliding_window_cache": 1, "local_window_size": 4}])
+def test_gqa_domain_is_where_onnxruntime_runs(attrs):
+    """onnxruntime 1.32 runs it where the total is the past plus the new tokens, or lies
+    between the new tokens' count and the past (a window cache: the past holds the window and
+    the total is at least the new tokens); a later prompt of several tokens only at batch 1;
+    and a total within the rotary caches' 12 rows. On a grid across each boundary, onnxruntime
+    runs exactly where the domain holds, with the inferred shapes. (Before, the domain stated
+    only total >= new tokens: too wide.)"""
+    import onnxruntime as ort
+
+    m = _gqa_domain_model(**attrs)
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    ran = 0
+    for bb in (1, 2):
+        for ss in (1, 2, 3):
+            for pp in (1, 3, 4, 6, 10):
+                for tt in range(1, 15):
+                    sz = {"b": bb, "s": ss, "p": pp, "t": tt}
+                    feeds = {n: np.zeros(shape, np.float32) for n, shape in
+                             (("q", (bb, ss, 32)), ("k", (bb, ss, 16)), ("v", (bb, ss, 16)),
+                              ("pk", (bb, 1, pp, 16)), ("pv", (bb, 1, pp, 16)))}
+                    feeds["mask"] = _mask(sz)
+                    try:
+                        shapes = [o.shape for o in sess.run(None, feeds)]
+                    except Exception:
+                        shapes = None
+                    inside = domain.violated(sz) is None
+                    assert (shapes is not None) == inside, (sz, shapes, domain.violated(sz))
+                    if inside:
+                        ran += 1
+                        want = [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+                        assert shapes == want, (sz, shapes, want)
+    assert ran > 20
+
+
 def test_sparse_and_paged_attention():
     """CUDA only: output (B, S, N*H) with the caches passed through (SparseAttention);
     output (tokens, N*H) with the caches updated in place (PagedAttention)."""

@@ -252,17 +252,16 @@ def test_a_bind_leaves_inputs_symbolic_where_a_branch_the_data_picks_would_fail_
     check_written_runs(m, written, [{"batch": 2, "h": 11}, {"batch": 1, "h": 11}], feeds)
 
 
-def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
+def test_values_a_branch_the_data_picks_reads_keep_the_model_running_where_it_runs():
     """The then branch does ConstantOfShape(d - 5) of a dim d only onnxsym knows is 2 (through a
-    Reshape to a computed target): written as 2, onnxruntime folds the branch at load and refuses
-    the model, which runs with flag=False (fuzzer seed 2906's kind). The values a branch the
-    data picks reads are left unwritten."""
+    Reshape to a computed target), and the model runs with flag=False (fuzzer seed 2906's kind).
+    Whatever is written of the values that branch reads (the load check judges it, as everywhere),
+    the written model runs where the original does."""
     import numpy as np
     from onnx import TensorProto, helper
 
     m = _known_two_model([helper.make_node("Identity", ["flag"], ["cond"])], [("flag", TensorProto.BOOL, [])])
     written = onnxsym.annotate(m)
-    assert "t" not in {vi.name for vi in written.graph.value_info}  # (a branch the data picks reads it)
     assert "m" in {vi.name for vi in written.graph.value_info}
     # (onnxruntime's optimizer refuses the original too, so the written model is loaded as
     # verify loads the original: its load-time inference reads the declared dims all the same)
@@ -271,6 +270,33 @@ def test_values_a_branch_the_data_picks_reads_get_no_dims_it_would_fail_on():
         out = session_of(written, optimize=False).run(
             None, {"x": np.ones([b, 2, h, w], np.float32), "flag": np.array(False)})
         assert out[0].shape == (1,)
+
+
+def test_a_value_a_branch_the_data_picks_reads_is_written_where_the_model_loads():
+    """openWakeWord's hey_jarvis (a torch 1.12 export shipped in its 0.4 wheel): ``y = Sigmoid(h)``,
+    then ``If(y >= 0.5)`` whose else branch is ``Identity(y)``. ``y`` is read by a branch the data
+    picks; its dims are true at every size and the load check finds nothing refused, so they are
+    written (onnxruntime's tool, onnx and onnx-shape-inference all write them), and the written
+    model runs with either branch."""
+    import numpy as np
+    from helpers import F, graph, model
+    from onnx import TensorProto, helper
+
+    N = helper.make_node
+    then_g = graph([N("Neg", ["y"], ["ny"])], [], ["ny"], name="then")
+    else_g = graph([N("Identity", ["y"], ["same"])], [], ["same"], name="else")
+    m = model([N("Sigmoid", ["x"], ["y"]), N("ReduceMax", ["y"], ["top"], keepdims=0),
+               N("Greater", ["top", "half"], ["cond"]),
+               N("If", ["cond"], ["out"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["batch", 4])], ["out"],
+              [helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])], opset=17)
+    written = onnxsym.annotate(m)
+    y = next(vi for vi in written.graph.value_info if vi.name == "y")
+    assert [d.dim_param or d.dim_value for d in y.type.tensor_type.shape.dim] == ["batch", 4]
+
+    def feeds(b):
+        return {"x": np.full([b["batch"], 4], b["sign"], np.float32)}
+    check_written_runs(m, written, [{"batch": 2, "sign": 1}, {"batch": 3, "sign": -9}], feeds)
 
 
 def _split18_model(target_nodes):

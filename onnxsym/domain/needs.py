@@ -84,14 +84,14 @@ def _is_one(d: Dim) -> bool:
 
 
 def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
-    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
-    leaving out pairs of dims both provably not 1: inference recorded those."""
+    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1).
+    Pairs of dims both provably not 1 are kept: inference recorded their equality only where it
+    proved that then, and a range narrowed later (timm's MaxViT: ``(h + 1)//4``, which may be 1
+    until a later Reshape needs ``h >= 17``) left a pair it had passed as "may be 1" unrecorded."""
     for axis, col in enumerate(cols):
         distinct = list(dict.fromkeys(d for d in col if not _is_one(d)))
         for j, a in enumerate(distinct):
             for b in distinct[j + 1:]:
-                if dims.try_eq(a, 1) is False and dims.try_eq(b, 1) is False:
-                    continue
                 if dims.try_eq(a, b) is True:
                     continue
                 yield axis, a, b
@@ -210,6 +210,12 @@ def _split(values, opset: int, n, i) -> Iterator[Raw]:
         if parts > 1 and not isinstance(d, int):
             yield needed(Rel.EQ, dims.mul(parts, dims.floordiv(d, parts)), d, label, n.op_type,
                          f"{d} splits into {parts} equal parts", i)
+    else:  # num_outputs parts of ceil(d / parts), the last the rest: onnxruntime refuses it below 0
+        parts = len(n.output)
+        last = dims.sub(d, dims.mul(parts - 1, dims.ceil_div(d, parts)))
+        if not isinstance(d, int) and dims.try_le(0, last) is not True:
+            yield needed(Rel.LE, 0, last, label, n.op_type,
+                         f"the last of {parts} parts of ceil({d}/{parts}), {last}, is >= 0", i)
 
 
 def _tile(values, n, i) -> Iterator[Raw]:
@@ -244,7 +250,9 @@ GATHER_ND_INDICES = Condition("-X[b + j] <= indices[..., j] < X[b + j] on each i
                               lambda site: () if site.elements is None else
                               _gather_nd(site.values, site.elements, site.node, site.index))
 SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
-                        "X[axis] divides into equal parts", lambda site: _split(site.values, site.opset, site.node, site.index))
+                        "X[axis] divides into equal parts; with num_outputs, the last part (X[axis] less the others "
+                        "of ceil(X[axis] / num_outputs)) is >= 0",
+                        lambda site: _split(site.values, site.opset, site.node, site.index))
 TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index))
 
 

@@ -192,11 +192,6 @@ def dead_branch_reads(graph: onnx.GraphProto, values: dict[str, Value]) -> set:
             dead = branches.pop("else_branch" if known else "then_branch", None)
             if dead is not None:
                 out |= _outer_reads(dead)
-        elif n.op_type == "If":
-            # a branch the data picks may not run at a size where its nodes would fail: the same
-            # folding would refuse the model there (a TopK(5) on 3 rows in the branch not taken)
-            for g in branches.values():
-                out |= _outer_reads(g)
         for a in n.attribute:
             for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
                 if a.type != onnx.AttributeProto.GRAPH or any(g is live for live in branches.values()):

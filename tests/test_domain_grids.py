@@ -1,0 +1,176 @@
+"""Ops whose domain was too wide (issue 21, found by attacking after it): a Pad in edge, reflect
+or wrap mode whose negative pads crop what it copies from, a Resize whose ``sizes`` give a
+scale of 0 or one its linear or cubic kernels refuse, an Expand to a negative size. On a
+grid of sizes the domain holds exactly where onnxruntime runs, and where it runs every
+output dim is the inferred one; a model that runs at no size is refused."""
+
+import itertools
+from types import SimpleNamespace
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnxsym
+from onnxsym import dims
+from onnxsym.cli import main
+from tests.domain_boundary import feeds
+from tests.helpers import init, model
+
+F = T.FLOAT
+
+
+def _session(m):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def _grid(symbols, sizes):
+    return [dict(zip(symbols, v)) for v in itertools.product(sizes, repeat=len(symbols))]
+
+
+def check_grid(m, grid):
+    """Every size of ``grid``: in the domain exactly where onnxruntime runs, with the inferred
+    output dims there; a model onnxsym refuses runs at none of them. Returns how many ran."""
+    sess = _session(m)
+    try:
+        result = onnxsym.infer(m)
+    except onnxsym.errors.ShapeContradiction:
+        for b in grid:
+            with pytest.raises(Exception):
+                sess.run(None, feeds(SimpleNamespace(model=m), b))
+        return 0
+    domain = result.domain()
+    ran = 0
+    for b in grid:
+        try:
+            outs = sess.run(None, feeds(result, b))
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's refusal is what is compared
+            assert domain.violated(b) is not None, f"{b}: the domain holds, onnxruntime fails: {str(exc)[:200]}"
+            continue
+        assert domain.violated(b) is None, f"{b}: onnxruntime runs, the domain says {domain.violated(b)}"
+        for o, arr in zip(result.model.graph.output, outs):
+            assert tuple(dims.evaluate(d, b) for d in result.shape(o.name)) == arr.shape, (b, o.name)
+        ran += 1
+    return ran
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap", "constant"])
+@pytest.mark.parametrize("shape,axis", [(["n"], 0), (["n", 2], 0), ([2, "n"], 1)])
+def test_pad_cropped_by_negative_pads(mode, shape, axis):
+    """onnxruntime copies edge, reflect and wrap padding from what the negative pads leave: it
+    refuses that empty, and reflect mirrors inside it (each pad at most its length - 1)."""
+    ran = 0
+    for begin, end in [(-1, 0), (0, -2), (-1, 1), (-2, 2), (1, -1), (2, -1), (-1, -1), (3, 0), (-3, 3)]:
+        pads = [0] * (2 * len(shape))
+        pads[axis], pads[axis + len(shape)] = begin, end
+        m = model([h.make_node("Pad", ["x", "p"], ["y"], mode=mode)], [("x", F, shape)], ["y"],
+                  [init("p", np.array(pads, np.int64))], opset=19)
+        ran += check_grid(m, _grid(["n"], range(1, 8)))
+    assert ran > 20
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("shape,sizes", [
+    (["b", 1, "h", "w"], [1, 1, 4, 4]), ([1, "c", "h", "w"], [1, 3, 4, 4]), (["b", "c", 3, 3], [1, 2, 4, 3]),
+    (["b", "c", "h", "w"], [1, 2, 4, 4]), (["b", "c", "h"], [2, 2, 4]), ([1, 1, "h", 2], [1, 1, 3, 2])])
+def test_resize_sizes_give_scales_onnxruntime_accepts(mode, shape, sizes):
+    """onnxruntime derives each scale as sizes[i] / X[i] in float32: it refuses one of 0, and its
+    linear (4-D, 5-D) and cubic (4-D) kernels need the outer scales 1, cubic without antialias
+    the inner ones >= 1 where the channel scale is not 1."""
+    m = model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode=mode)], [("x", F, shape)], ["y"],
+              [init("sz", np.array(sizes, np.int64))], opset=13)
+    symbols = sorted({d for d in shape if isinstance(d, str)})
+    check_grid(m, _grid(symbols, [1, 2, 3, 4, 5]))
+
+
+@pytest.mark.parametrize("axes,sizes", [([2, 3], [4, 4]), ([1, 2], [2, 4])])
+def test_resize_sizes_on_some_axes(axes, sizes):
+    """From opset 18 ``axes`` names the resized axes; the others keep a scale of 1."""
+    m = model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="cubic", axes=axes)],
+              [("x", F, ["b", "c", "h", "w"])], ["y"], [init("sz", np.array(sizes, np.int64))], opset=18)
+    assert check_grid(m, _grid(["b", "c", "h", "w"], [1, 2, 3])) > 0
+
+
+def test_resize_sizes_of_0_and_a_linear_batch_scale_are_refused():
+    """sizes 0 for a dim that is at least 1, or a linear batch scale of 2: no size runs."""
+    zero = model([h.make_node("Resize", ["x", "", "", "sz"], ["y"])], [("x", F, [1, 1, "h", 2])], ["y"],
+                 [init("sz", np.array([1, 1, 0, 2], np.int64))], opset=13)
+    doubled = model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Mul", ["s", "k"], ["sz"]),
+                     h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear")],
+                    [("x", F, ["b", "c", "h", "w"])], ["y"], [init("k", np.array([2, 1, 2, 2], np.int64))], opset=13)
+    for m, symbols in ((zero, ["h"]), (doubled, ["b", "c", "h", "w"])):
+        with pytest.raises(onnxsym.errors.ShapeContradiction):
+            onnxsym.infer(m)
+        assert check_grid(m, _grid(symbols, [1, 2, 3])) == 0
+
+
+def test_expand_to_a_negative_size():
+    """A 1 expanded to -1 was written as a dim of -1; onnxruntime fails at every size. To a
+    computed ``n - 5`` it needs n >= 5 (against a dim m it broadcasts with, too)."""
+    neg = model([h.make_node("Expand", ["x", "t"], ["y"])], [("x", F, ["n", 1])], ["y"],
+                [init("t", np.array([-1, 1], np.int64))])
+    with pytest.raises(onnxsym.errors.ShapeContradiction, match="-1 >= 0"):
+        onnxsym.infer(neg)
+    assert check_grid(neg, _grid(["n"], [1, 2])) == 0
+    for shape in ([1], ["m"]):
+        m = model([h.make_node("Shape", ["z"], ["s"]), h.make_node("Sub", ["s", "five"], ["t"]),
+                   h.make_node("Expand", ["x", "t"], ["y"])], [("x", F, shape), ("z", F, ["n"])], ["y"],
+                  [init("five", np.array([5], np.int64))])
+        result = onnxsym.infer(m)
+        assert [c.text for c in result.domain().conditions if "Expand" in str(c.sources[0])][:1] == ["n >= 5"]
+        if shape == [1]:
+            assert check_grid(m, _grid(["n"], range(1, 9))) == 4
+        else:  # (m against n - 5: a fresh dim; onnxruntime runs where they broadcast)
+            sess = _session(m)
+            for n, mm in itertools.product(range(1, 9), (1, 2, 3)):
+                try:
+                    sess.run(None, feeds(result, {"n": n, "m": mm}))
+                except Exception:  # noqa: BLE001
+                    continue
+                assert n >= 5, (n, mm)
+
+
+@pytest.mark.parametrize("parts", [2, 3, 4, 5])
+@pytest.mark.parametrize("shape", [["n"], [1], [5]])
+def test_split_num_outputs_leaves_a_last_part_of_at_least_0(parts, shape):
+    """Split-18's num_outputs gives parts of ceil(n / parts), the last the rest: onnxruntime
+    refuses it negative (n = 5 in 4 parts: 2, 2, 2, -1, written as a dim of -1 before); a
+    static one is refused, a symbolic one is a condition."""
+    outs = [f"y{i}" for i in range(parts)]
+    m = model([h.make_node("Split", ["x"], outs, num_outputs=parts)], [("x", F, shape)], outs, opset=18)
+    check_grid(m, _grid(["n"], range(1, 14)))
+
+
+def test_what_a_node_needs_of_a_dim_onnxsym_could_not_resolve_is_said(tmp_path):
+    """Resize's sizes computed in float32 (``floor(0.3*w)``) are not resolved: onnxruntime fails
+    where one is 0 (w < 4), which no condition on the inputs states. The domain says what it
+    leaves out, in the text and the JSON, instead of "every size"; a count the data give
+    (NonZero's) needs nothing of the sizes and is not listed."""
+    m = model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["sf"], to=F),
+               h.make_node("Mul", ["sf", "k"], ["p"]), h.make_node("Floor", ["p"], ["pf"]),
+               h.make_node("Cast", ["pf"], ["sz"], to=T.INT64), h.make_node("Resize", ["x", "", "", "sz"], ["y"])],
+              [("x", F, [1, 1, "h", "w"])], ["y"], [init("k", np.array([1, 1, 1.7, 0.3], np.float32))], opset=13)
+    result = onnxsym.infer(m)
+    domain = result.domain()
+    assert [src.node for _, src in domain.unstated] == ["Resize_5"] * 4
+    assert domain.violated({"h": 3, "w": 1}) is None  # (what it can state holds there)
+    with pytest.raises(Exception, match="Scale value should be greater than 0"):
+        _session(m).run(None, feeds(result, {"h": 3, "w": 1}))
+    assert "not stated" in "\n".join(domain.lines()) and len(domain.to_json()["unstated"]) == 4
+    nonzero = model([h.make_node("NonZero", ["x"], ["i"]), h.make_node("Transpose", ["i"], ["y"])],
+                    [("x", F, ["n"])], ["y"])
+    assert onnxsym.infer(nonzero).domain().unstated == ()
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    out = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx")]).output
+    assert "not stated (over a dim onnxsym could not resolve): Resize 'Resize_5'" in out, out
+    out = CliRunner().invoke(main, ["domain", path]).output
+    assert out.count("not stated") == 4, out
