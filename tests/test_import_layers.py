@@ -106,3 +106,24 @@ def test_public_functions_have_resolvable_type_hints():
 
     for f in (onnxsym.infer, onnxsym.annotate, onnxsym.write_result):
         assert "return" in typing.get_type_hints(f)
+
+
+def test_the_corpus_generators_import_no_circle_and_not_make_real():
+    """models/real's generators share corpus.py and import one another (make_fusions takes
+    make_families' shim, make_hf make_torch's export); make_real imports them all, so none of
+    them imports make_real, and they import one another without a cycle."""
+    folder = os.path.join(os.path.dirname(ROOT), "models", "real")
+    scripts = {f[:-3]: os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py")}
+    graph = {}
+    for name, path in scripts.items():
+        found = set()
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found.add(node.module or "")
+        graph[name] = {m for m in found if m in scripts and m != name}
+    assert {"corpus", "make_real", "make_torch", "make_families"} <= set(graph), sorted(graph)
+    assert graph["make_real"] and graph["make_families"], graph  # (the check reads what is there)
+    assert not [n for n, imported in graph.items() if "make_real" in imported], graph
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
