@@ -127,3 +127,48 @@ def test_the_corpus_generators_import_no_circle_and_not_make_real():
     assert graph["make_real"] and graph["make_families"], graph  # (the check reads what is there)
     assert not [n for n, imported in graph.items() if "make_real" in imported], graph
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def _own_private_names(tree) -> set[str]:
+    """The private names a module defines itself: functions, classes, assignments, attributes
+    it sets on ``self``, ``__slots__`` entries."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+            out.add(node.value)  # (a __slots__ entry)
+    return {n for n in out if n.startswith("_")}
+
+
+def test_no_private_name_crosses_a_module():
+    """No module imports another's ``_name``, nor reads or writes an attribute ``_x`` it does not
+    define itself (``ranges`` once wrote ``atom._range``, ``metadata`` read ``result._domain``)."""
+    root = os.path.dirname(ROOT)
+    paths = list(_modules().values()) + [os.path.join(root, "cli.py")]
+    paths += [os.path.join(root, "rules", f) for f in os.listdir(os.path.join(root, "rules")) if f.endswith(".py")]
+    found = []
+    for path in paths:
+        tree = ast.parse(open(path).read())
+        own = _own_private_names(tree)
+        rel = os.path.relpath(path, root)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{rel}:{node.lineno}: imports {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+                if node.module and any(p.startswith("_") and not p.startswith("__") for p in node.module.split(".")):
+                    found.append(f"{rel}:{node.lineno}: imports from {node.module}")
+            elif isinstance(node, ast.Import):
+                found += [f"{rel}:{node.lineno}: imports {a.name}" for a in node.names
+                          if any(p.startswith("_") and not p.startswith("__") for p in a.name.split("."))]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")) \
+                    and node.attr not in own:
+                found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found
