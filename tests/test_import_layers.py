@@ -172,3 +172,25 @@ def test_no_private_name_crosses_a_module():
                     and node.attr not in own:
                 found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     assert not found, found
+
+
+def test_the_tests_import_the_package_not_paths_nor_bench():
+    """A test imports ``onnxsym`` as installed (or from the checkout it runs in) and the helper
+    modules of tests/, never a path it puts on sys.path itself, nor a bench script."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = {f[:-3] for f in os.listdir(here) if f.endswith(".py")}  # (tests/domain_boundary: bench's has its name)
+    bench = {f[:-3] for f in os.listdir(os.path.join(os.path.dirname(ROOT), "bench")) if f.endswith(".py")} - ours
+    found = []
+    for f in sorted(os.listdir(here)):
+        if not f.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(here, f)).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("insert", "append") and \
+                    ast.unparse(node.value) == "sys.path":
+                found.append(f"{f}:{node.lineno}: sys.path.{node.attr}")
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{f}:{node.lineno}: imports {n}" for n in names
+                      if n.split(".")[0] == "bench" or n.split(".")[0] in bench]
+    assert not found, found
