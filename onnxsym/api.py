@@ -101,7 +101,8 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     derived=dict(engine.constraints.derived), declarations=engine.declarations,
                     subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
                     constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}))
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
+                    in_order=engine.in_order)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -286,7 +287,7 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
     from .output import loadcheck
 
     if light is None:  # (asked once: written into the light copy itself)
-        light = loadcheck.LightModel(result.model, runtime)
+        light = loadcheck.LightModel(result.model, runtime, result.in_order)
         target = light.model
     else:
         target = light.copy()
@@ -313,7 +314,7 @@ def _loadable(written: Result, result: Result) -> Result:
     if not runtime and written.load_verdict is None:
         written.load_checked = True
         return written
-    light = loadcheck.LightModel(written.model, runtime=True)
+    light = loadcheck.LightModel(written.model, runtime=True, in_order=written.in_order)
 
     def refused(r: Result, withheld=None):
         return _refusal(r, r.load_verdict is not None or withheld is not None, runtime, light, withheld)
