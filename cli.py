@@ -203,12 +203,17 @@ def zero_hint(result) -> str:
 def _print_domain(domain, limit: int = 5) -> None:
     """The domain's conditions in annotate's summary (all of them: ``onnxsym domain``)."""
     if not domain.conditions:
-        click.echo(f"  domain: every size of {', '.join(domain.symbols)}" if domain.symbols else "  domain: static")
+        every = (f"every size of {', '.join(domain.symbols)}" if domain.symbols else "static")
+        click.echo(f"  domain: {every}" + (" but what is not stated below" if domain.unstated else ""))
+        for line in domain.unstated_lines(2):
+            click.echo(f"  domain {line}")
         return
     for c in domain.conditions[:limit]:
         click.echo(f"  domain {c.describe()}")
     if len(domain.conditions) > limit:
         click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
+    for line in domain.unstated_lines(2):
+        click.echo(f"  domain {line}")
 
 
 def _dynamic_opt(f):
@@ -349,7 +354,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing
     domain = result.domain()
     written = api.written_result(result)  # without --range and --assume, if given
-    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
+    writing: list[str] = []  # what writing warns of
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names, warnings=writing)
     also = []
     if mlir_out:
         from onnxsym.mlir import to_mlir
@@ -379,7 +385,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
                    f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
     _print_domain(domain)
-    for w in result.warnings[:5]:
+    # inference's warnings, then what settling the written result (no onnxruntime to ask) and writing it add
+    warnings = result.warnings + [w for w in written.warnings + writing if w not in result.warnings]
+    for w in warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
 
@@ -746,6 +754,8 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     from onnxsym.output.numbers import range_text
 
     click.echo("  ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in d.ranges.items()))
+    for line in d.unstated_lines(len(d.unstated) if verbose else 5):
+        click.echo(f"  {line}")
 
 
 @main.command()

@@ -164,6 +164,39 @@ def test_the_window_reverse_gives_the_batch_back():
     _fails(m, {"x": np.zeros((1, 6, 8, 8), np.float32)})  # H = 6: the partition breaks the count
 
 
+def _shortcut_add():
+    """MaxViT's conv block in small: a stride-4 path of (H + 3)//4 added to a shortcut pooled to
+    (H + 1)//4, then a node that needs H >= 7 (a kernel of 8: an output of 0 runs). When the Add is inferred, the
+    shortcut may be 1 (H <= 6), so it broadcasts; the later node leaves it at least 2."""
+    n = helper.make_node
+    nodes = [n("AveragePool", ["x"], ["a"], kernel_shape=[1], strides=[4]),
+             n("AveragePool", ["x"], ["b"], kernel_shape=[3], strides=[4]), n("Add", ["a", "b"], ["y"], name="the_add"),
+             n("MaxPool", ["x"], ["z"], kernel_shape=[8])]
+    return model(nodes, [("x", F, [1, 1, "H"])], ["y", "z"])
+
+
+def test_a_broadcast_that_a_later_range_leaves_unequal_joins_the_domain():
+    """The domain said only H >= 7: too wide at H = 9 (3 against 2). onnxruntime runs exactly
+    where the domain holds (H >= 7 and H % 4 in {0, 3}), with the inferred shapes."""
+    import onnxruntime as ort
+
+    m = _shortcut_add()
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    assert any(c.text == "H % 4 in {0, 3}" and c.sources[0].node == "the_add" for c in domain.conditions), \
+        [c.text for c in domain.conditions]
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for h in range(1, 41):
+        try:
+            shapes = [o.shape for o in sess.run(None, {"x": np.zeros((1, 1, h), np.float32)})]
+        except Exception:
+            shapes = None
+        inside = domain.violated({"H": h}) is None
+        assert (shapes is not None) == inside, (h, shapes)
+        if inside:
+            assert shapes == [tuple(onnxsym.dims.evaluate(d, {"H": h}) for d in res.shape(v)) for v in ("y", "z")]
+
+
 # ---------------------------------------------------------------- 5. a data input that picks a branch
 
 def _merged_decoder():

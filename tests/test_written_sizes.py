@@ -334,6 +334,29 @@ def test_a_split_without_num_outputs_on_a_dim_only_onnxsym_knows_still_loads():
     check_written_runs(m, written, [{"seq": s} for s in (3, 6, 1)], lambda b: {"x": np.ones([b["seq"], 3], np.float32)})
 
 
+def test_the_load_check_reads_a_graph_stored_out_of_order_as_onnxruntime_does():
+    """The same Split model with its nodes stored in reverse: inference and onnx's check read
+    them in an order that computes each value first (onnxruntime sorts them when it loads),
+    so the Split is still found, and the written model loads and runs at every size."""
+    import json
+
+    import numpy as np
+    from onnx import helper
+
+    N = helper.make_node
+    m = _split18_model([N("Shape", ["x"], ["s"]), N("Slice", ["s", "one", "two"], ["c3"]),
+                        N("Slice", ["s", "zero", "one"], ["n"]), N("Concat", ["c3", "n"], ["tgt"], axis=0),
+                        N("Reshape", ["x", "tgt"], ["t"])])
+    m.graph.node.reverse()
+    session_of(m)  # onnxruntime loads the model as given
+    assert not onnxsym.infer(m).in_order
+    written = onnxsym.annotate(m)
+    withheld = json.loads({p.key: p.value for p in written.metadata_props}["onnxsym.withheld"])
+    assert "t" in withheld and "Split node 'split'" in withheld["t"], withheld
+    assert [n.name for n in written.graph.node] == [n.name for n in m.graph.node]  # the user's order kept
+    check_written_runs(m, written, [{"seq": s} for s in (3, 6, 1)], lambda b: {"x": np.ones([b["seq"], 3], np.float32)})
+
+
 def test_a_bind_that_makes_a_split_without_num_outputs_static_leaves_the_inputs_symbolic(tmp_path):
     """Fuzzer seeds 4136, 4588: ``Split`` (opset 18, no ``num_outputs``) of ``Concat(x, x)`` on
     the axis ``--bind seq=3`` makes 6: written into the input, onnxruntime refuses the model

@@ -84,14 +84,14 @@ def _is_one(d: Dim) -> bool:
 
 
 def _pairs(cols: Sequence[Sequence[Dim]]) -> Iterator[tuple[int, Dim, Dim]]:
-    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1),
-    leaving out pairs of dims both provably not 1: inference recorded those."""
+    """Per axis, the pairs of different dims that broadcasting needs to agree (or one to be 1).
+    Pairs of dims both provably not 1 are kept: inference recorded their equality only where it
+    proved that then, and a range narrowed later (timm's MaxViT: ``(h + 1)//4``, which may be 1
+    until a later Reshape needs ``h >= 17``) left a pair it had passed as "may be 1" unrecorded."""
     for axis, col in enumerate(cols):
         distinct = list(dict.fromkeys(d for d in col if not _is_one(d)))
         for j, a in enumerate(distinct):
             for b in distinct[j + 1:]:
-                if dims.try_eq(a, 1) is False and dims.try_eq(b, 1) is False:
-                    continue
                 if dims.try_eq(a, b) is True:
                     continue
                 yield axis, a, b

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import onnx
 
-from .. import dims
+from .. import dims, registry
 from ..dims import Dim
 from ..facts.declared import declared_dims
-from ..inference.scope import graph_key, may_hold_subgraphs
+from ..inference.scope import graph_key
 from ..inference.values import Optional_, Sequence, Tensor, Value
 from ..model.loader import symbol_name
 from .wire import ValueInfoBytes
@@ -185,8 +185,9 @@ def dead_branch_reads(graph: onnx.GraphProto, values: dict[str, Value]) -> set:
     would compute there what is invalid at every size (a ConstantOfShape of a negative
     count), and refuse to load the model that runs without the annotation."""
     out: set = set()
+    ops = registry.subgraph_ops()  # (may_hold_subgraphs, inlined: this loop reads every node)
     for n in graph.node:
-        if not may_hold_subgraphs(n):
+        if not (n.domain or n.op_type in ops):
             continue
         branches = {a.name: a.g for a in n.attribute if a.type == onnx.AttributeProto.GRAPH}
         known = _known_condition(values.get(n.input[0])) if n.op_type == "If" and n.input else None
