@@ -19,7 +19,15 @@ from .model import dynamic as dynamic_inputs
 from .model import given, validate
 from .model.loader import load_model
 from .output import metadata
-from .output.writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
+from .output.writer import (
+    dead_branch_reads,
+    decided_ifs,
+    if_paths,
+    name_unnamed_inputs,
+    specialise_inputs,
+    write_shapes,
+    write_subgraph_shapes,
+)
 
 ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -426,5 +434,6 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
+    name_unnamed_inputs(model.graph, result.values)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)
