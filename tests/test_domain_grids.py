@@ -171,7 +171,7 @@ def test_what_a_node_needs_of_a_dim_onnxsym_could_not_resolve_is_said(tmp_path):
     path = str(tmp_path / "m.onnx")
     onnx.save(m, path)
     out = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx")]).output
-    assert "not stated (over a dim onnxsym could not resolve): Resize 'Resize_5'" in out, out
+    assert "not stated: over a dim onnxsym could not resolve: Resize 'Resize_5': Resize: sizes[0]" in out, out
     out = CliRunner().invoke(main, ["domain", path]).output
     assert out.count("not stated") == 4, out
 
