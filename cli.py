@@ -203,12 +203,17 @@ def zero_hint(result) -> str:
 def _print_domain(domain, limit: int = 5) -> None:
     """The domain's conditions in annotate's summary (all of them: ``onnxsym domain``)."""
     if not domain.conditions:
-        click.echo(f"  domain: every size of {', '.join(domain.symbols)}" if domain.symbols else "  domain: static")
+        every = (f"every size of {', '.join(domain.symbols)}" if domain.symbols else "static")
+        click.echo(f"  domain: {every}" + (" but what is not stated below" if domain.unstated else ""))
+        for line in domain.unstated_lines(2):
+            click.echo(f"  domain {line}")
         return
     for c in domain.conditions[:limit]:
         click.echo(f"  domain {c.describe()}")
     if len(domain.conditions) > limit:
         click.echo(f"  ... and {len(domain.conditions) - limit} more (onnxsym domain MODEL; metadata: onnxsym.domain)")
+    for line in domain.unstated_lines(2):
+        click.echo(f"  domain {line}")
 
 
 def _dynamic_opt(f):
@@ -746,6 +751,8 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     from onnxsym.output.numbers import range_text
 
     click.echo("  ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in d.ranges.items()))
+    for line in d.unstated_lines(len(d.unstated) if verbose else 5):
+        click.echo(f"  {line}")
 
 
 @main.command()

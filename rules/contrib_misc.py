@@ -9,6 +9,7 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
+from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
@@ -317,7 +318,7 @@ def tokenizer(node: Node) -> Outputs:
     """[C] -> [C, D], [N, C] -> [N, C, D]; D, the most tokens any string has, is data."""
     x = arg(node, 0)
     shape = shape_of(x, STRING)
-    d = node.fresh("the most tokens any string splits into is data", 0, len(shape), lo=0)
+    d = node.fresh("the most tokens any string splits into is data", 0, len(shape), lo=0, kind=Kind.DATA_DEPENDENT)
     return [Tensor(STRING, tuple(shape) + (d,))]
 
 

@@ -488,6 +488,8 @@ def _resize_shape(node, x, scales, sizes, axes):
         if sizes.value is None:
             for a in axes:
                 out[a] = node.fresh("Resize sizes not known", 0, a)
+                if dims.range_of(x.shape[a])[0] >= 1:  # (a scale > 0: the domain says it is not stated)
+                    node.require_at_least(out[a], 1, f"Resize: sizes[{a}] over X's {x.shape[a]} is a scale > 0")
             return tuple(out)
         if policy != "stretch" and node.opset >= 18:
             adjusted = _policy_sizes(x, sizes.value, axes, policy)

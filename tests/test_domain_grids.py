@@ -8,12 +8,15 @@ import itertools
 from types import SimpleNamespace
 
 import numpy as np
+import onnx
 import pytest
+from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import onnxsym
 from onnxsym import dims
+from onnxsym.cli import main
 from tests.domain_boundary import feeds
 from tests.helpers import init, model
 
@@ -144,3 +147,30 @@ def test_split_num_outputs_leaves_a_last_part_of_at_least_0(parts, shape):
     outs = [f"y{i}" for i in range(parts)]
     m = model([h.make_node("Split", ["x"], outs, num_outputs=parts)], [("x", F, shape)], outs, opset=18)
     check_grid(m, _grid(["n"], range(1, 14)))
+
+
+def test_what_a_node_needs_of_a_dim_onnxsym_could_not_resolve_is_said(tmp_path):
+    """Resize's sizes computed in float32 (``floor(0.3*w)``) are not resolved: onnxruntime fails
+    where one is 0 (w < 4), which no condition on the inputs states. The domain says what it
+    leaves out, in the text and the JSON, instead of "every size"; a count the data give
+    (NonZero's) needs nothing of the sizes and is not listed."""
+    m = model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["sf"], to=F),
+               h.make_node("Mul", ["sf", "k"], ["p"]), h.make_node("Floor", ["p"], ["pf"]),
+               h.make_node("Cast", ["pf"], ["sz"], to=T.INT64), h.make_node("Resize", ["x", "", "", "sz"], ["y"])],
+              [("x", F, [1, 1, "h", "w"])], ["y"], [init("k", np.array([1, 1, 1.7, 0.3], np.float32))], opset=13)
+    result = onnxsym.infer(m)
+    domain = result.domain()
+    assert [src.node for _, src in domain.unstated] == ["Resize_5"] * 4
+    assert domain.violated({"h": 3, "w": 1}) is None  # (what it can state holds there)
+    with pytest.raises(Exception, match="Scale value should be greater than 0"):
+        _session(m).run(None, feeds(result, {"h": 3, "w": 1}))
+    assert "not stated" in "\n".join(domain.lines()) and len(domain.to_json()["unstated"]) == 4
+    nonzero = model([h.make_node("NonZero", ["x"], ["i"]), h.make_node("Transpose", ["i"], ["y"])],
+                    [("x", F, ["n"])], ["y"])
+    assert onnxsym.infer(nonzero).domain().unstated == ()
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path)
+    out = CliRunner().invoke(main, ["annotate", path, "-o", str(tmp_path / "o.onnx")]).output
+    assert "not stated (over a dim onnxsym could not resolve): Resize 'Resize_5'" in out, out
+    out = CliRunner().invoke(main, ["domain", path]).output
+    assert out.count("not stated") == 4, out

@@ -84,6 +84,9 @@ class Domain:
     symbols: tuple[str, ...]
     conditions: tuple[Condition, ...]
     ranges: dict[str, tuple[int, int]]
+    # what nodes need of dims onnxsym could not resolve (a fresh symbol): not a condition on
+    # the inputs it can state, so the sizes above may include some where those nodes fail
+    unstated: tuple[tuple[str, Source], ...] = ()
 
     def violated(self, bindings: Mapping[str, int]) -> Condition | None:
         """The first condition that ``bindings`` (every input symbol) breaks, or None. A
@@ -96,11 +99,23 @@ class Domain:
         from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
 
         out.append("ranges: " + ", ".join(f"{n} {range_text(lo, hi)}" for n, (lo, hi) in self.ranges.items()))
+        return out + self.unstated_lines()
+
+    def unstated_lines(self, limit: int = 5) -> list[str]:
+        """What the domain leaves out: conditions over unresolved dims, each with its node."""
+        out = [f"not stated (over a dim onnxsym could not resolve): {'' if text in src.reason else text + ': '}{src}"
+               for text, src in self.unstated[:limit]]
+        if len(self.unstated) > limit:
+            out.append(f"... and {len(self.unstated) - limit} more not stated")
         return out
 
     def to_json(self) -> dict[str, object]:
-        return {"symbols": list(self.symbols), "ranges": {n: list(r) for n, r in self.ranges.items()},
-                "conditions": [c.to_json() for c in self.conditions]}
+        out: dict[str, object] = {"symbols": list(self.symbols), "ranges": {n: list(r) for n, r in self.ranges.items()},
+                                  "conditions": [c.to_json() for c in self.conditions]}
+        if self.unstated:
+            out["unstated"] = [{"condition": text, "node": src.node, "op_type": src.op_type, "reason": src.reason}
+                               for text, src in self.unstated]
+        return out
 
 
 def input_symbols(result) -> list[str]:
@@ -118,6 +133,7 @@ def compute(result) -> Domain:
     roots = [n for n in names if n not in derived]
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: dict[tuple, dict] = {}
+    unstated: dict[tuple[str, str], Source] = {}  # (condition, node) -> where
     for raw in raw_conditions(result):
         c = raw.fact
         if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
@@ -129,7 +145,11 @@ def compute(result) -> Domain:
         when = tuple(_decidable(g, base) for g in c.when)
         for f in forms:
             if any(s not in base for s in f.symbols):
-                continue  # over a fresh symbol: what it needs is not about the inputs
+                # over a fresh symbol: not a condition on the inputs onnxsym can state, but
+                # said, since the model may fail at sizes the conditions allow
+                if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
+                    unstated.setdefault((f"{c.lhs} {c.rel} {c.rhs}", src.node), src)
+                continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
             key = (f.kind, text, when)
@@ -149,7 +169,30 @@ def compute(result) -> Domain:
     ordered = tuple(c for c, _ in conditions)
     # (what a branch that may not run needs holds only when it runs: no range narrows by it)
     ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.when], base)
-    return Domain(tuple(roots), ordered, ranges)
+    _unseen_inputs(result, unstated)
+    return Domain(tuple(roots), ordered, ranges, tuple((text, src) for (text, _), src in unstated.items()))
+
+
+def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
+    """A node that made a fresh dim because it could not see an input (a shape value,
+    Resize's sizes) needs of that input what its op's conditions say, which the domain
+    cannot state: said, once a node. An op that needs nothing is left out, and so are counts
+    the data give (NonZero's; what a node needs of data is no condition on the sizes)."""
+    from ..inference.provenance import Kind
+    from ..registry import rules
+
+    seen = {src.node for src in unstated.values()}
+    bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
+    for p in result.fresh.values():
+        if p.node in seen or p.kind in (Kind.POLICY, Kind.DATA_DEPENDENT) or not p.op_type or p.op_type in bodies:
+            continue
+        found = [e for e in (rules.entry(d, p.op_type) for d in ("", "com.microsoft")) if e]
+        entry = next((e for e in found if e.conditions is not None), found[0] if found else None)
+        if entry is not None and entry.conditions == ():
+            continue
+        seen.add(p.node)
+        needs = "what its op needs" if entry is not None else "what it needs (no rule)"
+        unstated.setdefault((f"{needs} of what it could not see", p.node), Source(p.node, p.op_type, p.reason))
 
 
 def _forms(raw: Raw) -> list[Form]:
