@@ -354,7 +354,8 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing
     domain = result.domain()
     written = api.written_result(result)  # without --range and --assume, if given
-    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names)
+    writing: list[str] = []  # what writing warns of
+    annotated = api.write_result(written, inplace=True, keep_declared_names=keep_declared_names, warnings=writing)
     also = []
     if mlir_out:
         from onnxsym.mlir import to_mlir
@@ -384,7 +385,9 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
                    f"{'are aliases' if n > 1 else 'is an alias'} (onnxsym.aliases; `onnxsym show` lists them)")
     _print_domain(domain)
-    for w in result.warnings[:5]:
+    # inference's warnings, then what settling the written result (no onnxruntime to ask) and writing it add
+    warnings = result.warnings + [w for w in written.warnings + writing if w not in result.warnings]
+    for w in warnings[:5]:
         click.echo(f"  warning: {w}", err=True)
 
 

@@ -19,7 +19,15 @@ from .model import dynamic as dynamic_inputs
 from .model import given, validate
 from .model.loader import load_model
 from .output import metadata
-from .output.writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
+from .output.writer import (
+    dead_branch_reads,
+    decided_ifs,
+    if_paths,
+    name_unnamed_inputs,
+    specialise_inputs,
+    write_shapes,
+    write_subgraph_shapes,
+)
 
 ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -99,7 +107,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     engine.constraints.items, table.warnings + state.warnings, state.no_rule,
                     dict(engine.constraints.derived), engine.declarations, main.subgraph_values, state.rule_failures,
                     base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}))
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}), in_order=engine.in_order)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -246,10 +254,16 @@ def written_result(result: Result) -> Result:
     TopK in an If branch that does not run at those sizes, an opset-18 Split without
     ``num_outputs``). onnxruntime is asked (:mod:`onnxsym.output.loadcheck`); where it refuses, the
     bind is not written into the inputs, and then the dims of the values that lead to the
-    node it names are not written (``withheld``, each with why)."""
+    node it names are not written (``withheld``, each with why).
+
+    A query: ``result`` itself is left as it was (what the check finds goes into the result
+    returned, a new one unless ``result`` is itself settled, as a returned one is)."""
     if result.load_checked:
         return result
-    return _loadable(_written(result), result)
+    written = _written(result)
+    if written is result:  # settled on a copy of its own: the caller's result stays as it was
+        written = dataclasses.replace(result, warnings=list(result.warnings), withheld=dict(result.withheld))
+    return _loadable(written, result)
 
 
 def _again(result: Result, bind) -> Result:
@@ -278,7 +292,7 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
     from .output import loadcheck
 
     if light is None:  # (asked once: written into the light copy itself)
-        light = loadcheck.LightModel(result.model, runtime)
+        light = loadcheck.LightModel(result.model, runtime, result.in_order)
         target = light.model
     else:
         target = light.copy()
@@ -289,7 +303,8 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
 
 
 def _loadable(written: Result, result: Result) -> Result:
-    """``written``, or what of it loads (see :func:`written_result`)."""
+    """``written`` (a result of its own: this settles it) for ``result``, or what of it loads
+    (see :func:`written_result`)."""
     from .output import loadcheck
 
     # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
@@ -298,14 +313,13 @@ def _loadable(written: Result, result: Result) -> Result:
     can_run = loadcheck.runtime_installed()
     runtime = bool(written.symbols.bound) or loadcheck.has_subgraphs(written.model)
     if runtime and not can_run:  # onnx's inference alone judges, and the summary says so
-        for r in {id(written): written, id(result): result}.values():
-            if loadcheck.NO_RUNTIME not in r.warnings:
-                r.warnings.append(loadcheck.NO_RUNTIME)
+        if loadcheck.NO_RUNTIME not in written.warnings:
+            written.warnings.append(loadcheck.NO_RUNTIME)
         runtime = False
     if not runtime and written.load_verdict is None:
         written.load_checked = True
         return written
-    light = loadcheck.LightModel(written.model, runtime=True)
+    light = loadcheck.LightModel(written.model, runtime=True, in_order=written.in_order)
 
     def refused(r: Result, withheld=None):
         return _refusal(r, r.load_verdict is not None or withheld is not None, runtime, light, withheld)
@@ -374,7 +388,8 @@ def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
         raise PinnedError(pinned, asked)
 
 
-def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False) -> onnx.ModelProto:
+def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False,
+                 warnings: list[str] | None = None) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
@@ -385,28 +400,30 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
     allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
     ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
     ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
-    was given."""
-    return _write(written_result(result), inplace, keep_declared_names)
+    was given.
+
+    ``result`` stays as it was (``inplace=True`` writes into its model); ``warnings``, a list,
+    receives what writing warns of (a number the model declares where the graph computes
+    an expression)."""
+    return _write(written_result(result), inplace, keep_declared_names, [] if warnings is None else warnings)
 
 
 @under_ranges_of_result
-def _write(result: Result, inplace: bool, keep_declared_names: bool) -> onnx.ModelProto:
+def _write(result: Result, inplace: bool, keep_declared_names: bool, warnings: list[str]) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
-    _write_dims(result, model, keep_declared_names)
+    _write_dims(result, model, keep_declared_names, warnings)
     metadata.write(model, metadata.entries(result, __version__))
     return model
 
 
 @under_ranges_of_result
-def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: bool,
-                warnings: list[str] | None = None) -> None:
+def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: bool, warnings: list[str]) -> None:
     """Write ``result``'s dims into ``model`` (its model, or a copy of the same graphs);
-    what writing warns of goes to ``warnings`` (default: the result's)."""
-    warnings = result.warnings if warnings is None else warnings
+    what writing warns of goes to ``warnings``."""
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
@@ -414,5 +431,6 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
+    name_unnamed_inputs(model.graph, result.values)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)

@@ -56,9 +56,47 @@ def load_module(name: str) -> None:
 
 def entry_points() -> list:
     """The installed ``onnxsym.rules`` entry points."""
+    if not _may_declare_group():  # (importing importlib.metadata alone costs a command about 70 ms)
+        return []
     from importlib.metadata import entry_points as found
 
     return list(found(group=GROUP))
+
+
+def _may_declare_group() -> bool:
+    """False only where every place importlib.metadata finds distributions in (the
+    ``*.dist-info`` and ``*.egg-info`` folders of each folder on sys.path, an egg's
+    ``EGG-INFO``) was read and no ``entry_points.txt`` there names the group; True for
+    anything else it reads (a zip archive on sys.path, a finder of distributions of
+    another kind, a file that cannot be read)."""
+    import importlib.machinery
+
+    for finder in sys.meta_path:
+        if finder is not importlib.machinery.PathFinder and getattr(finder, "find_distributions", None):
+            return True
+    needle = GROUP.encode()
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except FileNotFoundError:
+            continue  # (nothing there for importlib.metadata either)
+        except OSError:
+            return True  # a zip archive, or a folder that cannot be listed
+        egg = os.path.basename(root).lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, child, "entry_points.txt"), "rb") as f:
+                    if needle in f.read():
+                        return True
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # declares no entry point
+            except OSError:
+                return True
+    return False
 
 
 def load_entry_points() -> list[str]:

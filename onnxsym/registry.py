@@ -188,10 +188,11 @@ class Registry:
 
     def subgraph_ops(self, domain: str = "") -> frozenset[str]:
         """The op types of ``domain`` that carry subgraphs the engine infers."""
-        d = canonical_domain(domain)
-        ops = self._subgraph_ops.get(d)
+        ops = self._subgraph_ops.get(domain)  # (by the name asked: a hot path asks for "")
         if ops is None:
-            ops = self._subgraph_ops[d] = frozenset(op for (dom, op), e in self._ops.items() if dom == d and e.subgraphs)
+            d = canonical_domain(domain)
+            ops = self._subgraph_ops[domain] = frozenset(op for (dom, op), e in self._ops.items()
+                                                         if dom == d and e.subgraphs)
         return ops
 
     def remove(self, op_type: str, domain: str = "") -> None:

@@ -91,3 +91,31 @@ def test_help_loads_no_entry_point(tmp_path):
     _distribution(tmp_path, "no_such_module_here")
     p = onnxsym("check", "--help", path=[tmp_path])
     assert p.returncode == 0 and "--rules MODULE" in p.stdout
+
+
+def test_entry_points_are_read_only_where_a_distribution_may_name_the_group(tmp_path, monkeypatch):
+    """A command reads the entry points with importlib.metadata (about 70 ms to import) only
+    where an entry_points.txt on sys.path mentions the group, or where it cannot tell (a zip);
+    what it then finds is importlib.metadata's own answer."""
+    from onnxsym import plugins
+
+    other = tmp_path / "site"
+    dist = other / "other_tool-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: other-tool\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    monkeypatch.setattr(sys, "path", [str(other), str(tmp_path / "missing")])
+    assert not plugins._may_declare_group()
+    assert plugins.entry_points() == []
+    eggs = tmp_path / "eggs"
+    egg = eggs / "Team_Rules-1.0.EGG-INFO"  # (any case, an egg-info as a setuptools develop install leaves it)
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: team-rules\nVersion: 1.0\n")
+    (egg / "entry_points.txt").write_text("[onnxsym.rules]\nteam = team_rules_pkg\n")
+    monkeypatch.setattr(sys, "path", [str(other), str(eggs)])
+    assert plugins._may_declare_group()
+    assert [ep.name for ep in plugins.entry_points()] == ["team"]
+    archive = tmp_path / "lib.zip"  # a file on sys.path: only importlib.metadata reads it
+    archive.write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(other), str(archive)])
+    assert plugins._may_declare_group()

@@ -143,3 +143,47 @@ def test_every_page_is_in_the_sites_nav():
     listed = set(pages(config["nav"]))
     present = {n for n in os.listdir(DOCS) if n.endswith(".md")}
     assert present == listed, (present - listed, listed - present)
+
+
+# ------------------------------------------------------------------ docs/architecture.md
+
+def _layout_bullets() -> dict[str, str]:
+    """The Layout section's bullets, by the path each starts with (``onnxsym/dims/``)."""
+    text = _page("architecture.md")
+    section = text[text.index("## Layout"):text.index("## Invariants")]
+    bullets = re.split(r"\n- (?=`)", section)[1:]
+    return {re.match(r"`([^`]+)`", b).group(1): b for b in bullets}
+
+
+def _modules(folder: str) -> list[str]:
+    return sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, folder))
+                  if f.endswith(".py") and f != "__init__.py")
+
+
+def test_the_layout_section_names_every_module_of_the_tree():
+    """docs/architecture.md's Layout names each folder of onnxsym/ and each module in it, each
+    bench script and each model generator: a module added, moved or removed shows here."""
+    bullets = _layout_bullets()
+    section = "\n".join(bullets.values())
+    package = os.path.join(ROOT, "onnxsym")
+    folders = sorted(d for d in os.listdir(package) if os.path.isfile(os.path.join(package, d, "__init__.py"))
+                     and not os.path.islink(os.path.join(package, d)))
+    missing = []
+    for d in folders:
+        bullet = bullets.get(f"onnxsym/{d}/")
+        if bullet is None:
+            missing.append(f"onnxsym/{d}/ (no bullet)")
+            continue
+        missing += [f"onnxsym/{d}/{m}.py" for m in _modules(f"onnxsym/{d}") if f"`{m}`" not in bullet]
+    missing += [f"onnxsym/{m}.py" for m in _modules("onnxsym")
+                if m != "cli" and f"`onnxsym/{m}.py`" not in section]  # (cli.py: the top-level one's link)
+    missing += [f"bench/{m}.py" for m in _modules("bench") if f"`{m}.py`" not in bullets["bench/"]]
+    models = bullets["models/"]
+    for folder, _, files in os.walk(os.path.join(ROOT, "models")):
+        rel = os.path.relpath(folder, os.path.join(ROOT, "models"))
+        for f in files:
+            if f.endswith(".py"):
+                path = f if rel == "." else f"{rel}/{f}"
+                if f"`{path}`" not in models and not (rel == "real" and f"`{f}`" in models):
+                    missing.append(f"models/{path}")
+    assert not missing, f"docs/architecture.md's Layout does not name {missing}"

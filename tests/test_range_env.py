@@ -93,3 +93,22 @@ def test_library_symbols_are_one_object_per_name():
     b = dims.sym("seq_lib")  # the default environment: a new range replaces the old, caches dropped
     assert b is a and dims.dmin(b, 64) != b and dims.range_of(b) == (1, dims.INT64_MAX)
     assert dims.Sym("seq_lib") is dims.as_sym(a)
+
+
+def test_an_environment_entered_in_between_hides_no_mixing():
+    """Under n <= 8, min(n, 8) is n; taken under n's wider range it would be wrong at n = 9.
+    Entering the wider environment while the narrower one is active is refused, also with
+    another (unrelated) environment entered in between."""
+    wide = dims.RangeEnv({"n": (1, dims.INT64_MAX)})
+    narrow = wide.child({"n": (1, 8)})
+    with narrow:
+        n = dims.symbol("n")
+        derived = dims.dmin(n, 8)
+        assert derived is n
+        with dims.RangeEnv({"m": (1, 4)}):
+            with pytest.raises(dims.MixedEnvironments, match=r"n in \[1, 8\] here"):
+                with wide:
+                    pass
+            assert dims.current().range("m") == (1, 4)  # the refused entry changed nothing
+    with wide:  # the narrower one left: the wider is free, and min(n, 8) is itself there
+        assert dims.dmin(n, 8) is not n

@@ -135,11 +135,6 @@ def shown_values(result: Result, flt: ShowFilter, style: Style = plain, verbose:
     return shown
 
 
-def value_rows(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False) -> list[list[str]]:
-    """Rows of (value, op, [node,] type and shape) for the values the filter keeps."""
-    return shown_values(result, flt, style, verbose).rows
-
-
 @under_ranges_of_result
 def subgraph_tables(result: Result, flt: ShowFilter, style: Style = plain, verbose: bool = False,
                     width: int | None = None) -> list[str]:

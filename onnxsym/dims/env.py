@@ -41,7 +41,7 @@ class RangeEnv:
         self.ranges: dict[str, tuple[int, int]] = dict(ranges or {})
         # strict: a range may only narrow (an inference); else a new range replaces the old (library use)
         self.strict = strict
-        self._entered: list[Token[RangeEnv]] = []
+        self._entered: list[tuple[Token[RangeEnv], Token[tuple[RangeEnv, ...]]]] = []
         # work spent by each bounded search (see spend); kept when the caches drop
         self.work: dict[str, int] = {}
         self.over: set[str] = set()  # the searches whose budget ran out
@@ -128,14 +128,17 @@ class RangeEnv:
         return c
 
     def __enter__(self) -> RangeEnv:
-        now = _current.get()
-        if now is not self and now.parent is not None:
-            _check_mixing(now, self)
-        self._entered.append(_current.set(self))
+        active = _active.get()
+        for env in active:  # (innermost first; only children are ever narrower)
+            if env.parent is not None and env is not self:
+                _check_mixing(env, self)
+        self._entered.append((_current.set(self), _active.set((self, *active))))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _current.reset(self._entered.pop())
+        current_token, active_token = self._entered.pop()
+        _active.reset(active_token)
+        _current.reset(current_token)
 
     def __repr__(self) -> str:
         return f"RangeEnv({len(self.ranges)} symbols)"
@@ -146,10 +149,11 @@ class MixedEnvironments(ValueError):
 
 
 def _check_mixing(now: RangeEnv, entered: RangeEnv) -> None:
-    """Entering ``entered`` from ``now``, one of its descendants (a result narrowed to its domain,
-    in a child environment): what ``now`` derived under a narrower range (``min(64, seq)`` is
-    ``seq`` for ``seq <= 64``) would be taken for true under the wider one. As JAX's
-    ``SymbolicScope`` check refuses to mix the dims of two scopes, that is refused."""
+    """Entering ``entered`` while ``now``, one of its descendants (a result narrowed to its domain,
+    in a child environment), is active (current, or entered and not yet left: another
+    environment in between hides nothing): what ``now`` derived under a narrower range
+    (``min(64, seq)`` is ``seq`` for ``seq <= 64``) would be taken for true under the wider one.
+    As JAX's ``SymbolicScope`` check refuses to mix the dims of two scopes, that is refused."""
     env: RangeEnv | None = now
     while env is not None and env is not entered:
         env = env.parent
@@ -177,4 +181,6 @@ def bounded(cache: dict[K, V]) -> dict[K, V]:
 
 DEFAULT = RangeEnv(strict=False)
 _current: ContextVar[RangeEnv] = ContextVar("onnxsym_range_env", default=DEFAULT)
+# The environments entered and not yet left, innermost first (what the mixing check reads).
+_active: ContextVar[tuple[RangeEnv, ...]] = ContextVar("onnxsym_range_envs", default=())
 current = _current.get

@@ -8,6 +8,7 @@ and the conditions each op registered to be checked on its inferred inputs
 
 from __future__ import annotations
 
+import operator
 from collections import ChainMap
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -18,22 +19,24 @@ import onnx
 from .. import dims, registry
 from ..dims import Dim
 from ..facts.fact import Guard, Origin, Rel
-from ..inference.engine import node_label
 from ..inference.values import Tensor
 from . import forms
 from .elements import Elements
 from .needs import Raw, Site
 
+_FIELDS = operator.attrgetter("name", "op_type", "domain")
+
 
 def raw_conditions(result) -> list[Raw]:
     """Every raw condition of ``result``, in node order (recorded ones before a node's own)."""
     graph = result.model.graph
-    order = {node_label(n, i): i for i, n in enumerate(graph.node)}
+    fields = list(map(_FIELDS, graph.node))  # (each protobuf field read once: a read costs)
+    order = {name or f"{op_type}_{i}": i for i, (name, op_type, _) in enumerate(fields)}  # (as node_label)
     resolve = (lambda d: dims.substitute(d, result.derived)) if result.derived else (lambda d: d)
     # what a condition inference narrowed the ranges by is stated over the ranges before it
     eliminated = {s: v for s, v in result.derived.items() if (dims.as_sym(v) or s).name != s.name}
     out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
-    out += list(_from_nodes(result, graph))
+    out += list(_from_nodes(result, graph, fields=fields))
     out += list(_from_subgraphs(result, len(order), resolve))
     out.sort(key=lambda r: r.order)  # stable: recorded first within a node
     return out
@@ -147,15 +150,23 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
             yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 
-def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None) -> Iterator[Raw]:
-    """What each node's op registered to be checked on its inferred inputs (see :mod:`.needs`)."""
+def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None,
+                fields: list[tuple[str, str, str]] | None = None) -> Iterator[Raw]:
+    """What each node's op registered to be checked on its inferred inputs (see :mod:`.needs`);
+    ``fields``: each node's (name, op_type, domain), when read already."""
     if values is None:
         values, elements = result.values, Elements(result)
     opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
-    for i, n in enumerate(graph.node):
-        e = registry.entry(n.domain, n.op_type)
-        checks = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
+    checks_of: dict[tuple[str, str], list] = {}  # per op: its checks (a graph repeats few ops)
+    nodes = graph.node
+    for i, (name, op_type, domain) in enumerate(map(_FIELDS, nodes) if fields is None else fields):
+        op = (domain, op_type)
+        checks = checks_of.get(op)
+        if checks is None:
+            e = registry.entry(domain, op_type)
+            checks = checks_of[op] = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
         if checks:
-            site = Site(n, i, node_label(n, i), values, elements, opsets.get(registry.canonical_domain(n.domain), 1))
+            site = Site(nodes[i], i, name or f"{op_type}_{i}", values, elements,
+                        opsets.get(registry.canonical_domain(domain), 1))
             for check in checks:
                 yield from check(site)

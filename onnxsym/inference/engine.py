@@ -208,6 +208,9 @@ class Engine:
         self.main = self.scope = Scope({}, opsets)
         # -- made at the end of run
         self.produced: list[str] = []  # what the main graph's nodes produce, in node order
+        # whether the main graph's nodes are stored in an order that computes each value before
+        # a node reads it (they ran so): the load check then need not sort a copy
+        self.in_order = False
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
@@ -437,6 +440,10 @@ class Engine:
     def _branch_outputs(self, g: onnx.GraphProto) -> Callable[[str], list[Tensor | None] | None]:
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
         expanded); None for a value no If makes, or one whose name several scopes define."""
+        ops = registry.subgraph_ops()
+        if not any(n.domain or n.op_type == "If" or n.op_type in ops for n in g.node):
+            # one graph and no If (a pass over two fields: the walk below reads every output)
+            return lambda name: None
         producer: dict[str, tuple[onnx.NodeProto, GraphPath]] = {}
         reused = reused_names(g)
         stack: list[tuple[onnx.GraphProto, GraphPath]] = [(g, ())]
@@ -501,6 +508,8 @@ class Engine:
         progress = self.progress if graph is self.model.graph else None
         produced: list[str] = []
         done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
+        if graph is self.model.graph:
+            self.in_order = done == len(nodes)
         if done == len(nodes):
             return produced
         rest = [i for i in topological_order(graph, available) if i >= done]

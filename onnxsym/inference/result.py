@@ -80,6 +80,9 @@ class Result:
     # refuses the model it loads without them (api.written_result); and whether that is settled.
     withheld: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     load_checked: bool = field(default=False, repr=False, compare=False)
+    # Whether the main graph's nodes are stored in an order that computes each value before a
+    # node reads it (inference ran them so; False: not known).
+    in_order: bool = field(default=False, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
@@ -263,10 +266,15 @@ def _narrowed(result: Result, domain: Domain) -> Result:
             fixed = fixed or isinstance(r, int)
         return r
 
+    done: dict[int, tuple[Value, Value]] = {}  # by object: equal values are mostly one (interned)
+
     def again(v: Value) -> Value:
-        r = resolve_value(v, rewrite)
-        assert r is not None  # (None only for None)
-        return r
+        known = done.get(id(v))
+        if known is None:
+            r = resolve_value(v, rewrite)
+            assert r is not None  # (None only for None)
+            known = done[id(v)] = (v, r)  # (v kept alive: its id stays its own)
+        return known[1]
 
     with env:
         values = {k: again(v) for k, v in result.values.items()}

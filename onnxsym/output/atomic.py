@@ -182,18 +182,6 @@ def _write_into(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it, renamed into place:
-    a crash or Ctrl-C leaves the old file (or none), never a partial one."""
-    tmp = _staged(path, data)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _staged(path: str, data: bytes) -> str:
     """A temporary file beside ``path`` holding ``data`` (removed again if that fails), with
     the mode a plain ``open`` would give ``path``: an existing file's own, else what the

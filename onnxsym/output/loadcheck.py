@@ -21,6 +21,7 @@ not run (a graph with subgraphs) or the inputs are specialised.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -96,9 +97,10 @@ def runtime_installed() -> bool:
 class LightModel:
     """A copy of a model for the judges: graphs and nodes as they are (in an order that computes
     each value before its use; named by their place where names do not tell nodes apart), small
-    initializers kept, the others typed graph inputs; with ``runtime``, large constants too."""
+    initializers kept, the others typed graph inputs; with ``runtime``, large constants too.
+    ``in_order``: the main graph's nodes are known to be in such an order (inference ran them so)."""
 
-    def __init__(self, model: onnx.ModelProto, runtime: bool = False):
+    def __init__(self, model: onnx.ModelProto, runtime: bool = False, in_order: bool = False):
         light = onnx.ModelProto(ir_version=model.ir_version, producer_name=model.producer_name)
         light.opset_import.extend(model.opset_import)
         light.functions.extend(model.functions)
@@ -121,10 +123,10 @@ class LightModel:
             _big_constants_as_inputs(g)
         self.model = light
         self.renamed: dict[str, str] = {}  # a node's name here -> its name in the model as given
-        self._prepare(g)
+        self._prepare(g, in_order)
 
-    def _prepare(self, g: onnx.GraphProto) -> None:
-        if not _in_order(g):  # (onnx reads nodes in file order; onnxruntime sorts them)
+    def _prepare(self, g: onnx.GraphProto, in_order: bool = False) -> None:
+        if not in_order and not _in_order(g):  # (onnx reads nodes in file order; onnxruntime sorts them)
             nodes = [g.node[i] for i in node_order(g)]
             del g.node[:]
             g.node.extend(nodes)
@@ -132,7 +134,7 @@ class LightModel:
         for sg in graphs:
             self._prepare(sg)
         if g is self.model.graph and not self.renamed:
-            names = [n.name for n in _all_nodes(g)]
+            names = list(map(_NAME, g.node)) if not graphs else [n.name for n in _all_nodes(g)]
             if len(set(names)) < len(names) or "" in names:  # the refusal must name one node
                 for k, n in enumerate(_all_nodes(g)):
                     key = f"{_PREFIX}{k}"
@@ -174,14 +176,21 @@ def _find(g: onnx.GraphProto, name: str, outer: tuple) -> tuple | None:
 
 def _in_order(g: onnx.GraphProto) -> bool:
     """Whether every value ``g``'s nodes produce is produced before a node of ``g`` reads it."""
-    produced = {o for n in g.node for o in n.output}
-    done: set[str] = set()
-    for n in g.node:
-        for i in n.input:
-            if i in produced and i not in done:
+    fields = list(map(_INPUT_OUTPUT, g.node))  # (each protobuf field read once: reads are slow)
+    first: dict[str, int] = {}  # each value -> the first node that produces it
+    for k, (_, outputs) in enumerate(fields):
+        for o in outputs:
+            first.setdefault(o, k)
+    get = first.get
+    for k, (inputs, _) in enumerate(fields):
+        for i in inputs:
+            if get(i, -1) >= k:  # produced, and not by a node before this one
                 return False
-        done.update(n.output)
     return True
+
+
+_INPUT_OUTPUT = operator.attrgetter("input", "output")
+_NAME = operator.attrgetter("name")
 
 
 def _size(dims) -> int:
@@ -224,7 +233,7 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     if onnx_judge:
         try:
             # (element types are not checked: onnxsym maps types no standard op takes yet)
-            shape_inference.infer_shapes(model, check_type=False, strict_mode=True)
+            _strict_inference(model.SerializeToString())
         except shape_inference.InferenceError as exc:
             return _refusal(light, str(exc), _ONNX_NODE)
         except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
@@ -245,6 +254,19 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises several unrelated types
         return _refusal(light, str(exc), _NODE)
     return None
+
+
+def _strict_inference(data: bytes) -> None:
+    """onnx's strict shape inference of a serialized model; raises its InferenceError on a refusal.
+    Only the verdict is wanted: the C++ entry point of ``onnx.shape_inference.infer_shapes``
+    is called on the bytes, and the model it returns (as large as the input) is not parsed."""
+    from onnx import shape_inference
+
+    infer = getattr(getattr(shape_inference, "C", None), "infer_shapes", None)
+    if infer is None:  # (another onnx: its public function, which parses the result too)
+        shape_inference.infer_shapes(data, check_type=False, strict_mode=True)
+        return
+    infer(data, False, True, False)  # (check_type, strict_mode, data_prop), as infer_shapes passes them
 
 
 def _refusal(light: LightModel, text: str, pattern: re.Pattern) -> Refusal:
