@@ -103,11 +103,14 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
     table = engine.table
     main = engine.main
     state = engine.state
-    result = Result(model, main.values, engine.produced, table, state.fresh, main.unknown_rank,
-                    engine.constraints.items, table.warnings + state.warnings, state.no_rule,
-                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, state.rule_failures,
-                    base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}), in_order=engine.in_order)
+    result = Result(model=model, values=main.values, produced=engine.produced, symbols=table, fresh=state.fresh,
+                    unknown_rank=main.unknown_rank, assumptions=engine.constraints.items,
+                    warnings=table.warnings + state.warnings, no_rule=state.no_rule,
+                    derived=dict(engine.constraints.derived), declarations=engine.declarations,
+                    subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
+                    constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
+                    in_order=engine.in_order)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
