@@ -139,6 +139,8 @@ CASES["Conv"] = _conv("Conv")
 CASES["ConvInteger"] = _conv("ConvInteger", U8)
 CASES["QLinearConv"] = (_qlinear_conv, ["n >= 3"])
 CASES["DeformConv"] = (_deform_conv, ["n >= 3"])
+CASES["ConvTranspose"] = (lambda: model([h.make_node("ConvTranspose", ["x", "w"], ["z"], pads=[1, 1])],
+                                        [("x", F, [1, 1, "n"]), ("w", F, [1, 1, 1])], ["z"]), ["n >= 3"])
 for _op in ("MaxPool", "AveragePool", "LpPool"):
     CASES[_op] = _pool(_op)
 CASES["TopK"] = (lambda: model([_ints("k", [5]), h.make_node("TopK", ["x", "k"], ["v", "i"])], [("x", F, ["n"])],
