@@ -892,6 +892,8 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+# (the choices are onnxsym.mlir.DIALECTS and STYLES, written out: importing the export would slow every
+# command's start-up; test_cli holds them equal)
 @click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
               help="symbol: the symbol dialect (bishengir-opt); torch: torch-mlir's ONNX import form (iree-compile).")
 @click.option("--style", type=click.Choice(["propagate", "erased", "encoding", "unfolded"]), default=None,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """`domain` judged by onnxruntime on the corpus: every condition each model's domain states,
 checked at its boundary (just inside runs with the inferred shapes, just outside fails or gives
-other shapes; see onnxsym/commands/boundary.py). Corpus models start from the manifest's first
-sizes and feeds; models/*.onnx, models/domain and models/optimized from 4 for every symbol.
+other shapes; see onnxsym/commands/boundary.py). Corpus models (the fetched-only ones too, where
+make_real.py has made them) start from the manifest's first sizes and feeds; models/*.onnx,
+models/domain and models/optimized from 4 for every symbol.
 
     python bench/domain_boundary.py                 # every model
     python bench/domain_boundary.py NAME ...        # models whose file name contains NAME
@@ -27,7 +28,7 @@ from onnxsym.commands.boundary import check_model  # noqa: E402
 
 def models() -> list[tuple[str, dict[str, int], dict]]:
     """(path, base sizes, feed spec) of every model judged."""
-    out = [(e["path"], e["sizes"][0], e.get("feeds") or {}) for e in corpus(fetched=False)]
+    out = [(e["path"], e["sizes"][0], e.get("feeds") or {}) for e in corpus()]  # (fetched ones where made)
     for pattern in ("models/*.onnx", "models/domain/*.onnx", "models/optimized/*.onnx"):
         for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
             out.append((path, {r: 4 for r in input_roots(onnx.load(path, load_external_data=False))}, {}))

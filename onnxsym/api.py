@@ -19,7 +19,15 @@ from .model import dynamic as dynamic_inputs
 from .model import given, validate
 from .model.loader import load_model
 from .output import metadata
-from .output.writer import dead_branch_reads, decided_ifs, if_paths, specialise_inputs, write_shapes, write_subgraph_shapes
+from .output.writer import (
+    dead_branch_reads,
+    decided_ifs,
+    if_paths,
+    name_unnamed_inputs,
+    specialise_inputs,
+    write_shapes,
+    write_subgraph_shapes,
+)
 
 ModelLike = str | os.PathLike | onnx.ModelProto | bytes
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
@@ -95,11 +103,14 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
     table = engine.table
     main = engine.main
     state = engine.state
-    result = Result(model, main.values, engine.produced, table, state.fresh, main.unknown_rank,
-                    engine.constraints.items, table.warnings + state.warnings, state.no_rule,
-                    dict(engine.constraints.derived), engine.declarations, main.subgraph_values, state.rule_failures,
-                    base_dir=base_dir, constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}), in_order=engine.in_order)
+    result = Result(model=model, values=main.values, produced=engine.produced, symbols=table, fresh=state.fresh,
+                    unknown_rank=main.unknown_rank, assumptions=engine.constraints.items,
+                    warnings=table.warnings + state.warnings, no_rule=state.no_rule,
+                    derived=dict(engine.constraints.derived), declarations=engine.declarations,
+                    subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
+                    constant_initializers=constant_initializers, scoped_values=main.scoped_values,
+                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
+                    in_order=engine.in_order)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -423,5 +434,6 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
+    name_unnamed_inputs(model.graph, result.values)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)

@@ -115,6 +115,9 @@ def _conv_out(node, in_dims, kernel):
     out = []
     for i, d, k, s, dl, pb, pe in axes:
         if auto_pad in SAME:
+            if dl != 1:  # onnxruntime's ConvAttributes refuse it at every size
+                raise ShapeContradiction(f"onnxruntime does not support dilations ({dl} on axis {i + 2}) "
+                                         f"with auto_pad {auto_pad}")
             out.append(dims.ceil_div(d, s))
             continue
         node.require_at_least(d, dl * (k - 1) + 1 - pb - pe,
@@ -140,9 +143,20 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
         if auto_pad in SAME:
             total = (dims.ceil_div(d, s) - 1) * s + k - d
             head = intops.trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
+            # a stride past the kernel makes these pads negative where s divides d: MaxPool's
+            # plain kernel refuses them (with dilations or indices it runs another, that does not;
+            # AveragePool and LpPool run)
+            plain = node.op_type == "MaxPool" and dl == 1 and node.num_outputs == 1
+            if k < s and plain:
+                node.require_at_least(total, 0, f"onnxruntime refuses the negative SAME pads {total} "
+                                                 f"of a stride past the kernel (axis {i + 2})")
         else:
             total, head = pb + pe, pb
         n = d + total - dl * (k - 1) - 1
+        if auto_pad in SAME and dl > 1:  # (the pads come from the undilated kernel)
+            node.require_at_least(intops.trunc_div(n, s) + 1, 0,
+                                  f"onnxruntime runs a {node.op_type} only where its output size "
+                                  f"is not negative (axis {i + 2})")
         if auto_pad not in SAME:
             # onnxruntime refuses a negative output size, trunc(n/s) + 1 < 0 (ceil mode too)
             node.require_at_least(d, 2 - 2 * s - total + dl * (k - 1),
@@ -165,7 +179,8 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 
 
 CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
-                   unlearned("X[1] == group * W[1] (the input channels)")]
+                                         "SAME padding: no dilation (onnxruntime refuses it at every size)",
+                                         "X[1] == group * W[1] (the input channels)"]
 
 
 @register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)
@@ -186,11 +201,15 @@ def conv(node: Node) -> Outputs:
                                                       for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
+    if w.shape is not None and len(w.shape) == len(shape):
+        node.require_equal(shape[1], dims.mul(node.attr_int("group", 1), w.shape[1]),
+                           f"{node.op_type}: the input channels are group * W[1]")
     sp = _conv_out(node, list(shape[2:]), kernel)
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
 
-@register("ConvTranspose", conditions=[unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
+@register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
+                                       unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
 def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
     shape = shape_of(x, x.dtype)
@@ -213,17 +232,21 @@ def conv_transpose(node: Node) -> list[Tensor]:
     opad = node.attr_ints("output_padding") or [0] * nsp
     sp: list[Dim] = []
     for i, d, k, s, dl, pb, pe in axes:
+        if opad[i] >= s:  # onnxruntime: "Computed output shape is inconsistent with input spatial dimensions"
+            raise ShapeContradiction(f"output_padding {opad[i]} on axis {i + 2} is not less than the stride {s}")
         full = s * (d - 1) + opad[i] + (k - 1) * dl + 1
         if auto_pad in SAME:
             # the total padding full - d*s does not depend on d; onnxruntime clamps it at 0
             sp.append(dims.mul(d, s) if opad[i] + (k - 1) * dl + 1 - s >= 0 else full)
             continue
+        node.require_at_least(full - pb - pe, 1, f"onnxruntime refuses a ConvTranspose output size <= 0 (axis {i + 2})")
         sp.append(full - pb - pe)
     return [Tensor(x.dtype, (shape[0], m) + tuple(sp))]
 
 
 @register("MaxPool AveragePool LpPool", conditions=[
     "the output size is >= 0 on each spatial axis: X[2+i] + pads >= dilated kernel - 2*strides + 2",
+    "MaxPool, SAME padding with a stride past the kernel: the derived pads are >= 0 (not with dilations or indices)",
     "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)"], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
@@ -250,10 +273,15 @@ def global_pool(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- normalizations
 
 
-@register("BatchNormalization", conditions=[unlearned("scale, B, mean and var have X[1] elements")],
+@register("BatchNormalization", conditions=["scale, B, mean and var have X[1] elements"],
           cost=formulas.BATCH_NORMALIZATION)
 def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
+    if x.shape is not None and len(x.shape) >= 2:
+        for i, what in ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")):
+            t = arg(node, i) if present(node, i) else None
+            if t is not None and t.shape is not None and len(t.shape) == 1:
+                node.require_equal(t.shape[0], x.shape[1], f"BatchNormalization: {what} has the input's channels")
     outs = [Tensor(x.dtype, x.shape)]
     scale = arg(node, 1)
     if scale.shape is not None and len(scale.shape) == 1:
@@ -281,7 +309,16 @@ def layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
 
-@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
+@register("GroupNormalization", conditions=["num_groups divides X[1]"], cost=formulas.NORMALIZATION)
+def group_norm(node: Node) -> Outputs:
+    x = arg(node, 0)
+    g = node.attr_int("num_groups")
+    if x.shape is not None and len(x.shape) >= 2 and g:
+        c = x.shape[1]
+        node.require_equal(dims.mul(g, dims.floordiv(c, g)), c, f"GroupNormalization: {g} groups divide the channels {c}")
+    return [Tensor(x.dtype, x.shape)]
+
+
 @register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
 def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)

@@ -280,5 +280,21 @@ def run_tool(tool: str, model: onnx.ModelProto, runs, sizes) -> Score:
         first = (str(exc).strip().splitlines() or [""])[0]
         return Score(total=sum(len(a) for a in runs[0].values()), refused=True,
                      error=f"{type(exc).__name__}: {first[:200]}")
-    return score(written_shapes(out, input_roots(model)), runs, sizes)
+    renamed = _renamed_roots(model, out)
+    sizes = [{**b, **{new: b[old] for new, old in renamed.items() if old in b}} for b in sizes]
+    return score(written_shapes(out, input_roots(model) + list(renamed)), runs, sizes)
+
+
+def _renamed_roots(model: onnx.ModelProto, written: onnx.ModelProto) -> dict[str, str]:
+    """The names a tool gave input dims the model names nothing with (paddle2onnx's ``?``,
+    written as ``x_d2``): written name -> the model's root at that place."""
+    roots = set(input_roots(model))
+    out = {}
+    for a, b in zip(model.graph.input, written.graph.input):
+        if a.name != b.name or not (a.type.HasField("tensor_type") and b.type.HasField("tensor_type")):
+            continue
+        for da, db in zip(a.type.tensor_type.shape.dim, b.type.tensor_type.shape.dim):
+            if da.dim_param in roots and db.dim_param and db.dim_param != da.dim_param and db.dim_param not in roots:
+                out[db.dim_param] = da.dim_param
+    return out
 

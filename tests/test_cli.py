@@ -60,3 +60,13 @@ def test_verify_passes_on_a_correct_model(tmp_path):
     r = CliRunner().invoke(main, ["verify", p, "--bind", "batch=5"])
     assert r.exit_code == 0, r.output
     assert "0 wrong" in r.output
+
+
+def test_the_mlir_commands_choices_are_the_exports():
+    """The CLI names the MLIR dialects and forms without importing the export (its start-up
+    stays that of click): they are the export's own, DIALECTS and STYLES."""
+    from onnxsym.mlir import DIALECTS, STYLES
+
+    params = {p.name: p for p in main.commands["mlir"].params}
+    assert tuple(params["dialect"].type.choices) == DIALECTS
+    assert tuple(params["style"].type.choices) == STYLES

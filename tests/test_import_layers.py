@@ -106,3 +106,91 @@ def test_public_functions_have_resolvable_type_hints():
 
     for f in (onnxsym.infer, onnxsym.annotate, onnxsym.write_result):
         assert "return" in typing.get_type_hints(f)
+
+
+def test_the_corpus_generators_import_no_circle_and_not_make_real():
+    """models/real's generators share corpus.py and import one another (make_fusions takes
+    make_families' shim, make_hf make_torch's export); make_real imports them all, so none of
+    them imports make_real, and they import one another without a cycle."""
+    folder = os.path.join(os.path.dirname(ROOT), "models", "real")
+    scripts = {f[:-3]: os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py")}
+    graph = {}
+    for name, path in scripts.items():
+        found = set()
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                found.add(node.module or "")
+        graph[name] = {m for m in found if m in scripts and m != name}
+    assert {"corpus", "make_real", "make_torch", "make_families"} <= set(graph), sorted(graph)
+    assert graph["make_real"] and graph["make_families"], graph  # (the check reads what is there)
+    assert not [n for n, imported in graph.items() if "make_real" in imported], graph
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def _own_private_names(tree) -> set[str]:
+    """The private names a module defines itself: functions, classes, assignments, attributes
+    it sets on ``self``, ``__slots__`` entries."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+            out.add(node.value)  # (a __slots__ entry)
+    return {n for n in out if n.startswith("_")}
+
+
+def test_no_private_name_crosses_a_module():
+    """No module imports another's ``_name``, nor reads or writes an attribute ``_x`` it does not
+    define itself (``ranges`` once wrote ``atom._range``, ``metadata`` read ``result._domain``)."""
+    root = os.path.dirname(ROOT)
+    paths = list(_modules().values()) + [os.path.join(root, "cli.py")]
+    paths += [os.path.join(root, "rules", f) for f in os.listdir(os.path.join(root, "rules")) if f.endswith(".py")]
+    found = []
+    for path in paths:
+        tree = ast.parse(open(path).read())
+        own = _own_private_names(tree)
+        rel = os.path.relpath(path, root)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{rel}:{node.lineno}: imports {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+                if node.module and any(p.startswith("_") and not p.startswith("__") for p in node.module.split(".")):
+                    found.append(f"{rel}:{node.lineno}: imports from {node.module}")
+            elif isinstance(node, ast.Import):
+                found += [f"{rel}:{node.lineno}: imports {a.name}" for a in node.names
+                          if any(p.startswith("_") and not p.startswith("__") for p in a.name.split("."))]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")) \
+                    and node.attr not in own:
+                found.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found
+
+
+def test_the_tests_import_the_package_not_paths_nor_bench():
+    """A test imports ``onnxsym`` as installed (or from the checkout it runs in) and the helper
+    modules of tests/, never a path it puts on sys.path itself, nor a bench script."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = {f[:-3] for f in os.listdir(here) if f.endswith(".py")}  # (tests/domain_boundary: bench's has its name)
+    bench = {f[:-3] for f in os.listdir(os.path.join(os.path.dirname(ROOT), "bench")) if f.endswith(".py")} - ours
+    found = []
+    for f in sorted(os.listdir(here)):
+        if not f.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(here, f)).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("insert", "append") and \
+                    ast.unparse(node.value) == "sys.path":
+                found.append(f"{f}:{node.lineno}: sys.path.{node.attr}")
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{f}:{node.lineno}: imports {n}" for n in names
+                      if n.split(".")[0] == "bench" or n.split(".")[0] in bench]
+    assert not found, found

@@ -94,11 +94,13 @@ def test_paddle_unknown_markers_are_unnamed_dims_and_a_declared_minus_one_claims
     m.ir_version = 8
     res = onnxsym.infer(m)
     assert [str(d) for d in res.shape("y")] == ["x_d0", "x_d2", "x_d3", "3"]
-    assert "x[0]: dim_value -1 is not a size; taken as an unnamed dim" in res.warnings
+    assert "x[0]: dim_value -1 is not a size; taken as an unnamed dim, x_d0" in res.warnings
     assert res.aliases == {} and res.constraints == []
     assert res.stale == []
     out = onnxsym.write_result(res)
     assert written_dims(out.graph.output[0]) == ["x_d0", "x_d2", "x_d3", 3]
+    assert written_dims(out.graph.input[0]) == ["x_d0", 3, "x_d2", "x_d3"]  # the names the dims use
+
     def feeds(b):
         return {"x": np.ones((b["x_d0"], 3, b["x_d2"], b["x_d3"]), np.float32)}
 

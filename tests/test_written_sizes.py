@@ -476,3 +476,28 @@ def test_a_branch_the_data_pick_that_cannot_run_at_the_pinned_size_is_no_error(o
     written = onnxsym.annotate(m)
     check_written_runs(m, written, [{"batch": 2, "n": 3}, {"batch": 5, "n": 3}],
                        lambda b: {"x": np.ones([b["batch"], b["n"]], np.float32), "flag": np.array(False)})
+
+
+def test_an_input_dim_that_names_nothing_is_written_with_the_name_its_dims_use():
+    """paddle2onnx writes ``?`` for an unknown input dim (rapidocr's PP-OCRv4 recognizer:
+    ``[p2o.DynamicDimension.0, 3, '?', p2o.DynamicDimension.1]``); a dim may also have neither
+    field. Inference names them ``x_d0``, ``x_d2``; the value_info is written over those names,
+    so the written input carries them too (the named dims stay as they were), and the written
+    model runs with the dims it declares at sizes onnxruntime picks for them."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper
+
+    m = model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Flatten", ["r"], ["y"], axis=2)],
+              [("x", F, ["?", "c", "n", "?"])], ["y"], opset=17)
+    m.graph.input[0].type.tensor_type.shape.dim[2].Clear()  # (neither dim_value nor dim_param)
+    written = onnxsym.annotate(m)
+    names = [d.dim_param or d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim]
+    assert names == ["x_d0", "c", "x_d2", "x_d3"]
+    y = next(o for o in written.graph.output if o.name == "y")
+    assert [d.dim_param or d.dim_value for d in y.type.tensor_type.shape.dim] == ["c*x_d0", "x_d2*x_d3"]
+
+    def feeds(b):
+        return {"x": np.ones([b["x_d0"], b["c"], b["x_d2"], b["x_d3"]], np.float32)}
+    check_written_runs(m, written, [{"x_d0": 2, "c": 3, "x_d2": 5, "x_d3": 7}, {"x_d0": 1, "c": 2, "x_d2": 1, "x_d3": 4}],
+                       feeds)

@@ -1,7 +1,7 @@
 """Exporter families of issue 22, each from a tiny random config (no model hub):
-timm, TorchScript (MaxViT, whose window partition reshapes by ``H // 4``, and its onnxslim
-output; EfficientNet with TensorFlow's "same" padding computed in float32 through
-``Clip(min=0)``); onnxruntime-genai's model builder (a Whisper decoder slicing its position table
+timm (MaxViT, TorchScript, whose window partition reshapes by ``H // 4``, and its onnxslim
+output; EfficientNet with TensorFlow's "same" padding computed in float32, both exporters;
+ConvNeXt, RegNet, EVA); onnxruntime-genai's model builder (a Whisper decoder slicing its position table
 from past to past + seq; LLaMA-shaped decoders, fp32 and int4, with GroupQueryAttention); a
 merged decoder made by optimum's ``merge_decoders`` (an If on ``use_cache_branch``);
 hummingbird-ml's GEMM and tree-traversal strategies (the GEMM one squeezes ``[3, 1, n]`` with
@@ -81,7 +81,8 @@ def timm_maxvit():
 @maker
 def timm_efficientnet_same():
     """EfficientNet with TensorFlow's "same" padding (timm's Conv2dSame): the pads are
-    ``max((ceil(x / s) - 1) * s + (k - 1) * d + 1 - x, 0)`` computed in float32."""
+    ``max((ceil(x / s) - 1) * s + (k - 1) * d + 1 - x, 0)``, computed in float32 by TorchScript,
+    as integer shape arithmetic by dynamo. Both exporters."""
     import torch
 
     timm = _timm()
@@ -91,7 +92,7 @@ def timm_efficientnet_same():
     sizes = [{"batch": 1, "height": 32, "width": 32}, {"batch": 2, "height": 45, "width": 37}]
     yield from export_both("timm_efficientnet_same", "timm_efficientnet_same", m, (torch.randn(2, 3, 32, 32),),
                            ["pixel_values"], ["logits"], IMAGE_AXES, sizes,
-                           extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT, exporters=("TorchScript",))
+                           extra=_timm_source("test_efficientnet", **cfg), script=SCRIPT)
 
 
 def _timm_both(name, model_name, sizes, example=(2, 3, 64, 64), exporters=("TorchScript", "dynamo"), **cfg):

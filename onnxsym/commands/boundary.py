@@ -32,9 +32,10 @@ class Outcome:
     outside: Mapping[str, int] | None = None
 
 
-def default_feeds(model: onnx.ModelProto) -> Feeds:
+def default_feeds(model: onnx.ModelProto, input_shapes: Mapping[str, tuple] | None = None) -> Feeds:
     """Inputs of the given sizes: ones for integers (ids and indices valid for any table),
-    "a" for strings, random floats."""
+    "a" for strings, random floats. ``input_shapes``: each input's shape as inference named
+    it (an unnamed dim, ``?`` or none, is a symbol such as ``x_d2``); else the declared names."""
     inits = {t.name for t in model.graph.initializer}
 
     def make(binding: Mapping[str, int]) -> dict[str, np.ndarray]:
@@ -43,7 +44,11 @@ def default_feeds(model: onnx.ModelProto) -> Feeds:
             if inp.name in inits:
                 continue
             tt = inp.type.tensor_type
-            shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
+            named = (input_shapes or {}).get(inp.name)
+            if named is not None and len(named) == len(tt.shape.dim):
+                shape = [dims.evaluate(d, dict(binding)) for d in named]
+            else:
+                shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
             dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
             if np.issubdtype(dtype, np.integer):
                 out[inp.name] = np.ones(shape, dtype=dtype)
@@ -161,7 +166,8 @@ def check_model(model: onnx.ModelProto, base: Mapping[str, int], feeds: Feeds | 
 
     result = onnxsym.infer(model, **infer_args)
     domain = result.domain()
-    feeds = feeds or default_feeds(result.model)
+    feeds = feeds or default_feeds(result.model, {i.name: shape for i in result.model.graph.input
+                                                  for shape in [result.shape(i.name)] if shape is not None})
     for size in (8, 16, 32, 64):  # a base outside the domain (height 4 where it needs 5): larger sizes
         if domain.violated(with_derived(result, base)) is None:
             break

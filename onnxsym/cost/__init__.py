@@ -30,7 +30,7 @@ class NodeCost:
     output_bytes: Dim | None  # None when an output's size is unknown
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Cost:
     nodes: list[NodeCost]
     value_bytes: dict[str, Dim | None]  # every tensor value of the main graph
@@ -111,8 +111,10 @@ def model_cost(result) -> Cost:
         kv_bytes = _sum(value_bytes[n] for n in kv)
     factors = kv_factors(kv, [v.shape if isinstance(v, Tensor) else None for v in kv_vals],
                          [v.dtype if isinstance(v, Tensor) else 0 for v in kv_vals])
-    return Cost(nodes, value_bytes, params, _sum(tracked[n] for n in inputs if n in tracked), activations,
-                total_flops, by_family, steps, peak(steps), kv, kv_bytes, factors, result.symbol_ranges(), result.env)
+    return Cost(nodes=nodes, value_bytes=value_bytes, param_bytes=params,
+                input_bytes=_sum(tracked[n] for n in inputs if n in tracked), activation_bytes=activations,
+                flops=total_flops, flops_by_family=by_family, live=steps, peak=peak(steps), kv_outputs=kv,
+                kv_cache=kv_bytes, kv_factors=factors, ranges=result.symbol_ranges(), env=result.env)
 
 
 def _known(b: Dim | None) -> Dim:

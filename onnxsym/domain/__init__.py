@@ -103,8 +103,7 @@ class Domain:
 
     def unstated_lines(self, limit: int = 5) -> list[str]:
         """What the domain leaves out: conditions over unresolved dims, each with its node."""
-        out = [f"not stated (over a dim onnxsym could not resolve): {'' if text in src.reason else text + ': '}{src}"
-               for text, src in self.unstated[:limit]]
+        out = [f"not stated: {text}: {src}" for text, src in self.unstated[:limit]]
         if len(self.unstated) > limit:
             out.append(f"... and {len(self.unstated) - limit} more not stated")
         return out
@@ -133,7 +132,7 @@ def compute(result) -> Domain:
     roots = [n for n in names if n not in derived]
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: dict[tuple, dict] = {}
-    unstated: dict[tuple[str, str], Source] = {}  # (condition, node) -> where
+    unstated: dict[tuple[str, str], tuple[str, Source]] = {}  # (condition, node) -> (what is said, where)
     for raw in raw_conditions(result):
         c = raw.fact
         if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
@@ -148,7 +147,9 @@ def compute(result) -> Domain:
                 # over a fresh symbol: not a condition on the inputs onnxsym can state, but
                 # said, since the model may fail at sizes the conditions allow
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
-                    unstated.setdefault((f"{c.lhs} {c.rel} {c.rhs}", src.node), src)
+                    cond = f"{c.lhs} {c.rel} {c.rhs}"
+                    said = "" if cond in c.reason else cond + ", "  # (most reasons end with it)
+                    unstated.setdefault((cond, src.node), (f"{said}over a dim onnxsym could not resolve", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
@@ -162,18 +163,21 @@ def compute(result) -> Domain:
             src = _equality_source(result, n)
             _merge(merged, ("equal", f"{n} == {derived[n]}", ()), None, src, -1, "", definition=derived[n], symbol=n)
     _merge_residues(merged, base)
+    _fold_complements(merged)
     for key in [k for k in merged if k[2] and (k[0], k[1], ()) in merged]:
         del merged[key]  # (what holds wherever the model runs holds where a subgraph runs)
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
-    # (what a branch that may not run needs holds only when it runs: no range narrows by it)
-    ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.when], base)
+    # (what a branch that may not run needs holds only when it runs: a range narrows only to
+    # the sizes some choice of the data runs)
+    ranges = guarded.hull_of_choices(ordered, ranges_of([c.form for c in ordered if c.kind == "range" and not c.when],
+                                                        base))
     _unseen_inputs(result, unstated)
-    return Domain(tuple(roots), ordered, ranges, tuple((text, src) for (text, _), src in unstated.items()))
+    return Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
 
 
-def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
+def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) -> None:
     """A node that made a fresh dim because it could not see an input (a shape value,
     Resize's sizes) needs of that input what its op's conditions say, which the domain
     cannot state: said, once a node. An op that needs nothing is left out, and so are counts
@@ -181,7 +185,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
     from ..inference.provenance import Kind
     from ..registry import rules
 
-    seen = {src.node for src in unstated.values()}
+    seen = {src.node for _, src in unstated.values()}
     bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
     for p in result.fresh.values():
         if p.node in seen or p.kind in (Kind.POLICY, Kind.DATA_DEPENDENT) or not p.op_type or p.op_type in bodies:
@@ -192,7 +196,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
             continue
         seen.add(p.node)
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
-        unstated.setdefault((f"{needs} of what it could not see", p.node), Source(p.node, p.op_type, p.reason))
+        unstated.setdefault(("", p.node), (f"{needs} of an input onnxsym could not see", Source(p.node, p.op_type, p.reason)))
 
 
 def _forms(raw: Raw) -> list[Form]:
@@ -229,6 +233,37 @@ def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):
         m["sources"].append(src)
     if not assumed:
         m["assumed"] = ""
+
+
+def _fold_complements(merged) -> None:
+    """A condition stated under a guard and under its opposite (the same text in an If's then
+    and else branches: both Pads of silero's two STFTs need ``sequence >= 97``) holds whichever
+    runs: one condition without that guard, from both sources."""
+    changed = True
+    while changed:
+        changed = False
+        for key in list(merged):
+            kind, text, when = key
+            for i, g in enumerate(when):
+                other = (kind, text, when[:i] + (replace(g, value=not g.value),) + when[i + 1:])
+                twin = next((k for k in merged if k[:2] == other[:2] and _same_guards(k[2], other[2])), None)
+                if twin is None or twin == key:
+                    continue
+                folded = (kind, text, when[:i] + when[i + 1:])
+                a, b = merged.pop(key), merged.pop(twin)
+                for m in (a, b):
+                    for src in m["sources"]:
+                        _merge(merged, folded, m["form"], src, m["order"], m["assumed"], m["definition"], m["symbol"])
+                merged[folded]["order"] = min(merged[folded]["order"], a["order"], b["order"])
+                changed = True
+                break
+            if changed:
+                break
+
+
+def _same_guards(a: tuple, b: tuple) -> bool:
+    """The same choices with the same values (a guard's text and node may differ: two Ifs on one value)."""
+    return len(a) == len(b) and all(x.key == y.key and x.value == y.value for x, y in zip(a, b))
 
 
 def _condition(key, m) -> tuple:

@@ -34,7 +34,7 @@ class UnresolvedDim:
     provenance: tuple[Provenance, ...]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     """What :func:`infer` found."""
 

@@ -102,10 +102,11 @@ def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
     """A dim of a declared shape: a number, a parsed dim_param, or, for a dim with neither,
     a symbol of its own. A negative number or a '?' is no size and no name (exporters write
     them for "unknown"): a symbol of its own too, with a warning."""
+    why = ""
     if d.HasField("dim_value"):
         if d.dim_value >= 0:
             return d.dim_value
-        table.warnings.append(f"{where}: dim_value {d.dim_value} is not a size; taken as an unnamed dim")
+        why = f"dim_value {d.dim_value} is not a size"
     elif d.HasField("dim_param") and d.dim_param.strip() and d.dim_param.strip() not in UNNAMED_PARAMS:
         text = d.dim_param
         try:
@@ -118,10 +119,13 @@ def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
             return table.get(text, where)
         if not isinstance(v, int) or v >= 0:
             return v
-        table.warnings.append(f"{where}: dim_param {text!r} is not a size; taken as an unnamed dim")
+        why = f"dim_param {text!r} is not a size"
     elif d.HasField("dim_param") and d.dim_param.strip():
-        table.warnings.append(f"{where}: dim_param {d.dim_param!r} names no dim; taken as an unnamed dim")
-    return table.get(table.unique(fresh_base), where)
+        why = f"dim_param {d.dim_param!r} names no dim"
+    name = table.unique(fresh_base)
+    if why:  # (a graph input's unnamed dim is written with this name: see output.writer)
+        table.warnings.append(f"{where}: {why}; taken as an unnamed dim, {name}")
+    return table.get(name, where)
 
 
 def value_from_type(tp, table: SymbolTable, name: str) -> Value:

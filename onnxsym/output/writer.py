@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import onnx
 
-from .. import registry
+from .. import dims, registry
 from ..dims import Dim
 from ..facts.declared import declared_dims
 from ..inference.scope import graph_key
 from ..inference.values import Optional_, Sequence, Tensor, Value
+from ..model.loader import symbol_name
 from .wire import ValueInfoBytes
 
 
@@ -229,6 +230,25 @@ def specialise_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
         for d, inferred in zip(declared, v.shape):
             if d.HasField("dim_param") and isinstance(inferred, int):
                 d.dim_value = inferred  # (clears dim_param: a oneof)
+
+
+def name_unnamed_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
+    """Write into each graph-input dim that names nothing (neither a size nor a name: no field,
+    paddle2onnx's ``?``, a negative number) the symbol inference gave it (``x_d2``): the dims
+    written over it then name a dim of the model, not one only the metadata knows."""
+    for inp in graph.input:
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
+            continue
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) != len(v.shape):
+            continue
+        fresh = symbol_name(inp.name) + "_d"  # how the loader names the symbol of an unnamed dim
+        for d, inferred in zip(declared, v.shape):
+            s = dims.as_sym(inferred)
+            if s is not None and s.name.startswith(fresh) and s.name != d.dim_param.strip() \
+                    and not (d.HasField("dim_value") and d.dim_value >= 0):
+                d.dim_param = s.name  # (clears a negative dim_value: a oneof)
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, scoped: dict[tuple, dict[str, Value]], fresh, warnings: list[str],
