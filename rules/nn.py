@@ -11,7 +11,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import EINSUM_LETTERS, MATMUL_BATCH
+from onnxsym.domain.needs import EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
@@ -78,7 +78,7 @@ def gemm_shape(node, sa: Shape, sb: Shape) -> tuple[Dim, Dim]:
     return m, n
 
 
-@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", unlearned("C broadcasts to (M, N)")],
+@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", GEMM_C],
           cost=formulas.GEMM)
 def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
@@ -296,7 +296,7 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization", conditions=[unlearned("Scale and B broadcast to X[axis:]")],
+@register("LayerNormalization", conditions=[LAYER_NORM_SCALE],
           cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the

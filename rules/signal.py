@@ -49,11 +49,13 @@ def dft(node: Node) -> Outputs:
 def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
-    ``floor(frame_length/2) + 1`` when onesided (the default)."""
+    ``floor(frame_length/2) + 1`` when onesided (the default). The spec's signal is
+    (batch, length, 1 or 2); onnxruntime's kernel also takes (batch, length), a real signal,
+    as onnxscript's STFT of a waveform gives it (onnx-asr's mel preprocessors)."""
     x = arg(node, 0)
     signal = shape_of(x, x.dtype)
-    if len(signal) != 3:
-        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(signal)}")
+    if len(signal) not in (2, 3):
+        raise ShapeContradiction(f"STFT signal must have rank 2 or 3, not {len(signal)}")
     step = scalar(node, 1)
     frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)

@@ -238,6 +238,15 @@ def test_conv_and_conv_transpose_what_onnxruntime_refuses():
     ("ScatterElements", lambda: model([h.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=0)],
                                       [("x", F, [3, "n"]), ("i", T.INT64, [2, "m"]), ("u", F, [2, "m"])], ["y"]),
      ["n", "m"]),
+    ("Gemm", lambda: model([h.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
+                           [("a", F, [2, "n"]), ("b", F, [2, 3]), ("c", F, ["m", 1])], ["y"]), ["n", "m"]),
+    ("Gemm", lambda: model([h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)],
+                           [("a", F, [2, 2]), ("b", F, ["n", 2]), ("c", F, ["m"])], ["y"]), ["n", "m"]),
+    ("LayerNormalization", lambda: model([h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=1)],
+                                         [("x", F, [2, "n", 3]), ("s", F, ["m", 1]), ("b", F, [1, 3])], ["y"]),
+     ["n", "m"]),
+    ("LayerNormalization", lambda: model([h.make_node("LayerNormalization", ["x", "s"], ["y"])],
+                                         [("x", F, [2, "n"]), ("s", F, ["m"])], ["y"]), ["n", "m"]),
 ])
 def test_what_an_op_checks_of_its_inputs_against_each_other(op, make, symbols):
     """Conditions the conditions page listed as not learned (or did not list), each a place

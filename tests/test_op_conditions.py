@@ -153,6 +153,8 @@ CASES["BatchNormalization"] = (lambda: model([h.make_node("BatchNormalization", 
                                               ("v", F, [3])], ["z"]), ["n == 3"], {"n": 8})
 CASES["AffineGrid"] = (lambda: model([_ints("sz", [2, 1, 3, 4]), h.make_node("AffineGrid", ["t", "sz"], ["z"])],
                                      [("t", F, ["n", 2, 3])], ["z"], opset=20), ["n == 2"], {"n": 8})
+CASES["LayerNormalization"] = (lambda: model([h.make_node("LayerNormalization", ["x", "s"], ["z"])],
+                                             [("x", F, [2, "n"]), ("s", F, [3])], ["z"]), ["n == 3"], {"n": 8})
 CASES["ConvTranspose"] = (lambda: model([h.make_node("ConvTranspose", ["x", "w"], ["z"], pads=[1, 1])],
                                         [("x", F, [1, 1, "n"]), ("w", F, [1, 1, 1])], ["z"]), ["n >= 3"])
 for _op in ("MaxPool", "AveragePool", "LpPool"):
