@@ -170,8 +170,8 @@ def test_silero_vad_op15_squeeze_is_decided_by_its_lstm():
 def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
     """The If on the sample rate (data) runs one branch; each branch's squeeze is decided by its
     LSTM: 192 <= samples <= 703 at 16 kHz, 96 <= samples <= 351 at 8 kHz, each under its
-    branch's guard (``sr == 16000``), so no range is narrowed by them and a size either branch
-    runs is in the domain. onnxruntime agrees at every edge."""
+    branch's guard (``sr == 16000``), so a size either branch runs is in the domain, and the
+    range is what some branch runs: 96..703. onnxruntime agrees at every edge."""
     m = _silero("silero_vad.onnx")
     inside = [(1, 192, 16000), (2, 512, 16000), (1, 576, 16000), (2, 703, 16000), (2, 96, 8000), (1, 351, 8000)]
     res = check(m, [({"batch": b, "samples": s}, _silero_feeds(b, s, sr)) for b, s, sr in inside])
@@ -180,7 +180,7 @@ def test_silero_vad_spox_each_sample_rate_branch_needs_its_own_length():
     ifs = sorted((c.text, tuple(g.text for g in c.when)) for c in domain.conditions if c.sources[0].op_type == "If")
     assert ifs == [("192 <= samples <= 703", ("sr == 16000",)), ("96 <= samples <= 351", ("sr != 16000",))]
     assert not any(c.assumed for c in domain.conditions if c.sources[0].op_type == "If")
-    assert domain.ranges["samples"][1] == onnxsym.dims.INT64_MAX
+    assert domain.ranges["samples"] == (96, 703)  # (95 and 704 fail at both rates, below)
     for s in (96, 351, 352, 512, 576, 703):  # some sample rate runs each
         assert domain.violated({"batch": 1, "samples": s}) is None, s
     for s in (95, 704, 1000):  # none runs these
@@ -219,7 +219,7 @@ def test_silero_vad_check_require_and_verify_bind_accept_the_16k_sizes(tmp_path)
         r = run(main, ["verify", path, "--bind", f"samples={s}"])
         assert r.exit_code == 0 and "0 wrong" in r.output, (s, r.output)
     r = run(main, ["verify", path, "--bind", "samples=1000"])
-    assert r.exit_code != 0 and "if sr == 16000" in r.output, r.output
+    assert r.exit_code != 0 and "outside samples's range [96, 703]" in r.output, r.output
 
 
 @pytest.mark.parametrize("text", ["-((-s + 128*min(0, (s + 64)//128 - 1) + 191)//512)", "max(3, s)//4",
@@ -236,3 +236,28 @@ def test_an_equality_whose_clamp_settles_is_a_range(text, k):
     assert form.kind == "range"
     for v in range(1, 2000):
         assert form.holds({"s": v}) == (dims.evaluate(d, {"s": v}) == k), v
+
+
+def test_a_condition_both_branches_state_holds_whichever_runs():
+    """openWakeWord's copy of silero (torch 1.12): each sample-rate branch reflect-pads by 96,
+    so each needs ``sequence >= 97``; stated under ``sr == 16000`` and under its opposite, it
+    holds wherever the model runs: one condition with no guard, and the range narrows to it.
+    Here each branch of an If on a bool input takes TopK(5) of x: both need n >= 5."""
+    from tests.helpers import F, graph
+
+    N = helper.make_node
+    k = helper.make_tensor("k", T.INT64, [1], [5])
+    then_g = graph([N("TopK", ["x", "k"], ["tv", "ti"], name="top_then")], [], ["tv"], name="then")
+    else_g = graph([N("Neg", ["x"], ["nx"]), N("TopK", ["nx", "k"], ["ev", "ei"], name="top_else")], [], ["ev"],
+                   name="else")
+    m = model([N("If", ["flag"], ["y"], then_branch=then_g, else_branch=else_g)],
+              [("x", F, ["n"]), ("flag", T.BOOL, [])], ["y"], [k], opset=17)
+    domain = onnxsym.infer(m).domain()
+    assert [(c.text, c.when) for c in domain.conditions] == [("n >= 5", ())]
+    assert domain.ranges["n"] == (5, onnxsym.dims.INT64_MAX)
+    assert {s.node for s in domain.conditions[0].sources} == {"top_then", "top_else"}
+    for flag in (True, False):
+        feeds = {"x": np.arange(5, dtype=np.float32), "flag": np.array(flag)}
+        assert run_ort(m, feeds)["y"].shape == (5,)
+        with pytest.raises(Exception):
+            run_ort(m, {**feeds, "x": np.arange(4, dtype=np.float32)})

@@ -162,13 +162,16 @@ def compute(result) -> Domain:
             src = _equality_source(result, n)
             _merge(merged, ("equal", f"{n} == {derived[n]}", ()), None, src, -1, "", definition=derived[n], symbol=n)
     _merge_residues(merged, base)
+    _fold_complements(merged)
     for key in [k for k in merged if k[2] and (k[0], k[1], ()) in merged]:
         del merged[key]  # (what holds wherever the model runs holds where a subgraph runs)
     conditions = _tightest([_condition(key, m) for key, m in merged.items()], base)
     conditions.sort(key=lambda c_order: (bool(c_order[0].assumed), _KIND_ORDER[c_order[0].kind], c_order[1]))
     ordered = tuple(c for c, _ in conditions)
-    # (what a branch that may not run needs holds only when it runs: no range narrows by it)
-    ranges = ranges_of([c.form for c in ordered if c.kind == "range" and not c.when], base)
+    # (what a branch that may not run needs holds only when it runs: a range narrows only to
+    # the sizes some choice of the data runs)
+    ranges = guarded.hull_of_choices(ordered, ranges_of([c.form for c in ordered if c.kind == "range" and not c.when],
+                                                        base))
     _unseen_inputs(result, unstated)
     return Domain(tuple(roots), ordered, ranges, tuple((text, src) for (text, _), src in unstated.items()))
 
@@ -229,6 +232,37 @@ def _merge(merged, key, form, src, order, assumed, definition=0, symbol=""):
         m["sources"].append(src)
     if not assumed:
         m["assumed"] = ""
+
+
+def _fold_complements(merged) -> None:
+    """A condition stated under a guard and under its opposite (the same text in an If's then
+    and else branches: both Pads of silero's two STFTs need ``sequence >= 97``) holds whichever
+    runs: one condition without that guard, from both sources."""
+    changed = True
+    while changed:
+        changed = False
+        for key in list(merged):
+            kind, text, when = key
+            for i, g in enumerate(when):
+                other = (kind, text, when[:i] + (replace(g, value=not g.value),) + when[i + 1:])
+                twin = next((k for k in merged if k[:2] == other[:2] and _same_guards(k[2], other[2])), None)
+                if twin is None or twin == key:
+                    continue
+                folded = (kind, text, when[:i] + when[i + 1:])
+                a, b = merged.pop(key), merged.pop(twin)
+                for m in (a, b):
+                    for src in m["sources"]:
+                        _merge(merged, folded, m["form"], src, m["order"], m["assumed"], m["definition"], m["symbol"])
+                merged[folded]["order"] = min(merged[folded]["order"], a["order"], b["order"])
+                changed = True
+                break
+            if changed:
+                break
+
+
+def _same_guards(a: tuple, b: tuple) -> bool:
+    """The same choices with the same values (a guard's text and node may differ: two Ifs on one value)."""
+    return len(a) == len(b) and all(x.key == y.key and x.value == y.value for x, y in zip(a, b))
 
 
 def _condition(key, m) -> tuple:

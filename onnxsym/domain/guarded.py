@@ -68,3 +68,30 @@ def feeds(conditions: Sequence[Condition], chosen: Mapping[tuple, bool]) -> dict
 def prefix(when: Sequence[Guard]) -> str:
     """``if sr == 16000: `` for a condition under those guards."""
     return "if " + " and ".join(g.text for g in when) + ": " if when else ""
+
+
+def hull_of_choices(conditions: Sequence[Condition], ranges: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """``ranges`` narrowed to what every choice of the data allows together: under each choice,
+    the range conditions whose guards it makes hold narrow the ranges; a size outside all of
+    them runs under no choice. (silero: 192..703 at 16 kHz, 96..351 at 8 kHz: 96..703.) A guard
+    the sizes decide is left out (its condition may or may not apply), as are more choices than
+    MAX_CHOICES: each leaves the ranges wider, never narrower than the truth."""
+    guarded = [c for c in conditions if c.when and c.kind == "range" and c.form is not None
+               and all(g.relation is None for g in c.when)]
+    keys = free_keys(guarded)
+    if not guarded or len(keys) > MAX_CHOICES:
+        return ranges
+    hull: dict[str, tuple[int, int]] | None = None
+    for values in itertools.product((True, False), repeat=len(keys)):
+        chosen = dict(zip(keys, values))
+        narrowed = dict(ranges)
+        for c in guarded:
+            f = c.form
+            if f is not None and all(chosen[g.key] == g.value for g in c.when) and f.symbol in narrowed:
+                lo, hi = narrowed[f.symbol]
+                narrowed[f.symbol] = (max(lo, f.lo), min(hi, f.hi))
+        if any(lo > hi for lo, hi in narrowed.values()):
+            continue  # no size runs under this choice
+        hull = narrowed if hull is None else {n: (min(hull[n][0], lo), max(hull[n][1], hi))
+                                               for n, (lo, hi) in narrowed.items()}
+    return ranges if hull is None else hull
