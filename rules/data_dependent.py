@@ -95,9 +95,12 @@ def unique(node: Node) -> Outputs:
     return [Tensor(x.dtype, y_shape), Tensor(I64, (u,)), Tensor(I64, inverse), Tensor(I64, (u,))]
 
 
-@register("NonMaxSuppression", conditions=[unlearned("boxes and scores agree on the batch and the box count")])
+@register("NonMaxSuppression", conditions=["boxes and scores agree on the batch and the box count"])
 def non_max_suppression(node: Node) -> Outputs:
-    scores = arg(node, 1)
+    boxes, scores = arg(node, 0), arg(node, 1)
+    if boxes.shape is not None and scores.shape is not None and len(boxes.shape) == 3 and len(scores.shape) == 3:
+        node.require_equal(boxes.shape[0], scores.shape[0], "NonMaxSuppression: boxes and scores have one batch")
+        node.require_equal(boxes.shape[1], scores.shape[2], "NonMaxSuppression: boxes and scores count the same boxes")
     per_class = scalar(node, 2) if present(node, 2) else 0
     if isinstance(per_class, int) and per_class <= 0:
         return [Tensor(I64, (0, 3))]  # no box may be selected

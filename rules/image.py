@@ -51,15 +51,16 @@ def col2im(node):
     return [Tensor(x.dtype, (n, c) + sp)]
 
 
-@register("GridSample", conditions=[unlearned("grid[0] == X[0]")])
+@register("GridSample", conditions=["grid[0] == X[0]"])
 def grid_sample(node: Node) -> Outputs:
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after)."""
     x, grid = arg(node, 0), arg(node, 1)
     shape, grid_shape = (shape_of(t, x.dtype, why="input or grid rank unknown") for t in (x, grid))
+    node.require_equal(grid_shape[0], shape[0], "GridSample: the grid has the input's batch")
     return [Tensor(x.dtype, (shape[0], shape[1]) + tuple(grid_shape[1:-1]))]
 
 
-@register("AffineGrid", conditions=())
+@register("AffineGrid", conditions=["theta[0] == size[0]"])
 def affine_grid(node: Node) -> Outputs:
     """size (N, C, H, W) -> (N, H, W, 2); size (N, C, D, H, W) -> (N, D, H, W, 3)."""
     theta, size = arg(node, 0), arg(node, 1)
@@ -73,6 +74,8 @@ def affine_grid(node: Node) -> Outputs:
     values = size.value
     if values is None:
         return [Tensor(theta.dtype, node.fresh_shape(n_sp + 2, "AffineGrid size is not known"))]
+    if theta.shape is not None and len(theta.shape) == 3:
+        node.require_equal(theta.shape[0], values[0], "AffineGrid: theta has size's batch")
     return [Tensor(theta.dtype, (values[0],) + tuple(values[2:]) + (n_sp,))]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import EINSUM_LETTERS, MATMUL_BATCH
+from onnxsym.domain.needs import EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
@@ -78,7 +78,7 @@ def gemm_shape(node, sa: Shape, sb: Shape) -> tuple[Dim, Dim]:
     return m, n
 
 
-@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", unlearned("C broadcasts to (M, N)")],
+@register("Gemm", conditions=["op(A)[1] == op(B)[0] (K)", GEMM_C],
           cost=formulas.GEMM)
 def gemm(node: Node) -> Outputs:
     a = arg(node, 0)
@@ -180,7 +180,7 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 
 CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
                                          "SAME padding: no dilation (onnxruntime refuses it at every size)",
-                   unlearned("X[1] == group * W[1] (the input channels)")]
+                                         "X[1] == group * W[1] (the input channels)"]
 
 
 @register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)
@@ -201,6 +201,9 @@ def conv(node: Node) -> Outputs:
                                                       for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
+    if w.shape is not None and len(w.shape) == len(shape):
+        node.require_equal(shape[1], dims.mul(node.attr_int("group", 1), w.shape[1]),
+                           f"{node.op_type}: the input channels are group * W[1]")
     sp = _conv_out(node, list(shape[2:]), kernel)
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
@@ -270,10 +273,15 @@ def global_pool(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- normalizations
 
 
-@register("BatchNormalization", conditions=[unlearned("scale, B, mean and var have X[1] elements")],
+@register("BatchNormalization", conditions=["scale, B, mean and var have X[1] elements"],
           cost=formulas.BATCH_NORMALIZATION)
 def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
+    if x.shape is not None and len(x.shape) >= 2:
+        for i, what in ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")):
+            t = arg(node, i) if present(node, i) else None
+            if t is not None and t.shape is not None and len(t.shape) == 1:
+                node.require_equal(t.shape[0], x.shape[1], f"BatchNormalization: {what} has the input's channels")
     outs = [Tensor(x.dtype, x.shape)]
     scale = arg(node, 1)
     if scale.shape is not None and len(scale.shape) == 1:
@@ -288,7 +296,7 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization", conditions=[unlearned("Scale and B broadcast to X[axis:]")],
+@register("LayerNormalization", conditions=[LAYER_NORM_SCALE],
           cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the
@@ -301,7 +309,16 @@ def layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
 
-@register("GroupNormalization", conditions=[unlearned("num_groups divides X[1]")], cost=formulas.NORMALIZATION)
+@register("GroupNormalization", conditions=["num_groups divides X[1]"], cost=formulas.NORMALIZATION)
+def group_norm(node: Node) -> Outputs:
+    x = arg(node, 0)
+    g = node.attr_int("num_groups")
+    if x.shape is not None and len(x.shape) >= 2 and g:
+        c = x.shape[1]
+        node.require_equal(dims.mul(g, dims.floordiv(c, g)), c, f"GroupNormalization: {g} groups divide the channels {c}")
+    return [Tensor(x.dtype, x.shape)]
+
+
 @register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
 def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)

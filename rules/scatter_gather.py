@@ -10,6 +10,7 @@ from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 
+from . import shape_ops
 from .common import arg, same_shape, spec_shape
 
 
@@ -26,8 +27,14 @@ def gather_nd(node: Node) -> Outputs:
     return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
-@register("ScatterElements", conditions=[GATHER_INDICES], cost=formulas.MOVEMENT)
-@register("Scatter", conditions=[GATHER_INDICES])
+@register("ScatterElements", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT], cost=formulas.MOVEMENT)
+@register("Scatter", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT])
+def scatter_elements(node: Node) -> Outputs:
+    """The data with the elements the indices address replaced."""
+    shape_ops.elements_fit(node, arg(node, 0), arg(node, 1))
+    return [same_shape(arg(node, 0))]
+
+
 @register("ReverseSequence", conditions=[unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
 @register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
 @register("CumProd", conditions=())

@@ -702,10 +702,27 @@ def gather_rule(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, value)]
 
 
-@register("GatherElements", conditions=[GATHER_INDICES, unlearned("indices has X's rank")], cost=formulas.MOVEMENT)
+ELEMENTS_FIT = "indices has X's rank, and on each axis but axis at most X's dim"
+
+
+@register("GatherElements", conditions=[GATHER_INDICES, ELEMENTS_FIT], cost=formulas.MOVEMENT)
 def gather_elements_rule(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
+    elements_fit(node, x, idx)
     return [Tensor(x.dtype, shape_of(idx, x.dtype, why="indices rank unknown"))]
+
+
+def elements_fit(node: Node, x: Tensor, idx: Tensor) -> None:
+    """onnxruntime's GatherElements and ScatterElements need indices no larger than the data
+    on every axis but ``axis`` (and of its rank)."""
+    if x.shape is None or idx.shape is None:
+        return
+    if len(x.shape) != len(idx.shape):
+        raise ShapeContradiction(f"indices has rank {len(idx.shape)}, the data {len(x.shape)}")
+    axis = normalize_axis(node.attr_int("axis", 0), len(x.shape))
+    for i, (d, k) in enumerate(zip(x.shape, idx.shape)):
+        if i != axis:
+            node.require_at_least(dims.sub(d, k), 0, f"{node.op_type}: indices' axis {i}, {k}, is at most the data's {d}")
 
 
 # --------------------------------------------------------------------- Expand, Tile, Range, Where

@@ -6,7 +6,8 @@ from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.registry import Outputs, register
+from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, arg, present, scalar
@@ -44,15 +45,17 @@ def dft(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape))]
 
 
-@register("STFT", since=17, conditions=[unlearned("frame_length <= the signal length")])
+@register("STFT", since=17, conditions=["frame_length <= the signal length"])
 def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
-    ``floor(frame_length/2) + 1`` when onesided (the default)."""
+    ``floor(frame_length/2) + 1`` when onesided (the default). The spec's signal is
+    (batch, length, 1 or 2); onnxruntime's kernel also takes (batch, length), a real signal,
+    as onnxscript's STFT of a waveform gives it (onnx-asr's mel preprocessors)."""
     x = arg(node, 0)
     signal = shape_of(x, x.dtype)
-    if len(signal) != 3:
-        raise ShapeContradiction(f"STFT signal must have rank 3, not {len(signal)}")
+    if len(signal) not in (2, 3):
+        raise ShapeContradiction(f"STFT signal must have rank 2 or 3, not {len(signal)}")
     step = scalar(node, 1)
     frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)
@@ -62,6 +65,8 @@ def stft(node: Node) -> Outputs:
         frames = node.fresh("STFT frame length is not known", 0, 1)
         bins = node.fresh("STFT frame length is not known", 0, 2)
     else:
+        if intops.is_dim(frame):
+            node.require_at_least(dims.sub(signal[1], frame), 0, f"STFT: the frame length {frame} is at most the signal's")
         if step is None:
             frames = node.fresh("STFT frame_step is not known", 0, 1)
         else:

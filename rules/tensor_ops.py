@@ -11,7 +11,7 @@ from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
-from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.registry import Outputs, register
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, like_input, same_shape, scalar
@@ -25,10 +25,12 @@ def bit_cast(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), node.attr_int("to"))]
 
 
-@register("Det", conditions=[unlearned("X[-2] == X[-1]")])
+@register("Det", conditions=["X[-2] == X[-1]"])
 def det(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, x.dtype)
+    if len(shape) >= 2:
+        node.require_equal(shape[-2], shape[-1], "Det of square matrices")
     return [Tensor(x.dtype, tuple(shape[:-2]))]
 
 

@@ -112,3 +112,25 @@ def test_an_environment_entered_in_between_hides_no_mixing():
             assert dims.current().range("m") == (1, 4)  # the refused entry changed nothing
     with wide:  # the narrower one left: the wider is free, and min(n, 8) is itself there
         assert dims.dmin(n, 8) is not n
+
+
+def test_a_generator_query_computes_each_item_under_the_results_ranges():
+    """``under_ranges_of_result`` on a generator (verify's runtime_values): each step runs with
+    the result's environment current, and the caller's is current between the steps."""
+    from types import SimpleNamespace
+
+    from onnxsym.inference.symbols import under_ranges_of_result
+
+    env = dims.RangeEnv({"n": (1, 8)})
+    result = SimpleNamespace(env=env)
+
+    @under_ranges_of_result
+    def items(result):
+        for _ in range(2):
+            yield dims.current(), dims.range_of(dims.symbol("n"))
+
+    outside = dims.current()
+    seen = []
+    for current, n_range in items(result):
+        seen.append((current is env, n_range, dims.current() is outside))
+    assert seen == [(True, (1, 8), True), (True, (1, 8), True)]

@@ -501,3 +501,38 @@ def test_an_input_dim_that_names_nothing_is_written_with_the_name_its_dims_use()
         return {"x": np.ones([b["x_d0"], b["c"], b["x_d2"], b["x_d3"]], np.float32)}
     check_written_runs(m, written, [{"x_d0": 2, "c": 3, "x_d2": 5, "x_d3": 7}, {"x_d0": 1, "c": 2, "x_d2": 1, "x_d3": 4}],
                        feeds)
+
+
+def test_an_stft_onnx_reads_otherwise_than_onnxruntime_costs_only_the_values_before_it():
+    """onnx-asr's whisper mel preprocessor (onnxscript): the waveform padded to a fixed length by
+    pads computed from its shape, then an STFT of the (batch, length) signal, which onnxruntime's
+    kernel takes as real (9 bins of a 16-frame, one-sided) and onnx's inference, once the written
+    dims tell it the length, reads as complex (16 bins), refusing them. The signal and the STFT's
+    output are written without dims (onnx then infers nothing there, as on the model as given);
+    what follows keeps its dims, and the written model runs with them."""
+    import numpy as np
+    from helpers import F, init, model
+    from onnx import helper
+
+    N = helper.make_node
+    m = model([N("Shape", ["x"], ["n"], start=1), N("Sub", ["hundred", "n"], ["rest"]),
+               N("Concat", ["zeros", "rest"], ["pads"], axis=0), N("Pad", ["x", "pads"], ["padded"]),
+               N("STFT", ["padded", "step", "win"], ["s"]), N("ReduceSumSquare", ["s"], ["p"], axes=[-1], keepdims=0),
+               N("MatMul", ["p", "mel"], ["y"])],
+              [("x", F, ["b", "n"])], ["y"],
+              [init("hundred", np.array([100], np.int64)), init("zeros", np.zeros(3, np.int64)),
+               init("step", np.array(4, np.int64)), init("win", np.ones(16, np.float32)),
+               init("mel", np.ones((9, 5), np.float32))], opset=17)
+    from onnxsym.api import written_result
+
+    res = written_result(onnxsym.infer(m))
+    assert set(res.withheld) == {"padded", "s"}, res.withheld
+    written = onnxsym.write_result(res)
+    dims_of = {vi.name: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
+               for vi in list(written.graph.value_info) + list(written.graph.output)}
+    assert dims_of["p"] == ["b", 22, 9] and dims_of["y"] == ["b", 22, 5]
+    onnx.checker.check_model(written, full_check=True)
+
+    def feeds(b):
+        return {"x": np.ones([b["b"], b["n"]], np.float32)}
+    check_written_runs(m, written, [{"b": 2, "n": 7}, {"b": 1, "n": 100}, {"b": 3, "n": 40}], feeds)

@@ -103,8 +103,7 @@ class Domain:
 
     def unstated_lines(self, limit: int = 5) -> list[str]:
         """What the domain leaves out: conditions over unresolved dims, each with its node."""
-        out = [f"not stated (over a dim onnxsym could not resolve): {'' if text in src.reason else text + ': '}{src}"
-               for text, src in self.unstated[:limit]]
+        out = [f"not stated: {text}: {src}" for text, src in self.unstated[:limit]]
         if len(self.unstated) > limit:
             out.append(f"... and {len(self.unstated) - limit} more not stated")
         return out
@@ -133,7 +132,7 @@ def compute(result) -> Domain:
     roots = [n for n in names if n not in derived]
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: dict[tuple, dict] = {}
-    unstated: dict[tuple[str, str], Source] = {}  # (condition, node) -> where
+    unstated: dict[tuple[str, str], tuple[str, Source]] = {}  # (condition, node) -> (what is said, where)
     for raw in raw_conditions(result):
         c = raw.fact
         if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
@@ -148,7 +147,9 @@ def compute(result) -> Domain:
                 # over a fresh symbol: not a condition on the inputs onnxsym can state, but
                 # said, since the model may fail at sizes the conditions allow
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
-                    unstated.setdefault((f"{c.lhs} {c.rel} {c.rhs}", src.node), src)
+                    cond = f"{c.lhs} {c.rel} {c.rhs}"
+                    said = "" if cond in c.reason else cond + ", "  # (most reasons end with it)
+                    unstated.setdefault((cond, src.node), (f"{said}over a dim onnxsym could not resolve", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
@@ -173,10 +174,10 @@ def compute(result) -> Domain:
     ranges = guarded.hull_of_choices(ordered, ranges_of([c.form for c in ordered if c.kind == "range" and not c.when],
                                                         base))
     _unseen_inputs(result, unstated)
-    return Domain(tuple(roots), ordered, ranges, tuple((text, src) for (text, _), src in unstated.items()))
+    return Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
 
 
-def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
+def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) -> None:
     """A node that made a fresh dim because it could not see an input (a shape value,
     Resize's sizes) needs of that input what its op's conditions say, which the domain
     cannot state: said, once a node. An op that needs nothing is left out, and so are counts
@@ -184,7 +185,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
     from ..inference.provenance import Kind
     from ..registry import rules
 
-    seen = {src.node for src in unstated.values()}
+    seen = {src.node for _, src in unstated.values()}
     bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
     for p in result.fresh.values():
         if p.node in seen or p.kind in (Kind.POLICY, Kind.DATA_DEPENDENT) or not p.op_type or p.op_type in bodies:
@@ -195,7 +196,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], Source]) -> None:
             continue
         seen.add(p.node)
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
-        unstated.setdefault((f"{needs} of what it could not see", p.node), Source(p.node, p.op_type, p.reason))
+        unstated.setdefault(("", p.node), (f"{needs} of an input onnxsym could not see", Source(p.node, p.op_type, p.reason)))
 
 
 def _forms(raw: Raw) -> list[Form]:

@@ -297,5 +297,38 @@ def _unidirectional(site: Site) -> Iterator[Raw]:
         yield site.raw("or", a, b, f"slope axis {axis}: {b} broadcasts to {a}", alts=((a, b), (b, 1)))
 
 
+def _to_target(site: Site, target: tuple[Dim, ...], s: tuple[Dim, ...], what: str) -> Iterator[Raw]:
+    """``s`` broadcasts to ``target`` one way (aligned at the end): each dim is the target's, or 1."""
+    for axis, (a, b) in enumerate(zip(target[len(target) - len(s):], s)):
+        if _is_one(b) or dims.try_eq(a, b) is True:
+            continue
+        yield site.raw("or", a, b, f"{what} axis {axis}: {b} broadcasts to {a}", alts=((a, b), (b, 1)))
+
+
+def _gemm_c(site: Site) -> Iterator[Raw]:
+    a, b, c = site.shape(0), site.shape(1), site.shape(2)
+    if a is None or b is None or c is None or len(a) != 2 or len(b) != 2 or len(c) > 2:
+        return
+    m = a[1] if site.attr_int("transA", 0) else a[0]
+    n = b[0] if site.attr_int("transB", 0) else b[1]
+    yield from _to_target(site, (m, n), c, "C")
+
+
+def _layer_norm_scale(site: Site) -> Iterator[Raw]:
+    x = site.shape(0)
+    if x is None:
+        return
+    axis = site.attr_int("axis", -1)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    for i, what in ((1, "Scale"), (2, "B")):
+        s = site.shape(i)
+        if s is not None and len(s) <= len(x) - axis:
+            yield from _to_target(site, tuple(x[axis:]), s, what)
+
+
+GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c)
+LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale)
 EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters)
 SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional)

@@ -14,6 +14,7 @@ table. The user's ``bind``, ``ranges``, ``allow_zero`` and ``assume`` live here 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -167,7 +168,23 @@ F = TypeVar("F", bound=Callable)
 def under_ranges_of_result(fn: F) -> F:
     """``fn(result, ...)`` (or a method of a result) run with the result's range environment
     current: what it derives from the result's dims holds under the result's ranges, not
-    under another environment's for the same names."""
+    under another environment's for the same names. A generator function runs each of its
+    steps so: the environment is current while it computes an item, not while the caller
+    holds it (entered once around the whole generator, it would be left when the generator
+    is made, before any step ran)."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def steps(result, *args, **kwargs):
+            items = fn(result, *args, **kwargs)
+            while True:
+                with result.env:
+                    try:
+                        item = next(items)
+                    except StopIteration:
+                        return
+                yield item
+        return steps  # type: ignore[return-value]
+
     @functools.wraps(fn)
     def run(result, *args, **kwargs):
         with result.env:
