@@ -800,13 +800,17 @@ def tile_rule(node: Node) -> Outputs:
     return [Tensor(x.dtype, out, value)]
 
 
-@register("Range", conditions=[unlearned("delta is not 0")], cost=formulas.MOVEMENT)  # a limit short of start gives 0 elements
+# (a limit short of start gives 0 elements: no condition)
+@register("Range", conditions=[unlearned("delta is not 0 (a constant 0 is refused; a computed one leaves the length "
+                                         "unresolved, and the domain says so)")], cost=formulas.MOVEMENT)
 def range_rule(node):
     dtype = arg(node, 0).dtype  # start, limit and delta have one type
     vals = [node.value(i) for i in range(3)]
     if any(v is None or len(v) != 1 for v in vals):
         return [Tensor(dtype, (node.fresh("range bounds unknown", 0, 0),))]
     start, limit, delta = (v[0] for v in vals)
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and delta == 0:
+        raise ShapeContradiction("delta is 0: onnxruntime refuses a Range of delta 0")
     if dtype in FLOAT_TYPES or any(isinstance(v, float) for v in (start, limit, delta)):
         if all(isinstance(v, (int, float)) for v in (start, limit, delta)):
             got = floatops.range_values(dtype, start, limit, delta, MAX_VALUE_ELEMENTS)

@@ -252,3 +252,19 @@ def test_what_an_op_checks_of_its_inputs_against_each_other(op, make, symbols):
     """Conditions the conditions page listed as not learned (or did not list), each a place
     where onnxruntime refuses the node: learned now, so the domain is exact on a grid."""
     assert check_grid(make(), _grid(symbols, [1, 2, 3, 4, 5])) > 0
+
+
+def test_a_range_of_delta_0_is_refused_and_a_computed_delta_is_said():
+    """onnxruntime refuses a Range of delta 0 at every size; a delta computed from the sizes
+    (n - 3, 0 at n = 3) leaves the length unresolved, and the domain says what it leaves out."""
+    zero = init("z", np.array(0, np.int64))
+    m = model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Squeeze", ["s"], ["q"]),
+               h.make_node("Range", ["z", "q", "z"], ["y"])], [("x", F, ["n"])], ["y"], [zero])
+    with pytest.raises(onnxsym.errors.ShapeContradiction, match="delta is 0"):
+        onnxsym.infer(m)
+    assert check_grid(m, _grid(["n"], [1, 2, 3])) == 0
+    m = model([h.make_node("Shape", ["x"], ["s"]), h.make_node("Squeeze", ["s"], ["q"]),
+               h.make_node("Sub", ["q", "three"], ["d"]), h.make_node("Range", ["z", "ten", "d"], ["y"])],
+              [("x", F, ["n"])], ["y"], [zero, init("three", np.array(3, np.int64)), init("ten", np.array(10, np.int64))])
+    (text, src), = onnxsym.infer(m).domain().unstated
+    assert src.op_type == "Range" and "could not see" in text
