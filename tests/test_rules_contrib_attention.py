@@ -312,6 +312,36 @@ def test_gqa_domain_is_where_onnxruntime_runs(attrs):
     assert ran > 20
 
 
+def test_gqa_domain_with_a_constant_total():
+    """A total of 9 with the past and the new tokens symbolic: s <= 9 (said as such: the range
+    inference narrowed to [1, 9] once read "s >= 1"), p + s == 9 or p >= 9, and one token, the
+    whole prompt or batch 1; onnxruntime runs exactly there, with the inferred shapes."""
+    import onnxruntime as ort
+
+    inputs = [("q", F, ["b", "s", 32]), ("k", F, ["b", "s", 16]), ("v", F, ["b", "s", 16]),
+              ("pk", F, ["b", 1, "p", 16]), ("pv", F, ["b", 1, "p", 16]), ("sk", I32, ["b"])]
+    nodes = [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot"], ["y", "prk", "prv"],
+                     num_heads=2, kv_num_heads=1)]
+    m = model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(9, np.int32))], opsets=[(MS, 1)])
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    assert [c.text for c in domain.conditions] == ["s <= 9", "9 <= p (or p + s == 9)", "s == 1 (or s == 9 or b == 1)"]
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for bb, ss, pp in ((bb, ss, pp) for bb in (1, 2) for ss in range(1, 11) for pp in range(1, 14)):
+        sz = {"b": bb, "s": ss, "p": pp}
+        feeds = {n: np.zeros(shape, np.float32) for n, shape in
+                 (("q", (bb, ss, 32)), ("k", (bb, ss, 16)), ("v", (bb, ss, 16)), ("pk", (bb, 1, pp, 16)),
+                  ("pv", (bb, 1, pp, 16)))}
+        feeds["sk"] = np.full(bb, 8, np.int32)
+        try:
+            shapes = [o.shape for o in sess.run(None, feeds)]
+        except Exception:
+            shapes = None
+        assert (shapes is not None) == (domain.violated(sz) is None), (sz, shapes)
+        if shapes is not None:
+            assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+
+
 def test_sparse_and_paged_attention():
     """CUDA only: output (B, S, N*H) with the caches passed through (SparseAttention);
     output (tokens, N*H) with the caches updated in place (PagedAttention)."""

@@ -3,7 +3,8 @@ timm (MaxViT, TorchScript, whose window partition reshapes by ``H // 4``, and it
 output; EfficientNet with TensorFlow's "same" padding computed in float32, both exporters;
 ConvNeXt, RegNet, EVA); onnxruntime-genai's model builder (a Whisper decoder slicing its position table
 from past to past + seq; LLaMA-shaped decoders, fp32 and int4, with GroupQueryAttention); a
-merged decoder made by optimum's ``merge_decoders`` (an If on ``use_cache_branch``);
+merged decoder made by optimum's ``merge_decoders`` (an If on ``use_cache_branch``) and an
+encoder from optimum's own exporter;
 hummingbird-ml's GEMM and tree-traversal strategies (the GEMM one squeezes ``[3, 1, n]`` with
 no axes). Used by make_real.py.
 
@@ -364,6 +365,46 @@ def optimum_merged_gpt2():
     yield merged, entry("optimum_merged_gpt2", "optimum", src, inputs, sizes,
                         feeds={"input_ids": {"int": [0, 64]}, "use_cache_branch": {"value": True}},
                         note="use_cache_branch is fed True; --value use_cache_branch=1 resolves the branch's dims")
+
+
+@maker
+def optimum_encoder():
+    """An encoder as optimum's own exporter writes one: ``optimum.exporters.onnx.main_export``
+    (task feature-extraction) of a tiny BERT saved to a local directory, random weights.
+    optimum-onnx 0.1.0's exporter needs transformers < 4.58: in an environment with a newer
+    one it is skipped, saying so (the manifest keeps the file's row)."""
+    import importlib.metadata
+    import os
+    import tempfile
+
+    import torch
+
+    shim_torchvision()
+    try:
+        from optimum.exporters.onnx import main_export
+        from transformers.models.bert.modeling_bert import BertConfig, BertModel
+    except Exception as exc:  # (optimum-onnx with transformers 5: its exporter does not import)
+        print(f"skipped optimum_encoder: optimum's exporter does not import here ({type(exc).__name__}: {exc})")
+        return
+    import onnx
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                     max_position_embeddings=64)
+    tmp = tempfile.mkdtemp()
+    BertModel(cfg).save_pretrained(os.path.join(tmp, "bert"))
+    main_export(os.path.join(tmp, "bert"), output=os.path.join(tmp, "out"), task="feature-extraction",
+                do_validation=False)
+    model = onnx.load(os.path.join(tmp, "out", "model.onnx"))
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    src = {"kind": "converter", "converter": "optimum.exporters.onnx.main_export(task='feature-extraction')",
+           "version": importlib.metadata.version("optimum-onnx"), "torch": torch.__version__,
+           "script": f"models/real/{SCRIPT}:optimum_encoder", "library": f"transformers {transformers.__version__}",
+           "config": f"BertConfig, tiny, in {SCRIPT}"}
+    sizes = [{"batch_size": 1, "sequence_length": 5}, {"batch_size": 3, "sequence_length": 17}]
+    yield model, entry("optimum_bert_encoder", "optimum", src, inputs, sizes, feeds={"input_ids": {"int": [0, 64]}},
+                       note="a 64-row position table: it runs for sequence_length <= 64")
 
 
 @maker

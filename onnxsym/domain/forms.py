@@ -90,6 +90,10 @@ class Form:
                 return f"{self.lo} <= {self.symbol} <= {self.hi}"
             if high:
                 return f"{self.symbol} <= {self.hi}"
+            if not low and self.hi < dims.INT64_MAX:
+                # the symbol's own range, which inference narrowed by this condition: its upper bound
+                # is what it says (``9 - s >= 0`` is ``s <= 9``, not ``s >= 1``)
+                return f"{self.lo} <= {self.symbol} <= {self.hi}" if self.lo > 1 else f"{self.symbol} <= {self.hi}"
             return f"{self.symbol} >= {self.lo}"  # (also a bound the range already has: stated, assumed)
         if self.kind == "divisible":
             small = f"{self.symbol} <= {self.below} or " if self.below is not None and self.below >= default[0] else ""
