@@ -243,27 +243,30 @@ def _fold_complements(merged) -> None:
     while changed:
         changed = False
         for key in list(merged):
-            kind, text, when = key
-            for i, g in enumerate(when):
-                other = (kind, text, when[:i] + (replace(g, value=not g.value),) + when[i + 1:])
-                twin = next((k for k in merged if k[:2] == other[:2] and _same_guards(k[2], other[2])), None)
-                if twin is None or twin == key:
-                    continue
-                folded = (kind, text, when[:i] + when[i + 1:])
-                a, b = merged.pop(key), merged.pop(twin)
-                for m in (a, b):
-                    for src in m["sources"]:
-                        _merge(merged, folded, m["form"], src, m["order"], m["assumed"], m["definition"], m["symbol"])
-                merged[folded]["order"] = min(merged[folded]["order"], a["order"], b["order"])
-                changed = True
-                break
-            if changed:
-                break
+            found = _complement(key, merged) if key in merged else None
+            if found is None:
+                continue
+            twin, folded = found
+            a, b = merged.pop(key), merged.pop(twin)
+            for m in (a, b):
+                for src in m["sources"]:
+                    _merge(merged, folded, m["form"], src, m["order"], m["assumed"], m["definition"], m["symbol"])
+            merged[folded]["order"] = min(merged[folded]["order"], a["order"], b["order"])
+            changed = True
 
 
-def _same_guards(a: tuple, b: tuple) -> bool:
-    """The same choices with the same values (a guard's text and node may differ: two Ifs on one value)."""
-    return len(a) == len(b) and all(x.key == y.key and x.value == y.value for x, y in zip(a, b))
+def _complement(key, merged):
+    """The key of ``merged`` with ``key``'s condition under the same guards but one, which it has
+    with the opposite value, and the key without that guard; None if there is none."""
+    kind, text, when = key
+    for other in merged:
+        if other[:2] != (kind, text) or len(other[2]) != len(when):
+            continue
+        differ = [i for i, (g, h) in enumerate(zip(when, other[2])) if (g.key, g.value) != (h.key, h.value)]
+        if len(differ) == 1 and when[differ[0]].key == other[2][differ[0]].key:
+            i = differ[0]
+            return other, (kind, text, when[:i] + when[i + 1:])
+    return None
 
 
 def _condition(key, m) -> tuple:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from ..model.runtime import load_error
 from ..model.validate import node_order
 
 # Initializers larger than this go to onnxruntime as typed graph inputs, without their data:
@@ -241,20 +242,9 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
             pass
     if not runtime:
         return None
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    # as a user's onnxruntime loads it: its constant folding computes shapes its inference alone
-    # leaves open, and infers again (a Shape of a written static dim folds into a TopK's rows)
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    opts.log_severity_level = 4
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    try:
-        ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises several unrelated types
-        return _refusal(light, str(exc), _NODE)
-    return None
+    # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
+    error = load_error(model.SerializeToString(), optimize=True)
+    return None if error is None else _refusal(light, error, _NODE)
 
 
 def _strict_inference(data: bytes) -> None:

@@ -214,41 +214,40 @@ def _outer_reads(graph: onnx.GraphProto) -> set:
     return reads - defined
 
 
+def _input_dims(graph: onnx.GraphProto, values: dict[str, Value]):
+    """Each graph input's declared dims beside the inferred ones: (input name, declared dim proto,
+    inferred dim), for the inputs whose declared rank is the inferred one."""
+    for inp in graph.input:
+        v = values.get(inp.name)
+        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
+            continue
+        declared = inp.type.tensor_type.shape.dim
+        if len(declared) == len(v.shape):
+            for d, inferred in zip(declared, v.shape):
+                yield inp.name, d, inferred
+
+
 def specialise_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
     """Write the number of each graph-input dim that a bind made one (``batch``, or a text
     over it such as ``2*batch``) into the input (as onnxruntime's ``make_dynamic_shape_fixed``
     does): the dims computed from it are written as numbers, and onnxruntime folds and plans
     buffers from them, so the written model is valid only at that size and must say so
     where sizes enter. (Called only when something is bound.)"""
-    for inp in graph.input:
-        v = values.get(inp.name)
-        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
-            continue
-        declared = inp.type.tensor_type.shape.dim
-        if len(declared) != len(v.shape):
-            continue
-        for d, inferred in zip(declared, v.shape):
-            if d.HasField("dim_param") and isinstance(inferred, int):
-                d.dim_value = inferred  # (clears dim_param: a oneof)
+    for _, d, inferred in _input_dims(graph, values):
+        if d.HasField("dim_param") and isinstance(inferred, int):
+            d.dim_value = inferred  # (clears dim_param: a oneof)
 
 
 def name_unnamed_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> None:
     """Write into each graph-input dim that names nothing (neither a size nor a name: no field,
     paddle2onnx's ``?``, a negative number) the symbol inference gave it (``x_d2``): the dims
     written over it then name a dim of the model, not one only the metadata knows."""
-    for inp in graph.input:
-        v = values.get(inp.name)
-        if not inp.type.HasField("tensor_type") or not isinstance(v, Tensor) or v.shape is None:
-            continue
-        declared = inp.type.tensor_type.shape.dim
-        if len(declared) != len(v.shape):
-            continue
-        fresh = symbol_name(inp.name) + "_d"  # how the loader names the symbol of an unnamed dim
-        for d, inferred in zip(declared, v.shape):
-            s = dims.as_sym(inferred)
-            if s is not None and s.name.startswith(fresh) and s.name != d.dim_param.strip() \
-                    and not (d.HasField("dim_value") and d.dim_value >= 0):
-                d.dim_param = s.name  # (clears a negative dim_value: a oneof)
+    for name, d, inferred in _input_dims(graph, values):
+        s = dims.as_sym(inferred)
+        fresh = symbol_name(name) + "_d"  # how the loader names the symbol of an unnamed dim
+        if s is not None and s.name.startswith(fresh) and s.name != d.dim_param.strip() \
+                and not (d.HasField("dim_value") and d.dim_value >= 0):
+            d.dim_param = s.name  # (clears a negative dim_value: a oneof)
 
 
 def write_subgraph_shapes(graph: onnx.GraphProto, scoped: dict[tuple, dict[str, Value]], fresh, warnings: list[str],
