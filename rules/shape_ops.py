@@ -270,7 +270,13 @@ def _unclear_elements(node, x, target, allowzero):
     if not unclear:
         return unclear
     for i in [i for i, c in unclear.items() if c == "0"]:
-        if _zero_copy_fails(x, target, allowzero, i, unclear):
+        if not allowzero and x.shape is not None and i >= len(x.shape):
+            # a 0 copies the input's dim i, which it has not: onnxruntime refuses ("The dimension
+            # with value zero exceeds the dimension size of the input tensor"), so the element is >= 1
+            node.require_at_least(target[i], 1, f"reshape target element {i} ({target[i]}) is 0 only where it "
+                                                f"would copy dim {i} of a rank-{len(x.shape)} input")
+            del unclear[i]
+        elif _zero_copy_fails(x, target, allowzero, i, unclear):
             # a 0 there copies the input's dim, and no run keeps the element count then:
             # onnxruntime fails, so the domain has the element >= 1 (timm's window partition)
             node.require_at_least(target[i], 1, f"reshape target element {i} ({target[i]}) is 0 only "

@@ -355,3 +355,20 @@ def test_a_positive_assumption_is_stated_as_assumed():
     (eq, pos) = compute(result).conditions
     assert (eq.text, pos.text, pos.assumed) == ("b == a", "a >= 1", "taken branch: a > 0")
     assert str(pos.sources[0]) == "If 'if_node': taken branch: a > 0"
+
+
+def test_a_need_a_tighter_one_implies_is_not_listed_even_below_the_narrowed_range():
+    """TopK(3) and TopK(5) of one x [n]: inference narrows n to >= 5, and ``n >= 3`` (which that
+    range and the TopK(5) imply) is not listed beside ``n >= 5``; onnxruntime runs 5, not 4."""
+    from oracle import session_of
+
+    k = lambda name, v: init(name, np.array([v], np.int64))  # noqa: E731
+    m = model([helper.make_node("TopK", ["x", "k3"], ["v3", "i3"], name="top3"),
+               helper.make_node("TopK", ["x", "k5"], ["v5", "i5"], name="top5")],
+              [("x", F, ["n"])], ["v3", "v5"], [k("k3", 3), k("k5", 5)])
+    domain = onnxsym.infer(m).domain()
+    assert [c.text for c in domain.conditions] == ["n >= 5"] and domain.ranges["n"] == (5, dims.INT64_MAX)
+    sess = session_of(m, optimize=False)
+    assert [o.shape for o in sess.run(None, {"x": np.ones(5, np.float32)})] == [(3,), (5,)]
+    with pytest.raises(Exception):
+        sess.run(None, {"x": np.ones(4, np.float32)})

@@ -240,3 +240,32 @@ def test_a_computed_reshape_target_with_two_minus_ones_is_refused_as_onnxruntime
         onnxsym.infer(m)
     with pytest.raises(Exception, match="-1"):
         run_ort(m, {"x": np.ones((2, 1, 3), np.float32)})
+
+
+def test_reshape_zero_past_the_input_rank_is_refused_so_the_element_is_a_size():
+    """A channel shuffle exported by TorchScript reshapes a rank-4 tensor to rank 5 with a last
+    element ``(w + 3)//4 - 1`` that is 0 for small w; a 0 there would copy dim 4 of the input,
+    which it has not, and onnxruntime refuses it ("The dimension with value zero exceeds the
+    dimension size of the input tensor"). Here: z [w] sliced to its first ``(w + 1)//2 - 1``
+    elements, reshaped to [1, (w + 1)//2 - 1]: the element is a size, w >= 3 joins the domain, no
+    fresh dim."""
+    inputs = [("z", F, ["w"])]
+    i64 = lambda name, v: init(name, np.array(v, np.int64))  # noqa: E731
+    nodes = [helper.make_node("Shape", ["z"], ["s0"]), helper.make_node("Add", ["s0", "one"], ["s"]),
+             helper.make_node("Div", ["s", "two"], ["half"]),
+             helper.make_node("Sub", ["half", "one"], ["k"]),
+             helper.make_node("Slice", ["z", "zero", "k"], ["head"]),
+             helper.make_node("Concat", ["one", "k"], ["target"], axis=0),
+             helper.make_node("Reshape", ["head", "target"], ["y"])]
+    m = model(nodes, inputs, ["y"], [i64("two", [2]), i64("one", [1]), i64("zero", [0])])
+    res = check(m, random_cases(inputs, [{"w": w} for w in (3, 4, 9, 30)]))
+    no_fresh(res)
+    w = dims.sym("w")
+    assert res.shape("y") == (1, (w + 1) // 2 - 1)
+    assert res.domain().ranges["w"][0] == 3
+    from oracle import session_of
+
+    sess = session_of(m, optimize=False)  # (as verify runs it: the optimizer drops this Reshape's check)
+    for n in (1, 2):  # just outside: onnxruntime refuses the 0
+        with pytest.raises(Exception, match="exceeds the dimension size"):
+            sess.run(None, {"z": np.ones(n, np.float32)})

@@ -330,15 +330,20 @@ def _tightest(conditions: list[tuple], base: dict[str, tuple[int, int]]) -> list
         if c.kind != "range":
             return True
         f, (lo, hi) = c.form, base[c.form.symbol]
+        k = (f.symbol, c.when)
+        if implied(c, k):
+            return False
         if f.lo <= lo and f.hi >= hi:
             return True  # states the symbol's own range: an assumption inference relied on
-        k = (f.symbol, c.when)
-        return ((f.hi < hi and f.hi == his[k]) or (f.lo > lo and f.lo == los[k])) and not implied(c, k)
+        return (f.hi < hi and f.hi == his[k]) or (f.lo > lo and f.lo == los[k])
 
-    def implied(c, k) -> bool:  # another one alone is at least as tight on both sides (``192 <= n <= 703``
-        f = c.form                # implies ``n >= 192``); of two equal ones, the first stays
-        return any(d is not c and (d.form.symbol, d.when) == k and f.lo <= d.form.lo and d.form.hi <= f.hi
-                   and ((d.form.lo, d.form.hi) != (f.lo, f.hi) or rank[id(d)] < rank[id(c)])
+    def implied(c, k) -> bool:
+        """Another one that a node needs is alone at least as tight on both sides (``192 <= n <= 703``
+        implies ``n >= 192``; ``h >= 17`` implies ``h >= 5``); of two equal ones, the first stays. (An
+        assumed one's form carries the range it was stated over: it implies nothing.)"""
+        f = c.form
+        return any(d is not c and not d.assumed and (d.form.symbol, d.when) == k and f.lo <= d.form.lo
+                   and d.form.hi <= f.hi and ((d.form.lo, d.form.hi) != (f.lo, f.hi) or rank[id(d)] < rank[id(c)])
                    for d in ranges)
 
     ranges = [c for c, _ in conditions if c.kind == "range"]
