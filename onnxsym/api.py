@@ -110,7 +110,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
                     constant_initializers=constant_initializers, scoped_values=main.scoped_values,
                     subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
-                    in_order=engine.in_order)
+                    in_order=engine.in_order, node_keys=engine.node_keys)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -294,6 +294,8 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
     with ``result``'s dims written (with ``withheld`` instead of the result's), or None."""
     from .output import loadcheck
 
+    if light is None and withheld is None and onnx_judge and not runtime and _taken_by_kind(result):
+        return None
     if light is None:  # (asked once: written into the light copy itself)
         light = loadcheck.LightModel(result.model, runtime, result.in_order)
         target = light.model
@@ -303,6 +305,22 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
         result = dataclasses.replace(result, withheld=dict.fromkeys(withheld, ""))
     _write_dims(result, target, False, [])
     return loadcheck.refusal(light, target, onnx_judge, runtime)
+
+
+def _taken_by_kind(result: Result) -> bool:
+    """Whether onnx's inference takes the model with ``result``'s dims written, judged on one node
+    of each kind (see onnxsym.output.repeats); False: not settled so."""
+    from .output import loadcheck, repeats
+
+    model = result.model
+    special = repeats.special_names(model.graph, _skipped(result, model))
+    kept = repeats.kept_nodes(result, special)
+    if kept is None:
+        return False
+    nodes, names = kept
+    light = loadcheck.LightModel(model, in_order=True, nodes=nodes)
+    _write_dims(dataclasses.replace(result, produced=names), light.model, False, [])
+    return loadcheck.takes_as_written(light.model)
 
 
 def _loadable(written: Result, result: Result) -> Result:
@@ -429,7 +447,7 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     what writing warns of goes to ``warnings``."""
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
-    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
+    skip = _skipped(result, model)
     write_shapes(model.graph, result.values, result.produced, result.fresh, warnings, keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
@@ -437,3 +455,8 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     name_unnamed_inputs(model.graph, result.values)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)
+
+
+def _skipped(result: Result, model: onnx.ModelProto) -> set[str]:
+    """The values written without dims: read by a branch never taken, or withheld."""
+    return dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)

@@ -83,6 +83,9 @@ class Result:
     # Whether the main graph's nodes are stored in an order that computes each value before a
     # node reads it (inference ran them so; False: not known).
     in_order: bool = field(default=False, repr=False, compare=False)
+    # The main graph's nodes by index: (its kind: an object equal nodes share, None where the node
+    # is its own; input names; output names; its op if a standard one): see onnxsym.output.repeats.
+    node_keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:

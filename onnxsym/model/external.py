@@ -21,6 +21,10 @@ from ..errors import UserInputError
 _EXTERNAL = onnx.TensorProto.EXTERNAL
 
 
+_A = onnx.AttributeProto
+_HOLDERS = (_A.TENSOR, _A.TENSORS, _A.GRAPH, _A.GRAPHS, _A.UNDEFINED)  # (an old model may leave type unset)
+
+
 def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     yield from graph.initializer
     for s in graph.sparse_initializer:
@@ -28,6 +32,8 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
         yield s.indices
     for n in graph.node:
         for a in n.attribute:
+            if a.type not in _HOLDERS:  # (the attribute's type read once: most are ints and lists)
+                continue
             if a.HasField("t"):
                 yield a.t
             yield from a.tensors
