@@ -214,6 +214,7 @@ class Engine:
         # The main graph's nodes by index: (its kind (see _run) or None, input names, output names,
         # its standard op or None); the load check judges one node of each kind (onnxsym.output.repeats)
         self.node_keys: dict[int, tuple[Any, ...]] = {}
+        self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
@@ -583,6 +584,8 @@ class Engine:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             if keys is not None:
                 keys[index] = (memo_key, input_names, output_names, subgraphs)
+                if subgraphs:
+                    self.holds_subgraphs = True
             made_by = (nodes, index)
             if len(output_names) == 1:  # most nodes: stored without a loop (the loop costs here)
                 name = output_names[0]

@@ -86,6 +86,8 @@ class Result:
     # The main graph's nodes by index: (its kind: an object equal nodes share, None where the node
     # is its own; input names; output names; its op if a standard one): see onnxsym.output.repeats.
     node_keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # Whether a node of the main graph has a graph attribute (None: not known).
+    holds_subgraphs: bool | None = field(default=None, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:
