@@ -451,7 +451,8 @@ class Engine:
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
         expanded); None for a value no If makes, or one whose name several scopes define."""
         ops = registry.subgraph_ops()
-        if not any(n.domain or n.op_type == "If" or n.op_type in ops for n in g.node):
+        if (g is self.model.graph and not self.holds_subgraphs) or \
+                not any(n.domain or n.op_type == "If" or n.op_type in ops for n in g.node):
             # one graph and no If (a pass over two fields: the walk below reads every output)
             return lambda name: None
         producer: dict[str, tuple[onnx.NodeProto, GraphPath]] = {}
