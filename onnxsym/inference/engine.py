@@ -212,7 +212,8 @@ class Engine:
         # a node reads it (they ran so): the load check then need not sort a copy
         self.in_order = False
         # The main graph's nodes by index: (its kind (see _run) or None, input names, output names,
-        # its standard op or None); the load check judges one node of each kind (onnxsym.output.repeats)
+        # its standard op or None, its domain as written); the load check judges one node of each
+        # kind (onnxsym.output.repeats)
         self.node_keys: dict[int, tuple[Any, ...]] = {}
         self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
@@ -412,11 +413,11 @@ class Engine:
                 raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
         lookup = self.memo.lookup
-        for i, (key, ins, outs, subgraphs) in self.node_keys.items():
+        for i, (key, ins, outs, subgraphs, domain) in self.node_keys.items():
             # a node's kind: the memo's result for its key (one object per key), None where the
             # rule touched the engine (the node's own); and its op, if a standard one
             kind = lookup(key) if key is not None and not subgraphs else None
-            self.node_keys[i] = (kind, ins, outs, key[0] if kind is not None and key[1] == "" else None)
+            self.node_keys[i] = (kind, ins, outs, key[0] if kind is not None and key[1] == "" else None, domain)
         self._flush_pending()
         self._match_declared(g)
         done: dict[int, tuple[Any, ...]] = {}  # by object (equal values are mostly one: interned), kept alive
@@ -584,7 +585,7 @@ class Engine:
             elif memo_key in replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             if keys is not None:
-                keys[index] = (memo_key, input_names, output_names, subgraphs)
+                keys[index] = (memo_key, input_names, output_names, subgraphs, domain)
                 if subgraphs:
                     self.holds_subgraphs = True
             made_by = (nodes, index)

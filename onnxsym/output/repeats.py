@@ -35,9 +35,10 @@ _TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub"
 
 
 def special_names(graph: onnx.GraphProto, skip: Iterable[str]) -> set[str]:
-    """The values that are not written as their value says: the graph's outputs (a reader
-    sees what onnx infers there) and declared values, and the skipped ones."""
-    return {o.name for o in graph.output} | {vi.name for vi in graph.value_info} | set(skip)
+    """The values that are not written as their value says: the graph's inputs (as declared),
+    its outputs (a reader sees what onnx infers there) and declared values, and the skipped ones."""
+    return ({i.name for i in graph.input} | {o.name for o in graph.output} | {vi.name for vi in graph.value_info}
+            | set(skip))
 
 
 def _unheld(graph: onnx.GraphProto, values: dict) -> set[str]:
@@ -61,17 +62,18 @@ def kept_nodes(result, special: set[str]) -> tuple[list[int], list[str]] | None:
     odd = special | {x for x, v in values.items() if type(v) is not Tensor or not v.dtype}
     odd.discard("")  # (an omitted input)
     unheld = _unheld(result.model.graph, values)  # (and the Constants of elements not held, as they come)
-    seen: set[int] = set()
+    seen: set[tuple[int, str]] = set()
     keep: list[int] = []
     for i in range(count):
-        kind, ins, outs, op = keys[i]
+        kind, ins, outs, op, domain = keys[i]
         if op == "Constant" and not _holds_data(values.get(outs[0])):
             unheld.update(outs)
         if kind is not None and odd.isdisjoint(ins) and odd.isdisjoint(outs) and \
                 (op in _TYPES_ONLY or unheld.isdisjoint(ins)):
-            if id(kind) in seen:
+            same = (id(kind), domain)  # ("ai.onnx" is "" to inference, not to onnx: no opset may import it)
+            if same in seen:
                 continue
-            seen.add(id(kind))
+            seen.add(same)
         keep.append(i)
     if len(keep) > _WORTH * count:
         return None
