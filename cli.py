@@ -348,7 +348,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     from onnxsym.model.external import external_locations
 
     model_dir = os.path.dirname(os.path.abspath(model))
-    locations = external_locations(result.model)  # (a scan of every node: once)
+    locations = external_locations(result.model, model)  # (a scan of every node: once, if any)
     check_outputs(outputs + ([("the output", target)] if in_place else []),
                   [("a weight file of the input model", os.path.join(model_dir, loc)) for loc in locations])
     result = result.within_domain()  # the symbols' ranges narrowed to the domain before writing

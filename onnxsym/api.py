@@ -110,7 +110,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
                     constant_initializers=constant_initializers, scoped_values=main.scoped_values,
                     subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
-                    in_order=engine.in_order)
+                    in_order=engine.in_order, node_keys=engine.node_keys, holds_subgraphs=engine.holds_subgraphs)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
@@ -294,6 +294,8 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
     with ``result``'s dims written (with ``withheld`` instead of the result's), or None."""
     from .output import loadcheck
 
+    if light is None and withheld is None and onnx_judge and not runtime and _taken_by_kind(result):
+        return None
     if light is None:  # (asked once: written into the light copy itself)
         light = loadcheck.LightModel(result.model, runtime, result.in_order)
         target = light.model
@@ -305,6 +307,22 @@ def _refusal(result: Result, onnx_judge: bool, runtime: bool, light=None, withhe
     return loadcheck.refusal(light, target, onnx_judge, runtime)
 
 
+def _taken_by_kind(result: Result) -> bool:
+    """Whether onnx's inference takes the model with ``result``'s dims written, judged on one node
+    of each kind (see onnxsym.output.repeats); False: not settled so."""
+    from .output import loadcheck, repeats
+
+    model = result.model
+    special = repeats.special_names(model.graph, _skipped(result, model))
+    kept = repeats.kept_nodes(result, special)
+    if kept is None:
+        return False
+    nodes, names = kept
+    light = loadcheck.LightModel(model, in_order=True, nodes=nodes)
+    _write_dims(dataclasses.replace(result, produced=names), light.model, False, [])
+    return loadcheck.takes_as_written(light.model)
+
+
 def _loadable(written: Result, result: Result) -> Result:
     """``written`` (a result of its own: this settles it) for ``result``, or what of it loads
     (see :func:`written_result`)."""
@@ -314,7 +332,7 @@ def _loadable(written: Result, result: Result) -> Result:
     # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
     # when the result was inferred unless the domain made a dim static since
     can_run = loadcheck.runtime_installed()
-    runtime = bool(written.symbols.bound) or loadcheck.has_subgraphs(written.model)
+    runtime = bool(written.symbols.bound) or _holds_subgraphs(written)
     if runtime and not can_run:  # onnx's inference alone judges, and the summary says so
         if loadcheck.NO_RUNTIME not in written.warnings:
             written.warnings.append(loadcheck.NO_RUNTIME)
@@ -330,7 +348,7 @@ def _loadable(written: Result, result: Result) -> Result:
     why = refused(written)
     if why is not None and written.symbols.bound:
         written = _unbound(result)
-        runtime = can_run and loadcheck.has_subgraphs(written.model)
+        runtime = can_run and _holds_subgraphs(written)
         why = refused(written)
     everything = set(loadcheck.producers(light.model))
     if why is not None and refused(written, everything) is None:  # (else no dim of ours is the cause)
@@ -429,7 +447,7 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     what writing warns of goes to ``warnings``."""
     decl = result.declarations
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
-    skip = dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
+    skip = _skipped(result, model)
     write_shapes(model.graph, result.values, result.produced, result.fresh, warnings, keep, skip, decl.dropped)
     if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
@@ -437,3 +455,17 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     name_unnamed_inputs(model.graph, result.values)
     if result.symbols.bound:
         specialise_inputs(model.graph, result.values)
+
+
+def _skipped(result: Result, model: onnx.ModelProto) -> set[str]:
+    """The values written without dims: read by a branch never taken, or withheld."""
+    if result.holds_subgraphs is False:  # (no branch: no walk over every node)
+        return set(result.withheld)
+    return dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
+
+
+def _holds_subgraphs(result: Result) -> bool:
+    """Whether a node of ``result``'s main graph has a graph attribute."""
+    from .output import loadcheck
+
+    return result.holds_subgraphs if result.holds_subgraphs is not None else loadcheck.has_subgraphs(result.model)

@@ -56,9 +56,41 @@ def load_module(name: str) -> None:
 
 def entry_points() -> list:
     """The installed ``onnxsym.rules`` entry points."""
+    if not _may_declare(GROUP):
+        return []
     from importlib.metadata import entry_points as found
 
     return list(found(group=GROUP))
+
+
+def _may_declare(group: str) -> bool:
+    """Whether an installed distribution may declare entry points of ``group``: a look at the
+    ``entry_points.txt`` of each on ``sys.path`` (importing importlib.metadata alone takes
+    longer than most commands' own work). Where distributions may be found otherwise (a zip
+    on the path, a finder of its own), True: importlib.metadata looks."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return True
+    needle = f"[{group}]"
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:
+            return True
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as f:
+                    if needle in f.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def load_entry_points() -> list[str]:

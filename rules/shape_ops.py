@@ -103,9 +103,9 @@ def size_rule(node: Node) -> Outputs:
 
 @register("Constant", conditions=(), cost=formulas.MOVEMENT)
 def constant_rule(node: Node) -> Outputs:
-    v = node.attr_tensor("value")
+    v = node.attr_tensor_value("value")
     if v is not None:
-        return [tensor_from_array(v)]
+        return [v]
     value_int, value_ints = node.attr_int("value_int"), node.attr_ints("value_ints")
     value_float, value_floats = node.attr_float("value_float"), node.attr_floats("value_floats")
     if value_int is not None:
@@ -123,11 +123,9 @@ def constant_rule(node: Node) -> Outputs:
 
 @register("ConstantOfShape", conditions=["shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def constant_of_shape_rule(node: Node) -> Outputs:
-    v = node.attr_tensor("value")
-    if v is not None:
-        arr = np.asarray(v)
-        t = tensor_from_array(arr)
-        dtype, fill = t.dtype, (arr.reshape(-1).tolist()[0] if arr.size else 0)
+    t = node.attr_tensor_value("value")
+    if t is not None:
+        dtype, fill = t.dtype, (t.value[0] if t.value else None)  # (None: an element not read)
     else:
         dtype, fill = 1, 0.0
     s = arg(node, 0)
@@ -142,7 +140,7 @@ def constant_of_shape_rule(node: Node) -> Outputs:
             node.require_at_least(d, 0, f"ConstantOfShape: its shape's element {d} is >= 0")
     value = None
     st = _static_ints(shp)
-    if st is not None and int(np.prod(st, dtype=np.int64)) <= MAX_VALUE_ELEMENTS:
+    if st is not None and fill is not None and int(np.prod(st, dtype=np.int64)) <= MAX_VALUE_ELEMENTS:
         value = (fill,) * int(np.prod(st, dtype=np.int64))
     return [Tensor(dtype, shp, value)]
 

@@ -88,3 +88,21 @@ def test_no_output_is_a_weight_file_of_the_model(tmp_path):
     _refused(["annotate", m, "--in-place", "--mlir", weights, "--force"], m, weights)
     _refused(["annotate", m, "-o", str(tmp_path / "o.onnx"), "--mlir", weights, "--force"], m, weights)
     _runs(m)
+
+
+def test_a_weight_file_only_a_constant_node_names_is_no_output_either(tmp_path):
+    """The weights in a Constant node's attribute, stored externally (``convert_attribute``):
+    the scan that finds weight files reads node attributes too, not only initializers (and
+    the Constant rule reads them from the model's folder: it failed on them before)."""
+    c = helper.make_node("Constant", [], ["w"], name="c",
+                         value=numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4), "wt"))
+    m = model([c, helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [("x", F, ["batch", 3])], [("y", F, None)])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",
+              size_threshold=0, convert_attribute=True)
+    weights = str(tmp_path / "w.bin")
+    assert not onnx.load(path, load_external_data=False).graph.initializer
+    import onnxsym  # the Constant's value is read from its weight file, as an initializer's is
+    assert [str(d) for d in onnxsym.infer(path).shape("y")] == ["batch", "4"]
+    assert "a weight file of the input model" in _refused(["annotate", path, "-o", weights, "--force"], path, weights)
+    _runs(path)

@@ -144,6 +144,8 @@ class DeclaredMatcher:
         self._shapes: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...] | None]] = {}
         self._stale: dict[tuple[str, int], list[str]] = {}  # why each is stale, in the order found
         self._unkeepable: set[str] = set()  # values whose name several scopes define
+        self._matched: dict[str, int] = {}  # value -> how many times matched so far
+        self._parsed: dict[str, Dim | None] = {}  # declared text -> its dim (an annotated model repeats a few)
 
     # -- one value --------------------------------------------------------------
     def match(self, vi: onnx.ValueInfoProto, t: Tensor, keepable: bool = True) -> None:
@@ -153,7 +155,8 @@ class DeclaredMatcher:
             return
         if not keepable:
             self._unkeepable.add(vi.name)
-        key = (vi.name, sum(k[0] == vi.name for k in self._shapes))
+        key = (vi.name, self._matched.get(vi.name, 0))
+        self._matched[vi.name] = key[1] + 1
         self._shapes[key] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
         alts = self.alternatives(vi.name)
         branches = [a.shape for a in alts if a is not None and a.shape is not None] if alts else []
@@ -237,6 +240,11 @@ class DeclaredMatcher:
     def _parse(self, text: str) -> Dim | None:
         """The declared text over the input symbols and a placeholder symbol for each other
         name in it; a text outside the grammar (sympy's ``Mod(...)``) is one name."""
+        if text not in self._parsed:
+            self._parsed[text] = self._parse_new(text)
+        return self._parsed[text]
+
+    def _parse_new(self, text: str) -> Dim | None:
         def lookup(n: str) -> Dim:
             if n in self.table.origin or n in self.table.bound:
                 return self.table.get(n, "")

@@ -211,6 +211,11 @@ class Engine:
         # whether the main graph's nodes are stored in an order that computes each value before
         # a node reads it (they ran so): the load check then need not sort a copy
         self.in_order = False
+        # The main graph's nodes by index: (its kind (see _run) or None, input names, output names,
+        # its standard op or None, its domain as written); the load check judges one node of each
+        # kind (onnxsym.output.repeats)
+        self.node_keys: dict[int, tuple[Any, ...]] = {}
+        self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
@@ -407,6 +412,12 @@ class Engine:
             if not _integer_solvable(a, b):
                 raise self.table.assumption_contradiction(whole, a, b, "no integer size in the range solves it")
         self.produced = self._run_nodes(g, set(values) | init_names)
+        lookup = self.memo.lookup
+        for i, (key, ins, outs, subgraphs, domain) in self.node_keys.items():
+            # a node's kind: the memo's result for its key (one object per key), None where the
+            # rule touched the engine (the node's own); and its op, if a standard one
+            kind = lookup(key) if key is not None and not subgraphs else None
+            self.node_keys[i] = (kind, ins, outs, key[0] if kind is not None and key[1] == "" else None, domain)
         self._flush_pending()
         self._match_declared(g)
         done: dict[int, tuple[Any, ...]] = {}  # by object (equal values are mostly one: interned), kept alive
@@ -441,7 +452,8 @@ class Engine:
         """value -> the values it may be, one per branch, when an If makes it (nested Ifs
         expanded); None for a value no If makes, or one whose name several scopes define."""
         ops = registry.subgraph_ops()
-        if not any(n.domain or n.op_type == "If" or n.op_type in ops for n in g.node):
+        if (g is self.model.graph and not self.holds_subgraphs) or \
+                not any(n.domain or n.op_type == "If" or n.op_type in ops for n in g.node):
             # one graph and no If (a pass over two fields: the walk below reads every output)
             return lambda name: None
         producer: dict[str, tuple[onnx.NodeProto, GraphPath]] = {}
@@ -507,21 +519,24 @@ class Engine:
         nodes = graph.node
         progress = self.progress if graph is self.model.graph else None
         produced: list[str] = []
-        done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True)
+        keys = self.node_keys if graph is self.model.graph else None
+        done = self._infer_nodes(nodes, enumerate(nodes), 0, produced, progress, stored_order=True, keys=keys)
         if graph is self.model.graph:
             self.in_order = done == len(nodes)
         if done == len(nodes):
             return produced
         rest = [i for i in topological_order(graph, available) if i >= done]
-        self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False)
+        self._infer_nodes(nodes, ((i, nodes[i]) for i in rest), done, produced, progress, stored_order=False,
+                          keys=keys)
         return [o for n in nodes for o in n.output if o]
 
     def _infer_nodes(self, nodes: Seq[onnx.NodeProto], order: Iterable[tuple[int, onnx.NodeProto]], start: int,
-                     produced: list[str], progress: Callable[[int, int], None] | None, stored_order: bool) -> int:
+                     produced: list[str], progress: Callable[[int, int], None] | None, stored_order: bool,
+                     keys: dict[int, tuple[Any, ...]] | None = None) -> int:
         """Infer each ``(i, nodes[i])`` of ``order`` (``start`` nodes are done already);
         ``produced`` receives their outputs' names. In ``stored_order``, a node whose inputs
         are not all known yet or whose outputs already are stops the walk: returns how many
-        nodes are done.
+        nodes are done. ``keys`` (the main graph's) receives each node's memo key and names.
 
         The hot loop of a large model: a node that repeats an earlier one (same op,
         attributes and input values: most nodes of a many-layer model) takes the rule's
@@ -536,6 +551,7 @@ class Engine:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
             # read once: a protobuf field read makes new objects, and iterating one is slow
             output_names = (output_names[0],) if len(output_names) == 1 else tuple(output_names)
+            input_names = tuple(input_names)
             op = ops.get((domain, op_type) if domain else op_type)
             if op is None:
                 op = ops[(domain, op_type) if domain else op_type] = self._resolve_op(domain, op_type, n, index)
@@ -568,6 +584,10 @@ class Engine:
                 outs = self._run_rule(index, n, op, inputs, memo_key)
             elif memo_key in replays:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
+            if keys is not None:
+                keys[index] = (memo_key, input_names, output_names, subgraphs, domain)
+                if subgraphs:
+                    self.holds_subgraphs = True
             made_by = (nodes, index)
             if len(output_names) == 1:  # most nodes: stored without a loop (the loop costs here)
                 name = output_names[0]

@@ -16,7 +16,7 @@ from ..facts.fact import Constraint, Guard, Relation
 from ..model import validate
 from ..semantics.shapes import Shape
 from .provenance import Kind
-from .values import Tensor, Value, unranked
+from .values import Tensor, Value, tensor_from_array, unranked
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,6 +160,18 @@ class Node:
         """A TENSOR attribute, as a numpy array."""
         out: np.ndarray | None = self._typed(name, _A.TENSOR, None)
         return out
+
+    def attr_tensor_value(self, name: str) -> Tensor | None:
+        """A TENSOR attribute as a value: its type and shape, and its elements when small. One
+        stored as external data (``convert_attribute``) is read from the model's folder, as an
+        initializer is; where it cannot be, its elements are unknown (and a warning says why)."""
+        proto = self._attrs.get(name)
+        if proto is not None and proto.type == _A.TENSOR and proto.t.data_location == onnx.TensorProto.EXTERNAL:
+            from ..model.loader import initializer_value
+
+            return initializer_value(proto.t, self._engine.base_dir, self._engine.state.warnings)
+        arr = self.attr_tensor(name)
+        return None if arr is None else tensor_from_array(arr)
 
     def attr_graph(self, name: str) -> onnx.GraphProto | None:
         """A GRAPH attribute (a subgraph, for :meth:`infer_graph`)."""

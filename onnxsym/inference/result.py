@@ -83,6 +83,12 @@ class Result:
     # Whether the main graph's nodes are stored in an order that computes each value before a
     # node reads it (inference ran them so; False: not known).
     in_order: bool = field(default=False, repr=False, compare=False)
+    # The main graph's nodes by index: (its kind: an object equal nodes share, None where the node
+    # is its own; input names; output names; its op if a standard one; its domain as written): see
+    # onnxsym.output.repeats.
+    node_keys: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # Whether a node of the main graph has a graph attribute (None: not known).
+    holds_subgraphs: bool | None = field(default=None, repr=False, compare=False)
 
     @property
     def env(self) -> dims.RangeEnv:

@@ -101,25 +101,29 @@ class LightModel:
     initializers kept, the others typed graph inputs; with ``runtime``, large constants too.
     ``in_order``: the main graph's nodes are known to be in such an order (inference ran them so)."""
 
-    def __init__(self, model: onnx.ModelProto, runtime: bool = False, in_order: bool = False):
+    def __init__(self, model: onnx.ModelProto, runtime: bool = False, in_order: bool = False,
+                 nodes: list[int] | None = None):
         light = onnx.ModelProto(ir_version=model.ir_version, producer_name=model.producer_name)
         light.opset_import.extend(model.opset_import)
         light.functions.extend(model.functions)
         g = light.graph
         src = model.graph
         g.name = src.name
-        g.node.extend(src.node)
+        if nodes is None:
+            g.node.extend(src.node)
+        else:  # (only these, by index: see onnxsym.output.repeats)
+            stored = src.node
+            g.node.extend(stored[i] for i in nodes)
         g.input.extend(src.input)
         g.output.extend(src.output)
         g.value_info.extend(src.value_info)
         g.sparse_initializer.extend(src.sparse_initializer)
         names = {i.name for i in src.input}
         for t in src.initializer:
-            if t.data_location == onnx.TensorProto.EXTERNAL or (len(t.dims) and _size(t.dims) > _SMALL_INITIALIZER):
-                if t.name not in names:
-                    g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-            else:
+            if keeps_elements(t):
                 g.initializer.append(t)
+            elif t.name not in names:
+                g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
         if runtime:
             _big_constants_as_inputs(g)
         self.model = light
@@ -153,6 +157,11 @@ class LightModel:
         out = onnx.ModelProto()
         out.CopyFrom(self.model)
         return out
+
+
+def keeps_elements(t: onnx.TensorProto) -> bool:
+    """Whether the light copy keeps an initializer's elements (else it is a typed graph input)."""
+    return t.data_location != onnx.TensorProto.EXTERNAL and not (len(t.dims) and _size(t.dims) > _SMALL_INITIALIZER)
 
 
 def _all_nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
@@ -245,6 +254,28 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
     error = load_error(model.SerializeToString(), optimize=True)
     return None if error is None else _refusal(light, error, _NODE)
+
+
+def takes_as_written(model: onnx.ModelProto) -> bool:
+    """Whether onnx's strict inference takes ``model`` (a written light copy) and infers on every
+    value it declares in value_info exactly the type written there (nothing more: see
+    onnxsym.output.repeats). False also where onnx could not judge it."""
+    from onnx import shape_inference
+
+    infer = getattr(getattr(shape_inference, "C", None), "infer_shapes", None)
+    try:
+        data = infer(model.SerializeToString(), False, True, False) if infer is not None else \
+            shape_inference.infer_shapes(model, check_type=False, strict_mode=True).SerializeToString()
+    except Exception:  # noqa: BLE001 - a refusal, or no verdict: the whole model is judged
+        return False
+    inferred = onnx.ModelProto()
+    inferred.ParseFromString(data)
+    written = {vi.name: vi.type for vi in model.graph.value_info}
+    for vi in inferred.graph.value_info:
+        t = written.get(vi.name)
+        if t is not None and vi.type != t:
+            return False
+    return True
 
 
 def _strict_inference(data: bytes) -> None:
