@@ -177,7 +177,7 @@ def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements 
         if checks:
             label, opset = name or f"{op_type}_{i}", opsets.get(registry.canonical_domain(domain), 1)
             if replayable and replay is not None:
-                yield from replay.raws(nodes[i], i, label, domain, opset, checks)
+                yield from replay.raws(nodes[i], i, label, op_type, domain, opset, checks)
                 continue
             site = Site(nodes[i], i, label, values, elements, opset)
             for check in checks:

@@ -8,9 +8,9 @@ their values and element bounds up), the opset, and the label and index it puts 
 each :class:`.needs.Raw`. The key holds all of that but the label and index:
 
 - op, domain, opset and the serialized attributes;
-- the id of each input's and output's value (values are interned, and every object
-  of a graph's values lives through the walk: equal ids are one value), 0 for an
-  omitted one; where names repeat, which positions share one;
+- the number of inputs and the id of each input's and output's value (values are
+  interned, and every object of a graph's values lives through the walk: equal ids
+  are one value), 0 for an omitted one; where names repeat, which positions share one;
 - the element bounds a check asked for: recorded (by the position of the name) on
   the first node, asked again for a repeat and compared, since they depend on how
   the value was made, not only on the value.
@@ -22,7 +22,8 @@ node's, is not replayed. A repeat gets the raws with its own label and index.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -32,6 +33,7 @@ from .elements import Elements
 from .needs import Raw, Site
 
 _serialize = onnx.AttributeProto.SerializeToString
+_READ = operator.attrgetter("input", "output", "attribute")
 Position = tuple[bool, int]  # (an output?, its index)
 Read = tuple[str, Position, tuple, object]  # (Elements method, of which name, other args, its answer)
 
@@ -43,20 +45,20 @@ class Replay:
         self.values, self.elements = values, elements
         self._kept: dict[tuple, tuple[list[Read], list[Raw]]] = {}
 
-    def raws(self, node: onnx.NodeProto, index: int, label: str, domain: str, opset: int,
+    def raws(self, node: onnx.NodeProto, index: int, label: str, op_type: str, domain: str, opset: int,
              checks: list) -> list[Raw]:
         """What ``checks`` (all replayable) give at ``node``, the ``index``-th, labelled ``label``."""
         get = self.values.get
-        inputs, outputs = list(node.input), list(node.output)
-        names = inputs + outputs
-        key = (node.op_type, domain, opset, tuple(map(_serialize, node.attribute)),
-               tuple([id(get(x)) if x else 0 for x in inputs]), tuple([id(get(x)) if x else 0 for x in outputs]),
+        inputs, outputs, attributes = _READ(node)  # (each protobuf field read once: a read costs)
+        names = (*inputs, *outputs)
+        key = (op_type, domain, opset, tuple(map(_serialize, attributes)) if attributes else (), len(inputs),
+               tuple([id(get(x)) if x else 0 for x in names]),
                tuple(map(names.index, names)) if len(set(names)) < len(names) else ())
         kept = self._kept.get(key)
         if kept is not None and self._same_reads(kept[0], inputs, outputs):
             return [Raw(replace(r.fact, place=replace(r.fact.place, node=label)), index, r.alts) for r in kept[1]]
         watched = _Watched(self.values, names)
-        recorded = None if self.elements is None else _Recorded(self.elements, inputs, outputs)
+        recorded = None if self.elements is None else _Recorded(self.elements, list(inputs), list(outputs))
         site = Site(node, index, label, watched, cast(Elements, recorded), opset)  # (reads the same way)
         out = [raw for check in checks for raw in check(site)]
         own = all(r.order == index and r.fact.place.node == label and label not in r.fact.reason for r in out)
@@ -64,7 +66,7 @@ class Replay:
             self._kept[key] = ([] if recorded is None else recorded.reads, out)
         return out
 
-    def _same_reads(self, reads: list[Read], inputs: list[str], outputs: list[str]) -> bool:
+    def _same_reads(self, reads: list[Read], inputs: Sequence[str], outputs: Sequence[str]) -> bool:
         for method, (is_out, i), args, answer in reads:
             name = outputs[i] if is_out else inputs[i]
             if not _same(getattr(self.elements, method)(name, *args), answer):
@@ -82,7 +84,7 @@ def _same(a: Any, b: Any) -> bool:
 class _Watched(Mapping[str, object]):
     """A graph's values as a check sees them, noting a read of any name not the node's."""
 
-    def __init__(self, values: Mapping[str, object], names: list[str]) -> None:
+    def __init__(self, values: Mapping[str, object], names: Iterable[str]) -> None:
         self._values, self._names, self.foreign = values, set(names), False
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
