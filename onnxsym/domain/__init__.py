@@ -133,13 +133,17 @@ def compute(result) -> Domain:
     base = {n: lo_hi for n, lo_hi in result.symbol_ranges().items() if n in roots}
     merged: dict[tuple, dict] = {}
     unstated: dict[tuple[str, str], tuple[str, Source]] = {}  # (condition, node) -> (what is said, where)
+    simplified: dict[tuple, list[Form]] = {}  # each distinct raw condition simplified once (layers repeat them)
     for raw in raw_conditions(result):
         c = raw.fact
-        if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
-            with result.env.child({n: (lo, hi) for n, lo, hi in c.before}):
-                forms = _forms(raw)
-        else:
-            forms = _forms(raw)
+        read = (c.rel, c.origin is Origin.DEFAULT_RANGE, c.lhs, c.rhs, raw.alts, c.before)  # (what _forms reads)
+        forms = simplified.get(read)
+        if forms is None:
+            if c.before:  # stated over the ranges before it narrowed them (wider: what holds there holds here)
+                with result.env.child({n: (lo, hi) for n, lo, hi in c.before}):
+                    forms = simplified[read] = _forms(raw)
+            else:
+                forms = simplified[read] = _forms(raw)
         src = Source(c.node, c.op_type, c.reason)
         when = tuple(_decidable(g, base) for g in c.when)
         for f in forms:
