@@ -56,11 +56,15 @@ class Condition:
     a function of a node's inferred inputs (an :class:`onnxsym.domain.needs.Site`) to the
     raw conditions it needs. Without it, the rule records the condition itself (``node.require_equal``,
     ``node.require_at_least``): inference needs it to solve or narrow. ``learned=False``: the
-    spec states it and the domain does not learn it yet (the docs say so)."""
+    spec states it and the domain does not learn it yet (the docs say so). ``replayable``: the
+    check reads of its site only the node's op, attributes, opset, its inputs' and outputs' values
+    and element bounds, and names the node only in each raw's place and order; the domain then
+    checks each distinct node once and replays its raws for the repeats (:mod:`onnxsym.domain.replay`)."""
 
     text: str
     check: Callable[[Any], Iterable[Any]] | None = None
     learned: bool = True
+    replayable: bool = False
 
     @property
     def how(self) -> str:

@@ -250,9 +250,9 @@ def _gqa_rotary(site):
 
 GQA_CONDITIONS = (
     Condition("T (total_sequence_length) == P + S, or S <= T <= P; with sliding_window_cache, "
-              "local_window_size <= P; S == 1, S == T or B == 1", _gqa_total),
+              "local_window_size <= P; S == 1, S == T or B == 1", _gqa_total, replayable=True),
     Condition("S <= T", None),
-    Condition("cos_cache and sin_cache have at least T rows", _gqa_rotary),
+    Condition("cos_cache and sin_cache have at least T rows", _gqa_rotary, replayable=True),
     Condition("past_key and past_value have the query's head size", None),
 )
 

@@ -11,7 +11,7 @@ from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES,
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
-from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor, tensor_from_array
+from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod

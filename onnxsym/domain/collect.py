@@ -23,8 +23,12 @@ from ..inference.values import Tensor
 from . import forms
 from .elements import Elements
 from .needs import Raw, Site
+from .replay import Replay
 
 _FIELDS = operator.attrgetter("name", "op_type", "domain")
+# Whether a repeat of a node replays its checked raws (:mod:`.replay`); off, every node is checked
+# (the differential test compares the two).
+REPLAY = True
 
 
 def raw_conditions(result) -> list[Raw]:
@@ -153,20 +157,28 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
 def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None,
                 fields: list[tuple[str, str, str]] | None = None) -> Iterator[Raw]:
     """What each node's op registered to be checked on its inferred inputs (see :mod:`.needs`);
-    ``fields``: each node's (name, op_type, domain), when read already."""
+    ``fields``: each node's (name, op_type, domain), when read already. A node whose checks are
+    all replayable is checked once per distinct node (:mod:`.replay`), unless ``REPLAY`` is off."""
     if values is None:
         values, elements = result.values, Elements(result)
     opsets = {registry.canonical_domain(o.domain): o.version for o in result.model.opset_import}
-    checks_of: dict[tuple[str, str], list] = {}  # per op: its checks (a graph repeats few ops)
+    # per op: its checks, and whether they may be replayed (a graph repeats few ops)
+    checks_of: dict[tuple[str, str], tuple[list, bool]] = {}
+    replay = Replay(values, elements) if REPLAY else None
     nodes = graph.node
     for i, (name, op_type, domain) in enumerate(map(_FIELDS, nodes) if fields is None else fields):
         op = (domain, op_type)
-        checks = checks_of.get(op)
-        if checks is None:
+        known = checks_of.get(op)
+        if known is None:
             e = registry.entry(domain, op_type)
-            checks = checks_of[op] = [c.check for c in (e.conditions or ()) if c.check is not None] if e is not None else []
+            conditions = [c for c in (e.conditions or ()) if c.check is not None] if e is not None else []
+            known = checks_of[op] = ([c.check for c in conditions], all(c.replayable for c in conditions))
+        checks, replayable = known
         if checks:
-            site = Site(nodes[i], i, name or f"{op_type}_{i}", values, elements,
-                        opsets.get(registry.canonical_domain(domain), 1))
+            label, opset = name or f"{op_type}_{i}", opsets.get(registry.canonical_domain(domain), 1)
+            if replayable and replay is not None:
+                yield from replay.raws(nodes[i], i, label, op_type, domain, opset, checks)
+                continue
+            site = Site(nodes[i], i, label, values, elements, opset)
             for check in checks:
                 yield from check(site)

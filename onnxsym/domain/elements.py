@@ -32,6 +32,7 @@ class Elements:
         self._graph = result.model.graph
         self._producer: dict[str, onnx.NodeProto] | None = None
         self._initializers: dict[str, onnx.TensorProto] | None = None
+        self._inputs: set[str] | None = None
         self._memo: dict[str, Bounds] = {}
 
     # Both maps are built on the first bound that needs them: reading every node of
@@ -47,6 +48,13 @@ class Elements:
         if self._initializers is None:
             self._initializers = {t.name: t for t in self._graph.initializer}
         return self._initializers
+
+    @property
+    def inputs(self) -> set[str]:
+        """The graph's inputs: no node produces one (inference refuses such a graph)."""
+        if self._inputs is None:
+            self._inputs = {x.name for x in self._graph.input}
+        return self._inputs
 
     def bounds(self, name: str) -> Bounds:
         if name in self._memo:
@@ -65,6 +73,8 @@ class Elements:
         t = self.initializers.get(name)
         if t is not None:
             return _of_initializer(t)
+        if name in self.inputs:
+            return None  # (a token id: the producer map, a read of every node, is not built for it)
         n = self.producer.get(name)
         if n is None:
             return None

@@ -239,21 +239,21 @@ def _names(site: Site) -> list[str]:
 
 
 BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or one is 1",
-                      lambda site: _broadcast(site.values, site.node, site.index, _names(site)))
+                      lambda site: _broadcast(site.values, site.node, site.index, _names(site)), replayable=True)
 EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1",
-                   lambda site: _expand(site.values, site.node, site.index))
+                   lambda site: _expand(site.values, site.node, site.index), replayable=True)
 # (index bounds come from the element bounds of the main graph: not walked in a subgraph)
 GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)",
                            lambda site: () if site.elements is None else
-                           _gather(site.values, site.elements, site.node, site.index))
+                           _gather(site.values, site.elements, site.node, site.index), replayable=True)
 GATHER_ND_INDICES = Condition("-X[b + j] <= indices[..., j] < X[b + j] on each indexed axis",
                               lambda site: () if site.elements is None else
-                              _gather_nd(site.values, site.elements, site.node, site.index))
+                              _gather_nd(site.values, site.elements, site.node, site.index), replayable=True)
 SPLIT_SIZES = Condition("the split sizes are >= 0 and add up to X[axis]; with no sizes and no num_outputs, "
                         "X[axis] divides into equal parts; with num_outputs, the last part (X[axis] less the others "
                         "of ceil(X[axis] / num_outputs)) is >= 0",
-                        lambda site: _split(site.values, site.opset, site.node, site.index))
-TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index))
+                        lambda site: _split(site.values, site.opset, site.node, site.index), replayable=True)
+TILE_REPEATS = Condition("repeats >= 0", lambda site: _tile(site.values, site.node, site.index), replayable=True)
 
 
 def _matmul_batch(site: Site) -> Iterator[Raw]:
@@ -267,7 +267,7 @@ def _matmul_batch(site: Site) -> Iterator[Raw]:
         yield site.raw("or", x, y, f"matmul batch axis {axis}: {x} against {y}", alts=((x, y), (x, 1), (y, 1)))
 
 
-MATMUL_BATCH = Condition("the batch dims (all but the last two) broadcast", _matmul_batch)
+MATMUL_BATCH = Condition("the batch dims (all but the last two) broadcast", _matmul_batch, replayable=True)
 
 
 def _einsum_letters(site: Site) -> Iterator[Raw]:
@@ -328,7 +328,7 @@ def _layer_norm_scale(site: Site) -> Iterator[Raw]:
             yield from _to_target(site, tuple(x[axis:]), s, what)
 
 
-GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c)
-LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale)
-EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters)
-SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional)
+GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)
+LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale, replayable=True)
+EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters, replayable=True)
+SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional, replayable=True)

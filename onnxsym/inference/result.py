@@ -272,20 +272,24 @@ def _narrowed(result: Result, domain: Domain) -> Result:
             fixed = fixed or isinstance(r, int)
         return r
 
-    done: dict[int, tuple[Value, Value]] = {}  # by object: equal values are mostly one (interned)
+    # by object: equal values are mostly one (interned), so each distinct one is built again once
+    done: dict[int, Value] = {}
+    kept: list[Value] = []  # (each v kept alive: its id stays its own)
 
-    def again(v: Value) -> Value:
-        known = done.get(id(v))
-        if known is None:
-            r = resolve_value(v, rewrite)
-            assert r is not None  # (None only for None)
-            known = done[id(v)] = (v, r)  # (v kept alive: its id stays its own)
-        return known[1]
+    def again(vs: dict[str, Value]) -> dict[str, Value]:
+        ids = list(map(id, vs.values()))
+        for i, v in dict(zip(ids, vs.values())).items():  # (each distinct object once)
+            if i not in done:
+                r = resolve_value(v, rewrite)
+                assert r is not None  # (None only for None)
+                done[i] = r
+                kept.append(v)
+        return dict(zip(vs, map(done.__getitem__, ids)))
 
     with env:
-        values = {k: again(v) for k, v in result.values.items()}
-        subgraph_values = {k: again(v) for k, v in result.subgraph_values.items()}
-        scoped_values = {p: {k: again(v) for k, v in vs.items()} for p, vs in result.scoped_values.items()}
+        values = again(result.values)
+        subgraph_values = again(result.subgraph_values)
+        scoped_values = {p: again(vs) for p, vs in result.scoped_values.items()}
         derived = {k: rewrite(v) for k, v in result.derived.items()}
     out = dataclasses.replace(result, symbols=symbols, values=values, subgraph_values=subgraph_values,
                               scoped_values=scoped_values, derived=derived, narrowed_to=domain, fresh_of={})
