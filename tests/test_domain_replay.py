@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 from domain_boundary import check_all
-from helpers import F, init, model
+from helpers import I64, F, init, model
 from onnx import helper
 
 import onnxsym
@@ -130,6 +130,33 @@ def test_repeats_that_differ_only_in_what_the_key_covers(name, make, base, texts
     assert [o[2] for o in outcomes] == [f"fails at {n}" for n in nodes]
     off, on = _both(onnxsym.infer(make()), monkeypatch)
     assert off == on
+
+
+def same_name_twice():
+    """Gather(P, P) then Gather(P, R): P (0 .. seq-1) and R (1 .. seq) are one value and so are
+    the outputs; only that the first reads its indices' bounds from its data's name tells them
+    apart (R's last index is out of range: the second node never runs)."""
+    n, i = _dim("X", 0, "s")
+    return model(n + [N("Add", ["s", "one"], ["s1"], name="s1"),
+                      N("Range", ["zero", "s", "one"], ["P"], name="p"),
+                      N("Range", ["one", "s1", "one"], ["R"], name="r"),
+                      N("Gather", ["P", "P"], ["a"], name="a"),
+                      N("Gather", ["P", "R"], ["b"], name="b"),
+                      N("Add", ["a", "b"], ["Y"], name="add")],
+                 [("X", F, ["seq"])], [("Y", I64, None)], inits=i + _ONE)
+
+
+def test_which_inputs_share_a_name_is_part_of_the_key(monkeypatch):
+    result = onnxsym.infer(same_name_twice())
+    off, on = _both(result, monkeypatch)
+    assert {r[1] for r in off[0]} == {"b"} and off == on  # (only b: its indices reach seq)
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # (the graph as it is)
+    sess = ort.InferenceSession(same_name_twice().SerializeToString(), options, providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match="Name:'b'"):  # (onnxruntime: b fails; a runs)
+        sess.run(None, {"X": np.zeros(3, np.float32)})
 
 
 def test_a_repeated_layer_is_checked_once(monkeypatch):
