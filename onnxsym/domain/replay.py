@@ -10,7 +10,7 @@ each :class:`.needs.Raw`. The key holds all of that but the label and index:
 - op, domain, opset and the serialized attributes;
 - the number of inputs and the id of each input's and output's value (values are
   interned, and every object of a graph's values lives through the walk: equal ids
-  are one value), 0 for an omitted one; where names repeat, which positions share one;
+  are one value); where names repeat, which positions share one; which are omitted;
 - the element bounds a check asked for: recorded (by the position of the name) on
   the first node, asked again for a repeat and compared, since they depend on how
   the value was made, not only on the value.
@@ -52,8 +52,9 @@ class Replay:
         inputs, outputs, attributes = _READ(node)  # (each protobuf field read once: a read costs)
         names = (*inputs, *outputs)
         key = (op_type, domain, opset, tuple(map(_serialize, attributes)) if attributes else (), len(inputs),
-               tuple([id(get(x)) if x else 0 for x in names]),
-               tuple(map(names.index, names)) if len(set(names)) < len(names) else ())
+               tuple(map(id, map(get, names))),  # ("" has no value: told apart from a name without one below)
+               tuple(map(names.index, names)) if len(set(names)) < len(names) else (),
+               tuple(map(bool, names)) if "" in names else ())
         kept = self._kept.get(key)
         if kept is not None and self._same_reads(kept[0], inputs, outputs):
             return [Raw(replace(r.fact, place=replace(r.fact.place, node=label)), index, r.alts) for r in kept[1]]
