@@ -1,6 +1,6 @@
 """`python -m onnxsym`: the command line, as the `onnxsym` script runs it."""
 
-from onnxsym.cli import main
+from onnxsym.cli import run
 
 if __name__ == "__main__":
-    main(prog_name="onnxsym")
+    run()
