@@ -260,12 +260,8 @@ def takes_as_written(model: onnx.ModelProto) -> bool:
     """Whether onnx's strict inference takes ``model`` (a written light copy) and infers on every
     value it declares in value_info exactly the type written there (nothing more: see
     onnxsym.output.repeats). False also where onnx could not judge it."""
-    from onnx import shape_inference
-
-    infer = getattr(getattr(shape_inference, "C", None), "infer_shapes", None)
     try:
-        data = infer(model.SerializeToString(), False, True, False) if infer is not None else \
-            shape_inference.infer_shapes(model, check_type=False, strict_mode=True).SerializeToString()
+        data = _strict_inference(model.SerializeToString())
     except Exception:  # noqa: BLE001 - a refusal, or no verdict: the whole model is judged
         return False
     inferred = onnx.ModelProto()
@@ -278,17 +274,17 @@ def takes_as_written(model: onnx.ModelProto) -> bool:
     return True
 
 
-def _strict_inference(data: bytes) -> None:
-    """onnx's strict shape inference of a serialized model; raises its InferenceError on a refusal.
-    Only the verdict is wanted: the C++ entry point of ``onnx.shape_inference.infer_shapes``
-    is called on the bytes, and the model it returns (as large as the input) is not parsed."""
+def _strict_inference(data: bytes) -> bytes:
+    """onnx's strict shape inference of a serialized model, the inferred model's bytes; raises its
+    InferenceError on a refusal. The C++ entry point of ``onnx.shape_inference.infer_shapes`` is
+    called on the bytes: the model it returns (as large as the input) is parsed only by a caller
+    that wants it."""
     from onnx import shape_inference
 
     infer = getattr(getattr(shape_inference, "C", None), "infer_shapes", None)
-    if infer is None:  # (another onnx: its public function, which parses the result too)
-        shape_inference.infer_shapes(data, check_type=False, strict_mode=True)
-        return
-    infer(data, False, True, False)  # (check_type, strict_mode, data_prop), as infer_shapes passes them
+    if infer is None:  # (another onnx: its public function, which parses the result)
+        return shape_inference.infer_shapes(data, check_type=False, strict_mode=True).SerializeToString()
+    return infer(data, False, True, False)  # (check_type, strict_mode, data_prop), as infer_shapes passes them
 
 
 def _refusal(light: LightModel, text: str, pattern: re.Pattern) -> Refusal:
