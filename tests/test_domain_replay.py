@@ -55,14 +55,18 @@ def _dim(x, axis, out):
 _ONE = [init("zero", np.int64(0)), init("one", np.int64(1))]
 
 
+def _two_ranges(a, b):
+    """Nodes (and initializers) making ``a`` = 0 .. seq-1 and ``b`` = 1 .. seq from X ``[seq]``."""
+    n, i = _dim("X", 0, "s")
+    return n + [N("Add", ["s", "one"], ["s1"], name="s1"), N("Range", ["zero", "s", "one"], [a], name=f"range_{a}"),
+                N("Range", ["one", "s1", "one"], [b], name=f"range_{b}")], i
+
+
 def shifted_positions():
     """Rows 0 .. seq-1 and 1 .. seq of one table: the two Ranges' values are one (int64, (seq,)),
     their element bounds are not: seq <= 9, from the second Gather."""
-    n, i = _dim("X", 0, "s")
-    return model(n + [N("Add", ["s", "one"], ["s1"], name="s1"),
-                      N("Range", ["zero", "s", "one"], ["pos0"], name="range0"),
-                      N("Range", ["one", "s1", "one"], ["pos1"], name="range1"),
-                      N("Gather", ["T", "pos0"], ["rows0"], name="rows0"),
+    n, i = _two_ranges("pos0", "pos1")
+    return model(n + [N("Gather", ["T", "pos0"], ["rows0"], name="rows0"),
                       N("Gather", ["T", "pos1"], ["rows1"], name="rows1"),
                       N("Add", ["rows0", "rows1"], ["Y"], name="add")],
                  [("X", F, ["seq"])], [("Y", F, None)], inits=i + _ONE + [init("T", np.ones((10, 2), np.float32))])
@@ -136,11 +140,8 @@ def same_name_twice():
     """Gather(P, P) then Gather(P, R): P (0 .. seq-1) and R (1 .. seq) are one value and so are
     the outputs; only that the first reads its indices' bounds from its data's name tells them
     apart (R's last index is out of range: the second node never runs)."""
-    n, i = _dim("X", 0, "s")
-    return model(n + [N("Add", ["s", "one"], ["s1"], name="s1"),
-                      N("Range", ["zero", "s", "one"], ["P"], name="p"),
-                      N("Range", ["one", "s1", "one"], ["R"], name="r"),
-                      N("Gather", ["P", "P"], ["a"], name="a"),
+    n, i = _two_ranges("P", "R")
+    return model(n + [N("Gather", ["P", "P"], ["a"], name="a"),
                       N("Gather", ["P", "R"], ["b"], name="b"),
                       N("Add", ["a", "b"], ["Y"], name="add")],
                  [("X", F, ["seq"])], [("Y", I64, None)], inits=i + _ONE)
