@@ -873,9 +873,9 @@ def _pad_kept(x_shape, pads, axes, mode):
 def _pad_args(site):
     """(pads, axes, mode) of a Pad node as its domain check sees them; None where unknown."""
     mode = next((a.s.decode() for a in site.node.attribute if a.name == "mode"), "constant")
-    if site.opset < 11:
-        a = next((a for a in site.node.attribute if a.name in ("pads", "paddings")), None)
-        return (tuple(a.ints), None, mode) if a is not None else None
+    a = next((a for a in site.node.attribute if a.name in ("pads", "paddings")), None)
+    if a is not None:  # (before opset 11; onnxruntime's contrib Pad reads input 1 as Pad-11)
+        return tuple(a.ints), None, mode
     pads = site.value(1)
     axes = None
     if site.opset >= 18 and len(site.node.input) > 3 and site.node.input[3]:
@@ -904,7 +904,7 @@ def _pad_unless_empty(site):
                            f"unless the input is empty", alts=((need, dims.dmin(need, kept)),) + empty)
 
 
-PAD = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
+PAD: list[Condition | str] = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
        "edge, reflect: an axis that X is empty on keeps its length, 0 (onnxruntime pads an empty input apart); "
        "wrap: X is not empty",
        Condition("edge, reflect, wrap: a non-empty X[i] cropped by the negative pads is >= 1; reflect: it is > "

@@ -98,6 +98,19 @@ def test_pad_of_an_input_that_may_be_empty(mode, shape):
     assert ran > 20
 
 
+@pytest.mark.parametrize("form", ["Pad-2", "com.microsoft"])
+@pytest.mark.parametrize("mode", ["edge", "reflect"])
+def test_pad_of_an_input_that_may_be_empty_pads_as_an_attribute_or_contrib(form, mode):
+    """The same where the pads are an attribute (Pad-2) or onnxruntime's contrib Pad's input."""
+    pads = [0, -2, 0, 3]
+    if form == "Pad-2":
+        m = model([h.make_node("Pad", ["x"], ["y"], mode=mode, pads=pads)], [("x", F, ["a", "b"])], ["y"], opset=2)
+    else:
+        m = model([h.make_node("Pad", ["x", "p"], ["y"], mode=mode, domain="com.microsoft")], [("x", F, ["a", "b"])],
+                  ["y"], [init("p", np.array(pads, np.int64))], opsets=[("com.microsoft", 1)])
+    assert check_grid(m, _grid(["a", "b"], range(0, 7)), allow_zero=True) > 5
+
+
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
 @pytest.mark.parametrize("shape,sizes", [
     (["b", 1, "h", "w"], [1, 1, 4, 4]), ([1, "c", "h", "w"], [1, 3, 4, 4]), (["b", "c", 3, 3], [1, 2, 4, 3]),
