@@ -543,7 +543,9 @@ def _resize_shape(node, x, scales, sizes, axes):
             out[a] = node.fresh("Resize scales not known", 0, a)
         return tuple(out)
     for a, s in zip(axes, scales.value):
-        out[a] = _scaled(node, x.shape[a], s, a)
+        # a scale computed from sizes (Cast(h) / 10) is an expression or a quotient, not a number
+        out[a] = _scaled(node, x.shape[a], s, a) if isinstance(s, (int, float)) else \
+            node.fresh(f"Resize: the scale of axis {a} is computed from sizes, not a number onnxsym knows", 0, a)
     return tuple(out)
 
 

@@ -382,6 +382,20 @@ def test_progress_bar_only_on_a_terminal_and_only_when_slow():
     assert quiet.getvalue() == ""
 
 
+def test_progress_bar_of_many_nodes_redraws_a_few_hundred_times_and_ends_full(monkeypatch):
+    import click
+
+    updates = []
+    bar = Progress("inferring m", stream=_Tty(), delay=0.0, clock=lambda: 5.0)
+    bar(1, 50_000)
+    monkeypatch.setattr(bar.bar, "update", lambda n: (updates.append(n), click._termui_impl.ProgressBar.update(bar.bar, n)))
+    for done in range(2, 50_001):
+        bar(done, 50_000)
+    assert bar.bar is not None and bar.bar.pos == 50_000  # every node counted, the last shown
+    assert len(updates) <= 201  # (a redraw costs as much as a node)
+    bar.close()
+
+
 def test_a_long_step_says_what_it_does_on_a_terminal_and_erases_it():
     import threading
     tty = _Tty()
