@@ -27,6 +27,10 @@ class Tensor:
     dtype: int
     shape: tuple[Dim, ...] | None
     value: tuple | None = None
+    # (least, greatest) element of an integer tensor whose elements are not listed (a Range
+    # of symbolic length), each one of its elements if it has any: what ReduceMin and
+    # ReduceMax of it give.
+    extremes: tuple[Dim, Dim] | None = None
 
     @property
     def rank(self) -> int | None:
