@@ -29,7 +29,9 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: dict[str, object], war
         # A number says more than any name (a contradicting declared number is a stale
         # declaration, reported by inference).
         return inferred, None
-    if keep:
+    if keep and declared is not None and declared.dim_param:
+        # (kept where proven; a value declared at two places, value_info and the graph outputs, is
+        # written alike at both: the other may declare no shape, or a number)
         return None, declared.dim_param
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
