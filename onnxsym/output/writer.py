@@ -108,6 +108,9 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
     for value, axis in keep_declared:
         keep_axes.setdefault(value, set()).add(axis)
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
+    # (declared type's bytes, id of the value, axes kept, dropped) -> (the value, kept alive so that no
+    # other takes its id; the type written, serialized; None: nothing written)
+    written: dict[tuple, tuple[Value, bytes | None]] = {}
     for name in produced:
         v = values.get(name)
         target = declared_at.get(name)
@@ -135,8 +138,19 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
+        again = None  # (an annotated model declares a type on every value: each layer's are one value's)
+        if declared is not None and type(v) is Tensor:
+            again = (declared.SerializeToString(), id(v), tuple(sorted(keep_axes.get(name, ()))), name in dropped)
+            if again in written:
+                data = written[again][1]
+                for t in [target, *also.get(name, ())] if data is not None else ():
+                    t.type.ParseFromString(data)
+                continue
+        warned = len(warnings)
         tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
                         name in dropped)
+        if again is not None and len(warnings) == warned:  # (a warning names its value: not reused)
+            written[again] = (v, None if tp is None else tp.SerializeToString())
         if tp is None:
             continue
         if target is None:
