@@ -24,6 +24,7 @@ from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa:
     random,
     recurrent,
     reduce,
+    rotary,
     scatter_gather,
     sequences,
     shape_ops,

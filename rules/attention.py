@@ -1,5 +1,5 @@
 """Rules for attention and the ops around it: Attention, FlexAttention,
-LinearAttention, RotaryEmbedding, RMSNormalization, Swish and SwiGLU."""
+LinearAttention, RMSNormalization, Swish and SwiGLU."""
 
 from __future__ import annotations
 
@@ -86,7 +86,6 @@ def linear_attention(node: Node) -> Outputs:
 
 
 # Y has X's shape and type.
-register("RotaryEmbedding", since=23, conditions=())(keeps_input_shape)
 register("Swish", since=24, conditions=(), cost=formulas.ELEMENTWISE)(keeps_input_shape)
 
 

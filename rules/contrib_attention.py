@@ -15,6 +15,7 @@ from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Condition, Outputs, register
+from onnxsym.semantics.shapes import prod
 
 from .common import I32, arg, present, rank, scalar
 from .contrib_common import MS, exact_div
@@ -248,12 +249,24 @@ def _gqa_rotary(site):
             yield site.raw("<=", t, cache[0], f"GroupQueryAttention: {name} has a row for each position of the total")
 
 
+def _gqa_seqlens(site):
+    """seqlens_k has one element per batch row (onnxruntime counts its elements, of any shape
+    of rank 1 or more): a fusion that reduces a (1, T) position row writes one, for batch 1."""
+    q, sk = site.shape(0), site.shape(5)
+    if q is None or len(q) != 3 or not sk:  # (a scalar one fails at every size: not a size condition)
+        return
+    count = prod(sk)
+    if dims.try_eq(count, q[0]) is not True:
+        yield site.raw("==", count, q[0], "GroupQueryAttention: seqlens_k has one element per batch row")
+
+
 GQA_CONDITIONS = (
     Condition("T (total_sequence_length) == P + S, or S <= T <= P; with sliding_window_cache, "
               "local_window_size <= P; S == 1, S == T or B == 1", _gqa_total, replayable=True),
     Condition("S <= T", None),
     Condition("cos_cache and sin_cache have at least T rows", _gqa_rotary, replayable=True),
     Condition("past_key and past_value have the query's head size", None),
+    Condition("seqlens_k has B elements", _gqa_seqlens, replayable=True),
 )
 
 

@@ -22,7 +22,7 @@ from .nn import conv, conv_transpose, gemm, matmul, pool
 
 @register("BiasGelu FastGelu Gelu QuickGelu BiasAdd", domain=MS, cost=formulas.ELEMENTWISE)
 @register("Trilu", domain=MS, cost=formulas.MOVEMENT)
-@register("BiasSoftmax FusedGelu Inverse ScaledSiLU MoE QMoE RotaryEmbedding MRotaryEmbedding LongformerAttention "
+@register("BiasSoftmax FusedGelu Inverse ScaledSiLU MoE QMoE MRotaryEmbedding LongformerAttention "
           "QOrderedGelu QOrderedLayerNormalization SampleOp", domain=MS)
 def keeps_input_shape(node: Node) -> Outputs:
     """Output 0 has the shape of input 0 (biases, caches, routers and experts only read)."""

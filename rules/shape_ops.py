@@ -12,11 +12,11 @@ from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
-from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
-from .common import BOOL, I64, arg, exact_quotient, present, required_int
+from .common import BOOL, I64, arg, exact_quotient, present, required_int, spec_vector
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -420,6 +420,8 @@ def _squeeze_by_sizes(node, x):
 @register("Squeeze", conditions=["a squeezed axis is 1 (with no axes: the rank is the one the 1s give)"], cost=formulas.MOVEMENT)
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
+    if node.opset >= 13 and present(node, 1):
+        spec_vector(node, "axes", arg(node, 1))
     axes = _axes_from(node)
     why = "input rank or axes unknown"
     shape = shape_of(x, x.dtype, why=why)
@@ -443,6 +445,8 @@ def squeeze_rule(node: Node) -> Outputs:
 @register("Unsqueeze", conditions=(), cost=formulas.MOVEMENT)
 def unsqueeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
+    if node.opset >= 13:
+        spec_vector(node, "axes", arg(node, 1), scalar_ok=True)
     axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
@@ -505,6 +509,7 @@ def split_rule(node: Node) -> Outputs:
     if node.opset >= 13:
         split = None
         if present(node, 1):
+            spec_vector(node, "split", arg(node, 1))
             split = node.value(1)
             if split is None:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
@@ -523,6 +528,8 @@ def split_rule(node: Node) -> Outputs:
             sizes = [dims.floordiv(d, n)] * n
     else:
         sizes = list(split)
+        if any(isinstance(v, int) and v < 0 for v in sizes):  # (a symbolic one is a condition of the domain)
+            raise InvalidModel(f"split {list(sizes)} holds a negative size; onnxruntime refuses one at every size")
     # known elements split too (tf2onnx splits a shape value into the pads of SAME padding)
     arr = _np_value(x)
     starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
@@ -747,7 +754,8 @@ def _broadcast_value(ts, out_shape):
 @register("Expand", conditions=[EXPAND, "shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
-    _one_d(node, 1, "the shape input")
+    if s.value is None:  # (a constant shape of another rank onnxruntime reads flattened; onnx refuses others)
+        _one_d(node, 1, "the shape input")
     if s.value is None or x.shape is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:
@@ -854,8 +862,61 @@ def where_rule(node):
 
 # --------------------------------------------------------------------- Pad, Cast
 
-PAD = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
-       "edge, reflect, wrap: X[i] cropped by the negative pads is >= 1; reflect: it is > the pad on each side"]
+def _pad_kept(x_shape, pads, axes, mode):
+    """What edge, reflect and wrap need of a non-empty input, per padded axis ``(a, kept,
+    need)``: the extent ``kept`` the negative pads leave is ``>= need``. onnxruntime copies
+    from it, so it refuses it empty, and reflect mirrors inside it (a pad at most kept - 1)."""
+    k = len(axes)
+    out = []
+    for j, a in enumerate(axes):
+        before, after = pads[j], pads[j + k]
+        if mode == "constant" or not (isinstance(before, int) and isinstance(after, int)):
+            continue
+        kept = dims.add(x_shape[a], min(before, 0) + min(after, 0))
+        wide = max(before, after)
+        out.append((a, kept, wide + 1 if mode == "reflect" and wide > 0 else 1))
+    return out
+
+
+def _pad_args(site):
+    """(pads, axes, mode) of a Pad node as its domain check sees them; None where unknown."""
+    mode = next((a.s.decode() for a in site.node.attribute if a.name == "mode"), "constant")
+    a = next((a for a in site.node.attribute if a.name in ("pads", "paddings")), None)
+    if a is not None:  # (before opset 11; onnxruntime's contrib Pad reads input 1 as Pad-11)
+        return tuple(a.ints), None, mode
+    pads = site.value(1)
+    axes = None
+    if site.opset >= 18 and len(site.node.input) > 3 and site.node.input[3]:
+        axes = _static_ints(site.value(3))
+        if axes is None:
+            return None
+    return (tuple(pads), axes, mode) if pads is not None else None
+
+
+def _pad_unless_empty(site):
+    """An input that may be empty is padded apart by onnxruntime (no copy from it): what edge
+    and reflect need of the cropped extent holds unless some dim is 0. (Where the input is not
+    empty after all, as a later node narrowed it, this is the rule's own need again.)"""
+    x, args = site.shape(0), _pad_args(site)
+    if x is None or args is None:
+        return
+    pads, axes, mode = args
+    axes = list(range(len(x))) if axes is None else [normalize_axis(a, len(x)) for a in axes]
+    if mode == "wrap" or len(pads) != 2 * len(axes):
+        return  # (wrap: the rule required the input non-empty)
+    empty = tuple((d, 0) for d in x if dims.range_of(d)[0] <= 0)  # (the input is empty where one is 0)
+    for a, kept, need in _pad_kept(x, pads, axes, mode):
+        if dims.try_le(need, kept) is not True and not (need == 1 and kept is x[a]):  # (>= 1 unless empty)
+            yield site.raw("or", need, dims.dmin(need, kept),
+                           f"Pad: {mode} copies from axis {a}, {kept} after cropping, so it is >= {need} "
+                           f"unless the input is empty", alts=((need, dims.dmin(need, kept)),) + empty)
+
+
+PAD: list[Condition | str] = ["X[i] + pads[i] + pads[rank + i] >= 0 on each axis (a negative pad crops)",
+       "edge, reflect: an axis that X is empty on keeps its length, 0 (onnxruntime pads an empty input apart); "
+       "wrap: X is not empty",
+       Condition("edge, reflect, wrap: a non-empty X[i] cropped by the negative pads is >= 1; reflect: it is > "
+                 "the pad on each side", _pad_unless_empty, replayable=True)]
 
 
 @register("Pad", since=1, conditions=PAD, cost=formulas.MOVEMENT)
@@ -890,27 +951,26 @@ def _pad(node, pads, axes):
         raise ShapeContradiction(f"pads has {len(pads)} entries for {k} axes, not {2 * k}")
     out = list(x.shape)
     mode = node.attr_str("mode", "constant")
-    # onnxruntime's checks of edge, reflect and wrap hold on a non-empty input (an empty one is padded apart)
-    nonempty = all(dims.range_of(d)[0] >= 1 for d in x.shape)
     for j, a in enumerate(axes):
         out[a] = dims.add(dims.add(out[a], pads[j]), pads[j + k])
         # negative pads crop: onnxruntime refuses a dim below 0
         node.require_at_least(out[a], 0, f"Pad: axis {a} padded by {pads[j]} and {pads[j + k]} is >= 0")
-        if mode == "constant" or not (isinstance(pads[j], int) and isinstance(pads[j + k], int)):
-            continue
-        wide = max(pads[j], pads[j + k])
-        if not nonempty:  # (an input that may be empty: what holds on an axis alone)
-            if mode == "reflect" and wide > 0:
-                node.require_at_least(x.shape[a], wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide}")
-            continue
-        # the extent left after the negative pads crop: edge, reflect and wrap copy from it, so
-        # onnxruntime refuses it empty, and reflect mirrors inside it (a pad at most extent - 1)
-        kept = dims.add(x.shape[a], min(pads[j], 0) + min(pads[j + k], 0))
-        if mode == "reflect" and wide > 0:
-            node.require_at_least(kept, wide + 1, f"Pad: reflect by {wide} on axis {a} needs more than {wide} "
-                                                  f"elements after cropping: {kept}")
-        else:
-            node.require_at_least(kept, 1, f"Pad: {mode} copies from axis {a}, {kept} after cropping, so it is >= 1")
+    nonempty = all(dims.range_of(d)[0] >= 1 for d in x.shape)
+    if mode == "wrap" and not nonempty:  # onnxruntime has no wrap for an empty input, even unpadded
+        for a, d in enumerate(x.shape):
+            node.require_at_least(d, 1, f"Pad: wrap of an empty input fails, so axis {a} is >= 1")
+        nonempty = True
+    elif mode != "constant" and not nonempty:
+        # onnxruntime pads an empty input apart: edge and reflect refuse to give length to an empty axis
+        for j, a in enumerate(axes):
+            if isinstance(pads[j], int) and isinstance(pads[j + k], int) and pads[j] + pads[j + k] != 0:
+                node.require_at_least(x.shape[a], 1, f"Pad: {mode} gives length to axis {a}, so it is >= 1")
+        nonempty = all(dims.range_of(d)[0] >= 1 for d in x.shape)  # (as those needs narrowed it)
+    if nonempty:  # (else the domain states them unless the input is empty: _pad_unless_empty)
+        for a, kept, need in _pad_kept(x.shape, pads, axes, mode):
+            what = f"more than {need - 1} elements" if need > 1 else "an element"
+            node.require_at_least(kept, need, f"Pad: {mode} copies from axis {a}, which keeps {what} after "
+                                              f"cropping: {kept}")
     return [Tensor(x.dtype, tuple(out))]
 
 

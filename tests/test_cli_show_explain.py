@@ -284,3 +284,18 @@ def test_explain_in_a_real_process(paths):
     p = subprocess.run([sys.executable, "-m", "onnxsym.cli", "explain", paths["broken"],
                         "/layers.0/attn/Softmax_output_0", "2"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0 and p.stdout.splitlines()[-1].startswith(f"cause: Mystery [my.ops] '{MYSTERY}'")
+
+
+def test_explain_through_a_float_quotient_of_sizes(tmp_path):
+    """A scale computed as 10 / Cast(h): the element is a quotient of dims, which explain's
+    walk upstream once took for a dim (an internal error)."""
+    import numpy as np
+    from helpers import init
+
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["sf"], to=F),
+             helper.make_node("Div", ["ten", "sf"], ["sc"]),
+             helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", name="rz")]
+    m = model(nodes, [("x", F, ["h"])], ["y"], [init("ten", np.array([10.0], np.float32))], opset=13)
+    r = cli("explain", save(tmp_path, m, "q.onnx"), "y", 0)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0].startswith("y[0] unresolved: Resize 'rz': Resize: the scale of axis 0")

@@ -199,6 +199,10 @@ CASES["If"] = (lambda: _if([_ints("t", [2, -1]), h.make_node("Reshape", ["x", "t
 CASES["Loop"] = (_loop, ["n % 2 == 0"])
 CASES["Scan"] = (_scan, ["n == 3"])
 CASES["SequenceMap"] = (_sequence_map, ["n % 2 == 0"])
+CASES["RotaryEmbedding"] = (lambda: model([_const("c", F, [16, 4], [0.0] * 64),
+                                            h.make_node("RotaryEmbedding", ["x", "c", "c", "p"], ["y"])],
+                                           [("x", F, [1, 2, "n", 8]), ("p", I64, [1, "n"])], ["y"], opset=23, ir=10),
+                             ["n <= 16"])
 CASES["StringConcat"] = (lambda: model([h.make_node("StringConcat", ["x", "y"], ["z"])],
                                        [("x", T.STRING, ["n"]), ("y", T.STRING, [3])], ["z"], opset=20),
                          ["n == 3 (or n == 1)"], {"n": 3})

@@ -408,3 +408,38 @@ def test_packed_mha_packed_qkv_and_position_biases():
     assert res.shape("y") == (dims.sym("n"), 8)
     assert res.shape("rpb")[:3] == (1, 2, 5) and [u.axis for u in res.unresolved()] == [3]
     assert res.shape("grpb") == (b, 2, s, s)
+
+
+@pytest.mark.parametrize("sk_shape", [["n"], ["n", 1], [1, "n"], [1]])
+def test_gqa_seqlens_k_has_one_element_per_batch_row(sk_shape):
+    """onnxruntime counts seqlens_k's elements against the batch, whatever its shape (rank 1 or
+    more). onnxscript's ort_fusions write seqlens_k as the max of a (1, T) position row: one
+    element, so the model runs at batch 1 only (the domain said every batch). On a grid,
+    onnxruntime runs exactly where the domain holds, with the inferred shapes."""
+    import onnxruntime as ort
+
+    inputs = [("q", F, ["b", 1, 32]), ("k", F, ["b", 1, 16]), ("v", F, ["b", 1, 16]),
+              ("pk", F, ["b", 1, 3, 16]), ("pv", F, ["b", 1, 3, 16]), ("sk", I32, sk_shape)]
+    nodes = [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot"], ["y", "prk", "prv"],
+                     num_heads=2, kv_num_heads=1)]
+    m = model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))], opsets=[(MS, 1)])
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    for bb in (1, 2, 3):
+        for nn in (1, 2, 3):
+            sz = {"b": bb, "n": nn}
+            feeds = {n: np.zeros(shape, np.float32) for n, shape in
+                     (("q", (bb, 1, 32)), ("k", (bb, 1, 16)), ("v", (bb, 1, 16)), ("pk", (bb, 1, 3, 16)),
+                      ("pv", (bb, 1, 3, 16)))}
+            feeds["sk"] = np.full([sz.get(d, d) for d in sk_shape], 3, np.int32)
+            try:
+                shapes = [o.shape for o in sess.run(None, feeds)]
+            except Exception:
+                shapes = None
+            inside = domain.violated(sz) is None
+            assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
+            if inside:
+                assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]

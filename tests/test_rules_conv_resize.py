@@ -251,3 +251,33 @@ def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
         assert [str(c) for c in beyond.constraints] == [f"h <= {bound}"] and not beyond.unresolved()
     else:
         assert beyond.unresolved()
+
+
+
+def resize_by_computed_scales(opset):
+    """A Resize of x (1, 1, h, w) by scales the graph computes from the size in float:
+    10 / Cast(h) (a quotient of dims, not a number) and Cast(w) (an integral float
+    expression); also r = 10 / Cast(shape) * Cast(shape)."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"]), n("Cast", ["s"], ["sf"], to=F),
+             n("Div", ["ten", "sf"], ["q"]), n("Mul", ["q", "sf"], ["r"]),
+             n("Slice", ["q", "two", "three", "zero"], ["q_h"]), n("Slice", ["sf", "three", "four", "zero"], ["f_w"]),
+             n("Concat", ["ones", "q_h", "f_w"], ["sc"], axis=0),
+             n("Resize", ["x", "roi", "sc"], ["y"], mode="nearest")]
+    inits = [init("ten", np.array([10.0], np.float32)), init("ones", np.ones(2, np.float32)),
+             init("two", np.array([2])), init("three", np.array([3])), init("four", np.array([4])),
+             init("zero", np.array([0])), init("roi", np.zeros(0, np.float32))]
+    return model(nodes, [("x", F, [1, 1, "h", "w"])], ["y", "r"], inits, opset=opset)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_resize_scales_computed_from_the_input_size(opset):
+    """The sizes onnxruntime computes from scales a graph computed are no closed form onnxsym
+    proves: fresh, with why (the rule once raised on them: float() of a quotient)."""
+    inputs = [("x", F, [1, 1, "h", "w"])]
+    res = check(resize_by_computed_scales(opset),
+                random_cases(inputs, [{"h": h, "w": w} for h in (1, 3, 7, 10) for w in (1, 2, 5)]),
+                fresh_ok=("y",))
+    assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2), ("y", 3)]
+    assert res.shape("y")[:2] == (1, 1)
+    assert all("computed from sizes" in u.provenance[0].reason for u in res.unresolved())

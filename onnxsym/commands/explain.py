@@ -24,8 +24,8 @@ from ..inference.engine import node_label
 from ..inference.provenance import Kind, Provenance
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import MAX_VALUE_ELEMENTS, Tensor
-from ..semantics.floatops import FLOAT_TYPES
-from ..semantics.intops import INT_TYPES
+from ..semantics.floatops import FLOAT_TYPES, Quotient
+from ..semantics.intops import INT_TYPES, is_dim
 
 # What is wrong with a value, as a consumer needing it sees it (Lineage.trouble).
 RANK_UNKNOWN, SHAPE_UNRESOLVED = "rank unknown", "shape unresolved"
@@ -222,7 +222,9 @@ class Lineage:
             return ""
         if any(self.fresh_of(d) for d in v.shape):
             return SHAPE_UNRESOLVED
-        if v.value is not None and any(self.fresh_of(e) for e in v.value if not isinstance(e, (float, bool))):
+        # a float element may be a quotient of dims (Cast(h) / 10): its fresh symbols are its parts'
+        if v.value is not None and any(self.fresh_of(d) for e in v.value
+                                       for d in ((e.num, e.den) if isinstance(e, Quotient) else (e,)) if is_dim(d)):
             return VALUE_UNRESOLVED
         count = 1
         for d in v.shape:
