@@ -140,6 +140,14 @@ def spec_shape(node: Node, what: str, t: Tensor, want: Shape, how: str) -> None:
         node.require_equal(a, b, f"{what} is {how}")
 
 
+def spec_vector(node: Node, what: str, t: Tensor, scalar_ok: bool = False) -> None:
+    """Input ``what`` (``t``) must be 1-D (or, with ``scalar_ok``, a scalar), as onnxruntime's
+    kernel checks at every size ("must be a vector tensor")."""
+    if t.shape is not None and not (len(t.shape) == 1 or (scalar_ok and not t.shape)):
+        raise InvalidModel(f"{what} has rank {len(t.shape)}; the ONNX spec of {node.op_type} makes it 1-D"
+                           + (" (onnxruntime also takes a scalar)" if scalar_ok else ""))
+
+
 def spec_one_element(node: Node, what: str, t: Tensor) -> None:
     """Input ``what`` (``t``) must hold exactly one element (a scalar, or onnxruntime's 1-element
     vector): more or none break the spec; a count that may differ is a condition."""

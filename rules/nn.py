@@ -267,6 +267,8 @@ def pool(node: Node) -> Outputs:
 def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, x.dtype)
+    if len(shape) < 3:  # (N, C, spatial...): onnxruntime refuses fewer axes at every size
+        raise ShapeContradiction(f"{node.op_type} needs rank 3 or more, got shape {[str(d) for d in shape]}")
     return [Tensor(x.dtype, tuple(shape[:2]) + (1,) * (len(shape) - 2))]
 
 
@@ -322,6 +324,13 @@ def group_norm(node: Node) -> Outputs:
 @register("LpNormalization MeanVarianceNormalization", conditions=(), cost=formulas.NORMALIZATION)
 def keeps_input_shape(node: Node) -> Outputs:
     x = arg(node, 0)
+    if x.shape is not None:  # (onnxruntime refuses an axis out of range at every size)
+        if node.op_type == "LpNormalization":
+            normalize_axis(node.attr_int("axis", -1), len(x.shape))
+        elif not any(-len(x.shape) <= a < len(x.shape) for a in node.attr_ints("axes") or (0, 2, 3)):
+            # (onnxruntime skips the axes out of range, and refuses where none is left)
+            raise ShapeContradiction(f"no axis of {list(node.attr_ints('axes') or ())} is in range for rank "
+                                     f"{len(x.shape)}")
     return [Tensor(x.dtype, x.shape)]
 
 
@@ -330,7 +339,9 @@ def keeps_input_shape(node: Node) -> Outputs:
 def instance_normalization(node: Node) -> Outputs:
     """The input's shape; scale and B hold one value per channel (axis 1)."""
     x = arg(node, 0)
-    if x.shape is not None and len(x.shape) >= 2:
+    if x.shape is not None and len(x.shape) < 3:  # (onnxruntime refuses fewer axes at every size)
+        raise ShapeContradiction(f"InstanceNormalization needs rank 3 or more, got shape {[str(d) for d in x.shape]}")
+    if x.shape is not None:
         for i, what in ((1, "scale"), (2, "B")):
             spec_shape(node, what, arg(node, i), (x.shape[1],), "[C], the input's channels")
     return [Tensor(x.dtype, x.shape)]
@@ -341,6 +352,9 @@ def cumsum(node: Node) -> Outputs:
     """The input's shape; the axis is one element."""
     spec_one_element(node, "axis", arg(node, 1))
     x = arg(node, 0)
+    axis = node.value(1)
+    if x.shape is not None and axis is not None and len(axis) == 1 and isinstance(axis[0], int):
+        normalize_axis(axis[0], len(x.shape))  # (onnxruntime refuses one out of range)
     return [Tensor(x.dtype, x.shape)]
 
 
@@ -434,14 +448,18 @@ def topk(node: Node) -> Outputs:
     in_shape = shape_of(x, x.dtype, I64)
     axis = normalize_axis(node.attr_int("axis", -1), len(in_shape))
     if node.opset >= 10:
+        spec_shape(node, "k", arg(node, 1), (1,), "1-D of one element")
         kv = node.value(1)
         k = kv[0] if kv is not None and len(kv) == 1 else None
     else:
         k = node.attr_int("k")
+    if isinstance(k, int) and k < 0:
+        raise InvalidModel(f"k is {k}; onnxruntime refuses a negative k")
     if k is None:
         k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(in_shape[axis])[1],
                        kind=Kind.DATA_DEPENDENT)
-    elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs k <= the axis' dim
+    elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs 0 <= k <= the axis' dim
+        node.require_at_least(k, 0, f"TopK: k = {k} is >= 0")
         node.require_at_least(dims.sub(in_shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {in_shape[axis]}")
     shape = tuple(in_shape[:axis]) + (k,) + tuple(in_shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]

@@ -14,7 +14,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import normalize_axis, prod
 
-from .common import arg, present
+from .common import arg, present, spec_vector
 
 _OPS = "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum " \
        "ReduceLogSumExp ReduceSumSquare"
@@ -34,6 +34,7 @@ def _axes(node):
     if not present(node, 1):
         return None
     t = arg(node, 1)
+    spec_vector(node, "axes", t)
     if t.value is None:
         if t.shape is not None and len(t.shape) == 1 and t.shape[0] == 0:
             return []

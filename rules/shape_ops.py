@@ -16,7 +16,7 @@ from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
-from .common import BOOL, I64, arg, exact_quotient, present, required_int
+from .common import BOOL, I64, arg, exact_quotient, present, required_int, spec_vector
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -420,6 +420,8 @@ def _squeeze_by_sizes(node, x):
 @register("Squeeze", conditions=["a squeezed axis is 1 (with no axes: the rank is the one the 1s give)"], cost=formulas.MOVEMENT)
 def squeeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
+    if node.opset >= 13 and present(node, 1):
+        spec_vector(node, "axes", arg(node, 1))
     axes = _axes_from(node)
     why = "input rank or axes unknown"
     shape = shape_of(x, x.dtype, why=why)
@@ -443,6 +445,8 @@ def squeeze_rule(node: Node) -> Outputs:
 @register("Unsqueeze", conditions=(), cost=formulas.MOVEMENT)
 def unsqueeze_rule(node: Node) -> Outputs:
     x = arg(node, 0)
+    if node.opset >= 13:
+        spec_vector(node, "axes", arg(node, 1), scalar_ok=True)
     axes = _axes_from(node)
     if axes == "unknown" or axes is None:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
@@ -505,6 +509,7 @@ def split_rule(node: Node) -> Outputs:
     if node.opset >= 13:
         split = None
         if present(node, 1):
+            spec_vector(node, "split", arg(node, 1))
             split = node.value(1)
             if split is None:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
@@ -523,6 +528,8 @@ def split_rule(node: Node) -> Outputs:
             sizes = [dims.floordiv(d, n)] * n
     else:
         sizes = list(split)
+        if any(isinstance(v, int) and v < 0 for v in sizes):  # (a symbolic one is a condition of the domain)
+            raise InvalidModel(f"split {list(sizes)} holds a negative size; onnxruntime refuses one at every size")
     # known elements split too (tf2onnx splits a shape value into the pads of SAME padding)
     arr = _np_value(x)
     starts = np.cumsum([0] + list(sizes)).tolist() if arr is not None and _static_ints(sizes) else None
@@ -747,7 +754,8 @@ def _broadcast_value(ts, out_shape):
 @register("Expand", conditions=[EXPAND, "shape's elements are >= 0"], cost=formulas.MOVEMENT)
 def expand_rule(node):
     x, s = arg(node, 0), arg(node, 1)
-    _one_d(node, 1, "the shape input")
+    if s.value is None:  # (a constant shape of another rank onnxruntime reads flattened; onnx refuses others)
+        _one_d(node, 1, "the shape input")
     if s.value is None or x.shape is None:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         if n is None or x.shape is None:

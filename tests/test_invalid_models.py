@@ -15,7 +15,7 @@ from helpers import F, init, model
 from onnx import TensorProto, helper
 
 import onnxsym
-from onnxsym import InvalidModel
+from onnxsym import InvalidModel, dims
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = helper.make_node
@@ -43,6 +43,12 @@ def _if_without_else():
 def _op(op, inputs, inits=(), opset=17, **attrs):
     return model([N(op, inputs, ["y"], name="bad", **attrs)], [("x", F, [2, "n", 4, 4])], [("y", F, None)],
                  inits=list(inits), opset=opset)
+
+
+def _on_row(op, inputs, inits=(), opset=17, outputs=("y",), **attrs):
+    """``op`` on a (1, n) input."""
+    return model([N(op, inputs, list(outputs), name="bad", **attrs)], [("x", F, [1, "n"])],
+                 [(o, F if o == "y" else TensorProto.INT64, None) for o in outputs], inits=list(inits), opset=opset)
 
 
 CASES = [  # (id, model, node, the rule's words)
@@ -80,6 +86,23 @@ CASES = [  # (id, model, node, the rule's words)
      "LSTM node 'bad'", "W has shape [1, 12, 4]; the ONNX spec of LSTM makes it [num_directions, 4*hidden_size, "
                         "input_size] = [1, 12, 5]"),
     ("lrn_size_0", _op("LRN", ["x"], size=0), "LRN node 'bad'", "size is 0; the ONNX spec of LRN sums over size channels"),
+    # what onnxruntime's kernels check of an input's rank at every size (found by attacking)
+    ("squeeze_scalar_axes", _on_row("Squeeze", ["x", "a"], [_ints("a", 0)]), "Squeeze node 'bad'",
+     "axes has rank 0; the ONNX spec of Squeeze makes it 1-D"),
+    ("unsqueeze_2d_axes", _on_row("Unsqueeze", ["x", "a"], [_ints("a", [[0]])]), "Unsqueeze node 'bad'",
+     "axes has rank 2"),
+    ("reduce_sum_scalar_axes", _on_row("ReduceSum", ["x", "a"], [_ints("a", 1)]), "ReduceSum node 'bad'",
+     "axes has rank 0"),
+    ("reduce_max_2d_axes", _on_row("ReduceMax", ["x", "a"], [_ints("a", [[1]])], opset=18), "ReduceMax node 'bad'",
+     "axes has rank 2"),
+    ("split_scalar", _on_row("Split", ["x", "s"], [_ints("s", 1)]), "Split node 'bad'", "split has rank 0"),
+    ("split_negative", model([N("Split", ["x", "s"], ["y", "z"], name="bad")], [("x", F, ["n"])],
+                             [("y", F, None), ("z", F, None)], inits=[_ints("s", [-1, 4])]),
+     "Split node 'bad'", "holds a negative size"),
+    ("topk_scalar_k", _on_row("TopK", ["x", "k"], [_ints("k", 1)], outputs=("y", "i"), axis=0), "TopK node 'bad'",
+     "k has shape []; the ONNX spec of TopK makes it 1-D of one element = [1]"),
+    ("topk_negative_k", _on_row("TopK", ["x", "k"], [_ints("k", [-1])], outputs=("y", "i"), axis=0), "TopK node 'bad'",
+     "onnxruntime refuses a negative k"),
     ("instance_norm_scale", model([N("InstanceNormalization", ["x", "s", "b"], ["y"], name="bad")], [("x", F, ["n", 3, 4])],
                                   [("y", F, None)], inits=[init("s", np.ones(2, np.float32)),
                                                            init("b", np.zeros(3, np.float32))]),
@@ -115,6 +138,53 @@ def test_an_invalid_model_is_refused_naming_the_node_and_the_rule(tmp_path, case
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("onnxsym: error: ") and node in line and rule in line, line
     assert sorted(os.listdir(str(tmp_path))) == ["m.onnx"] and open(path, "rb").read() == data
+
+
+CONTRADICTIONS = [  # (id, model, the words): onnxruntime refuses them at every size, onnx's inference does not
+    ("cumsum_axis", _on_row("CumSum", ["x", "a"], [_ints("a", 2)]), "axis 2 is out of range for rank 2"),
+    ("lp_norm_axis", _on_row("LpNormalization", ["x"], axis=2), "axis 2 is out of range for rank 2"),
+    ("mvn_axes", _on_row("MeanVarianceNormalization", ["x"], axes=[2, -3]), "no axis of [2, -3] is in range"),
+    ("global_pool_rank_2", _on_row("GlobalAveragePool", ["x"]), "needs rank 3 or more"),
+    ("instance_norm_rank_2", model([N("InstanceNormalization", ["x", "s", "b"], ["y"], name="bad")],
+                                   [("x", F, ["n", 3])], [("y", F, None)],
+                                   inits=[init("s", np.ones(3, np.float32)), init("b", np.zeros(3, np.float32))]),
+     "needs rank 3 or more"),
+]
+
+
+@pytest.mark.parametrize("case,m,words", CONTRADICTIONS, ids=[c[0] for c in CONTRADICTIONS])
+def test_a_node_onnxruntime_refuses_at_every_size_is_a_contradiction(case, m, words):
+    """These were annotated as if they ran (the domain said every size)."""
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 2, 3):
+        with pytest.raises(Exception):
+            sess.run(None, {"x": np.ones([d.dim_value or n for d in m.graph.input[0].type.tensor_type.shape.dim],
+                                         np.float32)})
+    with pytest.raises(onnxsym.errors.ShapeContradiction, match="bad") as info:
+        onnxsym.infer(m)
+    assert words in str(info.value)
+
+
+def test_an_expand_to_a_constant_shape_of_another_rank_is_run_flattened():
+    """The spec makes Expand's shape 1-D, yet onnxruntime expands to a constant scalar or 2-D
+    shape read flattened (it refuses a computed one on loading, as onnx does): not refused."""
+    for shape, real in ((np.array(3), (3, 3)), (np.array([[1], [4]]), (3, 4))):
+        for const in (False, True):
+            nodes = [N("Expand", ["x", "t"], ["y"], name="ex")]
+            inits = [_ints("t", shape)]
+            if const:
+                nodes.insert(0, N("Constant", [], ["t"], value=onnx.numpy_helper.from_array(shape, "t")))
+                inits = []
+            m = model(nodes, [("x", F, ["n", 1])], [("y", F, None)], inits=inits)
+            out = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+                None, {"x": np.ones([3, 1], np.float32)})[0]
+            assert out.shape == real
+            assert [dims.evaluate(d, {"n": 3}) for d in onnxsym.infer(m).shape("y")] == list(real)
+    computed = model([N("Shape", ["x"], ["s"]), N("Reshape", ["s", "r"], ["t"]), N("Expand", ["x", "t"], ["y"], name="ex")],
+                     [("x", F, ["n", 1])], [("y", F, None)], inits=[_ints("r", [1, 2])])
+    assert _ort_refuses(computed)
+    with pytest.raises(InvalidModel, match="Expand node 'ex'"):
+        onnxsym.infer(computed)
 
 
 def test_what_onnxruntime_runs_is_not_refused():
