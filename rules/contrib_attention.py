@@ -299,6 +299,23 @@ GQA_CONDITIONS = (
 )
 
 
+def _gqa_rotary_widths(node, head):
+    """With rotary caches, onnxruntime runs only a head size that is a multiple of 16, and caches
+    whose width is a multiple of 8 and at most half the head: a constant that breaks it fails at
+    every size, so inference stops there."""
+    if not (present(node, 7) and present(node, 8)):
+        return
+    if isinstance(head, int) and head % 16:
+        raise ShapeContradiction(f"GroupQueryAttention with rotary caches needs a head size that is a multiple of 16, "
+                                 f"not {head}: onnxruntime refuses it at every size")
+    for i in (7, 8):
+        cache = arg(node, i).shape
+        if isinstance(head, int) and cache is not None and len(cache) == 2 and isinstance(cache[1], int) and \
+                (cache[1] > head // 16 * 8 or cache[1] % 8):
+            raise ShapeContradiction(f"GroupQueryAttention: a rotary cache {cache[1]} wide, not a multiple of 8 at "
+                                     f"most half the head size {head}: onnxruntime refuses it at every size")
+
+
 @register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION, conditions=GQA_CONDITIONS)
 def group_query_attention(node):
     """output (B, S, N*H); present (B, kv_num_heads, max(P, total_sequence_length), H);
@@ -308,6 +325,7 @@ def group_query_attention(node):
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
     n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
     head = gqa_head_size(node, width, n, kv)
+    _gqa_rotary_widths(node, head)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
     if total is not None:

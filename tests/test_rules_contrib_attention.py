@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import I32, I64, MS, F, init, model, ms_node
 from onnx import helper
-from oracle import check, random_cases
+from oracle import check, random_cases, run_ort
 
 import onnxsym
 from onnxsym import dims
@@ -489,3 +489,34 @@ def test_gqa_position_ids_and_attention_bias_shapes(extra):
             assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
             if inside:
                 assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+
+
+@pytest.mark.parametrize("head, width", [(8, 4), (16, 4), (32, 24)])
+def test_gqa_rotary_caches_of_a_width_onnxruntime_refuses_stop_inference(head, width):
+    """With rotary caches, onnxruntime runs a head size that is a multiple of 16 and caches a
+    multiple of 8 wide, at most half the head: a model made otherwise (onnxscript's ort_fusions
+    of a tiny decoder) fails at every size, and inference stops there, naming the node; the
+    width that fits runs."""
+    from onnxsym.errors import ShapeContradiction
+
+    def make(w):
+        inputs = [("q", F, ["b", 1, 2 * head]), ("k", F, ["b", 1, head]), ("v", F, ["b", 1, head]),
+                  ("pk", F, ["b", 1, 3, head]), ("pv", F, ["b", 1, 3, head]), ("sk", I32, ["b"])]
+        nodes = [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot", "cos", "sin"],
+                         ["y", "prk", "prv"], num_heads=2, kv_num_heads=1, do_rotary=1, name="gqa")]
+        caches = [init(n, np.zeros((8, w), np.float32)) for n in ("cos", "sin")]
+        return model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))] + caches,
+                     opsets=[(MS, 1)])
+
+    feeds = {"q": np.zeros((1, 1, 2 * head), np.float32), "k": np.zeros((1, 1, head), np.float32),
+             "v": np.zeros((1, 1, head), np.float32), "pk": np.zeros((1, 1, 3, head), np.float32),
+             "pv": np.zeros((1, 1, 3, head), np.float32), "sk": np.array([3], np.int32)}
+    with pytest.raises(Exception):
+        run_ort(make(width), feeds)
+    with pytest.raises(ShapeContradiction) as e:
+        onnxsym.infer(make(width))
+    assert e.value.node == "gqa"
+    if head % 16 == 0:  # the width that fits: it runs, and inference goes on
+        fit = head // 2
+        assert run_ort(make(fit), feeds)["y"].shape == (1, 1, 2 * head)
+        assert [str(d) for d in onnxsym.infer(make(fit)).shape("y")] == ["b", "1", str(2 * head)]
