@@ -313,7 +313,9 @@ def _taken_by_kind(result: Result) -> bool:
     from .output import loadcheck, repeats
 
     model = result.model
-    special = repeats.special_names(model.graph, _skipped(result, model))
+    decl = result.declarations
+    special = repeats.special_names(model.graph, _skipped(result, model), result.values,
+                                    {value for value, _ in decl.named_fresh} | decl.dropped)
     kept = repeats.kept_nodes(result, special)
     if kept is None:
         return False

@@ -260,6 +260,33 @@ def _gqa_seqlens(site):
         yield site.raw("==", count, q[0], "GroupQueryAttention: seqlens_k has one element per batch row")
 
 
+def _gqa_extra_inputs(site):
+    """position_ids (input 9) are (B, at least S); attention_bias (input 10) is (B or 1,
+    num_heads or 1, S, T), as onnxruntime's CheckCustomAttentionInputs has them."""
+    q = site.shape(0)
+    if q is None or len(q) != 3:
+        return
+    b, s = q[0], q[1]
+    pos = site.shape(9) if len(site.node.input) > 9 and site.node.input[9] else None
+    if pos is not None and len(pos) == 2:
+        if dims.try_eq(pos[0], b) is not True:
+            yield site.raw("==", pos[0], b, "GroupQueryAttention: position_ids dim 0 is the batch size")
+        if dims.try_le(s, pos[1]) is not True:
+            yield site.raw("<=", s, pos[1], "GroupQueryAttention: position_ids has a column for each new token")
+    bias = site.shape(10) if len(site.node.input) > 10 and site.node.input[10] else None
+    if bias is None or len(bias) != 4:
+        return
+    for d, full, what in ((bias[0], b, "the batch size"), (bias[1], site.attr_int("num_heads", 0), "num_heads")):
+        if not any(dims.try_eq(d, x) is True for x in (full, 1)):
+            yield site.raw("or", d, full, f"GroupQueryAttention: attention_bias is {what} or 1 there",
+                           alts=((d, full), (d, 1)))
+    if dims.try_eq(bias[2], s) is not True:
+        yield site.raw("==", bias[2], s, "GroupQueryAttention: attention_bias dim 2 is the new tokens' count")
+    total = site.value(6)
+    if total is not None and len(total) == 1 and dims.try_eq(bias[3], total[0]) is not True:
+        yield site.raw("==", bias[3], total[0], "GroupQueryAttention: attention_bias dim 3 is total_sequence_length")
+
+
 GQA_CONDITIONS = (
     Condition("T (total_sequence_length) == P + S, or S <= T <= P; with sliding_window_cache, "
               "local_window_size <= P; S == 1, S == T or B == 1", _gqa_total, replayable=True),
@@ -267,7 +294,26 @@ GQA_CONDITIONS = (
     Condition("cos_cache and sin_cache have at least T rows", _gqa_rotary, replayable=True),
     Condition("past_key and past_value have the query's head size", None),
     Condition("seqlens_k has B elements", _gqa_seqlens, replayable=True),
+    Condition("position_ids are (B, at least S); attention_bias is (B or 1, num_heads or 1, S, T)",
+              _gqa_extra_inputs, replayable=True),
 )
+
+
+def _gqa_rotary_widths(node, head):
+    """With rotary caches, onnxruntime runs only a head size that is a multiple of 16, and caches
+    whose width is a multiple of 8 and at most half the head: a constant that breaks it fails at
+    every size, so inference stops there."""
+    if not (present(node, 7) and present(node, 8)):
+        return
+    if isinstance(head, int) and head % 16:
+        raise ShapeContradiction(f"GroupQueryAttention with rotary caches needs a head size that is a multiple of 16, "
+                                 f"not {head}: onnxruntime refuses it at every size")
+    for i in (7, 8):
+        cache = arg(node, i).shape
+        if isinstance(head, int) and cache is not None and len(cache) == 2 and isinstance(cache[1], int) and \
+                (cache[1] > head // 16 * 8 or cache[1] % 8):
+            raise ShapeContradiction(f"GroupQueryAttention: a rotary cache {cache[1]} wide, not a multiple of 8 at "
+                                     f"most half the head size {head}: onnxruntime refuses it at every size")
 
 
 @register("GroupQueryAttention", domain=MS, cost=formulas.ATTENTION, conditions=GQA_CONDITIONS)
@@ -279,6 +325,7 @@ def group_query_attention(node):
     b, s, width = shape_of(q, *[dtype] * 4, why="query rank unknown", rank=3)
     n, kv = heads_attr(node), heads_attr(node, "kv_num_heads")
     head = gqa_head_size(node, width, n, kv)
+    _gqa_rotary_widths(node, head)
     outs = [Tensor(dtype, (b, s, n * head))]
     total = scalar(node, 6)
     if total is not None:

@@ -12,7 +12,7 @@ from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics import intops
-from onnxsym.semantics.shapes import normalize_axis
+from onnxsym.semantics.shapes import normalize_axis, prod
 
 from .common import arg, present, spec_vector
 
@@ -58,7 +58,7 @@ def reduce(node: Node) -> Outputs:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if not axes:
         if noop and _from_input(node):
-            return [Tensor(x.dtype, in_shape, x.value)]
+            return [Tensor(x.dtype, in_shape, x.value, x.extremes)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
     shape: list[Dim] = []
@@ -68,7 +68,14 @@ def reduce(node: Node) -> Outputs:
                 shape.append(1)
         else:
             shape.append(d)
-    return [Tensor(x.dtype, tuple(shape), _reduced_elements(node, x, red))]
+    value = _reduced_elements(node, x, red)
+    if value is None and x.extremes is not None and node.op_type in ("ReduceMax", "ReduceMin") \
+            and all(isinstance(d, int) and d == 1 for d in shape) and \
+            node.decide(lambda n: dims.try_le(1, n) is True, (prod(in_shape),),
+                        lambda _: f"{node.op_type} of {prod(in_shape)} elements has one"):
+        # one output element: the largest (smallest) of all, an element of the input
+        value = (x.extremes[1] if node.op_type == "ReduceMax" else x.extremes[0],)
+    return [Tensor(x.dtype, tuple(shape), value)]
 
 
 # The integer reductions whose elements are kept: a shape computed as the product of

@@ -334,7 +334,7 @@ def reshape_v1(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = _ints(node.attr_ints("shape"))
     out = _reshape(node, x, shape, False)
-    return [Tensor(x.dtype, out, x.value)]
+    return [Tensor(x.dtype, out, x.value, x.extremes)]
 
 
 @register("Reshape", since=5, conditions=RESHAPE, cost=formulas.MOVEMENT)
@@ -347,7 +347,7 @@ def reshape_v5(node: Node) -> Outputs:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
     out = _reshape(node, x, tuple(s.value), allowzero)
-    return [Tensor(x.dtype, out, x.value)]
+    return [Tensor(x.dtype, out, x.value, x.extremes)]
 
 
 @register("Flatten", conditions=(), cost=formulas.MOVEMENT)
@@ -360,7 +360,7 @@ def flatten_rule(node: Node) -> Outputs:
     if axis < 0:
         axis += r
     out = (prod(x.shape[:axis]), prod(x.shape[axis:]))
-    return [Tensor(x.dtype, out, x.value)]
+    return [Tensor(x.dtype, out, x.value, x.extremes)]
 
 
 # --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
@@ -414,7 +414,7 @@ def _squeeze_by_sizes(node, x):
     node.require_relation(is_one if choice.then else kept,
                           f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
     out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
-    return Tensor(x.dtype, out, x.value)
+    return Tensor(x.dtype, out, x.value, x.extremes)
 
 
 @register("Squeeze", conditions=["a squeezed axis is 1 (with no axes: the rank is the one the 1s give)"], cost=formulas.MOVEMENT)
@@ -431,7 +431,7 @@ def squeeze_rule(node: Node) -> Outputs:
         if not all(isinstance(d, int) for d in shape):
             if all(dims.try_eq(d, 1) is False or d == 1 for d in shape):
                 out = tuple(d for d in shape if not (isinstance(d, int) and d == 1))
-                return [Tensor(x.dtype, out, x.value)]
+                return [Tensor(x.dtype, out, x.value, x.extremes)]
             return [_squeeze_by_sizes(node, x)]
         out = tuple(d for d in shape if d != 1)
     else:
@@ -439,7 +439,7 @@ def squeeze_rule(node: Node) -> Outputs:
         for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
             node.require_equal(shape[i], 1, f"Squeeze: axis {i} is 1")
         out = tuple(d for i, d in enumerate(shape) if i not in ax)
-    return [Tensor(x.dtype, out, x.value)]
+    return [Tensor(x.dtype, out, x.value, x.extremes)]
 
 
 @register("Unsqueeze", conditions=(), cost=formulas.MOVEMENT)
@@ -455,7 +455,7 @@ def unsqueeze_rule(node: Node) -> Outputs:
     ax = {normalize_axis(a, r) for a in axes}
     it = iter(shape)
     out = tuple(1 if i in ax else next(it) for i in range(r))
-    return [Tensor(x.dtype, out, x.value)]
+    return [Tensor(x.dtype, out, x.value, x.extremes)]
 
 
 # --------------------------------------------------------------------- Concat, Split
@@ -838,10 +838,15 @@ def range_rule(node):
         return [Tensor(dtype, (node.fresh("range delta of unknown sign", 0, 0),))]
     span = dims.sub(limit, start)
     n = dims.dmax(dims.ceil_div(span, delta) if up else dims.ceil_div(dims.neg(span), dims.neg(delta)), 0)
-    value = None
+    value = extremes = None
     if isinstance(n, int) and n <= MAX_VALUE_ELEMENTS:
         value = tuple(dims.add(start, i * delta) for i in range(n))
-    return [Tensor(dtype, (n,), value)]
+    elif isinstance(delta, int):
+        # the first and the last element, start + (n - 1)*delta, if it has any: ReduceMax of
+        # a position Range (onnxscript's ort_fusions) is its last position
+        last = dims.add(start, dims.mul(dims.sub(n, 1), delta))
+        extremes = (start, last) if delta > 0 else (last, start)
+    return [Tensor(dtype, (n,), value, extremes)]
 
 
 @register("Where", conditions=[BROADCAST], cost=formulas.ELEMENTWISE)

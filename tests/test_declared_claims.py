@@ -390,3 +390,41 @@ def test_random_declarations_are_checked_never_assumed(outs):
             for s in range(1, 41):
                 value = declared if declared is not None else eval(text, {"seq": s})
                 assert value != OPS[op][1](s), (st_, s)
+
+
+def _layers_declared():
+    """Five Relu layers and a Concat: the layers compute one value, each declared; an annotated
+    model repeats its declared types, which the matcher and the writer take once per pair
+    (declared type, computed value). Declared: r1, r2 as computed; r3 a stale 9; cat (another
+    value) with r1's declared type, stale; r4 and r5 a 5 where the graph computes seq (no
+    contradiction: a warning for each)."""
+    x = helper.make_tensor_value_info("x", F, ["batch", "seq", 8])
+    nodes = [helper.make_node("Relu", ["x"], ["r1"]), helper.make_node("Relu", ["r1"], ["r2"]),
+             helper.make_node("Relu", ["r2"], ["r3"]), helper.make_node("Relu", ["r3"], ["r4"]),
+             helper.make_node("Relu", ["r4"], ["r5"]), helper.make_node("Concat", ["r5", "r5"], ["cat"], axis=1)]
+    declared = {"r1": ["batch", "seq", 8], "r2": ["batch", "seq", 8], "r3": ["batch", "seq", 9],
+                "r4": ["batch", 5, 8], "r5": ["batch", 5, 8], "cat": ["batch", "seq", 8]}
+    vis = [helper.make_tensor_value_info(k, F, v) for k, v in declared.items()]
+    g = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("cat", F, None)],
+                          value_info=vis)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_repeated_declared_type_is_judged_per_computed_value():
+    m = _layers_declared()
+    res = onnxsym.infer(m)
+    assert sorted((s.value, s.declared, s.computed) for s in res.stale) == [
+        ("cat", ("batch", "seq", "8"), ("batch", "2*seq", "8")),
+        ("r3", ("batch", "seq", "9"), ("batch", "seq", "8"))]
+    assert {p for p in res.declarations.proven if p[0] in ("r1", "r2")} == {
+        ("r1", 0), ("r1", 1), ("r2", 0), ("r2", 1)}
+    sizes = [{"batch": 2, "seq": 3}, {"batch": 1, "seq": 5}]
+    layers = ("r1", "r2", "r3", "r4", "r5")
+    for keep in (False, True):
+        warnings: list[str] = []
+        out = onnxsym.write_result(res, keep_declared_names=keep, warnings=warnings)
+        got = {vi.name: written_dims(vi) for vi in list(out.graph.value_info) + list(out.graph.output)}
+        assert {k: got[k] for k in layers} == dict.fromkeys(layers, ["batch", "seq", 8])
+        assert got["cat"] == ["batch", "2*seq", 8]
+        assert [w.split(":")[0] for w in warnings] == ["value 'r4'[1]", "value 'r5'[1]"]
+        assert check_written(out, sizes) == 36  # (6 values, 3 dims, 2 sizes)

@@ -106,6 +106,40 @@ def test_a_repeated_export_is_judged_on_a_few_nodes_and_the_whole_model_agrees(m
     assert kept and kept[0] is not None and len(kept[0][0]) < len(m.graph.node) / 3
 
 
+def test_an_annotated_export_is_judged_on_a_few_nodes_and_the_whole_model_agrees(monkeypatch):
+    """The same export annotated (every value declared, as a CI gate sees a model it annotated
+    before) and as onnx's own inference declares it: a declaration overwritten with the value
+    leaves a node of one kind with its twins."""
+    m = _repeated(onnx.load(os.path.join(ROOT, "models", "llama_tiny_ts.onnx")), 4)
+    for declared in (onnxsym.annotate(m), onnx.shape_inference.infer_shapes(m)):
+        assert len(declared.graph.value_info) > len(m.graph.node) / 2
+        kept = []
+        original = repeats.kept_nodes
+        with monkeypatch.context() as mp:
+            mp.setattr(repeats, "kept_nodes", lambda r, s: kept.append(original(r, s)) or kept[-1])
+            by_kind, whole = _verdicts(declared, monkeypatch)
+        assert by_kind is None and whole is None
+        assert kept and kept[0] is not None and len(kept[0][0]) < len(m.graph.node) / 3
+
+
+@pytest.mark.parametrize("seed", [495, 4136, 4588, 6515, *range(4100, 4120)])
+def test_the_verdict_by_kind_is_the_whole_models_on_declared_fuzz_graphs(seed, monkeypatch):
+    """Fuzzer graphs tripled, then declared by onnxsym (annotated) and by onnx's inference."""
+    import fuzzing
+
+    m = fuzzing.random_model(seed)
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for n in m.graph.node for a in n.attribute):
+        return
+    m = _repeated(m, 3)
+    for declare in (onnxsym.annotate, onnx.shape_inference.infer_shapes):
+        try:
+            declared = declare(m)
+            by_kind, whole = _verdicts(declared, monkeypatch)
+        except (onnxsym.OnnxsymError, onnx.shape_inference.InferenceError):
+            continue
+        assert (by_kind is None) == (whole is None), (seed, declare, by_kind, whole)
+
+
 def _fuzz_models(seeds):
     import fuzzing
 

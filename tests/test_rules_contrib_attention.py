@@ -5,11 +5,13 @@ several sizes. Ops (or input layouts) that onnxruntime implements only on CUDA a
 checked against the shapes onnxruntime's operator docs give (say so per test)."""
 
 
+import itertools
+
 import numpy as np
 import pytest
 from helpers import I32, I64, MS, F, init, model, ms_node
 from onnx import helper
-from oracle import check, random_cases
+from oracle import check, random_cases, run_ort
 
 import onnxsym
 from onnxsym import dims
@@ -443,3 +445,78 @@ def test_gqa_seqlens_k_has_one_element_per_batch_row(sk_shape):
             assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
             if inside:
                 assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+
+
+@pytest.mark.parametrize("extra", ["position_ids", "attention_bias"])
+def test_gqa_position_ids_and_attention_bias_shapes(extra):
+    """onnxruntime checks GroupQueryAttention's position_ids (input 9: batch rows, at least the
+    new tokens' columns) and attention_bias (input 10: batch or 1, heads or 1, the new tokens,
+    the total): on a grid around each, it runs exactly where the domain holds."""
+    import onnxruntime as ort
+
+    ins = ["q", "k", "v", "pk", "pv", "sk", "tot", "", ""]
+    inputs = [("q", F, ["b", "s", 32]), ("k", F, ["b", "s", 16]), ("v", F, ["b", "s", 16]),
+              ("pk", F, ["b", 1, 3, 16]), ("pv", F, ["b", 1, 3, 16]), ("sk", I32, ["b"])]
+    if extra == "position_ids":
+        ins.append("pos")
+        inputs.append(("pos", I64, ["p0", "p1"]))
+        grid = {"s": (1, 2, 4), "p0": (1, 2, 3), "p1": (1, 2, 3, 4)}
+    else:
+        ins += ["", "ab"]
+        inputs.append(("ab", F, ["a0", "a1", "a2", "a3"]))
+        grid = {"s": (1,), "a0": (1, 2, 3), "a1": (1, 2, 3), "a2": (1, 2), "a3": (3, 4, 5)}
+    nodes = [ms_node("GroupQueryAttention", ins, ["y", "prk", "prv"], num_heads=2, kv_num_heads=1)]
+    m = model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))], opsets=[(MS, 1)])
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    names = sorted(grid)
+    for bb in (1, 2):
+        for values in itertools.product(*(grid[n] for n in names)):
+            sz = dict(zip(names, values), b=bb)
+            feeds = {}
+            for name, et, shape in inputs:
+                concrete = [sz[d] if isinstance(d, str) else d for d in shape]
+                feeds[name] = (np.full(concrete, 3, np.int32) if name == "sk" else
+                               np.zeros(concrete, np.int64 if et == I64 else np.float32))
+            try:
+                shapes = [o.shape for o in sess.run(None, feeds)]
+            except Exception:
+                shapes = None
+            inside = domain.violated(sz) is None
+            assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
+            if inside:
+                assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+
+
+@pytest.mark.parametrize("head, width", [(8, 4), (16, 4), (32, 24)])
+def test_gqa_rotary_caches_of_a_width_onnxruntime_refuses_stop_inference(head, width):
+    """With rotary caches, onnxruntime runs a head size that is a multiple of 16 and caches a
+    multiple of 8 wide, at most half the head: a model made otherwise (onnxscript's ort_fusions
+    of a tiny decoder) fails at every size, and inference stops there, naming the node; the
+    width that fits runs."""
+    from onnxsym.errors import ShapeContradiction
+
+    def make(w):
+        inputs = [("q", F, ["b", 1, 2 * head]), ("k", F, ["b", 1, head]), ("v", F, ["b", 1, head]),
+                  ("pk", F, ["b", 1, 3, head]), ("pv", F, ["b", 1, 3, head]), ("sk", I32, ["b"])]
+        nodes = [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot", "cos", "sin"],
+                         ["y", "prk", "prv"], num_heads=2, kv_num_heads=1, do_rotary=1, name="gqa")]
+        caches = [init(n, np.zeros((8, w), np.float32)) for n in ("cos", "sin")]
+        return model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))] + caches,
+                     opsets=[(MS, 1)])
+
+    feeds = {"q": np.zeros((1, 1, 2 * head), np.float32), "k": np.zeros((1, 1, head), np.float32),
+             "v": np.zeros((1, 1, head), np.float32), "pk": np.zeros((1, 1, 3, head), np.float32),
+             "pv": np.zeros((1, 1, 3, head), np.float32), "sk": np.array([3], np.int32)}
+    with pytest.raises(Exception):
+        run_ort(make(width), feeds)
+    with pytest.raises(ShapeContradiction) as e:
+        onnxsym.infer(make(width))
+    assert e.value.node == "gqa"
+    if head % 16 == 0:  # the width that fits: it runs, and inference goes on
+        fit = head // 2
+        assert run_ort(make(fit), feeds)["y"].shape == (1, 1, 2 * head)
+        assert [str(d) for d in onnxsym.infer(make(fit)).shape("y")] == ["b", "1", str(2 * head)]

@@ -4,7 +4,7 @@ output; EfficientNet with TensorFlow's "same" padding computed in float32, both 
 ConvNeXt, RegNet, EVA); onnxruntime-genai's model builder (a Whisper decoder slicing its position table
 from past to past + seq; LLaMA-shaped decoders, fp32 and int4, with GroupQueryAttention); a
 merged decoder made by optimum's ``merge_decoders`` (an If on ``use_cache_branch``) and an
-encoder from optimum's own exporter;
+encoder from optimum's own exporter; a Qwen2 decoder fused by onnxscript's ``ort_fusions``;
 hummingbird-ml's GEMM and tree-traversal strategies (the GEMM one squeezes ``[3, 1, n]`` with
 no axes). Used by make_real.py.
 
@@ -405,6 +405,59 @@ def optimum_encoder():
     sizes = [{"batch_size": 1, "sequence_length": 5}, {"batch_size": 3, "sequence_length": 17}]
     yield model, entry("optimum_bert_encoder", "optimum", src, inputs, sizes, feeds={"input_ids": {"int": [0, 64]}},
                        note="a 64-row position table: it runs for sequence_length <= 64")
+
+
+@maker
+def onnxscript_ort_fusions():
+    """A decoder through onnxscript's ``ort_fusions.optimize_for_ort``: Qwen2 (tiny, head size 16:
+    the fused GroupQueryAttention with rotary caches needs a multiple of 16) exported by the dynamo
+    exporter with a 2-layer cache, then fused into GroupQueryAttention, RotaryEmbedding's caches
+    and SkipSimplifiedLayerNormalization. The fusion takes seqlens_k as ReduceMax of the position
+    row Range(past, past + seq) unsqueezed to (1, seq): one element, so it runs at batch 1 only;
+    the total length and the caches' rows are that maximum plus one."""
+    import torch
+
+    shim_torchvision()
+    import onnx_ir
+    import onnxscript
+    import transformers
+    from make_hf import PAST, PRESENT, _llama_like, dynamic_cache, flat_cache, past_axes
+    from make_torch import export_one
+    from onnxscript.rewriter.ort_fusions import optimize_for_ort
+
+    torch.manual_seed(0)
+    cfg = transformers.Qwen2Config(**dict(_llama_like(), hidden_size=64))
+    cfg._attn_implementation = "sdpa"
+    lm = transformers.Qwen2ForCausalLM(cfg).eval()
+
+    class WithMask(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = lm
+
+        def forward(self, input_ids, attention_mask, past_k0, past_v0, past_k1, past_v1):
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, use_cache=True,
+                         past_key_values=dynamic_cache(cfg, [past_k0, past_v0, past_k1, past_v1]))
+            return (out.logits, *flat_cache(out.past_key_values))
+
+    args = (torch.ones(2, 3, dtype=torch.long), torch.ones(2, 8, dtype=torch.long)) + \
+        tuple(torch.randn(2, 2, 5, 16) for _ in PAST)
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}, **past_axes()}
+    exported = export_one(WithMask(), args, ["input_ids", "attention_mask"] + PAST, ["logits"] + PRESENT, axes, "dynamo")
+    for n in exported.graph.node:
+        del n.metadata_props[:]
+    fused, counts = optimize_for_ort(onnx_ir.from_proto(exported))
+    model = onnx_ir.to_proto(fused)
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    src = {"kind": "converter", "converter": "onnxscript.rewriter.ort_fusions.optimize_for_ort of torch.onnx.export(dynamo)",
+           "version": onnxscript.__version__, "torch": torch.__version__,
+           "script": f"models/real/{SCRIPT}:onnxscript_ort_fusions", "library": f"transformers {transformers.__version__}",
+           "config": f"Qwen2Config, tiny, head size 16, sdpa attention, in {SCRIPT}"}
+    sizes = [{"batch": 1, "seq": 3, "past": 5, "total": 8}, {"batch": 1, "seq": 1, "past": 9, "total": 10}]
+    yield model, entry("onnxscript_ort_fusions_qwen2", "onnxscript ort_fusions", src, inputs, sizes,
+                       feeds={"input_ids": {"int": [0, 64]}},
+                       note="fused: " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()) if v) +
+                            "; seqlens_k has one element: it runs at batch 1 only")
 
 
 @maker

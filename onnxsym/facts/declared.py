@@ -146,6 +146,10 @@ class DeclaredMatcher:
         self._unkeepable: set[str] = set()  # values whose name several scopes define
         self._matched: dict[str, int] = {}  # value -> how many times matched so far
         self._parsed: dict[str, Dim | None] = {}  # declared text -> its dim (an annotated model repeats a few)
+        # (declared type's bytes, id of the computed value) -> (that value, kept alive: no other object
+        # takes its id; the axes proven) where a value so declared and computed made neither a stale
+        # declaration nor a claim (a declared name's place): its verdicts depend on those two alone
+        self._plain: dict[tuple[bytes, int], tuple[Tensor, list[int]]] = {}
 
     # -- one value --------------------------------------------------------------
     def match(self, vi: onnx.ValueInfoProto, t: Tensor, keepable: bool = True) -> None:
@@ -153,12 +157,27 @@ class DeclaredMatcher:
         decl = declared_dims(vi.type)
         if decl is None:
             return
+        name = vi.name
         if not keepable:
-            self._unkeepable.add(vi.name)
-        key = (vi.name, self._matched.get(vi.name, 0))
-        self._matched[vi.name] = key[1] + 1
-        self._shapes[key] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
-        alts = self.alternatives(vi.name)
+            self._unkeepable.add(name)
+        key = (name, self._matched.get(name, 0))
+        self._matched[name] = key[1] + 1
+        alts = self.alternatives(name)
+        # An annotated model declares the same type on the values of each repeated layer, and they
+        # compute one value: its verdicts are the same (see _plain), taken from the first.
+        repeat = (vi.type.SerializeToString(), id(t)) \
+            if alts is None and t.shape is not None and key[1] == 0 and name not in self._unkeepable else None
+        if repeat is not None and repeat in self._plain:
+            self.out.proven.update((name, axis) for axis in self._plain[repeat][1])
+            return
+        claims = len(self._claims)
+        self._match(key, decl, t, alts)
+        if key in self._stale or len(self._claims) > claims:  # (the texts a stale declaration shows)
+            self._shapes[key] = (tuple(map(_text, decl)), None if t.shape is None else tuple(map(str, t.shape)))
+        elif repeat is not None:
+            self._plain[repeat] = (t, [axis for axis in range(len(decl)) if (name, axis) in self.out.proven])
+
+    def _match(self, key: tuple[str, int], decl, t: Tensor, alts: list[Tensor | None] | None) -> None:
         branches = [a.shape for a in alts if a is not None and a.shape is not None] if alts else []
         if len(branches) != len(alts or ()):
             branches = []  # some branch's shape is unknown: it may be anything

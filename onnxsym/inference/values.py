@@ -22,11 +22,15 @@ MAX_VALUE_ELEMENTS = 1024
 class Tensor:
     """A tensor value: ``dtype`` is an ``onnx.TensorProto`` element type (0 when unknown),
     ``shape`` a tuple of dims (``None`` when even the rank is unknown), ``value`` the
-    row-major elements when known (dims for integer tensors, floats, bools)."""
+    row-major elements when known (dims for integer tensors, floats, bools); ``extremes``
+    the least and the greatest element of an integer tensor whose elements are not listed
+    (a Range of symbolic length), each one of its elements if it has any."""
 
     dtype: int
     shape: tuple[Dim, ...] | None
     value: tuple | None = None
+    # (what ReduceMin and ReduceMax of it give)
+    extremes: tuple[Dim, Dim] | None = None
 
     @property
     def rank(self) -> int | None:

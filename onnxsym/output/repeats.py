@@ -4,8 +4,8 @@ onnx's shape inference (the judge of :mod:`.loadcheck`) judges a node by its op,
 attributes, the types it reads, the data of the initializers and Constants it reads, and
 the types written on its outputs. Nodes that inference gave one memo key (the same op,
 attributes and input values: :mod:`onnxsym.inference.memo`) read and make equal values; where
-each of those values is written as its value says (the model declares nothing there, nothing
-is withheld) and each datum onnx reads is part of the value, onnx sees the same node twice
+each of those values is written as its value says (nothing the model declares there is kept,
+nothing is withheld) and each datum onnx reads is part of the value, onnx sees the same node twice
 and says the same of both. So one node of each key is judged, in a light copy without the
 others; a value a kept node reads from a left-out one is typed there by what is written for it.
 
@@ -34,11 +34,20 @@ _TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub"
                          "LayerNormalization", "BatchNormalization", "InstanceNormalization"})
 
 
-def special_names(graph: onnx.GraphProto, skip: Iterable[str]) -> set[str]:
+def special_names(graph: onnx.GraphProto, skip: Iterable[str], values: dict, keeps_declared: Iterable[str]) -> set[str]:
     """The values that are not written as their value says: the graph's inputs (as declared),
-    its outputs (a reader sees what onnx infers there) and declared values, and the skipped ones."""
-    return ({i.name for i in graph.input} | {o.name for o in graph.output} | {vi.name for vi in graph.value_info}
-            | set(skip))
+    its outputs (a reader sees what onnx infers there), the skipped ones, and the declared values
+    but those whose declaration is overwritten with their value (a tensor of known type and rank:
+    an annotated model declares every value) where nothing declared is kept (``keeps_declared``:
+    a declared name kept for a fresh symbol, a declared shape kept where no rank is computed)."""
+    kept = set(keeps_declared)
+    declared = {vi.name for vi in graph.value_info}
+    overwritten = {x for x in declared if x not in kept and _whole_tensor(values.get(x))}
+    return {i.name for i in graph.input} | {o.name for o in graph.output} | (declared - overwritten) | set(skip)
+
+
+def _whole_tensor(v) -> bool:
+    return type(v) is Tensor and bool(v.dtype) and v.shape is not None
 
 
 def _unheld(graph: onnx.GraphProto, values: dict) -> set[str]:

@@ -29,7 +29,9 @@ def merge_dim(declared, inferred: Dim, where: str, fresh: dict[str, object], war
         # A number says more than any name (a contradicting declared number is a stale
         # declaration, reported by inference).
         return inferred, None
-    if keep:
+    if keep and declared is not None and declared.dim_param:
+        # (kept where proven; a value declared at two places, value_info and the graph outputs, is
+        # written alike at both: the other may declare no shape, or a number)
         return None, declared.dim_param
     if declared is not None and declared.HasField("dim_value"):
         warnings.append(f"{where}: the model declares {declared.dim_value}, the graph computes {inferred}; "
@@ -106,6 +108,9 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
     for value, axis in keep_declared:
         keep_axes.setdefault(value, set()).add(axis)
     added = ValueInfoBytes()  # values the model declares nothing of: the common case, made fast
+    # (declared type's bytes, id of the value, axes kept, dropped) -> (the value, kept alive so that no
+    # other takes its id; the type written, serialized; None: nothing written)
+    written: dict[tuple, tuple[Value, bytes | None]] = {}
     for name in produced:
         v = values.get(name)
         target = declared_at.get(name)
@@ -133,8 +138,19 @@ def write_shapes(graph: onnx.GraphProto, values: dict[str, Value], produced: lis
                 added.add_tensor(name, v.dtype, v.shape)
             continue
         declared = target.type if target is not None and target.HasField("type") else None
+        again = None  # (an annotated model declares a type on every value: each layer's are one value's)
+        if declared is not None and type(v) is Tensor:
+            again = (declared.SerializeToString(), id(v), tuple(sorted(keep_axes.get(name, ()))), name in dropped)
+            if again in written:
+                data = written[again][1]
+                for t in [target, *also.get(name, ())] if data is not None else ():
+                    t.type.ParseFromString(data)
+                continue
+        warned = len(warnings)
         tp = type_proto(v, declared, f"value '{name}'", fresh, warnings, keep_axes.get(name, ()),
                         name in dropped)
+        if again is not None and len(warnings) == warned:  # (a warning names its value: not reused)
+            written[again] = (v, None if tp is None else tp.SerializeToString())
         if tp is None:
             continue
         if target is None:
