@@ -302,3 +302,18 @@ def test_a_range_of_delta_0_is_refused_and_a_computed_delta_is_said():
               [("x", F, ["n"])], ["y"], [zero, init("three", np.array(3, np.int64)), init("ten", np.array(10, np.int64))])
     (text, src), = onnxsym.infer(m).domain().unstated
     assert src.op_type == "Range" and "could not see" in text
+
+
+@pytest.mark.parametrize("strides,pads,dilations,block", [(1, 0, 1, 2), (2, 1, 1, 3), (3, 0, 2, 2), (1, 1, 3, 2)])
+def test_col2im_needs_the_block_count_and_whole_blocks(strides, pads, dilations, block):
+    """onnxruntime's Col2Im needs input[1] a positive multiple of prod(block_shape), the padded
+    image at least the dilated block, and input[2] the number of sliding blocks (the domain was
+    every size: both conditions were not learned)."""
+    m = model([h.make_node("Shape", ["z"], ["img"]),
+               h.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[strides, 1], pads=[pads, 0, pads, 0],
+                           dilations=[dilations, 1])],
+              [("x", F, [1, "c", "l"]), ("z", F, ["h", 1])], ["y"], [init("blk", np.array([block, 1], np.int64))],
+              opset=18)
+    grid = [{"c": c, "l": length, "h": height} for c in (block, 2 * block, block + 1) for length in range(1, 7)
+            for height in range(1, 8)]
+    assert check_grid(m, grid) > 5
