@@ -629,23 +629,31 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 @click.option("--verbose", "-v", is_flag=True,
               help="Add the node names, and the symbols (with their ranges), aliases, assumptions, "
                    "stale declarations and warnings of the values shown.")
+@click.option("--pager/--no-pager", default=True,
+              help="On a terminal, a table longer than the screen goes through $PAGER (less) (default); "
+                   "--no-pager prints it all.")
 def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind, ranges, assume, allow_zero,
-         constant_initializers, dynamic, quiet, verbose):
+         constant_initializers, dynamic, quiet, verbose, pager):
     """Print a table of MODEL's values and their shapes; with -v, its symbols and assumptions.
 
     Symbolic dims are cyan, unresolved ones red (on a terminal). Every section keeps
     only what belongs to the values the filters keep. Lines fit the terminal (or
-    COLUMNS); piped output has a line per value.
+    COLUMNS); piped output has a line per value. On a terminal, a table longer than
+    the screen is paged, as git pages its logs.
 
     Example: onnxsym show model.onnx --op Reshape --unresolved
     """
     from onnxsym.commands import show as show_mod
-    from onnxsym.commands.table import terminal_width
+    from onnxsym.commands.table import pages, terminal_width
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved, constants=show_all)
     layout = show_mod.Layout(quiet=quiet, verbose=verbose, subgraphs=subgraphs, width=terminal_width())
-    for line in show_mod.show_lines(result, flt, _styler(color), layout=layout):
+    lines = show_mod.show_lines(result, flt, _styler(color), layout=layout)
+    if pager and pages(len(lines)):  # (a 96-layer model has 12,000 rows: a screen's worth would scroll by)
+        click.echo_via_pager("\n".join(lines) + "\n", color=color)
+        return
+    for line in lines:
         click.echo(line, color=color)
 
 

@@ -299,3 +299,59 @@ def test_explain_through_a_float_quotient_of_sizes(tmp_path):
     r = cli("explain", save(tmp_path, m, "q.onnx"), "y", 0)
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[0].startswith("y[0] unresolved: Resize 'rz': Resize: the scale of axis 0")
+
+
+def _show_on_a_terminal(tmp_path, *args):
+    """``onnxsym show`` of a 40-value model with a terminal (a pty of 20 lines) at both ends and
+    $PAGER a program that keeps what it is given; returns (what the pager got or None, what the
+    terminal got)."""
+    import os
+    import pty
+    import threading
+
+    nodes = [helper.make_node("Relu", [f"v{k}"], [f"v{k + 1}"]) for k in range(40)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v0", F, ["n", 3])],
+                          [helper.make_tensor_value_info("v40", F, None)])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    kept = tmp_path / "paged.txt"
+    if kept.exists():
+        kept.unlink()
+    pager = f"{sys.executable} -c \"import sys; open({str(kept)!r}, 'w').write(sys.stdin.read())\""
+    master, slave = pty.openpty()
+    seen = []
+    reader = threading.Thread(target=lambda: _drain(master, seen), daemon=True)
+    reader.start()
+    try:
+        r = subprocess.run([sys.executable, "-m", "onnxsym.cli", "show", path, *args], stdin=slave, stdout=slave,
+                           stderr=subprocess.PIPE, cwd=ROOT, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=ROOT, PAGER=pager, LINES="20", COLUMNS="100"))
+    finally:
+        os.close(slave)
+    reader.join(10)
+    os.close(master)
+    assert r.returncode == 0, r.stderr.decode()
+    return (kept.read_text() if kept.exists() else None), b"".join(seen).decode(errors="replace")
+
+
+def _drain(fd, out):
+    import os
+
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            return
+        if not data:
+            return
+        out.append(data)
+
+
+def test_show_pages_a_table_longer_than_the_terminal(tmp_path):
+    paged, screen = _show_on_a_terminal(tmp_path)
+    assert paged is not None and "v40" in paged and "v1 " in paged and "41 values shown" in paged
+    assert "v40" not in screen  # (the pager had it all)
+    paged, screen = _show_on_a_terminal(tmp_path, "--no-pager")
+    assert paged is None and "v40" in screen
+    paged, screen = _show_on_a_terminal(tmp_path, "--name", "v4")  # v4 and v40: two rows fit the screen
+    assert paged is None and "v40" in screen

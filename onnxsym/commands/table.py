@@ -31,6 +31,14 @@ def terminal_width(stream=None) -> int | None:
     return None
 
 
+def pages(rows: int, stdin=None, stdout=None) -> bool:
+    """Whether ``rows`` lines go through a pager: both ends are a terminal (a person reads and
+    can answer the pager) and they are more than the terminal shows at once."""
+    stdin = stdin if stdin is not None else sys.stdin
+    stdout = stdout if stdout is not None else sys.stdout
+    return stdin.isatty() and stdout.isatty() and rows > shutil.get_terminal_size().lines - 1
+
+
 def _pad(text: str, width: int, right: bool) -> str:
     gap = " " * max(0, width - width_of(text))
     return gap + text if right else text + gap
