@@ -146,6 +146,14 @@ def test_resize_sizes_of_0_and_a_linear_batch_scale_are_refused():
         assert check_grid(m, _grid(symbols, [1, 2, 3])) == 0
 
 
+def test_an_expand_to_0_of_a_size_that_may_be_0_reads_as_a_range():
+    """[n] expanded to [0] runs where n is 0 or 1: the domain said "n <= 1 or n % 1 in {}"."""
+    m = model([h.make_node("Expand", ["x", "t"], ["y"])], [("x", F, ["n"])], ["y"], [init("t", np.array([0], np.int64))])
+    result = onnxsym.infer(m, allow_zero=True)
+    assert [c.text for c in result.domain().conditions] == ["n <= 1"]
+    assert check_grid(m, _grid(["n"], range(0, 5)), allow_zero=True) == 2
+
+
 def test_expand_to_a_negative_size():
     """A 1 expanded to -1 was written as a dim of -1; onnxruntime fails at every size. To a
     computed ``n - 5`` it needs n >= 5 (against a dim m it broadcasts with, too)."""
