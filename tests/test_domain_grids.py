@@ -325,3 +325,15 @@ def test_col2im_needs_the_block_count_and_whole_blocks(strides, pads, dilations,
     grid = [{"c": c, "l": length, "h": height} for c in (block, 2 * block, block + 1) for length in range(1, 7)
             for height in range(1, 8)]
     assert check_grid(m, grid) > 5
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+@pytest.mark.parametrize("scale,axis,block", [((3,), 1, 0), ((3,), 0, 0), ((1,), 1, 0), ((2, 2), 1, 2), ((3, 1), 0, 2)])
+def test_quantize_scale_fits_the_input(op, scale, axis, block):
+    """A per-axis scale has X[axis] elements; a blocked one X's shape with ceil(X[axis] / block_size)
+    on axis; one element is per tensor. onnxruntime checks it at every run (the domain said every
+    size)."""
+    attrs = {"axis": axis, **({"block_size": block} if block else {})}
+    m = model([h.make_node(op, ["x", "s"], ["y"], **attrs)], [("x", F if op == "QuantizeLinear" else T.UINT8, ["a", "n"])],
+              ["y"], [init("s", np.ones(scale, np.float32))], opset=21)
+    assert check_grid(m, _grid(["a", "n"], range(1, 7))) > 0

@@ -189,6 +189,12 @@ CASES["Tile"] = (lambda: model(_shape_minus("x", 5, "r") + [h.make_node("Tile", 
                                [("x", F, ["n"]), ("w", F, [2])], ["z"]), ["n >= 5"])
 CASES["Pad"] = (lambda: model([_ints("p", [-3, 0]), h.make_node("Pad", ["x", "p"], ["y"])], [("x", F, ["n"])], ["y"]),
                 ["n >= 3"])
+CASES["QuantizeLinear"] = (lambda: model([_const("s", F, [3], [0.5] * 3), h.make_node("QuantizeLinear", ["x", "s"], ["y"],
+                                                                                      axis=0)],
+                                          [("x", F, ["n", 2])], ["y"]), ["n == 3"], {"n": 3})
+CASES["DequantizeLinear"] = (lambda: model([_const("s", F, [2, 2], [0.5] * 4),
+                                            h.make_node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
+                                           [("x", U8, [2, "n"])], ["y"], opset=21), ["3 <= n <= 4"], {"n": 3})
 CASES["Col2Im"] = (lambda: model([_ints("img", [5, 1]), _ints("blk", [2, 1]),
                                   h.make_node("Col2Im", ["x", "img", "blk"], ["y"])], [("x", F, [1, 2, "n"])], ["y"],
                                  opset=18), ["n == 4"], {"n": 4})
