@@ -9,7 +9,7 @@ product of 0 fails in onnxruntime, and so does unflattening the empty (batch*len
 import itertools
 
 import numpy as np
-from helpers import F, I64, init, model
+from helpers import I64, F, init, model
 from onnx import helper
 
 import onnxsym
