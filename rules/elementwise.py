@@ -140,7 +140,7 @@ def _combine(op, a, b, node):
     if op == "Sub":
         return dims.sub(a, b)
     if op == "Mul":
-        return dims.mul(a, b)
+        return intops.product(a, b)
     if op == "Div":
         return intops.trunc_div(a, b)
     if op == "Mod":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.dims import Dim
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
@@ -34,21 +35,42 @@ def depth_space(node):
 
 
 @register("Col2Im", conditions=[
-    unlearned("input[2] (L) is the block count image_shape, block_shape, pads, dilations and strides give"),
-    unlearned("prod(block_shape) divides input[1]")])
+    "the padded image holds the dilated block; input[2] (L) is the block count image_shape, block_shape, pads, "
+    "dilations and strides give",
+    "prod(block_shape) divides input[1], at least once"])
 def col2im(node):
     """(N, C * prod(block_shape), L) -> (N, C, *image_shape)."""
     x = arg(node, 0)
     image, block = node.value(1), node.value(2)
-    n, cols, _ = shape_of(x, x.dtype, rank=3)
+    n, cols, length = shape_of(x, x.dtype, rank=3)
     n_sp = len(image) if image is not None else len(block) if block is not None else None
     if n_sp is None:
         return [node.unknown_rank("image_shape and block_shape values unknown", 0, x.dtype)]
+    if block is not None:  # (onnxruntime: "a positive multiple of prod(block_shape)")
+        node.require_equal(dims.mul(prod(block), dims.floordiv(cols, prod(block))), cols,
+                           f"Col2Im: prod(block_shape) = {prod(block)} divides input[1], {cols}")
+        node.require_at_least(cols, prod(block), f"Col2Im: input[1], {cols}, holds a block of {prod(block)}")
+    if image is not None and block is not None and len(image) == len(block):
+        node.require_equal(length, _sliding_blocks(node, image, block), "Col2Im: input[2] is the number of sliding blocks")
     c = dims.floordiv(cols, prod(block)) if block is not None else \
         node.fresh("Col2Im block_shape is not known", 0, 1)
     sp = tuple(image) if image is not None else \
         tuple(node.fresh("Col2Im image_shape is not known", 0, 2 + i) for i in range(n_sp))
     return [Tensor(x.dtype, (n, c) + sp)]
+
+
+def _sliding_blocks(node, image, block):
+    """How many positions the block takes in the padded image, as onnxruntime counts them."""
+    k = len(image)
+    pads = node.attr_ints("pads") or [0] * 2 * k
+    dil = node.attr_ints("dilations") or [1] * k
+    strides = node.attr_ints("strides") or [1] * k
+    count: Dim = 1
+    for i in range(k):
+        span = dims.sub(dims.add(image[i], pads[i] + pads[i + k]), dims.add(dims.mul(dil[i], dims.sub(block[i], 1)), 1))
+        node.require_at_least(span, 0, f"Col2Im: the padded image holds the dilated block on axis {i}")
+        count = dims.mul(count, dims.add(dims.floordiv(span, strides[i]), 1))
+    return count
 
 
 @register("GridSample", conditions=["grid[0] == X[0]"])

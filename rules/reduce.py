@@ -80,7 +80,7 @@ def reduce(node: Node) -> Outputs:
 
 # The integer reductions whose elements are kept: a shape computed as the product of
 # gathered dims (tf2onnx's Einsum lowering), or the sum, largest or smallest of several.
-_STEP: dict[str, Callable[[Dim, Dim], Dim]] = {"ReduceProd": dims.mul, "ReduceSum": dims.add,
+_STEP: dict[str, Callable[[Dim, Dim], Dim | None]] = {"ReduceProd": intops.product, "ReduceSum": dims.add,
                                                "ReduceMax": dims.dmax, "ReduceMin": dims.dmin}
 _EMPTY = {"ReduceProd": 1, "ReduceSum": 0}  # of no element; Max and Min of none are no size
 
@@ -104,7 +104,8 @@ def _reduced_elements(node: Node, x: Tensor, red: set[int]) -> tuple | None:
         acc = vs[0] if op not in _EMPTY else _EMPTY[op]
         for v in vs[0 if op in _EMPTY else 1:]:
             if op in _EMPTY:
-                acc = intops.fit(node, step(acc, v), x.dtype, f"{op} in {intops.type_name(x.dtype)}")
+                stepped = step(acc, v)
+                acc = None if stepped is None else intops.fit(node, stepped, x.dtype, f"{op} in {intops.type_name(x.dtype)}")
                 if acc is None:
                     return None
             else:

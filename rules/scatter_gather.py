@@ -35,7 +35,18 @@ def scatter_elements(node: Node) -> Outputs:
     return [same_shape(arg(node, 0))]
 
 
-@register("ReverseSequence", conditions=[unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
+@register("ReverseSequence", conditions=["sequence_lens has X[batch_axis] elements",
+                                          unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
+def reverse_sequence(node: Node) -> Outputs:
+    """The input's shape; one length per batch row (onnxruntime checks it at every run)."""
+    x, lens = arg(node, 0), arg(node, 1)
+    batch_axis = node.attr_int("batch_axis", 1)
+    if x.shape is not None and lens.shape is not None and len(lens.shape) == 1 and batch_axis in (0, 1) \
+            and len(x.shape) >= 2:
+        node.require_equal(lens.shape[0], x.shape[batch_axis], "ReverseSequence: sequence_lens has one length per batch row")
+    return [same_shape(x)]
+
+
 @register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
 @register("CumProd", conditions=())
 def like_first_input(node: Node) -> Outputs:

@@ -184,6 +184,16 @@ def test_unparsable_dim_param_is_one_symbol_with_a_warning():
     assert any("'(batch' is not an expression" in w for w in r.warnings)
 
 
+@pytest.mark.parametrize("text", ["+".join(["a"] * 5000), "*".join(["(a + b + c + d + e + f + g + h)"] * 6)])
+def test_a_dim_param_too_large_to_read_is_one_symbol_with_a_warning(text):
+    """5000 terms deep (a RecursionError), or a product expanding past what the algebra follows:
+    both were an internal error; as any text outside the grammar, it names one symbol."""
+    r = onnxsym.infer(_relu(inputs=(("x", F, [text, 3]),)))
+    (d, three) = r.shape("y")
+    assert onnxsym.evaluate(d, {text: 5}) == 5 and three == 3
+    assert any("is not an expression" in w for w in r.warnings)
+
+
 def test_annotate_refuses_to_replace_an_existing_output_without_force(tmp_path):
     p = tmp_path / "m.onnx"
     onnx.save(_relu(), str(p))

@@ -70,3 +70,19 @@ def test_the_mlir_commands_choices_are_the_exports():
     params = {p.name: p for p in main.commands["mlir"].params}
     assert tuple(params["dialect"].type.choices) == DIALECTS
     assert tuple(params["style"].type.choices) == STYLES
+
+
+def test_the_shell_completes_commands_and_options():
+    """click's completion, as docs/commands.md tells a shell to ask for it."""
+    import os
+
+    def complete(*words):
+        env = dict(os.environ, COMP_WORDS=" ".join(["onnxsym", *words]), COMP_CWORD=str(len(words)),
+                   _ONNXSYM_COMPLETE="bash_complete")
+        r = subprocess.run([sys.executable, "-c", "from onnxsym.cli import run; run()"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        return r.stdout.split()
+
+    assert "plain,annotate" in complete("an")
+    assert "plain,--keep-declared-names" in complete("annotate", "--keep")
+    assert "plain,--no-pager" in complete("show", "--no-p")

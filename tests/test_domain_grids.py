@@ -146,6 +146,14 @@ def test_resize_sizes_of_0_and_a_linear_batch_scale_are_refused():
         assert check_grid(m, _grid(symbols, [1, 2, 3])) == 0
 
 
+def test_an_expand_to_0_of_a_size_that_may_be_0_reads_as_a_range():
+    """[n] expanded to [0] runs where n is 0 or 1: the domain said "n <= 1 or n % 1 in {}"."""
+    m = model([h.make_node("Expand", ["x", "t"], ["y"])], [("x", F, ["n"])], ["y"], [init("t", np.array([0], np.int64))])
+    result = onnxsym.infer(m, allow_zero=True)
+    assert [c.text for c in result.domain().conditions] == ["n <= 1"]
+    assert check_grid(m, _grid(["n"], range(0, 5)), allow_zero=True) == 2
+
+
 def test_expand_to_a_negative_size():
     """A 1 expanded to -1 was written as a dim of -1; onnxruntime fails at every size. To a
     computed ``n - 5`` it needs n >= 5 (against a dim m it broadcasts with, too)."""
@@ -302,3 +310,18 @@ def test_a_range_of_delta_0_is_refused_and_a_computed_delta_is_said():
               [("x", F, ["n"])], ["y"], [zero, init("three", np.array(3, np.int64)), init("ten", np.array(10, np.int64))])
     (text, src), = onnxsym.infer(m).domain().unstated
     assert src.op_type == "Range" and "could not see" in text
+
+
+@pytest.mark.parametrize("strides,pads,dilations,block", [(1, 0, 1, 2), (2, 1, 1, 3), (3, 0, 2, 2), (1, 1, 3, 2)])
+def test_col2im_needs_the_block_count_and_whole_blocks(strides, pads, dilations, block):
+    """onnxruntime's Col2Im needs input[1] a positive multiple of prod(block_shape), the padded
+    image at least the dilated block, and input[2] the number of sliding blocks (the domain was
+    every size: both conditions were not learned)."""
+    m = model([h.make_node("Shape", ["z"], ["img"]),
+               h.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[strides, 1], pads=[pads, 0, pads, 0],
+                           dilations=[dilations, 1])],
+              [("x", F, [1, "c", "l"]), ("z", F, ["h", 1])], ["y"], [init("blk", np.array([block, 1], np.int64))],
+              opset=18)
+    grid = [{"c": c, "l": length, "h": height} for c in (block, 2 * block, block + 1) for length in range(1, 7)
+            for height in range(1, 8)]
+    assert check_grid(m, grid) > 5

@@ -189,6 +189,11 @@ CASES["Tile"] = (lambda: model(_shape_minus("x", 5, "r") + [h.make_node("Tile", 
                                [("x", F, ["n"]), ("w", F, [2])], ["z"]), ["n >= 5"])
 CASES["Pad"] = (lambda: model([_ints("p", [-3, 0]), h.make_node("Pad", ["x", "p"], ["y"])], [("x", F, ["n"])], ["y"]),
                 ["n >= 3"])
+CASES["Col2Im"] = (lambda: model([_ints("img", [5, 1]), _ints("blk", [2, 1]),
+                                  h.make_node("Col2Im", ["x", "img", "blk"], ["y"])], [("x", F, [1, 2, "n"])], ["y"],
+                                 opset=18), ["n == 4"], {"n": 4})
+CASES["ReverseSequence"] = (lambda: model([h.make_node("ReverseSequence", ["x", "l"], ["y"])],
+                                          [("x", F, [2, 3]), ("l", I64, ["n"])], ["y"]), ["n == 3"], {"n": 3})
 CASES["DepthToSpace"] = (lambda: model([h.make_node("DepthToSpace", ["x"], ["y"], blocksize=2)],
                                        [("x", F, [1, "n", 2, 2])], ["y"]), ["n % 4 == 0"])
 CASES["SpaceToDepth"] = (lambda: model([h.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2)],

@@ -76,7 +76,10 @@ def model_cost(result) -> Cost:
 
     def size(name: str) -> Dim | None:
         v = values.get(name)
-        return tensor_bytes(v.dtype, v.shape) if isinstance(v, Tensor) else None
+        try:
+            return tensor_bytes(v.dtype, v.shape) if isinstance(v, Tensor) else None
+        except dims.TooLarge:  # (a product the algebra does not expand: unknown, as a fresh size is)
+            return None
 
     inits = {t.name for t in graph.initializer}
     inputs = [i.name for i in graph.input if i.name not in inits]
@@ -98,7 +101,10 @@ def model_cost(result) -> Cost:
         else:
             activations = dims.add(activations, _known(out_bytes))
             tracked.update((n, b) for n, b in outs.items() if b is not None)
-        family, flops = node_flops(node, values)
+        try:
+            family, flops = node_flops(node, values)
+        except dims.TooLarge:
+            family, flops = None, None
         if family is not None and flops is not None:
             total_flops = dims.add(total_flops, flops)
             by_family[family] = dims.add(by_family.get(family, 0), flops)

@@ -39,6 +39,7 @@ from .expr import (
     Expr,
     Sym,
     SymbolicDimError,
+    TooLarge,
     UndecidableError,
     add,
     as_sym,
@@ -84,7 +85,7 @@ later.to_sympy = _to_sympy
 __all__ = [
     "DEFAULT_ENV", "DEFAULT_LO", "FRESH_LO", "RangeEnv", "MixedEnvironments", "current", "INT64_MAX", "Atom", "Dim",
     "Expr", "Sym",
-    "SymbolicDimError", "UndecidableError",
+    "SymbolicDimError", "TooLarge", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
     "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",
     "substitute", "sym",

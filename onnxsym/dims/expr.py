@@ -42,6 +42,15 @@ class UndecidableError(ValueError):
     """A comparison between dims cannot be decided from what is known."""
 
 
+class TooLarge(ValueError):
+    """A product would expand past MAX_PRODUCT_TERMS term products: the algebra does not follow it."""
+
+
+# Real models' products expand a few terms by a few (4 terms at most in a dim over models/);
+# a graph that multiplies large sums again and again would take minutes (each step squares).
+MAX_PRODUCT_TERMS = 4096
+
+
 Dim = Union[int, "Expr"]
 
 
@@ -430,6 +439,8 @@ def mul(a: Dim, b: Dim) -> Dim:
         if isinstance(b, int):
             r = Expr(tuple((m, c * b) for m, c in a.terms))
         else:
+            if len(a.terms) * len(b.terms) > MAX_PRODUCT_TERMS:
+                raise TooLarge(f"a product of {len(a.terms)} terms by {len(b.terms)}")
             d: dict[Mono, int] = {}
             for m1, c1 in a.terms:
                 for m2, c2 in b.terms:

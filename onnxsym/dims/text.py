@@ -143,9 +143,11 @@ def parse_dim(text: str, symbol: Callable[[str], Dim] | None = None) -> Dim:
         symbol = dims.sym
     try:
         tree = ast.parse(text.strip(), mode="eval")
+        return _eval(tree.body, symbol, text)
     except SyntaxError as exc:
         raise ExprSyntaxError(f"not a dim expression: {text!r}") from exc
-    return _eval(tree.body, symbol, text)
+    except (RecursionError, dims.TooLarge) as exc:  # ("a + a + ... + a", 5000 terms deep: no dim a model means)
+        raise ExprSyntaxError(f"a dim expression too large to read: {text[:60]!r}...") from exc
 
 
 def _eval(node: ast.expr, symbol: Callable[[str], Dim], text: str) -> Dim:

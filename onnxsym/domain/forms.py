@@ -634,6 +634,8 @@ def _periodic(alts: list[tuple[Dim, Dim]]) -> list[Form] | None:
     form = Form("divisible", s.name, modulus=m, residues=tuple(r for r in sorted(always) if r < m), below=below)
     if not always and below is None:
         return [Form("range", s.name, lo, lo - 1)]  # never
+    if not always and below is not None:  # only the small sizes: a range (it read "n <= 1 or n % 1 in {}")
+        form = Form("range", s.name, s.lo, below)
     if len(always) == L and below is None:
         return []
     check = range(lo, min(s.hi, (below if below is not None else lo) + 2 * L) + 1)

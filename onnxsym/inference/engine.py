@@ -653,6 +653,8 @@ class Engine:
                 raise
             except (dims.SymbolicDimError, dims.UndecidableError) as exc:
                 outs = self._unknown_outputs(node, f"the rule needs a static value: {exc}")
+            except dims.TooLarge as exc:
+                outs = self._unknown_outputs(node, f"an expression too large to follow: {exc}")
             except Exception as exc:  # a rule's own failure: a bug, loud in strict mode
                 failure = f"{n.op_type} node '{node.name}': rule failed: {type(exc).__name__}: {exc}"
                 if self.strict:
@@ -662,6 +664,7 @@ class Engine:
                 outs = self._unknown_outputs(node, f"rule failed: {type(exc).__name__}: {exc}", Kind.RULE_FAILED)
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
+            outs = _capped(node, outs)
             if not node.touched:
                 self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions)
         values: list[Value] = []
@@ -874,6 +877,34 @@ class Engine:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None
         finally:
             self._calls.pop()
+
+
+# The most terms a dim or a shape value's element may have. A graph that squares a size again
+# and again (Tile by its own shape, 13 nodes) doubles an expression's terms each step and the
+# cost of the next step with them: past this the dim is a fresh symbol, the element unknown.
+# (Real models' dims have at most a few terms: 4 over the 162 models of models/.)
+MAX_TERMS = 32
+
+
+def _too_large(d: object) -> bool:
+    return isinstance(d, dims.Expr) and len(d.terms) > MAX_TERMS
+
+
+def _capped(node: Node, outs: Seq[Value | None]) -> Seq[Value | None]:
+    """``outs`` with each dim of more than MAX_TERMS terms a fresh symbol, each value holding
+    such an element unknown."""
+    if not any(isinstance(v, Tensor) and (v.shape and any(map(_too_large, v.shape)) or
+                                          v.value is not None and any(map(_too_large, v.value))) for v in outs):
+        return outs
+    capped: list[Value | None] = []
+    for i, v in enumerate(outs):
+        if isinstance(v, Tensor) and v.shape is not None:
+            shape = tuple(node.fresh(f"an expression of {len(d.terms)} terms, more than onnxsym follows", i, a)
+                          if isinstance(d, dims.Expr) and _too_large(d) else d for a, d in enumerate(v.shape))
+            value = None if v.value is None or any(map(_too_large, v.value)) else v.value
+            v = Tensor(v.dtype, shape, value)
+        capped.append(v)
+    return capped
 
 
 def _in_order(decisions: Iterable[Constraint]) -> list[Constraint]:

@@ -24,7 +24,7 @@ from onnx import TensorProto
 
 from .. import dims
 from ..dims import structure
-from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim
+from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim, product
 
 # bfloat16 has no numpy type of its own: not folded.
 NP_FLOAT: dict[int, type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64,
@@ -37,8 +37,8 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "Floor": np.floor, "Ceil": np.ceil, "Round": np.rint, "Neg": np.negative, "Abs": np.abs,
     "Sqrt": np.sqrt, "Relu": lambda a: np.maximum(a, 0)}
 # The ones that keep an integral expression integral.
-_INTEGRAL_BINARY: dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim]] = {
-    "Add": dims.add, "Sub": dims.sub, "Mul": dims.mul, "Max": dims.dmax, "Min": dims.dmin}
+_INTEGRAL_BINARY: dict[str, Callable[[dims.Dim, dims.Dim], dims.Dim | None]] = {
+    "Add": dims.add, "Sub": dims.sub, "Mul": product, "Max": dims.dmax, "Min": dims.dmin}
 _INTEGRAL_UNARY = {"Floor", "Ceil", "Round", "Relu"}
 
 
@@ -152,7 +152,8 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
         elif f is None:
             return None
         else:
-            r = _exact(node, f(dx, dy), dtype, op)
+            folded = f(dx, dy)
+            r = None if folded is None else _exact(node, folded, dtype, op)
         if r is None:
             return None
         out.append(r)

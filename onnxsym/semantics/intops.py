@@ -105,6 +105,19 @@ def _wrapped(v: Dim, lo: int, hi: int) -> Dim | None:
     return dims.add(lo, dims.mod(dims.sub(v, lo), hi - lo + 1))
 
 
+# The most term products of a product of elements: a graph that squares a sum again and
+# again ((a + b + c)**128, 13 nodes) expands into thousands of terms at a cost that doubles
+# each step; past this the element is not followed (``None``). Real shape products have a few.
+MAX_PRODUCT_TERMS = 1024
+
+
+def product(a: Dim, b: Dim) -> Dim | None:
+    """``a * b``, or None where its expansion would be too large to follow (see above)."""
+    if isinstance(a, dims.Expr) and isinstance(b, dims.Expr) and len(a.terms) * len(b.terms) > MAX_PRODUCT_TERMS:
+        return None
+    return dims.mul(a, b)
+
+
 def _power_text(hi: int) -> str:
     """``2**31 - 1`` for 2147483647: how the bound reads in a reason."""
     k = (hi + 1).bit_length() - 1
