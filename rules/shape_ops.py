@@ -7,6 +7,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.dims import structure
 from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
@@ -188,7 +189,8 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
     from onnxsym.facts.narrowing import Unreachable, implied_ranges
 
     d = target[i]
-    if x.shape is None or i >= len(x.shape) or dims.range_of(d)[0] < 0:
+    # (a d below 0 other than -1 fails by itself: where d is never -1, its region is d <= 0)
+    if x.shape is None or i >= len(x.shape) or (dims.range_of(d)[0] < 0 and not never_equals(d, -1)):
         return False
     try:
         region = implied_ranges(dims.neg(d), 0)
@@ -212,12 +214,36 @@ def _zero_copy_fails(x, target, allowzero, i, unclear) -> bool:
             with dims.current().child(where):
                 lit = [x.shape[j] if j in zero else v for j, v in enumerate(_literal(x, target, allowzero))]
                 if None in lit:
+                    if any(_zero_where_zero(x.shape[j], target[j]) for j in zero):
+                        continue  # the copied dim is 0 too: a -1 beside a product of 0 fails
                     rest = prod(v for v in lit if v is not None)
                     if not (dims.try_le(1, rest) is True and never_equals(dims.mod(total, rest), 0)):
                         return False
+                elif _zero_where_zero(total, d) and dims.try_le(1, prod(lit)) is True:
+                    continue  # the input is empty where d is 0, the target is not: the counts differ
                 elif not _counts_differ(lit, x.shape):
                     return False
     return True
+
+
+def _zero_where_zero(e, d) -> bool:
+    """Whether ``e`` is 0 wherever ``d`` (>= 0) is: each of its terms has a factor that is ``d``
+    (or the one factor of ``d`` that may be 0, the others being >= 1), or a min of such a factor
+    and dims >= 0 (a broadcast's ``max(s, d)*min(1, d)``), or is so itself."""
+    ts = structure.terms(d)
+    may_be_0 = [f for f, _ in ts[0][1] if dims.range_of(f)[0] < 1] if len(ts) == 1 and ts[0][0] > 0 else []
+    zeros = (d, may_be_0[0]) if len(may_be_0) == 1 else (d,)
+
+    def factor_zero(f):
+        if any(f is z for z in zeros):
+            return True
+        op = structure.operation(f)
+        if op is None or op[0] != "min":
+            return False
+        zero = [a for a in op[1] if factor_zero(a)]
+        return bool(zero) and all(dims.range_of(a)[0] >= 0 for a in op[1] if a not in zero)
+    es = structure.terms(e)
+    return bool(es) and all(any(factor_zero(f) for f, _ in factors) for _, factors in es)
 
 
 def _where_cases(target, zero, sizes):

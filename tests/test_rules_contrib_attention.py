@@ -418,18 +418,13 @@ def test_gqa_seqlens_k_has_one_element_per_batch_row(sk_shape):
     more). onnxscript's ort_fusions write seqlens_k as the max of a (1, T) position row: one
     element, so the model runs at batch 1 only (the domain said every batch). On a grid,
     onnxruntime runs exactly where the domain holds, with the inferred shapes."""
-    import onnxruntime as ort
 
     inputs = [("q", F, ["b", 1, 32]), ("k", F, ["b", 1, 16]), ("v", F, ["b", 1, 16]),
               ("pk", F, ["b", 1, 3, 16]), ("pv", F, ["b", 1, 3, 16]), ("sk", I32, sk_shape)]
     nodes = [ms_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "tot"], ["y", "prk", "prv"],
                      num_heads=2, kv_num_heads=1)]
     m = model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))], opsets=[(MS, 1)])
-    res = onnxsym.infer(m)
-    domain = res.domain()
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4
-    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    points = []
     for bb in (1, 2, 3):
         for nn in (1, 2, 3):
             sz = {"b": bb, "n": nn}
@@ -437,14 +432,29 @@ def test_gqa_seqlens_k_has_one_element_per_batch_row(sk_shape):
                      (("q", (bb, 1, 32)), ("k", (bb, 1, 16)), ("v", (bb, 1, 16)), ("pk", (bb, 1, 3, 16)),
                       ("pv", (bb, 1, 3, 16)))}
             feeds["sk"] = np.full([sz.get(d, d) for d in sk_shape], 3, np.int32)
-            try:
-                shapes = [o.shape for o in sess.run(None, feeds)]
-            except Exception:
-                shapes = None
-            inside = domain.violated(sz) is None
-            assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
-            if inside:
-                assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+            points.append((sz, feeds))
+    _runs_where_the_domain_holds(m, points)
+
+
+def _runs_where_the_domain_holds(m, points):
+    """At each (sizes, feeds) point onnxruntime runs GroupQueryAttention model ``m`` exactly where
+    onnxsym's domain holds, with the shapes onnxsym inferred (y, present key, present value)."""
+    import onnxruntime as ort
+
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    for sz, feeds in points:
+        try:
+            shapes = [o.shape for o in sess.run(None, feeds)]
+        except Exception:
+            shapes = None
+        inside = domain.violated(sz) is None
+        assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
+        if inside:
+            assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
 
 
 @pytest.mark.parametrize("extra", ["position_ids", "attention_bias"])
@@ -452,7 +462,6 @@ def test_gqa_position_ids_and_attention_bias_shapes(extra):
     """onnxruntime checks GroupQueryAttention's position_ids (input 9: batch rows, at least the
     new tokens' columns) and attention_bias (input 10: batch or 1, heads or 1, the new tokens,
     the total): on a grid around each, it runs exactly where the domain holds."""
-    import onnxruntime as ort
 
     ins = ["q", "k", "v", "pk", "pv", "sk", "tot", "", ""]
     inputs = [("q", F, ["b", "s", 32]), ("k", F, ["b", "s", 16]), ("v", F, ["b", "s", 16]),
@@ -467,12 +476,8 @@ def test_gqa_position_ids_and_attention_bias_shapes(extra):
         grid = {"s": (1,), "a0": (1, 2, 3), "a1": (1, 2, 3), "a2": (1, 2), "a3": (3, 4, 5)}
     nodes = [ms_node("GroupQueryAttention", ins, ["y", "prk", "prv"], num_heads=2, kv_num_heads=1)]
     m = model(nodes, inputs, ["y", "prk", "prv"], [init("tot", np.array(4, np.int32))], opsets=[(MS, 1)])
-    res = onnxsym.infer(m)
-    domain = res.domain()
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4
-    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     names = sorted(grid)
+    points = []
     for bb in (1, 2):
         for values in itertools.product(*(grid[n] for n in names)):
             sz = dict(zip(names, values), b=bb)
@@ -481,14 +486,8 @@ def test_gqa_position_ids_and_attention_bias_shapes(extra):
                 concrete = [sz[d] if isinstance(d, str) else d for d in shape]
                 feeds[name] = (np.full(concrete, 3, np.int32) if name == "sk" else
                                np.zeros(concrete, np.int64 if et == I64 else np.float32))
-            try:
-                shapes = [o.shape for o in sess.run(None, feeds)]
-            except Exception:
-                shapes = None
-            inside = domain.violated(sz) is None
-            assert (shapes is not None) == inside, (sz, shapes, [c.text for c in domain.conditions])
-            if inside:
-                assert shapes == [tuple(dims.evaluate(d, sz) for d in res.shape(n)) for n in ("y", "prk", "prv")]
+            points.append((sz, feeds))
+    _runs_where_the_domain_holds(m, points)
 
 
 @pytest.mark.parametrize("head, width", [(8, 4), (16, 4), (32, 24)])

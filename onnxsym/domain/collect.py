@@ -127,10 +127,13 @@ def _groups(ds: Sequence[Dim]) -> list[frozenset]:
 def _ratio(a: Dim, b: Dim, group: frozenset) -> Fraction | None:
     """``k`` with ``a == k*b`` for every value of the group's symbols, or None."""
     point = {s: max(s.lo, 1) for s in group}
-    bv = dims.evaluate(b, point)
+    try:
+        bv, av = dims.evaluate(b, point), dims.evaluate(a, point)
+    except ZeroDivisionError:  # (a quotient by a dim that is 0 at that point: no constant read there)
+        return None
     if bv == 0:
         return None
-    k = Fraction(dims.evaluate(a, point), bv)
+    k = Fraction(av, bv)
     diff = dims.sub(dims.mul(k.denominator, a), dims.mul(k.numerator, b))
     if dims.try_eq(diff, 0) is True:
         return k
