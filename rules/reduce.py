@@ -58,7 +58,7 @@ def reduce(node: Node) -> Outputs:
         return [node.unknown_rank("axes input's value unknown", 0, x.dtype)]
     if not axes:
         if noop and _from_input(node):
-            return [Tensor(x.dtype, in_shape, x.value, x.extremes)]
+            return [x.reshaped(in_shape)]
         axes = list(range(rank))
     red = {normalize_axis(a, rank) for a in axes}
     shape: list[Dim] = []

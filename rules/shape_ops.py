@@ -360,7 +360,7 @@ def reshape_v1(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = _ints(node.attr_ints("shape"))
     out = _reshape(node, x, shape, False)
-    return [Tensor(x.dtype, out, x.value, x.extremes)]
+    return [x.reshaped(out)]
 
 
 @register("Reshape", since=5, conditions=RESHAPE, cost=formulas.MOVEMENT)
@@ -373,7 +373,7 @@ def reshape_v5(node: Node) -> Outputs:
         n = s.shape[0] if s.shape and isinstance(s.shape[0], int) else None
         return [_unknown(node, 0, n, "reshape target unknown", x.dtype)]
     out = _reshape(node, x, tuple(s.value), allowzero)
-    return [Tensor(x.dtype, out, x.value, x.extremes)]
+    return [x.reshaped(out)]
 
 
 @register("Flatten", conditions=(), cost=formulas.MOVEMENT)
@@ -386,7 +386,7 @@ def flatten_rule(node: Node) -> Outputs:
     if axis < 0:
         axis += r
     out = (prod(x.shape[:axis]), prod(x.shape[axis:]))
-    return [Tensor(x.dtype, out, x.value, x.extremes)]
+    return [x.reshaped(out)]
 
 
 # --------------------------------------------------------------------- Transpose, Squeeze, Unsqueeze
@@ -440,7 +440,7 @@ def _squeeze_by_sizes(node, x):
     node.require_relation(is_one if choice.then else kept,
                           f"the Squeeze {'drops' if choice.then else 'keeps'} dim {k}: otherwise, {choice.why}")
     out = tuple(e for i, e in enumerate(x.shape) if not (isinstance(e, int) and e == 1) and not (choice.then and i == k))
-    return Tensor(x.dtype, out, x.value, x.extremes)
+    return x.reshaped(out)
 
 
 @register("Squeeze", conditions=["a squeezed axis is 1 (with no axes: the rank is the one the 1s give)"], cost=formulas.MOVEMENT)
@@ -457,7 +457,7 @@ def squeeze_rule(node: Node) -> Outputs:
         if not all(isinstance(d, int) for d in shape):
             if all(dims.try_eq(d, 1) is False or d == 1 for d in shape):
                 out = tuple(d for d in shape if not (isinstance(d, int) and d == 1))
-                return [Tensor(x.dtype, out, x.value, x.extremes)]
+                return [x.reshaped(out)]
             return [_squeeze_by_sizes(node, x)]
         out = tuple(d for d in shape if d != 1)
     else:
@@ -465,7 +465,7 @@ def squeeze_rule(node: Node) -> Outputs:
         for i in sorted(ax):  # onnxruntime squeezes only a dim of 1
             node.require_equal(shape[i], 1, f"Squeeze: axis {i} is 1")
         out = tuple(d for i, d in enumerate(shape) if i not in ax)
-    return [Tensor(x.dtype, out, x.value, x.extremes)]
+    return [x.reshaped(out)]
 
 
 @register("Unsqueeze", conditions=(), cost=formulas.MOVEMENT)
@@ -481,7 +481,7 @@ def unsqueeze_rule(node: Node) -> Outputs:
     ax = {normalize_axis(a, r) for a in axes}
     it = iter(shape)
     out = tuple(1 if i in ax else next(it) for i in range(r))
-    return [Tensor(x.dtype, out, x.value, x.extremes)]
+    return [x.reshaped(out)]
 
 
 # --------------------------------------------------------------------- Concat, Split

@@ -36,6 +36,11 @@ class Tensor:
     def rank(self) -> int | None:
         return None if self.shape is None else len(self.shape)
 
+    def reshaped(self, shape: tuple[Dim, ...]) -> Tensor:
+        """The same elements in the same order under another shape (Reshape, Flatten, Squeeze,
+        Unsqueeze): what is known of them, listed or only their extremes, stays."""
+        return Tensor(self.dtype, shape, self.value, self.extremes)
+
 
 @dataclass(frozen=True)
 class Sequence:
