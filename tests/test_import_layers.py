@@ -203,3 +203,21 @@ def test_the_tests_import_the_package_not_paths_nor_bench():
             found += [f"{f}:{node.lineno}: imports {n}" for n in names
                       if n.split(".")[0] == "bench" or n.split(".")[0] in bench]
     assert not found, found
+
+
+def test_no_decision_reads_the_text_of_a_reason():
+    """Whether a reason names its node, or already ends with its condition, is carried as a field
+    (``Raw.states_condition``), never found by searching the message (``x in c.reason``)."""
+    root = os.path.dirname(ROOT)
+    paths = list(_modules().values()) + [os.path.join(root, "rules", f)
+                                         for f in os.listdir(os.path.join(root, "rules")) if f.endswith(".py")]
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                for side in node.comparators:
+                    # (onnxruntime's own messages are another matter: its errors have no fields)
+                    if isinstance(side, ast.Attribute) and side.attr == "reason" or \
+                            isinstance(side, ast.Name) and side.id == "reason":
+                        found.append(f"{os.path.relpath(path, root)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found

@@ -152,7 +152,7 @@ def compute(result) -> Domain:
                 # said, since the model may fail at sizes the conditions allow
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
                     cond = f"{c.lhs} {c.rel} {c.rhs}"
-                    said = "" if cond in c.reason else cond + ", "  # (most reasons end with it)
+                    said = "" if raw.states_condition else cond + ", "
                     unstated.setdefault((cond, src.node), (f"{said}over a dim onnxsym could not resolve", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))

@@ -30,6 +30,9 @@ class Raw:
     fact: Constraint
     order: int
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    # the fact's reason ends with the condition itself (one inference recorded, restated over
+    # the ranges before it narrowed them): a report need not say it again
+    states_condition: bool = False
 
     @property
     def assumed(self) -> str:
