@@ -1005,6 +1005,10 @@ def _pad(node, pads, axes):
     return [Tensor(x.dtype, tuple(out))]
 
 
+def _first(v, otherwise):
+    return v if v is not None else otherwise()
+
+
 def _cast_value(node, value, src, dst, partial=False):
     """The elements of a Cast from ``src`` to ``dst`` as onnxruntime computes them; None when
     one of them cannot be known exactly (``partial``: the tuple, None for each such one)."""
@@ -1020,7 +1024,8 @@ def _cast_value(node, value, src, dst, partial=False):
             convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731
         elif dst in FLOAT_TYPES:
             # a symbolic element stays an Expr: it stands for an exact integral float
-            convert = lambda v: intops.as_float(node, v, dst)  # noqa: E731
+            # (one it may not hold exactly is Rounded: only its square root is known)
+            convert = lambda v: _first(intops.as_float(node, v, dst), lambda: floatops.rounded(v, dst))  # noqa: E731
         elif dst == BOOL:
             convert = lambda v: None if dims.try_eq(v, 0) is None else not dims.try_eq(v, 0)  # noqa: E731
         else:
