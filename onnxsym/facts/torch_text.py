@@ -167,7 +167,8 @@ class _Reader:
 
     def float_(self, node: ast.expr) -> _Float:
         """A float-valued part, where exactly known."""
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
             c = node.value
             if isinstance(c, float) and not (math.isfinite(c) and c.is_integer()):
                 raise Unread(c)  # a fractional constant alone (only as a factor, below)

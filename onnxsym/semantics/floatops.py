@@ -176,8 +176,8 @@ def square_root(d: dims.Dim) -> dims.Dim | None:
     choice of signs, that squares back to ``d`` (``q**2 + 2*q + 1`` is ``(q + 1)**2``, a
     MaxPool's side squared); None otherwise."""
     if isinstance(d, int):
-        k = math.isqrt(d) if d >= 0 else -1
-        return k if k >= 0 and k * k == d else None
+        n = math.isqrt(d) if d >= 0 else -1
+        return n if n >= 0 and n * n == d else None
     roots = [r for r in (_term_root(c, f) for c, f in structure.terms(d)) if r is not None]
     if not roots or len(roots) > 6:
         return None
