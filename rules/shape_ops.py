@@ -680,7 +680,7 @@ def slice_v10(node):
             sliced = {normalize_axis(a, rank) for a in axes}
         # axes that are not sliced keep their dims
         out = tuple(d if sliced is not None and i not in sliced
-                    else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1])
+                    else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1], bound=d)
                     for i, d in enumerate(x.shape))
         return [Tensor(x.dtype, out)]
     # onnxruntime reads an end of INT_MAX (32- or 64-bit) as numpy's None: to the end
@@ -706,7 +706,7 @@ def _slice(node, starts, ends, axes, steps):
         spec[a] = (s, e, st)
         n = _slice_len(x.shape[a], s, e, st)
         out[a] = n if n is not None else node.fresh("slice length undecidable", 0, a,
-                                                    hi=dims.range_of(x.shape[a])[1])
+                                                    hi=dims.range_of(x.shape[a])[1], bound=x.shape[a])
     value = None
     arr = _np_value(x)
     if arr is not None and all(v is None or isinstance(v, int) for sp in spec.values() for v in sp):
