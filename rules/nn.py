@@ -457,7 +457,7 @@ def topk(node: Node) -> Outputs:
         raise InvalidModel(f"k is {k}; onnxruntime refuses a negative k")
     if k is None:
         k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(in_shape[axis])[1],
-                       kind=Kind.DATA_DEPENDENT)
+                       kind=Kind.DATA_DEPENDENT, bound=in_shape[axis])  # (onnxruntime needs k <= the axis)
     elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs 0 <= k <= the axis' dim
         node.require_at_least(k, 0, f"TopK: k = {k} is >= 0")
         node.require_at_least(dims.sub(in_shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {in_shape[axis]}")

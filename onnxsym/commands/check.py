@@ -52,7 +52,8 @@ class Entry:
 
     def describe(self, with_cause: bool = True) -> str:
         """One line: the place, the dim, where each fresh symbol was made and why, the cause."""
-        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" for o in self.origins)
+        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" +
+                         (f" (at most {o['bound']})" if o.get("bound") is not None else "") for o in self.origins)
         text = f"{self.place}" + (f" = {self.dim}" if self.dim is not None else "") + f": {made}"
         c = self.cause
         if with_cause and c is not None and all(c["node"] != o["node"] for o in self.origins):
@@ -168,14 +169,17 @@ def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> list[Entr
     lineage = Lineage(result)
     outputs = set(lineage.outputs)
     out = []
+    bounds = {k: b for k, b in result.bounds().items() if not isinstance(b, int)}  # (a number: the range)
     for u in result.unresolved():
         if opts.outputs_only and u.value not in outputs:
             continue
-        out.append(_entry(lineage, u, u.value in outputs, opts))
+        out.append(_entry(lineage, u, u.value in outputs, opts, bounds))
     return out
 
 
-def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions) -> Entry:
+def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions,
+           bounds: dict | None = None) -> Entry:
+    bounds = bounds or {}
     node, op = lineage.producer_of(u.value)
     causes = [lineage.cause(p) for p in u.provenance]
     first = next((c for c in causes if c is not None), None)
@@ -183,7 +187,8 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
         value=u.value, axis=u.axis, dim=None if u.dim is None else str(u.dim), node=node, op_type=op,
         is_output=is_output,
         origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason,
-                  "kind": p.kind.value} for p in u.provenance],
+                  "kind": p.kind.value, "bound": None if p.symbol not in bounds else str(bounds[p.symbol])}
+                 for p in u.provenance],
         cause=None if first is None else {"node": first.node, "op_type": first.op_type, "domain": first.domain,
                                           "reason": first.reason,
                                           "kind": None if first.kind is None else first.kind.value},

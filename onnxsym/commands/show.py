@@ -171,11 +171,14 @@ def symbol_lines(result: Result, style: Style = plain, only: set[str] | None = N
     input, or why it is fresh)."""
     rows = []
     ranges = result.symbol_ranges()  # narrowed by unification, what the nodes need and the domain
+    bounds = result.bounds()
     for name in sorted(result.symbols.symbols):
         if only is not None and name not in only:
             continue
         p = result.fresh.get(name)
         origin = f"fresh: {p.op_type} '{p.node}': {p.reason}" if p else result.symbols.origin.get(name, "")
+        if name in bounds and not isinstance(bounds[name], int):  # (a number: the range says it)
+            origin += f" (at most {bounds[name]})"
         lo, hi = ranges[name]
         rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(lo)}, {_bound(hi)}]", origin])
     if result.symbols.bound and only is None:

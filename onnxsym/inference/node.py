@@ -271,10 +271,12 @@ class Node:
 
     # -- unknowns ---------------------------------------------------------------
     def fresh(self, reason: str, output: int = 0, axis: int | None = None,
-              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
+              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED,
+              bound: Dim | None = None) -> Dim:
         """A new symbol for a dim this rule cannot determine, recorded with why (and its
-        kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
-        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind)
+        kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements); ``bound``:
+        an upper bound the op proves over other symbols (NonZero's count <= numel)."""
+        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind, bound)
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple[Dim, ...]:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))

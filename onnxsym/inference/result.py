@@ -166,6 +166,19 @@ class Result:
         return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
                 if (a := dims.as_sym(v)) is None or a.name != s.name}
 
+    @under_ranges_of_result
+    def bounds(self) -> dict[str, Dim]:
+        """Each fresh symbol the op that made it bounds over other symbols -> that proven upper
+        bound, over the same symbols as the dims (derived ones replaced): NonZero's count <=
+        its input's element count, TopK's unknown k <= the axis, NonMaxSuppression's boxes <=
+        batch * classes * min(boxes, max_output_boxes_per_class)."""
+        out: dict[str, Dim] = {}
+        for name, p in self.fresh.items():
+            b = p.bound
+            if b is not None:
+                out[name] = dims.substitute(b, self.derived) if self.derived and not isinstance(b, int) else b
+        return out
+
     def roots(self) -> list[str]:
         """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
         derived = self.derived_symbols()
