@@ -409,6 +409,12 @@ def _print_written_sizes(written) -> None:
         click.echo(f"  {len(names)} value{'s are' if len(names) > 1 else ' is'} written without dims "
                    f"({', '.join(names[:3])}{more}): with them, the load-time shape inference of onnx and onnxruntime "
                    f"refuses {why}; it loads the model without them")
+    if written.value_only:
+        names = sorted(written.value_only)
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        click.echo(f"  {len(names)} value{'s have' if len(names) > 1 else ' has'} dims that hold for the --value "
+                   f"data only ({', '.join(names[:3])}{more}): written as they hold for every value the inputs may "
+                   "be fed (their dims for that data: onnxsym.value_only)")
     if given is not None and (given.ranges or given.assume):
         click.echo("  the dims are written as they hold at every size the graph inputs allow: "
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
