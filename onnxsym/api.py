@@ -176,6 +176,9 @@ def parse_assumption(a) -> tuple[str, str]:
         except ValueError as exc:
             raise UserInputError(f"assume: {exc}") from None
     if not isinstance(a, str):
+        if len(a) != 2:  # (a triple with the relation, say: only equalities are assumed)
+            raise UserInputError(f"assume {a!r}: expected 'EXPR == EXPR' or a pair (lhs, rhs) of expressions "
+                                 "assumed equal")
         lhs, rhs = a
         return str(lhs), str(rhs)
     lhs, sep, rhs = a.partition("==")
