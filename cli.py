@@ -360,7 +360,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    save_model(annotated, target, model_dir, also, locations)
+    save_model(annotated, target, model_dir, also, locations, replace=True if force else {target} if in_place else False)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -516,12 +516,12 @@ def _check_sweep(sweep, plot, fmt, force, other) -> None:
             raise click.UsageError(PLOT_MISSING)
 
 
-def _print_sweep(table, fmt, plot) -> None:
+def _print_sweep(table, fmt, plot, force: bool) -> None:
     from onnxsym.commands import sweep as sweeps
     from onnxsym.commands.table import terminal_width
 
     if plot is not None:
-        write_outputs([(plot, sweeps.plot_png(table))])
+        write_outputs([(plot, sweeps.plot_png(table))], replace=force)
     if fmt == "json":
         click.echo(sweeps.as_json(table))
     elif fmt == "csv":
@@ -731,7 +731,7 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     if sweep is not None:
         from onnxsym.commands import sweep as sweeps
 
-        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
+        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot, force)
         return
     with working("computing the valid input domain"):
         d = result.domain()
@@ -864,7 +864,7 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 
         result = _in_env(api.infer(model, bind=b, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                                    constant_initializers=constant_initializers))
-        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot)
+        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot, force)
         return
 
     def run(given):
