@@ -875,6 +875,8 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
         finally:
             bar.close()
     what_if: dict = {}
+    if b:  # a size outside the domain: no cost to speak of (onnxruntime refuses the model there)
+        _check_bind_in_domain(run({}), b)
     try:
         result = run(b)
     except UserInputError as exc:
@@ -890,10 +892,16 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
             raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
                               f"takes it, as a what-if") from None
         what_if = {n: b[n] for n in exc.unknown_binds}
+    if solve is not None:
+        result = result.within_domain()  # solved within the domain's ranges, then its other conditions
     with working("computing the cost (the peak memory is a max over the nodes)"):
         c = result.cost()
     with working(f"solving for {solve}"):
         solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
+        if solution is not None:
+            from onnxsym.cost.solve import within_domain
+
+            solution = within_domain(solution, result.domain(), {})
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
@@ -901,6 +909,30 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 
     for line in text_lines(model, c, per_node, solution, top, terminal_width()):
         click.echo(line)
+
+
+def _check_bind_in_domain(free, bind) -> None:
+    """A UserInputError naming the condition of ``free``'s domain (the model inferred
+    without ``bind``) that the bound sizes break, as verify refuses them."""
+    given = {k: v for k, v in bind.items() if k in free.symbols.origin}
+    with free.env:
+        for name, d in free.derived_symbols().items():
+            if name not in given:
+                try:
+                    given[name] = onnxsym_dims().evaluate(d, given)
+                except (KeyError, ZeroDivisionError):
+                    continue
+        broken = free.domain().broken_by(given)
+    if broken is not None:
+        sizes = " ".join(f"--bind {k}={v}" for k, v in bind.items() if k in given)
+        raise UserInputError(f"bind {dict(bind)}: outside the domain, which needs {broken}",
+                             f"{sizes}: outside the domain, which needs {broken} (onnxsym domain MODEL)")
+
+
+def onnxsym_dims():
+    from onnxsym import dims
+
+    return dims
 
 
 @main.command()
