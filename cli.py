@@ -360,7 +360,7 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     if mlir_out:
         from onnxsym.mlir import to_mlir
         also.append((mlir_out, to_mlir(result).encode("utf-8")))
-    save_model(annotated, target, model_dir, also, locations)
+    save_model(annotated, target, model_dir, also, locations, replace=True if force else {target} if in_place else False)
     if quiet:
         return
     if STDOUT in (target, mlir_out):  # standard output carries a written file: the summary goes to stderr
@@ -409,6 +409,12 @@ def _print_written_sizes(written) -> None:
         click.echo(f"  {len(names)} value{'s are' if len(names) > 1 else ' is'} written without dims "
                    f"({', '.join(names[:3])}{more}): with them, the load-time shape inference of onnx and onnxruntime "
                    f"refuses {why}; it loads the model without them")
+    if written.value_only:
+        names = sorted(written.value_only)
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        click.echo(f"  {len(names)} value{'s have' if len(names) > 1 else ' has'} dims that hold for the --value "
+                   f"data only ({', '.join(names[:3])}{more}): written as they hold for every value the inputs may "
+                   "be fed (their dims for that data: onnxsym.value_only)")
     if given is not None and (given.ranges or given.assume):
         click.echo("  the dims are written as they hold at every size the graph inputs allow: "
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
@@ -510,12 +516,12 @@ def _check_sweep(sweep, plot, fmt, force, other) -> None:
             raise click.UsageError(PLOT_MISSING)
 
 
-def _print_sweep(table, fmt, plot) -> None:
+def _print_sweep(table, fmt, plot, force: bool) -> None:
     from onnxsym.commands import sweep as sweeps
     from onnxsym.commands.table import terminal_width
 
     if plot is not None:
-        write_outputs([(plot, sweeps.plot_png(table))])
+        write_outputs([(plot, sweeps.plot_png(table))], replace=force)
     if fmt == "json":
         click.echo(sweeps.as_json(table))
     elif fmt == "csv":
@@ -725,7 +731,7 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
     if sweep is not None:
         from onnxsym.commands import sweep as sweeps
 
-        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot)
+        _print_sweep(sweeps.domain_sweep(model, result, sweep), fmt, plot, force)
         return
     with working("computing the valid input domain"):
         d = result.domain()
@@ -858,7 +864,7 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 
         result = _in_env(api.infer(model, bind=b, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                                    constant_initializers=constant_initializers))
-        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot)
+        _print_sweep(sweeps.cost_sweep(model, result, sweep), fmt, plot, force)
         return
 
     def run(given):
@@ -869,6 +875,8 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
         finally:
             bar.close()
     what_if: dict = {}
+    if b:  # a size outside the domain: no cost to speak of (onnxruntime refuses the model there)
+        _check_bind_in_domain(run({}), b)
     try:
         result = run(b)
     except UserInputError as exc:
@@ -884,10 +892,16 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
             raise UserInputError(f"--bind {p.symbol}: a count the data decides ({p.op_type} '{p.node}'): only --solve "
                               f"takes it, as a what-if") from None
         what_if = {n: b[n] for n in exc.unknown_binds}
+    if solve is not None:
+        result = result.within_domain()  # solved within the domain's ranges, then its other conditions
     with working("computing the cost (the peak memory is a max over the nodes)"):
         c = result.cost()
     with working(f"solving for {solve}"):
         solution = c.solve(solve, limit, bind=what_if) if solve is not None else None
+        if solution is not None:
+            from onnxsym.cost.solve import within_domain
+
+            solution = within_domain(solution, result.domain(), {})
     if fmt == "json":
         click.echo(as_json(model, c, solution))
         return
@@ -895,6 +909,30 @@ def cost(model, bind, ranges, assume, allow_zero, constant_initializers, fmt, pe
 
     for line in text_lines(model, c, per_node, solution, top, terminal_width()):
         click.echo(line)
+
+
+def _check_bind_in_domain(free, bind) -> None:
+    """A UserInputError naming the condition of ``free``'s domain (the model inferred
+    without ``bind``) that the bound sizes break, as verify refuses them."""
+    given = {k: v for k, v in bind.items() if k in free.symbols.origin}
+    with free.env:
+        for name, d in free.derived_symbols().items():
+            if name not in given:
+                try:
+                    given[name] = onnxsym_dims().evaluate(d, given)
+                except (KeyError, ZeroDivisionError):
+                    continue
+        broken = free.domain().broken_by(given)
+    if broken is not None:
+        sizes = " ".join(f"--bind {k}={v}" for k, v in bind.items() if k in given)
+        raise UserInputError(f"bind {dict(bind)}: outside the domain, which needs {broken}",
+                             f"{sizes}: outside the domain, which needs {broken} (onnxsym domain MODEL)")
+
+
+def onnxsym_dims():
+    from onnxsym import dims
+
+    return dims
 
 
 @main.command()

@@ -176,6 +176,9 @@ def parse_assumption(a) -> tuple[str, str]:
         except ValueError as exc:
             raise UserInputError(f"assume: {exc}") from None
     if not isinstance(a, str):
+        if len(a) != 2:  # (a triple with the relation, say: only equalities are assumed)
+            raise UserInputError(f"assume {a!r}: expected 'EXPR == EXPR' or a pair (lhs, rhs) of expressions "
+                                 "assumed equal")
         lhs, rhs = a
         return str(lhs), str(rhs)
     lhs, sep, rhs = a.partition("==")
@@ -269,12 +272,23 @@ def written_result(result: Result) -> Result:
     return _loadable(written, result)
 
 
-def _again(result: Result, bind) -> Result:
-    """``result``'s model inferred again with ``bind``, without ranges or assumptions."""
+def _again(result: Result, bind, values: dict[str, list] | None = None) -> Result:
+    """``result``'s model inferred again with ``bind``, without ranges or assumptions, and
+    without the given input data unless ``values``."""
     table = result.symbols
     allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
     return _infer(result.model, result.base_dir, bind, {}, [], allow_zero, None, result.constant_initializers, None,
-                  result.given_values)
+                  values)
+
+
+def _for_every_value(written: Result, result: Result) -> Result:
+    """``written`` (inferred without ``result``'s given data) recording that data, and the
+    values whose dims hold for it only (``value_only``: their dims under it)."""
+    written.given_values = dict(result.given_values)
+    for name in result.produced:
+        if name in result.values and name in written.values and written.shape(name) != result.shape(name):
+            written.value_only[name] = result.shape(name)
+    return written
 
 
 def _unbound(result: Result) -> Result:
@@ -282,7 +296,8 @@ def _unbound(result: Result) -> Result:
     they hold at every size), the given ones recorded, the domain computed where it was."""
     free = _again(result, {})
     free.given = result.given or result.symbols
-    return free.within_domain() if result.narrowed_to is not None else free
+    free = free.within_domain() if result.narrowed_to is not None else free
+    return _for_every_value(free, result) if result.given_values else free
 
 
 # The most rounds of withholding dims before none are written.
@@ -372,8 +387,13 @@ def _loadable(written: Result, result: Result) -> Result:
 def _written(result: Result) -> Result:
     table = result.symbols
 
+    values = result.given_values
+    # (the given data decides only what the model computes when it is fed that data: onnxruntime
+    # folds what the written dims make static, so dims that hold for that data alone would change
+    # what the model computes for another; they are reported apart, value_only)
+
     def again(bind) -> Result:
-        return _again(result, bind)
+        return _again(result, bind, values)
 
     bind = table.bound
     decided = decided_ifs(result.model.graph, {**result.subgraph_values, **result.values}) if bind else set()
@@ -390,14 +410,15 @@ def _written(result: Result) -> Result:
         if 0 in bind.values() or undecided or \
                 not decided <= decided_ifs(free.model.graph, {**free.subgraph_values, **free.values}):
             bind = {}
-            if not table.ranges and not table.assume:
+            if not table.ranges and not table.assume and not values:
                 free.given = table
                 return free.within_domain() if result.narrowed_to is not None else free
-    if bind is table.bound and not table.ranges and not table.assume:
+    if bind is table.bound and not table.ranges and not table.assume and not values:
         return result
-    plain = again(bind)
+    plain = _again(result, bind)
     plain.given = table
-    return plain.within_domain() if result.narrowed_to is not None else plain
+    plain = plain.within_domain() if result.narrowed_to is not None else plain
+    return _for_every_value(plain, result) if values else plain
 
 
 @under_ranges_of_result

@@ -190,3 +190,66 @@ def test_sweep_plot_without_matplotlib(tmp_path, monkeypatch):
     assert r.exit_code == 2
     assert "--plot draws with matplotlib, which is not installed: pip install 'onnxsym[plot]'" in r.stderr
     assert not (tmp_path / "p.png").exists()
+
+
+def _positions_model():
+    """x[seq, 4] plus the first seq rows of a constant [64, 4] table: runs for seq <= 64 only."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper, numpy_helper
+
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"], start=0, end=1), n("Slice", ["pos", "st", "s"], ["p"]), n("Add", ["x", "p"], ["y"])]
+    return model(nodes, [("x", F, ["seq", 4])], [("y", F, None)],
+                 inits=[numpy_helper.from_array(np.ones((64, 4), np.float32), "pos"),
+                        numpy_helper.from_array(np.array([0], np.int64), "st")])
+
+
+def _reshape_model():
+    """x[n] reshaped to [-1, 4]: runs where n % 4 == 0."""
+    import numpy as np
+    from helpers import F, model
+    from onnx import helper, numpy_helper
+
+    return model([helper.make_node("Reshape", ["x", "sh"], ["y"])], [("x", F, ["n"])], [("y", F, None)],
+                 inits=[numpy_helper.from_array(np.array([-1, 4], np.int64), "sh")])
+
+
+def _runs(m, shape):
+    import numpy as np
+
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    try:
+        sess.run(None, {"x": np.ones(shape, np.float32)})
+        return True
+    except Exception:
+        return False
+
+
+def test_cost_solves_and_binds_within_the_domain(tmp_path):
+    """--solve answers a size onnxruntime runs the model at (seq <= 64: the top of the domain,
+    not 32,703; n % 4 == 0: 120, not 123), and a --bind outside the domain is an error naming
+    the condition, as verify's."""
+    seq, div = _positions_model(), _reshape_model()
+    paths = {}
+    for name, m in (("seq", seq), ("div", div)):
+        paths[name] = str(tmp_path / f"{name}.onnx")
+        onnx.save(m, paths[name])
+    assert _runs(seq, (64, 4)) and not _runs(seq, (65, 4)) and not _runs(seq, (100, 4))
+    r = cli("cost", paths["seq"], "--solve", "seq", "--budget", "1MiB", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["solve"]["value"] == 64
+    r = cli("cost", paths["seq"], "--bind", "seq=100")
+    assert r.exit_code != 0 and "--bind seq=100: outside the domain, which needs seq <= 64: Add" in r.output, r.output
+    assert "Traceback" not in r.output
+    assert cli("cost", paths["seq"], "--bind", "seq=64").exit_code == 0
+    r = cli("cost", paths["div"], "--solve", "n", "--budget", "1001", "--format", "json")
+    got = json.loads(r.output)["solve"]
+    assert r.exit_code == 0 and got["value"] == 120 and "n % 4 == 0" in got["skipped"], r.output
+    assert got["bytes_at_value"] <= 1001
+    assert _runs(div, (120,)) and not any(_runs(div, (v,)) for v in (121, 122, 123))
+    # 123 fits the budget: the answer without the domain (its memory, 4*n + 16*(n//4) + 16)
+    assert 4 * 123 + 16 * (123 // 4) + 16 <= 1001 < 4 * 124 + 16 * 31 + 16
+    r = cli("cost", paths["div"], "--bind", "n=6")
+    assert r.exit_code != 0 and "outside the domain, which needs n % 4 == 0" in r.output, r.output
+    assert not _runs(div, (6,)) and _runs(div, (8,)) and cli("cost", paths["div"], "--bind", "n=8").exit_code == 0

@@ -251,7 +251,36 @@ def test_diff_finds_a_kv_cache_that_grew_at_the_stated_sizes(tmp_path):
     for path_, dtype, text in ((old, np.float16, kv["old"]), (new, np.float32, kv["new"])):
         out = run_ort(onnx.load(path_), {"past": np.ones((2, 5, 4), dtype), "k": np.ones((2, 3, 4), dtype)})
         assert text == f"{out['present'].nbytes} bytes"
-    assert diff(new, old, "--bind", "batch=2", "--bind", "past_len=5", "--bind", "seq=3")[0] == 0
+    code, doc = diff(new, old, "--bind", "batch=2", "--bind", "past_len=5", "--bind", "seq=3")
+    # the cache shrank (no finding); the element types changed (a finding each)
+    assert code == 1 and {c["place"] for c in doc["changes"] if c["finding"]} == {"past", "k", "present"}
+
+
+def _typed_model(in_type, out_type):
+    from helpers import model
+
+    nodes = [onnx.helper.make_node("Cast", ["x"], ["y"], to=out_type, name="cast")]
+    return model(nodes, [("x", in_type, ["batch", 4])], [("y", out_type, None)])
+
+
+def test_diff_and_check_baseline_report_a_changed_element_type(tmp_path):
+    """float32 -> float16 on an input (an old caller's float32 feed fails in onnxruntime), float
+    -> int64 on an output: each a finding, by diff and by check --baseline."""
+    old, new = tmp_path / "old.onnx", tmp_path / "new.onnx"
+    onnx.save(_typed_model(onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT), old)
+    onnx.save(_typed_model(onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64), new)
+    feed = {"x": np.ones((2, 4), np.float32)}
+    assert run_ort(onnx.load(old), feed)["y"].dtype == np.float32
+    with pytest.raises(Exception, match="(?i)type"):
+        run_ort(onnx.load(new), feed)
+    assert run_ort(onnx.load(new), {"x": np.ones((2, 4), np.float16)})["y"].dtype == np.int64
+    code, doc = diff(old, new)
+    found = {(c["kind"], c["place"]): (c["old"], c["new"]) for c in doc["changes"] if c["finding"]}
+    assert code == 1 and found == {("input", "x"): ("float", "float16"), ("output", "y"): ("float", "int64")}
+    c = cli("check", str(new), "--baseline", str(old))
+    assert c.returncode == 1 and "contract input x: float -> float16" in c.stdout, c.stdout
+    assert "contract output y: float -> int64" in c.stdout
+    assert diff(old, old)[0] == 0
 
 
 def test_diff_matches_renamed_symbols_by_position(tmp_path):

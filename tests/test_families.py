@@ -234,6 +234,55 @@ def test_a_given_value_decides_the_if_and_is_recorded():
         assert metadata.read(written)["user"]["values"] == {"use_cache_branch": [cache]}
 
 
+def _merged_decoder_static():
+    """The merged decoder with a static new-token input, whose shape a later Shape reads: the
+    else branch's [2, 1, 4] is static, and onnxruntime folds a Shape of a static value."""
+    n = helper.make_node
+    then = helper.make_graph([n("Concat", ["p", "x"], ["t"], axis=1)], "then", [], [helper.make_empty_tensor_value_info("t")])
+    other = helper.make_graph([n("Identity", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")])
+    nodes = [n("If", ["use_cache_branch"], ["h"], then_branch=then, else_branch=other), n("Shape", ["h"], ["y"])]
+    from helpers import BOOL
+    return model(nodes, [("x", F, [2, 1, 4]), ("p", F, [2, "past", 4]), ("use_cache_branch", BOOL, [1])], ["y"])
+
+
+@pytest.mark.parametrize("make", [_merged_decoder, _merged_decoder_static])
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_given_value_writes_only_what_holds_for_every_value(make, cache, tmp_path):
+    """The model annotated with --value computes what the original computes for every feed
+    (written with the value's dims, onnxruntime folded Shape(h) to [2, 1, 4] when fed True);
+    the value's own dims are reported apart, in onnxsym.value_only."""
+    import json
+
+    import onnx
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+    from onnxsym.output import metadata
+
+    m = make()
+    static = make is _merged_decoder_static
+    written = onnxsym.annotate(m, values={"use_cache_branch": cache})
+    for b, s, p in ((2, 1, 5), (2, 1, 1), (2, 1, 9)):
+        for fed in (True, False):
+            feeds = _feeds(b, s, p, fed)
+            want, got = run_ort(m, feeds)["y"], run_ort(written, feeds)["y"]
+            assert np.array_equal(want, got), (cache, fed, want, got)
+    meta = metadata.read(written)
+    assert meta["user"]["values"] == {"use_cache_branch": [cache]}
+    # the value's dims, checked against onnxruntime fed that value
+    real = run_ort(m, _feeds(2, 1, 5, cache))
+    h = meta["value_only"]["h"]
+    env = {"batch": 2, "seq": 1, "past": 5}
+    from onnxsym.dims.text import parse_dim
+    assert [onnxsym.dims.evaluate(parse_dim(d), env) for d in h] == [2, 6 if cache else 1, 4]
+    assert (real["y"] if static else np.array(real["y"].shape)).tolist()[1] == (6 if cache else 1)
+    path, out = str(tmp_path / "m.onnx"), str(tmp_path / "m.sym.onnx")
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["annotate", path, "-o", out, "--value", f"use_cache_branch={int(cache)}"])
+    assert r.exit_code == 0 and "hold for the --value data only (h" in r.output, r.output
+    assert json.loads({p.key: p.value for p in onnx.load(out).metadata_props}["onnxsym.value_only"])["h"] == h
+
+
 def test_value_on_the_command_line(tmp_path):
     import onnx
     from click.testing import CliRunner

@@ -106,3 +106,46 @@ def test_a_weight_file_only_a_constant_node_names_is_no_output_either(tmp_path):
     assert [str(d) for d in onnxsym.infer(path).shape("y")] == ["batch", "4"]
     assert "a weight file of the input model" in _refused(["annotate", path, "-o", weights, "--force"], path, weights)
     _runs(path)
+
+
+def test_a_file_that_appears_while_annotating_is_not_replaced_without_force(tmp_path, monkeypatch):
+    """-o OUT is checked before inference and again as it is put in place: a file another run
+    wrote meanwhile stays as it is (exit 2, naming it), and no temporary file is left behind."""
+    import onnxsym.api as api
+
+    src = _write_model(str(tmp_path))
+    out, mlir = str(tmp_path / "out.onnx"), str(tmp_path / "out.mlir")
+    write_result = api.write_result
+
+    def racing(*args, **kwargs):  # another run writes OUT while this one infers
+        with open(out, "wb") as f:
+            f.write(b"the other run's model")
+        return write_result(*args, **kwargs)
+
+    monkeypatch.setattr(api, "write_result", racing)
+    r = CliRunner().invoke(main, ["annotate", src, "-o", out, "--mlir", mlir])
+    assert r.exit_code == 2 and f"{out} exists (it appeared while onnxsym ran); use --force" in r.output, r.output
+    assert "Traceback" not in r.output
+    assert open(out, "rb").read() == b"the other run's model"
+    assert sorted(os.listdir(tmp_path)) == ["m.onnx", "out.onnx"]  # the MLIR output neither: all or none
+    r = CliRunner().invoke(main, ["annotate", src, "-o", out, "--force"])
+    assert r.exit_code == 0, r.output
+    _runs(out)
+
+
+def test_without_replace_an_existing_file_is_an_error_and_nothing_is_written(tmp_path):
+    from onnxsym.errors import OutputError
+    from onnxsym.output.atomic import write_outputs
+
+    first, second = str(tmp_path / "a"), str(tmp_path / "b")
+    open(second, "w").write("kept")
+    try:
+        write_outputs([(first, b"1"), (second, b"2")], replace=False)
+        raise AssertionError("replaced")
+    except OutputError as exc:
+        assert "exists" in str(exc)
+    assert sorted(os.listdir(tmp_path)) == ["b"] and open(second).read() == "kept"
+    write_outputs([(first, b"1")], replace=False)
+    assert open(first).read() == "1"
+    write_outputs([(second, b"2")], replace=[second])
+    assert open(second).read() == "2"

@@ -185,3 +185,24 @@ def test_an_assumption_no_size_meets_is_an_error(assumption, why, hint):
 def test_a_range_past_int64_is_an_error():
     r = _cli("domain", BERT, "--range", "seq=1:99999999999999999999")
     assert r.exit_code == 2 and "expected 0 <= LO <= HI <= 2**63 - 1" in r.stderr, r.output
+
+
+def test_user_input_error_is_exported_at_the_top_level():
+    assert onnxsym.UserInputError is UserInputError and "UserInputError" in onnxsym.__all__
+    assert issubclass(onnxsym.UserInputError, onnxsym.OnnxsymError)
+    from onnxsym.errors import PinnedError
+    assert onnxsym.PinnedError is PinnedError
+
+
+@pytest.mark.parametrize("kwargs, said", [
+    (dict(dynamic=["input_ids:0=batch"]), "dynamic: expected a mapping {input name: {axis: symbol name}}"),
+    (dict(dynamic="input_ids:0=batch"), "got a str (the command line's INPUT:AXIS=NAME texts are for --dynamic)"),
+    (dict(dynamic={"input_ids": [0]}), "dynamic['input_ids']: expected a mapping"),
+    (dict(dynamic={"input_ids": ["batch"]}), "got ['batch']"),
+    (dict(assume=[("batch", "==", "3")]), "expected 'EXPR == EXPR' or a pair (lhs, rhs)"),
+])
+def test_library_misuse_is_a_typed_error_saying_what_is_expected(kwargs, said):
+    message, _ = _error(lambda: onnxsym.infer(BERT, **kwargs))
+    assert said in message, message
+    message, _ = _error(lambda: onnxsym.annotate(BERT, **kwargs))
+    assert said in message, message

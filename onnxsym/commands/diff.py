@@ -39,6 +39,8 @@ class Contract:
     unresolved: list[str]  # "value[axis]" places
     fresh: frozenset  # names of fresh symbols
     cost: dict[str, int | None] = field(default_factory=dict)  # at the stated binding
+    # each graph input's and output's element type (onnx.TensorProto's number; None: not a tensor or unknown)
+    types: dict[tuple[str, str], int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,18 @@ def contract_of(path: str, bind: Mapping[str, int] | None = None, **infer_kw) ->
             v = result.values.get(name)
             return v.shape if isinstance(v, Tensor) else None
 
+        def dtype(name):
+            v = result.values.get(name)
+            return v.dtype if isinstance(v, Tensor) and v.dtype else None
+
         domain = result.domain()
         c = Contract(path, {i.name: shape(i.name) for i in g.input if i.name not in inits},
                      {o.name: shape(o.name) for o in g.output}, input_symbols(result), domain,
                      result.derived_symbols(), pins_of(result, domain),
                      [f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)" for u in result.unresolved()],
                      frozenset(result.fresh))
+        c.types = {**{("input", name): dtype(name) for name in c.inputs},
+                   **{("output", name): dtype(name) for name in c.outputs}}
     if bind:
         c.cost = cost_at(path, bind, infer_kw)
     return c
@@ -207,12 +215,35 @@ def compare(old: Contract, new: Contract) -> list[Change]:
     valid = [(p, q) for p, q in pairs if _holds(new.domain, q, required_only=True) is None]
     changes: list[Change] = []
     for kind, o_vals, n_vals in (("input", old.inputs, new.inputs), ("output", old.outputs, new.outputs)):
+        changes += _types(kind, o_vals, old, new)
         changes += _values(kind, o_vals, n_vals, old, new, valid)
     changes += _domain(old, new, pairs)
     changes += _pins(old, new, names)
     changes += _unresolved(old, new)
     changes += _costs(old, new)
     return changes
+
+
+def _types(kind, o_vals, old: Contract, new: Contract) -> list[Change]:
+    """Each input or output both have whose element type changed: an old caller's feed (float32
+    where float16 is now declared) fails, or it reads another type."""
+    out = []
+    for name in o_vals:
+        a, b = old.types.get((kind, name)), new.types.get((kind, name))
+        if a is not None and b is not None and a != b:
+            why = ("an old caller's feed of this type fails" if kind == "input"
+                   else "an old caller reads another type")
+            out.append(Change(kind, name, _type_text(a), _type_text(b), f"another element type: {why}", True))
+    return out
+
+
+def _type_text(dtype: int) -> str:
+    import onnx
+
+    try:
+        return onnx.TensorProto.DataType.Name(dtype).lower()
+    except ValueError:
+        return str(dtype)
 
 
 def _values(kind, o_vals, n_vals, old: Contract, new: Contract, valid) -> list[Change]:

@@ -121,7 +121,10 @@ def node_table(cost, top: int | None = None, width: int | None = None) -> list[s
 
 def solution_lines(s) -> list[str]:
     lines = [f"  solve {s.symbol} under {human(s.budget)}: memory = {s.memory}"]
-    if s.range_top:
+    if s.skipped:
+        lines.append(f"  largest {s.symbol} in the domain = {s.value}: {human(s.at_value)} (the larger sizes "
+                     f"that fit break {s.skipped})")
+    elif s.range_top:
         lines.append(f"  {s.symbol} = {s.value} (the top of its range) fits: {human(s.at_value)}")
     else:
         lines.append(f"  largest {s.symbol} = {s.value}: {human(s.at_value)}; "
@@ -153,5 +156,6 @@ def as_json(model: str, cost, solution=None) -> str:
     if solution is not None:
         doc["solve"] = {"symbol": solution.symbol, "value": solution.value, "budget": solution.budget,
                         "memory": _num(solution.memory), "bytes_at_value": solution.at_value,
-                        "bytes_at_next": solution.at_next, "range_top": solution.range_top}
+                        "bytes_at_next": solution.at_next, "range_top": solution.range_top,
+                        "skipped": solution.skipped or None}
     return json.dumps(doc, indent=2)

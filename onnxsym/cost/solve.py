@@ -38,6 +38,33 @@ class Solution:
     at_next: int | None  # bytes at the answer plus one (None at the top of the range)
     budget: int
     range_top: bool  # the whole range fits: the answer is its upper end
+    # where the largest size that fits breaks the domain: the condition it breaks (the answer is
+    # then the largest size below that fits and the model runs at); else empty
+    skipped: str = ""
+
+
+# The most sizes below the budget's answer tried for one the domain allows.
+_DOWN = 4096
+
+
+def within_domain(s: Solution, domain, bind: Mapping[str, int]) -> Solution:
+    """``s`` moved down to the largest size that fits and that the ``domain`` (an
+    onnxsym.domain.Domain, over the symbols ``bind`` leaves) allows: a divisibility or a
+    condition that is no range (the ranges were solved within already). Each size tried is
+    checked against the budget again (memory need not fall with the size)."""
+    first = None
+    for v in range(s.value, max(s.value - _DOWN, 0) - 1, -1):
+        broken = domain.broken_by({**bind, s.symbol: v})
+        if broken is None:
+            at = dims.evaluate(s.memory, {s.symbol: v})
+            if at <= s.budget:
+                if first is None:
+                    return s
+                return Solution(s.symbol, v, s.memory, at, None, s.budget, False, first)
+        elif first is None:
+            first = broken
+    raise _unsolvable(s.symbol, f"no size within {_DOWN} below {s.value} (the largest that fits) is in the "
+                                f"domain: {first}")
 
 
 def _substituted(memory: Dim, bind: Mapping[str, int]) -> Dim:

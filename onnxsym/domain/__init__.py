@@ -94,6 +94,26 @@ class Domain:
         bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
         return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
 
+    def broken_by(self, bindings: Mapping[str, int]) -> str | None:
+        """What sizes for some of the symbols (``bindings``: ``--bind``) break: the first
+        unguarded condition over those symbols only that they break, or a range they fall
+        outside, described; None where they break nothing stated."""
+        for c in self.conditions:
+            if c.when or not set(c.symbols) <= set(bindings):
+                continue
+            try:
+                if not c.holds(bindings):
+                    return c.describe()
+            except (KeyError, ZeroDivisionError):
+                continue
+        for name, v in bindings.items():
+            lo, hi = self.ranges.get(name, (v, v))
+            if not lo <= v <= hi:
+                from ..output.numbers import range_text
+
+                return f"{name} in {range_text(lo, hi)}"
+        return None
+
     def lines(self) -> list[str]:
         out = [c.describe() for c in self.conditions]
         from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)

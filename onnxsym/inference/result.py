@@ -80,6 +80,9 @@ class Result:
     # refuses the model it loads without them (api.written_result); and whether that is settled.
     withheld: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     load_checked: bool = field(default=False, repr=False, compare=False)
+    # The produced values whose dims hold only for the given input data (values): their dims under
+    # it, where the written result, inferred without that data, has others (api.written_result).
+    value_only: dict[str, tuple[Any, ...] | None] = field(default_factory=dict, repr=False, compare=False)
     # Whether the main graph's nodes are stored in an order that computes each value before a
     # node reads it (inference ran them so; False: not known).
     in_order: bool = field(default=False, repr=False, compare=False)

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 __all__ = ["OutputError", "write_text", "default_output", "convert"]
 
 
-def write_text(path: str, text: str) -> None:
+def write_text(path: str, text: str, replace: bool = True) -> None:
     """Write to ``path`` as :func:`onnxsym.output.atomic.write_output` does: a regular file through
     a temporary one renamed into place (never half-written), a pipe or device written
     into, ``-`` standard output."""
-    write_output(path, text.encode("utf-8"))
+    write_output(path, text.encode("utf-8"), replace)
 
 
 def default_output(src: str) -> str:
@@ -48,8 +48,9 @@ def convert(src: str, out: str | None, style: str = "propagate", generic: bool =
                 text = f.read()
         except OSError as exc:
             raise ModelLoadError(f"{src}: cannot read: {exc.strerror}") from None
-        write_text(out, encoding_to_symbol(text))
+        write_text(out, encoding_to_symbol(text), force)
     else:
         source = src if result is None else result
-        write_text(out, to_mlir(source, style=style, generic=generic, weights=weights, names=names, dialect=dialect))
+        write_text(out, to_mlir(source, style=style, generic=generic, weights=weights, names=names, dialect=dialect),
+                   force)
     return out

@@ -51,6 +51,7 @@ def apply(model: onnx.ModelProto, dynamic: Dynamic | None, copy: bool) -> onnx.M
     """``model`` (a copy of it when ``copy``) with each named input dim declared as its symbol."""
     if not dynamic:
         return model
+    _check_form(dynamic)
     inputs = {i.name: i for i in model.graph.input}
     inits = {t.name for t in model.graph.initializer}
     for inp, axes in dynamic.items():
@@ -86,6 +87,18 @@ def apply(model: onnx.ModelProto, dynamic: Dynamic | None, copy: bool) -> onnx.M
         for axis, name in axes.items():
             dims[axis % len(dims)].dim_param = name  # (clears dim_value: one field of a oneof)
     return model
+
+
+def _check_form(dynamic: object) -> None:
+    """``dynamic`` is a mapping {input name: {axis: symbol name}}, else a UserInputError saying so."""
+    want = "expected a mapping {input name: {axis: symbol name}}, as dynamic={'images': {0: 'batch'}}"
+    if not isinstance(dynamic, Mapping):
+        raise UserInputError(f"dynamic: {want}; got a {type(dynamic).__name__}"
+                             + (" (the command line's INPUT:AXIS=NAME texts are for --dynamic)"
+                                if isinstance(dynamic, (str, list, tuple)) else ""))
+    for inp, axes in dynamic.items():
+        if not isinstance(inp, str) or not isinstance(axes, Mapping):
+            raise UserInputError(f"dynamic[{inp!r}]: {want}; got {axes!r}")
 
 
 def introduced(dynamic: Dynamic | None) -> dict[str, str]:

@@ -2,7 +2,8 @@
 regular file is ever replaced.
 
 A regular file (or a new one) is written to a temporary file beside it and renamed into
-place. A pipe (a FIFO, ``/dev/stdout`` in a pipeline) or a character device (``/dev/null``)
+place; without ``replace`` (no ``--force``) it is linked into place instead, which fails where
+a file is there by then (one another run wrote meanwhile): no file is ever replaced unasked. A pipe (a FIFO, ``/dev/stdout`` in a pipeline) or a character device (``/dev/null``)
 holds no file to replace: it is opened and written into, never renamed over or deleted.
 A folder, a block device (a disk) and a socket are refused. ``-`` is standard output.
 Every OS error is an :class:`OutputError` naming the path; a closed pipe on standard
@@ -17,7 +18,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import OutputError
@@ -81,7 +82,8 @@ def replaces_a_file(path: str) -> bool:
 
 
 def save_model(model: onnx.ModelProto, out: str, model_dir: str | None = None,
-               also: Sequence[tuple[str, bytes]] = (), locations: set[str] | None = None) -> None:
+               also: Sequence[tuple[str, bytes]] = (), locations: set[str] | None = None,
+               replace: bool | Collection[str] = True) -> None:
     """Write to a temporary file beside OUT, then rename: never a half-written model (with
     ``also``, more ``(path, bytes)`` outputs: all of them or none). References to external
     weights are kept: OUT's folder must hold them (``locations``: those files, when known)."""
@@ -95,20 +97,23 @@ def save_model(model: onnx.ModelProto, out: str, model_dir: str | None = None,
         from ..model.external import check_output_folder
 
         check_output_folder(model, model_dir, folder, locations)
-    write_outputs([(out, data), *also])
+    write_outputs([(out, data), *also], replace)
 
 
-def write_output(path: str, data: bytes) -> None:
+def write_output(path: str, data: bytes, replace: bool = True) -> None:
     """Write ``data`` to ``path`` as the module says."""
-    write_outputs([(path, data)])
+    write_outputs([(path, data)], replace)
 
 
-def write_outputs(items: Sequence[tuple[str, bytes]]) -> None:
+def write_outputs(items: Sequence[tuple[str, bytes]], replace: bool | Collection[str] = True) -> None:
     """Write each ``(path, data)``; where a regular file cannot be written, none is: every one
     goes to its temporary file first, and only then are they renamed into place. (Pipes,
-    devices and standard output are written after those.)"""
+    devices and standard output are written after those.) Without ``replace`` (or for a path
+    not in it, a collection of the paths that may be replaced), a regular file already there
+    is an :class:`OutputError`, checked as the file is put in place."""
     staged: list[tuple[str, str, str]] = []  # (path, temporary, real path)
     streams = []
+    created: list[str] = []  # (without replace: the files put in place, removed if a later one fails)
     try:
         for path, data in items:
             check_target(path)
@@ -119,9 +124,16 @@ def write_outputs(items: Sequence[tuple[str, bytes]]) -> None:
             with _naming(path):
                 staged.append((path, _staged(real, data), real))
         for path, tmp, real in staged:
-            with _naming(path):
-                os.replace(tmp, real)
+            if replace is True or (replace is not False and path in replace):
+                with _naming(path):
+                    os.replace(tmp, real)
+            else:
+                _create(path, tmp, real)
+                created.append(real)
+        created = []
     finally:
+        for real in created:  # (a later output failed: none is written)
+            os.unlink(real)
         for _path, tmp, _real in staged:
             if os.path.exists(tmp):  # (one renamed into place is gone from there)
                 os.unlink(tmp)
@@ -131,6 +143,34 @@ def write_outputs(items: Sequence[tuple[str, bytes]]) -> None:
         else:
             with _naming(path):
                 _write_into(path, data)
+
+
+def _create(path: str, tmp: str, real: str) -> None:
+    """Put the staged ``tmp`` in place at ``real`` only if nothing is there: a hard link fails
+    where a file exists (atomically: two runs at once cannot both succeed); where the file
+    system has no hard links, an exclusive create and a copy."""
+    exists = OutputError(f"{path} exists (it appeared while onnxsym ran); use --force to replace it")
+    try:
+        os.link(tmp, real)
+        return
+    except FileExistsError:
+        raise exists from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            with _naming(path):
+                raise
+    try:
+        fd = os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(os.stat(tmp).st_mode))
+    except FileExistsError:
+        raise exists from None
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {_why(path, exc)}") from None
+    try:
+        with os.fdopen(fd, "wb") as f, open(tmp, "rb") as src:
+            f.write(src.read())
+    except BaseException:
+        os.unlink(real)
+        raise
 
 
 @contextlib.contextmanager

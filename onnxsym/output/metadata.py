@@ -13,7 +13,9 @@ what each holds, and their encoding (JSON, except the version's plain text).
     stale        each stale declaration: {"value", "declared", "computed" (null: no rank), "why" (if known)}
     user         what the caller gave: {"bind", "ranges", "assume", "allow_zero", "allow_zero_symbols",
                  "values" (graph inputs' data, by name: row-major lists)}
-                 (the written dims hold without the ranges and assumptions: api.written_result)
+                 (the written dims hold without the ranges, assumptions and values: api.written_result)
+    value_only   each produced value whose dims hold only for the given values: its dims under them
+                 (not written: fed other data, the model computes them otherwise)
     unresolved   each unresolved dim: {"value", "axis", "dim", "reasons"}
     domain       the valid input domain, when the result is narrowed to it (Domain.to_json)
 """
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from ..inference.result import Result
 
 PREFIX = "onnxsym."
-KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain", "withheld")
+KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain", "withheld", "value_only")
 
 
 def entries(result: Result, version: str) -> dict[str, object]:
@@ -59,6 +61,9 @@ def entries(result: Result, version: str) -> dict[str, object]:
     }
     if result.narrowed_to is not None:
         out["domain"] = result.narrowed_to.to_json()
+    if result.value_only:  # dims that hold for the given data only: reported, never written
+        out["value_only"] = {name: None if shape is None else [str(d) for d in shape]
+                             for name, shape in sorted(result.value_only.items())}
     if result.withheld:  # values written without dims: the load-time inference would refuse the model
         out["withheld"] = dict(sorted(result.withheld.items()))
     return out
