@@ -646,6 +646,9 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--all", "show_all", is_flag=True, help="Also the outputs of Constant nodes (hidden by default).")
 @click.option("--subgraphs", is_flag=True, help="Also the values inside If branches and Loop and Scan bodies.")
+@click.option("--summary", is_flag=True,
+              help="The model on one screen instead of the table: inputs, outputs (with their dims), op types, "
+                   "size (parameters, bytes, external data), opsets, producer.")
 @click.option("--color/--no-color", default=None,
               help="Colour the dims (default: on a terminal, unless NO_COLOR is set).")
 @_bind_opt
@@ -659,7 +662,7 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 @click.option("--pager/--no-pager", default=True,
               help="On a terminal, a table longer than the screen goes through $PAGER (less) (default); "
                    "--no-pager prints it all.")
-def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind, ranges, assume, allow_zero,
+def show(model, name, ops, outputs, unresolved, show_all, subgraphs, summary, color, bind, ranges, assume, allow_zero,
          constant_initializers, dynamic, quiet, verbose, pager):
     """Print a table of MODEL's values and their shapes; with -v, its symbols and assumptions.
 
@@ -675,6 +678,14 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
     _known_ops(result, ops)
+    if summary:
+        from onnxsym.commands.summary import summary_lines
+
+        style = _styler(color)
+        text = lambda v: show_mod.shape_text(show_mod.declared_value(result, v), result.fresh, style)[0]  # noqa: E731
+        for line in summary_lines(result, text) + show_mod.pinned_lines(result, show_mod.value_names(result)):
+            click.echo(line, color=color)
+        return
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved, constants=show_all)
     layout = show_mod.Layout(quiet=quiet, verbose=verbose, subgraphs=subgraphs, width=terminal_width())
     lines = show_mod.show_lines(result, flt, _styler(color), layout=layout)

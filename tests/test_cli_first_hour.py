@@ -43,3 +43,71 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code():
     assert plain.returncode == debug.returncode == 2
     assert "Traceback" in debug.stderr and "Traceback" not in plain.stderr
     assert plain.stderr.strip() in debug.stderr
+
+
+def _pinned_model(path):
+    """ids[batch, seq] reshaped to [1, seq] (a Concat of 1 and its Shape[1:]): batch runs at 1 only."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Shape", ["ids"], ["s"], name="sh", start=1),
+             helper.make_node("Concat", ["one", "s"], ["ns"], name="cc", axis=0),
+             helper.make_node("Reshape", ["ids", "ns"], ["y"], name="rs")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "seq"])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+                          [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(m, path)
+    return m
+
+
+def test_show_keeps_a_graph_inputs_declared_dims_and_says_what_is_pinned(tmp_path):
+    import numpy as np
+    import onnxruntime as ort
+    import pytest
+
+    path = tmp_path / "pin.onnx"
+    m = _pinned_model(path)
+    opts = ort.SessionOptions()  # (the graph optimizer rewrites the Reshape to [1, -1], which runs at batch 2)
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    assert sess.run(None, {"ids": np.zeros((1, 5), np.int64)})[0].shape == (1, 5)
+    with pytest.raises(Exception):  # the truth: batch 2 does not run
+        sess.run(None, {"ids": np.zeros((2, 5), np.int64)})
+    r = run("show", path)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line.split(")")[-1].split("  ")[-1].strip() for line in r.stdout.splitlines()
+            if line.startswith(("ids ", "y "))}
+    assert rows == {"ids": "int64[batch, seq]", "y": "int64[1, seq]"}, r.stdout
+    assert "pinned: batch = 1 because Reshape 'rs'" in r.stdout
+
+
+def test_show_summary_is_one_screen_with_size_and_external_data(tmp_path):
+    import os
+    from collections import Counter
+
+    import numpy as np
+    import onnx
+
+    m = onnx.load(BERT)
+    path = tmp_path / "bert.onnx"
+    onnx.save(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
+              size_threshold=1024)
+    r = run("show", path, "--summary")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) <= 24, r.stdout  # one screen
+    assert lines[0] == "inputs (2)" and lines[1].split() == ["input_ids", "int64[batch,", "seq]"]
+    assert any(line.split() == ["last_hidden_state", "float32[batch,", "seq,", "64]"] for line in lines)
+    counts = Counter(n.op_type for n in m.graph.node)  # the truth: onnx's own reading of the file
+    assert f"nodes: {len(m.graph.node)} of {len(counts)} op types" in lines
+    top, k = counts.most_common(1)[0]
+    assert f"  {top} {k}, " in r.stdout
+    tensors = list(m.graph.initializer) + [a.t for n in m.graph.node if n.op_type == "Constant" for a in n.attribute]
+    params = sum(int(np.prod(t.dims)) for t in tensors)
+    assert f"({params:,}) parameters" in r.stdout, r.stdout
+    external = os.path.getsize(tmp_path / "weights.bin")
+    size_line = next(line for line in lines if line.startswith("size:"))
+    assert f"{external // 1024} KiB of it in external data (weights.bin)" in size_line, size_line
+    assert "opsets: ai.onnx 17" in r.stdout and "producer: pytorch" in r.stdout
