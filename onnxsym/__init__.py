@@ -21,6 +21,7 @@ _EXPORTS = {
     "SymbolicDimError": "dims", "UndecidableError": "dims",
     "OnnxsymError": "errors", "ModelLoadError": "errors", "GraphError": "errors", "RuleFailure": "errors",
     "ShapeContradiction": "errors", "InvalidModel": "errors", "OutputError": "errors",
+    "NoShapeError": "errors",
     "ExprSyntaxError": "dims.text", "format_dim": "dims.text", "parse_dim": "dims.text",
     "register_rule": "registry", "shape_of": "inference.node",
     "Optional_": "inference.values", "Sequence": "inference.values", "Tensor": "inference.values",
@@ -33,7 +34,7 @@ __all__ = [
     "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
-    "InvalidModel", "OutputError",
+    "InvalidModel", "OutputError", "NoShapeError",
     "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
 
@@ -56,7 +57,16 @@ if TYPE_CHECKING:
     )
     from .dims.sympy_bridge import from_sympy
     from .dims.text import ExprSyntaxError, format_dim, parse_dim
-    from .errors import GraphError, InvalidModel, ModelLoadError, OnnxsymError, OutputError, RuleFailure, ShapeContradiction
+    from .errors import (
+        GraphError,
+        InvalidModel,
+        ModelLoadError,
+        NoShapeError,
+        OnnxsymError,
+        OutputError,
+        RuleFailure,
+        ShapeContradiction,
+    )
     from .inference.node import shape_of
     from .inference.values import Optional_, Sequence, Tensor
     from .mlir import to_mlir

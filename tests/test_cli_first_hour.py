@@ -4,7 +4,7 @@ each run as the user runs it, ``python -m onnxsym`` in a process of its own."""
 import subprocess
 import sys
 
-from cli_models import BERT, ROOT
+from cli_models import BERT, ROOT, pinned_model
 
 
 def run(*args):
@@ -45,30 +45,13 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code():
     assert plain.stderr.strip() in debug.stderr
 
 
-def _pinned_model(path):
-    """ids[batch, seq] reshaped to [1, seq] (a Concat of 1 and its Shape[1:]): batch runs at 1 only."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    nodes = [helper.make_node("Shape", ["ids"], ["s"], name="sh", start=1),
-             helper.make_node("Concat", ["one", "s"], ["ns"], name="cc", axis=0),
-             helper.make_node("Reshape", ["ids", "ns"], ["y"], name="rs")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "seq"])],
-                          [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
-                          [numpy_helper.from_array(np.array([1], np.int64), "one")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.save(m, path)
-    return m
-
-
 def test_show_keeps_a_graph_inputs_declared_dims_and_says_what_is_pinned(tmp_path):
     import numpy as np
     import onnxruntime as ort
     import pytest
 
     path = tmp_path / "pin.onnx"
-    m = _pinned_model(path)
+    m = pinned_model(path)
     opts = ort.SessionOptions()  # (the graph optimizer rewrites the Reshape to [1, -1], which runs at batch 2)
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])

@@ -94,7 +94,18 @@ class Domain:
         bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
         return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
 
+    def __str__(self) -> str:
+        """The conditions, one a line as ``onnxsym domain`` prints them, then the ranges."""
+        if not self.conditions and not self.unstated:
+            return f"every size of {', '.join(self.symbols)}" if self.symbols else "static"
+        return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return (f"<Domain over {', '.join(self.symbols) or 'no symbol'}: {len(self.conditions)} conditions"
+                + (f", {len(self.unstated)} not stated" if self.unstated else "") + ">")
+
     def lines(self) -> list[str]:
+        """The conditions as ``onnxsym domain`` prints them, then the ranges and what is not stated."""
         out = [c.describe() for c in self.conditions]
         from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
 
