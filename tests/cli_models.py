@@ -5,7 +5,7 @@ import os
 import numpy as np
 import onnx
 from helpers import I64, F, model
-from onnx import helper
+from onnx import helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BERT = os.path.join(ROOT, "models", "bert_tiny_ts.onnx")
@@ -73,3 +73,16 @@ def annotate_cli(model, folder, *args):
     path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")
     onnx.save(model, path)
     return path, out, CliRunner().invoke(main, ["annotate", path, "-o", out, *args])
+
+
+def pinned_model(path):
+    """ids[batch, seq] reshaped to [1, seq] (a Concat of 1 and its Shape[1:]): batch runs at 1 only."""
+    nodes = [helper.make_node("Shape", ["ids"], ["s"], name="sh", start=1),
+             helper.make_node("Concat", ["one", "s"], ["ns"], name="cc", axis=0),
+             helper.make_node("Reshape", ["ids", "ns"], ["y"], name="rs")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", I64, ["batch", "seq"])],
+                          [helper.make_tensor_value_info("y", I64, None)],
+                          [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(m, path)
+    return m

@@ -261,7 +261,7 @@ def outside_of(result: Result, require: Sequence[tuple[str, int, int]]) -> dict[
 
 
 def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object
-    req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
+    req = " ".join(f"{n}={lo}" if lo == hi else f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
     return f"the domain does not contain {req}: {outside['message']}"
 
 

@@ -113,8 +113,18 @@ class Domain:
 
                 return f"{name} in {range_text(lo, hi)}"
         return None
+    def __str__(self) -> str:
+        """The conditions, one a line as ``onnxsym domain`` prints them, then the ranges."""
+        if not self.conditions and not self.unstated:
+            return f"every size of {', '.join(self.symbols)}" if self.symbols else "static"
+        return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return (f"<Domain over {', '.join(self.symbols) or 'no symbol'}: {len(self.conditions)} conditions"
+                + (f", {len(self.unstated)} not stated" if self.unstated else "") + ">")
 
     def lines(self) -> list[str]:
+        """The conditions as ``onnxsym domain`` prints them, then the ranges and what is not stated."""
         out = [c.describe() for c in self.conditions]
         from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
 
