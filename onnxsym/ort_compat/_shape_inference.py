@@ -42,14 +42,31 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 
 
 def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
-              guess_output_rank: bool = False) -> onnx.ModelProto:
+              guess_output_rank: bool = False, within_domain: bool = False) -> onnx.ModelProto:
     """A copy of ``in_mp`` with onnxsym's shapes, laid out as ORT SSI lays its output: value_info
     for every produced value and graph output (outputs also filled in place), no ``onnxsym.*``
-    metadata (ORT SSI adds none). Raises onnxsym's own errors."""
-    from ..api import infer, write_result
+    metadata (ORT SSI adds none). ``within_domain``: the dims at the sizes where the model runs
+    (``Result.within_domain``: ``min(64, seq)`` is ``seq`` when the model fails beyond 64), what the
+    fusions need to see two equal dims as equal. Raises onnxsym's own errors."""
+    from ..api import infer as infer_result
+    from ..api import write_result
     from ..output.metadata import PREFIX
 
-    out = write_result(infer(in_mp, bind=dict(bind or {})))
+    def infer(model, bind):
+        result = infer_result(model, bind=bind)
+        return result.within_domain() if within_domain else result
+
+    missing = _unimported_domains(in_mp)
+    if missing:  # ORT's fusions add com.microsoft nodes before the import; ORT SSI reads no imports
+        model = onnx.ModelProto()
+        model.CopyFrom(in_mp)
+        model.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
+        out = write_result(infer(model, bind=dict(bind or {})), inplace=True)
+        kept_imports = [op for op in out.opset_import if op.domain not in missing]
+        del out.opset_import[:]
+        out.opset_import.extend(kept_imports)
+    else:
+        out = write_result(infer(in_mp, bind=dict(bind or {})))
     kept = [p for p in out.metadata_props if not p.key.startswith(PREFIX)]
     if len(kept) != len(out.metadata_props):
         del out.metadata_props[:]
@@ -59,6 +76,19 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
+    return out
+
+
+def _unimported_domains(model: onnx.ModelProto) -> list[str]:
+    """The domains ``model``'s nodes use without an opset import for them (in the order met)."""
+    have = {"" if op.domain == "ai.onnx" else op.domain for op in model.opset_import}
+    have |= {f.domain for f in model.functions}
+    out: list[str] = []
+    for g in graphs(model.graph):
+        for node in g.node:
+            d = "" if node.domain == "ai.onnx" else node.domain
+            if d not in have and d not in out:
+                out.append(d)
     return out
 
 
@@ -190,7 +220,7 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
         bind = {k: int(v) for k, v in dynamic_axis_mapping.items() if k in names}
         self._fallback = None
         try:
-            self.out_mp_ = annotated(self.model_, bind, self.guess_output_rank_)
+            self.out_mp_ = annotated(self.model_, bind, self.guess_output_rank_, within_domain=True)
         except Exception as exc:
             if not _own_failure(exc) or self._original_helper is None:
                 raise
