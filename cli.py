@@ -400,12 +400,19 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
-    for u in unresolved[:5]:
-        p = u.provenance[0]
-        where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
-        click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
-    if len(unresolved) > 5:
-        click.echo(f"  ... and {len(unresolved) - 5} more")
+    if unresolved:  # by root cause, as `check` groups them, each with its next step
+        from onnxsym.commands import check as check_report
+        from onnxsym.commands.explain import Lineage
+
+        lineage = Lineage(result)
+        entries = check_report.entries_of(result, lineage=lineage)
+        groups = check_report.by_root(entries)
+        lines = check_report.unresolved_lines(entries, False, check_report.next_steps(entries, lineage))
+        shown = lines if len(groups) <= 5 else [x for x in lines if x.startswith(("  cause", "    next"))][:10]
+        for line in shown:
+            click.echo(line.replace("    unresolved ", "    ", 1).replace("(-v lists them)", "(onnxsym check -v MODEL)"))
+        if len(groups) > 5:
+            click.echo(f"  ... and {len(groups) - 5} more causes ({len(entries)} unresolved dims: onnxsym check MODEL)")
     _print_constraints(result, domain)
     if result.aliases:
         n = len(result.aliases)

@@ -120,6 +120,8 @@ class ModelReport:
     pinned: list[Pinned] = field(default_factory=list)
     # --baseline OLD: how this model's contract differs from OLD's (onnxsym.commands.diff.Change)
     contract: list[Any] = field(default_factory=list)
+    # root cause -> what to do about its dims (next_step), for the causes that have one
+    next_steps: dict[str, str] = field(default_factory=dict)
 
     @property
     def failing(self) -> list[Entry]:
@@ -163,9 +165,9 @@ def _allowed_by(e: Entry, opts: CheckOptions) -> str | None:
 
 
 @under_ranges_of_result
-def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> list[Entry]:
+def entries_of(result: Result, opts: CheckOptions = CheckOptions(), lineage: Lineage | None = None) -> list[Entry]:
     """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
-    lineage = Lineage(result)
+    lineage = Lineage(result) if lineage is None else lineage
     outputs = set(lineage.outputs)
     out = []
     for u in result.unresolved():
@@ -203,7 +205,9 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
         result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers,
                        allow_zero=allow_zero, dynamic=dynamic)
         report.stats = result.stats()
-        report.entries = entries_of(result, opts)
+        lineage = Lineage(result)
+        report.entries = entries_of(result, opts, lineage)
+        report.next_steps = next_steps(report.entries, lineage)
         positive = result.positive_assumptions()
         report.assumed = grouped(positive)
         report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
@@ -275,10 +279,62 @@ SHOWN_PER_CAUSE = 3
 GITHUB_PLACES = 10
 
 
-def _unresolved_lines(failing: Sequence[Entry], verbose: bool) -> list[str]:
+# What decides a branch: the ops through which a graph input's elements reach an If's condition
+# (a size read by Shape or Size is the symbols', not the data's).
+_SIZE_OPS = frozenset({"Shape", "Size"})
+
+
+def deciding_inputs(lineage: Lineage, node: str) -> list[str]:
+    """The graph inputs whose elements decide the If ``node``'s condition (empty: not an If, or
+    no graph input's data reaches its condition): ``--value NAME=...`` takes its branch."""
+    i = lineage.by_label.get(node)
+    if i is None or lineage.nodes[i].op_type != "If" or not lineage.nodes[i].input:
+        return []
+    found: list[str] = []
+    todo, seen = [lineage.nodes[i].input[0]], set()
+    while todo:
+        x = todo.pop()
+        if x in seen or not x:
+            continue
+        seen.add(x)
+        p = lineage.producer.get(x)
+        if p is None:
+            if x in lineage.graph_inputs and x not in lineage.initializers and x not in found:
+                found.append(x)
+            continue
+        if lineage.nodes[p].op_type not in _SIZE_OPS:
+            todo += list(lineage.nodes[p].input)
+    return found
+
+
+def next_step(group: Sequence[Entry], lineage: Lineage | None = None) -> str | None:
+    """What to do about one root cause's dims: a data-dependent count passes
+    ``--allow-data-dependent``; an If a graph input's data decides takes ``--value``."""
+    if all(e.data_dependent for e in group):
+        return "data-dependent (a count only the data decides): check --allow-data-dependent passes these"
+    c = group[0].cause if group[0].cause is not None else group[0].origins[0] if group[0].origins else None
+    if lineage is not None and c is not None and c.get("op_type") == "If":
+        names = deciding_inputs(lineage, str(c["node"]))
+        if names:
+            opts = " ".join(f"--value {n}=..." for n in names)
+            return f"the If is decided by the graph input{'s' if len(names) > 1 else ''} {', '.join(names)}: " \
+                   f"give {'their values' if len(names) > 1 else 'its value'} ({opts}) to take one branch"
+    return None
+
+
+def next_steps(entries: Sequence[Entry], lineage: Lineage) -> dict[str, str]:
+    """Root cause -> its next step, for the causes that have one."""
+    return {root: step for root, group in by_root(entries) if (step := next_step(group, lineage))}
+
+
+def unresolved_lines(failing: Sequence[Entry], verbose: bool, steps: Mapping[str, str]) -> list[str]:
+    """The unresolved dims by root cause: a line per cause, its next step, and its first dims."""
     lines = []
     for root, group in by_root(failing):
         lines.append(f"  cause {root}: {len(group)} unresolved dim{'s' if len(group) > 1 else ''}")
+        step = steps.get(root)
+        if step:
+            lines.append(f"    next: {step}")
         shown = group if verbose else group[:SHOWN_PER_CAUSE]
         lines += [f"    unresolved {e.describe(with_cause=False)}" for e in shown]
         if len(shown) < len(group):
@@ -319,7 +375,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines.append(f"  outside: {_required_text(r.outside)}")
         if quiet:
             continue
-        lines += _unresolved_lines(failing, verbose)
+        lines += unresolved_lines(failing, verbose, r.next_steps)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
