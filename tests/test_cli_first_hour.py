@@ -131,3 +131,17 @@ def test_annotate_groups_unresolved_dims_by_cause_with_the_next_step(tmp_path):
     written = onnx.load(tmp_path / "b1.sym.onnx")
     out = next(o for o in written.graph.output if o.name == "z")
     assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim] == ["seq"]
+
+
+def test_routine_positive_assumptions_are_behind_verbose_and_never_twice(tmp_path):
+    """llama_tiny_ts's Reshapes read `past + seq` as a size (>= 1): routine, so under -v only;
+    an X >= 1 that chose an If's branch stays without -v (tests/test_edges.py)."""
+    llama = "models/llama_tiny_ts.onnx"
+    for args in (("annotate", llama, "-o", tmp_path / "l.onnx", "--force"), ("check", llama)):
+        quiet, loud = run(*args), run(*args, "-v")
+        assert quiet.returncode == loud.returncode == 0, quiet.stderr
+        assert ">= 1" not in quiet.stdout and "--allow-zero" not in quiet.stdout, quiet.stdout
+        assumed = [line for line in loud.stdout.splitlines() if "assumed past + seq >= 1" in line]
+        assert len(assumed) == 1 and "unless --allow-zero" in assumed[0], loud.stdout
+    d = run("domain", llama)
+    assert "assumed past <= 16777216 (assumed: onnxsym relies on it" in d.stdout, d.stdout

@@ -114,6 +114,7 @@ class ModelReport:
     # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
     assumptions: list[dict[str, str]] = field(default_factory=list)
     assumed: list[str] = field(default_factory=list)  # the same, one line per symbol (facts.edges.grouped)
+    assumed_deciding: list[str] = field(default_factory=list)  # those that chose an If's branch
     stale: list[Stale] = field(default_factory=list)
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
     outside: dict[str, object] | None = None
@@ -210,6 +211,7 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
         report.next_steps = next_steps(report.entries, lineage)
         positive = result.positive_assumptions()
         report.assumed = grouped(positive)
+        report.assumed_deciding = grouped([c for c in positive if c.op_type == "If"])
         report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
                                "reason": c.reason} for c in positive]
         report.stale = [Stale(st.value, list(st.declared), None if st.computed is None else list(st.computed),
@@ -384,7 +386,9 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines += [f"  allowed ({p.allowed_by}) pinned {p.describe()}" for p in r.pinned if p.allowed_by]
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
             lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
-        lines += [f"  assumed {line}" for line in r.assumed]
+        # an X >= 1 that chose an If's branch matters to the verdict; the routine ones, under -v
+        lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)"
+                  for line in dict.fromkeys(r.assumed if verbose else r.assumed_deciding)]
     return lines
 
 
