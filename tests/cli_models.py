@@ -124,3 +124,18 @@ def input_if_model():
                                        helper.make_tensor_value_info("use_cache_branch", TensorProto.BOOL, [1])],
                           [helper.make_tensor_value_info("z", F, None)])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def windows_model():
+    """x[batch, height] reshaped to [batch, height//8, 8], the target computed from x's own shape:
+    the element count holds where 8 divides height (batch a factor of both sides)."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="s"),
+             helper.make_node("Gather", ["s", "i0"], ["b"], axis=0, name="gb"),
+             helper.make_node("Gather", ["s", "i1"], ["h"], axis=0, name="gh"),
+             helper.make_node("Div", ["h", "eight"], ["h8"], name="dh"),
+             helper.make_node("Concat", ["b", "h8", "eight"], ["t"], axis=0, name="cat"),
+             helper.make_node("Reshape", ["x", "t"], ["y"], name="win")]
+    inits = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("i0", 0), ("i1", 1), ("eight", 8))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, ["batch", "height"])],
+                          [helper.make_tensor_value_info("y", F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])

@@ -145,3 +145,37 @@ def test_routine_positive_assumptions_are_behind_verbose_and_never_twice(tmp_pat
         assert len(assumed) == 1 and "unless --allow-zero" in assumed[0], loud.stdout
     d = run("domain", llama)
     assert "assumed past <= 16777216 (assumed: onnxsym relies on it" in d.stdout, d.stdout
+
+
+def test_a_condition_with_a_positive_factor_is_stated_as_the_residues_of_one_symbol(tmp_path):
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from cli_models import windows_model
+
+    from onnxsym import dims
+    from onnxsym.domain.forms import simplify
+
+    b, h = dims.sym("b", 1, 2**40), dims.sym("h", 1, 2**40)
+    (form,) = simplify("==", b * h, 8 * b * (h // 8))
+    assert (form.kind, form.symbol, form.modulus, form.residues) == ("divisible", "h", 8, (0,))
+    for bv in range(1, 4):  # exhaustively over two periods, against the raw equality
+        for hv in range(1, 17):
+            assert form.holds({"h": hv}) == (bv * hv == 8 * bv * (hv // 8))
+
+    path = tmp_path / "win.onnx"
+    onnx.save(windows_model(), path)
+    r = run("domain", path)
+    assert r.returncode == 0 and "height % 8 == 0: Reshape 'win'" in r.stdout and "assumed" not in r.stdout, r.stdout
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+    def runs(height):
+        try:
+            sess.run(None, {"x": np.zeros((2, height), np.float32)})
+            return True
+        except Exception:
+            return False
+
+    assert [hv for hv in range(1, 41) if runs(hv)] == [8, 16, 24, 32, 40]  # the truth, as the domain says
+    torch = run("domain", path, "--format", "torch")
+    assert "height = 8*_height" in torch.stdout and "also needed" not in torch.stdout, torch.stdout
