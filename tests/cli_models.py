@@ -91,7 +91,8 @@ def pinned_model(path):
 def nms_if_model():
     """A detector's tail: NonMaxSuppression's count, and an If that gives no box (0 rows) where it
     selects none: both counts only the data decides."""
-    then_g = helper.make_graph([helper.make_node("Constant", [], ["e"], value=numpy_helper.from_array(np.zeros((0, 4), np.float32)))],
+    empty = numpy_helper.from_array(np.zeros((0, 4), np.float32))
+    then_g = helper.make_graph([helper.make_node("Constant", [], ["e"], value=empty)],
                                "then", [], [helper.make_tensor_value_info("e", F, [None, 4])])
     else_g = helper.make_graph([helper.make_node("Gather", ["sel", "two"], ["col"], axis=1),
                                 helper.make_node("Squeeze", ["col", "one"], ["idx"]),

@@ -18,8 +18,8 @@ from .values import Optional_, Sequence, Tensor, Value, resolve_value
 
 if TYPE_CHECKING:
     from ..cost import Cost
-    from ..domain.pins import Pin
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
+    from ..domain.pins import Pin
 
 
 UNCHECKED = "unchecked"
