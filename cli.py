@@ -190,7 +190,10 @@ def _print_constraints(result, domain=None, limit: int = 10, verbose: bool = Fal
              if c.origin is not Origin.DEFAULT_RANGE and not in_domain(c)]
     positive = result.positive_assumptions()
     shown = positive if verbose else deciding(positive)
-    lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)" for line in grouped(shown)]
+    # (one the domain states, `domain assumed past >= 1: If ...`, is said there: not twice)
+    said = {(c.text, src.node) for c in domain.conditions for src in c.sources} if domain is not None else set()
+    lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)"
+              for line in grouped([c for c in shown if (str(c), c.node) not in said])]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
     lines = list(dict.fromkeys(lines))  # (each once)
     for line in lines[:limit]:
