@@ -126,6 +126,8 @@ def test_annotate_groups_unresolved_dims_by_cause_with_the_next_step(tmp_path):
     r = run("annotate", branch, "-o", tmp_path / "b.sym.onnx")
     assert "next: the If is decided by the graph input use_cache_branch" in r.stdout, r.stdout
     assert "--value use_cache_branch=..." in r.stdout
+    gh = run("check", branch, "--format", "github")  # (the annotation carries it too)
+    assert gh.returncode == 1 and "%0Anext: the If is decided by the graph input use_cache_branch" in gh.stdout
     r = run("annotate", branch, "-o", tmp_path / "b1.sym.onnx", "--value", "use_cache_branch=1")
     assert "0 unresolved" in r.stdout and "cause" not in r.stdout, r.stdout
     written = onnx.load(tmp_path / "b1.sym.onnx")

@@ -465,6 +465,7 @@ def format_github(reports: Sequence[ModelReport], notices: bool = False) -> list
             for root, group in by_root(r.failing):
                 places = "\n".join(e.describe(with_cause=False) for e in group[:GITHUB_PLACES])
                 places += f"\n... and {len(group) - GITHUB_PLACES} more" if len(group) > GITHUB_PLACES else ""
+                places += f"\nnext: {r.next_steps[root]}" if root in r.next_steps else ""
                 lines.append(gh_command("error", r.path, "onnxsym: unresolved dims",
                                         f"{len(group)} unresolved dim{'s' if len(group) > 1 else ''} caused by "
                                         f"{root}:\n{places}"))
