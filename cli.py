@@ -165,7 +165,14 @@ def _in_env(result):
     return result
 
 
-def _print_constraints(result, domain=None, limit: int = 10) -> None:
+def deciding(assumptions) -> list:
+    """The ``X >= 1`` assumptions that chose an If's branch: where X is 0 the other branch runs,
+    with other shapes (and --allow-zero X leaves its dims unresolved). The others (a Reshape's
+    target element read as a size) are the routine of most transformers: printed under -v."""
+    return [c for c in assumptions if c.op_type == "If"]
+
+
+def _print_constraints(result, domain=None, limit: int = 10, verbose: bool = False) -> None:
     """What inference recorded, but what the domain states in its simplest form (a float32
     bound: one line per symbol there; `samples <= 703` for a page of floor divisions): the
     domain's lines follow."""
@@ -181,22 +188,28 @@ def _print_constraints(result, domain=None, limit: int = 10) -> None:
     stated = {src.node for c in domain.conditions for src in c.sources} if domain is not None else set()
     lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
              if c.origin is not Origin.DEFAULT_RANGE and not in_domain(c)]
-    lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
+    positive = result.positive_assumptions()
+    shown = positive if verbose else deciding(positive)
+    # (one the domain states, `domain assumed past >= 1: If ...`, is said there: not twice)
+    said = {(c.text, src.node) for c in domain.conditions for src in c.sources} if domain is not None else set()
+    lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)"
+              for line in grouped([c for c in shown if (str(c), c.node) not in said])]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
+    lines = list(dict.fromkeys(lines))  # (each once)
     for line in lines[:limit]:
         click.echo(line)
     if len(lines) > limit:
         click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
-    hint = zero_hint(result)
+    hint = zero_hint(shown)
     if hint:
         click.echo(f"  {hint}")
 
 
-def zero_hint(result) -> str:
+def zero_hint(assumptions) -> str:
     """The suggestion to give ``--allow-zero NAME`` where a decision assumed a symbol >= 1."""
     from onnxsym.dims import free_symbols
 
-    names = sorted({s.name for c in result.positive_assumptions() for s in free_symbols(c.lhs)})
+    names = sorted({s.name for c in assumptions for s in free_symbols(c.lhs)})
     if not names:
         return ""
     opts = " ".join(f"--allow-zero {n}" for n in names)
@@ -347,8 +360,10 @@ def main(ctx, debug) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
 @_dynamic_opt
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also every 'assumed X >= 1' decision (not only those that chose an If's branch).")
 def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
-             keep_declared_names, quiet, mlir_out, dynamic):
+             keep_declared_names, quiet, mlir_out, dynamic, verbose):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -400,13 +415,20 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
-    for u in unresolved[:5]:
-        p = u.provenance[0]
-        where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
-        click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
-    if len(unresolved) > 5:
-        click.echo(f"  ... and {len(unresolved) - 5} more")
-    _print_constraints(result, domain)
+    if unresolved:  # by root cause, as `check` groups them, each with its next step
+        from onnxsym.commands import check as check_report
+        from onnxsym.commands.explain import Lineage
+
+        lineage = Lineage(result)
+        entries = check_report.entries_of(result, lineage=lineage)
+        groups = check_report.by_root(entries)
+        lines = check_report.unresolved_lines(entries, False, check_report.next_steps(entries, lineage))
+        shown = lines if len(groups) <= 5 else [x for x in lines if x.startswith(("  cause", "    next"))][:10]
+        for line in shown:
+            click.echo(line.replace("    unresolved ", "    ", 1).replace("(-v lists them)", "(onnxsym check -v MODEL)"))
+        if len(groups) > 5:
+            click.echo(f"  ... and {len(groups) - 5} more causes ({len(entries)} unresolved dims: onnxsym check MODEL)")
+    _print_constraints(result, domain, verbose=verbose)
     if result.aliases:
         n = len(result.aliases)
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "

@@ -94,3 +94,90 @@ def test_show_summary_is_one_screen_with_size_and_external_data(tmp_path):
     size_line = next(line for line in lines if line.startswith("size:"))
     assert f"{external // 1024} KiB of it in external data (weights.bin)" in size_line, size_line
     assert "opsets: ai.onnx 17" in r.stdout and "producer: pytorch" in r.stdout
+
+
+def test_annotate_groups_unresolved_dims_by_cause_with_the_next_step(tmp_path):
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from cli_models import input_if_model, nms_if_model
+
+    # The truth: the detector's count follows the data; the If's size follows use_cache_branch.
+    det = tmp_path / "det.onnx"
+    onnx.save(nms_if_model(), det)
+    sess = ort.InferenceSession(str(det), providers=["CPUExecutionProvider"])
+    apart = np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5]]], np.float32)
+    scores = np.array([[[0.9, 0.8, 0.7]]], np.float32)
+    rows = {sess.run(None, {"boxes": b, "scores": scores})[0].shape[0] for b in (apart, np.tile(apart[:, :1], (1, 3, 1)))}
+    assert rows == {3, 1}  # three boxes apart are kept, three that overlap are one: the count is the data's
+    r = run("annotate", det, "-o", tmp_path / "det.sym.onnx")
+    causes = [line for line in r.stdout.splitlines() if line.startswith("  cause ")]
+    assert [c.split("'")[1] for c in causes] == ["nms", "if"], r.stdout
+    assert r.stdout.count("next: data-dependent") == 2, r.stdout
+    assert run("check", det).returncode == 1
+    passed = run("check", det, "--allow-data-dependent")
+    assert passed.returncode == 0, passed.stdout
+
+    branch = tmp_path / "branch.onnx"
+    onnx.save(input_if_model(), branch)
+    sess = ort.InferenceSession(str(branch), providers=["CPUExecutionProvider"])
+    x = np.ones(5, np.float32)
+    assert [sess.run(None, {"x": x, "use_cache_branch": np.array([b])})[0].shape for b in (True, False)] == [(5,), (10,)]
+    r = run("annotate", branch, "-o", tmp_path / "b.sym.onnx")
+    assert "next: the If is decided by the graph input use_cache_branch" in r.stdout, r.stdout
+    assert "--value use_cache_branch=..." in r.stdout
+    gh = run("check", branch, "--format", "github")  # (the annotation carries it too)
+    assert gh.returncode == 1 and "%0Anext: the If is decided by the graph input use_cache_branch" in gh.stdout
+    r = run("annotate", branch, "-o", tmp_path / "b1.sym.onnx", "--value", "use_cache_branch=1")
+    assert "0 unresolved" in r.stdout and "cause" not in r.stdout, r.stdout
+    written = onnx.load(tmp_path / "b1.sym.onnx")
+    out = next(o for o in written.graph.output if o.name == "z")
+    assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim] == ["seq"]
+
+
+def test_routine_positive_assumptions_are_behind_verbose_and_never_twice(tmp_path):
+    """llama_tiny_ts's Reshapes read `past + seq` as a size (>= 1): routine, so under -v only;
+    an X >= 1 that chose an If's branch stays without -v (tests/test_edges.py)."""
+    llama = "models/llama_tiny_ts.onnx"
+    for args in (("annotate", llama, "-o", tmp_path / "l.onnx", "--force"), ("check", llama)):
+        quiet, loud = run(*args), run(*args, "-v")
+        assert quiet.returncode == loud.returncode == 0, quiet.stderr
+        assert ">= 1" not in quiet.stdout and "--allow-zero" not in quiet.stdout, quiet.stdout
+        assumed = [line for line in loud.stdout.splitlines() if "assumed past + seq >= 1" in line]
+        assert len(assumed) == 1 and "unless --allow-zero" in assumed[0], loud.stdout
+    d = run("domain", llama)
+    assert "assumed past <= 16777216 (assumed: onnxsym relies on it" in d.stdout, d.stdout
+
+
+def test_a_condition_with_a_positive_factor_is_stated_as_the_residues_of_one_symbol(tmp_path):
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from cli_models import windows_model
+
+    from onnxsym import dims
+    from onnxsym.domain.forms import simplify
+
+    b, h = dims.sym("b", 1, 2**40), dims.sym("h", 1, 2**40)
+    (form,) = simplify("==", b * h, 8 * b * (h // 8))
+    assert (form.kind, form.symbol, form.modulus, form.residues) == ("divisible", "h", 8, (0,))
+    for bv in range(1, 4):  # exhaustively over two periods, against the raw equality
+        for hv in range(1, 17):
+            assert form.holds({"h": hv}) == (bv * hv == 8 * bv * (hv // 8))
+
+    path = tmp_path / "win.onnx"
+    onnx.save(windows_model(), path)
+    r = run("domain", path)
+    assert r.returncode == 0 and "height % 8 == 0: Reshape 'win'" in r.stdout and "assumed" not in r.stdout, r.stdout
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+    def runs(height):
+        try:
+            sess.run(None, {"x": np.zeros((2, height), np.float32)})
+            return True
+        except Exception:
+            return False
+
+    assert [hv for hv in range(1, 41) if runs(hv)] == [8, 16, 24, 32, 40]  # the truth, as the domain says
+    torch = run("domain", path, "--format", "torch")
+    assert "height = 8*_height" in torch.stdout and "also needed" not in torch.stdout, torch.stdout

@@ -64,9 +64,13 @@ class Condition:
         assert self.form is not None  # every other kind has one
         return self.form.holds(bindings)
 
+    # What "assumed" means, said on the line (the reason follows, after the node).
+    ASSUMED = "(assumed: onnxsym relies on it, not knowing that the model fails outside it)"
+
     def describe(self) -> str:
-        """One line: the condition, then where it comes from."""
+        """One line: the condition, then where it comes from; an assumed one says what that means."""
         head = guarded.prefix(self.when) + ("assumed " if self.assumed else "") + self.text
+        head += f" {self.ASSUMED}" if self.assumed else ""
         return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
 
     def to_json(self) -> dict[str, object]:

@@ -291,6 +291,14 @@ class Node:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
         return self._recording().is_resolved(d)
 
+    def kinds_of(self, d: Dim) -> set[Kind]:
+        """The kinds of the fresh symbols in ``d`` (empty when it has none): a merge of a
+        data-dependent count is data-dependent too."""
+        if isinstance(d, int):
+            return set()
+        fresh = self._engine.state.fresh
+        return {fresh[s.name].kind for s in dims.free_symbols(d) if s.name in fresh}
+
     def equalities(self) -> list[tuple[Dim, Dim]]:
         """The equalities ``a == b`` that nodes of the main graph need to run, so that hold in
         every run of the model (none under a guard, none a user's or a declaration's claim)."""
