@@ -42,18 +42,23 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 
 
 def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
-              guess_output_rank: bool = False, within_domain: bool = False) -> onnx.ModelProto:
+              guess_output_rank: bool = False, within_domain: bool = False,
+              materialize: bool = False) -> onnx.ModelProto:
     """A copy of ``in_mp`` with onnxsym's shapes, laid out as ORT SSI lays its output: value_info
     for every produced value and graph output (outputs also filled in place), no ``onnxsym.*``
     metadata (ORT SSI adds none). ``within_domain``: the dims at the sizes where the model runs
     (``Result.within_domain``: ``min(64, seq)`` is ``seq`` when the model fails beyond 64), what the
-    fusions need to see two equal dims as equal. Raises onnxsym's own errors."""
+    fusions need to see two equal dims as equal. ``materialize``: see :func:`_materialize`.
+    Raises onnxsym's own errors."""
     from ..api import infer as infer_result
     from ..api import write_result
     from ..output.metadata import PREFIX
 
+    results = []
+
     def infer(model, bind):
         result = infer_result(model, bind=bind)
+        results.append(result)
         return result.within_domain() if within_domain else result
 
     missing = _unimported_domains(in_mp)
@@ -73,10 +78,44 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         out.metadata_props.extend(kept)
     if guess_output_rank:
         _guess_output_ranks(out)
+    if materialize:
+        _materialize(out, results[0])
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
     return out
+
+
+def _materialize(model: onnx.ModelProto, result) -> None:
+    """What onnxslim's own copy of SSI hands onnxslim besides shapes: each main-graph value onnxsym
+    knows the integer or boolean data of (a shape computation: ``Equal(Concat(batch, -1), -1)`` is
+    ``[False, True]`` at every size), that its node cannot fold from constants alone, becomes an
+    initializer of that name (its node's output renamed, left for onnxslim to remove), so onnxslim
+    folds what follows it as it does with its own SSI. Small tensors only (1024 elements at most)."""
+    import numpy as np
+
+    g = model.graph
+    fixed = {t.name for t in g.initializer} | {i.name for i in g.input} | {o.name for o in g.output}
+    for node in g.node:
+        if all(not i or i in fixed for i in node.input):
+            continue  # onnxslim folds it itself
+        for k, name in enumerate(node.output):
+            t = result.values.get(name)
+            if not name or name in fixed or t is None or t.value is None or len(t.value) > 1024:
+                continue
+            if not all(isinstance(d, int) for d in t.shape) or not all(
+                    isinstance(v, (bool, int)) and not isinstance(v, float) for v in t.value):
+                continue
+            if t.dtype not in _INTEGER_TYPES:
+                continue
+            array = np.array(t.value, dtype=onnx.helper.tensor_dtype_to_np_dtype(t.dtype)).reshape(t.shape)
+            g.initializer.append(onnx.numpy_helper.from_array(array, name))
+            node.output[k] = f"__materialized_{name}"
+
+
+_INTEGER_TYPES = frozenset({onnx.TensorProto.BOOL, onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32,
+                            onnx.TensorProto.INT64, onnx.TensorProto.UINT8, onnx.TensorProto.UINT16,
+                            onnx.TensorProto.UINT32, onnx.TensorProto.UINT64})
 
 
 def _unimported_domains(model: onnx.ModelProto) -> list[str]:
@@ -143,6 +182,7 @@ class SymbolicShapeInference:
     """
 
     _original: type | None = None  # the class this one replaces (set by install())
+    _materialize = False  # hand computed constants over, as onnxslim's copy of SSI does (see _materialize)
 
     def __init__(self, int_max: int = INT_MAX, auto_merge: bool = False, guess_output_rank: bool = False,
                  verbose: int = 0, prefix: str = "") -> None:
@@ -173,7 +213,7 @@ class SymbolicShapeInference:
             logger.warning("Only support models of onnx opset 7 and above.")
             return None
         try:
-            return annotated(in_mp, guess_output_rank=guess_output_rank)
+            return annotated(in_mp, guess_output_rank=guess_output_rank, materialize=cls._materialize)
         except Exception as exc:
             if not _own_failure(exc):
                 raise
@@ -281,6 +321,7 @@ def standing_in_for(original: type | None, helper: type | None = None) -> tuple[
     infer_shapes.__doc__ = SymbolicShapeInference.infer_shapes.__doc__
     Inference = type("SymbolicShapeInference", (SymbolicShapeInference,),
                      {"_original": original, "infer_shapes": staticmethod(infer_shapes),
+                      "_materialize": original is not None and original.__module__.startswith("onnxslim"),
                       "__module__": __name__, "__doc__": SymbolicShapeInference.__doc__})
     Helper = type("SymbolicShapeInferenceHelper", (SymbolicShapeInferenceHelper, Inference),
                   {"_original_helper": helper, "__module__": __name__,
