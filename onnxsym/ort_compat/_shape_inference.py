@@ -278,9 +278,30 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
                 self.known_vi_.setdefault(t.name, onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
             for vi in [*g.input, *g.value_info, *g.output]:
                 self.known_vi_.setdefault(vi.name, vi)
+        self._add_unwritten(self.out_mp_)
         self.all_shapes_inferred_ = True
         self.is_inferred_ = True
         return True
+
+    def _add_unwritten(self, model: onnx.ModelProto) -> None:
+        """A ValueInfoProto without a shape for each value onnxsym wrote nothing for (read only by an
+        If branch that never runs): the fusions index ``known_vi_`` for every value; its element
+        type is onnx's inference's where that gives one."""
+        missing = [o for g in graphs(model.graph) for n in g.node for o in n.output if o and o not in self.known_vi_]
+        if not missing:
+            return
+        types: dict[str, int] = {}
+        try:
+            typed = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001  (then no element types: the values stay unknown)
+            typed = None
+        if typed is not None:
+            types = {vi.name: vi.type.tensor_type.elem_type for g in graphs(typed.graph) for vi in g.value_info
+                     if vi.type.HasField("tensor_type")}
+        for name in missing:
+            vi = onnx.ValueInfoProto(name=name)
+            vi.type.tensor_type.elem_type = types.get(name, onnx.TensorProto.UNDEFINED)
+            self.known_vi_[name] = vi
 
     def get_edge_shape(self, edge: str) -> list | None:
         """The shape of value ``edge``: ints and dim names (a dim bound by the mapping as its
