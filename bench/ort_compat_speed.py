@@ -17,6 +17,7 @@ import logging
 import os
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 
@@ -65,6 +66,7 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     rows = {e["name"]: e for e in corpus(fetched=False)}
+    os.chdir(tempfile.mkdtemp())  # ORT SSI saves sym_shape_infer_temp.onnx where it runs when it fails
     if args.profile:
         import cProfile
         import pstats

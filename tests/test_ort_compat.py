@@ -21,6 +21,13 @@ import onnxsym.ort_compat as oc  # noqa: E402
 from onnxsym.ort_compat import SymbolicShapeInference, SymbolicShapeInferenceHelper  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = {**os.environ, "PYTHONPATH": ROOT}  # this checkout's onnxsym, run from elsewhere
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path, monkeypatch):
+    # ORT SSI saves sym_shape_infer_temp.onnx (and its data) in the working directory when it fails
+    monkeypatch.chdir(tmp_path)
 
 
 def ort_classes():
@@ -175,10 +182,10 @@ def test_known_vi_holds_subgraph_values():
     assert inner and all(n in h.known_vi_ for n in inner)
 
 
-def test_nothing_patched_at_import_and_install_restores_exactly():
+def test_nothing_patched_at_import_and_install_restores_exactly(tmp_path):
     code = ("import sys, onnxsym.ort_compat; assert 'onnxruntime' not in sys.modules; "
             "import onnxruntime.tools.symbolic_shape_infer as t; print(t.SymbolicShapeInference.__module__)")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "onnxruntime.tools.symbolic_shape_infer"
 
@@ -222,11 +229,11 @@ def test_install_everywhere_callers_bind_and_uninstall_puts_the_same_objects_bac
         del sys.modules["user_script"]
 
 
-def test_install_without_onnxruntime_says_so_in_one_line():
+def test_install_without_onnxruntime_says_so_in_one_line(tmp_path):
     code = ("import sys; sys.modules['onnxruntime'] = None\n"
             "import importlib.util; importlib.util.find_spec = lambda name, *a: None\n"
             "from onnxsym.ort_compat.__main__ import main; sys.exit(main(['-m', 'json.tool']))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     assert r.stderr.strip() == "onnxsym.ort_compat.install: onnxruntime is not installed (pip install onnxruntime)"
 
@@ -238,7 +245,7 @@ def test_cli_mirrors_ort_ssis(tmp_path):
                         "--auto_merge", "--int_max", "100000", "--verbose", "0", "--save_as_external_data",
                         "--all_tensors_to_one_file", "--external_data_location", "w.data",
                         "--external_data_size_threshold", "64"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+                       cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "w.data").exists()
     m = onnx.load(str(out))
@@ -253,7 +260,7 @@ def test_cli_mirrors_ort_ssis(tmp_path):
 
 def test_cli_bad_input_is_one_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "onnxsym.ort_compat", "--input", str(tmp_path / "nope.onnx")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+                       cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "nope.onnx" in r.stderr
 
 
@@ -262,9 +269,9 @@ def test_cli_runs_another_modules_command_line_with_the_drop_in(tmp_path):
     src = os.path.join(REAL, "optimum_bert_encoder.onnx")
     out = tmp_path / "pre.onnx"
     cmd = ["-m", "onnxruntime.quantization.preprocess", "--input", src, "--output", str(out)]
-    theirs = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    theirs = subprocess.run([sys.executable, *cmd], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert theirs.returncode != 0 and "Incomplete symbolic shape inference" in theirs.stderr
-    ours = subprocess.run([sys.executable, "-m", "onnxsym.ort_compat", *cmd], cwd=ROOT, capture_output=True,
+    ours = subprocess.run([sys.executable, "-m", "onnxsym.ort_compat", *cmd], cwd=tmp_path, env=ENV, capture_output=True,
                           text=True, timeout=300)
     assert ours.returncode == 0, ours.stderr
     import onnxruntime as ort

@@ -11,6 +11,12 @@ pytest.importorskip("sympy")
 
 import ort_pipelines as P  # noqa: E402
 
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path, monkeypatch):
+    # ORT SSI saves sym_shape_infer_temp.onnx (and its data) in the working directory when it fails
+    monkeypatch.chdir(tmp_path)
+
 QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "silero_vad_16k_op15", "magika"]
 # optimize_model's model_type for the models of that family (P.OPTIMIZE); unet's NhwcConv runs on CUDA only
 OPTIMIZE_FAST = ["optimum_bert_encoder", "fused_bert", "hf_gpt2_ts", "fused_gpt2", "hf_vit_ts", "fused_vit",
