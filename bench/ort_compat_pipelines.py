@@ -20,13 +20,12 @@ import warnings
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, the tests' pipelines
 import ort_pipelines as P  # noqa: E402
-import test_ort_compat_pipelines as T  # noqa: E402
 
 PIPELINES = {
-    "quantize": ("quant_pre_process + quantize_dynamic", P.quantize, T.QUANTIZE),
-    "optimize": ("optimize_model (opt_level=0)", P.optimize, T.OPTIMIZE_FAST + T.OPTIMIZE_ENCDEC),
-    "slim": ("onnxslim.slim", P.slim, T.SLIM_FAST + T.SLIM_CONSTANTS),
-    "float16": ("OnnxModel.convert_float_to_float16", P.float16, T.FLOAT16),
+    "quantize": ("quant_pre_process + quantize_dynamic", P.quantize, P.QUANTIZE),
+    "optimize": ("optimize_model (opt_level=0)", P.optimize, P.OPTIMIZE_FAST + P.OPTIMIZE_ENCDEC),
+    "slim": ("onnxslim.slim", P.slim, P.SLIM_FAST + P.SLIM_CONSTANTS),
+    "float16": ("OnnxModel.convert_float_to_float16", P.float16, P.FLOAT16),
 }
 
 

@@ -17,18 +17,9 @@ def _elsewhere(tmp_path, monkeypatch):
     # ORT SSI saves sym_shape_infer_temp.onnx (and its data) in the working directory when it fails
     monkeypatch.chdir(tmp_path)
 
-QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "silero_vad_16k_op15", "magika"]
-# optimize_model's model_type for the models of that family (P.OPTIMIZE); unet's NhwcConv runs on CUDA only
-OPTIMIZE_FAST = ["optimum_bert_encoder", "fused_bert", "hf_gpt2_ts", "fused_gpt2", "hf_vit_ts", "fused_vit",
-                 "unet_ts"]
-OPTIMIZE_ENCDEC = ["hf_t5_ts", "hf_bart_ts", "fused_bart"]
-SLIM_FAST = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "silero_vad_16k_op15", "tf_lstm_text", "magika"]
-# onnxslim's own SSI hands it constants on these: the drop-in must hand it as much
-SLIM_CONSTANTS = ["hf_t5_ts", "hf_mistral_ts", "hf_whisper_ts", "deberta_v2_ts", "mobilevit_ts"]
-FLOAT16 = ["optimum_bert_encoder", "hf_gpt2_ts", "silero_vad_16k_op15"]
 
 
-@pytest.mark.parametrize("name", QUANTIZE)
+@pytest.mark.parametrize("name", P.QUANTIZE)
 def test_quant_pre_process_then_quantize_dynamic(name):
     theirs, ours = P.quantize(name, "ort"), P.quantize(name, "onnxsym")
     assert ours.ok, ours.error
@@ -51,12 +42,12 @@ def _optimize(name):
     assert ours.runs or (theirs.runs is False and name == "unet_ts"), ours.error
 
 
-@pytest.mark.parametrize("name", OPTIMIZE_FAST)
+@pytest.mark.parametrize("name", P.OPTIMIZE_FAST)
 def test_optimize_model_fuses_at_least_as_much(name):
     _optimize(name)
 
 
-@pytest.mark.parametrize("name", OPTIMIZE_ENCDEC)
+@pytest.mark.parametrize("name", P.OPTIMIZE_ENCDEC)
 def test_optimize_model_fuses_at_least_as_much_on_encoder_decoders(name):
     _optimize(name)
 
@@ -68,17 +59,17 @@ def _slim(name):
     assert ours.nodes <= theirs.nodes, (theirs.nodes, ours.nodes)
 
 
-@pytest.mark.parametrize("name", SLIM_FAST)
+@pytest.mark.parametrize("name", P.SLIM_FAST)
 def test_onnxslim_never_ends_with_more_nodes(name):
     _slim(name)
 
 
-@pytest.mark.parametrize("name", SLIM_CONSTANTS)
+@pytest.mark.parametrize("name", P.SLIM_CONSTANTS)
 def test_onnxslim_never_ends_with_more_nodes_where_its_ssi_hands_it_constants(name):
     _slim(name)
 
 
-@pytest.mark.parametrize("name", FLOAT16)
+@pytest.mark.parametrize("name", P.FLOAT16)
 def test_convert_float_to_float16(name):
     ours = P.float16(name, "onnxsym")
     assert ours.runs, ours.error

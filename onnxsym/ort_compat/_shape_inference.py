@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import onnx
 
@@ -217,11 +218,12 @@ class SymbolicShapeInference:
         except Exception as exc:
             if not _own_failure(exc):
                 raise
-            original = cls._original_class()
+            original: Any = cls._original_class()  # ORT's class, or onnxslim's: typed by neither
             if original is None:
                 raise Exception(f"{INCOMPLETE}: {exc}") from None  # noqa: TRY002  (ORT raises Exception)
             logger.warning("onnxsym: %s; asking %s.%s", exc, original.__module__, original.__qualname__)
-            return original.infer_shapes(in_mp, int_max, auto_merge, guess_output_rank, verbose)
+            out: onnx.ModelProto | None = original.infer_shapes(in_mp, int_max, auto_merge, guess_output_rank, verbose)
+            return out
 
     @staticmethod
     def infer_shapes(in_mp: onnx.ModelProto, int_max: int = INT_MAX, auto_merge: bool = False,
