@@ -21,6 +21,18 @@ OPTIMIZE = {"optimum_bert_encoder": "bert", "fused_bert": "bert", "hf_gpt2_ts": 
             "hf_t5_ts": "t5", "hf_bart_ts": "bart", "fused_bart": "bart", "hf_vit_ts": "vit", "fused_vit": "vit",
             "unet_ts": "unet"}
 
+# the models each pipeline runs on in tests/test_ort_compat_pipelines.py and bench/ort_compat_pipelines.py
+QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "silero_vad_16k_op15", "magika",
+            "ddddocr_det", "hf_detr_ts"]
+# optimize_model's model_type for the models of that family (OPTIMIZE); unet's NhwcConv runs on CUDA only
+OPTIMIZE_FAST = ["optimum_bert_encoder", "fused_bert", "hf_gpt2_ts", "fused_gpt2", "hf_vit_ts", "fused_vit",
+                 "unet_ts"]
+OPTIMIZE_ENCDEC = ["hf_t5_ts", "hf_bart_ts", "fused_bart"]
+SLIM_FAST = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "silero_vad_16k_op15", "tf_lstm_text", "magika"]
+# onnxslim's own SSI hands it constants on these: the drop-in must hand it as much
+SLIM_CONSTANTS = ["hf_t5_ts", "hf_mistral_ts", "hf_whisper_ts", "deberta_v2_ts", "mobilevit_ts"]
+FLOAT16 = ["optimum_bert_encoder", "hf_gpt2_ts", "silero_vad_16k_op15"]
+
 
 @dataclass
 class Outcome:

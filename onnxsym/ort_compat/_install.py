@@ -45,7 +45,7 @@ def install() -> None:
     for name in ORT_MODULES + SLIM_MODULES:
         _import(name)
     # Each original class gets a drop-in of its own, which asks that original where onnxsym cannot.
-    originals: dict[int, object] = {}
+    originals: dict[int, type] = {}
     for mod in list(sys.modules.values()):
         for attr in NAMES:
             obj = getattr(mod, attr, None) if mod is not None else None
@@ -55,9 +55,9 @@ def install() -> None:
     for obj in originals.values():
         if obj.__name__ == "SymbolicShapeInferenceHelper":  # ORT's helper: its base asked too
             base = next((b for b in obj.__mro__[1:] if b.__name__ == "SymbolicShapeInference"), None)
-            drop_ins[id(obj)] = standing_in_for(base, obj)[1]  # type: ignore[arg-type]
+            drop_ins[id(obj)] = standing_in_for(base, obj)[1]
         else:
-            drop_ins[id(obj)] = standing_in_for(obj)[0]  # type: ignore[arg-type]
+            drop_ins[id(obj)] = standing_in_for(obj)[0]
     for mod in list(sys.modules.values()):
         for attr in NAMES:
             obj = getattr(mod, attr, None) if mod is not None else None

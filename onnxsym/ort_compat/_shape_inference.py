@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import onnx
 
@@ -42,18 +43,23 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 
 
 def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
-              guess_output_rank: bool = False, within_domain: bool = False) -> onnx.ModelProto:
+              guess_output_rank: bool = False, within_domain: bool = False,
+              materialize: bool = False) -> onnx.ModelProto:
     """A copy of ``in_mp`` with onnxsym's shapes, laid out as ORT SSI lays its output: value_info
     for every produced value and graph output (outputs also filled in place), no ``onnxsym.*``
     metadata (ORT SSI adds none). ``within_domain``: the dims at the sizes where the model runs
     (``Result.within_domain``: ``min(64, seq)`` is ``seq`` when the model fails beyond 64), what the
-    fusions need to see two equal dims as equal. Raises onnxsym's own errors."""
+    fusions need to see two equal dims as equal. ``materialize``: see :func:`_materialize`.
+    Raises onnxsym's own errors."""
     from ..api import infer as infer_result
     from ..api import write_result
     from ..output.metadata import PREFIX
 
+    results = []
+
     def infer(model, bind):
         result = infer_result(model, bind=bind)
+        results.append(result)
         return result.within_domain() if within_domain else result
 
     missing = _unimported_domains(in_mp)
@@ -73,10 +79,44 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         out.metadata_props.extend(kept)
     if guess_output_rank:
         _guess_output_ranks(out)
+    if materialize:
+        _materialize(out, results[0])
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
     return out
+
+
+def _materialize(model: onnx.ModelProto, result) -> None:
+    """What onnxslim's own copy of SSI hands onnxslim besides shapes: each main-graph value onnxsym
+    knows the integer or boolean data of (a shape computation: ``Equal(Concat(batch, -1), -1)`` is
+    ``[False, True]`` at every size), that its node cannot fold from constants alone, becomes an
+    initializer of that name (its node's output renamed, left for onnxslim to remove), so onnxslim
+    folds what follows it as it does with its own SSI. Small tensors only (1024 elements at most)."""
+    import numpy as np
+
+    g = model.graph
+    fixed = {t.name for t in g.initializer} | {i.name for i in g.input} | {o.name for o in g.output}
+    for node in g.node:
+        if all(not i or i in fixed for i in node.input):
+            continue  # onnxslim folds it itself
+        for k, name in enumerate(node.output):
+            t = result.values.get(name)
+            if not name or name in fixed or t is None or t.value is None or len(t.value) > 1024:
+                continue
+            if not all(isinstance(d, int) for d in t.shape) or not all(
+                    isinstance(v, (bool, int)) and not isinstance(v, float) for v in t.value):
+                continue
+            if t.dtype not in _INTEGER_TYPES:
+                continue
+            array = np.array(t.value, dtype=onnx.helper.tensor_dtype_to_np_dtype(t.dtype)).reshape(t.shape)
+            g.initializer.append(onnx.numpy_helper.from_array(array, name))
+            node.output[k] = f"__materialized_{name}"
+
+
+_INTEGER_TYPES = frozenset({onnx.TensorProto.BOOL, onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32,
+                            onnx.TensorProto.INT64, onnx.TensorProto.UINT8, onnx.TensorProto.UINT16,
+                            onnx.TensorProto.UINT32, onnx.TensorProto.UINT64})
 
 
 def _unimported_domains(model: onnx.ModelProto) -> list[str]:
@@ -143,6 +183,7 @@ class SymbolicShapeInference:
     """
 
     _original: type | None = None  # the class this one replaces (set by install())
+    _materialize = False  # hand computed constants over, as onnxslim's copy of SSI does (see _materialize)
 
     def __init__(self, int_max: int = INT_MAX, auto_merge: bool = False, guess_output_rank: bool = False,
                  verbose: int = 0, prefix: str = "") -> None:
@@ -173,15 +214,16 @@ class SymbolicShapeInference:
             logger.warning("Only support models of onnx opset 7 and above.")
             return None
         try:
-            return annotated(in_mp, guess_output_rank=guess_output_rank)
+            return annotated(in_mp, guess_output_rank=guess_output_rank, materialize=cls._materialize)
         except Exception as exc:
             if not _own_failure(exc):
                 raise
-            original = cls._original_class()
+            original: Any = cls._original_class()  # ORT's class, or onnxslim's: typed by neither
             if original is None:
                 raise Exception(f"{INCOMPLETE}: {exc}") from None  # noqa: TRY002  (ORT raises Exception)
             logger.warning("onnxsym: %s; asking %s.%s", exc, original.__module__, original.__qualname__)
-            return original.infer_shapes(in_mp, int_max, auto_merge, guess_output_rank, verbose)
+            out: onnx.ModelProto | None = original.infer_shapes(in_mp, int_max, auto_merge, guess_output_rank, verbose)
+            return out
 
     @staticmethod
     def infer_shapes(in_mp: onnx.ModelProto, int_max: int = INT_MAX, auto_merge: bool = False,
@@ -238,9 +280,30 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
                 self.known_vi_.setdefault(t.name, onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
             for vi in [*g.input, *g.value_info, *g.output]:
                 self.known_vi_.setdefault(vi.name, vi)
+        self._add_unwritten(self.out_mp_)
         self.all_shapes_inferred_ = True
         self.is_inferred_ = True
         return True
+
+    def _add_unwritten(self, model: onnx.ModelProto) -> None:
+        """A ValueInfoProto without a shape for each value onnxsym wrote nothing for (read only by an
+        If branch that never runs): the fusions index ``known_vi_`` for every value; its element
+        type is onnx's inference's where that gives one."""
+        missing = [o for g in graphs(model.graph) for n in g.node for o in n.output if o and o not in self.known_vi_]
+        if not missing:
+            return
+        types: dict[str, int] = {}
+        try:
+            typed = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001  (then no element types: the values stay unknown)
+            typed = None
+        if typed is not None:
+            types = {vi.name: vi.type.tensor_type.elem_type for g in graphs(typed.graph) for vi in g.value_info
+                     if vi.type.HasField("tensor_type")}
+        for name in missing:
+            vi = onnx.ValueInfoProto(name=name)
+            vi.type.tensor_type.elem_type = types.get(name, onnx.TensorProto.UNDEFINED)
+            self.known_vi_[name] = vi
 
     def get_edge_shape(self, edge: str) -> list | None:
         """The shape of value ``edge``: ints and dim names (a dim bound by the mapping as its
@@ -281,6 +344,7 @@ def standing_in_for(original: type | None, helper: type | None = None) -> tuple[
     infer_shapes.__doc__ = SymbolicShapeInference.infer_shapes.__doc__
     Inference = type("SymbolicShapeInference", (SymbolicShapeInference,),
                      {"_original": original, "infer_shapes": staticmethod(infer_shapes),
+                      "_materialize": original is not None and original.__module__.startswith("onnxslim"),
                       "__module__": __name__, "__doc__": SymbolicShapeInference.__doc__})
     Helper = type("SymbolicShapeInferenceHelper", (SymbolicShapeInferenceHelper, Inference),
                   {"_original_helper": helper, "__module__": __name__,
