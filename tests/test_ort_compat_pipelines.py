@@ -77,7 +77,7 @@ def test_convert_float_to_float16(name):
 
 
 def test_the_drop_in_is_what_the_pipelines_call(monkeypatch):
-    from onnxsym.ort_compat import _shape_inference as S
+    from onnxsym.ort_compat import shape_inference as S
     calls = []
     real = S.annotated
 

@@ -10,8 +10,8 @@ or ``python -m onnxsym.ort_compat --input m.onnx --output out.onnx`` (ORT's comm
 Importing this package patches nothing. See docs/ort-compat.md.
 """
 
-from ._install import install, installed, is_installed, uninstall
-from ._shape_inference import INCOMPLETE, SymbolicShapeInference, SymbolicShapeInferenceHelper
+from .patching import install, installed, is_installed, uninstall
+from .shape_inference import INCOMPLETE, SymbolicShapeInference, SymbolicShapeInferenceHelper
 
 __all__ = ["INCOMPLETE", "SymbolicShapeInference", "SymbolicShapeInferenceHelper", "install", "installed",
            "is_installed", "uninstall"]

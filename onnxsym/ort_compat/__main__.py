@@ -48,7 +48,7 @@ def run_module(argv: list[str]) -> int:
 def shape_infer(argv: list[str]) -> int:
     import onnx
 
-    from ._shape_inference import SymbolicShapeInference
+    from .shape_inference import SymbolicShapeInference
     args = parser().parse_args(argv)
     try:
         model = onnx.load(args.input)

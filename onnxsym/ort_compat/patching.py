@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 
 from ..errors import UserInputError
-from ._shape_inference import standing_in_for
+from .shape_inference import standing_in_for
 
 # Modules that bind the names, imported by install() so that a later `from X import Name` gets ours.
 ORT_MODULES = ("onnxruntime.tools.symbolic_shape_infer", "onnxruntime.transformers", "symbolic_shape_infer",
