@@ -70,7 +70,7 @@ class Quotient:
         return dims.ceil_div(self.num, self.den)
 
 
-class _Unknown:
+class Unknown:
     """A float element nothing is known of, beside known ones: Concat([1.0, 1.0], scale_hw) as a
     Resize's scales keeps the two that are 1. Every operation that meets it gives up (it is no
     float, no dim, no Quotient)."""
@@ -79,7 +79,7 @@ class _Unknown:
         return "UNKNOWN"
 
 
-UNKNOWN = _Unknown()
+UNKNOWN = Unknown()
 
 
 @dataclass(frozen=True)
