@@ -508,7 +508,12 @@ def concat_rule(node):
                 node.require_equal(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
-    if all(t.value is not None for t in ts):
+    if r == 1 and dtype in FLOAT_TYPES and any(t.value is not None for t in ts) \
+            and all(t.value is not None or _short(t) for t in ts):
+        # a float vector partly known (Resize's scales Concat([1.0, 1.0], computed)): the known stay
+        value = _keep(tuple(v for t in ts for v in (t.value if t.value is not None
+                                                      else (floatops.UNKNOWN,) * t.shape[0])))
+    elif all(t.value is not None for t in ts):
         if r == 1:
             value = _keep(tuple(v for t in ts for v in t.value))
         else:
@@ -516,6 +521,11 @@ def concat_rule(node):
             if all(a is not None for a in arrs):
                 value = _from_np(np.concatenate(arrs, axis=axis))
     return [Tensor(dtype, tuple(out), value)]
+
+
+def _short(t: Tensor) -> bool:
+    return t.shape is not None and len(t.shape) == 1 and isinstance(t.shape[0], int) \
+        and t.shape[0] <= _SHAPE_TENSOR_ELEMENTS
 
 
 def sum_dims(ds):

@@ -104,3 +104,18 @@ def test_the_known_elements_are_the_real_ones(h, w):
     assert str(v[0]) == "batch" and v[1] == 3
     real = check(m, _cases([(2, h, w)]), fresh_ok=ANY)
     assert real is not None
+
+
+def test_resize_scales_partly_computed_keep_the_axes_scaled_by_one():
+    """Concat([1.0, 1.0], scale_hw) as Resize's scales, scale_hw computed (here: data): the two
+    known scales of 1 keep batch and channels."""
+    nodes = [N("Concat", ["ones2", "s"], ["scales"], axis=0),
+             N("Resize", ["x", "", "scales"], ["y"], mode="nearest")]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"]), ("s", F, [2])], ["y"],
+              inits=[init("ones2", np.array([1.0, 1.0], np.float32))])
+    cases = [({"batch": b, "h": h, "w": w}, {"x": np.random.rand(b, 3, h, w).astype(np.float32),
+                                             "s": np.array(sc, np.float32)})
+             for b, h, w, sc in ((1, 4, 6, (2.0, 0.5)), (2, 5, 3, (1.5, 3.0)))]
+    res = check(m, cases, fresh_ok=ANY, annotated=True)
+    y = res.shape("y")
+    assert str(y[0]) == "batch" and y[1] == 3 and all(str(d) in res.fresh for d in y[2:])

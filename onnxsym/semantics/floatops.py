@@ -70,6 +70,18 @@ class Quotient:
         return dims.ceil_div(self.num, self.den)
 
 
+class Unknown:
+    """A float element nothing is known of, beside known ones: Concat([1.0, 1.0], scale_hw) as a
+    Resize's scales keeps the two that are 1. Every operation that meets it gives up (it is no
+    float, no dim, no Quotient)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = Unknown()
+
+
 @dataclass(frozen=True)
 class Rounded:
     """The integer ``n >= 0`` cast to float32 or float64 where the type may not hold it
