@@ -8,7 +8,9 @@ from onnxsym.cost import formulas
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.domain.needs import to_target
+from onnxsym.registry import Condition, Outputs, register, unlearned
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, present, required_int
 from .nn import keeps_input_shape
@@ -89,11 +91,28 @@ def linear_attention(node: Node) -> Outputs:
 register("Swish", since=24, conditions=(), cost=formulas.ELEMENTWISE)(keeps_input_shape)
 
 
-@register("RMSNormalization", since=23, conditions=(), cost=formulas.NORMALIZATION)
+def _rms_scale(site):
+    """onnxruntime broadcasts the scale to all of X one way (aligned at the end), whatever the
+    axis: (2, 1, 5) scales X (2, 3, 5) at axis 2, though the spec says X[axis:]."""
+    x, s = site.shape(0), site.shape(1)
+    if x is None or s is None or len(s) > len(x):
+        return
+    yield from to_target(site, tuple(x), s, "scale")
+
+
+RMS_SCALE = Condition("scale broadcasts to X (onnxruntime: to all of X, not X[axis:] only)", _rms_scale,
+                      replayable=True)
+
+
+@register("RMSNormalization", since=23, conditions=[RMS_SCALE], cost=formulas.NORMALIZATION)
 def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
-    x = arg(node, 0)
-    return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
+    x, scale = arg(node, 0), arg(node, 1)
+    if x.shape is not None:
+        normalize_axis(node.attr_int("axis", -1), len(x.shape))  # (onnxruntime refuses one out of range)
+        if scale.shape is not None and len(scale.shape) > len(x.shape):  # (refused at every size)
+            raise ShapeContradiction(f"RMSNormalization scale has rank {len(scale.shape)} > X's {len(x.shape)}")
+    return [Tensor(scale.dtype or x.dtype, x.shape)]
 
 
 
