@@ -94,3 +94,36 @@ def test_group_normalization_groups_and_parameter_sizes(opset, groups, rank):
     m = _model([h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups)],
                [("x", T.FLOAT, x), ("s", T.FLOAT, ["s"]), ("b", T.FLOAT, ["p", "q"])], ["y"], opset)
     _agrees(m, _grid(n=(1, 2), c=(1, 2, 3, 4, 6), h=(1, 3), s=(1, 2, 3, 4, 6), p=(1, 2), q=(1, 2, 3, 4)))
+
+
+# --------------------------------------------------------------------------- RotaryEmbedding
+
+ROT_NAMES, ROT_CASES = _backend("test_rotary_embedding")
+
+
+@pytest.mark.parametrize("name", ROT_NAMES)
+def test_rotary_embedding_backend_case(name):
+    _check_case(ROT_CASES[name])
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+@pytest.mark.parametrize("rotary_dim", [0, 2, 5])
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("positions", [True, False])
+def test_rotary_embedding_head_and_cache_dims(rank, rotary_dim, interleaved, positions):
+    """The head size (X[3], or X[2] / num_heads: a multiple), rotary_embedding_dim <= it, and the
+    caches' last dim half the rotary dim, rounded down; with position_ids the caches have a row
+    per position, without them they are (batch, seq, half)."""
+    x = ["b", 2, "s", "d"] if rank == 4 else ["b", "s", "d"]
+    cache = ["r", "c"] if positions else ["cb", "s", "c"]
+    inputs = [("x", T.FLOAT, x), ("cos", T.FLOAT, cache), ("sin", T.FLOAT, cache)]
+    names = ["x", "cos", "sin"]
+    if positions:
+        inputs.append(("pos", T.INT64, ["b", "s"]))
+        names.append("pos")
+    attrs = dict(rotary_embedding_dim=rotary_dim, interleaved=interleaved)
+    if rank == 3:
+        attrs["num_heads"] = 2
+    m = _model([h.make_node("RotaryEmbedding", names, ["y"], **attrs)], inputs, ["y"], 23)
+    grid = _grid(b=(1, 2), s=(1, 3), d=(1, 2, 3, 4, 5, 6, 8, 10), c=(1, 2, 3, 4, 5), r=(2, 3), cb=(1, 2))
+    _agrees(m, grid)
