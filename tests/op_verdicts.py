@@ -78,7 +78,9 @@ def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]
         try:
             got = [a.shape for a in sess.run(None, feeds(m, sizes, data))]
         except Exception as exc:  # onnxruntime's refusal is the verdict
-            got, err = None, str(exc).splitlines()[0][:160]
+            text = str(exc).splitlines()[0]
+            node = text.split("running ")[-1].split(" node")[0] if "running " in text else "load"
+            got, err = None, f"{node}: {text.split('Status Message:')[-1].strip()[:200]}"
         broken = domain.violated(sizes)
         if got is None and broken is None:
             out.append(f"{sizes}: onnxruntime refuses inside the domain: {err}")
