@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.domain.needs import to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.domain.needs import to_target
 from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics.shapes import normalize_axis
 

@@ -203,9 +203,10 @@ def test_attention_24_nonpad_kv_seqlen_is_per_batch():
 def test_attention_3d_heads_that_do_not_divide_run_at_no_size():
     """kv_num_heads must divide q_num_heads: onnxruntime refuses 3 over 2 at every size, and onnxsym
     names the node."""
+    from op_verdicts import feeds, session
+
     import onnxsym
     from onnxsym.errors import ShapeContradiction
-    from op_verdicts import feeds, session
 
     m = _attention(["b", "l", "dq"], ["b", "s", "dk"], ["b", "s", "dv"], q_num_heads=3, kv_num_heads=2)
     sess = session(m)
