@@ -92,3 +92,35 @@ def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]
                 if want is None or tuple(dims.evaluate(d, sizes) for d in want) != shape:
                     out.append(f"{sizes}: {o.name} is {shape}, inferred {want}")
     return n, out
+
+
+def backend_counts(prefixes: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    """Per op: (tries, disagreements, cases with one) over onnx's backend node cases whose name starts
+    with one of ``prefixes`` (their `_expanded` twins left out: other ops). A case onnxruntime
+    cannot load at any size (no kernel for its type) counts as 1 disagreement."""
+    import warnings
+
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = [c for c in collect_testcases() if c.name.startswith(prefixes) and "expanded" not in c.name]
+    out: dict[str, tuple[int, int, int]] = {}
+    for c in cases:
+        op = c.model.graph.node[0].op_type
+        m, own = symbolic(c.model)
+        data = dict(zip((i.name for i in c.model.graph.input), c.data_sets[0][0])) if c.data_sets else None
+        try:
+            n, bad = disagreements(m, list(moves(own)), data)
+        except Exception as exc:  # (onnxruntime refuses the model at load, or the domain is not evaluable)
+            n, bad = 1, [f"{c.name}: {type(exc).__name__}"]
+        t, d, k = out.get(op, (0, 0, 0))
+        out[op] = (t + n, d + len(bad), k + bool(bad))
+    return out
+
+
+if __name__ == "__main__":  # PYTHONPATH=. python tests/op_verdicts.py test_attention test_rms_normalization ...
+    import sys
+
+    for op, (t, d, k) in sorted(backend_counts(tuple(sys.argv[1:])).items()):
+        print(f"{op}: {t} tries, {d} disagreements in {k} cases")

@@ -215,3 +215,50 @@ def test_attention_3d_heads_that_do_not_divide_run_at_no_size():
             sess.run(None, feeds(m, sizes))
     with pytest.raises(ShapeContradiction, match="does not divide"):
         onnxsym.infer(m)
+
+
+@pytest.mark.slow
+def test_attention_random_sizes_attack():
+    """An attack on the new conditions: every dim of Q, K, V, past_key, past_value and attn_mask
+    a symbol of its own, 3,600 random sizes (biased so that about a tenth run), 4-D at each mask
+    rank and opsets 23 and 24, and 3-D at three head splits: onnxruntime runs exactly where the
+    domain holds, with the inferred shapes."""
+    import random
+
+    rng = random.Random(1)
+    same = [("kb", "b"), ("vb", "b"), ("pb", "b"), ("qb", "b"), ("hv", "hk"), ("ph", "hk"), ("qh", "hk"),
+            ("ke", "e"), ("pe", "e"), ("vs", "s"), ("qe", "ev"), ("q", "p")]
+    past = (["pb", "ph", "p", "pe"], ["qb", "qh", "q", "qe"])
+    for rank in (2, 3, 4):
+        mask = ["m0", "m1", "m2", "m3"][4 - rank:]
+        names = [a for a, _ in same] + ["b", "hk", "e", "s", "ev", "p", "hq", "l"] + mask
+        for opset in (23, 24):
+            m = _attention(["b", "hq", "l", "e"], ["kb", "hk", "s", "ke"], ["vb", "hv", "vs", "ev"], mask=mask,
+                           past=past, opset=opset)
+            grid = []
+            for _ in range(400):
+                g = {n: rng.choice((1, 2, 3)) for n in names}
+                if rng.random() < 0.7:
+                    g.update({a: g[b] for a, b in same if rng.random() < 0.85})
+                    if rng.random() < 0.8:
+                        g[mask[-1]] = g["p"] + g["s"]
+                    if rng.random() < 0.8:
+                        g[mask[-2]] = g["l"]
+                    if rng.random() < 0.5:
+                        g["hq"] = g["hk"] * rng.choice((1, 2))
+                grid.append(g)
+            _agrees(m, grid)
+    names3 = ["b", "l", "dq", "kb", "s", "dk", "vb", "vs", "dv", "m1", "m2", "pb", "ph", "p", "pe", "qb", "qh", "q", "qe"]
+    for hq, hkv in ((2, 1), (2, 2), (4, 2)):
+        m = _attention(["b", "l", "dq"], ["kb", "s", "dk"], ["vb", "vs", "dv"], mask=["m1", "m2"], past=past,
+                       q_num_heads=hq, kv_num_heads=hkv)
+        grid = []
+        for _ in range(400):
+            g = {n: rng.choice((1, 2, 3, 4)) for n in names3}
+            if rng.random() < 0.8:
+                e, ev = rng.choice((1, 2)), rng.choice((1, 2))
+                g.update(dq=hq * e, dk=hkv * e, dv=hkv * ev, kb=g["b"], vb=g["b"], pb=g["b"], qb=g["b"], vs=g["s"],
+                         ph=hkv, qh=hkv, pe=e, qe=ev, q=g["p"], m1=g["l"], m2=g["p"] + g["s"])
+                g[rng.choice(names3)] = rng.choice((1, 2, 3, 4))
+            grid.append(g)
+        _agrees(m, grid)

@@ -18,6 +18,12 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, whose "
      "MatMul and Expand broadcasts run sizes the spec rules out (a K sequence of 1 against a V sequence "
      "of 6) with other output shapes; the domain does not state opset 25's conditions yet."),
+    ("LinearAttention",
+     "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key and value to "
+     "(B, T, kv_num_heads, -1) with query's B and T (only element counts must divide) and broadcasts "
+     "the state update, so it runs sizes the spec rules out, with other output shapes (present_state's "
+     "key dim is query's width / q_num_heads, not key's / kv_num_heads); the domain and dims follow the "
+     "spec there, not onnxruntime, yet."),
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
