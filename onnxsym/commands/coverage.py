@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import registry
+from . import departures
 
 # The standard domains whose every operator onnxsym means to cover.
 DOMAINS = ("ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
@@ -121,6 +122,7 @@ def conditions_page() -> str:
              "op's registration does not state its conditions yet. FLOPs count a multiply-add as 2; an op",
              "with no formula is not counted.",
              ""]
+    lines += departures.section()
     by_domain: dict[str, list[registry.OpEntry]] = {}
     for e in registry.entries():
         by_domain.setdefault(e.domain or "ai.onnx", []).append(e)
