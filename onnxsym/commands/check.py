@@ -325,7 +325,8 @@ def next_step(group: Sequence[Entry], lineage: Lineage | None = None) -> str | N
         if names:
             opts = " ".join(f"--value {n}=..." for n in names)
             return f"the If is decided by the graph input{'s' if len(names) > 1 else ''} {', '.join(names)}: " \
-                   f"give {'their values' if len(names) > 1 else 'its value'} ({opts}) to take one branch"
+                   f"{opts} gives the dims for {'those values' if len(names) > 1 else 'that value'} " \
+                   f"(reported apart: the written model keeps what holds for every value)"
     return None
 
 
