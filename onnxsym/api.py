@@ -464,7 +464,7 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     skip = _skipped(result, model)
     write_shapes(model.graph, result.values, result.produced, result.fresh, warnings, keep, skip, decl.dropped)
-    if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
+    if result.scoped_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
     name_unnamed_inputs(model.graph, result.values)
@@ -473,8 +473,20 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
 
 
 def _skipped(result: Result, model: onnx.ModelProto) -> set[str]:
-    """The values written without dims: read by a branch never taken, or withheld."""
+    """The values written without dims: withheld, and, where onnxruntime is not there to judge
+    the written model, those read by a branch never taken.
+
+    onnxruntime folds a branch's shape computations even where it never runs, and may refuse
+    a model for what a dim written there makes it compute (a ConstantOfShape of a negative
+    count); where it is installed it is asked (see :func:`_loadable`), and only the values
+    leading to a node it refuses are withheld: the others keep their dims (TensorRT's
+    execution provider and onnxruntime's fusions read them). Without it, onnx's inference
+    alone judges, and it does not fold a branch: those reads are then not written."""
     if result.holds_subgraphs is False:  # (no branch: no walk over every node)
+        return set(result.withheld)
+    from .output import loadcheck
+
+    if loadcheck.runtime_installed():
         return set(result.withheld)
     return dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
 

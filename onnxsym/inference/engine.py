@@ -836,6 +836,33 @@ class Engine:
             born.update(list(self.state.fresh)[before:])
         return outs
 
+    def infer_untaken(self, node: Node, graph: onnx.GraphProto) -> None:
+        """Infer ``graph``, an If branch a known condition never takes, for the shapes of its values
+        alone: onnxruntime's fusions and TensorRT's execution provider read a shape on every value,
+        and onnxruntime loads (and folds) a branch whether it runs or not. In a trial, so nothing it
+        records reaches the model's values, constraints or domain; only its values are kept, per
+        subgraph path (``Scope.scoped_values``, what is written). A branch where a rule fails or the
+        inference stops is left as it is (unshaped), and its failure is not reported: it never runs."""
+        scoped = self.scope.scoped_values
+        before, failures, strict = set(scoped), len(self.state.rule_failures), self.strict
+        kept: dict[GraphPath, dict[str, Value]] = {}
+        guard = Guard(self.place_key() + (node.name, "untaken"), True,
+                      f"the branch of If node '{node.name}' that its condition never takes runs", node.name, node.op_type)
+        self.strict = False
+        try:
+            with self.hypothetically():
+                try:
+                    self.infer_subgraph(node, graph, [], guard=guard)
+                except (OnnxsymError, ConstraintContradiction, Unreachable):
+                    pass
+                else:
+                    if len(self.state.rule_failures) == failures:
+                        kept = {p: dict(v) for p, v in scoped.items() if p not in before}
+                del self.state.rule_failures[failures:]  # (never runs: no failure to report)
+        finally:
+            self.strict = strict
+        scoped.update(kept)
+
     @contextlib.contextmanager
     def hypothetically(self) -> Iterator[list[Constraint]]:
         """Inference whose effects are undone: a rule trying a case (a loop body at a chosen
