@@ -192,6 +192,8 @@ class Engine:
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.strict = STRICT
+        # > 0 while an untaken If branch is inferred (infer_untaken): what it needs is undone, so not asked
+        self._untaken = 0
         self.given_values: dict[str, list[Any]] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
         # Ifs whose branches differ in rank on a size condition (see branching): the branch each one takes
         self.choices: dict[str, branching.Choice] = {}
@@ -265,6 +267,8 @@ class Engine:
         """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
         inference does not know that it runs, it is recorded with the subgraph's guards and
         narrows nothing; a need that can never hold is a warning."""
+        if self._untaken:  # (a trial for shapes alone: every need it records is undone)
+            return
         place = self.here(node.name, node.op_type)
         if not self._frames:
             self.constraints.at_least(d, lo, place, reason, origin)
@@ -849,6 +853,7 @@ class Engine:
         guard = Guard(self.place_key() + (node.name, "untaken"), True,
                       f"the branch of If node '{node.name}' that its condition never takes runs", node.name, node.op_type)
         self.strict = False
+        self._untaken += 1
         try:
             with self.hypothetically():
                 try:
@@ -861,6 +866,7 @@ class Engine:
                 del self.state.rule_failures[failures:]  # (never runs: no failure to report)
         finally:
             self.strict = strict
+            self._untaken -= 1
         scoped.update(kept)
 
     @contextlib.contextmanager
