@@ -846,26 +846,24 @@ class Engine:
         and onnxruntime loads (and folds) a branch whether it runs or not. In a trial, so nothing it
         records reaches the model's values, constraints or domain; only its values are kept, per
         subgraph path (``Scope.scoped_values``, what is written). A branch where a rule fails or the
-        inference stops is left as it is (unshaped), and its failure is not reported: it never runs."""
+        inference stops is left as it is (unshaped); a rule's failure is reported all the same (a
+        bug wherever it happens: raised in strict mode), as a trial's is."""
         scoped = self.scope.scoped_values
-        before, failures, strict = set(scoped), len(self.state.rule_failures), self.strict
+        before, failures = set(scoped), len(self.state.rule_failures)
         kept: dict[GraphPath, dict[str, Value]] = {}
         guard = Guard(self.place_key() + (node.name, "untaken"), True,
                       f"the branch of If node '{node.name}' that its condition never takes runs", node.name, node.op_type)
-        self.strict = False
         self._untaken += 1
         try:
             with self.hypothetically():
                 try:
                     self.infer_subgraph(node, graph, [], guard=guard)
-                except (OnnxsymError, ConstraintContradiction, Unreachable):
-                    pass
+                except (OnnxsymError, ConstraintContradiction, Unreachable):  # (a RuleFailure is none of them)
+                    pass  # (it never runs: what stops it there is no error of the model)
                 else:
                     if len(self.state.rule_failures) == failures:
                         kept = {p: dict(v) for p, v in scoped.items() if p not in before}
-                del self.state.rule_failures[failures:]  # (never runs: no failure to report)
         finally:
-            self.strict = strict
             self._untaken -= 1
         scoped.update(kept)
 
