@@ -29,7 +29,8 @@ from .output.writer import (
     write_subgraph_shapes,
 )
 
-ModelLike = str | os.PathLike | onnx.ModelProto | bytes
+# and an onnx_ir.Model or a torch ONNXProgram (see onnxsym.model.objects; typed as object: neither is imported)
+ModelLike = str | os.PathLike | onnx.ModelProto | bytes | object
 # True: every graph-input dim may be 0; or the names of the symbols that may be.
 AllowZero = bool | str | Iterable[str]
 
@@ -40,8 +41,9 @@ def infer(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
           progress: Callable[[int, int], None] | None = None, constant_initializers: bool = False,
           strict: bool | None = None, dynamic: dynamic_inputs.Dynamic | None = None,
           values: Mapping[str, object] | None = None) -> Result:
-    """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, or
-    the model's serialized bytes).
+    """Infer the symbolic shape of every value of a model (a path, a ``ModelProto``, the
+    model's serialized bytes, an ``onnx_ir.Model`` or a torch ``ONNXProgram``: those two are
+    recognised without importing onnx_ir or torch, and inferred on a serialized copy).
 
     ``bind`` fixes input symbols to numbers before inference (``{"batch": 1}``);
     ``ranges`` narrows their ranges (``{"seq": (1, 4096)}``); ``assume`` adds
@@ -229,18 +231,29 @@ def annotate(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
     """The model with every produced value's dtype and symbolic shape in
     ``graph.value_info`` (graph outputs filled in place) and the symbol table in
     ``metadata_props``. A ``ModelProto`` argument is copied unless ``inplace``.
+    An ``onnx_ir.Model`` gives an annotated ``onnx_ir.Model`` back (a new one, made from the
+    annotated proto), a torch ``ONNXProgram`` a new ``ONNXProgram`` holding that annotated
+    model and the given one's ``exported_program``: the object given is never changed
+    (``inplace`` does not apply to them), and ``.save()``, ``.model`` and running it work as on the one given.
     ``keep_declared_names``: see :func:`write_result`. ``dynamic``: see :func:`infer`; the
     model is written with those dims symbolic, and refused (:class:`PinnedError`) when its
     domain pins one of them: it would fail at the other sizes its inputs then declare.
     ``values``: see :func:`infer`."""
+    from .model import objects
+
+    what = objects.kind(model_or_path)
+    if what is not None:  # inferred on a proto of its own, given back as the kind it came as
+        original, model_or_path = model_or_path, objects.to_proto(model_or_path, what)
+        inplace = True
     if dynamic and inplace and isinstance(model_or_path, onnx.ModelProto):
         model_or_path = dynamic_inputs.apply(model_or_path, dynamic, copy=False)  # (checked before inferring)
     result = infer(model_or_path, bind=bind, ranges=ranges, assume=assume, allow_zero=allow_zero,
                    constant_initializers=constant_initializers, dynamic=dynamic, values=values)
     if dynamic:
         refuse_pinned(result, dynamic)
-    return write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
-                        keep_declared_names=keep_declared_names)
+    written = write_result(result, inplace=inplace or not isinstance(model_or_path, onnx.ModelProto),
+                           keep_declared_names=keep_declared_names)
+    return written if what is None else objects.back(written, original, what)
 
 
 def written_result(result: Result) -> Result:
@@ -472,7 +485,7 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
     keep = decl.named_fresh | decl.proven if keep_declared_names else decl.named_fresh
     skip = _skipped(result, model)
     write_shapes(model.graph, result.values, result.produced, result.fresh, warnings, keep, skip, decl.dropped)
-    if result.subgraph_values:  # else no subgraph was inferred: nothing to look for
+    if result.scoped_values:  # else no subgraph was inferred: nothing to look for
         write_subgraph_shapes(model.graph, result.scoped_values, result.fresh, warnings,
                               keep, skip, decl.dropped)
     name_unnamed_inputs(model.graph, result.values)
@@ -481,8 +494,20 @@ def _write_dims(result: Result, model: onnx.ModelProto, keep_declared_names: boo
 
 
 def _skipped(result: Result, model: onnx.ModelProto) -> set[str]:
-    """The values written without dims: read by a branch never taken, or withheld."""
+    """The values written without dims: withheld, and, where onnxruntime is not there to judge
+    the written model, those read by a branch never taken.
+
+    onnxruntime folds a branch's shape computations even where it never runs, and may refuse
+    a model for what a dim written there makes it compute (a ConstantOfShape of a negative
+    count); where it is installed it is asked (see :func:`_loadable`), and only the values
+    leading to a node it refuses are withheld: the others keep their dims (TensorRT's
+    execution provider and onnxruntime's fusions read them). Without it, onnx's inference
+    alone judges, and it does not fold a branch: those reads are then not written."""
     if result.holds_subgraphs is False:  # (no branch: no walk over every node)
+        return set(result.withheld)
+    from .output import loadcheck
+
+    if loadcheck.runtime_installed():
         return set(result.withheld)
     return dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
 

@@ -33,7 +33,9 @@ def if_rule(node):
     cond = node.value(0)
     if cond is not None and len(cond) == 1 and isinstance(cond[0], (bool, int, float)):
         node.act_on(0, "condition")
-        return node.infer_graph(branches[0 if cond[0] else 1], [], sure=True)
+        outs = node.infer_graph(branches[0 if cond[0] else 1], [], sure=True)
+        node.infer_untaken(branches[1 if cond[0] else 0])  # (for its shapes alone: onnxruntime loads it)
+        return outs
     relation = node.relation(0)
     choice = node.branch_choice() if relation is not None else None
     if choice is not None:  # the nodes after it run with one branch only: see onnxsym.facts.branching

@@ -192,6 +192,8 @@ class Engine:
         self.base_dir = base_dir  # where external data is; small external values are read from it
         self.table = table or SymbolTable()
         self.strict = STRICT
+        # > 0 while an untaken If branch is inferred (infer_untaken): what it needs is undone, so not asked
+        self._untaken = 0
         self.given_values: dict[str, list[Any]] = {}  # data the caller gives for graph inputs (onnxsym.model.given)
         # Ifs whose branches differ in rank on a size condition (see branching): the branch each one takes
         self.choices: dict[str, branching.Choice] = {}
@@ -265,6 +267,8 @@ class Engine:
         """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
         inference does not know that it runs, it is recorded with the subgraph's guards and
         narrows nothing; a need that can never hold is a warning."""
+        if self._untaken:  # (a trial for shapes alone: every need it records is undone)
+            return
         place = self.here(node.name, node.op_type)
         if not self._frames:
             self.constraints.at_least(d, lo, place, reason, origin)
@@ -835,6 +839,33 @@ class Engine:
         if born is not None:
             born.update(list(self.state.fresh)[before:])
         return outs
+
+    def infer_untaken(self, node: Node, graph: onnx.GraphProto) -> None:
+        """Infer ``graph``, an If branch a known condition never takes, for the shapes of its values
+        alone: onnxruntime's fusions and TensorRT's execution provider read a shape on every value,
+        and onnxruntime loads (and folds) a branch whether it runs or not. In a trial, so nothing it
+        records reaches the model's values, constraints or domain; only its values are kept, per
+        subgraph path (``Scope.scoped_values``, what is written). A branch where a rule fails or the
+        inference stops is left as it is (unshaped); a rule's failure is reported all the same (a
+        bug wherever it happens: raised in strict mode), as a trial's is."""
+        scoped = self.scope.scoped_values
+        before, failures = set(scoped), len(self.state.rule_failures)
+        kept: dict[GraphPath, dict[str, Value]] = {}
+        guard = Guard(self.place_key() + (node.name, "untaken"), True,
+                      f"the branch of If node '{node.name}' that its condition never takes runs", node.name, node.op_type)
+        self._untaken += 1
+        try:
+            with self.hypothetically():
+                try:
+                    self.infer_subgraph(node, graph, [], guard=guard)
+                except (OnnxsymError, ConstraintContradiction, Unreachable):  # (a RuleFailure is none of them)
+                    pass  # (it never runs: what stops it there is no error of the model)
+                else:
+                    if len(self.state.rule_failures) == failures:
+                        kept = {p: dict(v) for p, v in scoped.items() if p not in before}
+        finally:
+            self._untaken -= 1
+        scoped.update(kept)
 
     @contextlib.contextmanager
     def hypothetically(self) -> Iterator[list[Constraint]]:

@@ -64,6 +64,8 @@ class Host(Protocol):
 
     def place_key(self) -> tuple[str, ...]: ...
 
+    def infer_untaken(self, node: Node, graph: onnx.GraphProto) -> None: ...
+
     def branch_choice(self, node: Node) -> branching.Choice | None: ...
 
     def note_split(self, node: Node, relation: Relation) -> None: ...
@@ -363,6 +365,11 @@ class Node:
         else ``guard`` (an :class:`onnxsym.facts.fact.Guard`) says when it runs, and what the
         graph needs is recorded under it (by default: under "this subgraph runs")."""
         return self._recording().infer_subgraph(self, graph, inputs, born, sure, guard)
+
+    def infer_untaken(self, graph: onnx.GraphProto) -> None:
+        """Infer a subgraph that never runs (an If branch its known condition rules out) for
+        the shapes written into it alone: see :meth:`Engine.infer_untaken`."""
+        self._recording().infer_untaken(self, graph)
 
     def runs_guard(self, relation: Relation, text: str) -> Guard:
         """The guard of a subgraph of this node that runs exactly where ``relation`` (over the

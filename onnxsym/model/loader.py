@@ -24,15 +24,21 @@ from ..inference.values import MAX_VALUE_ELEMENTS, Opaque, Optional_, Sequence, 
 PROTOBUF_LIMIT = 2**31 - 1
 
 
-def load_model(model_or_path: str | os.PathLike | onnx.ModelProto | bytes) -> tuple[onnx.ModelProto, str | None]:
+def load_model(model_or_path: str | os.PathLike | onnx.ModelProto | bytes | object) -> tuple[onnx.ModelProto, str | None]:
     """The model and the folder its external data is relative to (``None`` for an
-    in-memory model). External data is not loaded."""
+    in-memory model). External data is not loaded. An ``onnx_ir.Model`` or a torch
+    ``ONNXProgram`` is serialized to a new ModelProto (see :mod:`onnxsym.model.objects`)."""
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path, None
+    from . import objects  # an export script's object: an onnx_ir.Model or a torch ONNXProgram
+    what = objects.kind(model_or_path)
+    if what is not None:
+        return objects.to_proto(model_or_path, what), None
     if isinstance(model_or_path, (bytes, bytearray, memoryview)):  # the serialized model (onnx.load_from_string)
         return _parsed(bytes(model_or_path), "the model bytes"), None
     if not isinstance(model_or_path, (str, os.PathLike)):
-        raise UserInputError(f"model: expected a path, a ModelProto or the model's bytes, got "
+        raise UserInputError(f"model: expected a path, a ModelProto, the model's bytes, an onnx_ir.Model or a "
+                             f"torch ONNXProgram, got "
                              f"{type(model_or_path).__name__}")
     path = os.fspath(model_or_path)
     if not os.path.exists(path):

@@ -266,19 +266,33 @@ def name_unnamed_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> Non
             d.dim_param = s.name  # (clears a negative dim_value: a oneof)
 
 
+def _same_every_iteration(v, fresh) -> bool:
+    """Whether a body output's inferred shape names only the model's own symbols (and numbers):
+    then every iteration computes it so (a dim varying by iteration is a fresh symbol)."""
+    if not isinstance(v, Tensor) or v.shape is None:
+        return False
+    return all(s.name not in fresh for d in v.shape for s in dims.free_symbols(d))
+
+
 def write_subgraph_shapes(graph: onnx.GraphProto, scoped: dict[tuple, dict[str, Value]], fresh, warnings: list[str],
                           keep_declared=frozenset(), skip=frozenset(), dropped=frozenset(),
                           path: tuple = ()) -> None:
     """Fill each subgraph's own ``value_info`` (nested ones too) with the values computed
     inside it (``scoped``: per subgraph path, as ``Result.scoped_values``; sibling graphs may
-    define one name with other shapes); its declared inputs and outputs are left as they are.
-    A subgraph never inferred (an If branch proved untaken) is left as it is."""
+    define one name with other shapes); its declared inputs are left as they are. Its outputs
+    are written where they are what every run computes: an If branch's (a branch runs once),
+    and a Loop or Scan body's whose dims hold no symbol made for the iteration (a carried value
+    that grows gets one: its dims differ from one iteration to the next). A subgraph never
+    inferred is left as it is."""
     for n in graph.node:
         for a in n.attribute:
             graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
             for k, g in graphs:
                 here = path + (graph_key(n.output, a.name, k),)
-                declared = {v.name for v in g.input} | {v.name for v in g.output}
+                values = scoped.get(here, {})
+                declared = {v.name for v in g.input}
+                if n.op_type != "If" or n.domain not in ("", "ai.onnx"):
+                    declared |= {v.name for v in g.output if not _same_every_iteration(values.get(v.name), fresh)}
                 produced = [o for m in g.node for o in m.output if o and o not in declared]
-                write_shapes(g, scoped.get(here, {}), produced, fresh, warnings, keep_declared, skip, dropped)
+                write_shapes(g, values, produced, fresh, warnings, keep_declared, skip, dropped)
                 write_subgraph_shapes(g, scoped, fresh, warnings, keep_declared, skip, dropped, here)
