@@ -55,7 +55,8 @@ def _depth(v):
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 
-@register("OneHot", conditions=(), cost=formulas.MOVEMENT)
+@register("OneHot", conditions=["depth >= 1 (onnxruntime refuses depth 0, even for no indices)"],
+          cost=formulas.MOVEMENT)
 def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
     indices = shape_of(idx, values.dtype, why="indices rank unknown")
@@ -64,6 +65,8 @@ def one_hot(node: Node) -> Outputs:
     depth = _depth(scalar(node, 1))
     if depth is None:
         depth = node.fresh("OneHot depth unknown", 0, axis)
+    else:
+        node.require_at_least(depth, 1, f"OneHot: depth {depth} >= 1 (onnxruntime refuses depth 0)")
     shape = tuple(indices[:axis]) + (depth,) + tuple(indices[axis:])
     return [Tensor(values.dtype, shape, _one_hot_elements(idx, depth, values, axis))]
 
