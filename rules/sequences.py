@@ -131,7 +131,8 @@ def sequence_length_rule(node: Node) -> Outputs:
     return [Tensor(I64, (), None if n is None else (n,))]
 
 
-@register("SplitToSequence", conditions=["the split sizes add up to X[axis]"])
+@register("SplitToSequence", conditions=["the split sizes add up to X[axis]",
+                                         "a scalar split with keepdims=0 is 1 (onnxruntime)"])
 def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
@@ -148,6 +149,16 @@ def split_to_sequence_rule(node):
         one = piece(1, node.attr_int("keepdims", 1) != 0)
         return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value
+    if split.rank == 0 and sizes is not None and not node.attr_int("keepdims", 1):
+        # onnxruntime departs from the spec (keepdims only without split): it applies keepdims=0 to a
+        # scalar split, which then must be 1 (pieces of length 1, the axis dropped); other lengths fail
+        s = sizes[0]
+        if isinstance(s, int) and s != 1:
+            raise ShapeContradiction(f"SplitToSequence: a scalar split {s} with keepdims=0; onnxruntime runs only "
+                                     "split 1 with keepdims=0")
+        node.require_equal(s, 1, "SplitToSequence: a scalar split with keepdims=0 is 1 (onnxruntime)")
+        one = piece(1, False)
+        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
         s = sizes[0]
         if isinstance(d, int) and isinstance(s, int):
