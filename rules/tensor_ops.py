@@ -12,6 +12,7 @@ from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register
+from onnxsym.semantics.floatops import Quotient
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, like_input, same_shape, scalar
@@ -52,6 +53,8 @@ def _depth(v):
     """OneHot's depth as a dim: a float depth counts as its integer part."""
     if isinstance(v, float):
         return int(v)
+    if isinstance(v, Quotient):  # a float depth computed from a size: its integer part, as onnxruntime casts it
+        return v.floor()
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 
@@ -65,6 +68,7 @@ def one_hot(node: Node) -> Outputs:
     depth = _depth(scalar(node, 1))
     if depth is None:
         depth = node.fresh("OneHot depth unknown", 0, axis)
+        node.require_at_least(depth, 1, "OneHot: depth >= 1 (onnxruntime refuses depth 0)")  # (not stated: data)
     else:
         node.require_at_least(depth, 1, f"OneHot: depth {depth} >= 1 (onnxruntime refuses depth 0)")
     shape = tuple(indices[:axis]) + (depth,) + tuple(indices[axis:])
