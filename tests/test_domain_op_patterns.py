@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import onnxruntime as ort
 import pytest
-from helpers import F, I64, model
+from helpers import I64, F, model
 from onnx import helper, numpy_helper
 
 import onnxsym

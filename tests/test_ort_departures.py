@@ -3,7 +3,7 @@ docs/conditions.md): the dims checked against onnxruntime's outputs at several s
 
 import numpy as np
 import pytest
-from helpers import F, I64, model
+from helpers import I64, F, model
 from onnx import helper, numpy_helper
 from oracle import run_ort
 

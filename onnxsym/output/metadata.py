@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from ..inference.result import Result
 
 PREFIX = "onnxsym."
-KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain", "withheld", "value_only")
+KEYS = ("version", "symbols", "constraints", "derived", "aliases", "stale", "user", "unresolved", "domain", "withheld",
+        "value_only")
 
 
 def entries(result: Result, version: str) -> dict[str, object]:
