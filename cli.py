@@ -64,17 +64,21 @@ def _bindings(pairs) -> dict:
     return out
 
 
-def _ranges(pairs, option: str = "--range") -> dict:
+def _ranges(pairs, option: str = "--range", one: bool = False) -> dict:
+    """NAME=LO:HI pairs by name; with ``one``, NAME=N too, the range N:N (--require seq=128)."""
     out: dict = {}
     for p in pairs:
         name, sep, val = p.partition("=")
         lo, colon, hi = val.partition(":")
+        if one and not colon:
+            hi = lo
         try:
-            if not sep or not colon or not name.strip():
+            if not sep or not (colon or one) or not name.strip():
                 raise ValueError
             value = (int(lo), int(hi))
         except ValueError:
-            raise click.BadParameter(f"expected NAME=LO:HI, got {p!r}", param_hint=option) from None
+            expected = "NAME=LO:HI or NAME=N" if one else "NAME=LO:HI"
+            raise click.BadParameter(f"expected {expected}, got {p!r}", param_hint=option) from None
         _once(out, name.strip(), value, option, p)
     return out
 
@@ -161,7 +165,14 @@ def _in_env(result):
     return result
 
 
-def _print_constraints(result, domain=None, limit: int = 10) -> None:
+def deciding(assumptions) -> list:
+    """The ``X >= 1`` assumptions that chose an If's branch: where X is 0 the other branch runs,
+    with other shapes (and --allow-zero X leaves its dims unresolved). The others (a Reshape's
+    target element read as a size) are the routine of most transformers: printed under -v."""
+    return [c for c in assumptions if c.op_type == "If"]
+
+
+def _print_constraints(result, domain=None, limit: int = 10, verbose: bool = False) -> None:
     """What inference recorded, but what the domain states in its simplest form (a float32
     bound: one line per symbol there; `samples <= 703` for a page of floor divisions): the
     domain's lines follow."""
@@ -177,22 +188,28 @@ def _print_constraints(result, domain=None, limit: int = 10) -> None:
     stated = {src.node for c in domain.conditions for src in c.sources} if domain is not None else set()
     lines = [f"  {label(c)} {c} ({c.where}: {c.reason})" for c in result.constraints
              if c.origin is not Origin.DEFAULT_RANGE and not in_domain(c)]
-    lines += [f"  assumed {line}" for line in grouped(result.positive_assumptions())]
+    positive = result.positive_assumptions()
+    shown = positive if verbose else deciding(positive)
+    # (one the domain states, `domain assumed past >= 1: If ...`, is said there: not twice)
+    said = {(c.text, src.node) for c in domain.conditions for src in c.sources} if domain is not None else set()
+    lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)"
+              for line in grouped([c for c in shown if (str(c), c.node) not in said])]
     lines += [f"  derived {name} = {d}" for name, d in result.derived_symbols().items()]
+    lines = list(dict.fromkeys(lines))  # (each once)
     for line in lines[:limit]:
         click.echo(line)
     if len(lines) > limit:
         click.echo(f"  ... and {len(lines) - limit} more (in the output's metadata: onnxsym.constraints)")
-    hint = zero_hint(result)
+    hint = zero_hint(shown)
     if hint:
         click.echo(f"  {hint}")
 
 
-def zero_hint(result) -> str:
+def zero_hint(assumptions) -> str:
     """The suggestion to give ``--allow-zero NAME`` where a decision assumed a symbol >= 1."""
     from onnxsym.dims import free_symbols
 
-    names = sorted({s.name for c in result.positive_assumptions() for s in free_symbols(c.lhs)})
+    names = sorted({s.name for c in assumptions for s in free_symbols(c.lhs)})
     if not names:
         return ""
     opts = " ".join(f"--allow-zero {n}" for n in names)
@@ -248,8 +265,27 @@ def _check_targets(outputs, force: bool) -> None:
             raise OutputError(f"{path} exists; use --force to replace it")  # (as every command says it)
 
 
+class _Command(click.Command):
+    """A command whose bare ``--allow-zero`` may stand before MODEL: click would take the path
+    for the option's NAME (``cost --allow-zero model.onnx``). A word after it that names a file
+    or ends as a model does (.onnx, .mlir) is no symbol name: the option is then bare."""
+
+    def parse_args(self, ctx, args):
+        args = list(args)
+        for i, word in enumerate(args[:-1]):
+            if word == "--allow-zero" and _is_model_path(args[i + 1]):
+                args[i] = f"--allow-zero={_EVERY}"
+        return super().parse_args(ctx, args)
+
+
+def _is_model_path(word: str) -> bool:
+    return word.endswith((".onnx", ".mlir")) or os.sep in word or os.path.exists(word)
+
+
 class _Main(click.Group):
     """The command group; an error that escapes a command is one line on stderr and exit 2."""
+
+    command_class = _Command
 
     def invoke(self, ctx):
         try:
@@ -260,7 +296,11 @@ class _Main(click.Group):
             raise  # standard output closed early (| head): click ends quietly with exit 1
         except Exception as exc:
             if ctx.meta.get("onnxsym.debug"):
-                raise
+                if not isinstance(exc, OnnxsymError):
+                    raise  # a bug: its traceback, as Python prints it
+                import traceback
+
+                traceback.print_exc()  # a user's error: its traceback, then the same line and exit code 2
             # (a UserInputError names the library's argument; here, the command line's option)
             msg = " ".join((exc.cli if isinstance(exc, UserInputError) else str(exc)).split())
             if isinstance(exc, OnnxsymError):
@@ -270,7 +310,7 @@ class _Main(click.Group):
             ctx.exit(2)
 
 
-class _SizeWords(click.Command):
+class _SizeWords(_Command):
     """A command whose size options (``--budget``) also take the unit as a word of its own,
     ``--budget 1 GB``, as people type it: the shell splits it, click would see an extra argument."""
 
@@ -320,8 +360,10 @@ def main(ctx, debug) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
 @click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
 @_dynamic_opt
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also every 'assumed X >= 1' decision (not only those that chose an If's branch).")
 def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, constant_initializers,
-             keep_declared_names, quiet, mlir_out, dynamic):
+             keep_declared_names, quiet, mlir_out, dynamic, verbose):
     """Write MODEL with the symbolic shape of every value in value_info.
 
     Example: onnxsym annotate model.onnx -o model.sym.onnx
@@ -373,13 +415,20 @@ def annotate(model, out, in_place, force, bind, ranges, assume, allow_zero, cons
     pinned = _pins_line(result, domain)
     if pinned:
         click.echo(pinned)
-    for u in unresolved[:5]:
-        p = u.provenance[0]
-        where = f"{u.value}[{u.axis}]" if u.axis is not None else f"{u.value} (rank)"
-        click.echo(f"  unresolved {where}: {p.op_type} '{p.node}': {p.reason}")
-    if len(unresolved) > 5:
-        click.echo(f"  ... and {len(unresolved) - 5} more")
-    _print_constraints(result, domain)
+    if unresolved:  # by root cause, as `check` groups them, each with its next step
+        from onnxsym.commands import check as check_report
+        from onnxsym.commands.explain import Lineage
+
+        lineage = Lineage(result)
+        entries = check_report.entries_of(result, lineage=lineage)
+        groups = check_report.by_root(entries)
+        lines = check_report.unresolved_lines(entries, False, check_report.next_steps(entries, lineage))
+        shown = lines if len(groups) <= 5 else [x for x in lines if x.startswith(("  cause", "    next"))][:10]
+        for line in shown:
+            click.echo(line.replace("    unresolved ", "    ", 1).replace("(-v lists them)", "(onnxsym check -v MODEL)"))
+        if len(groups) > 5:
+            click.echo(f"  ... and {len(groups) - 5} more causes ({len(entries)} unresolved dims: onnxsym check MODEL)")
+    _print_constraints(result, domain, verbose=verbose)
     if result.aliases:
         n = len(result.aliases)
         click.echo(f"  {n} dim name{'s' if n > 1 else ''} the model declares on produced values "
@@ -550,7 +599,7 @@ def _print_sweep(table, fmt, plot, force: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
-              help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable).")
+              help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable); NAME=N: that size.")
 @click.option("--baseline", type=click.Path(dir_okay=False), metavar="OLD",
               help="Also fail when a model's contract breaks OLD's (as `onnxsym diff OLD MODEL`).")
 @click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
@@ -583,7 +632,7 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
     """
     from onnxsym.commands import check as check_report
 
-    required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require").items())
+    required = tuple((n, lo, hi) for n, (lo, hi) in _ranges(require, "--require", one=True).items())
     opts = check_report.CheckOptions(allow_data_dependent, tuple(allow), outputs_only, max_unresolved, allow_stale,
                                      required, tuple(allow_pinned))
     b = _bindings(bind)
@@ -625,6 +674,9 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 @click.option("--unresolved", is_flag=True, help="Only values with an unresolved dim.")
 @click.option("--all", "show_all", is_flag=True, help="Also the outputs of Constant nodes (hidden by default).")
 @click.option("--subgraphs", is_flag=True, help="Also the values inside If branches and Loop and Scan bodies.")
+@click.option("--summary", is_flag=True,
+              help="The model on one screen instead of the table: inputs, outputs (with their dims), op types, "
+                   "size (parameters, bytes, external data), opsets, producer.")
 @click.option("--color/--no-color", default=None,
               help="Colour the dims (default: on a terminal, unless NO_COLOR is set).")
 @_bind_opt
@@ -638,7 +690,7 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 @click.option("--pager/--no-pager", default=True,
               help="On a terminal, a table longer than the screen goes through $PAGER (less) (default); "
                    "--no-pager prints it all.")
-def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind, ranges, assume, allow_zero,
+def show(model, name, ops, outputs, unresolved, show_all, subgraphs, summary, color, bind, ranges, assume, allow_zero,
          constant_initializers, dynamic, quiet, verbose, pager):
     """Print a table of MODEL's values and their shapes; with -v, its symbols and assumptions.
 
@@ -653,6 +705,15 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
     from onnxsym.commands.table import pages, terminal_width
 
     result = _infer_with_progress(model, bind, quiet, constant_initializers, ranges, assume, allow_zero, dynamic)
+    _known_ops(result, ops)
+    if summary:
+        from onnxsym.commands.summary import summary_lines
+
+        style = _styler(color)
+        text = lambda v: show_mod.shape_text(show_mod.declared_value(result, v), result.fresh, style)[0]  # noqa: E731
+        for line in summary_lines(result, text) + show_mod.pinned_lines(result, show_mod.value_names(result)):
+            click.echo(line, color=color)
+        return
     flt = show_mod.ShowFilter(name, tuple(ops), outputs, unresolved, constants=show_all)
     layout = show_mod.Layout(quiet=quiet, verbose=verbose, subgraphs=subgraphs, width=terminal_width())
     lines = show_mod.show_lines(result, flt, _styler(color), layout=layout)
@@ -661,6 +722,23 @@ def show(model, name, ops, outputs, unresolved, show_all, subgraphs, color, bind
         return
     for line in lines:
         click.echo(line, color=color)
+
+
+def _known_ops(result, ops) -> None:
+    """Each --op names an op type some node of the model has (any case), else a usage error with
+    the nearest ones: a typo would show an empty table."""
+    import difflib
+
+    from onnxsym.commands.summary import graphs
+
+    types = sorted({n.op_type for g in graphs(result.model.graph) for n in g.node})
+    lower = {t.lower() for t in types}
+    for op in ops:
+        if op.lower() not in lower:
+            near = difflib.get_close_matches(op, types, n=3) or difflib.get_close_matches(op.lower(), list(lower), n=3)
+            hint = f"; did you mean {', '.join(repr(x) for x in near)}?" if near else ""
+            raise click.BadParameter(f"no node of the model has op type {op!r}{hint} (its op types: "
+                                     f"{', '.join(types)})", param_hint="--op")
 
 
 @main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """The domain against onnxruntime's run/refuse verdict on the op-pattern grids of
-tests/test_domain_op_patterns.py (pools on empty inputs, ArgMax/ArgMin empty axes, OneHot
+tests/op_patterns.py (pools on empty inputs, ArgMax/ArgMin empty axes, OneHot
 depth 0, Einsum ellipses and repeated letters, sequence ops, ConvTranspose output_shape,
 BatchNormalization's parameters): the disagreements per case and in all.
 
@@ -17,7 +17,7 @@ import sys
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and the tests' grids
-import test_domain_op_patterns as grids  # noqa: E402
+import op_patterns as grids  # noqa: E402
 
 import onnxsym  # noqa: E402
 
@@ -33,7 +33,7 @@ def main() -> int:
             with result.env:
                 holds = domain.violated(sizes) is None
             tries += 1
-            bad += grids._runs(m, feeds(**sizes)) != holds
+            bad += grids.runs(m, feeds(**sizes)) != holds
         total, cases = total + bad, cases + (bad > 0)
         print(f"{name}: {bad} disagreement(s)")
     print(f"{total} disagreements of {tries} tries, in {cases} of {len(grids.CASES)} cases")

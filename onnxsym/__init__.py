@@ -21,7 +21,7 @@ _EXPORTS = {
     "SymbolicDimError": "dims", "UndecidableError": "dims",
     "OnnxsymError": "errors", "ModelLoadError": "errors", "GraphError": "errors", "RuleFailure": "errors",
     "ShapeContradiction": "errors", "InvalidModel": "errors", "OutputError": "errors",
-    "UserInputError": "errors", "PinnedError": "errors",
+    "UserInputError": "errors", "PinnedError": "errors", "NoShapeError": "errors",
     "ExprSyntaxError": "dims.text", "format_dim": "dims.text", "parse_dim": "dims.text",
     "register_rule": "registry", "shape_of": "inference.node",
     "Optional_": "inference.values", "Sequence": "inference.values", "Tensor": "inference.values",
@@ -34,7 +34,7 @@ __all__ = [
     "Tensor", "Sequence",
     "Optional_", "Dim", "Expr", "Sym", "sym", "dmax", "dmin", "ceil_div", "evaluate", "free_symbols",
     "is_static", "parse_dim", "format_dim", "OnnxsymError", "ModelLoadError", "GraphError",
-    "InvalidModel", "OutputError", "UserInputError", "PinnedError",
+    "InvalidModel", "OutputError", "UserInputError", "PinnedError", "NoShapeError",
     "ShapeContradiction", "RuleFailure", "ExprSyntaxError", "SymbolicDimError", "UndecidableError", "__version__",
 ]
 
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         GraphError,
         InvalidModel,
         ModelLoadError,
+        NoShapeError,
         OnnxsymError,
         OutputError,
         PinnedError,

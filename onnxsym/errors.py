@@ -70,6 +70,20 @@ class UserInputError(OnnxsymError):
         self.unknown_binds: list = []  # names bound that are no input symbol of the model
 
 
+class NoShapeError(OnnxsymError, KeyError):
+    """:meth:`onnxsym.Result.shape_of` has no shape to give: the model has no value of that name
+    (``near``: the nearest names, for the message's "did you mean"), or the value's rank is
+    unknown, or it is no tensor (a sequence, an optional). A ``KeyError`` too, as a dict's lookup."""
+
+    def __init__(self, value: str, why: str, near: tuple[str, ...] = ()):
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+        super().__init__(f"{value!r}: {why}{hint}")
+        self.value, self.why, self.near = value, why, near
+
+    def __str__(self) -> str:  # (KeyError's would quote the whole message)
+        return str(self.args[0])
+
+
 class RuleFailure(Exception):
     """A rule raised where it should have inferred: a bug in onnxsym, not in the model.
     Raised in strict mode (the tests run in it); otherwise the node's outputs get unknown

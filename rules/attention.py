@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.domain.needs import to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.registry import Condition, Outputs, register, unlearned
+from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, present, required_int
 from .nn import keeps_input_shape
@@ -30,9 +32,87 @@ def _head_size(node, t, heads, output, axis):
         node.fresh(f"{node.op_type} head size needs the head count", output, axis)
 
 
-@register("Attention", since=23, conditions=[
-    unlearned("q_num_heads is a multiple of kv_num_heads; 3-D: the heads divide the hidden size")],
-          cost=formulas.ATTENTION)
+def _eq(site, a, b, reason):
+    if dims.try_eq(a, b) is not True:
+        yield site.raw("==", a, b, f"Attention: {reason}")
+
+
+def _one_of(site, a, b, reason):
+    """``a`` is 1 or ``b``."""
+    if dims.try_eq(a, 1) is not True and dims.try_eq(a, b) is not True:
+        yield site.raw("or", a, b, f"Attention: {reason}", alts=((a, b), (a, 1)))
+
+
+def _multiple(site, n, k, reason):
+    """``k`` divides ``n``."""
+    whole = dims.mul(k, dims.floordiv(n, k))
+    if dims.try_eq(whole, n) is not True:
+        yield site.raw("==", whole, n, f"Attention: {reason}")
+
+
+def _attention_shapes(site):
+    """What onnxruntime's kernel (opsets 23 and 24) checks before it runs: one batch, the K/V
+    sequence and head counts agree, Q's head size is K's, past_key and past_value are
+    (B, Hkv, P, E) and (B, Hkv, P, Ev), attn_mask ends in (L, P+S) exactly (no broadcast there)
+    with its dim -3 1 or Hq and its dim -4 1 or B, and nonpad_kv_seqlen is (B,). Opset 25 runs
+    as the function body in onnxruntime 1.32, whose broadcasts differ: not stated here."""
+    if site.opset >= 25:
+        return
+    q, k, v = site.shape(0), site.shape(1), site.shape(2)
+    if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
+        return
+    b = q[0]
+    yield from _eq(site, k[0], b, "K's batch is Q's")
+    yield from _eq(site, v[0], b, "V's batch is Q's")
+    if len(q) == 4:
+        hq, hkv, length, s_len, e, ev = q[1], k[1], q[2], k[2], q[3], v[3]
+        yield from _eq(site, k[3], e, "K's head size is Q's")
+        yield from _eq(site, v[2], s_len, "V's sequence length is K's")
+        yield from _eq(site, v[1], hkv, "V's head count is K's")
+        yield from _multiple(site, hq, hkv, "kv_num_heads divides q_num_heads")
+    else:
+        hq, hkv = site.attr_int("q_num_heads", 0), site.attr_int("kv_num_heads", 0)
+        if hq <= 0 or hkv <= 0:
+            return
+        length, s_len = q[1], k[1]
+        yield from _multiple(site, q[2], hq, f"q_num_heads {hq} divides Q's hidden size")
+        e = dims.floordiv(q[2], hq)
+        yield from _eq(site, k[2], dims.mul(hkv, e), "K's hidden size is kv_num_heads times Q's head size")
+        yield from _multiple(site, v[2], hkv, f"kv_num_heads {hkv} divides V's hidden size")
+        ev = dims.floordiv(v[2], hkv)
+        yield from _eq(site, v[1], s_len, "V's sequence length is K's")
+    total = s_len
+    pk, pv = site.shape(4), site.shape(5)
+    if pk is not None and len(pk) == 4:
+        for past, size, name in ((pk, e, "past_key"), (pv, ev, "past_value")):
+            if past is None or len(past) != 4:
+                continue
+            yield from _eq(site, past[0], b, f"{name}'s batch is Q's")
+            yield from _eq(site, past[1], hkv, f"{name}'s head count is kv_num_heads")
+            yield from _eq(site, past[3], size, f"{name}'s head size is {'K' if name == 'past_key' else 'V'}'s")
+        if pv is not None and len(pv) == 4:
+            yield from _eq(site, pv[2], pk[2], "past_value's sequence length is past_key's")
+        total = dims.add(pk[2], s_len)
+    mask = site.shape(3)
+    if mask is not None and len(mask) >= 2:
+        yield from _eq(site, mask[-1], total, "attn_mask's last dim is the total sequence length")
+        yield from _eq(site, mask[-2], length, "attn_mask's dim -2 is Q's sequence length")
+        if len(mask) >= 3:
+            yield from _one_of(site, mask[-3], hq, "attn_mask's dim -3 is 1 or q_num_heads")
+        if len(mask) == 4:
+            yield from _one_of(site, mask[0], b, "attn_mask's dim 0 is 1 or the batch")
+    nonpad = site.shape(6)
+    if nonpad is not None and len(nonpad) == 1:
+        yield from _eq(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,)")
+
+
+ATTENTION_SHAPES = Condition(
+    "opsets 23-24: Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
+    "(attn_mask ends in (L, P+S), its dim -3 is 1 or Hq, dim -4 1 or B; nonpad_kv_seqlen is (B,))",
+    _attention_shapes, replayable=True)
+
+
+@register("Attention", since=23, conditions=[ATTENTION_SHAPES], cost=formulas.ATTENTION)
 def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
@@ -48,6 +128,8 @@ def attention(node):
     kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]
     hq = _heads(node, q, "q_num_heads", 1, 3, 1)
     hkv = _heads(node, k, "kv_num_heads", 1, 1, 1)
+    if isinstance(hq, int) and isinstance(hkv, int) and (hkv <= 0 or hq % hkv):  # (refused at every size)
+        raise ShapeContradiction(f"Attention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     e = _head_size(node, k, hkv, 1, 3)
     ev = _head_size(node, v, hkv, 0, len(q.shape) - 1)
     past = arg(node, 4)
@@ -89,11 +171,28 @@ def linear_attention(node: Node) -> Outputs:
 register("Swish", since=24, conditions=(), cost=formulas.ELEMENTWISE)(keeps_input_shape)
 
 
-@register("RMSNormalization", since=23, conditions=(), cost=formulas.NORMALIZATION)
+def _rms_scale(site):
+    """onnxruntime broadcasts the scale to all of X one way (aligned at the end), whatever the
+    axis: (2, 1, 5) scales X (2, 3, 5) at axis 2, though the spec says X[axis:]."""
+    x, s = site.shape(0), site.shape(1)
+    if x is None or s is None or len(s) > len(x):
+        return
+    yield from to_target(site, tuple(x), s, "scale")
+
+
+RMS_SCALE = Condition("scale broadcasts to X (onnxruntime: to all of X, not X[axis:] only)", _rms_scale,
+                      replayable=True)
+
+
+@register("RMSNormalization", since=23, conditions=[RMS_SCALE], cost=formulas.NORMALIZATION)
 def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
-    x = arg(node, 0)
-    return [Tensor(arg(node, 1).dtype or x.dtype, x.shape)]
+    x, scale = arg(node, 0), arg(node, 1)
+    if x.shape is not None:
+        normalize_axis(node.attr_int("axis", -1), len(x.shape))  # (onnxruntime refuses one out of range)
+        if scale.shape is not None and len(scale.shape) > len(x.shape):  # (refused at every size)
+            raise ShapeContradiction(f"RMSNormalization scale has rank {len(scale.shape)} > X's {len(x.shape)}")
+    return [Tensor(scale.dtype or x.dtype, x.shape)]
 
 
 

@@ -93,11 +93,13 @@ def scalar(node: Node, i: int) -> Any:
     return v[0] if v is not None and len(v) == 1 else None
 
 
-def count(node: Node, reason: str, output: int, axis: int | None, hi: int, lo: int = 0) -> Dim:
-    """A data-dependent count: a fresh symbol in [lo, hi], or the number itself when lo == hi."""
+def count(node: Node, reason: str, output: int, axis: int | None, hi: int, lo: int = 0,
+          bound: Dim | None = None) -> Dim:
+    """A data-dependent count: a fresh symbol in [lo, hi] (and at most ``bound``, an expression the
+    op proves it never passes), or the number itself when lo == hi."""
     if lo == hi:
         return lo
-    return node.fresh(reason, output, axis, lo, hi, Kind.DATA_DEPENDENT)
+    return node.fresh(reason, output, axis, lo, hi, Kind.DATA_DEPENDENT, bound)
 
 
 def exact_quotient(node: Node, d: Dim, k: Dim, reason: str) -> Dim:

@@ -62,13 +62,18 @@ def _cases_fresh(node, output, relation, then_out, else_out):
     cases with the condition (``max(0, seq - 2)//2 + 1 where seq > 8, seq where seq <= 8``):
     the metadata and explain keep what was proven."""
     def fresh(axis, why, lo, hi):
-        if relation is not None and isinstance(then_out, Tensor) and isinstance(else_out, Tensor) \
-                and then_out.shape is not None and else_out.shape is not None \
-                and all(map(node.is_resolved, (relation.lhs, relation.rhs))):
+        both = isinstance(then_out, Tensor) and isinstance(else_out, Tensor) \
+            and then_out.shape is not None and else_out.shape is not None
+        if both and relation is not None and all(map(node.is_resolved, (relation.lhs, relation.rhs))):
             a, b = then_out.shape[axis], else_out.shape[axis]
             if node.is_resolved(a) and node.is_resolved(b):
                 why = f"the If branches differ: {a} where {relation}, {b} where {relation.negated()}"
-        return node.fresh(why, output, axis, lo, hi, Kind.POLICY)
+        # A merge is fresh by policy, unless a branch's dim or the condition is a count only the
+        # data decides (a detector's "no box left" branch beside NonMaxSuppression's count).
+        seen = [relation.lhs, relation.rhs] if relation is not None else []
+        seen += [then_out.shape[axis], else_out.shape[axis]] if both else []
+        data = any(Kind.DATA_DEPENDENT in node.kinds_of(d) for d in seen)
+        return node.fresh(why, output, axis, lo, hi, Kind.DATA_DEPENDENT if data else Kind.POLICY)
     return fresh
 
 

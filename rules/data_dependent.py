@@ -41,7 +41,7 @@ def nonzero(node: Node) -> Outputs:
     if vals is not None:
         n = sum(1 for v in vals if v)
     else:
-        n = count(node, "number of non-zero elements", 0, 1, size_bound(x.shape))
+        n = count(node, "number of non-zero elements", 0, 1, size_bound(x.shape), bound=prod(x.shape))
     return [Tensor(I64, (rank, n))]
 
 
@@ -64,7 +64,8 @@ def compress(node: Node) -> Outputs:
         n = sum(1 for v in vals if v)  # every selected index lies inside the axis
     if n is None:
         hi = static_bound(d) if cond_len is None else min(static_bound(d), static_bound(cond_len))
-        n = count(node, "number of true conditions of Compress", 0, a, hi)
+        most = d if cond_len is None else dims.dmin(d, cond_len)  # (a selected index lies inside both)
+        n = count(node, "number of true conditions of Compress", 0, a, hi, bound=most)
     return [Tensor(x.dtype, shape[:a] + (n,) + shape[a + 1:])]
 
 
@@ -83,14 +84,14 @@ def unique(node: Node) -> Outputs:
         if vals is not None and all(v == v for v in vals):  # (NaN: runtimes differ)
             u = len(set(vals))
         else:
-            u = count(node, "number of unique elements", 0, 0, static_bound(total), lo)
+            u = count(node, "number of unique elements", 0, 0, static_bound(total), lo, bound=total)
         y_shape: Shape = (u,)
         inverse: Shape = (total,)
     else:
         a = normalize_axis(axis, len(x.shape))
         d = x.shape[a]
         lo = 1 if dims.try_le(1, prod(x.shape)) is True else 0
-        u = count(node, "number of unique slices", 0, a, static_bound(d), min(lo, static_bound(d)))
+        u = count(node, "number of unique slices", 0, a, static_bound(d), min(lo, static_bound(d)), bound=d)
         y_shape, inverse = tuple(x.shape[:a]) + (u,) + tuple(x.shape[a + 1:]), (d,)
     return [Tensor(x.dtype, y_shape), Tensor(I64, (u,)), Tensor(I64, inverse), Tensor(I64, (u,))]
 
@@ -104,10 +105,11 @@ def non_max_suppression(node: Node) -> Outputs:
     per_class = scalar(node, 2) if present(node, 2) else 0
     if isinstance(per_class, int) and per_class <= 0:
         return [Tensor(I64, (0, 3))]  # no box may be selected
-    hi = dims.INT64_MAX
+    hi, total = dims.INT64_MAX, None
     if scores.shape is not None and len(scores.shape) == 3:
         batches, classes, spatial = scores.shape
-        most = spatial if per_class is None else dims.dmin(spatial, per_class)
-        hi = static_bound(prod((batches, classes, most)))
-    n = count(node, "number of boxes NonMaxSuppression selects", 0, 0, hi)
+        most = spatial if per_class is None else dims.dmin(spatial, dims.dmax(0, per_class))
+        total = prod((batches, classes, most))
+        hi = static_bound(total)
+    n = count(node, "number of boxes NonMaxSuppression selects", 0, 0, hi, bound=total)
     return [Tensor(I64, (n, 3))]

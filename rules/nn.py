@@ -18,7 +18,7 @@ from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops
-from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis
+from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis, prod
 
 from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
 
@@ -330,11 +330,36 @@ def layer_norm(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
 
-@register("GroupNormalization", conditions=["num_groups divides X[1]"], cost=formulas.NORMALIZATION)
+def _group_norm_params(site):
+    """scale and bias hold one value per group (opset 18) or per channel (21). onnxruntime runs
+    the op's function body, which reshapes them to one axis and broadcasts it: any shape of
+    that many elements, or of 1 element, runs."""
+    x, g = site.shape(0), site.attr_int("num_groups", 0)
+    if x is None or len(x) < 2 or g <= 0:
+        return
+    want = g if site.opset < 21 else x[1]
+    for i, what in ((1, "scale"), (2, "bias")):
+        s = site.shape(i)
+        if s is None:
+            continue
+        n = prod(s)
+        if dims.try_eq(n, 1) is True or dims.try_eq(n, want) is True:
+            continue
+        yield site.raw("or", n, want, f"GroupNormalization: {what} has {want} elements (or 1)", alts=((n, want), (n, 1)))
+
+
+GROUP_NORM_PARAMS = Condition("scale and bias have num_groups elements (opset 18) or X[1] (opset 21), or 1",
+                              _group_norm_params, replayable=True)
+
+
+@register("GroupNormalization", conditions=["num_groups divides X[1]", GROUP_NORM_PARAMS],
+          cost=formulas.NORMALIZATION)
 def group_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     g = node.attr_int("num_groups")
-    if x.shape is not None and len(x.shape) >= 2 and g:
+    if x.shape is not None and len(x.shape) < 2:  # (the body reads X[1]: refused at every size)
+        raise ShapeContradiction(f"GroupNormalization X has rank {len(x.shape)}, not at least 2")
+    if x.shape is not None and g:
         c = x.shape[1]
         node.require_equal(dims.mul(g, dims.floordiv(c, g)), c, f"GroupNormalization: {g} groups divide the channels {c}")
     return [Tensor(x.dtype, x.shape)]
@@ -476,7 +501,7 @@ def topk(node: Node) -> Outputs:
         raise InvalidModel(f"k is {k}; onnxruntime refuses a negative k")
     if k is None:
         k = node.fresh("TopK k is not known", 0, axis, hi=dims.range_of(in_shape[axis])[1],
-                       kind=Kind.DATA_DEPENDENT)
+                       kind=Kind.DATA_DEPENDENT, bound=in_shape[axis])  # (onnxruntime needs k <= the axis)
     elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs 0 <= k <= the axis' dim
         node.require_at_least(k, 0, f"TopK: k = {k} is >= 0")
         node.require_at_least(dims.sub(in_shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {in_shape[axis]}")

@@ -11,7 +11,10 @@ batch 1 only: the domain must say so.
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.registry import Condition, register
+from onnxsym.errors import ShapeContradiction
+from onnxsym.inference.node import Node
+from onnxsym.inference.values import Tensor
+from onnxsym.registry import Condition, Outputs, register
 
 from .contrib_common import MS
 from .nn import keeps_input_shape
@@ -70,5 +73,58 @@ CONDITIONS = (
               "else (batch, seq, rotary_dim/2)", _caches, replayable=True),
 )
 
-register("RotaryEmbedding", since=23, conditions=CONDITIONS)(keeps_input_shape)
+
+
+def _head_size(x, num_heads):
+    """X's head size: dim 3 of a 4-D X (num_heads is then not read), hidden // num_heads of a 3-D one."""
+    return x[3] if len(x) == 4 else dims.floordiv(x[2], num_heads)
+
+
+def _standard_dims(site):
+    """The standard op's head and rotary dims, as onnxruntime checks them: a 3-D X's hidden size
+    is a multiple of num_heads; rotary_embedding_dim (0: the head size) is at most the head size;
+    the caches' last dim is half of it (rounded down: 5 takes caches of 2)."""
+    x, cos = site.shape(0), site.shape(1)
+    nh = site.attr_int("num_heads", 0)
+    if x is None or len(x) not in (3, 4) or (len(x) == 3 and nh <= 0):
+        return
+    if len(x) == 3:
+        whole = dims.mul(nh, dims.floordiv(x[2], nh))
+        if dims.try_eq(whole, x[2]) is not True:
+            yield site.raw("==", whole, x[2], f"RotaryEmbedding: num_heads {nh} divides the hidden size")
+    head = _head_size(x, nh)
+    rd = site.attr_int("rotary_embedding_dim", 0)
+    if rd > 0 and dims.try_le(rd, head) is not True:
+        yield site.raw("<=", rd, head, "RotaryEmbedding: rotary_embedding_dim is at most the head size")
+    if cos is not None and len(cos) >= 2:
+        half = rd // 2 if rd > 0 else dims.floordiv(head, 2)
+        yield from _equal(site, cos[-1], half, "RotaryEmbedding: the caches' last dim is half the rotary dim")
+
+
+STANDARD_DIMS = Condition("3-D: num_heads divides X[2]; rotary_embedding_dim (0: the head size) <= the head size; "
+                          "the caches' last dim is half of it", _standard_dims, replayable=True)
+
+
+@register("RotaryEmbedding", since=23, conditions=CONDITIONS + (STANDARD_DIMS,))
+def rotary_embedding(node: Node) -> Outputs:
+    """Y has X's shape. The ranks onnxruntime refuses at every size: X is 3-D or 4-D (3-D needs
+    num_heads); the caches are (max_position, rotary_dim/2) with position_ids of (batch, seq), else
+    (batch, seq, rotary_dim/2)."""
+    x, cos = node.inputs[0], node.inputs[1]
+    xs = x.shape if isinstance(x, Tensor) else None
+    cs = cos.shape if isinstance(cos, Tensor) else None
+    if xs is not None and len(xs) not in (3, 4):
+        raise ShapeContradiction(f"RotaryEmbedding X has rank {len(xs)}, not 3 or 4")
+    if xs is not None and len(xs) == 3 and node.attr_int("num_heads", 0) <= 0:
+        raise ShapeContradiction("RotaryEmbedding: a 3-D X needs num_heads > 0")
+    if node.attr_int("rotary_embedding_dim", 0) < 0:
+        raise ShapeContradiction("RotaryEmbedding: rotary_embedding_dim is negative")
+    with_positions = len(node.input_names) > 3 and node.input_names[3] != ""
+    want = 2 if with_positions else 3
+    if cs is not None and len(cs) != want:
+        raise ShapeContradiction(f"RotaryEmbedding cos_cache has rank {len(cs)}, not {want}")
+    pos = node.inputs[3] if with_positions else None
+    if isinstance(pos, Tensor) and pos.shape is not None and len(pos.shape) != 2:
+        raise ShapeContradiction(f"RotaryEmbedding position_ids has rank {len(pos.shape)}, not 2")
+    return keeps_input_shape(node)
 register("RotaryEmbedding", domain=MS, conditions=CONDITIONS)(keeps_input_shape)

@@ -508,7 +508,12 @@ def concat_rule(node):
                 node.require_equal(t.shape[i], d, f"Concat inputs agree on axis {i}")
             out.append(d)
     value = None
-    if all(t.value is not None for t in ts):
+    if r == 1 and dtype in FLOAT_TYPES and any(t.value is not None for t in ts) \
+            and all(t.value is not None or _short(t) for t in ts):
+        # a float vector partly known (Resize's scales Concat([1.0, 1.0], computed)): the known stay
+        value = _keep(tuple(v for t in ts for v in (t.value if t.value is not None
+                                                      else (floatops.UNKNOWN,) * t.shape[0])))
+    elif all(t.value is not None for t in ts):
         if r == 1:
             value = _keep(tuple(v for t in ts for v in t.value))
         else:
@@ -516,6 +521,11 @@ def concat_rule(node):
             if all(a is not None for a in arrs):
                 value = _from_np(np.concatenate(arrs, axis=axis))
     return [Tensor(dtype, tuple(out), value)]
+
+
+def _short(t: Tensor) -> bool:
+    return t.shape is not None and len(t.shape) == 1 and isinstance(t.shape[0], int) \
+        and t.shape[0] <= _SHAPE_TENSOR_ELEMENTS
 
 
 def sum_dims(ds):
@@ -680,7 +690,7 @@ def slice_v10(node):
             sliced = {normalize_axis(a, rank) for a in axes}
         # axes that are not sliced keep their dims
         out = tuple(d if sliced is not None and i not in sliced
-                    else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1])
+                    else node.fresh("slice bounds unknown", 0, i, hi=dims.range_of(d)[1], bound=d)
                     for i, d in enumerate(x.shape))
         return [Tensor(x.dtype, out)]
     # onnxruntime reads an end of INT_MAX (32- or 64-bit) as numpy's None: to the end
@@ -706,7 +716,7 @@ def _slice(node, starts, ends, axes, steps):
         spec[a] = (s, e, st)
         n = _slice_len(x.shape[a], s, e, st)
         out[a] = n if n is not None else node.fresh("slice length undecidable", 0, a,
-                                                    hi=dims.range_of(x.shape[a])[1])
+                                                    hi=dims.range_of(x.shape[a])[1], bound=x.shape[a])
     value = None
     arr = _np_value(x)
     if arr is not None and all(v is None or isinstance(v, int) for sp in spec.values() for v in sp):
@@ -1005,9 +1015,13 @@ def _pad(node, pads, axes):
     return [Tensor(x.dtype, tuple(out))]
 
 
-def _cast_value(node, value, src, dst):
+def _first(v, otherwise):
+    return v if v is not None else otherwise()
+
+
+def _cast_value(node, value, src, dst, partial=False):
     """The elements of a Cast from ``src`` to ``dst`` as onnxruntime computes them; None when
-    one of them cannot be known exactly."""
+    one of them cannot be known exactly (``partial``: the tuple, None for each such one)."""
     if value is None:
         return None
     if src == dst:  # (a bool cast to bool: torch's exports do it before an If)
@@ -1020,7 +1034,8 @@ def _cast_value(node, value, src, dst):
             convert = lambda v: intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")  # noqa: E731
         elif dst in FLOAT_TYPES:
             # a symbolic element stays an Expr: it stands for an exact integral float
-            convert = lambda v: intops.as_float(node, v, dst)  # noqa: E731
+            # (one it may not hold exactly is Rounded: only its square root is known)
+            convert = lambda v: _first(intops.as_float(node, v, dst), lambda: floatops.rounded(v, dst))  # noqa: E731
         elif dst == BOOL:
             convert = lambda v: None if dims.try_eq(v, 0) is None else not dims.try_eq(v, 0)  # noqa: E731
         else:
@@ -1035,6 +1050,8 @@ def _cast_value(node, value, src, dst):
         out = [int(bool(v)) for v in value]
     else:
         return None
+    if partial:
+        return tuple(out)
     return None if any(v is None for v in out) else tuple(out)
 
 
@@ -1046,7 +1063,30 @@ def cast_rule(node: Node) -> Outputs:
     else:  # Cast-1 names the type: "FLOAT", "INT64", ...
         name = node.attr_str("to")
         to = TensorProto.DataType.Value(name) if name in TensorProto.DataType.keys() else 0
-    return [Tensor(to, x.shape, _cast_value(node, x.value, x.dtype, to))]
+    return [Tensor(to, x.shape, _float_derived(node, x, to, _cast_value(node, x.value, x.dtype, to)))]
+
+
+# A shape tensor is short: a float tensor cast to integers with at most this many elements
+# may be one, and keeps each element that is known.
+_SHAPE_TENSOR_ELEMENTS = 16
+
+
+def _float_derived(node, x, to, value):
+    """The elements of a float tensor cast to integers, with each one float math made
+    unknown a fresh symbol of its own: a detector's Resize sizes Concat(Shape(x)[:2],
+    Cast(Floor(Cast(hw) * scale))) keep batch and channels. Only for a short tensor of rank
+    at most 1 (what a shape tensor is); the symbol may be any integer of the type (a float
+    that is negative, or -1 for a Reshape, casts to one)."""
+    if value is not None or x.dtype not in FLOAT_TYPES or to not in intops.INT_TYPES or x.shape is None \
+            or len(x.shape) > 1 or not all(isinstance(d, int) for d in x.shape):
+        return value
+    n = x.shape[0] if x.shape else 1
+    if not 1 <= n <= _SHAPE_TENSOR_ELEMENTS:
+        return value
+    known = _cast_value(node, x.value, x.dtype, to, partial=True) if x.value is not None else (None,) * n
+    lo, hi = intops.INT_RANGES[to]
+    return tuple(node.fresh(f"element {i} of a size computed in float, which the algebra cannot follow",
+                            0, None, lo, hi) if v is None else v for i, v in enumerate(known))
 
 
 @register("CastLike", conditions=(), cost=formulas.MOVEMENT)

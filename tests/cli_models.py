@@ -5,7 +5,7 @@ import os
 import numpy as np
 import onnx
 from helpers import I64, F, model
-from onnx import helper
+from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BERT = os.path.join(ROOT, "models", "bert_tiny_ts.onnx")
@@ -73,3 +73,70 @@ def annotate_cli(model, folder, *args):
     path, out = os.path.join(str(folder), "m.onnx"), os.path.join(str(folder), "o.onnx")
     onnx.save(model, path)
     return path, out, CliRunner().invoke(main, ["annotate", path, "-o", out, *args])
+
+
+def pinned_model(path):
+    """ids[batch, seq] reshaped to [1, seq] (a Concat of 1 and its Shape[1:]): batch runs at 1 only."""
+    nodes = [helper.make_node("Shape", ["ids"], ["s"], name="sh", start=1),
+             helper.make_node("Concat", ["one", "s"], ["ns"], name="cc", axis=0),
+             helper.make_node("Reshape", ["ids", "ns"], ["y"], name="rs")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", I64, ["batch", "seq"])],
+                          [helper.make_tensor_value_info("y", I64, None)],
+                          [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(m, path)
+    return m
+
+
+def nms_if_model():
+    """A detector's tail: NonMaxSuppression's count, and an If that gives no box (0 rows) where it
+    selects none: both counts only the data decides."""
+    empty = numpy_helper.from_array(np.zeros((0, 4), np.float32))
+    then_g = helper.make_graph([helper.make_node("Constant", [], ["e"], value=empty)],
+                               "then", [], [helper.make_tensor_value_info("e", F, [None, 4])])
+    else_g = helper.make_graph([helper.make_node("Gather", ["sel", "two"], ["col"], axis=1),
+                                helper.make_node("Squeeze", ["col", "one"], ["idx"]),
+                                helper.make_node("Squeeze", ["boxes", "zero"], ["b0"]),
+                                helper.make_node("Gather", ["b0", "idx"], ["picked"], axis=0)],
+                               "else", [], [helper.make_tensor_value_info("picked", F, [None, 4])])
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "maxk"], ["sel"], name="nms"),
+             helper.make_node("Shape", ["sel"], ["ss"], name="shape"),
+             helper.make_node("Gather", ["ss", "zero_s"], ["count"], name="count", axis=0),
+             helper.make_node("Equal", ["count", "zero_s"], ["none"], name="none"),
+             helper.make_node("If", ["none"], ["out"], name="if", then_branch=then_g, else_branch=else_g)]
+    inits = [numpy_helper.from_array(np.array([10], np.int64), "maxk"), numpy_helper.from_array(np.array([2], np.int64), "two"),
+             numpy_helper.from_array(np.array([1], np.int64), "one"), numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array(0, np.int64), "zero_s")]
+    g = helper.make_graph(nodes, "det", [helper.make_tensor_value_info("boxes", F, [1, "n", 4]),
+                                          helper.make_tensor_value_info("scores", F, [1, 1, "n"])],
+                          [helper.make_tensor_value_info("out", F, [None, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def input_if_model():
+    """An If on a graph input (optimum's merged decoders' use_cache_branch): x[seq], or x twice."""
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["a"])], "then", [],
+                               [helper.make_tensor_value_info("a", F, [None])])
+    else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["b"], axis=0)], "else", [],
+                               [helper.make_tensor_value_info("b", F, [None])])
+    nodes = [helper.make_node("If", ["use_cache_branch"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+             helper.make_node("Relu", ["y"], ["z"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, ["seq"]),
+                                       helper.make_tensor_value_info("use_cache_branch", TensorProto.BOOL, [1])],
+                          [helper.make_tensor_value_info("z", F, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def windows_model():
+    """x[batch, height] reshaped to [batch, height//8, 8], the target computed from x's own shape:
+    the element count holds where 8 divides height (batch a factor of both sides)."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="s"),
+             helper.make_node("Gather", ["s", "i0"], ["b"], axis=0, name="gb"),
+             helper.make_node("Gather", ["s", "i1"], ["h"], axis=0, name="gh"),
+             helper.make_node("Div", ["h", "eight"], ["h8"], name="dh"),
+             helper.make_node("Concat", ["b", "h8", "eight"], ["t"], axis=0, name="cat"),
+             helper.make_node("Reshape", ["x", "t"], ["y"], name="win")]
+    inits = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("i0", 0), ("i1", 1), ("eight", 8))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, ["batch", "height"])],
+                          [helper.make_tensor_value_info("y", F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])

@@ -246,3 +246,18 @@ def test_range_to_a_size_counts_as_onnxruntime(dtype, start, delta):
                                      helper.make_node("Range", ["st", "ls", "de"], ["r"])]
     m = model(nodes, INPUTS, ["r"], [init("st", np.array(start, t)), init("de", np.array(delta, t))])
     check(m, random_cases(INPUTS, _sizes(1, 2, 5, 9, 150)), fresh_ok=["r"])
+
+
+def test_a_shared_form_search_answers_as_the_search_under_a_spent_budget(monkeypatch):
+    # the searches of one process share their answers (quasi._FORMS); a hit still charges the
+    # budget, so with none left the same model gives the same warning as a first search
+    kk = init("k", np.array([100], np.int8))
+    nodes = _shape_as(TensorProto.INT8) + [helper.make_node("Mul", ["si", "k"], ["v"]),
+                                           helper.make_node("Cast", ["v"], ["w"], to=I64)]
+    m = model(nodes, INPUTS, ["w"], [kk])
+    cases = random_cases(INPUTS, _sizes(1, 2, 3, 64, 200))
+    check(m, cases, values=["w"])  # the forms found, shared
+    assert quasi._FORMS
+    monkeypatch.setattr(quasi, "CANDIDATES_BUDGET", 0)
+    res = check(m, cases, values=["w"])
+    assert any("work bound ran out" in w and quasi.FORM_SEARCH in w for w in res.warnings), res.warnings

@@ -174,7 +174,8 @@ def test_if_with_branches_of_different_rank_is_an_unknown_rank_with_its_reason(t
     p = tmp_path / "m.onnx"
     onnx.save(m, str(p))
     r = CliRunner().invoke(main, ["annotate", str(p), "-o", str(tmp_path / "out.onnx")])
-    assert r.exit_code == 0 and "unresolved y (rank): If 'branchy': the If branches give ranks 2 and 3" in r.output
+    assert r.exit_code == 0 and "    y (rank unknown): If 'branchy': the If branches give ranks 2 and 3" in r.output
+    assert "next: the If is decided by the graph input c: give its value (--value c=...)" in r.output, r.output
 
 
 def test_unparsable_dim_param_is_one_symbol_with_a_warning():

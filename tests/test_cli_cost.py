@@ -171,6 +171,7 @@ def test_sweep_needs_every_other_symbol_bound_and_a_real_symbol():
     assert r.exit_code == 2 and "--plot draws a --sweep" in r.stderr
 
 
+@pytest.mark.plot
 def test_sweep_plot(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "cost.png"

@@ -187,3 +187,24 @@ def test_the_layout_section_names_every_module_of_the_tree():
                 if f"`{path}`" not in models and not (rel == "real" and f"`{f}`" in models):
                     missing.append(f"models/{path}")
     assert not missing, f"docs/architecture.md's Layout does not name {missing}"
+
+
+def _readme_commands() -> list[str]:
+    """The README's Set up section's commands: its indented lines that start with `pip install`."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    section = readme[readme.index("## Set up"):readme.index("\n## ", readme.index("## Set up") + 1)]
+    return [line.strip() for line in section.splitlines() if line.startswith("    pip install")]
+
+
+def test_ci_runs_the_readmes_set_up_and_test_commands_verbatim():
+    """.ci/run runs the README's set-up and test commands as the README writes them, before it
+    installs any other extra: a test that needs an extra fails CI unless it is marked."""
+    commands = _readme_commands()
+    assert len(commands) == 2 and any("pytest" in c for c in commands), commands
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+        lines = [line.strip() for line in f if not line.lstrip().startswith("#")]
+    first_extras = next(i for i, line in enumerate(lines) if "mlir" in line)
+    for command in commands:
+        at = [i for i, line in enumerate(lines) if line == command or line.startswith(command + " || exit")]
+        assert at and at[0] < first_extras, f".ci/run does not run the README's `{command}` before the extras"

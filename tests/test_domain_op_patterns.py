@@ -1,137 +1,20 @@
-"""The domain against onnxruntime's run/refuse verdict, on the op patterns a third adversarial
-round found: for each model, at every size of a grid around its conditions' boundaries, the
-domain calls a size valid exactly where onnxruntime runs the model (and the grid holds both)."""
+"""The domain against onnxruntime's run/refuse verdict on the op patterns a third adversarial
+round found (tests/op_patterns.py): for each model, at every size of a grid around its
+conditions' boundaries, the domain calls a size valid exactly where onnxruntime runs the model
+(and the grid holds both)."""
 
 import itertools
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from helpers import I64, F, model
-from onnx import helper, numpy_helper
+from helpers import F, model
+from onnx import helper
+from op_patterns import CASES, batch_norm, bn_feeds, const, ones, runs
 
 import onnxsym
 from onnxsym.errors import InvalidModel, ShapeContradiction
 
 n = helper.make_node
-
-
-def _c(name, a):
-    return numpy_helper.from_array(np.asarray(a), name)
-
-
-def _runs(m, feeds) -> bool:
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4
-    try:
-        ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"]).run(None, feeds)
-        return True
-    except Exception:
-        return False
-
-
-def _ones(*shape, dtype=np.float32):
-    return np.ones(shape, dtype)
-
-
-def _pool(op, **kw):
-    return model([n(op, ["x"], ["y"], **kw)], [("x", F, ["b", "c", "h", "w"])], [("y", F, None)])
-
-
-def _einsum(equation, *shapes):
-    names = [f"i{k}" for k in range(len(shapes))]
-    return model([n("Einsum", names, ["y"], equation=equation)], list(zip(names, [F] * len(shapes), shapes)),
-                 [("y", F, None)])
-
-
-def _seq_at(position):
-    return model([n("SplitToSequence", ["x"], ["s"], axis=0), n("SequenceAt", ["s", "i"], ["y"])],
-                 [("x", F, ["a", 2])], [("y", F, None)], inits=[_c("i", np.array(position, np.int64))])
-
-
-def _seq_at_symbolic():
-    """Three items at position k - 4 (k from a Shape): k in [1, 6]."""
-    nodes = [n("SequenceConstruct", ["a", "a", "a"], ["s"]), n("Shape", ["z"], ["zs"]), n("Sub", ["zs", "four"], ["iv"]),
-             n("Squeeze", ["iv", "ax"], ["i"]), n("SequenceAt", ["s", "i"], ["y"])]
-    return model(nodes, [("a", F, [2]), ("z", F, ["k"])], [("y", F, None)],
-                 inits=[_c("four", np.array([4], np.int64)), _c("ax", np.array([0], np.int64))])
-
-
-def _conv_transpose(out, stride, k=3, dilation=1):
-    return model([n("ConvTranspose", ["x", "w"], ["y"], output_shape=[out, out], strides=[stride, stride],
-                    dilations=[dilation, dilation])],
-                 [("x", F, ["b", 2, "h", "w_"])], [("y", F, None)], inits=[_c("w", _ones(2, 3, k, k))])
-
-
-def _batch_norm(opset, **kw):
-    return model([n("BatchNormalization", ["x", "s", "bb", "m", "v"], ["y"], **kw)],
-                 [("x", F, ["b", "c", "h"])] + [(p, F, ["p", "q"] if kw.get("spatial") == 0 else ["p"])
-                                                for p in ("s", "bb", "m", "v")],
-                 [("y", F, None)], opset=opset)
-
-
-def _bn_feeds(b, c, h, p):
-    param = _ones(*p) if isinstance(p, tuple) else _ones(p)
-    return {"x": _ones(b, c, h), **{k: param for k in ("s", "bb", "m", "v")}}
-
-
-Z = [0, 1, 2]
-CASES = {
-    **{f"{op}_{kind}": (_pool(op, **kw), dict(b=Z, c=Z, h=Z, w=Z), lambda b, c, h, w: {"x": _ones(b, c, h, w)})
-       for op, kw in (("MaxPool", dict(kernel_shape=[1, 1])), ("AveragePool", dict(kernel_shape=[1, 1])),
-                      ("LpPool", dict(kernel_shape=[1, 1])), ("GlobalAveragePool", {}), ("GlobalMaxPool", {}))
-       for kind in ("empty",)},
-    "MaxPool_kernel2": (_pool("MaxPool", kernel_shape=[2, 2]), dict(b=Z, c=Z, h=[0, 1, 2, 3], w=[1, 2]),
-                        lambda b, c, h, w: {"x": _ones(b, c, h, w)}),
-    **{f"{op}_empty_axis": (model([n(op, ["x"], ["y"], axis=1, keepdims=k)], [("x", F, ["a", "b", "d"])],
-                                  [("y", I64, None)]),
-                            dict(a=Z, b=Z, d=Z), lambda a, b, d: {"x": _ones(a, b, d)})
-       for op in ("ArgMax", "ArgMin") for k in (0, 1)},
-    "OneHot_depth": (model([n("Shape", ["d"], ["ds"]), n("OneHot", ["idx", "ds", "vals"], ["y"])],
-                           [("idx", I64, ["k"]), ("d", F, ["depth"])], [("y", F, None)],
-                           inits=[_c("vals", np.array([0, 1], np.float32))]),
-                     dict(k=Z, depth=[0, 1, 2, 3]),
-                     lambda k, depth: {"idx": np.zeros(k, np.int64), "d": _ones(depth)}),
-    "OneHot_float_depth": (model([n("Shape", ["d"], ["ds"]), n("Cast", ["ds"], ["df"], to=1), n("Div", ["df", "two"], ["dh"]),
-                                 n("OneHot", ["idx", "dh", "vals"], ["y"])],
-                                [("idx", I64, ["k"]), ("d", F, ["depth"])], [("y", F, None)],
-                                inits=[_c("vals", np.array([0, 1], np.float32)), _c("two", np.array([2], np.float32))]),
-                           dict(k=Z, depth=[0, 1, 2, 3, 4]),
-                           lambda k, depth: {"idx": np.zeros(k, np.int64), "d": _ones(depth)}),
-    "Einsum_ellipsis": (_einsum("...i,...i->...i", ["p", "i"], ["q", "i"]), dict(p=[1, 2, 3], q=[1, 2, 3], i=[1, 2]),
-                        lambda p, q, i: {"i0": _ones(p, i), "i1": _ones(q, i)}),
-    "Einsum_ellipsis_matmul": (_einsum("...ij,...jk->...ik", ["p", "q", 2, 3], ["r", "t", 3, 4]),
-                               dict(p=[1, 2, 3], q=[1, 3], r=[1, 2], t=[1, 2, 3]),
-                               lambda p, q, r, t: {"i0": _ones(p, q, 2, 3), "i1": _ones(r, t, 3, 4)}),
-    "Einsum_repeated": (_einsum("ii->i", ["p", "q"]), dict(p=[1, 2, 3], q=[1, 2, 3]),
-                        lambda p, q: {"i0": _ones(p, q)}),
-    "Einsum_repeated_batch": (_einsum("bii,bj->bij", ["b", "p", "q"], ["c", 2]), dict(b=[1, 2], p=[1, 2], q=[1, 2], c=[1, 2]),
-                              lambda b, p, q, c: {"i0": _ones(b, p, q), "i1": _ones(c, 2)}),
-    "ConcatFromSequence": (model([n("SequenceConstruct", ["a", "b"], ["s"]), n("ConcatFromSequence", ["s"], ["y"], axis=0)],
-                                 [("a", F, ["p", "q"]), ("b", F, ["r", "t"])], [("y", F, None)]),
-                           dict(p=[1, 2], q=[1, 2, 3], r=[1, 2], t=[1, 2, 3]),
-                           lambda p, q, r, t: {"a": _ones(p, q), "b": _ones(r, t)}),
-    "ConcatFromSequence_new_axis": (model([n("SequenceConstruct", ["a", "b"], ["s"]),
-                                           n("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)],
-                                          [("a", F, ["p", "q"]), ("b", F, ["r", "t"])], [("y", F, None)]),
-                                    dict(p=[1, 2], q=[1, 2], r=[1, 2], t=[1, 2]),
-                                    lambda p, q, r, t: {"a": _ones(p, q), "b": _ones(r, t)}),
-    "SplitToSequence_sizes": (model([n("SplitToSequence", ["x", "sp"], ["s"], axis=0), n("SequenceLength", ["s"], ["y"])],
-                                    [("x", F, ["a", 2])], [("y", I64, None)], inits=[_c("sp", np.array([2, 3], np.int64))]),
-                              dict(a=[1, 4, 5, 6, 10]), lambda a: {"x": _ones(a, 2)}),
-    "SequenceAt_symbolic": (_seq_at_symbolic(), dict(k=list(range(0, 10))),
-                            lambda k: {"a": _ones(2), "z": _ones(k)}),
-    **{f"SequenceAt_{p}": (_seq_at(p), dict(a=[1, 2, 3, 4]), lambda a: {"x": _ones(a, 2)}) for p in (-3, -2, 1, 2)},
-    **{f"ConvTranspose_out{o}_s{s}_k{k}_d{d}": (_conv_transpose(o, s, k, d), dict(b=[1], h=[1, 2, 3, 4, 5], w_=[2, 3, 4]),
-                                                lambda b, h, w_: {"x": _ones(b, 2, h, w_)})
-       for o, s, k, d in ((5, 2, 3, 1), (6, 2, 3, 1), (9, 2, 3, 1), (8, 3, 2, 2))},
-    "ConvTranspose_out7_s1_wide": (_conv_transpose(7, 1), dict(b=[1], h=[3, 4, 5, 6], w_=[4, 5, 6]),
-                                   lambda b, h, w_: {"x": _ones(b, 2, h, w_)}),
-    "BatchNormalization_7_spatial0": (_batch_norm(7, spatial=0), dict(b=[1, 2], c=[1, 2], h=[1, 2], p=[1, 2], q=[1, 2]),
-                                      lambda b, c, h, p, q: _bn_feeds(b, c, h, (p, q))),
-    **{f"BatchNormalization_{o}": (_batch_norm(o), dict(b=[1, 2], c=[1, 2, 3], h=[1, 2], p=[1, 2, 3, 4]),
-                                   lambda b, c, h, p: _bn_feeds(b, c, h, p)) for o in (7, 9, 15)},
-}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -144,20 +27,20 @@ def test_the_domain_is_what_onnxruntime_runs(name):
         sizes = dict(zip(grid, values))
         with result.env:
             broken = domain.violated(sizes)
-        runs = _runs(m, feeds(**sizes))
-        verdicts.add(runs)
-        if runs != (broken is None):
-            wrong.append((sizes, "onnxruntime runs" if runs else "onnxruntime refuses",
+        ran = runs(m, feeds(**sizes))
+        verdicts.add(ran)
+        if ran != (broken is None):
+            wrong.append((sizes, "onnxruntime runs" if ran else "onnxruntime refuses",
                           broken.text if broken is not None else "the domain holds"))
     assert not wrong, wrong[:5]
     assert verdicts == {True, False}  # the grid crosses a boundary
 
 
 def test_batch_norm_7_spatial0_with_1d_parameters_fails_at_every_size():
-    m = _batch_norm(7, spatial=0)
+    m = batch_norm(7, spatial=0)
     for inp in m.graph.input[1:]:
         del inp.type.tensor_type.shape.dim[1:]
-    assert not any(_runs(m, _bn_feeds(b, c, h, p)) for b, c, h, p in itertools.product((1, 2), (1, 2), (1, 2), (1, 2, 4)))
+    assert not any(runs(m, bn_feeds(b, c, h, p)) for b, c, h, p in itertools.product((1, 2), (1, 2), (1, 2), (1, 2, 4)))
     with pytest.raises(ShapeContradiction, match="onnxruntime needs"):
         onnxsym.infer(m)
 
@@ -170,13 +53,13 @@ def test_upsample_with_a_scale_below_one_is_invalid(opset, scales):
                   [("y", F, None)], opset=7)
     else:
         m = model([n("Upsample", ["x", "s"], ["y"])], [("x", F, ["b", 2, "h", 4])], [("y", F, None)], opset=9,
-                  inits=[_c("s", np.array(scales, np.float32))])
-    assert not any(_runs(m, {"x": _ones(b, 2, h, 4)}) for b in (1, 2) for h in (1, 4))
+                  inits=[const("s", np.array(scales, np.float32))])
+    assert not any(runs(m, {"x": ones(b, 2, h, 4)}) for b in (1, 2) for h in (1, 4))
     with pytest.raises(InvalidModel, match="below 1; onnxruntime refuses it when it loads"):
         onnxsym.infer(m)
     up = [1.0, 1.0, 1.5, 2.0]  # (1 and above: runs)
     if opset == 7:
         m.graph.node[0].attribute[0].floats[:] = up
     else:
-        m.graph.initializer[0].CopyFrom(_c("s", np.array(up, np.float32)))
-    assert _runs(m, {"x": _ones(1, 2, 4, 4)}) and onnxsym.infer(m).shape("y")[3] == 8
+        m.graph.initializer[0].CopyFrom(const("s", np.array(up, np.float32)))
+    assert runs(m, {"x": ones(1, 2, 4, 4)}) and onnxsym.infer(m).shape("y")[3] == 8

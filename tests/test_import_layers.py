@@ -30,13 +30,14 @@ def _annotations_only(tree):
     return out
 
 
-def _imports(name, path, modules):
+def _imports(name, path, modules, types_too=False):
     """The onnxsym modules ``name`` imports (a package's own ``__init__`` excluded: importing a
-    submodule runs its package first, which is no dependency of the submodule on the package's names)."""
+    submodule runs its package first, which is no dependency of the submodule on the package's names);
+    with ``types_too``, those imported under ``if TYPE_CHECKING:`` as well."""
     package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
     found = set()
     tree = ast.parse(open(path).read())
-    skip = _annotations_only(tree)
+    skip = set() if types_too else _annotations_only(tree)
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
@@ -81,6 +82,14 @@ def _cycle(graph):
 def test_no_import_cycle_in_onnxsym():
     modules = _modules()
     graph = {n: _imports(n, p, modules) for n, p in modules.items()}
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_no_import_cycle_even_through_the_names_of_types():
+    """A module that names another's class only in annotations still depends on it to be read:
+    the node names the engine by a protocol (``inference.node.Host``), not by its class."""
+    modules = _modules()
+    graph = {n: _imports(n, p, modules, types_too=True) for n, p in modules.items()}
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 
@@ -193,4 +202,22 @@ def test_the_tests_import_the_package_not_paths_nor_bench():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
             found += [f"{f}:{node.lineno}: imports {n}" for n in names
                       if n.split(".")[0] == "bench" or n.split(".")[0] in bench]
+    assert not found, found
+
+
+def test_no_decision_reads_the_text_of_a_reason():
+    """Whether a reason names its node, or already ends with its condition, is carried as a field
+    (``Raw.states_condition``), never found by searching the message (``x in c.reason``)."""
+    root = os.path.dirname(ROOT)
+    paths = list(_modules().values()) + [os.path.join(root, "rules", f)
+                                         for f in os.listdir(os.path.join(root, "rules")) if f.endswith(".py")]
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                for side in node.comparators:
+                    # (onnxruntime's own messages are another matter: its errors have no fields)
+                    if isinstance(side, ast.Attribute) and side.attr == "reason" or \
+                            isinstance(side, ast.Name) and side.id == "reason":
+                        found.append(f"{os.path.relpath(path, root)}:{node.lineno}: {ast.unparse(node)}")
     assert not found, found

@@ -155,6 +155,12 @@ CASES["AffineGrid"] = (lambda: model([_ints("sz", [2, 1, 3, 4]), h.make_node("Af
                                      [("t", F, ["n", 2, 3])], ["z"], opset=20), ["n == 2"], {"n": 8})
 CASES["LayerNormalization"] = (lambda: model([h.make_node("LayerNormalization", ["x", "s"], ["z"])],
                                              [("x", F, [2, "n"]), ("s", F, [3])], ["z"]), ["n == 3"], {"n": 8})
+CASES["RMSNormalization"] = (lambda: model([h.make_node("RMSNormalization", ["x", "s"], ["z"], axis=1)],
+                                           [("x", F, [2, "n", 3]), ("s", F, [4, 1])], ["z"], opset=23, ir=10),
+                              ["n == 4"], {"n": 8})
+CASES["Attention"] = (lambda: model([h.make_node("Attention", ["q", "k", "v"], ["z"])],
+                                    [("q", F, [1, 2, 3, 4]), ("k", F, [1, 2, 5, 4]), ("v", F, [1, 2, "n", 4])],
+                                    ["z"], opset=23, ir=10), ["n == 5"], {"n": 8})
 CASES["ConvTranspose"] = (lambda: model([h.make_node("ConvTranspose", ["x", "w"], ["z"], pads=[1, 1])],
                                         [("x", F, [1, 1, "n"]), ("w", F, [1, 1, 1])], ["z"]), ["n >= 3"])
 for _op in ("MaxPool", "AveragePool", "LpPool"):

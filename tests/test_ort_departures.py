@@ -8,7 +8,7 @@ from onnx import helper, numpy_helper
 from oracle import run_ort
 
 import onnxsym
-from onnxsym.commands.coverage import DEPARTURES
+from onnxsym.commands.departures import DEPARTURES
 from onnxsym.errors import ShapeContradiction
 
 n = helper.make_node
@@ -82,4 +82,4 @@ def test_stft_takes_a_real_signal_of_rank_two():
 
 
 def test_every_departure_is_listed():
-    assert [d.split(" ")[0] for d in DEPARTURES] == ["SplitToSequence", "DFT", "STFT:"]
+    assert {"SplitToSequence", "DFT", "STFT"} <= {op for op, _ in DEPARTURES}

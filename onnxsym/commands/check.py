@@ -52,7 +52,8 @@ class Entry:
 
     def describe(self, with_cause: bool = True) -> str:
         """One line: the place, the dim, where each fresh symbol was made and why, the cause."""
-        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" for o in self.origins)
+        made = "; ".join(f"{o['op_type']} '{o['node']}': {o['reason']}" +
+                         (f" (at most {o['bound']})" if o.get("bound") is not None else "") for o in self.origins)
         text = f"{self.place}" + (f" = {self.dim}" if self.dim is not None else "") + f": {made}"
         c = self.cause
         if with_cause and c is not None and all(c["node"] != o["node"] for o in self.origins):
@@ -114,12 +115,15 @@ class ModelReport:
     # symbol, constraint, node, op_type, reason of each ">= 1" decision (Result.positive_assumptions)
     assumptions: list[dict[str, str]] = field(default_factory=list)
     assumed: list[str] = field(default_factory=list)  # the same, one line per symbol (facts.edges.grouped)
+    assumed_deciding: list[str] = field(default_factory=list)  # those that chose an If's branch
     stale: list[Stale] = field(default_factory=list)
     # The first domain condition that cuts the required sizes (None: they are inside, or none required).
     outside: dict[str, object] | None = None
     pinned: list[Pinned] = field(default_factory=list)
     # --baseline OLD: how this model's contract differs from OLD's (onnxsym.commands.diff.Change)
     contract: list[Any] = field(default_factory=list)
+    # root cause -> what to do about its dims (next_step), for the causes that have one
+    next_steps: dict[str, str] = field(default_factory=dict)
 
     @property
     def failing(self) -> list[Entry]:
@@ -163,19 +167,22 @@ def _allowed_by(e: Entry, opts: CheckOptions) -> str | None:
 
 
 @under_ranges_of_result
-def entries_of(result: Result, opts: CheckOptions = CheckOptions()) -> list[Entry]:
+def entries_of(result: Result, opts: CheckOptions = CheckOptions(), lineage: Lineage | None = None) -> list[Entry]:
     """The unresolved dims of ``result`` in the scope the options give, each with its provenance."""
-    lineage = Lineage(result)
+    lineage = Lineage(result) if lineage is None else lineage
     outputs = set(lineage.outputs)
     out = []
+    bounds = {k: b for k, b in result.bounds().items() if not isinstance(b, int)}  # (a number: the range)
     for u in result.unresolved():
         if opts.outputs_only and u.value not in outputs:
             continue
-        out.append(_entry(lineage, u, u.value in outputs, opts))
+        out.append(_entry(lineage, u, u.value in outputs, opts, bounds))
     return out
 
 
-def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions) -> Entry:
+def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptions,
+           bounds: dict | None = None) -> Entry:
+    bounds = bounds or {}
     node, op = lineage.producer_of(u.value)
     causes = [lineage.cause(p) for p in u.provenance]
     first = next((c for c in causes if c is not None), None)
@@ -183,7 +190,8 @@ def _entry(lineage: Lineage, u: UnresolvedDim, is_output: bool, opts: CheckOptio
         value=u.value, axis=u.axis, dim=None if u.dim is None else str(u.dim), node=node, op_type=op,
         is_output=is_output,
         origins=[{"symbol": p.symbol, "node": p.node, "op_type": p.op_type, "reason": p.reason,
-                  "kind": p.kind.value} for p in u.provenance],
+                  "kind": p.kind.value, "bound": None if p.symbol not in bounds else str(bounds[p.symbol])}
+                 for p in u.provenance],
         cause=None if first is None else {"node": first.node, "op_type": first.op_type, "domain": first.domain,
                                           "reason": first.reason,
                                           "kind": None if first.kind is None else first.kind.value},
@@ -203,9 +211,12 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
         result = infer(path, bind=bind, progress=progress, constant_initializers=constant_initializers,
                        allow_zero=allow_zero, dynamic=dynamic)
         report.stats = result.stats()
-        report.entries = entries_of(result, opts)
+        lineage = Lineage(result)
+        report.entries = entries_of(result, opts, lineage)
+        report.next_steps = next_steps(report.entries, lineage)
         positive = result.positive_assumptions()
         report.assumed = grouped(positive)
+        report.assumed_deciding = grouped([c for c in positive if c.op_type == "If"])
         report.assumptions = [{"symbol": c.lhs_name, "constraint": str(c), "node": c.node, "op_type": c.op_type,
                                "reason": c.reason} for c in positive]
         report.stale = [Stale(st.value, list(st.declared), None if st.computed is None else list(st.computed),
@@ -256,7 +267,7 @@ def outside_of(result: Result, require: Sequence[tuple[str, int, int]]) -> dict[
 
 
 def _required_text(outside: Mapping[str, Any]) -> str:  # outside_of's JSON object
-    req = " ".join(f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
+    req = " ".join(f"{n}={lo}" if lo == hi else f"{n}={lo}:{hi}" for n, (lo, hi) in outside["required"].items())
     return f"the domain does not contain {req}: {outside['message']}"
 
 
@@ -275,10 +286,62 @@ SHOWN_PER_CAUSE = 3
 GITHUB_PLACES = 10
 
 
-def _unresolved_lines(failing: Sequence[Entry], verbose: bool) -> list[str]:
+# What decides a branch: the ops through which a graph input's elements reach an If's condition
+# (a size read by Shape or Size is the symbols', not the data's).
+_SIZE_OPS = frozenset({"Shape", "Size"})
+
+
+def deciding_inputs(lineage: Lineage, node: str) -> list[str]:
+    """The graph inputs whose elements decide the If ``node``'s condition (empty: not an If, or
+    no graph input's data reaches its condition): ``--value NAME=...`` takes its branch."""
+    i = lineage.by_label.get(node)
+    if i is None or lineage.nodes[i].op_type != "If" or not lineage.nodes[i].input:
+        return []
+    found: list[str] = []
+    todo, seen = [lineage.nodes[i].input[0]], set()
+    while todo:
+        x = todo.pop()
+        if x in seen or not x:
+            continue
+        seen.add(x)
+        p = lineage.producer.get(x)
+        if p is None:
+            if x in lineage.graph_inputs and x not in lineage.initializers and x not in found:
+                found.append(x)
+            continue
+        if lineage.nodes[p].op_type not in _SIZE_OPS:
+            todo += list(lineage.nodes[p].input)
+    return found
+
+
+def next_step(group: Sequence[Entry], lineage: Lineage | None = None) -> str | None:
+    """What to do about one root cause's dims: a data-dependent count passes
+    ``--allow-data-dependent``; an If a graph input's data decides takes ``--value``."""
+    if all(e.data_dependent for e in group):
+        return "data-dependent (a count only the data decides): check --allow-data-dependent passes these"
+    c = group[0].cause if group[0].cause is not None else group[0].origins[0] if group[0].origins else None
+    if lineage is not None and c is not None and c.get("op_type") == "If":
+        names = deciding_inputs(lineage, str(c["node"]))
+        if names:
+            opts = " ".join(f"--value {n}=..." for n in names)
+            return f"the If is decided by the graph input{'s' if len(names) > 1 else ''} {', '.join(names)}: " \
+                   f"give {'their values' if len(names) > 1 else 'its value'} ({opts}) to take one branch"
+    return None
+
+
+def next_steps(entries: Sequence[Entry], lineage: Lineage) -> dict[str, str]:
+    """Root cause -> its next step, for the causes that have one."""
+    return {root: step for root, group in by_root(entries) if (step := next_step(group, lineage))}
+
+
+def unresolved_lines(failing: Sequence[Entry], verbose: bool, steps: Mapping[str, str]) -> list[str]:
+    """The unresolved dims by root cause: a line per cause, its next step, and its first dims."""
     lines = []
     for root, group in by_root(failing):
         lines.append(f"  cause {root}: {len(group)} unresolved dim{'s' if len(group) > 1 else ''}")
+        step = steps.get(root)
+        if step:
+            lines.append(f"    next: {step}")
         shown = group if verbose else group[:SHOWN_PER_CAUSE]
         lines += [f"    unresolved {e.describe(with_cause=False)}" for e in shown]
         if len(shown) < len(group):
@@ -319,7 +382,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines.append(f"  outside: {_required_text(r.outside)}")
         if quiet:
             continue
-        lines += _unresolved_lines(failing, verbose)
+        lines += unresolved_lines(failing, verbose, r.next_steps)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
@@ -328,7 +391,9 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             lines += [f"  allowed ({p.allowed_by}) pinned {p.describe()}" for p in r.pinned if p.allowed_by]
             lines += [f"  allowed ({e.allowed_by}) {e.describe()}" for e in allowed]
             lines += [f"  allowed ({s.allowed_by}) stale declaration {s.describe()}" for s in r.stale if s.allowed_by]
-        lines += [f"  assumed {line}" for line in r.assumed]
+        # an X >= 1 that chose an If's branch matters to the verdict; the routine ones, under -v
+        lines += [f"  assumed {line} (a graph-input dim is >= 1 unless --allow-zero)"
+                  for line in dict.fromkeys(r.assumed if verbose else r.assumed_deciding)]
     return lines
 
 
@@ -405,6 +470,7 @@ def format_github(reports: Sequence[ModelReport], notices: bool = False) -> list
             for root, group in by_root(r.failing):
                 places = "\n".join(e.describe(with_cause=False) for e in group[:GITHUB_PLACES])
                 places += f"\n... and {len(group) - GITHUB_PLACES} more" if len(group) > GITHUB_PLACES else ""
+                places += f"\nnext: {r.next_steps[root]}" if root in r.next_steps else ""
                 lines.append(gh_command("error", r.path, "onnxsym: unresolved dims",
                                         f"{len(group)} unresolved dim{'s' if len(group) > 1 else ''} caused by "
                                         f"{root}:\n{places}"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import registry
+from . import departures
 
 # The standard domains whose every operator onnxsym means to cover.
 DOMAINS = ("ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
@@ -96,18 +97,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-# Each place onnxruntime computes other shapes than the spec's text says, as the page lists it.
-DEPARTURES = (
-    "SplitToSequence with a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; "
-    "onnxruntime applies it: `split` 1 gives pieces with the axis dropped (rank one less), any other `split` fails.",
-    "DFT with `inverse=1` and `onesided=1`: the spec's output is complex, `[..., n//2 + 1, 2]`; onnxruntime "
-    "returns the real signal `[..., dft_length, 1]` of a complex one-sided input, `dft_length` 2*(n - 1) "
-    "when not given.",
-    "STFT: the spec's signal is `[batch, length, 1 or 2]`; onnxruntime's kernel also takes `[batch, length]`, "
-    "a real signal.",
-)
-
-
 def conditions_page() -> str:
     """The markdown page of every registered op: what it needs to run (each condition with how
     the domain learns it) and its cost formula, one table per domain."""
@@ -132,14 +121,8 @@ def conditions_page() -> str:
              "size its inputs have (attribute checks onnxsym refuses at load are not listed). `not stated`: the",
              "op's registration does not state its conditions yet. FLOPs count a multiply-add as 2; an op",
              "with no formula is not counted.",
-             "",
-             "## Where onnxruntime departs from the spec",
-             "",
-             "onnxsym follows onnxruntime, whose kernels run the model (each is checked against it in",
-             "`tests/test_ort_departures.py`):",
-             "",
-             *[f"- {d}" for d in DEPARTURES],
              ""]
+    lines += departures.section()
     by_domain: dict[str, list[registry.OpEntry]] = {}
     for e in registry.entries():
         by_domain.setdefault(e.domain or "ai.onnx", []).append(e)

@@ -24,7 +24,7 @@ from ..inference.engine import node_label
 from ..inference.provenance import Kind, Provenance
 from ..inference.symbols import under_ranges_of_result
 from ..inference.values import MAX_VALUE_ELEMENTS, Tensor
-from ..semantics.floatops import FLOAT_TYPES, Quotient
+from ..semantics.floatops import FLOAT_TYPES, Quotient, Rounded, Unknown
 from ..semantics.intops import INT_TYPES, is_dim
 
 # What is wrong with a value, as a consumer needing it sees it (Lineage.trouble).
@@ -232,7 +232,9 @@ class Lineage:
         # a shape value may pass through a 2-D Transpose (TorchScript's pads) or be computed
         # in float (TF-"same" pads): the first node that lost it is upstream of them
         shape_like = v.dtype in INT_TYPES or (v.dtype in FLOAT_TYPES and len(v.shape) <= 1)
-        if v.value is None and shape_like and count <= MAX_VALUE_ELEMENTS:
+        # (a partly known one: an element UNKNOWN or Rounded, beside known ones, is not known either)
+        if shape_like and count <= MAX_VALUE_ELEMENTS and \
+                (v.value is None or any(isinstance(e, (Unknown, Rounded)) for e in v.value)):
             return VALUE_UNKNOWN
         return ""
 

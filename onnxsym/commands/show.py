@@ -124,7 +124,8 @@ def shown_values(result: Result, flt: ShowFilter, style: Style = plain, verbose:
             # a Constant output the other filters keep: hidden, and counted
             shown.hidden_constants += op == "Constant" and _kept(replace(flt, constants=True), name, op, outputs)
             continue
-        text, bad = shape_text(result.values.get(name), result.fresh, style)
+        text, bad = shape_text(declared_value(result, name) if node is None else result.values.get(name),
+                               result.fresh, style)
         if flt.unresolved and not bad:
             continue
         label = op if node is not None else f"({op})"
@@ -133,6 +134,40 @@ def shown_values(result: Result, flt: ShowFilter, style: Style = plain, verbose:
         if node is not None:
             shown.nodes.add(node)
     return shown
+
+
+def declared_value(result: Result, name: str):
+    """The graph input ``name`` as its model declares it: a symbol the domain derives (``batch``
+    pinned to 1, ``total`` tied to ``past + seq``) keeps its name, which :func:`pinned_lines`
+    explains; a user's --bind shows its number."""
+    v = result.values.get(name)
+    derived = result.derived_symbols()
+    if not isinstance(v, Tensor) or v.shape is None or not derived:
+        return v
+    at = {origin: sym for sym, origin in result.symbols.origin.items() if sym in derived}
+    shape = tuple(dims.expr_of(result.symbols.symbols[at[f"{name}[{a}]"]]) if f"{name}[{a}]" in at else d
+                  for a, d in enumerate(v.shape))
+    return replace(v, shape=shape)
+
+
+def pinned_lines(result: Result, inputs: list[str]) -> list[str]:
+    """One line per derived symbol of the graph inputs ``inputs``: what the domain fixes it to, and
+    the node that does (``pinned: batch = 1 because Reshape 'rs': ...``)."""
+    from ..domain.pins import pins_of
+
+    derived = result.derived_symbols()
+    if not derived:
+        return []
+    wanted = {sym for sym, origin in result.symbols.origin.items()
+              if sym in derived and origin.rpartition("[")[0] in inputs}
+    pins = {p.symbol: p for p in pins_of(result)}
+    out = []
+    for sym in sorted(wanted):
+        p = pins.get(sym)
+        where = f" because {p.op_type} '{p.node}': {p.reason}" if p is not None else " (the domain's equality)"
+        word = "pinned" if p is not None else "derived"
+        out.append(f"{word}: {sym} = {derived[sym]}{where}; the declared input keeps its name")
+    return out
 
 
 @under_ranges_of_result
@@ -171,11 +206,14 @@ def symbol_lines(result: Result, style: Style = plain, only: set[str] | None = N
     input, or why it is fresh)."""
     rows = []
     ranges = result.symbol_ranges()  # narrowed by unification, what the nodes need and the domain
+    bounds = result.bounds()
     for name in sorted(result.symbols.symbols):
         if only is not None and name not in only:
             continue
         p = result.fresh.get(name)
         origin = f"fresh: {p.op_type} '{p.node}': {p.reason}" if p else result.symbols.origin.get(name, "")
+        if name in bounds and not isinstance(bounds[name], int):  # (a number: the range says it)
+            origin += f" (at most {bounds[name]})"
         lo, hi = ranges[name]
         rows.append([style(name, "unresolved" if p else "symbolic"), f"[{_bound(lo)}, {_bound(hi)}]", origin])
     if result.symbols.bound and only is None:
@@ -290,6 +328,7 @@ def show_lines(result: Result, flt: ShowFilter, style: Style = plain, verbose: b
         return out + (subgraph_tables(result, flt, style, verbose, layout.width) if layout.subgraphs else [])
     head = lambda text: style(text, "head")  # noqa: E731
     out = render(header, shown.rows, layout.width, head_style=head) if shown.rows else ["(no value matches)"]
+    out += [fit for line in pinned_lines(result, shown.values) for fit in fit_text(line, layout.width)]
     if layout.subgraphs:
         out += subgraph_tables(result, flt, style, verbose, layout.width)
     st = result.stats()

@@ -18,6 +18,7 @@ from ..inference.values import Tensor
 from .flops import node_flops
 from .memory import kv_factors, live_bytes, peak, present_outputs
 from .sizes import tensor_bytes
+from .worst import worst
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class Cost:
     kv_cache: Dim | None
     kv_factors: list[tuple[str, str]] | None  # (factor, what it is)
     ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # the fresh symbols (data-dependent counts, unknowns) and the upper bounds their ops prove
+    fresh: frozenset[str] = frozenset()
+    bounds: dict[str, Dim] = field(default_factory=dict)
     # the result's range environment: what is derived from these dims is derived under it
     env: dims.RangeEnv = field(default_factory=dims.RangeEnv, repr=False, compare=False)
 
@@ -60,6 +64,22 @@ class Cost:
     def memory(self) -> Dim:
         """What running the model needs: its parameters and the peak of live activations."""
         return dims.add(self.param_bytes, self.peak)
+
+    @property
+    def data_dependent(self) -> bool:
+        """Whether memory or FLOPs depend on a fresh symbol (then the worst case says more)."""
+        return any(s.name in self.fresh for d in (self.memory, self.flops) for s in dims.free_symbols(d))
+
+    @property
+    def worst_memory(self) -> Dim | None:
+        """:attr:`memory` with each fresh symbol at its bound (cost.worst): at least every run's."""
+        with self.env:
+            return worst(self.memory, self.fresh, self.bounds)
+
+    @property
+    def worst_flops(self) -> Dim | None:
+        with self.env:
+            return worst(self.flops, self.fresh, self.bounds)
 
     def solve(self, symbol: str, budget: int, bind: Mapping[str, int] | None = None):
         """The largest value of ``symbol`` whose :attr:`memory` fits ``budget`` bytes,
@@ -120,7 +140,8 @@ def model_cost(result) -> Cost:
     return Cost(nodes=nodes, value_bytes=value_bytes, param_bytes=params,
                 input_bytes=_sum(tracked[n] for n in inputs if n in tracked), activation_bytes=activations,
                 flops=total_flops, flops_by_family=by_family, live=steps, peak=peak(steps), kv_outputs=kv,
-                kv_cache=kv_bytes, kv_factors=factors, ranges=result.symbol_ranges(), env=result.env)
+                kv_cache=kv_bytes, kv_factors=factors, ranges=result.symbol_ranges(), env=result.env,
+                fresh=frozenset(result.fresh), bounds=result.bounds())
 
 
 def _known(b: Dim | None) -> Dim:

@@ -67,6 +67,11 @@ def text_lines(model: str, cost, per_node: bool = False, solution=None, top: int
         lines.append(f"  {kv}")
     lines.append(f"  peak live activations: {size(cost.peak)}")
     lines.append(f"  memory (parameters + peak): {size(cost.memory)}")
+    if cost.data_dependent:
+        wm, wf = cost.worst_memory, cost.worst_flops
+        lines.append("  worst case (each data-dependent count at the bound its op proves): "
+                     f"memory {size(wm) if wm is not None else 'not bounded'}, "
+                     f"FLOPs {flops(wf) if wf is not None else 'not bounded'}")
     if cost.unknown_sizes:
         lines.append(f"  size unknown (not counted): {', '.join(cost.unknown_sizes[:5])}"
                      + (f" and {len(cost.unknown_sizes) - 5} more" if len(cost.unknown_sizes) > 5 else ""))
@@ -141,6 +146,8 @@ def as_json(model: str, cost, solution=None) -> str:
             "factors": [{"factor": f, "is": what} for f, what in cost.kv_factors or ()]},
         "peak_bytes": _num(cost.peak),
         "memory_bytes": _num(cost.memory),
+        "worst_case": None if not cost.data_dependent else {
+            "memory_bytes": _num(cost.worst_memory), "flops": _num(cost.worst_flops)},
         "unknown_sizes": cost.unknown_sizes,
         "nodes": [{"name": n.name, "op_type": n.op_type, "family": n.family, "flops": _num(n.flops),
                    "parameter_bytes": _num(n.param_bytes), "output_bytes": _num(n.output_bytes)}

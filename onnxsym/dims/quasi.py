@@ -187,10 +187,30 @@ def _solve(rows: list[tuple[int, ...]], rhs: list[int]) -> list[int] | None:
     return [int(x) for x in out] if all(x.denominator == 1 for x in out) else None
 
 
+# steps -> (the units each search level charged, the form found): the searches of one process share
+# their answers (a pipeline infers the same graph again and again), each hit charging the budget of
+# this inference what the search charged, so a hit answers exactly as the search would.
+_FORMS: dict[tuple[int, ...], tuple[tuple[int, ...], Form | None]] = {}
+
+
 def _form(steps: tuple[int, ...]) -> Form | None:
     """The form of least cost whose steps (differences) are ``steps``, one period of them, among
     those with up to three divisions, else their counting form; None when the search would pass
     its budget (CANDIDATES_BUDGET)."""
+    env = current()
+    known = _FORMS.get(steps)
+    if known is not None:
+        charges, form = known
+        return form if all(env.spend(FORM_SEARCH, units, CANDIDATES_BUDGET) for units in charges) else None
+    charged: list[int] = []
+    form = _search_form(steps, charged)
+    if FORM_SEARCH not in env.over:
+        bounded(_FORMS)[steps] = tuple(charged), form
+    return form
+
+
+def _search_form(steps: tuple[int, ...], charged: list[int]) -> Form | None:
+    """:func:`_form`'s search, each charge to the budget also put in ``charged``."""
     period = len(steps)
     levels: dict[int, int] = {}
     for t, v in enumerate(steps):
@@ -213,6 +233,7 @@ def _form(steps: tuple[int, ...]) -> Form | None:
         if len(levels) > 2 ** size:
             continue
         candidates = math.comb(len(pool), size)
+        charged.append(candidates)
         if not env.spend(FORM_SEARCH, candidates, CANDIDATES_BUDGET):
             return None
         found = [f for combo in itertools.combinations(pool, size) if _lcm(d for (d, _, _), _ in combo) == period

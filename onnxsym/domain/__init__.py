@@ -64,9 +64,13 @@ class Condition:
         assert self.form is not None  # every other kind has one
         return self.form.holds(bindings)
 
+    # What "assumed" means, said on the line (the reason follows, after the node).
+    ASSUMED = "(assumed: onnxsym relies on it, not knowing that the model fails outside it)"
+
     def describe(self) -> str:
-        """One line: the condition, then where it comes from."""
+        """One line: the condition, then where it comes from; an assumed one says what that means."""
         head = guarded.prefix(self.when) + ("assumed " if self.assumed else "") + self.text
+        head += f" {self.ASSUMED}" if self.assumed else ""
         return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
 
     def to_json(self) -> dict[str, object]:
@@ -113,8 +117,18 @@ class Domain:
 
                 return f"{name} in {range_text(lo, hi)}"
         return None
+    def __str__(self) -> str:
+        """The conditions, one a line as ``onnxsym domain`` prints them, then the ranges."""
+        if not self.conditions and not self.unstated:
+            return f"every size of {', '.join(self.symbols)}" if self.symbols else "static"
+        return "\n".join(self.lines())
+
+    def __repr__(self) -> str:
+        return (f"<Domain over {', '.join(self.symbols) or 'no symbol'}: {len(self.conditions)} conditions"
+                + (f", {len(self.unstated)} not stated" if self.unstated else "") + ">")
 
     def lines(self) -> list[str]:
+        """The conditions as ``onnxsym domain`` prints them, then the ranges and what is not stated."""
         out = [c.describe() for c in self.conditions]
         from ..output.numbers import range_text  # (as show prints them: 2**63-1, no bound)
 
@@ -172,7 +186,7 @@ def compute(result) -> Domain:
                 # said, since the model may fail at sizes the conditions allow
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
                     cond = f"{c.lhs} {c.rel} {c.rhs}"
-                    said = "" if cond in c.reason else cond + ", "  # (most reasons end with it)
+                    said = "" if raw.states_condition else cond + ", "
                     unstated.setdefault((cond, src.node), (f"{said}over a dim onnxsym could not resolve", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))

@@ -87,8 +87,12 @@ def _on_roots(domain, result, box) -> dict[str, tuple[int, int]]:
                 raise UserInputError(f"require[{name!r}]: {why}", f"--require {name}: {why}")
             target = s.name
         if target not in domain.symbols:
+            import difflib
+
             known = ", ".join(domain.symbols) or "none"
-            why = f"the model has no input symbol '{name}' (its symbols: {known})"
+            near = difflib.get_close_matches(name, list(domain.symbols), n=1)
+            why = (f"the model has no input symbol '{name}'" + (f"; did you mean '{near[0]}'?" if near else "")
+                   + f" (its symbols: {known})")
             raise UserInputError(f"require[{name!r}]: {why}", f"--require {name}: {why}")
         if target in out:
             lo, hi = max(lo, out[target][0]), min(hi, out[target][1])

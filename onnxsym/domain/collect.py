@@ -58,7 +58,8 @@ def _recorded(result, order: dict[str, int], resolve, unnarrowed) -> Iterator[Ra
         if c.rel is Rel.GE and c.origin is not Origin.DEFAULT_RANGE:
             # a node runs only when lhs >= rhs (a Conv's input at least its kernel), stated over
             # the ranges before it narrowed them
-            yield Raw(replace(c, lhs=unnarrowed(c.lhs), place=place, reason=f"{c.reason}: {c}"), at)
+            yield Raw(replace(c, lhs=unnarrowed(c.lhs), place=place, reason=f"{c.reason}: {c}"), at,
+                      states_condition=True)
             continue
         if c.rel is Rel.EQ and c.op_type == "Reshape" and c.node in order:
             if c.node not in reshape_ok:

@@ -352,6 +352,14 @@ def _equal(lhs: Dim, rhs: Dim) -> list[Form]:
             return forms
     elif identically_zero(diff):
         return []
+    else:
+        # A factor over other symbols that is >= 1 (``b*h == 8*b*(h//8)``: ``b``) is no part of the
+        # condition: what is left over one symbol is its residues or its range.
+        q = dims.structure.without_positive_factor(diff)
+        if q is not diff and len(dims.free_symbols(q)) < len(syms):
+            forms = _equal(q, 0)
+            if all(f.kind != "other" for f in forms):
+                return forms
     return _other("==", lhs, rhs)
 
 

@@ -30,6 +30,9 @@ class Raw:
     fact: Constraint
     order: int
     alts: tuple[tuple[Dim, Dim], ...] = ()
+    # the fact's reason ends with the condition itself (one inference recorded, restated over
+    # the ranges before it narrowed them): a report need not say it again
+    states_condition: bool = False
 
     @property
     def assumed(self) -> str:
@@ -314,7 +317,7 @@ def _unidirectional(site: Site) -> Iterator[Raw]:
         yield site.raw("or", a, b, f"slope axis {axis}: {b} broadcasts to {a}", alts=((a, b), (b, 1)))
 
 
-def _to_target(site: Site, target: tuple[Dim, ...], s: tuple[Dim, ...], what: str) -> Iterator[Raw]:
+def to_target(site: Site, target: tuple[Dim, ...], s: tuple[Dim, ...], what: str) -> Iterator[Raw]:
     """``s`` broadcasts to ``target`` one way (aligned at the end): each dim is the target's, or 1."""
     for axis, (a, b) in enumerate(zip(target[len(target) - len(s):], s)):
         if _is_one(b) or dims.try_eq(a, b) is True:
@@ -328,7 +331,7 @@ def _gemm_c(site: Site) -> Iterator[Raw]:
         return
     m = a[1] if site.attr_int("transA", 0) else a[0]
     n = b[0] if site.attr_int("transB", 0) else b[1]
-    yield from _to_target(site, (m, n), c, "C")
+    yield from to_target(site, (m, n), c, "C")
 
 
 def _layer_norm_scale(site: Site) -> Iterator[Raw]:
@@ -342,7 +345,7 @@ def _layer_norm_scale(site: Site) -> Iterator[Raw]:
     for i, what in ((1, "Scale"), (2, "B")):
         s = site.shape(i)
         if s is not None and len(s) <= len(x) - axis:
-            yield from _to_target(site, tuple(x[axis:]), s, what)
+            yield from to_target(site, tuple(x[axis:]), s, what)
 
 
 GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)

@@ -57,12 +57,14 @@ class Replay:
                tuple(map(bool, names)) if "" in names else ())
         kept = self._kept.get(key)
         if kept is not None and self._same_reads(kept[0], inputs, outputs):
-            return [Raw(replace(r.fact, place=replace(r.fact.place, node=label)), index, r.alts) for r in kept[1]]
+            return [replace(r, fact=replace(r.fact, place=replace(r.fact.place, node=label)), order=index) for r in kept[1]]
         watched = _Watched(self.values, names)
         recorded = None if self.elements is None else _Recorded(self.elements, list(inputs), list(outputs))
         site = Site(node, index, label, watched, cast(Elements, recorded), opset)  # (reads the same way)
         out = [raw for check in checks for raw in check(site)]
-        own = all(r.order == index and r.fact.place.node == label and label not in r.fact.reason for r in out)
+        # replayable when every raw is this node's own: the place names the node (relabelled on a
+        # replay), the reason never does (a check says what it needs, :meth:`Site.raw` where)
+        own = all(r.order == index and r.fact.place.node == label for r in out)
         if own and not watched.foreign and (recorded is None or not recorded.foreign):
             self._kept[key] = ([] if recorded is None else recorded.reads, out)
         return out

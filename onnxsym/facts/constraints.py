@@ -14,12 +14,12 @@ cannot hold raises :class:`ConstraintContradiction`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Set
+from collections.abc import Callable, Collection, Iterable, Iterator, Set
 
 from .. import dims
 from ..dims import Dim, Sym, structure
 from ..errors import ShapeContradiction
-from .fact import Constraint, Origin, Place, Rel
+from .fact import Constraint, Guard, Origin, Place, Rel
 from .narrowing import Unreachable, implied_ranges
 
 
@@ -41,6 +41,9 @@ class ConstraintContradiction(ShapeContradiction):
                                        node=node, op_type=op_type, domain=domain, context=context)
 
 
+_Pair = tuple[frozenset[Dim], tuple[Guard, ...]]  # an equality's sides, under the guards it holds in
+
+
 class Constraints:
     """The recorded constraints of one inference and the substitution they imply.
 
@@ -48,13 +51,13 @@ class Constraints:
     is eliminated first (fresh > graph inputs declared later).
     """
 
-    def __init__(self, rank: Callable[[Sym], tuple]):
+    def __init__(self, rank: Callable[[Sym], tuple[int, ...]]) -> None:
         self.items: list[Constraint] = []
         self.derived: dict[Sym, Dim] = {}
         self.because: dict[Sym, Constraint] = {}
         self._rank = rank
         self._cache: dict[Dim, Dim] = {}
-        self._unsolved: set = set()
+        self._unsolved: set[_Pair] = set()
 
     def resolve(self, d: Dim) -> Dim:
         """``d`` rewritten over the representatives."""
@@ -114,11 +117,11 @@ class Constraints:
         if c not in self.items:
             self.items.append(c)
 
-    def mark(self) -> tuple:
+    def mark(self) -> tuple[int, set[_Pair]]:
         """A point to go back to with :meth:`undo` (a trial inference's records are dropped)."""
         return len(self.items), set(self._unsolved)
 
-    def undo(self, mark: tuple) -> list[Constraint]:
+    def undo(self, mark: tuple[int, set[_Pair]]) -> list[Constraint]:
         """Forget what was recorded since ``mark`` (nothing solved: a trial runs in a subgraph);
         returns it."""
         n, unsolved = mark
@@ -162,7 +165,7 @@ class Constraints:
                 self.because.setdefault(k2, c)
         self._cache.clear()
 
-    def given(self, eliminated, lhs: Dim, rhs: Dim) -> list[Constraint]:
+    def given(self, eliminated: Iterable[Sym], lhs: Dim, rhs: Dim) -> list[Constraint]:
         """The constraints that eliminated any of ``eliminated`` in favour of a symbol of ``lhs == rhs``."""
         about = dims.free_symbols(lhs) | dims.free_symbols(rhs)
         out: list[Constraint] = []
@@ -184,7 +187,7 @@ class Constraints:
         nodes = tuple(dict.fromkeys([c.node] + [p.node for p in earlier]))
         raise ConstraintContradiction(msg, c.lhs, c.rhs, nodes, why)
 
-    def explain(self, exc: ConstraintContradiction, eliminated) -> ConstraintContradiction:
+    def explain(self, exc: ConstraintContradiction, eliminated: Iterable[Sym]) -> ConstraintContradiction:
         """``exc`` naming also the constraints that rewrote a node's inputs (``eliminated`` symbols)."""
         earlier = [p for p in self.given(eliminated, exc.lhs, exc.rhs) if p.node not in exc.nodes]
         if not earlier:
@@ -198,7 +201,7 @@ class Constraints:
         return {s.name: str(v) for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)}
 
 
-def linear_symbols(diff: Dim):
+def linear_symbols(diff: Dim) -> Iterator[tuple[Sym, int, Dim]]:
     """Each symbol ``s`` with ``diff == k*s + rest`` (``k`` is +-1, ``s`` not in ``rest``)."""
     for k, factors in structure.terms(diff):
         s = dims.as_sym(factors[0][0]) if len(factors) == 1 and factors[0][1] == 1 else None

@@ -35,6 +35,7 @@ from ..inference.scope import may_hold_subgraphs
 from ..inference.symbols import SymbolTable
 from ..inference.values import Tensor
 from ..model.loader import UNNAMED_PARAMS
+from . import torch_text
 from .constraints import linear_symbols
 
 # The names onnx's shape inference gives to dims it cannot name: not the model's names.
@@ -146,6 +147,7 @@ class DeclaredMatcher:
         self._unkeepable: set[str] = set()  # values whose name several scopes define
         self._matched: dict[str, int] = {}  # value -> how many times matched so far
         self._parsed: dict[str, Dim | None] = {}  # declared text -> its dim (an annotated model repeats a few)
+        self._bounded: set[str] = set()  # torch texts read under a bound the ranges do not prove: never proven
         # (declared type's bytes, id of the computed value) -> (that value, kept alive: no other object
         # takes its id; the axes proven) where a value so declared and computed made neither a stale
         # declaration nor a claim (a declared name's place): its verdicts depend on those two alone
@@ -247,6 +249,8 @@ class DeclaredMatcher:
                 return None  # a name onnxsym itself wrote (an annotated model annotated again)
             known = self.resolve(known)
             if dims.same(known, d):
+                if text in self._bounded:
+                    return None  # (equal below 2**53 only: not proven)
                 if value not in self._unkeepable:
                     self.out.proven.add((value, axis))
                 return True
@@ -276,6 +280,12 @@ class DeclaredMatcher:
         try:
             return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
+            if torch_text.mentions_torch(text):  # the dynamo exporter's sympy text: a claim like any other
+                r = torch_text.read(text, lookup)
+                if r is not None:
+                    if r.bounded:
+                        self._bounded.add(text)
+                    return r.dim
             # Any string is a legal dim_param: one outside the grammar is a name.
             try:
                 return lookup(text)
@@ -319,6 +329,8 @@ class DeclaredMatcher:
             elif not dims.free_symbols(k) & set(self._names.values()):
                 k = self.resolve(k)
                 c.verdict = True if dims.same(k, c.computed) else False if dims.try_eq(k, c.computed) is False else None
+                if c.verdict and c.text in self._bounded:
+                    c.verdict = None  # (equal below 2**53 only: not proven)
         consistent = set(defs) - {s for c in self._claims if not c.verdict for s in c.names}
         for i, c in enumerate(self._claims):
             if c.verdict is False:

@@ -8,7 +8,7 @@ the origin and the place, never a message.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -43,8 +43,8 @@ class Rel(Enum):
         return self.value
 
 
-_TEST = {Rel.EQ: operator.eq, Rel.NE: operator.ne, Rel.LT: operator.lt, Rel.LE: operator.le,
-         Rel.GT: operator.gt, Rel.GE: operator.ge}
+_TEST: dict[Rel, Callable[[int, int], bool]] = {
+    Rel.EQ: operator.eq, Rel.NE: operator.ne, Rel.LT: operator.lt, Rel.LE: operator.le, Rel.GT: operator.gt, Rel.GE: operator.ge}
 _NEGATED = {Rel.EQ: Rel.NE, Rel.NE: Rel.EQ, Rel.LT: Rel.GE, Rel.GE: Rel.LT, Rel.LE: Rel.GT, Rel.GT: Rel.LE}
 _SWAPPED = {Rel.EQ: Rel.EQ, Rel.NE: Rel.NE, Rel.LT: Rel.GT, Rel.GT: Rel.LT, Rel.LE: Rel.GE, Rel.GE: Rel.LE}
 
@@ -75,10 +75,10 @@ class Relation:
     def negated(self) -> Relation:
         return Relation(self.op.negated, self.lhs, self.rhs)
 
-    def holds(self, bindings: Mapping) -> bool:
+    def holds(self, bindings: Mapping[str, int]) -> bool:
         return self.op.holds(dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings))
 
-    def map(self, f) -> Relation:
+    def map(self, f: Callable[[Dim], Dim]) -> Relation:
         """The relation with ``f`` applied to both sides."""
         return Relation(self.op, f(self.lhs), f(self.rhs))
 
@@ -96,7 +96,7 @@ class Guard:
     hold (name, value), when the choice is a comparison of a data input with a constant, and
     ``feed_not`` those that make it fail."""
 
-    key: tuple
+    key: tuple[str, ...]
     value: bool
     text: str  # "sr == 16000", "the body of Loop node 'loop' runs"
     node: str
@@ -105,7 +105,7 @@ class Guard:
     feed: tuple[tuple[str, object], ...] = ()
     feed_not: tuple[tuple[str, object], ...] = ()
 
-    def holds(self, bindings) -> bool | None:
+    def holds(self, bindings: Mapping[str, int]) -> bool | None:
         """Whether it holds at ``bindings`` (sizes), or None when the sizes do not decide it."""
         return None if self.relation is None else self.relation.holds(bindings)
 
@@ -182,7 +182,7 @@ class Constraint:
         """The text of ``lhs``: for a default-range decision, the symbol (or the sum of symbols) assumed >= 1."""
         return str(self.lhs)
 
-    def holds(self, bindings) -> bool:
+    def holds(self, bindings: Mapping[str, int]) -> bool:
         return self.rel.holds(dims.evaluate(self.lhs, bindings), dims.evaluate(self.rhs, bindings))
 
     def proven(self) -> bool | None:

@@ -230,7 +230,7 @@ class Engine:
 
     # -- symbols --------------------------------------------------------------
     def fresh_symbol(self, node: Node, output: int, axis: int | None, reason: str,
-                     lo: int, hi: int, kind: Kind = Kind.UNSUPPORTED) -> Dim:
+                     lo: int, hi: int, kind: Kind = Kind.UNSUPPORTED, bound: Dim | None = None) -> Dim:
         base = symbol_name(node.name or f"{node.op_type}_{node.index}")
         base += f"_o{output}" if node.num_outputs > 1 else ""
         base += f"_d{axis}" if axis is not None else "_n"
@@ -238,7 +238,7 @@ class Engine:
         out_name = node.output_names[output] if output < node.num_outputs else ""
         if self.table.env.over:
             reason += f" (the algebra's work bound ran out: {', '.join(sorted(self.table.env.over))})"
-        self.state.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind)
+        self.state.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind, bound)
         return dims.expr_of(s)
 
     def when(self) -> tuple[Guard, ...]:

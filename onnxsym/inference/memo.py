@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import onnx
 
 from ..facts.fact import Constraint
-from .values import Tensor
+from .values import Tensor, Value
 
 _serialize = onnx.AttributeProto.SerializeToString
 T = TypeVar("T")
@@ -28,37 +28,39 @@ class RuleMemo:
     """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
 
     def __init__(self) -> None:
-        self._results: dict[tuple, tuple] = {}
-        self._alive: list = []  # the inputs of each kept result: no other object can take their ids
+        self._results: dict[tuple[object, ...], tuple[Value, ...]] = {}
+        self._alive: list[tuple[object, ...]] = []  # the inputs of each kept result: no other object can take their ids
         self._values: dict[Any, Any] = {}
         self.lookup = self._results.get  # key -> the outputs' values, or None
         # key -> the ">= 1" decisions its rule recorded (only for results that have some)
-        self.decisions: dict[tuple, list[Constraint]] = {}
+        self.decisions: dict[tuple[object, ...], list[Constraint]] = {}
 
     def intern(self, value: T) -> T:
         """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
         try:
-            return self._values.setdefault(value, value)
+            kept: T = self._values.setdefault(value, value)
+            return kept
         except TypeError:
             return value
 
     @staticmethod
-    def key(op_type: str, domain: str, opset: int, attributes, input_ids: tuple, output_names) -> tuple:
+    def key(op_type: str, domain: str, opset: int, attributes: Sequence[onnx.AttributeProto],
+            input_ids: tuple[int, ...], output_names: Sequence[str]) -> tuple[object, ...]:
         """The key of a node without subgraphs (their inference is the node's own);
         ``input_ids`` are the ids of its input values."""
         attrs = tuple(map(_serialize, attributes)) if attributes else ()
         return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
-    def put(self, key: tuple | None, inputs: Sequence, outs: Sequence, num_outputs: int,
+    def put(self, key: tuple[object, ...] | None, inputs: Sequence[object], outs: Sequence[Value | None], num_outputs: int,
             decisions: list[Constraint]) -> None:
         """Keep ``outs`` (with the ``decisions`` its rule recorded) when it describes every
         output with a known rank."""
         if key is None or len(outs) < num_outputs:
             return
-        for v in outs[:num_outputs]:
-            if v is None or (isinstance(v, Tensor) and v.shape is None):
-                return
+        kept = tuple(v for v in outs[:num_outputs] if v is not None and not (isinstance(v, Tensor) and v.shape is None))
+        if len(kept) < num_outputs:
+            return
         self._alive.append(tuple(inputs))
-        self._results[key] = tuple(self.intern(v) for v in outs)
+        self._results[key] = tuple(self.intern(v) for v in kept)
         if decisions:
             self.decisions[key] = decisions

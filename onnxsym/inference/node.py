@@ -4,7 +4,8 @@ values, and the means to make fresh symbols. No protobuf leaks through it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import onnx
 
@@ -12,19 +13,64 @@ from .. import dims
 from ..dims import Dim
 from ..errors import GraphError, ShapeContradiction
 from ..facts import branching, edges
+from ..facts.constraints import Constraints
 from ..facts.fact import Constraint, Guard, Relation
 from ..model import validate
 from ..semantics.shapes import Shape
 from .provenance import Kind
+from .state import State
 from .values import Tensor, Value, tensor_from_array, unranked
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .engine import Engine
-
 _MISSING = object()
 _A = onnx.AttributeProto
+
+
+class Host(Protocol):
+    """What a node asks of the engine that made it: the node records fresh symbols,
+    constraints and decisions through it. Naming the engine by this protocol, not by its
+    class, keeps this module below the engine (the engine imports nodes, never the reverse)."""
+
+    base_dir: str | None  # where external data is: a rule may read a small external tensor
+    state: State
+    constraints: Constraints
+
+    def fresh_symbol(self, node: Node, output: int, axis: int | None, reason: str,
+                     lo: int, hi: int, kind: Kind = ..., bound: Dim | None = None) -> Dim: ...
+
+    def record_unknown_rank(self, node: Node, output: int, reason: str, kind: Kind = ...) -> None: ...
+
+    def is_resolved(self, d: Dim) -> bool: ...
+
+    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str) -> None: ...
+
+    def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None: ...
+
+    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None: ...
+
+    def record_constraint(self, c: Constraint) -> None: ...
+
+    def relied_on(self, compute: Callable[..., Any], args: Sequence[Any]) -> list[Dim]: ...
+
+    def check_positive(self, node: Node, relied: list[Dim], what: Callable[[], str], output: int | None) -> None: ...
+
+    def act_on_pending(self, node: Node, value: str, what: str) -> None: ...
+
+    def infer_subgraph(self, node: Node, graph: onnx.GraphProto, inputs: Sequence[Value | None],
+                       born: set[str] | None = None, sure: bool = False,
+                       guard: Guard | None = None) -> list[Value | None]: ...
+
+    def place_key(self) -> tuple[str, ...]: ...
+
+    def branch_choice(self, node: Node) -> branching.Choice | None: ...
+
+    def note_split(self, node: Node, relation: Relation) -> None: ...
+
+    def record_branch(self, node: Node, holds: Relation, reason: str) -> None: ...
+
+    def hypothetically(self) -> AbstractContextManager[list[Constraint]]: ...
 
 
 class RankUnknown(Exception):
@@ -66,7 +112,7 @@ class Node:
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
                  input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
-                 convert: Callable[[onnx.AttributeProto], Any], engine: Engine, index: int):
+                 convert: Callable[[onnx.AttributeProto], Any], engine: Host, index: int):
         self.op_type = op_type
         self.domain = domain
         self.name = name
@@ -216,7 +262,7 @@ class Node:
         t = self.tensor(i)
         return None if t is None else t.value
 
-    def _recording(self) -> Engine:
+    def _recording(self) -> Host:
         """The engine, for a call that records something of this node (a fresh symbol, a
         constraint, a subgraph's inference): the rule's result is then this node's own. A
         question with no effect asks ``self._engine`` directly."""
@@ -225,10 +271,12 @@ class Node:
 
     # -- unknowns ---------------------------------------------------------------
     def fresh(self, reason: str, output: int = 0, axis: int | None = None,
-              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED) -> Dim:
+              lo: int = dims.FRESH_LO, hi: int = dims.INT64_MAX, kind: Kind = Kind.UNSUPPORTED,
+              bound: Dim | None = None) -> Dim:
         """A new symbol for a dim this rule cannot determine, recorded with why (and its
-        kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements)."""
-        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind)
+        kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements); ``bound``:
+        an upper bound the op proves over other symbols (NonZero's count <= numel)."""
+        return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind, bound)
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple[Dim, ...]:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))
@@ -242,6 +290,14 @@ class Node:
     def is_resolved(self, d: Dim) -> bool:
         """Whether ``d`` is an expression over the model's own symbols (no fresh symbol)."""
         return self._recording().is_resolved(d)
+
+    def kinds_of(self, d: Dim) -> set[Kind]:
+        """The kinds of the fresh symbols in ``d`` (empty when it has none): a merge of a
+        data-dependent count is data-dependent too."""
+        if isinstance(d, int):
+            return set()
+        fresh = self._engine.state.fresh
+        return {fresh[s.name].kind for s in dims.free_symbols(d) if s.name in fresh}
 
     def equalities(self) -> list[tuple[Dim, Dim]]:
         """The equalities ``a == b`` that nodes of the main graph need to run, so that hold in

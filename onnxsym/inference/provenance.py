@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ..dims import Dim
+
 
 class Kind(str, Enum):
     """Why resolution was lost, as one of a few words."""
@@ -33,3 +35,6 @@ class Provenance:
     axis: int | None
     reason: str
     kind: Kind = Kind.UNSUPPORTED
+    # a proven upper bound over other symbols (NonZero's count <= the input's element count),
+    # beside the range's number: what show and check print and cost's worst case reads
+    bound: Dim | None = None

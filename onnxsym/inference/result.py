@@ -19,6 +19,7 @@ from .values import Optional_, Sequence, Tensor, Value, resolve_value
 if TYPE_CHECKING:
     from ..cost import Cost
     from ..domain import Domain  # (imported where computed: the domain reads a Result)
+    from ..domain.pins import Pin
 
 
 UNCHECKED = "unchecked"
@@ -32,6 +33,18 @@ class UnresolvedDim:
     axis: int | None  # None: the rank itself is unknown
     dim: Dim | None
     provenance: tuple[Provenance, ...]
+
+    def __str__(self) -> str:
+        """``value[axis] = dim: Op 'node': reason``, the first provenance's (and how many more)."""
+        where = f"{self.value}[{self.axis}] = {self.dim}" if self.axis is not None else f"{self.value}: rank unknown"
+        if not self.provenance:
+            return where
+        p = self.provenance[0]
+        more = f" (and {len(self.provenance) - 1} more)" if len(self.provenance) > 1 else ""
+        return f"{where}: {p.op_type} '{p.node}': {p.reason}{more}"
+
+    def __repr__(self) -> str:
+        return f"<UnresolvedDim {self}>"
 
 
 @dataclass(kw_only=True)
@@ -169,14 +182,88 @@ class Result:
         return {s.name: v for s, v in sorted(self.derived.items(), key=lambda kv: kv[0].name)
                 if (a := dims.as_sym(v)) is None or a.name != s.name}
 
+    @under_ranges_of_result
+    def bounds(self) -> dict[str, Dim]:
+        """Each fresh symbol the op that made it bounds over other symbols -> that proven upper
+        bound, over the same symbols as the dims (derived ones replaced): NonZero's count <=
+        its input's element count, TopK's unknown k <= the axis, NonMaxSuppression's boxes <=
+        batch * classes * min(boxes, max_output_boxes_per_class)."""
+        out: dict[str, Dim] = {}
+        for name, p in self.fresh.items():
+            b = p.bound
+            if b is not None:
+                out[name] = dims.substitute(b, self.derived) if self.derived and not isinstance(b, int) else b
+        return out
+
     def roots(self) -> list[str]:
         """The symbols an assignment must give: graph-input symbols neither fresh nor derived."""
         derived = self.derived_symbols()
         return [n for n in self.symbols.symbols if n not in self.fresh and n not in derived]
 
     def shape(self, name: str) -> tuple[Dim, ...] | None:
+        """The shape of value ``name`` (a graph input, or a value a node produces): a tuple of
+        dims, each an ``int`` or an expression over the input symbols (``batch``, ``past + seq``)
+        or over a fresh symbol (see :meth:`unresolved`). ``None`` when the model has no such
+        value, its rank is unknown or it is no tensor; :meth:`shape_of` raises there instead."""
         v = self.values.get(name)
         return v.shape if isinstance(v, Tensor) else None
+
+    def shape_of(self, name: str) -> tuple[Dim, ...]:
+        """The shape of value ``name``, as :meth:`shape` gives it, never ``None``: raises
+        :class:`onnxsym.NoShapeError` (a ``KeyError``) where :meth:`shape` returns ``None``,
+        naming the nearest value names (``did you mean 'present_key_0'?``) when the model has
+        no value ``name``. Its type has no ``None``: ``result.shape_of(x)[2]`` type-checks."""
+        from ..errors import NoShapeError
+
+        v = self.values.get(name)
+        if isinstance(v, Tensor) and v.shape is not None:
+            return v.shape
+        if v is None:
+            import difflib
+
+            near = tuple(difflib.get_close_matches(name, list(self.values), n=3))
+            raise NoShapeError(name, "the model has no value of this name", near)
+        why = "its rank is unknown" if isinstance(v, Tensor) else f"it is no tensor ({type(v).__name__.rstrip('_')})"
+        raise NoShapeError(name, why)
+
+    @property
+    def pins(self) -> list[Pin]:
+        """The declared symbols the domain pins to a few sizes or ties to another (``batch ==
+        1`` from a Reshape to a constant ``[1, ...]``; ``height == width``), each a
+        :class:`onnxsym.domain.pins.Pin` with the node that pins it; computes :meth:`domain`."""
+        from ..domain.pins import pins_of
+
+        return pins_of(self)
+
+    def __repr__(self) -> str:
+        """Short: the graph, its counts and symbols (no weights, no values)."""
+        st = self.stats()
+        name = self.model.graph.name or "graph"
+        symbols = ", ".join(self.roots()) or "none"
+        return (f"<Result {name!r}: {st['values']} values, {st['symbolic_dims']} symbolic dims, "
+                f"{st['unresolved_dims']} unresolved; symbols: {symbols}>")
+
+    def __str__(self) -> str:
+        """The graph inputs and outputs with their shapes, the symbols with their ranges and the
+        unresolved dims' count: what a first look needs."""
+        from ..output.numbers import range_text
+
+        g = self.model.graph
+        inits = {t.name for t in g.initializer}
+
+        def line(name: str) -> str:
+            shape = self.shape(name)
+            return f"  {name}: " + ("rank unknown" if shape is None else f"[{', '.join(map(str, shape))}]")
+
+        out = [repr(self), "inputs:"] + [line(i.name) for i in g.input if i.name not in inits]
+        out += ["outputs:"] + [line(o.name) for o in g.output]
+        ranges = self.symbol_ranges()
+        if ranges:
+            out.append("symbols: " + ", ".join(f"{n} {range_text(*r)}" for n, r in ranges.items()))
+        unresolved = self.unresolved()
+        if unresolved:
+            out.append(f"unresolved: {len(unresolved)} dims (result.unresolved())")
+        return "\n".join(out)
 
     @under_ranges_of_result
     def sympy_shape(self, name: str) -> tuple[Any, ...] | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import onnx
 
+from ..dims import Dim
 from ..facts.branching import Nesting, Split
 from ..facts.fact import Constraint, Guard
 from .provenance import Provenance
@@ -32,7 +33,7 @@ def kept(why: str, **kwargs: Any) -> Any:
     return field(metadata={_TRIAL: "kept", "why": why}, **kwargs)
 
 
-def _undone_fields(obj: object) -> list[Field]:
+def _undone_fields(obj: object) -> list[Field[Any]]:
     return [f for f in fields(obj) if f.metadata.get(_TRIAL) == "undone"]  # type: ignore[arg-type]
 
 
@@ -71,7 +72,7 @@ class State:
     # value name -> the ">= 1" decisions its elements rest on, not yet recorded (see onnxsym.facts.edges)
     pending: dict[str, frozenset[Constraint]] = undone(default_factory=dict)
     acted: set[Constraint] = undone(default_factory=set)  # pending decisions a node acted on (so recorded)
-    positive: set[tuple] = undone(default_factory=set)  # (lhs, node) of each ">= 1" decision recorded
+    positive: set[tuple[Dim, str]] = undone(default_factory=set)  # (lhs, node) of each ">= 1" decision recorded
     # Ifs whose branches differ in rank on a size condition (see onnxsym.facts.branching)
     splits: list[Split] = undone(default_factory=list)
     # Each subgraph inferred: its graph, its guards and its values, for the domain's conditions
@@ -96,4 +97,4 @@ class Frame:
     label: str
     sure: bool
     guard: Guard | None
-    key: tuple
+    key: tuple[object, ...]

@@ -3,8 +3,9 @@ tensors (shape tensors, scalars, small constants) its elements."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import dims
 from ..dims import Dim
@@ -28,7 +29,7 @@ class Tensor:
 
     dtype: int
     shape: tuple[Dim, ...] | None
-    value: tuple | None = None
+    value: tuple[Any, ...] | None = None  # (dims, floats or bools, by the element type)
     # (what ReduceMin and ReduceMax of it give)
     extremes: tuple[Dim, Dim] | None = None
 
@@ -91,7 +92,7 @@ def unranked(dtype: int = 0) -> Tensor:
     return Tensor(dtype, None)
 
 
-def tensor_from_array(arr, dtype: int | None = None) -> Tensor:
+def tensor_from_array(arr: object, dtype: int | None = None) -> Tensor:
     """A constant tensor from a numpy array; small ones keep their elements."""
     import numpy as np
     from onnx.helper import np_dtype_to_tensor_dtype
@@ -105,7 +106,7 @@ def tensor_from_array(arr, dtype: int | None = None) -> Tensor:
     return Tensor(dtype, tuple(int(d) for d in arr.shape), value)
 
 
-def resolve_value(v: Value | None, resolve) -> Value | None:
+def resolve_value(v: Value | None, resolve: Callable[[Dim], Dim]) -> Value | None:
     """``v`` with every dim (and every symbolic element) passed through ``resolve``;
     the same object when nothing changes."""
     if isinstance(v, Tensor):
@@ -123,7 +124,7 @@ def resolve_value(v: Value | None, resolve) -> Value | None:
     return v
 
 
-def _resolve_tensor(v: Tensor, resolve) -> Tensor:
+def _resolve_tensor(v: Tensor, resolve: Callable[[Dim], Dim]) -> Tensor:
     shape = v.shape if v.shape is None else tuple(resolve(d) for d in v.shape)
     value = v.value
     if value is not None and any(isinstance(e, dims.Expr) for e in value):

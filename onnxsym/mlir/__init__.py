@@ -8,19 +8,25 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+import onnx
 
 from .build import build
 from .encoding import encoding_to_symbol
 from .printer import STYLES, Printer
 from .torch import TorchPrinter, torch_resources
 
+if TYPE_CHECKING:
+    from ..inference.result import Result
+
 __all__ = ["to_mlir", "encoding_to_symbol", "STYLES", "DIALECTS"]
 
 DIALECTS = ("symbol", "torch")
 
 
-def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, weights: bool = False,
-            names: bool = False, base_dir: str | None = None, dialect: str = "symbol") -> str:
+def to_mlir(model_or_result: str | onnx.ModelProto | Result, style: str = "propagate", generic: bool = False,
+            weights: bool = False, names: bool = False, base_dir: str | None = None, dialect: str = "symbol") -> str:
     """MLIR text for a model (path or ModelProto) or an :class:`onnxsym.Result`.
 
     ``style``: one of ``propagate`` (default), ``erased``, ``encoding``, ``unfolded``;
@@ -31,7 +37,8 @@ def to_mlir(model_or_result, style: str = "propagate", generic: bool = False, we
     (``torch.operator "onnx.*"``, ``torch.symbolic_int``), which IREE compiles; it has one
     style and no generic form.
     """
-    from ..api import Result, infer
+    from ..api import infer
+    from ..inference.result import Result
 
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}; one of {', '.join(STYLES)}")

@@ -10,7 +10,7 @@ that symbol.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .. import dims
 from ..dims import Dim, structure
@@ -25,7 +25,7 @@ def is_opaque_unit(d: Dim) -> bool:
     return len(ts) == 1 and ts[0][0] == 1 and bool(ts[0][1]) and not _affine_factors(ts[0][1])
 
 
-def _affine_factors(factors) -> bool:
+def _affine_factors(factors: tuple[structure.Factor, ...]) -> bool:
     if len(factors) != 1 or factors[0][1] != 1:
         return False
     f = factors[0][0]
@@ -68,7 +68,7 @@ def affine_text(d: Dim, operand: Operand) -> str:
     return out
 
 
-def _factors_text(factors, operand: Operand) -> str:
+def _factors_text(factors: tuple[structure.Factor, ...], operand: Operand) -> str:
     if not _affine_factors(factors):
         return f"s{operand(structure.from_terms([(1, factors)]))}"
     f = factors[0][0]
@@ -84,7 +84,7 @@ def _wrap(text: str) -> str:
     return text if simple else f"({text})"
 
 
-def affine_map(symbol_count: int, results) -> str:
+def affine_map(symbol_count: int, results: Sequence[str]) -> str:
     """``affine_map<()[s0, s1] -> (r0, r1)>``."""
     syms = ", ".join(f"s{i}" for i in range(symbol_count))
     return f"affine_map<()[{syms}] -> ({', '.join(results)})>"

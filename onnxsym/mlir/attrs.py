@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable, Container
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -49,8 +51,8 @@ def float_literal(x: float, ty: str = "f32") -> str:
 class Resources:
     """The blobs of ``dense_resource`` attributes, by unique key."""
 
-    def __init__(self, weights: bool, base_dir: str | None = None, type_text=tensor_type,
-                 alignment: int | None = None):
+    def __init__(self, weights: bool, base_dir: str | None = None,
+                 type_text: Callable[[int, list[int]], str] = tensor_type, alignment: int | None = None) -> None:
         self.weights = weights
         self.base_dir = base_dir
         self.type_text = type_text    # (dtype, dims) -> the attribute's builtin tensor type
@@ -90,7 +92,7 @@ class Resources:
         return lines
 
 
-def _key(hint: str, taken) -> str:
+def _key(hint: str, taken: Container[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", hint) or "tensor"
     if base[0].isdigit():
         base = "t" + base
@@ -101,7 +103,7 @@ def _key(hint: str, taken) -> str:
     return key
 
 
-def _dense(arr, dtype: int) -> str:
+def _dense(arr: np.ndarray, dtype: int) -> str:
     flat = arr.reshape(-1).tolist()
     if dtype == 9:
         items = ["true" if x else "false" for x in flat]
@@ -117,7 +119,7 @@ def _dense(arr, dtype: int) -> str:
     return f"dense<{_nested(items, arr.shape)}>"
 
 
-def _nested(items, shape) -> str:
+def _nested(items: list[str], shape: tuple[int, ...]) -> str:
     if not shape:
         return items[0]
     if len(shape) == 1:

@@ -8,9 +8,11 @@ number them stably whatever style is printed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import onnx
 
+from ..dims import Dim
 from ..inference.engine import node_inputs, node_label, topological_order
 from ..inference.scope import graph_key
 from ..inference.values import Tensor, Value
@@ -19,6 +21,9 @@ from .importer_types import ImporterTypes, Locator, unknown
 from .names import Namer
 from .symbols import Entry, Symbols
 from .types import value_type
+
+if TYPE_CHECKING:
+    from ..inference.result import Result
 
 NO_VALUE = "none"  # the value of an omitted optional input, of MLIR type none
 
@@ -64,7 +69,7 @@ class Program:
 
 
 class _Builder:
-    def __init__(self, result, user_names: bool, resources: Resources):
+    def __init__(self, result: Result, user_names: bool, resources: Resources) -> None:
         self.result = result
         self.namer = Namer()
         self.symbols = Symbols(self.namer, user_names)
@@ -74,10 +79,10 @@ class _Builder:
         self.importer = ImporterTypes(result.model)
         # the graph being built: its values (by name, its own scope's), its path and locator
         self.values: dict[str, Value] = result.values
-        self.path: tuple = ()
+        self.path: tuple[tuple[object, ...], ...] = ()
         self.where: Locator = ()
 
-    def value(self, name: str):
+    def value(self, name: str) -> object:
         """The value ``name`` has in the graph being built; what onnx's inference says of it
         where onnxsym inferred nothing (an untaken branch): a type, no binding."""
         v = self.values.get(name)
@@ -87,7 +92,7 @@ class _Builder:
                 return _TypeOnly(known)
         return v
 
-    def val(self, ref: str, value, concat_parts=None) -> Val:
+    def val(self, ref: str, value: object, concat_parts: tuple[int, list[Dim]] | None = None) -> Val:
         if isinstance(value, _TypeOnly):
             return Val(ref, value.value)
         v = Val(ref, value)
@@ -151,7 +156,7 @@ class _Builder:
                 scope[o] = v
         return Op(f"onnx.{n.op_type}", operands, results, attrs, regions, group, n, region_names)
 
-    def _concat_parts(self, n: onnx.NodeProto):
+    def _concat_parts(self, n: onnx.NodeProto) -> tuple[int, list[Dim]] | None:
         """For a Concat, the axis and the inputs' dims along it (to define the output's dim as their sum)."""
         if n.op_type != "Concat" or n.domain not in ("", "ai.onnx") or not n.output or not n.output[0]:
             return None
@@ -164,9 +169,10 @@ class _Builder:
         axis = axis + len(out.shape) if axis < 0 else axis
         if not 0 <= axis < len(out.shape):
             return None
-        return axis, [t.shape[axis] for t in ins]
+        return axis, [t.shape[axis] for t in ins if isinstance(t, Tensor) and t.shape is not None]
 
-    def subgraph(self, g: onnx.GraphProto, outer: dict[str, Val], owner: onnx.NodeProto, step) -> Block:
+    def subgraph(self, g: onnx.GraphProto, outer: dict[str, Val], owner: onnx.NodeProto,
+                 step: tuple[int, int, int]) -> Block:
         """A subgraph's block; its names are looked up in its own scope (siblings may reuse them)."""
         saved = self.values, self.path, self.where
         self.path = self.path + (graph_key(owner.output, owner.attribute[step[1]].name, step[2]),)
@@ -192,12 +198,12 @@ class _TypeOnly:
     value: object
 
 
-def _region_order(a: onnx.AttributeProto):
+def _region_order(a: onnx.AttributeProto) -> tuple[bool, bool, str]:
     """If's branches as then, else (as onnx-mlir has them); other graphs by name."""
     return (a.name != "then_branch", a.name != "else_branch", a.name)
 
 
-def _order(g: onnx.GraphProto, available: set) -> list[int]:
+def _order(g: onnx.GraphProto, available: set[str]) -> list[int]:
     """The nodes in the file's order when it is topological (ONNX requires it), else sorted."""
     have = set(available)
     for n in g.node:
@@ -207,7 +213,7 @@ def _order(g: onnx.GraphProto, available: set) -> list[int]:
     return list(range(len(g.node)))
 
 
-def build(result, user_names: bool = False, weights: bool = False, base_dir: str | None = None) -> Program:
+def build(result: Result, user_names: bool = False, weights: bool = False, base_dir: str | None = None) -> Program:
     """The program of an inference result (the main graph as one function)."""
     b = _Builder(result, user_names, Resources(weights, base_dir))
     g = result.model.graph

@@ -155,5 +155,5 @@ def _refs(name: str, count: int, types: list[str]) -> list[tuple[str, str]]:
     return [(f"{name}#{k}", t) for k, t in enumerate(types)]
 
 
-def _plain(m: re.Match) -> str:
+def _plain(m: re.Match[str]) -> str:
     return f"tensor<{m.group(1)}{m.group(2)}>"

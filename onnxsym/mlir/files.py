@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ModelLoadError, OutputError
 from ..output.atomic import check_target, replaces_a_file, write_output
 from ..output.paths import check_outputs
+
+if TYPE_CHECKING:
+    from ..inference.result import Result
 
 __all__ = ["OutputError", "write_text", "default_output", "convert"]
 
@@ -24,7 +29,7 @@ def default_output(src: str) -> str:
 
 def convert(src: str, out: str | None, style: str = "propagate", generic: bool = False,
             weights: bool = False, names: bool = False, force: bool = False, dialect: str = "symbol",
-            result=None) -> str:
+            result: Result | None = None) -> str:
     """Export ``src`` (an ONNX model; ``result``, its inference, when the caller made one with
     binds, ranges or assumptions) to ``out``; or, for a ``.mlir`` file in onnxsym's encoding form,
     write its propagate-symbol form (encoding-to-symbol). Returns ``out``."""

@@ -10,8 +10,8 @@ _BAD = re.compile(r"[^A-Za-z0-9_$.-]+")
 class Namer:
     """Hands out ``%name`` once per function; ONNX names are kept where MLIR allows."""
 
-    def __init__(self):
-        self.used: set = set()
+    def __init__(self) -> None:
+        self.used: set[str] = set()
 
     def fresh(self, hint: str) -> str:
         base = _BAD.sub("_", hint).strip("_") or "v"

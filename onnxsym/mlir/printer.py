@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 
 from .attrs import string_attr
 from .build import Block, Op, Program, Val, type_of
@@ -71,8 +72,9 @@ class Printer:
         self.generic = generic
         self.lines: list[str] = []
         self.before: dict[int, list[Symbol]] = defaultdict(list)  # id(top-level op or argument) -> symbols
-        self.dims: dict[int, list] = defaultdict(list)  # id(op or block) -> [(value, symbol, axis, constant)], in order
-        self.unfolded: set = set()
+        # id(op or block) -> [(value, symbol, axis, constant)], in order
+        self.dims: dict[int, list[tuple[Val, Symbol, int, str]]] = defaultdict(list)
+        self.unfolded: set[Symbol] = set()
         self.dom = Dominance()
         self.pending: list[Symbol] = []  # unfolded: affine.applys waiting for their operands
         if style in ("propagate", "unfolded"):
@@ -88,7 +90,8 @@ class Printer:
         return type_of(v)
 
     # -- where symbols are defined and unfolded ---------------------------------------
-    def _sites(self, block: Block, depth: int, anchor: Op | None):
+    def _sites(self, block: Block, depth: int,
+               anchor: Op | None) -> Iterator[tuple[Val, int, Op | Val | None, Block | Op]]:
         """Every value in text order: (value, depth, the top-level op or argument it hangs on, its owner)."""
         for a in block.args:
             yield a, depth, anchor if depth else a, block
@@ -101,9 +104,9 @@ class Printer:
 
     def _place(self) -> None:
         """Each symbol before its first use, operands first (propagate-symbol's layout)."""
-        defined: set = set()
+        defined: set[Symbol] = set()
 
-        def need(s: Symbol, at) -> None:
+        def need(s: Symbol, at: Op | Val | None) -> None:
             if s in defined:
                 return
             for o in s.operands + s.names:
@@ -128,7 +131,7 @@ class Printer:
     def _keep(self, stuck: list[Symbol]) -> None:
         """The symbols the stuck affine.applys need, unfolded into tensor.dims where no place
         sees them all: kept as symbolic_ints instead, where propagate-symbol has them."""
-        keep: set = set()
+        keep: set[Symbol] = set()
 
         def walk(s: Symbol) -> None:
             for o in s.operands:
@@ -208,14 +211,14 @@ class Printer:
             self.lines.append(f"{ind}{c} = arith.constant {axis} : index")
             self.lines.append(f"{ind}{s.ssa} = tensor.dim {v.ref}, {c} : {self.ty(v)}")
 
-    def unfolded_dims(self, owner, ind: str) -> None:
+    def unfolded_dims(self, owner: Block | Op, ind: str) -> None:
         # each is inserted right after the definition (or at the block's start): the last first
         for v, s, axis, c in reversed(self.dims.get(id(owner), ())):
             self.tensor_dim(v, s, axis, c, ind)
         if self.pending:
             self._ready(ind)
 
-    def symbols_before(self, at, ind: str) -> None:
+    def symbols_before(self, at: object, ind: str) -> None:
         for s in self.before.get(id(at), ()):
             self.symbolic_int(s, ind)
 

@@ -46,7 +46,7 @@ class Symbols:
         self.user_names = user_names
         self.by_dim: dict[Dim, Symbol] = {}
         self.order: list[Symbol] = []
-        self._taken: set = set()
+        self._taken: set[str] = set()
         self._count = 0
 
     def _new(self, d: Dim, user: str | None = None) -> Symbol:
@@ -119,7 +119,7 @@ class Symbols:
         text = " + ".join(terms) + (f" + {const}" if const else "")
         self.derived(d, operands, text)
 
-    def binding(self, shape) -> list[Entry] | None:
+    def binding(self, shape: Sequence[Dim] | None) -> list[Entry] | None:
         """Per dim, the int or the Symbol; None when every dim is static."""
         if shape is None or all(isinstance(d, int) for d in shape):
             return None
@@ -142,10 +142,10 @@ class Symbols:
             return str(dims.substitute(d, {r: dims.expr_of(dims.Sym(n)) for r, n in names.items()}))
 
 
-def bind_map(binding: Sequence[Entry]):
+def bind_map(binding: Sequence[Entry]) -> tuple[list[Symbol], str]:
     """The distinct symbols of a binding, in order, and its affine map over them."""
     operands: list[Symbol] = []
-    results = []
+    results: list[str] = []
     for e in binding:
         if isinstance(e, int):
             results.append(str(e))

@@ -17,8 +17,11 @@ as its affine expression over the roots (``(s0, s1 * 2 + 1, 3)``). IREE's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import onnx
 
+from ..dims import Dim
 from ..inference.values import Optional_, Tensor
 from ..inference.values import Sequence as SeqValue
 from .affine import affine_map, affine_text
@@ -40,7 +43,7 @@ def torch_element(dtype: int) -> str:
     return TORCH_ELEMENTS.get(dtype) or element_type(dtype)
 
 
-def attr_tensor_type(dtype: int, dims) -> str:
+def attr_tensor_type(dtype: int, dims: Sequence[int]) -> str:
     """The builtin tensor type of a tensor attribute, ``tensor<2xsi64>``."""
     return "tensor<" + "".join(f"{d}x" for d in dims) + torch_element(dtype) + ">"
 
@@ -50,7 +53,7 @@ def torch_resources(weights: bool, base_dir: str | None) -> Resources:
     return Resources(weights, base_dir, type_text=attr_tensor_type, alignment=8)
 
 
-def value_type(v) -> str:
+def value_type(v: object) -> str:
     """``!torch.vtensor<[?,3],f32>``; ``*`` for an unknown rank; lists and optionals as the importer."""
     if v is NO_VALUE or v is None:
         return "!torch.none"
@@ -107,7 +110,9 @@ class TorchPrinter:
     def bind(self, v: Val, binding: list[Entry], ind: str) -> None:
         operands: list[Symbol] = []
 
-        def operand(d) -> int:
+        def operand(d: Dim) -> int:
+            if isinstance(d, int):  # affine_text asks only of symbols and opaque units
+                raise TypeError(f"the number {d} has no symbol")
             s = self.prog.symbols.of(d)
             if s not in operands:
                 operands.append(s)

@@ -22,7 +22,7 @@ def element_type(dtype: int) -> str:
     return ELEMENT_TYPES.get(dtype, UNKNOWN_ELEMENT)
 
 
-def tensor_type(dtype: int, shape: Sequence | None, encoding: str | None = None) -> str:
+def tensor_type(dtype: int, shape: Sequence[object] | None, encoding: str | None = None) -> str:
     """``tensor<?x640xf16>``; ``tensor<*xf32>`` when the rank is unknown."""
     elem = element_type(dtype)
     if shape is None:
@@ -31,7 +31,7 @@ def tensor_type(dtype: int, shape: Sequence | None, encoding: str | None = None)
     return f"tensor<{dims}{elem}{', ' + encoding if encoding else ''}>"
 
 
-def value_type(v, encoding: str | None = None) -> str:
+def value_type(v: object, encoding: str | None = None) -> str:
     """The MLIR type of an onnxsym value (tensor, sequence, optional or opaque)."""
     if isinstance(v, Tensor):
         return tensor_type(v.dtype, v.shape, encoding)

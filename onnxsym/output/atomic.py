@@ -4,8 +4,8 @@ regular file is ever replaced.
 A regular file (or a new one) is written to a temporary file beside it and renamed into
 place; without ``replace`` (no ``--force``) it is linked into place instead, which fails where
 a file is there by then (one another run wrote meanwhile): no file is ever replaced unasked.
-A pipe (a FIFO, ``/dev/stdout`` in a pipeline) or a character device (``/dev/null``)
-holds no file to replace: it is opened and written into, never renamed over or deleted.
+A pipe (a FIFO, ``/dev/stdout`` in a pipeline) or a character device (``/dev/null``) holds
+no file to replace: it is opened and written into, never renamed over or deleted.
 A folder, a block device (a disk) and a socket are refused. ``-`` is standard output.
 Every OS error is an :class:`OutputError` naming the path; a closed pipe on standard
 output propagates as :class:`BrokenPipeError` (the command line ends quietly on it).

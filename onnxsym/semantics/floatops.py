@@ -70,6 +70,34 @@ class Quotient:
         return dims.ceil_div(self.num, self.den)
 
 
+class Unknown:
+    """A float element nothing is known of, beside known ones: Concat([1.0, 1.0], scale_hw) as a
+    Resize's scales keeps the two that are 1. Every operation that meets it gives up (it is no
+    float, no dim, no Quotient)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class Rounded:
+    """The integer ``n >= 0`` cast to float32 or float64 where the type may not hold it
+    exactly: ``n`` rounded to nearest (finite: int64 is far inside both types' range). Nothing
+    is known of it but its square root where ``n`` is a square (``sqrt_of_square``)."""
+
+    n: dims.Dim
+
+
+def rounded(v: dims.Dim, dtype: int) -> Rounded | None:
+    """Integer element ``v`` cast to ``dtype`` where the cast is not known to be exact."""
+    if dtype not in _QUOTIENT_TYPES or not is_dim(v) or dims.try_le(0, v) is not True:
+        return None
+    return Rounded(v)
+
+
 def _quotient(node, num, den, dtype: int, op: str):
     """``num / den`` (integers, ``den`` provably >= 1) in float type ``dtype``: the integer
     where ``den`` divides ``num`` exactly, else a Quotient; None where the type or the
@@ -115,6 +143,8 @@ def unary(node, dtype: int, value: Sequence) -> tuple | None:
     if _concrete(value):
         with np.errstate(all="ignore"):
             return tuple(float(x) for x in _UNARY[op](np.array(value, dtype=NP_FLOAT[dtype])))
+    if op == "Sqrt":
+        return _square_roots(node, dtype, value)
     if op not in _INTEGRAL_UNARY:
         return None
     out: list = []
@@ -125,6 +155,65 @@ def unary(node, dtype: int, value: Sequence) -> tuple | None:
             return None
         out.append(float(d) if isinstance(d, int) else d)
     return tuple(out)
+
+
+def _square_roots(node, dtype: int, value: Sequence) -> tuple | None:
+    """Sqrt of integral elements, known where each is provably the square of an integer
+    ``k >= 0`` (``(h//8)**2``, a ViT's token count on a square image). IEEE rounds a square
+    root correctly, so where the type holds ``k**2`` exactly, ``sqrt`` gives ``k``. Where it
+    rounds ``k**2`` (a Rounded, float32 past 2**24), it still gives ``k`` while ``k <= 2**t``:
+    ``fl(k**2) = k**2 (1 + d)`` with ``|d| <= 2**-t``, so ``sqrt`` of it is ``k (1 + e)`` with
+    ``|e| < 2**-(t+1)``, strictly less than half the spacing of the floats at ``k`` (at least
+    ``k 2**-t``), and ``sqrt``'s own rounding lands on ``k``, which the type holds."""
+    out: list = []
+    t = NP_FLOAT[dtype]
+    for v in value:
+        if isinstance(v, float):
+            out.append(float(np.sqrt(t(v))))
+            continue
+        if isinstance(v, Rounded):
+            k = square_root(v.n)
+            k = None if k is None else _exact(node, k, dtype, "Sqrt")
+        else:
+            k = square_root(v) if is_dim(v) else None
+        if k is None:
+            return None
+        out.append(float(k) if isinstance(k, int) else k)
+    return tuple(out)
+
+
+def square_root(d: dims.Dim) -> dims.Dim | None:
+    """The integer ``k >= 0`` with ``k*k == d`` where ``d``'s form shows it: a sum of the
+    square roots of ``d``'s square terms (a square coefficient, even exponents), with some
+    choice of signs, that squares back to ``d`` (``q**2 + 2*q + 1`` is ``(q + 1)**2``, a
+    MaxPool's side squared); None otherwise."""
+    if isinstance(d, int):
+        n = math.isqrt(d) if d >= 0 else -1
+        return n if n >= 0 and n * n == d else None
+    roots = [r for r in (_term_root(c, f) for c, f in structure.terms(d)) if r is not None]
+    if not roots or len(roots) > 6:
+        return None
+    for signs in range(2 ** (len(roots) - 1)):  # (the first root positive: -k is k's other sign)
+        k: dims.Dim = roots[0]
+        for i, r in enumerate(roots[1:]):
+            k = dims.sub(k, r) if signs >> i & 1 else dims.add(k, r)
+        if dims.mul(k, k) is d:
+            for cand in (k, dims.neg(k)):
+                if dims.try_le(0, cand) is True:
+                    return cand
+            return None
+    return None
+
+
+def _term_root(c: int, factors) -> dims.Dim | None:
+    r = math.isqrt(c) if c >= 0 else -1
+    if r < 0 or r * r != c or any(e % 2 for _, e in factors):
+        return None
+    k: dims.Dim = r
+    for f, e in factors:
+        for _ in range(e // 2):
+            k = dims.mul(k, f)
+    return k
 
 
 def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:

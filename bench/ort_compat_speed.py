@@ -1,0 +1,104 @@
+"""Per-call time of onnxruntime's ``SymbolicShapeInference.infer_shapes`` (ORT SSI) against
+``onnxsym.ort_compat``'s, on each corpus model where ORT SSI succeeds.
+
+Both run in this one process, warm (one untimed call each first), interleaved call by call so a
+busy machine slows both alike; the median of ``--repeat`` calls each is reported, and the ratio
+onnxsym / ORT SSI (the target: at most 1.5 on every model).
+
+    python bench/ort_compat_speed.py                       # the corpus models ORT SSI takes
+    python bench/ort_compat_speed.py --models silero_vad_16k_op15 hf_gpt2_ts --repeat 9
+    python bench/ort_compat_speed.py --profile silero_vad_16k_op15   # cProfile of the drop-in's call
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+import onnx
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, the tests' corpus list
+from resolution import corpus  # noqa: E402
+
+from onnxsym.ort_compat import SymbolicShapeInference as Ours  # noqa: E402
+
+
+def ort_ssi():
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    return SymbolicShapeInference
+
+
+def timed(f, model) -> float:
+    t = time.perf_counter()
+    f(model)
+    return time.perf_counter() - t
+
+
+def measure(name: str, model: onnx.ModelProto, repeat: int) -> tuple[float, float] | str:
+    ort = ort_ssi()
+    try:
+        ort.infer_shapes(model)
+    except Exception as exc:  # noqa: BLE001  (a model ORT SSI fails on is not compared)
+        return f"ORT SSI fails: {type(exc).__name__} {str(exc)[:60]}"
+    Ours.infer_shapes(model)
+    a, b = [], []
+    for _ in range(repeat):
+        a.append(timed(ort.infer_shapes, model))
+        b.append(timed(Ours.infer_shapes, model))
+    return statistics.median(a), statistics.median(b)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", nargs="*", help="corpus names (default: every committed model)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--max-seconds", type=float, default=20.0,
+                   help="skip a model whose first ORT SSI call takes longer than this")
+    p.add_argument("--profile", metavar="MODEL", help="print a cProfile of the drop-in's warm call on MODEL")
+    args = p.parse_args()
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    rows = {e["name"]: e for e in corpus(fetched=False)}
+    os.chdir(tempfile.mkdtemp())  # ORT SSI saves sym_shape_infer_temp.onnx where it runs when it fails
+    if args.profile:
+        import cProfile
+        import pstats
+        model = onnx.load(rows[args.profile]["path"])
+        Ours.infer_shapes(model)
+        prof = cProfile.Profile()
+        prof.runcall(Ours.infer_shapes, model)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+        return 0
+    names = args.models or sorted(rows)
+    worst = 0.0
+    print(f"{'model':40} {'ORT SSI':>9} {'onnxsym':>9} {'ratio':>6}")
+    for name in names:
+        model = onnx.load(rows[name]["path"])
+        t = time.perf_counter()
+        try:
+            ort_ssi().infer_shapes(model)
+        except Exception:  # noqa: BLE001
+            pass
+        if time.perf_counter() - t > args.max_seconds:
+            print(f"{name:40} skipped: ORT SSI took over {args.max_seconds:.0f} s")
+            continue
+        got = measure(name, model, args.repeat)
+        if isinstance(got, str):
+            print(f"{name:40} {got}")
+            continue
+        a, b = got
+        worst = max(worst, b / a)
+        print(f"{name:40} {a * 1000:8.1f}ms {b * 1000:8.1f}ms {b / a:6.2f}", flush=True)
+    print(f"worst ratio: {worst:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
