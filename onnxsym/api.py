@@ -258,7 +258,9 @@ def annotate(model_or_path: ModelLike, bind: Mapping[str, int] | None = None,
 
 def written_result(result: Result) -> Result:
     """The result whose dims :func:`write_result` writes: ``result`` itself, or, when it was
-    inferred under ``ranges`` or ``assume``, the model inferred again without them.
+    inferred under ``ranges``, ``assume`` or ``values``, the model inferred again without them
+    (the dims that hold only for the given values are kept apart, in ``value_only``: fed
+    other data, the written model must compute what the model as given computes).
 
     onnxruntime folds shapes and plans buffers from the value_info it is given, so a dim
     that holds only under the caller's ranges or assumptions would make the written model
@@ -455,8 +457,8 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
 
     The written model runs, with the shapes it declares, at every size its declared inputs
     allow: a bound symbol's number is written into the graph inputs (as onnxruntime's
-    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges`` or
-    ``assume`` are not written (:func:`written_result`); ``onnxsym.user`` records what
+    ``make_dynamic_shape_fixed`` does), and dims that hold only under ``ranges``,
+    ``assume`` or ``values`` are not written (:func:`written_result`); ``onnxsym.user`` records what
     was given.
 
     ``result`` stays as it was (``inplace=True`` writes into its model); ``warnings``, a list,

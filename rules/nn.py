@@ -11,7 +11,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH
+from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, POOL_ELEMENTS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
@@ -209,6 +209,7 @@ def conv(node: Node) -> Outputs:
 
 
 @register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
+                                       "an explicit output_shape is at most strides * X + (kernel - 1) * dilations",
                                        unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
 def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
@@ -227,6 +228,13 @@ def conv_transpose(node: Node) -> list[Tensor]:
         kernel = list(w.shape[2:])
     out_shape = node.attr_ints("output_shape")
     if out_shape:
+        strides = node.attr_ints("strides") or [1] * nsp
+        dilations = node.attr_ints("dilations") or [1] * nsp
+        for i, (d, o) in enumerate(zip(shape[2:], out_shape[-nsp:])):
+            # onnxruntime refuses an output_shape past the largest it makes: strides * X + (kernel - 1) * dilations
+            most = dims.add(dims.mul(strides[i], d), dims.mul(dims.sub(kernel[i], 1), dilations[i]))
+            node.require_at_least(dims.sub(most, o), 0, f"ConvTranspose: output_shape {o} on axis {i + 2} is at "
+                                                        f"most {most}")
         return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
     auto_pad, axes = _windows(node, list(shape[2:]), kernel)
     opad = node.attr_ints("output_padding") or [0] * nsp
@@ -247,7 +255,7 @@ def conv_transpose(node: Node) -> list[Tensor]:
 @register("MaxPool AveragePool LpPool", conditions=[
     "the output size is >= 0 on each spatial axis: X[2+i] + pads >= dilated kernel - 2*strides + 2",
     "MaxPool, SAME padding with a stride past the kernel: the derived pads are >= 0 (not with dilations or indices)",
-    "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)"], cost=formulas.POOL)
+    "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)", POOL_ELEMENTS], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype, I64)
@@ -263,7 +271,7 @@ def pool(node: Node) -> Outputs:
     return outs
 
 
-@register("GlobalAveragePool GlobalMaxPool GlobalLpPool", conditions=(), cost=formulas.REDUCTION)
+@register("GlobalAveragePool GlobalMaxPool GlobalLpPool", conditions=[POOL_ELEMENTS], cost=formulas.REDUCTION)
 def global_pool(node: Node) -> Outputs:
     x = arg(node, 0)
     shape = shape_of(x, x.dtype)
@@ -275,15 +283,26 @@ def global_pool(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- normalizations
 
 
-@register("BatchNormalization", conditions=["scale, B, mean and var have X[1] elements"],
+@register("BatchNormalization", conditions=["scale, B, mean and var are 1-D of X[1] elements (before opset 9 with "
+                                           "spatial=0: of shape X[1:])"],
           cost=formulas.BATCH_NORMALIZATION)
 def batch_norm(node: Node) -> Outputs:
     x = arg(node, 0)
-    if x.shape is not None and len(x.shape) >= 2:
+    # onnxruntime: each parameter is 1-D of the channels; before opset 9 with spatial=0, of
+    # X's shape past the batch (X[1:]), per element
+    want = tuple(x.shape[1:]) if x.shape is not None and node.opset < 9 and node.attr_int("spatial", 1) == 0 \
+        else None if x.shape is None else (x.shape[1],)
+    if x.shape is not None and len(x.shape) >= 2 and want is not None:
         for i, what in ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")):
             t = arg(node, i) if present(node, i) else None
-            if t is not None and t.shape is not None and len(t.shape) == 1:
-                node.require_equal(t.shape[0], x.shape[1], f"BatchNormalization: {what} has the input's channels")
+            if t is None or t.shape is None:
+                continue
+            if len(t.shape) != len(want):
+                raise ShapeContradiction(f"BatchNormalization: {what} has shape {[str(d) for d in t.shape]}; "
+                                         f"onnxruntime needs {[str(d) for d in want]}")
+            for j, (d, e) in enumerate(zip(t.shape, want)):
+                node.require_equal(d, e, f"BatchNormalization: {what}[{j}] is X[{j + 1}]"
+                                   + (" (the input's channels)" if j == 0 else ""))
     outs = [Tensor(x.dtype, x.shape)]
     scale = arg(node, 1)
     if scale.shape is not None and len(scale.shape) == 1:
@@ -490,7 +509,7 @@ def topk(node: Node) -> Outputs:
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 
 
-@register("ArgMax ArgMin", conditions=(), cost=formulas.REDUCTION)
+@register("ArgMax ArgMin", conditions=[ARG_AXIS], cost=formulas.REDUCTION)
 def argmax(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, I64)
@@ -700,13 +719,22 @@ def resize(node: Node) -> Outputs:
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
     s = node.attr_floats("scales")
+    _upsample_scales(s)
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
 @register("Upsample", since=9, conditions=[SCALED, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def upsample(node: Node) -> Outputs:
     """The scales input."""
+    _upsample_scales(node.value(1))
     return _resized(node, arg(node, 1), None)
+
+
+def _upsample_scales(scales) -> None:
+    """onnxruntime refuses an Upsample whose constant scales include one below 1, when it loads the model."""
+    low = [v for v in scales or () if isinstance(v, (int, float)) and v < 1]
+    if low:
+        raise InvalidModel(f"Upsample scale {low[0]} is below 1; onnxruntime refuses it when it loads the model")
 
 
 def _resized(node, scales, sizes, axes=None):

@@ -76,13 +76,27 @@ def sequence_construct_rule(node: Node) -> Outputs:
     return [_of_items(node, node.inputs)]
 
 
-@register("SequenceAt", conditions=())
+@register("SequenceAt", conditions=["-n <= position < n, for n items"])
 def sequence_at_rule(node):
     seq = node.input(0)
+    _require_in_range(node, 1, _length(seq))
     p = _position(node, 1, _count(seq), None)
     item = seq.items[p] if p is not None else any_item(node, seq)
     shape_of(item, item.dtype, why="the item's rank is unknown")
     return [item]
+
+
+def _require_in_range(node, i, n):
+    """Record ``-n <= position < n`` where the position (input ``i``) or the count ``n`` is a
+    symbol (both numbers: :func:`_position` decides)."""
+    v = node.value(i) if present(node, i) else None
+    if v is None or len(v) != 1 or n is None or isinstance(v[0], bool) or not isinstance(v[0], (int, dims.Expr)):
+        return
+    p = v[0]
+    if isinstance(p, int) and isinstance(n, int):
+        return
+    node.require_at_least(dims.add(p, n), 0, f"{node.op_type}: position {p} >= -{n} (the number of items)")
+    node.require_at_least(dims.sub(dims.sub(n, 1), p), 0, f"{node.op_type}: position {p} < {n} (the number of items)")
 
 
 @register("SequenceInsert", conditions=())
@@ -117,7 +131,8 @@ def sequence_length_rule(node: Node) -> Outputs:
     return [Tensor(I64, (), None if n is None else (n,))]
 
 
-@register("SplitToSequence", conditions=())
+@register("SplitToSequence", conditions=["the split sizes add up to X[axis]",
+                                         "a scalar split with keepdims=0 is 1 (onnxruntime)"])
 def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
@@ -134,6 +149,16 @@ def split_to_sequence_rule(node):
         one = piece(1, node.attr_int("keepdims", 1) != 0)
         return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     sizes = split.value
+    if split.rank == 0 and sizes is not None and not node.attr_int("keepdims", 1):
+        # onnxruntime departs from the spec (keepdims only without split): it applies keepdims=0 to a
+        # scalar split, which then must be 1 (pieces of length 1, the axis dropped); other lengths fail
+        s = sizes[0]
+        if isinstance(s, int) and s != 1:
+            raise ShapeContradiction(f"SplitToSequence: a scalar split {s} with keepdims=0; onnxruntime runs only "
+                                     "split 1 with keepdims=0")
+        node.require_equal(s, 1, "SplitToSequence: a scalar split with keepdims=0 is 1 (onnxruntime)")
+        one = piece(1, False)
+        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
         s = sizes[0]
         if isinstance(d, int) and isinstance(s, int):
@@ -143,13 +168,20 @@ def split_to_sequence_rule(node):
             return [Sequence(piece(s), None, dims.floordiv(d, s))]
         return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)), None, dims.ceil_div(d, s))]
     if sizes is not None:
+        total = 0
+        for s in sizes:
+            total = dims.add(total, s)
+        if not (isinstance(total, int) and isinstance(d, int) and total == d):
+            if isinstance(total, int) and isinstance(d, int):
+                raise ShapeContradiction(f"the split sizes {list(sizes)} add up to {total}, not X[{axis}] = {d}")
+            node.require_equal(total, d, f"SplitToSequence: the split sizes add up to X[{axis}] = {d}")
         return [_of_items(node, [piece(s) for s in sizes])]
     if split.rank == 1 and isinstance(split.shape[0], int):
         return [_of_items(node, [piece(node.fresh("split sizes unknown", 0, axis)) for _ in range(split.shape[0])])]
     return [Sequence(piece(node.fresh("split sizes unknown", 0, axis)))]
 
 
-@register("ConcatFromSequence", conditions=())
+@register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)"])
 def concat_from_sequence_rule(node):
     seq = node.input(0)
     stack = node.attr_int("new_axis", 0) == 1
@@ -157,6 +189,11 @@ def concat_from_sequence_rule(node):
     if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
         # Every item has the same dims off the axis: a static one says which.
         like = tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
+        along = None if stack else normalize_axis(node.attr_int("axis"), len(like))
+        for t in items:  # (onnxruntime refuses items that differ there, 1 is no exception)
+            for i, (d, want) in enumerate(zip(t.shape, like)):
+                if i != along:
+                    node.require_equal(d, want, f"ConcatFromSequence: the items agree on axis {i}")
         if stack:
             axis = normalize_axis(node.attr_int("axis"), len(like) + 1)
             return [Tensor(items[0].dtype, like[:axis] + (len(items),) + like[axis:])]

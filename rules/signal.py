@@ -34,14 +34,22 @@ def dft(node: Node) -> Outputs:
     if axis == rank - 1:
         raise ShapeContradiction("DFT axis cannot be the last (complex) axis")
     length = in_shape[axis]
-    if present(node, 1):
+    given = present(node, 1)
+    if given:
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
-    if node.attr_int("onesided", 0):
+    last = 2
+    if node.attr_int("onesided", 0) and node.attr_int("inverse", 0):
+        # onnxruntime departs from the spec: the inverse of a one-sided (complex) spectrum is the real
+        # signal [..., dft_length, 1], dft_length 2*(n - 1) when not given
+        if not given:
+            length = dims.mul(2, dims.sub(length, 1))
+        last = 1
+    elif node.attr_int("onesided", 0):
         length = _onesided(length)
     shape = list(in_shape)
-    shape[axis], shape[-1] = length, 2
+    shape[axis], shape[-1] = length, last
     return [Tensor(x.dtype, tuple(shape))]
 
 

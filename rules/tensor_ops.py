@@ -12,6 +12,7 @@ from onnxsym.cost import formulas
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register
+from onnxsym.semantics.floatops import Quotient
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, like_input, same_shape, scalar
@@ -52,10 +53,13 @@ def _depth(v):
     """OneHot's depth as a dim: a float depth counts as its integer part."""
     if isinstance(v, float):
         return int(v)
+    if isinstance(v, Quotient):  # a float depth computed from a size: its integer part, as onnxruntime casts it
+        return v.floor()
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 
-@register("OneHot", conditions=(), cost=formulas.MOVEMENT)
+@register("OneHot", conditions=["depth >= 1 (onnxruntime refuses depth 0, even for no indices)"],
+          cost=formulas.MOVEMENT)
 def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
     indices = shape_of(idx, values.dtype, why="indices rank unknown")
@@ -64,6 +68,9 @@ def one_hot(node: Node) -> Outputs:
     depth = _depth(scalar(node, 1))
     if depth is None:
         depth = node.fresh("OneHot depth unknown", 0, axis)
+        node.require_at_least(depth, 1, "OneHot: depth >= 1 (onnxruntime refuses depth 0)")  # (not stated: data)
+    else:
+        node.require_at_least(depth, 1, f"OneHot: depth {depth} >= 1 (onnxruntime refuses depth 0)")
     shape = tuple(indices[:axis]) + (depth,) + tuple(indices[axis:])
     return [Tensor(values.dtype, shape, _one_hot_elements(idx, depth, values, axis))]
 

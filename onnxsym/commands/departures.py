@@ -27,6 +27,17 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
+    # (these three: tests/test_ort_departures.py)
+    ("SplitToSequence",
+     "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "
+     "applies it: `split` 1 gives pieces with the axis dropped (rank one less), any other `split` fails."),
+    ("DFT",
+     "With `inverse=1` and `onesided=1`: the spec's output is complex, `[..., n//2 + 1, 2]`; onnxruntime "
+     "returns the real signal `[..., dft_length, 1]` of a complex one-sided input, `dft_length` 2*(n - 1) "
+     "when not given."),
+    ("STFT",
+     "The spec's signal is `[batch, length, 1 or 2]`; onnxruntime's kernel also takes `[batch, length]`, a "
+     "real signal."),
 )
 
 

@@ -277,17 +277,34 @@ def _einsum_letters(site: Site) -> Iterator[Raw]:
     eq = next((a.s.decode() for a in site.node.attribute if a.name == "equation"), "").replace(" ", "")
     terms = eq.partition("->")[0].split(",")
     by_letter: dict[str, list[Dim]] = {}
+    ellipses: list[tuple[Dim, ...]] = []
     for i, term in enumerate(terms):
         shape = site.shape(i)
-        if shape is None or "." in term:
-            continue  # (the letters after an ellipsis are read from the end: left out)
-        if len(term) != len(shape):
+        if shape is None:
+            continue
+        head, dots, tail = term.partition("...")
+        if len(head) + len(tail) > len(shape) or (not dots and len(term) != len(shape)):
             return
-        for letter, d in zip(term, shape):
-            by_letter.setdefault(letter, []).append(d)
+        # (after an ellipsis the letters are read from the end; the ellipsis holds the dims between)
+        placed = list(zip(head, shape)) + (list(zip(tail, shape[len(shape) - len(tail):])) if tail else [])
+        if dots:
+            ellipses.append(tuple(shape[len(head):len(shape) - len(tail)]))
+        mine: dict[str, list[Dim]] = {}
+        for letter, d in placed:
+            mine.setdefault(letter, []).append(d)
+        for letter, ds in sorted(mine.items()):  # a letter repeated in one term (ii->i): equal, 1 is no exception
+            for a, b in zip(ds, ds[1:]):
+                if dims.try_eq(a, b) is not True:
+                    yield site.raw("==", a, b, f"einsum letter {letter} repeated in operand {i}: {a} against {b}")
+            by_letter.setdefault(letter, []).append(ds[0])
     for letter, ds in sorted(by_letter.items()):
         for _, a, b in _pairs([ds]):
             yield site.raw("or", a, b, f"einsum letter {letter}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+    if len(ellipses) > 1:  # the ellipsis dims broadcast, aligned at the end
+        rank = max(len(e) for e in ellipses)
+        cols = list(zip(*[(1,) * (rank - len(e)) + e for e in ellipses]))
+        for axis, a, b in _pairs(cols):
+            yield site.raw("or", a, b, f"einsum ellipsis axis {axis}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
 
 
 def _unidirectional(site: Site) -> Iterator[Raw]:
@@ -333,5 +350,50 @@ def _layer_norm_scale(site: Site) -> Iterator[Raw]:
 
 GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)
 LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale, replayable=True)
-EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters, replayable=True)
+EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1 (a letter repeated in one operand: "
+                           "equal); the ellipsis dims broadcast", _einsum_letters, replayable=True)
 SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional, replayable=True)
+
+
+def _empty_unless_first(site: Site, first: int, what: str) -> Iterator[Raw]:
+    """Input 0 has elements unless its dims before ``first`` (the batch; with ``first`` past
+    an axis, all but that axis) multiply to 0: ``min(rest, 1) == 1 or before == 0``."""
+    x = site.shape(0)
+    if x is None or len(x) <= first:
+        return
+    before, rest = _product(x[:first]), _product(x[first:])
+    if dims.try_le(1, rest) is True or (isinstance(before, int) and before == 0):
+        return
+    if isinstance(rest, int):  # rest is 0 (a static empty axis): only an empty head lets it run
+        if dims.try_le(1, before) is not True:
+            yield site.raw("==", before, 0, f"{what}: {rest} elements; it runs only where {before} is 0")
+        return
+    yield site.raw("or", dims.dmin(rest, 1), 1, f"{what}: {rest} >= 1, or {before} == 0",
+                   alts=((dims.dmin(rest, 1), 1), (before, 0)))
+
+
+def _pool_elements(site: Site) -> Iterator[Raw]:
+    yield from _empty_unless_first(site, 1, "onnxruntime pools no input without elements unless the batch is 0")
+
+
+def _arg_axis(site: Site) -> Iterator[Raw]:
+    x = site.shape(0)
+    if x is None or not x:
+        return
+    axis = site.attr_int("axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    d, others = x[axis], _product(x[:axis] + x[axis + 1:])
+    if dims.try_le(1, d) is True or (isinstance(others, int) and others == 0):
+        return
+    why = f"{site.node.op_type} over axis {axis}: {d} >= 1 (onnxruntime refuses an empty axis), or no output ({others} == 0)"
+    if isinstance(d, int):
+        yield site.raw("==", others, 0, why)
+        return
+    yield site.raw("or", dims.dmin(d, 1), 1, why, alts=((dims.dmin(d, 1), 1), (others, 0)))
+
+
+POOL_ELEMENTS = Condition("X has elements, or its batch X[0] is 0 (onnxruntime refuses an empty X otherwise)",
+                          _pool_elements, replayable=True)
+ARG_AXIS = Condition("X[axis] >= 1, or the output has no elements", _arg_axis, replayable=True)

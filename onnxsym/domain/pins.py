@@ -79,14 +79,49 @@ def _from_equality(name: str, c: Condition, declared: list[str]) -> Pin | None:
 
 
 def _from_ranges(name: str, domain: Domain) -> Pin | None:
+    """``name`` pinned to the few sizes its own conditions leave: a small range (``n <= 10``
+    with ``n % 4 == 0`` leaves 4 and 8), or a condition that holds at listed sizes only
+    (``seq == 8 (or seq == 1)``, a broadcast against a constant 8)."""
     lo, hi = domain.ranges.get(name, (0, dims.INT64_MAX))
-    if hi - lo + 1 > FEW_SIZES:
+    own = [c for c in domain.conditions if c.symbols == (name,) and not c.assumed
+           and (c.kind in ("range", "divisible") or (not c.when and _listed(c, name) is not None))]
+    listed = [c for c in own if c.kind == "other"]
+    if listed:
+        candidates = sorted(set.intersection(*(_listed(c, name) or set() for c in listed)))
+        candidates = [v for v in candidates if lo <= v <= hi]
+    elif hi - lo + 1 <= _ENUMERATED:
+        candidates = list(range(lo, hi + 1))
+    else:
         return None
-    own = [c for c in domain.conditions if c.symbols == (name,) and c.kind in ("range", "divisible")
-           and not c.assumed]
-    values = tuple(v for v in range(lo, hi + 1) if all(c.holds({name: v}) for c in own))
-    cutting = [c for c in own if c.kind == "range"] or own
+    values = tuple(v for v in candidates if all(c.holds({name: v}) for c in own))
+    if len(values) > FEW_SIZES:
+        return None
+    cutting = listed or [c for c in own if c.kind == "range"] or own
     if not cutting or not values:
         return None  # an empty domain is reported as such elsewhere
     src = cutting[0].sources[0]
-    return Pin(name, values, None, cutting[0].text, src.node, src.op_type, src.reason)
+    # (a range and a divisibility may leave the few sizes together: both are the condition)
+    text = cutting[0].text if listed else " and ".join(c.text for c in own)
+    return Pin(name, values, None, text, src.node, src.op_type, src.reason)
+
+
+# The widest range whose sizes are each tried against the symbol's conditions.
+_ENUMERATED = 1 << 12
+
+
+def _listed(c: Condition, name: str) -> set[int] | None:
+    """The sizes at which a disjunction of equalities of ``name`` to numbers holds
+    (``seq == 8 or seq == 1``), or None for any other condition."""
+    f = c.form
+    if f is None or f.kind != "other" or f.rel != "or" or not f.alts:
+        return None
+    out = set()
+    for a, b in f.alts:
+        sa, sb = dims.as_sym(a), dims.as_sym(b)
+        if sa is not None and sa.name == name and dims.is_static(b):
+            out.add(int(b))
+        elif sb is not None and sb.name == name and dims.is_static(a):
+            out.add(int(a))
+        else:
+            return None
+    return out

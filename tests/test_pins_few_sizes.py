@@ -1,0 +1,81 @@
+"""Pins the gate used to miss: a symbol broadcast against a constant (x[seq] + pos[8] runs at
+seq 1 and 8 only), an Expand of x[seq] to a constant shape, and a bound with a divisibility
+that leave a few sizes (n <= 10 and n % 4 == 0: 4 and 8). Each pinned set is checked against
+onnxruntime at every size around it; `check` exits 1 and `annotate --dynamic` refuses."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from helpers import F, model
+from onnx import helper, numpy_helper
+
+import onnxsym
+from onnxsym.domain.pins import pins_of
+from onnxsym.errors import PinnedError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+n = helper.make_node
+
+
+def _c(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def _broadcast(size):
+    return model([n("Add", ["x", "pos"], ["y"])], [("x", F, [size])], [("y", F, None)],
+                 inits=[_c("pos", np.ones(8, np.float32))])
+
+
+def _expand(size):
+    return model([n("Expand", ["x", "sh"], ["y"])], [("x", F, [size])], [("y", F, None)],
+                 inits=[_c("sh", np.array([8], np.int64))])
+
+
+def _bound_and_multiple(size):
+    """x[n] plus the first n entries of a [10] table (n <= 10), reshaped to [-1, 4] (n % 4 == 0)."""
+    nodes = [n("Shape", ["x"], ["s"]), n("Slice", ["tab", "st", "s"], ["p"]), n("Add", ["x", "p"], ["z"]),
+             n("Reshape", ["z", "sh"], ["y"])]
+    return model(nodes, [("x", F, [size])], [("y", F, None)],
+                 inits=[_c("tab", np.ones(10, np.float32)), _c("st", np.array([0], np.int64)),
+                        _c("sh", np.array([-1, 4], np.int64))])
+
+
+CASES = [(_broadcast, "seq", (1, 8)), (_expand, "seq", (1, 8)), (_bound_and_multiple, "n", (4, 8))]
+
+
+def _runs(m, size) -> bool:
+    import onnxruntime as ort
+
+    try:
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4
+        sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        sess.run(None, {"x": np.ones((size,), np.float32)})
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.parametrize("make, name, sizes", CASES, ids=["broadcast", "expand", "bound_and_multiple"])
+def test_a_few_sizes_are_a_pin_and_onnxruntime_agrees(make, name, sizes, tmp_path):
+    dynamic = make(name)
+    # (from 1: a graph-input dim is >= 1 by default; the bound and multiple runs at 0 too)
+    assert [v for v in range(1, 18) if _runs(dynamic, v)] == list(sizes)
+    (pin,) = pins_of(onnxsym.infer(dynamic))
+    assert pin.symbol == name and pin.values == sizes
+    path = tmp_path / "m.onnx"
+    onnx.save(dynamic, path)
+    r = subprocess.run([sys.executable, "-m", "onnxsym", "check", str(path)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 1 and f"pinned {name} in {{{', '.join(map(str, sizes))}}}" in r.stdout, r.stdout + r.stderr
+    static = make(8)
+    with pytest.raises(PinnedError, match="nothing written"):
+        onnxsym.annotate(static, dynamic={"x": {0: name}})
+    onnx.save(static, path)
+    out = tmp_path / "out.onnx"
+    r = subprocess.run([sys.executable, "-m", "onnxsym", "annotate", str(path), "-o", str(out), "--dynamic",
+                        f"x:0={name}"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "cannot be dynamic" in r.stderr and not out.exists(), r.stderr
