@@ -10,6 +10,7 @@ has refused the model. See tests/resolution.py.
 
     python bench/compare_resolution.py                 # corpus and models/
     python bench/compare_resolution.py --corpus        # the corpus only
+    python bench/compare_resolution.py --untuned --markdown  # issue 35's families, per model
     python bench/compare_resolution.py MODEL.onnx ...  # given files (random sizes)
     python bench/compare_resolution.py --markdown      # also the tables of docs/comparison.md
 """
@@ -25,7 +26,7 @@ import onnx
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and the scoring the tests share
-from resolution import ROOT, TOOLS, available, corpus, input_roots, run_tool, runtime_shapes  # noqa: E402
+from resolution import ROOT, TOOLS, UNTUNED_GROUPS, available, corpus, input_roots, run_tool_within, runtime_shapes  # noqa: E402
 
 
 def project_models(paths):
@@ -37,7 +38,7 @@ def project_models(paths):
                "sizes": default_assignments(input_roots(model), seed=1), "feeds": {}}
 
 
-def measure(entries, tools, out=sys.stdout):
+def measure(entries, tools, out=sys.stdout, timeout=None):
     """Rows (name, group, tool, Score)."""
     rows = []
     print(f"{'model':32} {'tool':26} {'dims':>6} {'correct':>8} {'wrong':>6} {'unres':>6}", file=out)
@@ -49,7 +50,7 @@ def measure(entries, tools, out=sys.stdout):
             print(f"{e['name']:32} onnxruntime cannot run it: {str(exc).splitlines()[0][:120]}", file=out)
             continue
         for tool in tools:
-            s = run_tool(tool, model, runs, e["sizes"])
+            s = run_tool_within(tool, model, runs, e["sizes"], timeout)
             rows.append((e["name"], e["group"], tool, s))
             flag = f"  REFUSED {s.error}" if s.refused else ""
             print(f"{e['name']:32} {tool:26} {s.total:6} {s.correct:8} {s.wrong:6} {s.unresolved:6}{flag}",
@@ -108,11 +109,37 @@ def markdown(rows, tools, out=sys.stdout):
         print(f"| {label} | {first[4]} | {first[0]} | " + " | ".join(cells) + " |", file=out)
 
 
+def _cell(s):
+    if s.timed_out:
+        return s.error
+    cell = f"{s.correct} ({100.0 * s.correct / max(s.total, 1):.1f}%)"
+    if s.wrong:
+        cell += f", **{s.wrong} wrong**"
+    if s.refused:
+        cell += ", refused"
+    return cell
+
+
+def markdown_per_model(rows, tools, out=sys.stdout):
+    """One row a model, grouped: each tool's correct dims (share), wrong dims, refusal."""
+    by = {}
+    for name, group, tool, s in rows:
+        by.setdefault((group, name), {})[tool] = s
+    print("| family | model | dims | " + " | ".join(tools) + " |", file=out)
+    print("| --- | --- | ---: | " + " | ".join("---" for _ in tools) + " |", file=out)
+    for (group, name), scores in sorted(by.items()):
+        first = scores[tools[0]]
+        cells = [_cell(scores[t]) for t in tools]
+        print(f"| {group} | `{name}` | {first.total} | " + " | ".join(cells) + " |", file=out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", help="model files (default: the corpus and models/*.onnx)")
     ap.add_argument("--corpus", action="store_true", help="the corpus only")
+    ap.add_argument("--untuned", action="store_true", help="the corpus groups of issue 35 only (UNTUNED_GROUPS)")
     ap.add_argument("--markdown", action="store_true", help="print the summary as the table of docs/comparison.md")
+    ap.add_argument("--timeout", type=float, help="seconds a tool may take on one model (else it counts as refused)")
     args = ap.parse_args(argv)
     tools = [t for t in TOOLS if available(t)]
     for t in TOOLS:
@@ -121,11 +148,13 @@ def main(argv=None):
     if args.models:  # a corpus file keeps its manifest's sizes and feeds
         known = {os.path.realpath(e["path"]): e for e in corpus()}
         entries = [known.get(os.path.realpath(p)) or next(project_models([p])) for p in args.models]
+    elif args.untuned:
+        entries = [e for e in corpus() if e["group"] in UNTUNED_GROUPS]
     else:
         entries = corpus()
         if not args.corpus:
             entries += list(project_models(sorted(glob.glob(os.path.join(ROOT, "models", "*.onnx")))))
-    rows = measure(entries, tools)
+    rows = measure(entries, tools, timeout=args.timeout)
     print()
     for g, per in sorted(summary(rows, tools, lambda g: g).items()):
         for t, (total, correct, wrong, refused, n) in per.items():
@@ -142,6 +171,9 @@ def main(argv=None):
     if args.markdown:
         print()
         markdown(rows, tools)
+        if args.untuned:
+            print()
+            markdown_per_model(rows, tools)
 
 
 if __name__ == "__main__":

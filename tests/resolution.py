@@ -29,6 +29,10 @@ REAL = os.path.join(ROOT, "models", "real")
 # Tool name -> ModelProto -> annotated ModelProto. onnx-shape-inference is optional.
 TOOLS = ("onnxsym", "ort symbolic_shape_infer", "onnx infer_shapes", "onnx-shape-inference")
 
+# The corpus groups of issue 35, families no rule was tuned to (models/real/make_untuned.py):
+# measured beside the peers by tests/test_untuned_families.py and `compare_resolution.py --untuned`.
+UNTUNED_GROUPS = ("torchvision detection", "audio front-end", "torch.fft", "diffusion UNet", "graph nets", "jax2onnx")
+
 
 @dataclass
 class Score:
@@ -37,6 +41,7 @@ class Score:
     wrong: int = 0
     refused: bool = False
     error: str = ""
+    timed_out: bool = False  # refused for taking longer than the caller's limit (run_tool_within)
     correct_at: set = field(default_factory=set)  # (value, axis) pairs
     wrong_at: set = field(default_factory=set)
 
@@ -283,6 +288,28 @@ def run_tool(tool: str, model: onnx.ModelProto, runs, sizes) -> Score:
     renamed = _renamed_roots(model, out)
     sizes = [{**b, **{new: b[old] for new, old in renamed.items() if old in b}} for b in sizes]
     return score(written_shapes(out, input_roots(model) + list(renamed)), runs, sizes)
+
+
+def run_tool_within(tool: str, model: onnx.ModelProto, runs, sizes, seconds: float | None) -> Score:
+    """run_tool in a forked process given ``seconds`` (None: no limit, in this process); one
+    that takes longer is stopped and counts as refused, ``timed_out``."""
+    if seconds is None:
+        return run_tool(tool, model, runs, sizes)
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=lambda: send.send(run_tool(tool, model, runs, sizes)), daemon=True)
+    child.start()
+    try:
+        if receive.poll(seconds):
+            return receive.recv()
+        return Score(total=sum(len(a) for a in runs[0].values()), refused=True, timed_out=True,
+                     error=f"did not finish in {seconds:g} s")
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
 
 
 def _renamed_roots(model: onnx.ModelProto, written: onnx.ModelProto) -> dict[str, str]:

@@ -286,9 +286,10 @@ def _load_submakers():
     import make_fusions  # noqa: E402
     import make_hf  # noqa: E402
     import make_torch  # noqa: E402
+    import make_untuned  # noqa: E402
 
     return (make_converted.MAKERS + make_torch.MAKERS + make_hf.MAKERS + make_families.MAKERS + make_fusions.MAKERS
-            + make_control_flow.MAKERS)
+            + make_control_flow.MAKERS + make_untuned.MAKERS)
 
 
 # ---------------------------------------------------------------- checking

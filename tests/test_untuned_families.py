@@ -1,0 +1,90 @@
+"""Issue 35's families, which no rule was tuned to (models/real/make_untuned.py): torchvision
+detectors, an audio front-end, torch.fft, diffusion UNets, graph nets, JAX.
+
+test_real_models.py runs every corpus model in onnxruntime at the manifest's sizes and asserts
+that onnxsym writes no wrong dim there; here: every family is in the corpus, from both torch
+exporters where both export it, at two sizes that move every input symbol; and each peer is
+measured beside onnxsym. onnxsym may resolve fewer dims than the best peer that wrote nothing
+wrong by at most today's gap (GAP): a ratchet, not a freeze, so a fix that raises onnxsym's
+count passes, and then lowers the gap here; a loss fails."""
+
+import functools
+
+import onnx
+import pytest
+from resolution import TOOLS, UNTUNED_GROUPS, available, corpus, run_tool, run_tool_within, runtime_shapes
+
+# family -> the models made for it; a single-exporter one says why in its maker's docstring
+FAMILIES = {
+    "torchvision detection": ["tv_fasterrcnn_ts", "tv_fasterrcnn_dynamo", "tv_ssdlite_ts", "tv_ssdlite_dynamo",
+                              "tv_retinanet_ts", "tv_retinanet_dynamo"],
+    "audio front-end": ["audio_logmel_ts", "audio_logmel_dynamo"],
+    "torch.fft": ["fft_spectral_dynamo"],  # TorchScript exports no aten::fft_*
+    "diffusion UNet": ["diffusers_unet_ts", "diffusers_unet_dynamo", "tiny_unet_timestep_ts",
+                       "tiny_unet_timestep_dynamo"],
+    "graph nets": ["gcn_plain_ts", "gcn_plain_dynamo", "pyg_gnn_ts", "pyg_gnn_dynamo"],
+    "jax2onnx": ["jax_convnet"],
+}
+ENTRIES = {e["name"]: e for e in corpus(fetched=False) if e["group"] in UNTUNED_GROUPS}
+# onnx-shape-inference takes over 20 minutes on the TorchScript detectors: a peer gets this long
+# on one model, else it is left out of the comparison (reported as timed out)
+PEER_SECONDS = 120
+
+# Today's shortfall of onnxsym behind the best peer that wrote nothing wrong (correct dims), and
+# the pattern of issue 35 behind it. Lower a number when a fix closes some of it; never raise one.
+RESIZE = ("point 1: the transform's Resize sizes are Concat(Shape(x)[:2], float-derived h, w): every element "
+          "becomes a fresh symbol, the batch too, and the backbone after it loses the batch")
+GAP = {
+    "tv_fasterrcnn_dynamo": (238, RESIZE),  # onnx-shape-inference 1028, onnxsym 790
+    "tv_retinanet_dynamo": (219, RESIZE),   # onnx 1286, onnxsym 1067
+    # onnx-shape-inference 1426: it writes keep[:10] after NMS as 10, right on these inputs only
+    # (min(kept, 10), point 5); onnxsym's fresh symbol is honest
+    "tv_ssdlite_dynamo": (22, "point 5: a data-dependent count the peer writes as the slice's end"),
+}
+
+
+def test_every_family_is_in_the_corpus_at_two_sizes():
+    assert set(FAMILIES) == set(UNTUNED_GROUPS)
+    for family, names in FAMILIES.items():
+        for name in names:
+            e = ENTRIES.get(name)
+            assert e is not None, f"{name} is not in models/real/manifest.json"
+            assert e["group"] == family and e["commit"], name
+            symbols = {d for ds in e["inputs"].values() for d in ds if isinstance(d, str)}
+            assert symbols and len(e["sizes"]) >= 2, name
+            for s in symbols:  # every input symbol takes two values, so a constant written for it is caught
+                assert len({b[s] for b in e["sizes"]}) >= 2, f"{name}: {s} takes one value"
+    assert set(ENTRIES) == {n for names in FAMILIES.values() for n in names}
+    both = [n[:-3] for ns in FAMILIES.values() for n in ns if n.endswith("_ts")]
+    assert all(n + "_dynamo" in ENTRIES for n in both)  # each TorchScript export has its dynamo twin
+
+
+@functools.cache
+def _scores(name):
+    e = ENTRIES[name]
+    model = onnx.load(e["path"])
+    runs = runtime_shapes(model, e["sizes"], e["feeds"])
+    return {t: run_tool(t, model, runs, e["sizes"]) if t == "onnxsym" else
+            run_tool_within(t, model, runs, e["sizes"], PEER_SECONDS) for t in TOOLS}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(n for names in FAMILIES.values() for n in names))
+def test_onnxsym_beside_the_peers(name, record_property):
+    missing = [t for t in TOOLS if not available(t)]
+    assert not missing, f"{missing} not installed: it is in the test extra"
+    scores = _scores(name)
+    mine = scores["onnxsym"]
+    for tool, s in scores.items():
+        record_property(tool, s.error if s.timed_out else
+                        f"{s.correct}/{s.total} correct, {s.wrong} wrong" + (", refused" if s.refused else ""))
+    assert not mine.refused, mine.error
+    assert mine.wrong == 0, f"wrong dims: {sorted(mine.wrong_at)[:5]}"
+    clean = {t: s for t, s in scores.items() if t != "onnxsym" and not s.refused and s.wrong == 0}
+    best = max(clean, key=lambda t: clean[t].correct, default=None)
+    if best is None:
+        return
+    gap = GAP.get(name, (0, ""))[0]
+    assert mine.correct >= clean[best].correct - gap, (
+        f"{best} resolves {clean[best].correct} correct dims, onnxsym {mine.correct} (allowed gap {gap}): "
+        f"{sorted(clean[best].correct_at - mine.correct_at)[:5]}")
