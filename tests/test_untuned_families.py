@@ -35,8 +35,9 @@ PEER_SECONDS = 120
 RESIZE = ("point 1: the transform's Resize sizes are Concat(Shape(x)[:2], float-derived h, w): every element "
           "becomes a fresh symbol, the batch too, and the backbone after it loses the batch")
 GAP = {
-    "tv_fasterrcnn_dynamo": (238, RESIZE),  # onnx-shape-inference 1028, onnxsym 790
-    "tv_retinanet_dynamo": (219, RESIZE),   # onnx 1286, onnxsym 1067
+    # batch and channels now kept through the transform's Resize (was 790): the float-derived
+    # height and width after it are the gap
+    "tv_fasterrcnn_dynamo": (70, RESIZE),  # onnx-shape-inference 1028, onnxsym 958
     # onnx-shape-inference 1426: it writes keep[:10] after NMS as 10, right on these inputs only
     # (min(kept, 10), point 5); onnxsym's fresh symbol is honest
     "tv_ssdlite_dynamo": (22, "point 5: a data-dependent count the peer writes as the slice's end"),
