@@ -340,8 +340,8 @@ def _equal(lhs: Dim, rhs: Dim) -> list[Form]:
     syms = dims.free_symbols(diff)
     if len(syms) == 1:
         (s,) = syms
-        both = _at_most(lhs, rhs) + _at_most(rhs, lhs)
-        if _monotone(diff, s) and all(f.kind == "range" for f in both):
+        both = _at_most(lhs, rhs) + _at_most(rhs, lhs) if _monotone(diff, s) else []  # (bounds cost: monotone first)
+        if both and all(f.kind == "range" for f in both):
             # monotone: equal exactly between the two bounds (one size, or none)
             return [Form("range", s.name, max(f.lo for f in both), min(f.hi for f in both))]
         forms = _residues(diff, s)
