@@ -17,6 +17,7 @@ polynomial of degree at most 1 in ``q``, by its values at the two ends of the sy
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 
 from .. import dims
@@ -36,7 +37,7 @@ def split(lhs: Dim, rhs: Dim) -> list[tuple[Dim, Dim]] | None:
         return None
     (m1, k1), (m2, k2) = sorted(terms, key=lambda t: -t[1])  # k1*M1 == -k2*M2
     k2 = -k2
-    sides: dict[Sym, list[list]] = {}
+    sides: dict[Sym, list[list[tuple[object, int]]]] = {}
     for i, m in enumerate((m1, m2)):
         for atom, e in m:
             syms = st.symbols_of(atom)
@@ -67,7 +68,7 @@ def split(lhs: Dim, rhs: Dim) -> list[tuple[Dim, Dim]] | None:
     return pieces
 
 
-def _product(factors) -> Dim:
+def _product(factors: Sequence[tuple[object, int]]) -> Dim:
     out: Dim = 1
     for atom, e in factors:
         for _ in range(e):
@@ -75,7 +76,7 @@ def _product(factors) -> Dim:
     return out
 
 
-def _residue_ends(s: Sym, L: int):
+def _residue_ends(s: Sym, L: int) -> Iterator[tuple[int, int, int]]:
     """Each residue ``r`` of ``s`` mod ``L`` with the least and the largest ``q`` such that
     ``L*q + r`` is in the symbol's range (residues the range misses are left out)."""
     for r in range(L):
@@ -148,7 +149,7 @@ def _limit_ratio(p: Dim, q: Dim, s: Sym) -> Fraction | None:
     return found
 
 
-def _leading(f, L: int, r: int, lo: int, D: int) -> tuple[int, Fraction] | None:
+def _leading(f: Callable[[int], int], L: int, r: int, lo: int, D: int) -> tuple[int, Fraction] | None:
     """The degree and leading coefficient of ``q -> f(L*q + r)`` (a polynomial of degree at
     most ``D``), from its finite differences at ``lo .. lo + D``; None where it is 0."""
     try:
