@@ -213,6 +213,7 @@ def test_mobilevit_window_counts_merge_into_the_residues_of_each_symbol():
 def test_the_deployment_formats_carry_the_simple_rule():
     torch = _cli("domain", MAXVIT, "--format", "torch")
     assert "# also needed: height % 32 in {0, 31}" in torch.stdout, torch.stdout
+    assert "height = Dim('height', min=31)" in torch.stdout, torch.stdout  # (17 to 30 fail: the least is 31)
     assert "*batch*" not in torch.stdout, torch.stdout
     trt = _cli("domain", MAXVIT, "--format", "trtexec", "--range", "batch=1:8", "--range", "height=17:512",
                "--range", "width=17:512")

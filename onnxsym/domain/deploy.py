@@ -179,6 +179,12 @@ def torch_dims(domain, prof: Profile) -> list[str]:
             top = "" if hi >= dims.INT64_MAX else f", max={hi // m}"
             lines += [f"_{v} = Dim({'_' + v!r}, min={-(-lo // m)}{top})", f"{v} = {m}*_{v}"]
         else:
+            # the least (and largest) size the conditions over the symbol alone allow: MaxViT's
+            # height >= 17 with height % 32 in {0, 31} is min=31
+            least = _near_alone(domain, n, lo, hi)
+            lo = lo if least is None else least
+            most = None if hi >= dims.INT64_MAX else _near_alone(domain, n, hi, lo)
+            hi = hi if most is None else most
             top = "" if hi >= dims.INT64_MAX else f", max={hi}"
             lines.append(f"{v} = Dim({v!r}, min={lo}{top})")
     for c in domain.conditions:
