@@ -71,6 +71,18 @@ def _near(domain, point: dict[str, int], name: str, start: int, stop: int) -> in
     return None
 
 
+def _near_alone(domain, name: str, start: int, stop: int) -> int | None:
+    """The first size of ``name`` from ``start`` towards ``stop`` that no condition over ``name``
+    alone (and its range) rules out."""
+    step = 1 if stop >= start else -1
+    for k, v in enumerate(range(start, stop + step, step)):
+        if k >= _SEARCH:
+            return None
+        if domain.broken_by({name: v}) is None:
+            return v
+    return None
+
+
 def profile(result, domain) -> Profile:
     """min, opt and max sizes of every root symbol, each point inside the domain. A symbol
     without an upper bound (int64's top) needs one: ``--range NAME=LO:HI``."""
@@ -94,6 +106,13 @@ def profile(result, domain) -> Profile:
                     point[n] = got
                     if _valid(domain, point):
                         break
+        if not _valid(domain, point):
+            # several symbols off at once (MaxViT at 17x17 needs height and width at 31): each to its
+            # nearest size that the conditions over it alone allow, then the point as a whole
+            point = dict(base)
+            for n in names:
+                got = _near_alone(domain, n, point[n], towards[n])
+                point[n] = point[n] if got is None else got
         if not _valid(domain, point):
             bad = domain.violated(point)
             why = f"no {label} point found inside the domain" + (f" ({bad.text})" if bad is not None else "")
@@ -160,6 +179,12 @@ def torch_dims(domain, prof: Profile) -> list[str]:
             top = "" if hi >= dims.INT64_MAX else f", max={hi // m}"
             lines += [f"_{v} = Dim({'_' + v!r}, min={-(-lo // m)}{top})", f"{v} = {m}*_{v}"]
         else:
+            # the least (and largest) size the conditions over the symbol alone allow: MaxViT's
+            # height >= 17 with height % 32 in {0, 31} is min=31
+            least = _near_alone(domain, n, lo, hi)
+            lo = lo if least is None else least
+            most = None if hi >= dims.INT64_MAX else _near_alone(domain, n, hi, lo)
+            hi = hi if most is None else most
             top = "" if hi >= dims.INT64_MAX else f", max={hi}"
             lines.append(f"{v} = Dim({v!r}, min={lo}{top})")
     for c in domain.conditions:

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, Sym
-from . import cases
+from . import cases, products
 from . import structure as st
+from .periods import degree, period
 
 # The largest period tried for a residue analysis (substitutions cost).
 MAX_PERIOD = 256
@@ -339,8 +340,8 @@ def _equal(lhs: Dim, rhs: Dim) -> list[Form]:
     syms = dims.free_symbols(diff)
     if len(syms) == 1:
         (s,) = syms
-        both = _at_most(lhs, rhs) + _at_most(rhs, lhs)
-        if _monotone(diff, s) and all(f.kind == "range" for f in both):
+        both = _at_most(lhs, rhs) + _at_most(rhs, lhs) if _monotone(diff, s) else []  # (bounds cost: monotone first)
+        if both and all(f.kind == "range" for f in both):
             # monotone: equal exactly between the two bounds (one size, or none)
             return [Form("range", s.name, max(f.lo for f in both), min(f.hi for f in both))]
         forms = _residues(diff, s)
@@ -360,6 +361,13 @@ def _equal(lhs: Dim, rhs: Dim) -> list[Form]:
             forms = _equal(q, 0)
             if all(f.kind != "other" for f in forms):
                 return forms
+        # A product of factors over one symbol each (MaxViT's window count, ``4*((h + 3)//8)*((w + 3)//8)
+        # == ((h + 3)//4)*((w + 3)//4)``) is, where that is proven, one equality per symbol.
+        pieces = products.split(lhs, rhs)
+        if pieces is not None:
+            forms = [f for a, b in pieces for f in _equal(a, b)]
+            if all(f.kind != "other" for f in forms):
+                return forms
     return _other("==", lhs, rhs)
 
 
@@ -367,46 +375,6 @@ def _lone_minmax(d: Dim):
     """The min/max atom ``d`` is, if it is one alone."""
     atom = st.lone_atom(d)
     return atom if atom is not None and st.kind(atom) in ("min", "max") else None
-
-
-def period(d: Dim, s: Sym) -> int | None:
-    """An ``L`` such that, with ``s = L*q + r``, every floor and modulo in ``d`` becomes a
-    polynomial in ``q`` (the lcm, over nested divisions, of the products of divisors);
-    None when a min/max or a symbolic divisor depends on ``s``."""
-    if isinstance(d, int):
-        return 1
-    out = 1
-    for m, _ in st.monomials(d):
-        for atom, _e in m:
-            if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
-                continue
-            if st.kind(atom) in ("min", "max"):
-                return None
-            x, c = st.args(atom)
-            if not isinstance(c, int) or c <= 0:
-                return None
-            inner = period(x, s)
-            if inner is None:
-                return None
-            out = math.lcm(out, c * inner)
-    return out
-
-
-def degree(d: Dim, s: Sym) -> int:
-    """The degree in ``q`` of ``d`` with ``s = L*q + r`` (``L`` a :func:`period`): a floor
-    is as high as its argument, a modulo is constant."""
-    if isinstance(d, int):
-        return 0
-    best = 0
-    for m, _ in st.monomials(d):
-        total = 0
-        for atom, e in m:
-            if atom is s:
-                total += e
-            elif st.kind(atom) == "floordiv":
-                total += e * degree(st.args(atom)[0], s)
-        best = max(best, total)
-    return best
 
 
 def _residues(diff: Dim, s: Sym) -> list[Form] | None:
