@@ -32,8 +32,8 @@ PEER_SECONDS = 120
 
 # Today's shortfall of onnxsym behind the best peer that wrote nothing wrong (correct dims), and
 # the pattern of issue 35 behind it. Lower a number when a fix closes some of it; never raise one.
-RESIZE = ("point 1: the transform's Resize sizes are Concat(Shape(x)[:2], float-derived h, w): every element "
-          "becomes a fresh symbol, the batch too, and the backbone after it loses the batch")
+RESIZE = ("point 1: the transform's Resize sizes are Concat(Shape(x)[:2], float-derived h, w): the float-derived "
+          "height and width are fresh symbols after it (batch and channels are kept)")
 GAP = {
     # batch and channels now kept through the transform's Resize (was 790): the float-derived
     # height and width after it are the gap
