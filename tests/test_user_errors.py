@@ -145,7 +145,8 @@ def test_model_bytes_are_the_serialized_model():
         onnxsym.infer(b"not a model")
     for bad in (None, 3):
         message, _ = _error(lambda: onnxsym.infer(bad))
-        assert message.startswith("model: expected a path, a ModelProto, the model's bytes, an onnx_ir.Model or a torch ONNXProgram, got "), message
+        assert message.startswith("model: expected a path, a ModelProto, the model's bytes, an onnx_ir.Model "
+                                  "or a torch ONNXProgram, got "), message
 
 
 def test_cost_solve_advice_for_a_data_dependent_count_is_taken(tmp_path):
