@@ -448,7 +448,7 @@ def refuse_pinned(result: Result, dynamic: dynamic_inputs.Dynamic) -> None:
 
 
 def write_result(result: Result, inplace: bool = False, keep_declared_names: bool = False,
-                 warnings: list[str] | None = None) -> onnx.ModelProto:
+                 warnings: list[str] | None = None, metadata_entries: bool = True) -> onnx.ModelProto:
     """The annotated model for an inference result. Every produced value gets its inferred
     dims; a name the model declares there is kept only where the dim is a fresh symbol
     (it names it), and recorded in ``onnxsym.aliases``. ``keep_declared_names=True``
@@ -463,19 +463,22 @@ def write_result(result: Result, inplace: bool = False, keep_declared_names: boo
 
     ``result`` stays as it was (``inplace=True`` writes into its model); ``warnings``, a list,
     receives what writing warns of (a number the model declares where the graph computes
-    an expression)."""
-    return _write(written_result(result), inplace, keep_declared_names, [] if warnings is None else warnings)
+    an expression). ``metadata_entries=False`` writes no ``onnxsym.*`` metadata (those of an
+    earlier annotation still go): for a caller whose contract has none (``onnxsym.ort_compat``)."""
+    return _write(written_result(result), inplace, keep_declared_names, [] if warnings is None else warnings,
+                  metadata_entries)
 
 
 @under_ranges_of_result
-def _write(result: Result, inplace: bool, keep_declared_names: bool, warnings: list[str]) -> onnx.ModelProto:
+def _write(result: Result, inplace: bool, keep_declared_names: bool, warnings: list[str],
+           metadata_entries: bool = True) -> onnx.ModelProto:
     model = result.model
     if not inplace:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
     _write_dims(result, model, keep_declared_names, warnings)
-    metadata.write(model, metadata.entries(result, __version__))
+    metadata.write(model, metadata.entries(result, __version__) if metadata_entries else {})
     return model
 
 

@@ -280,3 +280,23 @@ def test_cli_runs_another_modules_command_line_with_the_drop_in(tmp_path):
     for b in ({"batch_size": 1, "sequence_length": 5}, {"batch_size": 3, "sequence_length": 17}):
         (y,) = sess.run(None, feeds_for(m, b, {"input_ids": {"int": [0, 64]}}))
         assert y.shape == (b["batch_size"], b["sequence_length"], 16)
+
+
+@pytest.mark.parametrize("name", ["genai_llama_fp32", "hummingbird_gemm", "onnxscript_scan_rnn",
+                                  "timm_efficientnet_same_dynamo"])
+def test_written_without_metadata_is_the_annotation_byte_for_byte_less_its_metadata(name):
+    # The drop-in writes no onnxsym.* entries (ORT SSI writes none) and skips computing them:
+    # everything else it writes is what write_result writes, to the byte.
+    import onnxsym
+    from onnxsym.output.metadata import PREFIX
+
+    model = real(name)
+    full = onnxsym.write_result(onnxsym.infer(model))
+    assert any(p.key.startswith(PREFIX) for p in full.metadata_props)
+    kept = [p for p in full.metadata_props if not p.key.startswith(PREFIX)]
+    del full.metadata_props[:]
+    full.metadata_props.extend(kept)
+    bare = onnxsym.write_result(onnxsym.infer(model), metadata_entries=False)
+    assert bare.SerializeToString(deterministic=True) == full.SerializeToString(deterministic=True)
+    assert oc.SymbolicShapeInference.infer_shapes(model).graph.value_info[:len(bare.graph.value_info)] \
+        == bare.graph.value_info

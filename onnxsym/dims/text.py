@@ -18,6 +18,7 @@ floor division and modulo with Python's semantics. Printing is deterministic and
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 
 from .. import dims
@@ -136,16 +137,28 @@ def format_expr(e: Expr) -> str:
 _FUNCS: dict[str, Callable[..., Dim]] = {"max": dims.dmax, "min": dims.dmin, "ceil_div": dims.ceil_div}
 
 
+@functools.lru_cache(maxsize=4096)
+def syntax_tree(text: str) -> ast.Expression | None:
+    """Python's syntax tree of ``text`` as an expression (None: no expression), read, never
+    changed, by the readers of dim texts. Kept per text: a model declares the same texts in
+    every inference of it (compiling a long torch text costs more than reading its tree).
+    Raises what ``ast.parse`` raises besides SyntaxError (a NUL character: ValueError)."""
+    try:
+        return ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+
+
 def parse_dim(text: str, symbol: Callable[[str], Dim] | None = None) -> Dim:
     """Parse ``text`` into a dim. ``symbol(name)`` gives the dim of each name
     (default: a symbol with the default range)."""
     if symbol is None:
         symbol = dims.sym
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = syntax_tree(text.strip())
+        if tree is None:
+            raise ExprSyntaxError(f"not a dim expression: {text!r}")
         return _eval(tree.body, symbol, text)
-    except SyntaxError as exc:
-        raise ExprSyntaxError(f"not a dim expression: {text!r}") from exc
     except (RecursionError, dims.TooLarge) as exc:  # ("a + a + ... + a", 5000 terms deep: no dim a model means)
         raise ExprSyntaxError(f"a dim expression too large to read: {text[:60]!r}...") from exc
 

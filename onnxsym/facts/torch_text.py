@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, structure
+from ..dims.text import syntax_tree
 
 # Python's float: every integer of magnitude at most 2**53 is exact.
 EXACT = 2**53
@@ -70,8 +71,10 @@ def read(text: str, symbol: Callable[[str], Dim]) -> Reading | None:
     """``text`` read as a dim over ``symbol``'s names; None where it is no Python expression of
     this vocabulary."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError):
+        tree = syntax_tree(text.strip())
+    except ValueError:
+        return None
+    if tree is None:
         return None
     r = _Reader(text.strip(), symbol)
     try:

@@ -53,7 +53,6 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
     Raises onnxsym's own errors."""
     from ..api import infer as infer_result
     from ..api import write_result
-    from ..output.metadata import PREFIX
 
     results = []
 
@@ -67,16 +66,12 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         model = onnx.ModelProto()
         model.CopyFrom(in_mp)
         model.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
-        out = write_result(infer(model, bind=dict(bind or {})), inplace=True)
+        out = write_result(infer(model, bind=dict(bind or {})), inplace=True, metadata_entries=False)
         kept_imports = [op for op in out.opset_import if op.domain not in missing]
         del out.opset_import[:]
         out.opset_import.extend(kept_imports)
-    else:
-        out = write_result(infer(in_mp, bind=dict(bind or {})))
-    kept = [p for p in out.metadata_props if not p.key.startswith(PREFIX)]
-    if len(kept) != len(out.metadata_props):
-        del out.metadata_props[:]
-        out.metadata_props.extend(kept)
+    else:  # (no onnxsym.* metadata: ORT SSI writes none, and those of an earlier annotation go)
+        out = write_result(infer(in_mp, bind=dict(bind or {})), metadata_entries=False)
     if guess_output_rank:
         _guess_output_ranks(out)
     if materialize:
