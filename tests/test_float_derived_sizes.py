@@ -119,3 +119,21 @@ def test_resize_scales_partly_computed_keep_the_axes_scaled_by_one():
     res = check(m, cases, fresh_ok=ANY, annotated=True)
     y = res.shape("y")
     assert str(y[0]) == "batch" and y[1] == 3 and all(str(d) in res.fresh for d in y[2:])
+
+
+def test_explain_follows_a_size_past_float_elements_known_only_in_part(tmp_path):
+    """explain's walk reads the elements of every input: the float ones may be a Quotient or
+    a Rounded (known in part), which are no dims (it crashed on a dynamo detector)."""
+    import onnx
+    from click.testing import CliRunner
+
+    from onnxsym.cli import main
+
+    nodes = _rcnn_sizes() + [N("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"])], ["y"], inits=INITS)
+    path = tmp_path / "m.onnx"
+    onnx.save(m, str(path))
+    for axis in ("0", "2"):
+        r = CliRunner().invoke(main, ["explain", str(path), "y", axis])
+        assert r.exit_code == 0 and "internal error" not in r.output, r.output
+    assert "y[0] = batch" in CliRunner().invoke(main, ["explain", str(path), "y", "0"]).output

@@ -383,8 +383,8 @@ class Lineage:
             elems = [(None, k, e) for k, e in enumerate(t.value or ())]
             for rank, pool in ((0, places), (1, elems)):
                 for a, k, e in pool:
-                    if isinstance(e, (int, float, bool)):
-                        continue
+                    if not isinstance(e, dims.Expr):
+                        continue  # a number, or a float element known only in part (floatops.Quotient, Rounded)
                     names = {s.name for s in dims.free_symbols(e)}
                     score: tuple[int, int, int]
                     if e is d:
