@@ -1,0 +1,78 @@
+"""onnx's node suite against onnxruntime (tests/conformance.py): a fixed slice of ops in the
+fast tier, every case in the slow one; 0 wrong dims, 0 domain disagreements outside KNOWN."""
+
+import pytest
+from onnx import TensorProto, helper
+
+import onnxsym
+from tests import conformance
+from tests.domain_boundary import run
+
+SLICE = {"PRelu", "DFT", "Relu", "MatMul", "Transpose"}
+
+
+def _failures(outcomes):
+    return [(o.case, o.wrong[:1], o.too_wide[:1], o.too_narrow[:1], o.moved_wrong[:1])
+            for o in outcomes if conformance._failing(o) and o.op not in conformance.KNOWN]
+
+
+def test_slice_agrees_with_onnxruntime():
+    outcomes = conformance.sweep([n for n, _ in conformance.cases(SLICE)], jobs=1)
+    assert sum(o.tries for o in outcomes) > 100  # the domain half ran
+    assert sum(o.skipped is None for o in outcomes) > 30
+    assert _failures(outcomes) == []
+
+
+@pytest.mark.slow
+def test_every_case_agrees_with_onnxruntime():
+    assert _failures(conformance.sweep([n for n, _ in conformance.cases()], jobs=2)) == []
+
+
+def _model(op, inputs, output_rank, opset, **attrs):
+    ins = [helper.make_tensor_value_info(n, et, s) for n, et, s in inputs]
+    node = helper.make_node(op, [n for n, _, _ in inputs], ["y"], **attrs)
+    g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("x, slope", [(2, 1), (1, 3), (3, 3)])
+def test_prelu_broadcasts_both_ways(x, slope):
+    """onnxruntime broadcasts the slope into X and X into the slope."""
+    m = _model("PRelu", [("x", TensorProto.FLOAT, [2, "n"]), ("s", TensorProto.FLOAT, ["k"])], 2, 16)
+    res = onnxsym.infer(m)
+    b = {"n": x, "k": slope}
+    assert res.domain().violated(b) is None
+    err, shapes = run(m, res, b)
+    assert err is None
+    assert shapes["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
+
+
+def test_prelu_refuses_what_does_not_broadcast():
+    m = _model("PRelu", [("x", TensorProto.FLOAT, [2, "n"]), ("s", TensorProto.FLOAT, ["k"])], 2, 16)
+    res = onnxsym.infer(m)
+    b = {"n": 2, "k": 3}
+    assert res.domain().violated(b) is not None
+    assert run(m, res, b)[0] is not None
+
+
+@pytest.mark.parametrize("last", [1, 2, 3, 4])
+def test_dft_last_axis_is_one_or_two(last):
+    m = _model("DFT", [("x", TensorProto.FLOAT, [1, 8, "c"])], 3, 17, axis=1)
+    res = onnxsym.infer(m)
+    b = {"c": last}
+    err, shapes = run(m, res, b)
+    assert (res.domain().violated(b) is None) == (err is None), err
+    if err is None:
+        assert shapes["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
+
+
+@pytest.mark.parametrize("n, last", [(3, 2), (6, 2), (1, 2), (4, 1)])
+def test_dft_inverse_onesided_is_a_real_signal(n, last):
+    """onnxruntime's IRFFT: a complex half spectrum [.., n, 2] gives [.., 2 * (n - 1), 1]."""
+    m = _model("DFT", [("x", TensorProto.FLOAT, [2, "n", "c"])], 3, 17, axis=1, inverse=1, onesided=1)
+    res = onnxsym.infer(m)
+    b = {"n": n, "c": last}
+    err, shapes = run(m, res, b)
+    assert (res.domain().violated(b) is None) == (err is None), err
+    if err is None:
+        assert shapes["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
