@@ -414,14 +414,21 @@ def einsum(node):
         if "..." not in term and ell_rank != 0:
             raise ShapeContradiction(f"Einsum term {''.join(term)} does not match rank {len(shape)}")
         pos = 0
+        own: dict[str, Dim] = {}
         for x in term:
             if x == "...":
                 ell_shapes.append(shape[pos:pos + ell_rank])
                 pos += ell_rank
             else:
+                if x in own:  # a label repeated in one term (ii->i, a diagonal): equal dims, no broadcast
+                    node.require_equal(own[x], shape[pos], f"Einsum: the dims of the repeated label {x} agree")
+                own.setdefault(x, shape[pos])
                 letter_dims.setdefault(x, []).append(shape[pos])
                 counts[x] = counts.get(x, 0) + 1
                 pos += 1
+    # onnxruntime: every operand's "..." that is not empty covers as many dims (then they broadcast)
+    if len({len(e) for e in ell_shapes if e}) > 1:
+        raise ShapeContradiction(f"Einsum equation '{eq}': the ellipses cover different numbers of dims")
     ell = _bshapes(node, ell_shapes) if ell_shapes else ()
     if arrow:
         out_terms = _parse_term(rhs)

@@ -1,6 +1,7 @@
 """onnx's node suite against onnxruntime (tests/conformance.py): a fixed slice of ops in the
 fast tier, every case in the slow one; 0 wrong dims, 0 domain disagreements outside KNOWN."""
 
+import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
@@ -76,3 +77,34 @@ def test_dft_inverse_onesided_is_a_real_signal(n, last):
     assert (res.domain().violated(b) is None) == (err is None), err
     if err is None:
         assert shapes["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
+
+
+def _einsum(eq, shapes):
+    ins = [(f"x{i}", TensorProto.FLOAT, s) for i, s in enumerate(shapes)]
+    return _model("Einsum", ins, 0, 12, equation=eq)
+
+
+@pytest.mark.parametrize("eq, shapes, b", [
+    ("ii->i", [["a", "b"]], {"a": 3, "b": 3}), ("ii->i", [["a", "b"]], {"a": 3, "b": 1}),
+    ("ii->i", [["a", "b"]], {"a": 1, "b": 3}), ("...ii->...i", [[2, "a", "b"]], {"a": 2, "b": 3}),
+    ("...i,...i->...i", [["a", 3], ["b", 3]], {"a": 1, "b": 4}),
+    ("...i,...i->...i", [["a", 3], ["b", 3]], {"a": 2, "b": 4}),
+    ("ij,jk->ik", [[2, "a"], ["b", 4]], {"a": 1, "b": 3})])
+def test_einsum_domain_is_onnxruntimes(eq, shapes, b):
+    """A repeated label needs equal dims; "..." dims and letters across operands broadcast."""
+    m = _einsum(eq, shapes)
+    res = onnxsym.infer(m)
+    err, out = run(m, res, b)
+    assert (res.domain().violated(b) is None) == (err is None), err
+    if err is None:
+        assert out["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
+
+
+def test_einsum_ellipses_of_different_ranks_are_refused():
+    m = _einsum("...i,...i->...i", [[2, 2, "a"], [4, "a"]])
+    with pytest.raises(Exception, match="ellipses"):
+        onnxsym.infer(m)
+    static = _einsum("...i,...i->...i", [[2, 2, 3], [4, 3]])
+    feeds = {"x0": np.ones((2, 2, 3), np.float32), "x1": np.ones((4, 3), np.float32)}
+    with pytest.raises(Exception, match="Ellipsis"):
+        conformance._session(static).run(None, feeds)

@@ -274,17 +274,27 @@ def _einsum_letters(site: Site) -> Iterator[Raw]:
     eq = next((a.s.decode() for a in site.node.attribute if a.name == "equation"), "").replace(" ", "")
     terms = eq.partition("->")[0].split(",")
     by_letter: dict[str, list[Dim]] = {}
+    ellipsis: dict[int, list[Dim]] = {}  # the "..." dims by place from the end: they broadcast too
     for i, term in enumerate(terms):
         shape = site.shape(i)
-        if shape is None or "." in term:
-            continue  # (the letters after an ellipsis are read from the end: left out)
-        if len(term) != len(shape):
+        if shape is None:
+            continue
+        before, dots, after = term.partition("...")
+        if len(before) + len(after) > len(shape) or (not dots and len(term) != len(shape)):
             return
-        for letter, d in zip(term, shape):
+        tail = len(shape) - len(after)
+        for letter, d in zip(before, shape):
             by_letter.setdefault(letter, []).append(d)
+        for letter, d in zip(after, shape[tail:]):
+            by_letter.setdefault(letter, []).append(d)
+        for k, d in enumerate(reversed(shape[len(before):tail])):
+            ellipsis.setdefault(k, []).append(d)
     for letter, ds in sorted(by_letter.items()):
         for _, a, b in _pairs([ds]):
             yield site.raw("or", a, b, f"einsum letter {letter}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
+    for k, ds in sorted(ellipsis.items()):
+        for _, a, b in _pairs([ds]):
+            yield site.raw("or", a, b, f"einsum ellipsis dim -{k + 1}: {a} against {b}", alts=((a, b), (a, 1), (b, 1)))
 
 
 def _unidirectional(site: Site) -> Iterator[Raw]:
@@ -330,5 +340,5 @@ def _layer_norm_scale(site: Site) -> Iterator[Raw]:
 
 GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)
 LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale, replayable=True)
-EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1", _einsum_letters, replayable=True)
+EINSUM_LETTERS = Condition("the dims of one letter (and the ... dims) are equal, or one is 1", _einsum_letters, replayable=True)
 SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional, replayable=True)
