@@ -200,21 +200,55 @@ def conv(node: Node) -> Outputs:
             return [Tensor(dtype, (shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
                                                       for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
+    elif w.shape is not None and len(w.shape) == len(kernel) + 2:
+        _kernel_is_weight(node, kernel, w.shape)
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
     if w.shape is not None and len(w.shape) == len(shape):
         node.require_equal(shape[1], dims.mul(node.attr_int("group", 1), w.shape[1]),
                            f"{node.op_type}: the input channels are group * W[1]")
+    if node.op_type == "DeformConv" and len(shape) != 4:
+        raise ShapeContradiction(f"onnxruntime's DeformConv takes a 4-D X (N, C, H, W), not rank {len(shape)}")
     sp = _conv_out(node, list(shape[2:]), kernel)
+    if node.op_type == "DeformConv":
+        # onnxruntime: "Offset batch size must match input batch size", and its spatial dims are
+        # the output's, its channels offset_group * 2 * prod(kernel) (the mask's: without the 2);
+        # B has M elements
+        taps = node.attr_int("offset_group", 1)
+        for k in kernel:
+            taps = dims.mul(taps, k)
+        for i, what, per in ((2, "offset", 2), (4, "mask", 1)):
+            t = arg(node, i) if present(node, i) else None
+            if t is not None and t.shape is not None and len(t.shape) == len(shape):
+                node.require_equal(t.shape[0], shape[0], f"DeformConv: the {what}'s batch is X's")
+                node.require_equal(t.shape[1], dims.mul(per, taps),
+                                   f"DeformConv: the {what} has offset_group * {per} * prod(kernel) channels")
+                for a, (d, o) in enumerate(zip(t.shape[2:], sp)):
+                    node.require_equal(d, o, f"DeformConv: the {what}'s axis {a + 2} is the output's")
+        b = arg(node, 3) if present(node, 3) else None
+        if b is not None and b.shape is not None and len(b.shape) == 1:
+            node.require_equal(b.shape[0], m, "DeformConv: B has M elements")
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
 
 
+def _kernel_is_weight(node: Node, kernel: Sequence[Dim], w: Sequence[Dim]) -> None:
+    """onnxruntime: "kernel_shape is not compatible with W shape"."""
+    for i, (k, d) in enumerate(zip(kernel, w[2:])):
+        node.require_equal(d, k, f"{node.op_type}: W[{i + 2}] is kernel_shape[{i}]")
+
+
 @register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
-                                       unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
+                                       "X[1] == W[0] (the input channels); W's spatial dims are kernel_shape"],
+          cost=formulas.CONV)
 def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
     shape = shape_of(x, x.dtype)
     nsp = len(shape) - 2
     group = node.attr_int("group", 1)
+    if w.shape is not None and len(w.shape) == len(shape):
+        # onnxruntime: "filter number not equal to input channel number"
+        node.require_equal(shape[1], w.shape[0], "ConvTranspose: the input channels X[1] are W[0]")
+        if node.attr_ints("kernel_shape") is not None:
+            _kernel_is_weight(node, node.attr_ints("kernel_shape"), w.shape)
     if w.shape is not None:
         m = dims.mul(w.shape[1], group)
     else:
@@ -227,6 +261,15 @@ def conv_transpose(node: Node) -> list[Tensor]:
         kernel = list(w.shape[2:])
     out_shape = node.attr_ints("output_shape")
     if out_shape:
+        # onnxruntime: output_shape is at most the full size + strides - 1
+        strides = node.attr_ints("strides") or [1] * nsp
+        dil = node.attr_ints("dilations") or [1] * nsp
+        opad = node.attr_ints("output_padding") or [0] * nsp
+        for i, (d, k, o) in enumerate(zip(shape[2:], kernel, out_shape[-nsp:])):
+            full = strides[i] * (d - 1) + opad[i] + (k - 1) * dil[i] + 1
+            # (measured: up to strides - 1 beyond the full size, as if output padding)
+            node.require_at_least(full + strides[i] - 1 - o, 0,
+                                  f"ConvTranspose: output_shape[{i}] is at most what axis {i + 2} makes, + strides - 1")
         return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
     auto_pad, axes = _windows(node, list(shape[2:]), kernel)
     opad = node.attr_ints("output_padding") or [0] * nsp

@@ -108,3 +108,42 @@ def test_einsum_ellipses_of_different_ranks_are_refused():
     feeds = {"x0": np.ones((2, 2, 3), np.float32), "x1": np.ones((4, 3), np.float32)}
     with pytest.raises(Exception, match="Ellipsis"):
         conformance._session(static).run(None, feeds)
+
+
+def _agrees(m, b):
+    res = onnxsym.infer(m)
+    err, out = run(m, res, b)
+    assert (res.domain().violated(b) is None) == (err is None), (b, err, res.domain().violated(b))
+    if err is None:
+        assert out["y"] == tuple(onnxsym.dims.evaluate(d, b) for d in res.shape("y"))
+
+
+@pytest.mark.parametrize("c, k", [(1, 3), (2, 3), (1, 2)])
+def test_conv_transpose_channels_and_kernel(c, k):
+    """X[1] is W[0]; W's spatial dims are kernel_shape."""
+    m = _model("ConvTranspose", [("x", TensorProto.FLOAT, [1, "c", 4]), ("w", TensorProto.FLOAT, [1, 2, "k"])],
+               3, 17, kernel_shape=[3])
+    _agrees(m, {"c": c, "k": k})
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_conv_transpose_output_shape_within_reach(n):
+    """output_shape [11] at stride 3, kernel 3: onnxruntime runs while 3 * (n - 1) + 3 + 2 >= 11."""
+    m = _model("ConvTranspose", [("x", TensorProto.FLOAT, [1, 1, "n"]), ("w", TensorProto.FLOAT, [1, 1, 3])],
+               3, 17, strides=[3], output_shape=[11])
+    _agrees(m, {"n": n})
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_conv_kernel_shape_is_the_weights(k):
+    m = _model("Conv", [("x", TensorProto.FLOAT, [1, 1, 6]), ("w", TensorProto.FLOAT, [1, 1, "k"])],
+               3, 17, kernel_shape=[3])
+    _agrees(m, {"k": k})
+
+
+@pytest.mark.parametrize("b, oc, os_", [(1, 4, 3), (2, 4, 3), (1, 2, 3), (1, 4, 2)])
+def test_deform_conv_offset_batch_channels_and_size(b, oc, os_):
+    """The offset has X's batch, offset_group * 2 * prod(kernel) channels, the output's size."""
+    m = _model("DeformConv", [("x", TensorProto.FLOAT, [1, 1, 4, 1]), ("w", TensorProto.FLOAT, [1, 1, 2, 1]),
+                              ("o", TensorProto.FLOAT, ["b", "oc", "os", 1])], 4, 19)
+    _agrees(m, {"b": b, "oc": oc, "os": os_})

@@ -138,7 +138,7 @@ CASES["Einsum"] = (lambda: model([h.make_node("Einsum", ["x", "y"], ["z"], equat
 CASES["Conv"] = _conv("Conv")
 CASES["ConvInteger"] = _conv("ConvInteger", U8)
 CASES["QLinearConv"] = (_qlinear_conv, ["n >= 3"])
-CASES["DeformConv"] = (_deform_conv, ["n >= 3"])
+CASES["DeformConv"] = (_deform_conv, ["n == 3"], {"n": 3})  # (the offset's 1x1 is the output's size)
 CASES["Det"] = (lambda: model([h.make_node("Det", ["x"], ["z"])], [("x", F, ["n", 3])], ["z"]), ["n == 3"], {"n": 8})
 CASES["GridSample"] = (lambda: model([h.make_node("GridSample", ["x", "g"], ["z"])],
                                      [("x", F, ["n", 1, 4, 4]), ("g", F, [2, 2, 2, 2])], ["z"], opset=16),
