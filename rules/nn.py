@@ -213,7 +213,7 @@ def conv(node: Node) -> Outputs:
         # onnxruntime: "Offset batch size must match input batch size", and its spatial dims are
         # the output's, its channels offset_group * 2 * prod(kernel) (the mask's: without the 2);
         # B has M elements
-        taps = node.attr_int("offset_group", 1)
+        taps: Dim = node.attr_int("offset_group", 1)
         for k in kernel:
             taps = dims.mul(taps, k)
         for i, what, per in ((2, "offset", 2), (4, "mask", 1)):
@@ -247,8 +247,9 @@ def conv_transpose(node: Node) -> list[Tensor]:
     if w.shape is not None and len(w.shape) == len(shape):
         # onnxruntime: "filter number not equal to input channel number"
         node.require_equal(shape[1], w.shape[0], "ConvTranspose: the input channels X[1] are W[0]")
-        if node.attr_ints("kernel_shape") is not None:
-            _kernel_is_weight(node, node.attr_ints("kernel_shape"), w.shape)
+        given = node.attr_ints("kernel_shape")
+        if given is not None:
+            _kernel_is_weight(node, given, w.shape)
     if w.shape is not None:
         m = dims.mul(w.shape[1], group)
     else:
