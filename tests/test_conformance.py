@@ -20,7 +20,7 @@ def _failures(outcomes):
 def test_slice_agrees_with_onnxruntime():
     outcomes = conformance.sweep([n for n, _ in conformance.cases(SLICE)], jobs=1)
     assert sum(o.tries for o in outcomes) > 100  # the domain half ran
-    assert sum(o.skipped is None for o in outcomes) > 30
+    assert sum(o.skipped is None for o in outcomes) > 20
     assert _failures(outcomes) == []
 
 
