@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.domain.needs import BROADCAST, SLOPE
+from onnxsym.domain.needs import BROADCAST
 from onnxsym.facts.edges import comparison_text
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -208,13 +208,13 @@ def binary_v1(node: Node) -> Outputs:
     return _elementwise(node, unidirectional=True)
 
 
-@register("PRelu", conditions=[SLOPE], cost=formulas.ELEMENTWISE)
-@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
+@register("PRelu Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
           conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 @register(_BROADCAST_ATTR, since=7, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def binary(node: Node) -> Outputs:
-    """The inputs broadcast into each other; PRelu's slope broadcasts into X."""
-    return _elementwise(node, unidirectional=node.op_type == "PRelu")
+    """The inputs broadcast into each other (PRelu too: the spec says the slope broadcasts
+    into X, onnxruntime broadcasts both ways and the output takes the broadcast shape)."""
+    return _elementwise(node, unidirectional=False)
 
 
 def _elementwise(node, unidirectional):

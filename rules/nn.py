@@ -200,22 +200,57 @@ def conv(node: Node) -> Outputs:
             return [Tensor(dtype, (shape[0],) + tuple(node.fresh("Conv weight shape unknown", 0, a)
                                                       for a in range(1, nsp + 2)))]
         kernel = list(w.shape[2:])
+    elif w.shape is not None and len(w.shape) == len(kernel) + 2:
+        _kernel_is_weight(node, kernel, w.shape)
     m = w.shape[0] if w.shape is not None else node.fresh("Conv weight shape unknown", 0, 1)
     if w.shape is not None and len(w.shape) == len(shape):
         node.require_equal(shape[1], dims.mul(node.attr_int("group", 1), w.shape[1]),
                            f"{node.op_type}: the input channels are group * W[1]")
+    if node.op_type == "DeformConv" and len(shape) != 4:
+        raise ShapeContradiction(f"onnxruntime's DeformConv takes a 4-D X (N, C, H, W), not rank {len(shape)}")
     sp = _conv_out(node, list(shape[2:]), kernel)
+    if node.op_type == "DeformConv":
+        # onnxruntime: "Offset batch size must match input batch size", and its spatial dims are
+        # the output's, its channels offset_group * 2 * prod(kernel) (the mask's: without the 2);
+        # B has M elements
+        taps: Dim = node.attr_int("offset_group", 1)
+        for k in kernel:
+            taps = dims.mul(taps, k)
+        for i, what, per in ((2, "offset", 2), (4, "mask", 1)):
+            t = arg(node, i) if present(node, i) else None
+            if t is not None and t.shape is not None and len(t.shape) == len(shape):
+                node.require_equal(t.shape[0], shape[0], f"DeformConv: the {what}'s batch is X's")
+                node.require_equal(t.shape[1], dims.mul(per, taps),
+                                   f"DeformConv: the {what} has offset_group * {per} * prod(kernel) channels")
+                for a, (d, o) in enumerate(zip(t.shape[2:], sp)):
+                    node.require_equal(d, o, f"DeformConv: the {what}'s axis {a + 2} is the output's")
+        b = arg(node, 3) if present(node, 3) else None
+        if b is not None and b.shape is not None and len(b.shape) == 1:
+            node.require_equal(b.shape[0], m, "DeformConv: B has M elements")
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
+
+
+def _kernel_is_weight(node: Node, kernel: Sequence[Dim], w: Sequence[Dim]) -> None:
+    """onnxruntime: "kernel_shape is not compatible with W shape"."""
+    for i, (k, d) in enumerate(zip(kernel, w[2:])):
+        node.require_equal(d, k, f"{node.op_type}: W[{i + 2}] is kernel_shape[{i}]")
 
 
 @register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
                                        "an explicit output_shape is at most strides * X + (kernel - 1) * dilations",
-                                       unlearned("X[1] == W[0] (the input channels)")], cost=formulas.CONV)
+                                       "X[1] == W[0] (the input channels); W's spatial dims are kernel_shape"],
+          cost=formulas.CONV)
 def conv_transpose(node: Node) -> list[Tensor]:
     x, w = arg(node, 0), arg(node, 1)
     shape = shape_of(x, x.dtype)
     nsp = len(shape) - 2
     group = node.attr_int("group", 1)
+    if w.shape is not None and len(w.shape) == len(shape):
+        # onnxruntime: "filter number not equal to input channel number"
+        node.require_equal(shape[1], w.shape[0], "ConvTranspose: the input channels X[1] are W[0]")
+        given = node.attr_ints("kernel_shape")
+        if given is not None:
+            _kernel_is_weight(node, given, w.shape)
     if w.shape is not None:
         m = dims.mul(w.shape[1], group)
     else:
@@ -458,14 +493,21 @@ def einsum(node):
         if "..." not in term and ell_rank != 0:
             raise ShapeContradiction(f"Einsum term {''.join(term)} does not match rank {len(shape)}")
         pos = 0
+        own: dict[str, Dim] = {}
         for x in term:
             if x == "...":
                 ell_shapes.append(shape[pos:pos + ell_rank])
                 pos += ell_rank
             else:
+                if x in own:  # a label repeated in one term (ii->i, a diagonal): equal dims, no broadcast
+                    node.require_equal(own[x], shape[pos], f"Einsum: the dims of the repeated label {x} agree")
+                own.setdefault(x, shape[pos])
                 letter_dims.setdefault(x, []).append(shape[pos])
                 counts[x] = counts.get(x, 0) + 1
                 pos += 1
+    # onnxruntime: every operand's "..." that is not empty covers as many dims (then they broadcast)
+    if len({len(e) for e in ell_shapes if e}) > 1:
+        raise ShapeContradiction(f"Einsum equation '{eq}': the ellipses cover different numbers of dims")
     ell = _bshapes(node, ell_shapes) if ell_shapes else ()
     if arrow:
         out_terms = _parse_term(rhs)

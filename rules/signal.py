@@ -17,7 +17,7 @@ def _onesided(length):
     return dims.floordiv(length, 2) + 1
 
 
-@register("DFT", since=17, conditions=())
+@register("DFT", since=17, conditions=["the last axis is 1 or 2", "an inverse one-sided DFT takes a complex input"])
 def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""
@@ -39,17 +39,24 @@ def dft(node: Node) -> Outputs:
         length = scalar(node, 1)
         if length is None:
             length = node.fresh("DFT dft_length is not known", 0, axis, lo=1)
-    last = 2
+    last = in_shape[-1]
+    # onnxruntime takes a last axis of 1 (real) or 2 (complex) only
+    node.require_at_least(last, 1, "DFT: the last axis is 1 (real) or 2 (complex)")
+    node.require_at_least(dims.sub(2, last), 0, "DFT: the last axis is 1 (real) or 2 (complex)")
     if node.attr_int("onesided", 0) and node.attr_int("inverse", 0):
-        # onnxruntime departs from the spec: the inverse of a one-sided (complex) spectrum is the real
-        # signal [..., dft_length, 1], dft_length 2*(n - 1) when not given
-        if not given:
-            length = dims.mul(2, dims.sub(length, 1))
-        last = 1
-    elif node.attr_int("onesided", 0):
+        # onnxruntime's inverse one-sided DFT (IRFFT) takes a complex half spectrum and
+        # returns a real signal [..., dft_length or 2 * (n - 1), 1] (the spec text says 2)
+        node.require_equal(last, 2, "DFT: an inverse one-sided DFT takes a complex input (last axis 2)")
+        shape = list(in_shape)
+        if not present(node, 1):
+            node.require_at_least(in_shape[axis], 1, "DFT: an inverse one-sided DFT has at least one bin")
+            length = 2 * (in_shape[axis] - 1)
+        shape[axis], shape[-1] = length, 1
+        return [Tensor(x.dtype, tuple(shape))]
+    if node.attr_int("onesided", 0):
         length = _onesided(length)
     shape = list(in_shape)
-    shape[axis], shape[-1] = length, last
+    shape[axis], shape[-1] = length, 2
     return [Tensor(x.dtype, tuple(shape))]
 
 

@@ -124,7 +124,7 @@ for _op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
 CASES["Mod"] = _broadcast("Mod", I64)
 CASES["BitShift"] = _broadcast("BitShift", T.UINT32, direction="LEFT")
 CASES["PRelu"] = (lambda: model([h.make_node("PRelu", ["x", "y"], ["z"])], [("x", F, ["n"]), ("y", F, [3])], ["z"]),
-                  ["n == 3"])
+                  ["n == 3 (or n == 1)"], {"n": 3})  # onnxruntime broadcasts x into the slope too
 for _op in ("Max", "Min", "Sum", "Mean"):
     CASES[_op] = _variadic(_op)
 CASES["Where"] = (lambda: model([h.make_node("Where", ["c", "x", "y"], ["z"])],
@@ -138,7 +138,7 @@ CASES["Einsum"] = (lambda: model([h.make_node("Einsum", ["x", "y"], ["z"], equat
 CASES["Conv"] = _conv("Conv")
 CASES["ConvInteger"] = _conv("ConvInteger", U8)
 CASES["QLinearConv"] = (_qlinear_conv, ["n >= 3"])
-CASES["DeformConv"] = (_deform_conv, ["n >= 3"])
+CASES["DeformConv"] = (_deform_conv, ["n == 3"], {"n": 3})  # (the offset's 1x1 is the output's size)
 CASES["Det"] = (lambda: model([h.make_node("Det", ["x"], ["z"])], [("x", F, ["n", 3])], ["z"]), ["n == 3"], {"n": 8})
 CASES["GridSample"] = (lambda: model([h.make_node("GridSample", ["x", "g"], ["z"])],
                                      [("x", F, ["n", 1, 4, 4]), ("g", F, [2, 2, 2, 2])], ["z"], opset=16),
@@ -148,6 +148,8 @@ CASES["NonMaxSuppression"] = (lambda: model([h.make_node("NonMaxSuppression", ["
 CASES["STFT"] = (lambda: model([_ints("st", [2], []), _ints("fl", [4], []),
                                 h.make_node("STFT", ["x", "st", "", "fl"], ["z"])], [("x", F, [1, "n", 1])], ["z"]),
                  ["n >= 4"])
+CASES["DFT"] = (lambda: model([h.make_node("DFT", ["x"], ["z"], axis=1)], [("x", F, [1, 8, "n"])], ["z"], opset=17),
+                ["n <= 2"], {"n": 2})
 CASES["BatchNormalization"] = (lambda: model([h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["z"])],
                                              [("x", F, [1, "n", 2]), ("s", F, [3]), ("b", F, [3]), ("m", F, [3]),
                                               ("v", F, [3])], ["z"]), ["n == 3"], {"n": 8})
