@@ -9,7 +9,7 @@ from onnxsym.domain.needs import to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Condition, Outputs, register, unlearned
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, present, required_int
@@ -151,16 +151,67 @@ def flex_attention(node: Node) -> Outputs:
     return [Tensor(q.dtype, tuple(qs[:3]) + (vs[3],))]
 
 
-@register("LinearAttention", since=27, conditions=[unlearned("kv_num_heads divides the key and value widths")])
+def _elements_in(site, x, sizes, name):
+    """``x``'s element count is one of ``sizes`` (the body reshapes it, so only the count
+    matters)."""
+    n = dims.mul(dims.mul(x[0], x[1]), x[2])
+    if any(dims.try_eq(n, s) is True for s in sizes):
+        return
+    text = " or ".join(map(str, sizes))
+    yield site.raw("or", n, sizes[0], f"LinearAttention: {name} has {text} elements",
+                   alts=tuple((n, s) for s in sizes))
+
+
+def _linear_attention_shapes(site):
+    """What the function body onnxruntime 1.32 runs (it has no kernel) needs. It reshapes
+    key, value and decay to (B, T, Hkv, -1) and beta to (B, T, -1, 1) with query's batch B and
+    length T, so only their element counts matter; the state is (B, Hkv, dk, dv) with dk
+    query's width / Hq and dv value's width / Hkv, and a per-step head size of 1 broadcasts
+    against it: key's (not for a delta rule, which reads the state with the key), value's,
+    decay's (per head). Beta is per head or one. past_state is the state: the body also runs
+    where it broadcasts against a step's update (the state then takes the broadcast shape, and
+    with it output), sizes left outside the domain, where onnxsym's dims would not hold."""
+    hq, hkv = site.attr_int("q_num_heads", 0), site.attr_int("kv_num_heads", 0)
+    q, k, v = site.shape(0), site.shape(1), site.shape(2)
+    if hq <= 0 or hkv <= 0 or q is None or k is None or v is None or not len(q) == len(k) == len(v) == 3:
+        return
+    rule = next((a.s.decode() for a in site.node.attribute if a.name == "update_rule"), "gated_delta")
+    b, t = q[0], q[1]
+    yield from _multiple(site, q[2], hq, f"q_num_heads {hq} divides query's width")
+    dk, dv = dims.floordiv(q[2], hq), dims.floordiv(v[2], hkv)
+    heads = dims.mul(dims.mul(b, t), hkv)  # (B*T*Hkv)
+    full_k, full_v = dims.mul(heads, dk), dims.mul(heads, dv)
+    yield from _elements_in(site, k, (full_k,) if "delta" in rule else (full_k, heads), "key")
+    yield from _elements_in(site, v, (full_v, heads), "value")
+    past = site.shape(3) if len(site.node.input) > 3 and site.node.input[3] else None
+    if past is not None and len(past) == 4:
+        for got, want, what in zip(past, (b, hkv, dk, dv), ("batch", "heads", "key head size", "value head size")):
+            yield from _eq(site, got, want, f"past_state's {what} is the state's")
+    for i, name, sizes in ((4, "decay", (full_k, heads)), (5, "beta", (heads, dims.mul(b, t)))):
+        x = site.shape(i) if len(site.node.input) > i and site.node.input[i] else None
+        if x is not None and len(x) == 3:
+            yield from _elements_in(site, x, sizes, name)
+
+
+LINEAR_ATTENTION_SHAPES = Condition(
+    "key, value, decay, beta and past_state fit query's batch and length and the state "
+    "(B, kv_num_heads, query's width / q_num_heads, value's width / kv_num_heads)",
+    _linear_attention_shapes, replayable=True)
+
+
+@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES])
 def linear_attention(node: Node) -> Outputs:
-    """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
-    packed key and value widths divided by kv_num_heads."""
+    """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with B and T query's, dk query's
+    width / Hq and dv value's width / Hkv, as the function body onnxruntime runs computes
+    them (the spec's dk, key's width / Hkv, is the same within the conditions)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past = arg(node, 3)
     hq, hkv = required_int(node, "q_num_heads"), required_int(node, "kv_num_heads")
+    if hkv <= 0 or hq % hkv:  # (refused at every size)
+        raise ShapeContradiction(f"LinearAttention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     state_dtype = past.dtype or q.dtype
     qs, ks, vs = (shape_of(t, q.dtype, state_dtype, why="query, key or value rank unknown") for t in (q, k, v))
-    dk = dims.floordiv(ks[2], hkv)
+    dk = dims.floordiv(qs[2], hq)
     dv = dims.floordiv(vs[2], hkv)
     outs = [Tensor(q.dtype, (qs[0], qs[1], dims.mul(hq, dv))),
             Tensor(state_dtype, (qs[0], hkv, dk, dv))]
