@@ -15,9 +15,11 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "(q_sequence_length, total_sequence_length): a dim of 1 there does not broadcast, though the spec "
      "calls the mask broadcastable. Its dim -3 is 1 or q_num_heads, dim -4 1 or the batch."),
     ("Attention",
-     "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, whose "
-     "MatMul and Expand broadcasts run sizes the spec rules out (a K sequence of 1 against a V sequence "
-     "of 6) with other output shapes; the domain does not state opset 25's conditions yet."),
+     "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
+     "broadcasts attn_mask's last two dims (1 runs; the domain follows), and whose MatMul and Expand "
+     "broadcasts run other sizes the spec rules out (a K, V or past batch or head count of 1 against a "
+     "larger one, a K sequence of 1 against a V sequence of 6) with other output shapes: those are "
+     "outside the domain, which states opset 23-24's conditions for them."),
     ("LinearAttention",
      "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key, value and decay "
      "to (B, T, kv_num_heads, -1) and beta to (B, T, -1, 1) with query's B and T, so only their element "
