@@ -55,9 +55,10 @@ def _attention_shapes(site):
     sequence and head counts agree, Q's head size is K's, past_key and past_value are
     (B, Hkv, P, E) and (B, Hkv, P, Ev), attn_mask ends in (L, P+S) exactly (no broadcast there)
     with its dim -3 1 or Hq and its dim -4 1 or B, and nonpad_kv_seqlen is (B,). Opset 25 runs
-    as the function body in onnxruntime 1.32 (no kernel): the same, but attn_mask's last two dims
-    may be 1 too (the body adds the mask, broadcasting it). The body also runs a K, V or past
-    batch or head count of 1 against a larger one, with other output shapes: left outside."""
+    as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
+    attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
+    L). The body also runs a K, V or past batch or head count of 1 against a larger one, with
+    other output shapes: left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
         return
@@ -95,8 +96,7 @@ def _attention_shapes(site):
         total = dims.add(pk[2], s_len)
     mask = site.shape(3)
     if mask is not None and len(mask) >= 2:
-        if site.opset >= 25:  # (the function body adds the mask, broadcasting it)
-            yield from _one_of(site, mask[-1], total, "attn_mask's last dim is 1 or the total sequence length")
+        if site.opset >= 25:  # (the function body pads or crops the mask to P+S, then adds it, broadcasting)
             yield from _one_of(site, mask[-2], length, "attn_mask's dim -2 is 1 or Q's sequence length")
         else:
             yield from _eq(site, mask[-1], total, "attn_mask's last dim is the total sequence length")
@@ -112,7 +112,7 @@ def _attention_shapes(site):
 
 ATTENTION_SHAPES = Condition(
     "Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
-    "(attn_mask ends in (L, P+S), each 1 too at opset 25, its dim -3 is 1 or Hq, dim -4 1 or B; "
+    "(attn_mask ends in (L, P+S), at opset 25 in (1 or L, any), its dim -3 is 1 or Hq, dim -4 1 or B; "
     "nonpad_kv_seqlen is (B,))",
     _attention_shapes, replayable=True)
 

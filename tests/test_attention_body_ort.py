@@ -1,6 +1,7 @@
 """Attention at opset 25 against onnxruntime 1.32, which has no kernel for it and runs the
 function body (issue 34). The domain states the opset 23-24 conditions, but for attn_mask's last
-two dims, which the body broadcasts (1 or the size): where the domain holds onnxruntime runs,
+two dims: the body pads or crops the last to P+S (any size runs) and broadcasts dim -2 (1 or L).
+Where the domain holds onnxruntime runs,
 with the inferred shapes. The body also runs some sizes the domain leaves out (a K, V or past
 batch or head count of 1 that broadcasts in its MatMuls, with other output shapes): too
 narrow there, never a wrong dim."""

@@ -16,7 +16,8 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "calls the mask broadcastable. Its dim -3 is 1 or q_num_heads, dim -4 1 or the batch."),
     ("Attention",
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
-     "broadcasts attn_mask's last two dims (1 runs; the domain follows), and whose MatMul and Expand "
+     "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
+     "dim -2 (1 runs), which the domain follows, and whose MatMul and Expand "
      "broadcasts run other sizes the spec rules out (a K, V or past batch or head count of 1 against a "
      "larger one, a K sequence of 1 against a V sequence of 6) with other output shapes: those are "
      "outside the domain, which states opset 23-24's conditions for them."),
