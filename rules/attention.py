@@ -57,19 +57,26 @@ def _attention_shapes(site):
     with its dim -3 1 or Hq and its dim -4 1 or B, and nonpad_kv_seqlen is (B,). Opset 25 runs
     as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
     attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
-    L). The body also runs a K, V or past batch or head count of 1 against a larger one, with
-    other output shapes: left outside."""
+    L); without past and present outputs it expands K and V, so their batch, V's heads and
+    sequence length and K's head size may be 1 too. The body runs more sizes the spec rules out
+    (a past or present_key/value with a K or V dim of 1, 3-D packed K and V whose element
+    counts only fit), with other output shapes: left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
         return
     b = q[0]
-    yield from _eq(site, k[0], b, "K's batch is Q's")
-    yield from _eq(site, v[0], b, "V's batch is Q's")
+    out = list(site.node.output) + ["", ""]
+    # opset 25's body expands K and V, unpadded and unconcatenated, to (B, Hkv, ., S, E or Ev): a
+    # dim of 1 there broadcasts, and the output shapes stay, but for present_key/value (K and V)
+    same = _one_of if site.opset >= 25 and len(q) == 4 and site.shape(4) is None and not out[1] and not out[2] \
+        else _eq
+    yield from same(site, k[0], b, "K's batch is Q's")
+    yield from same(site, v[0], b, "V's batch is Q's")
     if len(q) == 4:
         hq, hkv, length, s_len, e, ev = q[1], k[1], q[2], k[2], q[3], v[3]
-        yield from _eq(site, k[3], e, "K's head size is Q's")
-        yield from _eq(site, v[2], s_len, "V's sequence length is K's")
-        yield from _eq(site, v[1], hkv, "V's head count is K's")
+        yield from same(site, k[3], e, "K's head size is Q's")
+        yield from same(site, v[2], s_len, "V's sequence length is K's")
+        yield from same(site, v[1], hkv, "V's head count is K's")
         yield from _multiple(site, hq, hkv, "kv_num_heads divides q_num_heads")
     else:
         hq, hkv = site.attr_int("q_num_heads", 0), site.attr_int("kv_num_heads", 0)

@@ -2,9 +2,10 @@
 function body (issue 34). The domain states the opset 23-24 conditions, but for attn_mask's last
 two dims: the body pads or crops the last to P+S (any size runs) and broadcasts dim -2 (1 or L).
 Where the domain holds onnxruntime runs,
-with the inferred shapes. The body also runs some sizes the domain leaves out (a K, V or past
-batch or head count of 1 that broadcasts in its MatMuls, with other output shapes): too
-narrow there, never a wrong dim."""
+with the inferred shapes; without past and present outputs K's and V's batch, V's heads and
+length and K's head size may be 1 too (the body expands them). The body also runs some sizes the
+domain leaves out (a K or V dim of 1 with past or present outputs, 3-D K and V whose element
+counts only fit; other output shapes there): too narrow there, never a wrong dim."""
 
 import random
 import warnings
@@ -50,9 +51,9 @@ def _attack(seed, per_model):
     for rank in (2, 3, 4):
         mask = ["m0", "m1", "m2", "m3"][4 - rank:]
         names = [a for a, _ in same] + ["b", "hk", "e", "s", "ev", "p", "hq", "l"] + mask
-        for causal in (0, 1):
+        for causal, with_past in ((0, True), (1, True), (0, False), (1, False)):
             m = _attention(["b", "hq", "l", "e"], ["kb", "hk", "s", "ke"], ["vb", "hv", "vs", "ev"], mask=mask,
-                           past=past, opset=25, is_causal=causal)
+                           past=past if with_past else None, opset=25, is_causal=causal)
             grid = []
             for _ in range(per_model):
                 g = {n: rng.choice((1, 2, 3)) for n in names}

@@ -17,10 +17,11 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("Attention",
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
      "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
-     "dim -2 (1 runs), which the domain follows, and whose MatMul and Expand "
-     "broadcasts run other sizes the spec rules out (a K, V or past batch or head count of 1 against a "
-     "larger one, a K sequence of 1 against a V sequence of 6) with other output shapes: those are "
-     "outside the domain, which states opset 23-24's conditions for them."),
+     "dim -2 (1 runs), and without past and present outputs expands K and V (their batch, V's heads and "
+     "sequence length, K's head size may be 1), which the domain follows. Its Expand and Reshape run "
+     "other sizes the spec rules out (a K or V dim of 1 with past or present outputs, 3-D K and V whose "
+     "element counts only fit) with other output shapes: those are outside the domain, which states "
+     "opset 23-24's conditions for them."),
     ("LinearAttention",
      "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key, value and decay "
      "to (B, T, kv_num_heads, -1) and beta to (B, T, -1, 1) with query's B and T, so only their element "
