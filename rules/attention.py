@@ -34,20 +34,20 @@ def _head_size(node, t, heads, output, axis):
 
 def _eq(site, a, b, reason):
     if dims.try_eq(a, b) is not True:
-        yield site.raw("==", a, b, f"Attention: {reason}")
+        yield site.raw("==", a, b, f"{site.node.op_type}: {reason}")
 
 
 def _one_of(site, a, b, reason):
     """``a`` is 1 or ``b``."""
     if dims.try_eq(a, 1) is not True and dims.try_eq(a, b) is not True:
-        yield site.raw("or", a, b, f"Attention: {reason}", alts=((a, b), (a, 1)))
+        yield site.raw("or", a, b, f"{site.node.op_type}: {reason}", alts=((a, b), (a, 1)))
 
 
 def _multiple(site, n, k, reason):
     """``k`` divides ``n``."""
     whole = dims.mul(k, dims.floordiv(n, k))
     if dims.try_eq(whole, n) is not True:
-        yield site.raw("==", whole, n, f"Attention: {reason}")
+        yield site.raw("==", whole, n, f"{site.node.op_type}: {reason}")
 
 
 def _attention_shapes(site):
