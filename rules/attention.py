@@ -58,7 +58,7 @@ def _attention_shapes(site):
     as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
     attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
     L); without past and present outputs it expands K and V, so their batch, V's heads and
-    sequence length and K's head size may be 1 too. The body runs more sizes the spec rules out
+    sequence length and K's head size may be 1 too; nonpad_kv_seqlen may be (1,). The body runs more sizes the spec rules out
     (a past or present_key/value with a K or V dim of 1, 3-D packed K and V whose element
     counts only fit), with other output shapes: left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
@@ -114,13 +114,16 @@ def _attention_shapes(site):
             yield from _one_of(site, mask[0], b, "attn_mask's dim 0 is 1 or the batch")
     nonpad = site.shape(6)
     if nonpad is not None and len(nonpad) == 1:
-        yield from _eq(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,)")
+        if site.opset >= 25:  # (the function body broadcasts it over the batch)
+            yield from _one_of(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,) or (1,)")
+        else:
+            yield from _eq(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,)")
 
 
 ATTENTION_SHAPES = Condition(
     "Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
     "(attn_mask ends in (L, P+S), at opset 25 in (1 or L, any), its dim -3 is 1 or Hq, dim -4 1 or B; "
-    "nonpad_kv_seqlen is (B,))",
+    "nonpad_kv_seqlen is (B,), at opset 25 (1,) too)",
     _attention_shapes, replayable=True)
 
 

@@ -7,6 +7,7 @@ length and K's head size may be 1 too (the body expands them). The body also run
 domain leaves out (a K or V dim of 1 with past or present outputs, 3-D K and V whose element
 counts only fit; other output shapes there): too narrow there, never a wrong dim."""
 
+import ast
 import random
 import warnings
 
@@ -93,3 +94,17 @@ def test_attention_25_sizes_off_the_layout():
 def test_attention_25_random_sizes_attack():
     """3,600 random sizes, 4-D at each mask rank, causal or not, and 3-D at three head splits."""
     _attack(2, 400)
+
+
+@pytest.mark.parametrize("mask", [None, ["ml", "mt"]])
+def test_attention_25_nonpad_kv_seqlen_broadcasts_over_the_batch(mask):
+    """The body broadcasts nonpad_kv_seqlen: (1,) runs at every batch; (n,) against a batch of 1
+    runs too, but with a batch of n (outside the domain)."""
+    from test_domain_ort_verdicts import _grid
+
+    m = _attention(["b", 2, "l", 4], ["kb", 2, "s", 4], ["vb", 2, "s", 4], mask=mask, opset=25, nonpad=["n"])
+    grid = _grid(b=(1, 2, 3), kb=(1, 3), vb=(1, 2), l=(1, 2), s=(1, 3), n=(1, 2, 3), ml=(1, 2), mt=(1, 4))
+    n, bad = disagreements(m, grid)
+    assert n and not _wrong(bad), "\n".join(_wrong(bad)[:10])
+    outside = [ast.literal_eval(b.split("}: ")[0] + "}") for b in bad]  # (each runs with a larger batch or L)
+    assert all(s["n"] > s["b"] == 1 or s["l"] == 1 < s.get("ml", 1) for s in outside)

@@ -18,7 +18,8 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
      "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
      "dim -2 (1 runs), and without past and present outputs expands K and V (their batch, V's heads and "
-     "sequence length, K's head size may be 1), which the domain follows. Its Expand and Reshape run "
+     "sequence length, K's head size may be 1) and broadcasts nonpad_kv_seqlen over the batch, which the "
+     "domain follows. Its Expand and Reshape run "
      "other sizes the spec rules out (a K or V dim of 1 with past or present outputs, 3-D K and V whose "
      "element counts only fit) with other output shapes: those are outside the domain, which states "
      "opset 23-24's conditions for them."),
