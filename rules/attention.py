@@ -50,6 +50,17 @@ def _multiple(site, n, k, reason):
         yield site.raw("==", whole, n, f"{site.node.op_type}: {reason}")
 
 
+def _elements_in(site, x, sizes, name):
+    """``x``'s element count is one of ``sizes`` (the body reshapes it, so only the count
+    matters)."""
+    n = dims.mul(dims.mul(x[0], x[1]), x[2])
+    if any(dims.try_eq(n, s) is True for s in sizes):
+        return
+    text = " or ".join(map(str, sizes))
+    yield site.raw("or", n, sizes[0], f"{site.node.op_type}: {name} has {text} elements",
+                   alts=tuple((n, s) for s in sizes))
+
+
 def _attention_shapes(site):
     """What onnxruntime's kernel (opsets 23 and 24) checks before it runs: one batch, the K/V
     sequence and head counts agree, Q's head size is K's, past_key and past_value are
@@ -58,9 +69,11 @@ def _attention_shapes(site):
     as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
     attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
     L); without past and present outputs it expands K and V, so their batch, V's heads and
-    sequence length and K's head size may be 1 too; nonpad_kv_seqlen may be (1,). The body runs more sizes the spec rules out
-    (a past or present_key/value with a K or V dim of 1, 3-D packed K and V whose element
-    counts only fit), with other output shapes: left outside."""
+    sequence length and K's head size may be 1 too, and 3-D K and V need only element counts
+    (reshaped to (B, S, Hkv, -1) with Q's batch and K's length: Y's last dim follows V's
+    count); nonpad_kv_seqlen may be (1,). The body runs more sizes the spec rules out (a K or V
+    dim of 1 with past or present_key/value, a mask that grows L), with other output shapes:
+    left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
         return
@@ -68,10 +81,11 @@ def _attention_shapes(site):
     out = list(site.node.output) + ["", ""]
     # opset 25's body expands K and V, unpadded and unconcatenated, to (B, Hkv, ., S, E or Ev): a
     # dim of 1 there broadcasts, and the output shapes stay, but for present_key/value (K and V)
-    same = _one_of if site.opset >= 25 and len(q) == 4 and site.shape(4) is None and not out[1] and not out[2] \
-        else _eq
-    yield from same(site, k[0], b, "K's batch is Q's")
-    yield from same(site, v[0], b, "V's batch is Q's")
+    loose = site.opset >= 25 and site.shape(4) is None and not out[1] and not out[2]
+    same = _one_of if loose else _eq
+    if not (loose and len(q) == 3):
+        yield from same(site, k[0], b, "K's batch is Q's")
+        yield from same(site, v[0], b, "V's batch is Q's")
     if len(q) == 4:
         hq, hkv, length, s_len, e, ev = q[1], k[1], q[2], k[2], q[3], v[3]
         yield from same(site, k[3], e, "K's head size is Q's")
@@ -85,10 +99,15 @@ def _attention_shapes(site):
         length, s_len = q[1], k[1]
         yield from _multiple(site, q[2], hq, f"q_num_heads {hq} divides Q's hidden size")
         e = dims.floordiv(q[2], hq)
-        yield from _eq(site, k[2], dims.mul(hkv, e), "K's hidden size is kv_num_heads times Q's head size")
-        yield from _multiple(site, v[2], hkv, f"kv_num_heads {hkv} divides V's hidden size")
         ev = dims.floordiv(v[2], hkv)
-        yield from _eq(site, v[1], s_len, "V's sequence length is K's")
+        if loose:  # (the body reshapes K and V to (B, S, Hkv, -1) with Q's B and K's S, then expands K)
+            heads = dims.mul(dims.mul(b, s_len), hkv)
+            yield from _elements_in(site, k, (dims.mul(heads, e), heads), "K")
+            yield from _multiple(site, dims.mul(dims.mul(v[0], v[1]), v[2]), heads, "B*S*kv_num_heads divides V's size")
+        else:
+            yield from _eq(site, k[2], dims.mul(hkv, e), "K's hidden size is kv_num_heads times Q's head size")
+            yield from _multiple(site, v[2], hkv, f"kv_num_heads {hkv} divides V's hidden size")
+            yield from _eq(site, v[1], s_len, "V's sequence length is K's")
     total = s_len
     pk, pv = site.shape(4), site.shape(5)
     if pk is not None and len(pk) == 4:
@@ -147,6 +166,10 @@ def attention(node):
         raise ShapeContradiction(f"Attention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     e = _head_size(node, k, hkv, 1, 3)
     ev = _head_size(node, v, hkv, 0, len(q.shape) - 1)
+    if node.opset >= 25 and len(q.shape) == 3 and isinstance(hkv, int) and not present(node, 4) \
+            and not node.has_output(1) and not node.has_output(2):
+        # opset 25's body reshapes V to (B, S, Hkv, -1) with Q's batch and K's length (see the conditions)
+        ev = dims.floordiv(dims.mul(dims.mul(v.shape[0], v.shape[1]), v.shape[2]), dims.mul(dims.mul(batch, kv_len), hkv))
     past = arg(node, 4)
     total = kv_len
     if present(node, 4):
@@ -164,17 +187,6 @@ def flex_attention(node: Node) -> Outputs:
     q, v = arg(node, 0), arg(node, 2)
     qs, vs = (shape_of(t, q.dtype, why="query or value rank unknown") for t in (q, v))
     return [Tensor(q.dtype, tuple(qs[:3]) + (vs[3],))]
-
-
-def _elements_in(site, x, sizes, name):
-    """``x``'s element count is one of ``sizes`` (the body reshapes it, so only the count
-    matters)."""
-    n = dims.mul(dims.mul(x[0], x[1]), x[2])
-    if any(dims.try_eq(n, s) is True for s in sizes):
-        return
-    text = " or ".join(map(str, sizes))
-    yield site.raw("or", n, sizes[0], f"LinearAttention: {name} has {text} elements",
-                   alts=tuple((n, s) for s in sizes))
 
 
 def _linear_attention_shapes(site):

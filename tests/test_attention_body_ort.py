@@ -3,9 +3,10 @@ function body (issue 34). The domain states the opset 23-24 conditions, but for 
 two dims: the body pads or crops the last to P+S (any size runs) and broadcasts dim -2 (1 or L).
 Where the domain holds onnxruntime runs,
 with the inferred shapes; without past and present outputs K's and V's batch, V's heads and
-length and K's head size may be 1 too (the body expands them). The body also runs some sizes the
-domain leaves out (a K or V dim of 1 with past or present outputs, 3-D K and V whose element
-counts only fit; other output shapes there): too narrow there, never a wrong dim."""
+length and K's head size may be 1 too (the body expands them), and 3-D K and V need only element
+counts (Y's last dim follows V's). The body also runs some sizes the domain leaves out (a K or V
+dim of 1 with past or present outputs, a mask that grows an L of 1; other output shapes there):
+too narrow there, never a wrong dim."""
 
 import ast
 import random
@@ -70,9 +71,9 @@ def _attack(seed, per_model):
             n, bad = disagreements(m, grid)
             assert n and not _wrong(bad), "\n".join(_wrong(bad)[:10])
     names3 = ["b", "l", "dq", "kb", "s", "dk", "vb", "vs", "dv", "m1", "m2", "pb", "ph", "p", "pe", "qb", "qh", "q", "qe"]
-    for hq, hkv in ((2, 1), (2, 2), (4, 2)):
-        m = _attention(["b", "l", "dq"], ["kb", "s", "dk"], ["vb", "vs", "dv"], mask=["m1", "m2"], past=past,
-                       q_num_heads=hq, kv_num_heads=hkv, opset=25)
+    for (hq, hkv), with_past in ((h, w) for h in ((2, 1), (2, 2), (4, 2)) for w in (True, False)):
+        m = _attention(["b", "l", "dq"], ["kb", "s", "dk"], ["vb", "vs", "dv"], mask=["m1", "m2"],
+                       past=past if with_past else None, q_num_heads=hq, kv_num_heads=hkv, opset=25)
         grid = []
         for _ in range(per_model):
             g = {n: rng.choice((1, 2, 3, 4)) for n in names3}

@@ -18,11 +18,12 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
      "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
      "dim -2 (1 runs), and without past and present outputs expands K and V (their batch, V's heads and "
-     "sequence length, K's head size may be 1) and broadcasts nonpad_kv_seqlen over the batch, which the "
-     "domain follows. Its Expand and Reshape run "
-     "other sizes the spec rules out (a K or V dim of 1 with past or present outputs, 3-D K and V whose "
-     "element counts only fit) with other output shapes: those are outside the domain, which states "
-     "opset 23-24's conditions for them."),
+     "sequence length, K's head size may be 1; 3-D K and V are reshaped with Q's batch and K's length, so "
+     "only their element counts must fit, and Y's last dim is q_num_heads times V's count / (B*S*kv_num_heads)) "
+     "and broadcasts nonpad_kv_seqlen over the batch, which the domain and dims follow. Its Expand and "
+     "Reshape run other sizes the spec rules out (a K or V dim of 1 with past or present outputs, an "
+     "attn_mask dim -2 that grows an L of 1) with other output shapes: those are outside the domain, which "
+     "states opset 23-24's conditions for them."),
     ("LinearAttention",
      "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key, value and decay "
      "to (B, T, kv_num_heads, -1) and beta to (B, T, -1, 1) with query's B and T, so only their element "
