@@ -9,7 +9,7 @@ from onnxsym.domain.needs import to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Condition, Outputs, register, unlearned
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import arg, present, required_int
@@ -34,20 +34,31 @@ def _head_size(node, t, heads, output, axis):
 
 def _eq(site, a, b, reason):
     if dims.try_eq(a, b) is not True:
-        yield site.raw("==", a, b, f"Attention: {reason}")
+        yield site.raw("==", a, b, f"{site.node.op_type}: {reason}")
 
 
 def _one_of(site, a, b, reason):
     """``a`` is 1 or ``b``."""
     if dims.try_eq(a, 1) is not True and dims.try_eq(a, b) is not True:
-        yield site.raw("or", a, b, f"Attention: {reason}", alts=((a, b), (a, 1)))
+        yield site.raw("or", a, b, f"{site.node.op_type}: {reason}", alts=((a, b), (a, 1)))
 
 
 def _multiple(site, n, k, reason):
     """``k`` divides ``n``."""
     whole = dims.mul(k, dims.floordiv(n, k))
     if dims.try_eq(whole, n) is not True:
-        yield site.raw("==", whole, n, f"Attention: {reason}")
+        yield site.raw("==", whole, n, f"{site.node.op_type}: {reason}")
+
+
+def _elements_in(site, x, sizes, name):
+    """``x``'s element count is one of ``sizes`` (the body reshapes it, so only the count
+    matters)."""
+    n = dims.mul(dims.mul(x[0], x[1]), x[2])
+    if any(dims.try_eq(n, s) is True for s in sizes):
+        return
+    text = " or ".join(map(str, sizes))
+    yield site.raw("or", n, sizes[0], f"{site.node.op_type}: {name} has {text} elements",
+                   alts=tuple((n, s) for s in sizes))
 
 
 def _attention_shapes(site):
@@ -55,20 +66,31 @@ def _attention_shapes(site):
     sequence and head counts agree, Q's head size is K's, past_key and past_value are
     (B, Hkv, P, E) and (B, Hkv, P, Ev), attn_mask ends in (L, P+S) exactly (no broadcast there)
     with its dim -3 1 or Hq and its dim -4 1 or B, and nonpad_kv_seqlen is (B,). Opset 25 runs
-    as the function body in onnxruntime 1.32, whose broadcasts differ: not stated here."""
-    if site.opset >= 25:
-        return
+    as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
+    attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
+    L); without past and present outputs it expands K and V, so their batch, V's heads and
+    sequence length and K's head size may be 1 too, and 3-D K and V need only element counts
+    (reshaped to (B, S, Hkv, -1) with Q's batch and K's length: Y's last dim follows V's
+    count); nonpad_kv_seqlen may be (1,). The body runs more sizes the spec rules out (a K or V
+    dim of 1 with past or present_key/value, a mask that grows L), with other output shapes:
+    left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
         return
     b = q[0]
-    yield from _eq(site, k[0], b, "K's batch is Q's")
-    yield from _eq(site, v[0], b, "V's batch is Q's")
+    out = list(site.node.output) + ["", ""]
+    # opset 25's body expands K and V, unpadded and unconcatenated, to (B, Hkv, ., S, E or Ev): a
+    # dim of 1 there broadcasts, and the output shapes stay, but for present_key/value (K and V)
+    loose = site.opset >= 25 and site.shape(4) is None and not out[1] and not out[2]
+    same = _one_of if loose else _eq
+    if not (loose and len(q) == 3):
+        yield from same(site, k[0], b, "K's batch is Q's")
+        yield from same(site, v[0], b, "V's batch is Q's")
     if len(q) == 4:
         hq, hkv, length, s_len, e, ev = q[1], k[1], q[2], k[2], q[3], v[3]
-        yield from _eq(site, k[3], e, "K's head size is Q's")
-        yield from _eq(site, v[2], s_len, "V's sequence length is K's")
-        yield from _eq(site, v[1], hkv, "V's head count is K's")
+        yield from same(site, k[3], e, "K's head size is Q's")
+        yield from same(site, v[2], s_len, "V's sequence length is K's")
+        yield from same(site, v[1], hkv, "V's head count is K's")
         yield from _multiple(site, hq, hkv, "kv_num_heads divides q_num_heads")
     else:
         hq, hkv = site.attr_int("q_num_heads", 0), site.attr_int("kv_num_heads", 0)
@@ -77,10 +99,15 @@ def _attention_shapes(site):
         length, s_len = q[1], k[1]
         yield from _multiple(site, q[2], hq, f"q_num_heads {hq} divides Q's hidden size")
         e = dims.floordiv(q[2], hq)
-        yield from _eq(site, k[2], dims.mul(hkv, e), "K's hidden size is kv_num_heads times Q's head size")
-        yield from _multiple(site, v[2], hkv, f"kv_num_heads {hkv} divides V's hidden size")
         ev = dims.floordiv(v[2], hkv)
-        yield from _eq(site, v[1], s_len, "V's sequence length is K's")
+        if loose:  # (the body reshapes K and V to (B, S, Hkv, -1) with Q's B and K's S, then expands K)
+            heads = dims.mul(dims.mul(b, s_len), hkv)
+            yield from _elements_in(site, k, (dims.mul(heads, e), heads), "K")
+            yield from _multiple(site, dims.mul(dims.mul(v[0], v[1]), v[2]), heads, "B*S*kv_num_heads divides V's size")
+        else:
+            yield from _eq(site, k[2], dims.mul(hkv, e), "K's hidden size is kv_num_heads times Q's head size")
+            yield from _multiple(site, v[2], hkv, f"kv_num_heads {hkv} divides V's hidden size")
+            yield from _eq(site, v[1], s_len, "V's sequence length is K's")
     total = s_len
     pk, pv = site.shape(4), site.shape(5)
     if pk is not None and len(pk) == 4:
@@ -95,20 +122,27 @@ def _attention_shapes(site):
         total = dims.add(pk[2], s_len)
     mask = site.shape(3)
     if mask is not None and len(mask) >= 2:
-        yield from _eq(site, mask[-1], total, "attn_mask's last dim is the total sequence length")
-        yield from _eq(site, mask[-2], length, "attn_mask's dim -2 is Q's sequence length")
+        if site.opset >= 25:  # (the function body pads or crops the mask to P+S, then adds it, broadcasting)
+            yield from _one_of(site, mask[-2], length, "attn_mask's dim -2 is 1 or Q's sequence length")
+        else:
+            yield from _eq(site, mask[-1], total, "attn_mask's last dim is the total sequence length")
+            yield from _eq(site, mask[-2], length, "attn_mask's dim -2 is Q's sequence length")
         if len(mask) >= 3:
             yield from _one_of(site, mask[-3], hq, "attn_mask's dim -3 is 1 or q_num_heads")
         if len(mask) == 4:
             yield from _one_of(site, mask[0], b, "attn_mask's dim 0 is 1 or the batch")
     nonpad = site.shape(6)
     if nonpad is not None and len(nonpad) == 1:
-        yield from _eq(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,)")
+        if site.opset >= 25:  # (the function body broadcasts it over the batch)
+            yield from _one_of(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,) or (1,)")
+        else:
+            yield from _eq(site, nonpad[0], b, "nonpad_kv_seqlen is (batch,)")
 
 
 ATTENTION_SHAPES = Condition(
-    "opsets 23-24: Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
-    "(attn_mask ends in (L, P+S), its dim -3 is 1 or Hq, dim -4 1 or B; nonpad_kv_seqlen is (B,))",
+    "Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
+    "(attn_mask ends in (L, P+S), at opset 25 in (1 or L, any), its dim -3 is 1 or Hq, dim -4 1 or B; "
+    "nonpad_kv_seqlen is (B,), at opset 25 (1,) too)",
     _attention_shapes, replayable=True)
 
 
@@ -132,6 +166,10 @@ def attention(node):
         raise ShapeContradiction(f"Attention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     e = _head_size(node, k, hkv, 1, 3)
     ev = _head_size(node, v, hkv, 0, len(q.shape) - 1)
+    if node.opset >= 25 and len(q.shape) == 3 and isinstance(hkv, int) and not present(node, 4) \
+            and not node.has_output(1) and not node.has_output(2):
+        # opset 25's body reshapes V to (B, S, Hkv, -1) with Q's batch and K's length (see the conditions)
+        ev = dims.floordiv(dims.mul(dims.mul(v.shape[0], v.shape[1]), v.shape[2]), dims.mul(dims.mul(batch, kv_len), hkv))
     past = arg(node, 4)
     total = kv_len
     if present(node, 4):
@@ -151,16 +189,56 @@ def flex_attention(node: Node) -> Outputs:
     return [Tensor(q.dtype, tuple(qs[:3]) + (vs[3],))]
 
 
-@register("LinearAttention", since=27, conditions=[unlearned("kv_num_heads divides the key and value widths")])
+def _linear_attention_shapes(site):
+    """What the function body onnxruntime 1.32 runs (it has no kernel) needs. It reshapes
+    key, value and decay to (B, T, Hkv, -1) and beta to (B, T, -1, 1) with query's batch B and
+    length T, so only their element counts matter; the state is (B, Hkv, dk, dv) with dk
+    query's width / Hq and dv value's width / Hkv, and a per-step head size of 1 broadcasts
+    against it: key's (not for a delta rule, which reads the state with the key), value's,
+    decay's (per head). Beta is per head or one. past_state is the state: the body also runs
+    where it broadcasts against a step's update (the state then takes the broadcast shape, and
+    with it output), sizes left outside the domain, where onnxsym's dims would not hold."""
+    hq, hkv = site.attr_int("q_num_heads", 0), site.attr_int("kv_num_heads", 0)
+    q, k, v = site.shape(0), site.shape(1), site.shape(2)
+    if hq <= 0 or hkv <= 0 or q is None or k is None or v is None or not len(q) == len(k) == len(v) == 3:
+        return
+    rule = next((a.s.decode() for a in site.node.attribute if a.name == "update_rule"), "gated_delta")
+    b, t = q[0], q[1]
+    yield from _multiple(site, q[2], hq, f"q_num_heads {hq} divides query's width")
+    dk, dv = dims.floordiv(q[2], hq), dims.floordiv(v[2], hkv)
+    heads = dims.mul(dims.mul(b, t), hkv)  # (B*T*Hkv)
+    full_k, full_v = dims.mul(heads, dk), dims.mul(heads, dv)
+    yield from _elements_in(site, k, (full_k,) if "delta" in rule else (full_k, heads), "key")
+    yield from _elements_in(site, v, (full_v, heads), "value")
+    past = site.shape(3) if len(site.node.input) > 3 and site.node.input[3] else None
+    if past is not None and len(past) == 4:
+        for got, want, what in zip(past, (b, hkv, dk, dv), ("batch", "heads", "key head size", "value head size")):
+            yield from _eq(site, got, want, f"past_state's {what} is the state's")
+    for i, name, sizes in ((4, "decay", (full_k, heads)), (5, "beta", (heads, dims.mul(b, t)))):
+        x = site.shape(i) if len(site.node.input) > i and site.node.input[i] else None
+        if x is not None and len(x) == 3:
+            yield from _elements_in(site, x, sizes, name)
+
+
+LINEAR_ATTENTION_SHAPES = Condition(
+    "key, value, decay, beta and past_state fit query's batch and length and the state "
+    "(B, kv_num_heads, query's width / q_num_heads, value's width / kv_num_heads)",
+    _linear_attention_shapes, replayable=True)
+
+
+@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES])
 def linear_attention(node: Node) -> Outputs:
-    """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with dk and dv the
-    packed key and value widths divided by kv_num_heads."""
+    """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with B and T query's, dk query's
+    width / Hq and dv value's width / Hkv, as the function body onnxruntime runs computes
+    them (the spec's dk, key's width / Hkv, is the same within the conditions)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     past = arg(node, 3)
     hq, hkv = required_int(node, "q_num_heads"), required_int(node, "kv_num_heads")
+    if hkv <= 0 or hq % hkv:  # (refused at every size)
+        raise ShapeContradiction(f"LinearAttention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     state_dtype = past.dtype or q.dtype
     qs, ks, vs = (shape_of(t, q.dtype, state_dtype, why="query, key or value rank unknown") for t in (q, k, v))
-    dk = dims.floordiv(ks[2], hkv)
+    dk = dims.floordiv(qs[2], hq)
     dv = dims.floordiv(vs[2], hkv)
     outs = [Tensor(q.dtype, (qs[0], qs[1], dims.mul(hq, dv))),
             Tensor(state_dtype, (qs[0], hkv, dk, dv))]

@@ -133,7 +133,7 @@ def test_rotary_embedding_head_and_cache_dims(rank, rotary_dim, interleaved, pos
 
 ATT_NAMES, ATT_CASES = _backend("test_attention")
 # onnxruntime 1.32 has no kernel for opset 25 (the window attributes): it runs the function body,
-# whose broadcasts the domain does not state yet; and none for bfloat16 at any size
+# which runs some sizes outside the domain (tests/test_attention_body_ort.py); and none for bfloat16
 ATT_LEFT_OUT = {n for n, c in ATT_CASES.items() if c.model.opset_import[0].version >= 25 or "bf16" in n}
 
 

@@ -15,15 +15,23 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "(q_sequence_length, total_sequence_length): a dim of 1 there does not broadcast, though the spec "
      "calls the mask broadcastable. Its dim -3 is 1 or q_num_heads, dim -4 1 or the batch."),
     ("Attention",
-     "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, whose "
-     "MatMul and Expand broadcasts run sizes the spec rules out (a K sequence of 1 against a V sequence "
-     "of 6) with other output shapes; the domain does not state opset 25's conditions yet."),
+     "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
+     "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
+     "dim -2 (1 runs), and without past and present outputs expands K and V (their batch, V's heads and "
+     "sequence length, K's head size may be 1; 3-D K and V are reshaped with Q's batch and K's length, so "
+     "only their element counts must fit, and Y's last dim is q_num_heads times V's count / (B*S*kv_num_heads)) "
+     "and broadcasts nonpad_kv_seqlen over the batch, which the domain and dims follow. Its Expand and "
+     "Reshape run other sizes the spec rules out (a K or V dim of 1 with past or present outputs, an "
+     "attn_mask dim -2 that grows an L of 1) with other output shapes: those are outside the domain, which "
+     "states opset 23-24's conditions for them."),
     ("LinearAttention",
-     "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key and value to "
-     "(B, T, kv_num_heads, -1) with query's B and T (only element counts must divide) and broadcasts "
-     "the state update, so it runs sizes the spec rules out, with other output shapes (present_state's "
-     "key dim is query's width / q_num_heads, not key's / kv_num_heads); the domain and dims follow the "
-     "spec there, not onnxruntime, yet."),
+     "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key, value and decay "
+     "to (B, T, kv_num_heads, -1) and beta to (B, T, -1, 1) with query's B and T, so only their element "
+     "counts must fit; the state is (B, kv_num_heads, query's width / q_num_heads, value's width / "
+     "kv_num_heads) (its key dim from query, not key's width / kv_num_heads), and a per-step head size "
+     "of 1 (key's but for the delta rules, value's, decay's) broadcasts against it. The domain and dims "
+     "follow that. A past_state that broadcasts against the state runs too, with other output shapes: "
+     "outside the domain."),
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
