@@ -208,9 +208,16 @@ def binary_v1(node: Node) -> Outputs:
     return _elementwise(node, unidirectional=True)
 
 
-@register("PRelu Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
+@register("PRelu", conditions=["slope has X's channels, or one element"], cost=formulas.ELEMENTWISE)
+def prelu_v1(node: Node) -> Outputs:
+    """PRelu before opset 7: a slope per channel (or one for all), the output X's shape.
+    onnxruntime has no kernel for it: nothing to learn its refusals from."""
+    return _elementwise(node, unidirectional=True)
+
+
+@register("Mod Max Min Sum Mean BitShift BitwiseAnd BitwiseOr BitwiseXor LessOrEqual GreaterOrEqual",
           conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
-@register(_BROADCAST_ATTR, since=7, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
+@register(_BROADCAST_ATTR + " PRelu", since=7, conditions=[BROADCAST], cost=formulas.ELEMENTWISE)
 def binary(node: Node) -> Outputs:
     """The inputs broadcast into each other (PRelu too: the spec says the slope broadcasts
     into X, onnxruntime broadcasts both ways and the output takes the broadcast shape)."""
