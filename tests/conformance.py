@@ -30,11 +30,8 @@ from onnx import numpy_helper
 
 # The ops still disagreeing, with where they are fixed (the sweep passes with these left out).
 KNOWN = {
-    "Attention": "issue 34, branch ops",
-    "LinearAttention": "issue 34, branch ops",
-    "RMSNormalization": "issue 34, branch ops",
-    "RotaryEmbedding": "issue 34, branch ops",
-    "GroupNormalization": "issue 34, branch ops",
+    # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
+    "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
     "AffineGrid": "issue 34: found by the sweep, not fixed yet",
     "ArrayFeatureExtractor": "issue 34: found by the sweep, not fixed yet",
     "Dropout": "issue 34: found by the sweep, not fixed yet",
