@@ -163,6 +163,20 @@ def parse_dim(text: str, symbol: Callable[[str], Dim] | None = None) -> Dim:
         raise ExprSyntaxError(f"a dim expression too large to read: {text[:60]!r}...") from exc
 
 
+_BINARY: dict[type, Callable[[Dim, Dim], Dim]] = {ast.Add: dims.add, ast.Sub: dims.sub, ast.Mult: dims.mul,
+                                                  ast.FloorDiv: dims.floordiv, ast.Mod: dims.mod}
+
+
+def binary(op: ast.operator, a: Dim, b: Dim) -> Dim | None:
+    """``a op b`` for the integer operators a dim text may use (``**`` by a constant >= 0); None for another."""
+    f = _BINARY.get(type(op))
+    if f is not None:
+        return f(a, b)
+    if isinstance(op, ast.Pow) and isinstance(b, int) and b >= 0:
+        return a**b if isinstance(a, int) else a.__pow__(b)
+    return None
+
+
 def _eval(node: ast.expr, symbol: Callable[[str], Dim], text: str) -> Dim:
     if isinstance(node, ast.Constant):
         value = node.value
@@ -175,21 +189,9 @@ def _eval(node: ast.expr, symbol: Callable[[str], Dim], text: str) -> Dim:
         v = _eval(node.operand, symbol, text)
         return dims.neg(v) if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
-        a = _eval(node.left, symbol, text)
-        b = _eval(node.right, symbol, text)
-        op = type(node.op)
-        if op is ast.Add:
-            return dims.add(a, b)
-        if op is ast.Sub:
-            return dims.sub(a, b)
-        if op is ast.Mult:
-            return dims.mul(a, b)
-        if op is ast.FloorDiv:
-            return dims.floordiv(a, b)
-        if op is ast.Mod:
-            return dims.mod(a, b)
-        if op is ast.Pow and isinstance(b, int) and b >= 0:
-            return a**b if isinstance(a, int) else a.__pow__(b)
+        made = binary(node.op, _eval(node.left, symbol, text), _eval(node.right, symbol, text))
+        if made is not None:
+            return made
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS \
             and not node.keywords and len(node.args) >= (2 if node.func.id != "ceil_div" else 2):
         args = [_eval(a, symbol, text) for a in node.args]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from .. import dims
 from ..dims import Dim, structure
-from ..dims.text import syntax_tree
+from ..dims.text import binary, syntax_tree
 
 # Python's float: every integer of magnitude at most 2**53 is exact.
 EXACT = 2**53
@@ -109,21 +109,10 @@ class _Reader:
             v = self.int_(node.operand)
             return dims.neg(v) if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.BinOp):
-            a, b = self.int_(node.left), self.int_(node.right)
-            op = type(node.op)
-            if op is ast.Add:
-                return dims.add(a, b)
-            if op is ast.Sub:
-                return dims.sub(a, b)
-            if op is ast.Mult:
-                return dims.mul(a, b)
-            if op is ast.FloorDiv:
-                return dims.floordiv(a, b)
-            if op is ast.Mod:
-                return dims.mod(a, b)
-            if op is ast.Pow and isinstance(b, int) and b >= 0:
-                return a**b if isinstance(a, int) else a.__pow__(b)
-            raise Unread(node)
+            made = binary(node.op, self.int_(node.left), self.int_(node.right))
+            if made is None:
+                raise Unread(node)
+            return made
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
             name, args = node.func.id, node.args
             if name in TO_INT and len(args) == 1:
