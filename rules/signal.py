@@ -60,7 +60,9 @@ def dft(node: Node) -> Outputs:
     return [Tensor(x.dtype, tuple(shape))]
 
 
-@register("STFT", since=17, conditions=["frame_length <= the signal length"])
+@register("STFT", since=17, conditions=["frame_length <= the signal length", "a 3-D signal's last axis is 1 or 2",
+                                        "frame_length, when given with a window, is the window's length",
+                                        "frame_step >= 1"])
 def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
@@ -71,9 +73,17 @@ def stft(node: Node) -> Outputs:
     signal = shape_of(x, x.dtype)
     if len(signal) not in (2, 3):
         raise ShapeContradiction(f"STFT signal must have rank 2 or 3, not {len(signal)}")
+    if len(signal) == 3:  # (onnxruntime: a real or a complex signal only)
+        node.require_at_least(dims.sub(2, signal[2]), 0, "STFT: the signal's last axis is 1 (real) or 2 (complex)")
     step = scalar(node, 1)
+    if isinstance(step, int) and step <= 0:
+        raise ShapeContradiction(f"STFT frame_step is {step}; onnxruntime needs it > 0")
+    if step is not None and intops.is_dim(step):
+        node.require_at_least(step, 1, "STFT: frame_step is > 0")
     frame = scalar(node, 3) if present(node, 3) else None
     window = arg(node, 2)
+    if frame is not None and window.shape:  # (onnxruntime: "the size of the window must be equal to the frame_length")
+        node.require_equal(window.shape[0], frame, "STFT: the window's length is frame_length")
     if frame is None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
     if frame is None:

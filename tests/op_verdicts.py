@@ -66,6 +66,15 @@ def session(m: onnx.ModelProto):
     return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
+def _outside(domain, sizes) -> str | None:
+    """Why ``sizes`` are outside the domain (a range, then a condition), or None."""
+    for n, (lo, hi) in domain.ranges.items():
+        if n in sizes and not lo <= sizes[n] <= hi:
+            return f"{n} = {sizes[n]} outside [{lo}, {hi}]"
+    bad = domain.violated(sizes)
+    return None if bad is None else bad.text
+
+
 def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]:
     """(the number of tries, what differs): each try's sizes where onnxruntime runs outside the
     domain, refuses inside it, or gives shapes other than the inferred ones."""
@@ -81,11 +90,11 @@ def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]
             text = str(exc).splitlines()[0]
             node = text.split("running ")[-1].split(" node")[0] if "running " in text else "load"
             got, err = None, f"{node}: {text.split('Status Message:')[-1].strip()[:200]}"
-        broken = domain.violated(sizes)
+        broken = _outside(domain, sizes)
         if got is None and broken is None:
             out.append(f"{sizes}: onnxruntime refuses inside the domain: {err}")
         elif got is not None and broken is not None:
-            out.append(f"{sizes}: onnxruntime runs outside the domain ({broken.text})")
+            out.append(f"{sizes}: onnxruntime runs outside the domain ({broken})")
         elif got is not None:
             for o, shape in zip(m.graph.output, got):
                 want = res.shape(o.name)

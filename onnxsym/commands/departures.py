@@ -35,6 +35,14 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
+    # (these two: tests/test_resample_ort.py)
+    ("GridSample",
+     "Before opset 20 the spec takes a 4-D X only; onnxruntime's kernel takes 4-D and 5-D X at every opset "
+     "(the grid's last dim 2 or 3; cubic mode 4-D only)."),
+    ("MaxUnpool",
+     "An explicit output_shape needs X's batch and channels and at least as many elements as the shape "
+     "the attributes compute, not each dim at least as large: (1, 1, 2, 8) runs where (1, 1, 4, 4) is "
+     "computed."),
     # (these three: tests/test_ort_departures.py)
     ("SplitToSequence",
      "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "
