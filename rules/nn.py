@@ -183,7 +183,7 @@ CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel o
                                          "X[1] == group * W[1] (the input channels)"]
 
 
-@register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)
+@register("Conv ConvInteger", conditions=CONV_CONDITIONS, cost=formulas.CONV)
 def conv(node: Node) -> Outputs:
     xi, wi = (0, 3) if node.op_type == "QLinearConv" else (0, 1)
     x, w = arg(node, xi), arg(node, wi)

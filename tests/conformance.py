@@ -38,8 +38,6 @@ KNOWN = {
     "NegativeLogLikelihoodLoss": "issue 34: found by the sweep, not fixed yet",
     "NonMaxSuppression": "issue 34: found by the sweep, not fixed yet",
     "OneHot": "issue 34: found by the sweep, not fixed yet",
-    "QLinearConv": "issue 34: found by the sweep, not fixed yet",
-    "QLinearMatMul": "issue 34: found by the sweep, not fixed yet",
     "ReverseSequence": "issue 34: found by the sweep, not fixed yet",
     "Scan": "issue 34: found by the sweep, not fixed yet",
     "Scatter": "issue 34: found by the sweep, not fixed yet",

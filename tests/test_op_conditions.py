@@ -153,6 +153,9 @@ CASES["DFT"] = (lambda: model([h.make_node("DFT", ["x"], ["z"], axis=1)], [("x",
 CASES["BatchNormalization"] = (lambda: model([h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["z"])],
                                              [("x", F, [1, "n", 2]), ("s", F, [3]), ("b", F, [3]), ("m", F, [3]),
                                               ("v", F, [3])], ["z"]), ["n == 3"], {"n": 8})
+CASES["MaxUnpool"] = (lambda: model([h.make_node("MaxUnpool", ["x", "i"], ["z"], kernel_shape=[2], strides=[2])],
+                                    [("x", F, [1, 1, "n"]), ("i", I64, [1, 1, 4])], ["z"], opset=11),
+                      ["n == 4"], {"n": 4})
 CASES["AffineGrid"] = (lambda: model([_ints("sz", [2, 1, 3, 4]), h.make_node("AffineGrid", ["t", "sz"], ["z"])],
                                      [("t", F, ["n", 2, 3])], ["z"], opset=20), ["n == 2"], {"n": 8})
 CASES["LayerNormalization"] = (lambda: model([h.make_node("LayerNormalization", ["x", "s"], ["z"])],

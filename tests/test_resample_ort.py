@@ -18,13 +18,13 @@ import onnxsym
 pytest.importorskip("onnxruntime")
 
 
-def _model(op, inputs, opset, inits=(), outputs=1, domain="", **attrs):
+def _model(op, inputs, opset, inits=(), outputs=1, domain="", out_type=T.FLOAT, **attrs):
     """One ``op`` node over ``inputs`` ((name, type, shape); a name of "" is an absent input) and
     the initializers ``inits`` ((name, array)), in the order the node takes them."""
     names = [n for n, *_ in inputs]
     graph_inputs = [h.make_tensor_value_info(n, t, s) for n, t, s in inputs if n and n not in dict(inits)]
     node = h.make_node(op, names, [f"y{i}" for i in range(outputs)], domain=domain, **attrs)
-    g = h.make_graph([node], "g", graph_inputs, [h.make_tensor_value_info(f"y{i}", T.FLOAT, None) for i in range(outputs)],
+    g = h.make_graph([node], "g", graph_inputs, [h.make_tensor_value_info(f"y{i}", out_type, None) for i in range(outputs)],
                      initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
     m = h.make_model(g, opset_imports=[h.make_opsetid(domain, opset)])
     m.ir_version = 10
@@ -154,3 +154,60 @@ def test_grid_sample_takes_5d_before_opset_20():
     """A departure from the spec (4-D only before opset 20): onnxruntime's kernel runs 5-D."""
     m = _model("GridSample", [("x", T.FLOAT, ["n", 1, 4, 4, 4]), ("g", T.FLOAT, ["b", 3, 3, 3, "k"])], 16)
     _agrees(m, _grid(n=[1, 2], b=[1, 2], k=[2, 3]))
+
+
+# --------------------------------------------------------------------------- QLinearMatMul and QLinearConv
+
+
+def _qmatmul(a, b, params):
+    """QLinearMatMul of uint8 a and b with the scales and zero points' shapes ``params``
+    (a_scale, a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point)."""
+    asc, azp, bsc, bzp, ysc, yzp = params
+    return _model("QLinearMatMul", [("a", T.UINT8, a), ("as", T.FLOAT, asc), ("az", T.UINT8, azp), ("b", T.UINT8, b),
+                                    ("bs", T.FLOAT, bsc), ("bz", T.UINT8, bzp), ("ys", T.FLOAT, ysc),
+                                    ("yz", T.UINT8, yzp)], 10, out_type=T.UINT8)
+
+
+def test_qlinear_matmul_per_tensor_params_hold_one_element():
+    m = _qmatmul([2, 4], [4, 3], (["p"], ["q"], [], [], ["r"], ["s"]))
+    _agrees(m, _grid(p=[1, 2], q=[1, 2], r=[1, 3], s=[1, 2]))
+
+
+@pytest.mark.parametrize("b", [[4, 3], [2, 4, 3]])
+def test_qlinear_matmul_b_params_per_column(b):
+    """1-D of 1 (or of B[1] for a 2-D B)."""
+    m = _qmatmul([2, 4], b, ([], [], ["p"], ["q"], [], []))
+    _agrees(m, _grid(p=[1, 2, 3], q=[1, 3, 4]))
+
+
+def test_qlinear_matmul_b_params_of_b_rank():
+    """B's shape with 1 at dim -2: (2, 1, 3) for B (2, 4, 3)."""
+    m = _qmatmul([2, 2, 4], [2, 4, 3], ([], [], ["i", "j", "k"], [], [], []))
+    _agrees(m, _grid(i=[1, 2, 3], j=[1, 4], k=[1, 3]))
+
+
+def test_qlinear_matmul_refuses_a_per_tensor_param_of_rank_two():
+    _refused_at_every_size(_qmatmul([2, 4], [4, 3], (["p", 1], [], [], [], [], [])), "a_scale has rank 2")
+
+
+def _qconv(params, bias=None):
+    """QLinearConv of X (1, 2, 5, 5) and W (3, 2, 3, 3), the scales' and zero points' shapes ``params``
+    (x_scale, x_zero_point, w_scale, w_zero_point, y_scale, y_zero_point), and a bias of shape ``bias``."""
+    xsc, xzp, wsc, wzp, ysc, yzp = params
+    ins = [("x", T.UINT8, [1, 2, 5, 5]), ("xs", T.FLOAT, xsc), ("xz", T.UINT8, xzp), ("w", T.UINT8, [3, 2, 3, 3]),
+           ("ws", T.FLOAT, wsc), ("wz", T.UINT8, wzp), ("ys", T.FLOAT, ysc), ("yz", T.UINT8, yzp)]
+    return _model("QLinearConv", ins + ([("b", T.INT32, bias)] if bias is not None else []), 10, out_type=T.UINT8)
+
+
+def test_qlinear_conv_per_tensor_params_hold_one_element():
+    _agrees(_qconv((["p"], ["q"], [], [], ["r"], ["s"])), _grid(p=[1, 2], q=[1, 2], r=[1, 3], s=[1, 2]))
+
+
+def test_qlinear_conv_w_params_per_channel_and_bias():
+    """w_scale and w_zero_point: 1 or M = 3 elements; B exactly M."""
+    _agrees(_qconv(([], [], ["p"], ["q"], [], []), bias=["k"]), _grid(p=[1, 2, 3], q=[1, 2, 3], k=[1, 3, 4]))
+
+
+def test_qlinear_conv_refuses_params_of_rank_two():
+    _refused_at_every_size(_qconv(([], [], [1, "p"], [], [], [])), "w_scale has rank 2")
+    _refused_at_every_size(_qconv(([], [], [], [], [], []), bias=[1, 3]), "B has rank 2")
