@@ -625,6 +625,7 @@ def _resize_shape(node, x, scales, sizes, axes):
         axes = [normalize_axis(a, rank) for a in axes]
     out = list(x.shape)
     policy = node.attr_str("keep_aspect_ratio_policy", "stretch")
+    _lengths(node, scales if sizes is None else sizes, "scales" if sizes is None else "sizes", len(axes))
     if sizes is not None:
         if sizes.value is None:
             for a in axes:
@@ -651,6 +652,31 @@ def _resize_shape(node, x, scales, sizes, axes):
         out[a] = _scaled(node, x.shape[a], s, a) if isinstance(s, (int, float)) else \
             node.fresh(f"Resize: the scale of axis {a} is computed from sizes, not a number onnxsym knows", 0, a)
     return tuple(out)
+
+
+LENGTHS = ("scales or sizes has one element per resized axis (X's rank, or axes' count); roi two under "
+           "tf_crop_and_resize")
+
+
+def _lengths(node, t, what, n):
+    """onnxruntime: "Number of elements in scales should be equal to rank of the data" (or to
+    the number of axes); sizes of another length it refuses when it loads the model."""
+    if t is None or t.shape is None or len(t.shape) != 1:
+        return
+    if isinstance(t.shape[0], int) and t.shape[0] != n:
+        raise ShapeContradiction(f"{node.op_type} {what} has {t.shape[0]} elements, not one per resized axis ({n})")
+    node.require_equal(t.shape[0], n, f"{node.op_type}: {what} has one element per resized axis ({n})")
+
+
+def _roi_length(node, n):
+    """Under tf_crop_and_resize onnxruntime reads roi: "size of roi array should be 2 * N"."""
+    if node.attr_str("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize" or not present(node, 1):
+        return
+    roi = arg(node, 1)
+    if roi.shape is not None and len(roi.shape) == 1:
+        if isinstance(roi.shape[0], int) and roi.shape[0] != 2 * n:
+            raise ShapeContradiction(f"Resize roi has {roi.shape[0]} elements, not 2 per resized axis ({2 * n})")
+        node.require_equal(roi.shape[0], 2 * n, f"Resize: roi has 2 elements per resized axis ({2 * n})")
 
 
 SIZES = ("sizes: each scale sizes[i] / X[i] onnxruntime computes is > 0 (sizes[i] == 0 where X[i] is 0); "
@@ -736,13 +762,13 @@ def _any_case(node, in_shape, out, cases, mode):
     node.require_equal(least, 0, why)
 
 
-@register("Resize", conditions=[SCALED, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
+@register("Resize", conditions=[SCALED, LENGTHS, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize_v10(node: Node) -> Outputs:
     """Resize-10: inputs X and scales."""
     return _resized(node, arg(node, 1), None)
 
 
-@register("Resize", since=11, conditions=[SCALED, SIZES, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
+@register("Resize", since=11, conditions=[SCALED, SIZES, LENGTHS, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize_v11(node: Node) -> Outputs:
     """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
     scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
@@ -751,13 +777,13 @@ def resize_v11(node: Node) -> Outputs:
     return _resized(node, scales, sizes)
 
 
-@register("Resize", since=13, conditions=[SCALED, SIZES, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
+@register("Resize", since=13, conditions=[SCALED, SIZES, LENGTHS, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def resize(node: Node) -> Outputs:
     """Inputs X, roi, scales, sizes (one of scales and sizes); from opset 18 on, the axes attribute."""
     return _resized(node, _nonempty(node, 2), _nonempty(node, 3), node.attr_ints("axes") if node.opset >= 18 else None)
 
 
-@register("Upsample", conditions=[SCALED], cost=formulas.ELEMENTWISE)
+@register("Upsample", conditions=[SCALED, LENGTHS], cost=formulas.ELEMENTWISE)
 def upsample_v7(node: Node) -> Outputs:
     """Upsample-7: the scales attribute."""
     s = node.attr_floats("scales")
@@ -765,7 +791,7 @@ def upsample_v7(node: Node) -> Outputs:
     return _resized(node, Tensor(F32, (len(s),), tuple(s)) if s is not None else None, None)
 
 
-@register("Upsample", since=9, conditions=[SCALED, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
+@register("Upsample", since=9, conditions=[SCALED, LENGTHS, COMPUTED_SCALES], cost=formulas.ELEMENTWISE)
 def upsample(node: Node) -> Outputs:
     """The scales input."""
     _upsample_scales(node.value(1))
@@ -782,4 +808,6 @@ def _upsample_scales(scales) -> None:
 def _resized(node, scales, sizes, axes=None):
     x = arg(node, 0)
     shape_of(x, x.dtype)
+    if node.op_type == "Resize" and node.opset >= 11:
+        _roi_length(node, len(axes) if axes is not None else len(x.shape))
     return [Tensor(x.dtype, _resize_shape(node, x, scales, sizes, axes))]

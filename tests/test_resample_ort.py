@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from op_verdicts import disagreements
+from op_verdicts import disagreements, session
 
 import onnxsym
 
@@ -211,3 +211,53 @@ def test_qlinear_conv_w_params_per_channel_and_bias():
 def test_qlinear_conv_refuses_params_of_rank_two():
     _refused_at_every_size(_qconv(([], [], [1, "p"], [], [], [])), "w_scale has rank 2")
     _refused_at_every_size(_qconv(([], [], [], [], [], []), bias=[1, 3]), "B has rank 2")
+
+
+# --------------------------------------------------------------------------- Resize and Upsample
+
+
+def _scales_data(sizes):
+    """Scales of 1 (any length: their values run wherever their length does), the roi [0.., 1..]."""
+    n, r = sizes.get("s", 4), sizes.get("r", 8)
+    return {"scales": np.ones(n, np.float32), "roi": np.array([0] * (r // 2) + [1] * (r - r // 2), np.float32)}
+
+
+def _agrees_with_data(m, grid):
+    for sizes in grid:
+        _agrees(m, [sizes], _scales_data(sizes))
+
+
+@pytest.mark.parametrize("opset, axes", [(10, None), (13, None), (18, [2, 3])])
+def test_resize_scales_input_has_one_element_per_axis(opset, axes):
+    """A scales graph input: as many elements as X's rank (or the axes)."""
+    ins = [("x", T.FLOAT, [1, 1, 2, 2])] + ([] if opset == 10 else [("", 0, None)]) + [("scales", T.FLOAT, ["s"])]
+    m = _model("Resize", ins, opset, **({"axes": axes} if axes else {}))
+    _agrees_with_data(m, _grid(s=[1, 2, 3, 4, 5]))
+
+
+def test_upsample_scales_input_has_one_element_per_axis():
+    m = _model("Upsample", [("x", T.FLOAT, [1, 1, 2, 2]), ("scales", T.FLOAT, ["s"])], 9)
+    _agrees_with_data(m, _grid(s=[1, 3, 4, 5]))
+
+
+@pytest.mark.parametrize("mode", ["tf_crop_and_resize", "half_pixel"])
+def test_resize_roi_has_two_elements_per_axis_under_tf_crop_and_resize(mode):
+    m = _model("Resize", [("x", T.FLOAT, [1, 1, 2, 2]), ("roi", T.FLOAT, ["r"]), ("scales", T.FLOAT, [4])], 13,
+               inits=[("scales", np.array([1, 1, 2, 2], np.float32))], coordinate_transformation_mode=mode)
+    _agrees_with_data(m, _grid(r=[2, 4, 7, 8, 9]))
+
+
+@pytest.mark.parametrize("op, opset", [("Resize", 13), ("Upsample", 9)])
+def test_resize_refuses_constant_scales_of_another_length(op, opset):
+    ins = [("x", T.FLOAT, [1, 1, "h", "w"])] + ([("", 0, None)] if op == "Resize" else []) + [("scales", T.FLOAT, [3])]
+    m = _model(op, ins, opset, inits=[("scales", np.array([1, 2, 2], np.float32))])
+    _refused_at_every_size(m, "scales has 3 elements")
+    static = _model(op, [("x", T.FLOAT, [1, 1, 2, 2])] + ins[1:], opset,
+                    inits=[("scales", np.array([1, 2, 2], np.float32))])
+    with pytest.raises(Exception, match="scales"):  # (onnxruntime refuses it at the sizes the case has)
+        session(static).run(None, {"x": np.ones((1, 1, 2, 2), np.float32)})
+
+
+def test_upsample_7_refuses_a_scales_attribute_of_another_length():
+    m = _model("Upsample", [("x", T.FLOAT, [1, 1, "h", "w"])], 7, scales=[1.0, 2.0, 2.0])
+    _refused_at_every_size(m, "scales has 3 elements")
