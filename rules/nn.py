@@ -647,6 +647,11 @@ def _resize_shape(node, x, scales, sizes, axes):
         for a in axes:
             out[a] = node.fresh("Resize scales not known", 0, a)
         return tuple(out)
+    if all(isinstance(s, (int, float)) for s in scales.value):
+        full = [1.0] * rank
+        for a, s in zip(axes, scales.value):
+            full[a] = s
+        _scales_form(node, full)
     for a, s in zip(axes, scales.value):
         # a scale computed from sizes (Cast(h) / 10) is an expression or a quotient, not a number
         out[a] = _scaled(node, x.shape[a], s, a) if isinstance(s, (int, float)) else \
@@ -683,6 +688,25 @@ SIZES = ("sizes: each scale sizes[i] / X[i] onnxruntime computes is > 0 (sizes[i
          "linear and cubic: the scales its kernels support are 1 (linear 4-D: axis 0 and axis 1 or 3; "
          "5-D: axes 0 and 1; cubic 4-D: axes 0 and 1, or 0 and 3 with the others >= 1)")
 COMPUTED_SCALES = unlearned("scales computed at run time are > 0 (Upsample: >= 1) and of the form linear and cubic support")
+
+
+def _scales_form(node, scales) -> None:
+    """onnxruntime refuses, when it loads the model, constant scales of a form its linear and
+    cubic kernels do not take (the form _sizes_need states of the scales it derives from sizes)."""
+    mode, r = node.attr_str("mode", "nearest"), len(scales)
+    one = [s == 1 for s in scales]
+    if mode == "linear":
+        ok = r in (2, 3) or (r == 4 and one[0] and (one[1] or one[3])) or (r == 5 and one[0] and one[1])
+    elif mode == "cubic":
+        # (the outermost and innermost scales 1: the other two >= 1 unless antialias)
+        inner = r == 4 and one[0] and one[3] and (node.attr_int("antialias", 0) or min(scales[1], scales[2]) >= 1)
+        ok = r == 2 or (r == 4 and one[0] and one[1]) or bool(inner)
+    else:
+        return
+    if not ok:
+        raise InvalidModel(f"{node.op_type}: onnxruntime's {mode} mode does not take the scales {list(scales)} "
+                           f"of a {r}-D input; it refuses them at every size (when it loads a model whose "
+                           "scales are constant)")
 
 
 def _sizes_need(node, in_shape, out):

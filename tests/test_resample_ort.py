@@ -261,3 +261,22 @@ def test_resize_refuses_constant_scales_of_another_length(op, opset):
 def test_upsample_7_refuses_a_scales_attribute_of_another_length():
     m = _model("Upsample", [("x", T.FLOAT, [1, 1, "h", "w"])], 7, scales=[1.0, 2.0, 2.0])
     _refused_at_every_size(m, "scales has 3 elements")
+
+
+@pytest.mark.parametrize("mode, scales, antialias", [
+    ("linear", [1, 2, 2, 1], 0), ("linear", [1, 2, 2, 2], 0), ("linear", [2, 1, 1, 1], 1),
+    ("cubic", [1, 2, 2, 1], 0), ("cubic", [1, 2, 0.5, 1], 0), ("cubic", [1, 2, 0.5, 1], 1),
+    ("cubic", [1, 2, 1, 2], 0), ("nearest", [2, 2, 2, 2], 0)])
+def test_resize_constant_scales_of_a_form_the_kernels_take(mode, scales, antialias):
+    """Linear and cubic take only some forms of scales (linear 4-D: the outermost 1 and the second or
+    innermost; cubic: the outermost two, or the outermost and innermost with the others >= 1 unless
+    antialias); onnxruntime refuses the others when it loads the model, and so does onnxsym."""
+    m = _model("Resize", [("x", T.FLOAT, ["a", "b", "c", "d"]), ("", 0, None), ("scales", T.FLOAT, [4])], 18,
+               inits=[("scales", np.array(scales, np.float32))], mode=mode, antialias=antialias)
+    try:
+        session(m)
+    except Exception as exc:
+        assert "Resize" in str(exc)
+        _refused_at_every_size(m, f"{mode} mode does not take the scales")
+    else:
+        _agrees(m, _grid(a=[1, 2], b=[1, 3], c=[1, 2, 5], d=[1, 3]))
