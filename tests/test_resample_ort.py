@@ -280,3 +280,57 @@ def test_resize_constant_scales_of_a_form_the_kernels_take(mode, scales, antiali
         _refused_at_every_size(m, f"{mode} mode does not take the scales")
     else:
         _agrees(m, _grid(a=[1, 2], b=[1, 3], c=[1, 2, 5], d=[1, 3]))
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_resize_constant_scales_every_form_as_onnxruntime_loads_it(mode):
+    """Every scale vector over {1, 2, 0.5} of ranks 2 to 5 (and 4-D with antialias): onnxsym refuses
+    exactly the models onnxruntime refuses to load."""
+    differ, n = [], 0
+    for r, opset, antialias in [(2, 13, 0), (3, 13, 0), (4, 13, 0), (5, 13, 0), (4, 18, 1)]:
+        for scales in itertools.product((1, 2, 0.5), repeat=r):
+            m = _model("Resize", [("x", T.FLOAT, [f"d{i}" for i in range(r)]), ("", 0, None), ("scales", T.FLOAT, [r])],
+                       opset, inits=[("scales", np.array(scales, np.float32))], mode=mode,
+                       **({"antialias": 1} if antialias else {}))
+            try:
+                session(m)
+                loads = True
+            except Exception:
+                loads = False
+            try:
+                onnxsym.infer(m)
+                infers = True
+            except Exception:
+                infers = False
+            n += 1
+            if loads != infers:
+                differ.append((scales, antialias, loads))
+    assert n > 300 and not differ, differ[:10]
+
+
+def _resize(opset, scales=None, sizes=None, axes=None, **attrs):
+    ins = [("x", T.FLOAT, ["a", "b", "c", "d"])]
+    inits = []
+    if opset > 10:
+        ins.append(("", 0, None))
+    for name, v, t in (("scales", scales, np.float32), ("sizes", sizes, np.int64)):
+        if v is not None:
+            ins.append((name, T.FLOAT if t is np.float32 else T.INT64, [len(v)]))
+            inits.append((name, np.array(v, t)))
+        elif opset > 10 and name == "scales":
+            ins.append(("", 0, None))
+    return _model("Resize", ins, opset, inits=inits, **({"axes": axes} if axes else {}), **attrs)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_constant_scales_and_sizes_at_moved_sizes(mode):
+    """Every X of dims in {1, 2, 3, 5}: onnxruntime runs exactly where the domain holds (a downscale
+    to 0, the float32 products), with the inferred shapes."""
+    grid = _grid(a=[1, 2, 3, 5], b=[1, 2, 3, 5], c=[1, 2, 3, 5], d=[1, 2, 3, 5])
+    models = [_resize(op, scales=sc, mode=mode) for op in ((13, 19) if mode == "cubic" else (10, 13, 19))
+              for sc in ([1, 1, 2, 2], [1, 1, 0.5, 0.5], [1, 1, 0.6, 1.7], [1, 1, 1, 3])]
+    models += [_resize(13, sizes=sz, mode=mode) for sz in ([1, 1, 4, 4], [1, 1, 1, 1], [2, 1, 3, 3], [1, 1, 3, 1])]
+    models += [_resize(18, sizes=[4, 6], axes=[2, 3], mode=mode, keep_aspect_ratio_policy=p)
+               for p in ("not_larger", "not_smaller")]
+    for m in models:
+        _agrees(m, grid)
