@@ -108,6 +108,16 @@ def test_max_unpool_output_shape_counts_elements():
     _agrees(m, _grid(h=[1, 2, 3], w=[1, 2, 3]))
 
 
+def test_max_unpool_output_shape_count_over_solved_symbols():
+    """The batch and channels solved to output_shape's (n == 1, c == 1): the count condition
+    4*n*c*h*w <= 16 is stated over what is left, h*w <= 4 (the domain dropped a condition over a
+    symbol solved to a number, keeping only h <= 4 and w <= 4)."""
+    m = _model("MaxUnpool", [("x", T.FLOAT, ["n", "c", "h", "w"]), ("i", T.INT64, ["n", "c", "h", "w"]),
+                             ("o", T.INT64, [4])], 11, inits=[("o", np.array([1, 1, 4, 4], np.int64))],
+               kernel_shape=[2, 2], strides=[2, 2])
+    _agrees(m, _grid(n=[1, 2], c=[1], h=[1, 2, 3, 4], w=[1, 2, 3, 4]))
+
+
 def test_max_unpool_computed_size_is_positive():
     """(w - 1) * 1 + 2 - 2 >= 1: w >= 2."""
     m = _model("MaxUnpool", [("x", T.FLOAT, [1, 1, "w"]), ("i", T.INT64, [1, 1, "w"])], 11,

@@ -38,7 +38,9 @@ def raw_conditions(result) -> list[Raw]:
     order = {name or f"{op_type}_{i}": i for i, (name, op_type, _) in enumerate(fields)}  # (as node_label)
     resolve = (lambda d: dims.substitute(d, result.derived)) if result.derived else (lambda d: d)
     # what a condition inference narrowed the ranges by is stated over the ranges before it
-    eliminated = {s: v for s, v in result.derived.items() if (dims.as_sym(v) or s).name != s.name}
+    # (every symbol solved for another symbol, an expression or a number is eliminated; only one
+    # narrowed under its own name is kept: a condition over an eliminated one would be dropped)
+    eliminated = {s: v for s, v in result.derived.items() if (a := dims.as_sym(v)) is None or a.name != s.name}
     out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
     out += list(_from_nodes(result, graph, fields=fields))
     out += list(_from_subgraphs(result, len(order), resolve))
