@@ -344,3 +344,57 @@ def test_resize_constant_scales_and_sizes_at_moved_sizes(mode):
                for p in ("not_larger", "not_smaller")]
     for m in models:
         _agrees(m, grid)
+
+
+def _attack_models():
+    """(label, model, sizes) of a wider grid over the conditions above: MaxUnpool 2-D and 3-D with
+    strides, pads and output shapes, GridSample's modes and paddings, AffineGrid, STFT windows and
+    steps, QLinearMatMul's per-column params of 1-D to 4-D B."""
+    for k, s, p in [([2, 2], [2, 2], None), ([3, 3], [1, 2], [1, 1, 1, 1]), ([2, 3], [2, 1], [1, 0, 0, 2]),
+                    ([3, 2], [3, 3], [2, 1, 0, 1])]:
+        attrs = dict(kernel_shape=k, strides=s, **({"pads": p} if p else {}))
+        xi = [("x", T.FLOAT, ["n", "c", "h", "w"]), ("i", T.INT64, ["n", "c", "h", "w"])]
+        yield f"unpool {k} {s} {p}", _model("MaxUnpool", xi, 11, **attrs), \
+            _grid(n=[1, 2], c=[1, 2], h=[1, 2, 3, 4], w=[1, 2, 3, 4])
+        for given in ([1, 1, 4, 4], [1, 1, 2, 8], [1, 1, 9, 1], [2, 1, 4, 4], [1, 1, 6, 6]):
+            yield f"unpool {k} {s} {p} {given}", _model("MaxUnpool", xi + [("o", T.INT64, [4])], 11,
+                                                        inits=[("o", np.array(given, np.int64))], **attrs), \
+                _grid(n=[1, 2], c=[1], h=[1, 2, 3], w=[1, 2, 3])
+    yield "unpool 3-D", _model("MaxUnpool", [("x", T.FLOAT, [1, 1, "d", "h", "w"]), ("i", T.INT64, [1, 1, "d", "h", "w"])],
+                               11, kernel_shape=[2, 2, 2], strides=[2, 2, 2], pads=[1, 0, 1, 0, 1, 1]), \
+        _grid(d=[1, 2, 3], h=[1, 2, 3], w=[1, 2, 3])
+    for mode, pad, corners in itertools.product(("linear", "nearest", "cubic"), ("zeros", "border", "reflection"), (0, 1)):
+        yield f"GridSample {mode} {pad} {corners}", _model(
+            "GridSample", [("x", T.FLOAT, ["n", "c", "h", "w"]), ("g", T.FLOAT, ["b", "p", "q", "k"])], 20, mode=mode,
+            padding_mode=pad, align_corners=corners), \
+            _grid(n=[1, 2], c=[1, 2], h=[1, 3], w=[1, 2], b=[1, 2], p=[1, 2], q=[2], k=[1, 2, 3])
+    for size, corners in itertools.product(([1, 1, 2, 3], [2, 3, 1, 1], [3, 1, 2, 2, 2]), (0, 1)):
+        yield f"AffineGrid {size} {corners}", _model(
+            "AffineGrid", [("theta", T.FLOAT, ["n", "r", "c"]), ("size", T.INT64, [len(size)])], 20,
+            inits=[("size", np.array(size, np.int64))], align_corners=corners), \
+            _grid(n=[1, 2, 3], r=[1, 2, 3, 4], c=[1, 2, 3, 4, 5])
+    for step, onesided in itertools.product((1, 2, 3), (0, 1)):
+        yield f"STFT window {step} {onesided}", _model(
+            "STFT", [("s", T.FLOAT, ["b", "n", "c"]), ("step", T.INT64, []), ("w", T.FLOAT, ["k"])], 17,
+            inits=[("step", np.array(step, np.int64))], onesided=onesided), \
+            _grid(b=[1, 2], n=[1, 3, 4, 7], c=[1, 2, 3], k=[1, 2, 4, 5])
+        yield f"STFT 2-D {step} {onesided}", _model(
+            "STFT", [("s", T.FLOAT, ["b", "n"]), ("step", T.INT64, []), ("", 0, None), ("fl", T.INT64, [])], 17,
+            inits=[("step", np.array(step, np.int64)), ("fl", np.array(3, np.int64))], onesided=onesided), \
+            _grid(b=[1, 2], n=[1, 2, 3, 4, 7])
+    for a, b, bsc, bzp, sizes in [
+            ([2, 4], [4, 3], ["p"], ["q"], _grid(p=[1, 2, 3, 4], q=[1, 2, 3, 4])),
+            ([2, 2, 4], [2, 4, 3], ["i", "j", "k"], ["u", "v", "w"], _grid(i=[1, 2], j=[1, 4], k=[1, 3], u=[2], v=[1], w=[3])),
+            ([2, 4], [4], ["p"], [], _grid(p=[1, 2, 4])),
+            ([2, 4], [4, 3], ["i", "j"], [], _grid(i=[1, 2, 4], j=[1, 3])),
+            ([2, 2, 2, 4], [2, 2, 4, 3], ["i", "j", "k", "l"], [], _grid(i=[1, 2], j=[1, 2], k=[1, 4], l=[1, 3]))]:
+        yield f"QLinearMatMul {a} {b} {bsc} {bzp}", _qmatmul(a, b, ([], [], bsc, bzp, [], [])), sizes
+
+
+def test_a_wider_grid_finds_no_disagreement():
+    found, total = [], 0
+    for label, m, sizes in _attack_models():
+        n, bad = disagreements(m, sizes)
+        total += n
+        found += [f"{label}: {b}" for b in bad[:2]]
+    assert total > 5000 and not found, "\n".join(found[:10])
