@@ -6,8 +6,9 @@ graph-input dim turned into a symbol, held against onnxruntime.
 (b) the domain: on cases with floating-point inputs, one symbol at a time moved to
     1, 2, 3, its own + 1 and twice its own; onnxsym's domain says valid or not, onnxruntime
     runs or refuses. Integer, string and bool inputs (indices, counts, axes, masks) keep
-    the case's values as initializers, so they stay meaningful; only the float inputs' dims
-    move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
+    the case's values as initializers, so they stay meaningful, and so do float inputs that
+    are data (``DATA``: Resize's roi and scales, Upsample's scales, in both halves); only the
+    other float inputs' dims move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
     refuses) or too narrow (the domain refuses, onnxruntime runs); a run the domain allows
     with other shapes than the inferred ones is a wrong dim at a moved size.
 
