@@ -796,6 +796,8 @@ def resize_v10(node: Node) -> Outputs:
 def resize_v11(node: Node) -> Outputs:
     """Resize-11: inputs X, roi, scales, sizes; a non-empty scales is used over sizes."""
     scales, sizes = _nonempty(node, 2), _nonempty(node, 3)
+    if scales is None and sizes is None:  # (both empty or absent: onnxruntime refuses it at every size)
+        raise ShapeContradiction("Resize has neither scales nor sizes: onnxruntime needs one of them")
     if scales is not None and scales.value is not None and len(scales.value) > 0:
         sizes = None
     return _resized(node, scales, sizes)

@@ -398,3 +398,13 @@ def test_a_wider_grid_finds_no_disagreement():
         total += n
         found += [f"{label}: {b}" for b in bad[:2]]
     assert total > 5000 and not found, "\n".join(found[:10])
+
+
+def test_resize_11_refuses_neither_scales_nor_sizes():
+    m = _model("Resize", [("x", T.FLOAT, [1, 1, "h", "w"]), ("roi", T.FLOAT, [0]), ("scales", T.FLOAT, [0])], 11,
+               inits=[("roi", np.zeros(0, np.float32)), ("scales", np.zeros(0, np.float32))])
+    _refused_at_every_size(m, "neither scales nor sizes")
+    with pytest.raises(Exception, match="scales or sizes"):  # (onnxruntime at the case's sizes)
+        session(_model("Resize", [("x", T.FLOAT, [1, 1, 2, 2]), ("roi", T.FLOAT, [0]), ("scales", T.FLOAT, [0])], 11,
+                       inits=[("roi", np.zeros(0, np.float32)), ("scales", np.zeros(0, np.float32))])).run(
+            None, {"x": np.ones((1, 1, 2, 2), np.float32)})
