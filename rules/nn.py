@@ -691,8 +691,11 @@ COMPUTED_SCALES = unlearned("scales computed at run time are > 0 (Upsample: >= 1
 
 
 def _scales_form(node, scales) -> None:
-    """onnxruntime refuses, when it loads the model, constant scales of a form its linear and
-    cubic kernels do not take (the form _sizes_need states of the scales it derives from sizes)."""
+    """onnxruntime refuses, when it loads the model, constant scales that are not all > 0, and
+    those of a form its linear and cubic kernels do not take (the form _sizes_need states of the
+    scales it derives from sizes)."""
+    if any(s <= 0 for s in scales):  # (onnxruntime: "Scale value should be greater than 0")
+        raise InvalidModel(f"{node.op_type} scales {list(scales)}: onnxruntime needs every scale > 0")
     mode, r = node.attr_str("mode", "nearest"), len(scales)
     one = [s == 1 for s in scales]
     if mode == "linear":

@@ -400,6 +400,15 @@ def test_a_wider_grid_finds_no_disagreement():
     assert total > 5000 and not found, "\n".join(found[:10])
 
 
+@pytest.mark.parametrize("scale", [0, -1])
+def test_resize_refuses_a_constant_scale_not_above_zero(scale):
+    m = _model("Resize", [("x", T.FLOAT, ["a", "b", "c", "d"]), ("", 0, None), ("scales", T.FLOAT, [4])], 13,
+               inits=[("scales", np.array([1, 1, scale, 1], np.float32))])
+    with pytest.raises(Exception, match="greater than 0"):
+        session(m)
+    _refused_at_every_size(m, "every scale > 0")
+
+
 def test_resize_11_refuses_neither_scales_nor_sizes():
     m = _model("Resize", [("x", T.FLOAT, [1, 1, "h", "w"]), ("roi", T.FLOAT, [0]), ("scales", T.FLOAT, [0])], 11,
                inits=[("roi", np.zeros(0, np.float32)), ("scales", np.zeros(0, np.float32))])
