@@ -289,7 +289,7 @@ def check_case(name: str) -> Outcome:
         return out
     kept = set(feeds) - floats
     m, binding = symbolized(model, feeds, keep=kept)
-    moving = {k: feeds[k] for k in floats}
+    moving = {k: v for k, v in feeds.items() if k in floats}  # (in input order: a set's order changes per process)
     shapes = {i.name: [d.dim_param for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     try:
         with warnings.catch_warnings():
