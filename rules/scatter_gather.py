@@ -3,9 +3,10 @@ rearrange elements in place (ReverseSequence, CumProd, TensorScatter)."""
 
 from __future__ import annotations
 
+from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.domain.needs import GATHER_INDICES, GATHER_ND_INDICES
-from onnxsym.errors import InvalidModel
+from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
@@ -27,23 +28,45 @@ def gather_nd(node: Node) -> Outputs:
     return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]
 
 
-@register("ScatterElements", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT], cost=formulas.MOVEMENT)
-@register("Scatter", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT])
+UPDATES_LIKE_INDICES = "updates has indices' shape"
+
+
+@register("ScatterElements", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT, UPDATES_LIKE_INDICES],
+          cost=formulas.MOVEMENT)
+@register("Scatter", conditions=[GATHER_INDICES, shape_ops.ELEMENTS_FIT, UPDATES_LIKE_INDICES])
 def scatter_elements(node: Node) -> Outputs:
-    """The data with the elements the indices address replaced."""
-    shape_ops.elements_fit(node, arg(node, 0), arg(node, 1))
+    """The data with the elements the indices address replaced: one update per index
+    (onnxruntime checks the rank and every dim, axis included, at every run)."""
+    idx, upd = arg(node, 1), arg(node, 2)
+    shape_ops.elements_fit(node, arg(node, 0), idx)
+    if idx.shape is not None and upd.shape is not None:
+        if len(idx.shape) != len(upd.shape):
+            raise ShapeContradiction(f"{node.op_type}: updates has rank {len(upd.shape)}, indices {len(idx.shape)}")
+        for i, (k, u) in enumerate(zip(idx.shape, upd.shape)):
+            node.require_equal(u, k, f"{node.op_type}: updates' axis {i} is indices' ({k})")
     return [same_shape(arg(node, 0))]
 
 
 @register("ReverseSequence", conditions=["sequence_lens has X[batch_axis] elements",
-                                          unlearned("sequence_lens <= X[time_axis]")], cost=formulas.MOVEMENT)
+                                          "0 <= sequence_lens <= X[time_axis] (sequence_lens a constant)",
+                                          unlearned("sequence_lens <= X[time_axis] (sequence_lens computed)")],
+          cost=formulas.MOVEMENT)
 def reverse_sequence(node: Node) -> Outputs:
-    """The input's shape; one length per batch row (onnxruntime checks it at every run)."""
+    """The input's shape; one length per batch row, each in [0, X[time_axis]] (onnxruntime
+    checks both at every run: a constant's lengths bound the time axis from below)."""
     x, lens = arg(node, 0), arg(node, 1)
     batch_axis = node.attr_int("batch_axis", 1)
     if x.shape is not None and lens.shape is not None and len(lens.shape) == 1 and batch_axis in (0, 1) \
             and len(x.shape) >= 2:
         node.require_equal(lens.shape[0], x.shape[batch_axis], "ReverseSequence: sequence_lens has one length per batch row")
+    known = lens.value
+    if x.shape is not None and len(x.shape) >= 2 and batch_axis in (0, 1) and known \
+            and all(isinstance(n, int) for n in known):
+        if min(known) < 0:
+            raise ShapeContradiction(f"ReverseSequence: a sequence length is {min(known)}, below 0")
+        time = x.shape[1 - batch_axis]
+        node.require_at_least(dims.sub(time, max(known)), 0,
+                              f"ReverseSequence: the longest sequence, {max(known)}, fits the time axis {time}")
     return [same_shape(x)]
 
 
