@@ -12,7 +12,7 @@ from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
 
 from . import shape_ops
-from .common import arg, same_shape, spec_shape
+from .common import arg, present, same_shape, spec_shape
 
 
 @register("GatherND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
@@ -70,7 +70,45 @@ def reverse_sequence(node: Node) -> Outputs:
     return [same_shape(x)]
 
 
-@register("TensorScatter", conditions=[unlearned("write_indices + update length <= the cache length")])
+@register("TensorScatter", conditions=[
+    "update has past_cache's rank and dims off axis (axis in [1, rank - 1]), and at most its length on axis",
+    "write_indices has past_cache[0] elements, each >= 0 (a constant's)",
+    "linear mode: write_indices + update[axis] <= past_cache[axis] (write_indices absent or a constant)",
+    unlearned("linear mode: write_indices + update[axis] <= past_cache[axis] (write_indices computed)")])
+def tensor_scatter(node: Node) -> Outputs:
+    """past_cache with update written at each batch row's write index along axis (in
+    circular mode, wrapping): the checks onnxruntime makes at every run."""
+    cache, upd = arg(node, 0), arg(node, 1)
+    c, u = cache.shape, upd.shape
+    if c is None or u is None:
+        return [same_shape(cache)]
+    if len(c) != len(u):
+        raise ShapeContradiction(f"TensorScatter: update has rank {len(u)}, past_cache {len(c)}")
+    axis = node.attr_int("axis", -2)
+    axis = axis + len(c) if axis < 0 else axis
+    if not 1 <= axis < len(c):
+        raise ShapeContradiction(f"TensorScatter: axis {node.attr_int('axis', -2)} is not in [1, {len(c) - 1}]")
+    for d, (a, b) in enumerate(zip(c, u)):
+        if d != axis:
+            node.require_equal(b, a, f"TensorScatter: update's axis {d} is past_cache's ({a})")
+    last = 0  # the largest write index a linear write starts at (0 without write_indices)
+    if present(node, 2):
+        wi = arg(node, 2)
+        if wi.shape is not None and len(wi.shape) == 1:
+            node.require_equal(wi.shape[0], c[0], "TensorScatter: write_indices has one index per batch row")
+        known = wi.value
+        if known and all(isinstance(i, int) for i in known):
+            if min(known) < 0:
+                raise ShapeContradiction(f"TensorScatter: a write index is {min(known)}, below 0")
+            last = max(known)
+    if node.attr_str("mode", "linear") != "linear":
+        last = 0  # (circular: the writes wrap, any index >= 0 runs)
+    # (the update is never longer than the cache; a linear write from index k needs k more)
+    node.require_at_least(dims.sub(c[axis], dims.add(u[axis], last)), 0,
+                          f"TensorScatter: write index {last} + update's length {u[axis]} fits the cache's {c[axis]}")
+    return [same_shape(cache)]
+
+
 @register("CumProd", conditions=())
 def like_first_input(node: Node) -> Outputs:
     """The output is the first input with some elements replaced or moved."""
