@@ -474,7 +474,8 @@ def _fixed_states(node, body, initial, inputs_for):
     return carried, outs, born
 
 
-SCAN = ["the scan inputs have one length (Scan 8: every input one batch size)", "what its body's nodes need, under \"the body runs\"",
+SCAN = ["the scan inputs have one length, at least 1 (Scan 8: every input one batch size, at least 1, and "
+        "any length)", "what its body's nodes need, under \"the body runs\"",
         "the body's state outputs have the initial states' shapes"]
 
 
@@ -487,6 +488,8 @@ def scan_rule(node: Node) -> Outputs:
     in_axes = node.attr_ints("scan_input_axes") or [0] * m
     out_axes = node.attr_ints("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
+    if is_dim(length):  # (onnxruntime 1.32 slices each scan input at step 0 before it looks at the length)
+        node.require_at_least(length, 1, "Scan: onnxruntime refuses a scan of no step")
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
     if sure and _all_shaped(states):
@@ -512,6 +515,8 @@ def scan_v8(node):
     batch = known[0].shape[0] if known else node.fresh("no input has a known shape", 0, 0)
     for t in known[1:]:  # (onnxruntime checks it at every run)
         node.require_equal(t.shape[0], batch, "Scan: every input has one batch size")
+    if is_dim(batch):  # (a scan of no step runs: each row's is; a batch of no row is refused)
+        node.require_at_least(batch, 1, "Scan: onnxruntime refuses a batch of no row")
     length = _scan_length(node, [_slice(x, 0) for x in xs], [0] * m, n)
     inner = [_slice(s, 0) for s in states]
     slices = [_slice(_slice(x, 0), 0) for x in xs]
