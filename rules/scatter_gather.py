@@ -10,12 +10,15 @@ from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register, unlearned
+from onnxsym.semantics.shapes import prod
 
 from . import shape_ops
 from .common import arg, present, same_shape, spec_shape
 
 
-@register("GatherND", conditions=[GATHER_ND_INDICES], cost=formulas.MOVEMENT)
+@register("GatherND", conditions=[GATHER_ND_INDICES, "with batch_dims b: prod(data.shape[:b]) divides "
+                                   "prod(indices.shape[:b]) (onnxruntime; the spec: they are equal)"],
+          cost=formulas.MOVEMENT)
 def gather_nd(node: Node) -> Outputs:
     data, idx = arg(node, 0), arg(node, 1)
     batch = node.attr_int("batch_dims", 0) if node.opset >= 12 else 0
@@ -23,6 +26,12 @@ def gather_nd(node: Node) -> Outputs:
     shape, indices = (shape_of(t, data.dtype, why=why) for t in (data, idx))
     if not indices or not isinstance(indices[-1], int):
         return [node.unknown_rank(why, 0, data.dtype)]
+    if batch and len(shape) >= batch and len(indices) > batch:
+        # onnxruntime counts the batches of each and needs only the data's to divide the indices'
+        rows, picks = prod(shape[:batch]), prod(indices[:batch])
+        if dims.try_le(1, rows) is True:
+            node.require_equal(dims.mul(rows, dims.floordiv(picks, rows)), picks,
+                               f"GatherND: the data's {rows} batches divide the indices' {picks}")
     # each index tuple of length k addresses data.shape[batch:batch + k]
     k = indices[-1]
     return [Tensor(data.dtype, tuple(indices[:-1]) + tuple(shape[batch + k:]))]

@@ -54,6 +54,15 @@ def test_scatter_nd_constant_index_tuples_bound_each_axis(n, k):
     _agrees(m, {"n": n, "k": k})
 
 
+@pytest.mark.parametrize("a, b", [(1, 2), (2, 2), (3, 2), (2, 4), (3, 3)])
+def test_gather_nd_data_batches_divide_the_indices(a, b):
+    """batch_dims 1: onnxruntime needs the data's batch count to divide the indices' (the spec
+    says equal): data (a, 3, 4) with indices (b, 1, 1) runs where a divides b."""
+    m = model([h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=1)], [("x", F, ["a", 3, 4])], ["y"],
+              inits=[init("i", np.zeros((b, 1, 1), np.int64))], opset=13)
+    _agrees(m, {"a": a})
+
+
 # --------------------------------------------------------------------- Scatter, ScatterElements
 
 @pytest.mark.parametrize("op, opset", [("ScatterElements", 18), ("Scatter", 10)])

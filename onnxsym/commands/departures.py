@@ -35,6 +35,11 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
+    ("GatherND",
+     "With `batch_dims` b the spec's data and indices have the same first b dims; onnxruntime counts the "
+     "batches of each (the product of those dims) and needs only the data's count to divide the indices' "
+     "(data (2, 3) runs with indices (4, 1) at b = 1, and (2, 3, 4) with (3, 2, 1) at b = 2), the output "
+     "`indices.shape[:-1] + data.shape[b + k:]`."),
     ("Scan",
      "The spec's loop runs no iteration at a sequence length of 0 (the initial states, empty scan outputs); "
      "onnxruntime 1.32 refuses it (it slices each scan input at step 0 first), and at opset 8 refuses a "
