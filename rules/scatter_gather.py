@@ -103,7 +103,9 @@ def tensor_scatter(node: Node) -> Outputs:
     last = 0  # the largest write index a linear write starts at (0 without write_indices)
     if present(node, 2):
         wi = arg(node, 2)
-        if wi.shape is not None and len(wi.shape) == 1:
+        if wi.shape is not None and len(wi.shape) != 1:  # (onnxruntime refuses it at load)
+            raise ShapeContradiction(f"TensorScatter: write_indices has rank {len(wi.shape)}, not 1")
+        if wi.shape is not None:
             node.require_equal(wi.shape[0], c[0], "TensorScatter: write_indices has one index per batch row")
         known = wi.value
         if known and all(isinstance(i, int) for i in known):

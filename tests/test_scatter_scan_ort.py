@@ -140,6 +140,11 @@ def test_tensor_scatter_one_write_index_per_batch_row(n):
     _agrees(_tensor_scatter("linear", ["n", 5, 4], ["n", 2, 4], [0, 1]), {"n": n})
 
 
+def test_tensor_scatter_write_indices_of_rank_2_are_refused():
+    m = _tensor_scatter("linear", [2, 5, 4], [2, 2, 4], [[0, 1]])
+    _refused_everywhere(m, {"c": np.ones((2, 5, 4), np.float32), "u": np.ones((2, 2, 4), np.float32)})
+
+
 def test_tensor_scatter_negative_write_index_is_refused():
     m = _tensor_scatter("circular", [2, 5, 4], [2, 2, 4], [0, -1])
     _refused_everywhere(m, {"c": np.ones((2, 5, 4), np.float32), "u": np.ones((2, 2, 4), np.float32)})
