@@ -35,13 +35,10 @@ KNOWN = {
     # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
     "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
     "AffineGrid": "issue 34: found by the sweep, not fixed yet",
-    "ArrayFeatureExtractor": "issue 34: found by the sweep, not fixed yet",
-    "Dropout": "issue 34: found by the sweep, not fixed yet",
     "GatherND": "issue 34: found by the sweep, not fixed yet",
     "GridSample": "issue 34: found by the sweep, not fixed yet",
     "MaxUnpool": "issue 34: found by the sweep, not fixed yet",
     "NonMaxSuppression": "issue 34: found by the sweep, not fixed yet",
-    "OneHot": "issue 34: found by the sweep, not fixed yet",
     "QLinearConv": "issue 34: found by the sweep, not fixed yet",
     "QLinearMatMul": "issue 34: found by the sweep, not fixed yet",
     "Resize": "issue 34: found by the sweep, not fixed yet",

@@ -1,5 +1,5 @@
-"""The domain of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (and its expanded body)
-against onnxruntime's run/refuse verdict (issue 34):
+"""The domain of NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (and its expanded body),
+OneHot, Dropout and ArrayFeatureExtractor against onnxruntime's run/refuse verdict (issue 34):
 hand-built models across each condition's boundary, and onnx's backend cases as the sweep
 moves them. onnxruntime runs exactly where the domain holds, and there with the inferred shapes."""
 
@@ -113,11 +113,67 @@ def test_loss_target_rank_is_the_inputs_less_one(op, opset):
         session(static).run(None, {"x": np.ones((3, 3, 3), np.float32)})
 
 
+def test_one_hot_values_has_two_elements():
+    m = _model("OneHot", [("i", T.FLOAT, ["a"]), ("depth", T.FLOAT, []), ("v", T.FLOAT, ["k"])],
+               {"depth": np.array(4.0, np.float32)}, ["y"], 11)
+    _agrees(m, _grid(a=[1, 3], k=[1, 2, 3, 4]))
+
+
+def test_one_hot_values_of_rank_two_is_refused_at_every_size():
+    m = _model("OneHot", [("i", T.FLOAT, ["a"]), ("depth", T.FLOAT, []), ("v", T.FLOAT, [1, 2])],
+               {"depth": np.array(4.0, np.float32)}, ["y"], 11)
+    with pytest.raises(ShapeContradiction, match="rank"):
+        onnxsym.infer(m)
+    with pytest.raises(Exception, match="rank 1"):
+        session(m)
+
+
+@pytest.mark.parametrize("ratio", [0.0, 0.5, 0.99, 1.0, 1.5, -0.1])
+@pytest.mark.parametrize("opset", [12, 22])
+def test_dropout_constant_ratio_in_zero_one(ratio, opset):
+    """onnxruntime refuses a ratio outside [0, 1) at every run, training or not."""
+    m = _model("Dropout", [("x", T.FLOAT, ["a"]), ("r", T.FLOAT, [])], {"r": np.array(ratio, np.float32)},
+               ["y"], opset)
+    runs = 0 <= ratio < 1
+    if runs:
+        _agrees(m, _grid(a=[1, 4]), refused=False)
+    else:
+        with pytest.raises(ShapeContradiction, match="ratio"):
+            onnxsym.infer(m)
+    try:
+        session(m).run(None, {"x": np.ones(3, np.float32)})
+        ran = True
+    except Exception:
+        ran = False
+    assert ran == runs
+
+
+def _feature(y, rank=2):
+    x = ["a", "b"][-rank:] if rank <= 2 else ["a", "c", "b"]
+    return _model("ArrayFeatureExtractor", [("x", T.FLOAT, x), ("y", T.INT64, list(np.shape(y)))],
+                  {"y": np.array(y, np.int64)}, ["z"], 17, domain="ai.onnx.ml")
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_array_feature_extractor_index_below_the_last_axis(rank):
+    m = _feature([0, 3], rank)
+    _agrees(m, [dict(a=2, b=b, c=2) for b in (1, 2, 3, 4, 5, 8)])
+
+
+def test_array_feature_extractor_refuses_a_negative_index():
+    m = _feature([-1, 1])
+    n, bad = disagreements(m, _grid(a=[2], b=[1, 2, 4, 9]))
+    assert not bad, bad
+    domain = onnxsym.infer(m).domain()
+    assert all(domain.violated(b) is not None for b in _grid(a=[2], b=[1, 2, 4, 9]))
+
+
 # the backend cases as the sweep moves them (every case of these ops: tests/conformance.py)
 CASES = ["test_nllloss_NCd1d2d3_none_no_weight_negative_ii", "test_nllloss_NCd1_mean_weight_negative_ii",
          "test_nllloss_NCd1d2_with_weight_reduction_mean", "test_sce_NCd1d2d3_sum_weight_high_ii",
          "test_sce_NCd1d2d3_sum_weight_high_ii_expanded", "test_sce_mean_weight_ii_3d_log_prob_expanded",
-         "test_sce_none_weights_log_prob"]
+         "test_sce_none_weights_log_prob", "test_onehot_with_axis", "test_onehot_negative_indices",
+         "test_training_dropout", "test_dropout_default_ratio", "test_ai_onnx_ml_array_feature_extractor"]
 
 
 @pytest.mark.parametrize("name", CASES)
