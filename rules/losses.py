@@ -6,7 +6,10 @@ Unsqueeze(target', 1), axis=1)`` and ``Gather(weight, target')``, where ``target
 target with each ``ignore_index`` element replaced by 0. So what it needs is what those two
 gathers check: the index block fits inside the input (target's dims at most the input's, not
 equal as the spec says), and each class index is in range of C and of the weight's length
-(negative ones count from the end)."""
+(negative ones count from the end). Those are stated where the target's elements are known
+(a constant, or bounds from the sizes); a fed target's classes are data. One gap: a computed
+target whose largest (or least) element may be the ignore_index says nothing of the next one
+at the size where it is (what holds for every target within the bounds)."""
 
 from __future__ import annotations
 
@@ -27,10 +30,10 @@ from onnxsym.semantics.shapes import prod
 from .common import arg, present
 
 
-def _class_bounds(site: Site) -> tuple[Dim, Dim] | None:
-    """The least and largest class index the body gathers: the target's elements with each
-    ``ignore_index`` one read as 0. None where the target's elements are not known well enough
-    (a fed target: data, not stated)."""
+def _class_bounds(site: Site) -> tuple[Dim, Dim, int | None] | None:
+    """The least and largest class index the body gathers, and the ignore_index that may be
+    either bound (None where it provably is not): the target's elements with each ignored
+    one read as 0. None where the target's elements are not known (a fed target: data)."""
     ignore = next((a.i for a in site.node.attribute if a.name == "ignore_index"), None)
     name = site.node.input[1]
     v = site.value(1)
@@ -42,12 +45,30 @@ def _class_bounds(site: Site) -> tuple[Dim, Dim] | None:
         if not v or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             return None
         xs = [0 if x == ignore else x for x in v]
-        return min(xs), max(xs)
+        return min(xs), max(xs), None
     b = site.elements.bounds(name) if site.elements is not None else None
-    if b is None or ignore is None:
-        return b
-    lo, hi = b  # (an ignored element inside the bounds is read as 0: the bounds are not the gathered ones)
-    return b if dims.try_le(ignore, dims.sub(lo, 1)) is True or dims.try_le(dims.add(hi, 1), ignore) is True else None
+    if b is None:
+        return None
+    lo, hi = b
+    outside = ignore is None or dims.try_le(ignore, dims.sub(lo, 1)) is True or dims.try_le(dims.add(hi, 1), ignore) is True
+    return lo, hi, None if outside else ignore
+
+
+def _classes_in(site: Site, d: Dim, bounds, count: Dim, what: str) -> Iterator[Raw]:
+    """-d <= each class < d. Where the ignore_index may be a bound, that bound is no class
+    where it is the ignored value: what holds for every target within the bounds is then
+    "the bound is in range, or it is the ignored value" (and an ignored one, read as 0, needs d >= 1)."""
+    lo, hi, ignore = bounds
+    if ignore is None:
+        yield from index_range(site, d, (lo, hi), count, what)
+        return
+    yield from index_range(site, d, (0, 0), count, what)
+    empty = () if dims.try_le(1, count) is True else ((count, 0),)
+    for bound, inside, why in ((hi, dims.dmin(hi, dims.sub(d, 1)), f"index {hi} < {d} {what}"),
+                               (lo, dims.dmax(lo, dims.neg(d)), f"index {lo} >= -{d} {what}")):
+        if dims.try_eq(bound, inside) is not True:
+            yield site.raw("or", inside, bound, f"{why}, or {bound} is ignore_index {ignore}",
+                           alts=((inside, bound), (bound, ignore)) + empty)
 
 
 def _loss_needs(site: Site) -> Iterator[Raw]:
@@ -59,19 +80,24 @@ def _loss_needs(site: Site) -> Iterator[Raw]:
         if dims.try_le(b, a) is not True and not (isinstance(a, int) and isinstance(b, int)):
             yield site.raw("<=", b, a, f"{op}: target dim {axis} {b} <= the input's {a} "
                                        "(onnxruntime gathers the target's block of the input)")
-    bounds = _class_bounds(site)
-    if bounds is None:
-        return
+    if op == "SoftmaxCrossEntropyLoss":  # (the body's Reshape(scores, [0, 0, -1]): -1 beside a 0 fails)
+        for axis in (0, 1):
+            if dims.try_le(1, x[axis]) is not True:
+                yield site.raw("<=", 1, x[axis], f"{op}: scores dim {axis} {x[axis]} >= 1 (onnxruntime reshapes "
+                                                 "the scores to (N, C, -1))")
+    # (a class not known: whatever it is, C and the weight's length are at least 1, unless no class is read)
+    bounds = _class_bounds(site) or (0, 0, None)
     count = prod(t)
-    yield from index_range(site, x[1], bounds, count, f"{op}: a class of the input's {x[1]}")
+    yield from _classes_in(site, x[1], bounds, count, f"{op}: a class of the input's {x[1]}")
     w = site.shape(2)
     if w is not None and len(w) == 1:
-        yield from index_range(site, w[0], bounds, count, f"{op}: a class of the weight's {w[0]}")
+        yield from _classes_in(site, w[0], bounds, count, f"{op}: a class of the weight's {w[0]}")
 
 
 LOSS_NEEDS = Condition("target's dims are at most the input's without its class axis 1 (onnxruntime, not equal "
                        "as the spec says); -C <= a class < C and -len(weight) <= a class < len(weight), "
-                       "ignore_index read as 0 (where the target's elements are known)", _loss_needs)
+                       "ignore_index read as 0 (where the target's elements are known; else C and the weight's "
+                       "length >= 1 unless the target is empty); SoftmaxCrossEntropyLoss: N and C >= 1", _loss_needs)
 
 
 def _static_agree(node, scores, target):

@@ -201,3 +201,49 @@ def test_loss_static_dims_are_equal(op, opset, x, w):
             onnxsym.infer(m)
     weight_checked = opset >= 22
     assert ran == (x[0] == 3 and x[2] == 2 and (x[1] == w or not weight_checked))
+
+
+@pytest.mark.parametrize("op, opset", LOSSES)
+def test_loss_empty_sizes(op, opset):
+    """With sizes of 0 allowed: a fed class needs C and the weight's length >= 1 unless the target is
+    empty; SoftmaxCrossEntropyLoss's body reshapes the scores to (N, C, -1), refused where N or C is 0."""
+    outs = ["y", "lp"] if op == "SoftmaxCrossEntropyLoss" else ["y"]
+    m = _model(op, [("x", T.FLOAT, ["n", "c", "d"]), ("t", T.INT64, ["m", "e"]), ("w", T.FLOAT, ["k"])], {}, outs,
+               opset, reduction="mean")
+    grid = [dict(n=n, c=c, d=d, m=mm, e=e, k=k) for n, c, d, mm, e, k in
+            [(0, 5, 2, 0, 2, 5), (3, 0, 2, 3, 2, 5), (3, 0, 2, 0, 2, 5), (3, 5, 0, 3, 0, 5), (3, 5, 2, 3, 2, 0),
+             (3, 5, 2, 0, 2, 0), (3, 0, 0, 3, 0, 5), (3, 5, 2, 3, 2, 5)]]
+    res = onnxsym.infer(m, allow_zero=list(grid[0]))
+    domain, sess = res.domain(), session(m)
+    for b in grid:
+        feeds = {"x": np.ones((b["n"], b["c"], b["d"]), np.float32), "t": np.zeros((b["m"], b["e"]), np.int64),
+                 "w": np.ones(b["k"], np.float32)}
+        try:
+            sess.run(None, feeds)
+            ran = True
+        except Exception:
+            ran = False
+        assert (domain.violated(b) is None) == ran, (b, ran, domain.violated(b))
+
+
+def _ints(name, vals):
+    return h.make_node("Constant", [], [name], value=h.make_tensor(name, T.INT64, [len(vals)] if len(vals) > 1 else [],
+                                                                    vals))
+
+
+@pytest.mark.parametrize("op", ["NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"])
+@pytest.mark.parametrize("start, ignore", [(0, None), (-2, None), (0, -5), (-2, 2), (0, 0)])
+def test_loss_classes_from_shapes(op, start, ignore):
+    """A target computed from the sizes, Range(start, a + start): its element bounds give the
+    classes (an ignore_index that may be one of them: either bound is in range or is the ignored one)."""
+    attrs = {} if ignore is None else {"ignore_index": ignore}
+    nodes = [h.make_node("Shape", ["x"], ["s"]), _ints("z", [start]), _ints("one", [1]),
+             h.make_node("Constant", [], ["i0"], value=h.make_tensor("i0", T.INT64, [1], [0])),
+             h.make_node("Gather", ["s", "i0"], ["n1"], axis=0), h.make_node("Squeeze", ["n1"], ["n"]),
+             h.make_node("Add", ["n", "z"], ["lim"]), h.make_node("Range", ["z", "lim", "one"], ["t"]),
+             h.make_node(op, ["x", "t"], ["y"], reduction="none", **attrs)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["a", "b"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 10
+    _agrees(m, _grid(a=[1, 2, 3, 4, 5], b=[1, 2, 3, 4, 5]))
