@@ -9,7 +9,9 @@ graph-input dim turned into a symbol, held against onnxruntime.
     the case's values as initializers, so they stay meaningful; only the float inputs' dims
     move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
     refuses) or too narrow (the domain refuses, onnxruntime runs); a run the domain allows
-    with other shapes than the inferred ones is a wrong dim at a moved size.
+    with other shapes than the inferred ones is a wrong dim at a moved size. Float inputs
+    that are data rather than sizes (Dropout's ratio, OneHot's depth: ``KEEP_DATA``, each with
+    its reason) keep their case values too.
 
 ``python -m tests.conformance [--ops A,B] [--out docs/conformance.md] [--jobs 2]`` writes the
 per-op report. ``KNOWN`` lists the ops still disagreeing, each with the issue it belongs to.
@@ -33,21 +35,23 @@ KNOWN = {
     # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
     "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
     "AffineGrid": "issue 34: found by the sweep, not fixed yet",
-    "ArrayFeatureExtractor": "issue 34: found by the sweep, not fixed yet",
-    "Dropout": "issue 34: found by the sweep, not fixed yet",
     "GridSample": "issue 34: found by the sweep, not fixed yet",
     "MaxUnpool": "issue 34: found by the sweep, not fixed yet",
-    "NegativeLogLikelihoodLoss": "issue 34: found by the sweep, not fixed yet",
-    "OneHot": "issue 34: found by the sweep, not fixed yet",
     "QLinearConv": "issue 34: found by the sweep, not fixed yet",
     "QLinearMatMul": "issue 34: found by the sweep, not fixed yet",
     "Resize": "issue 34: found by the sweep, not fixed yet",
     "STFT": "issue 34: found by the sweep, not fixed yet",
-    "SoftmaxCrossEntropyLoss": "issue 34: found by the sweep, not fixed yet",
     "Upsample": "issue 34: found by the sweep, not fixed yet",
 }
 # A case of several nodes (a function's body, "..._expanded"): found by the sweep, not triaged yet (issue 34).
 EXPANDED = "issue 34: a function body's case, not triaged yet"
+
+# Float inputs that are data, not sizes: the case's values are kept (as initializers, like the
+# integer inputs), since a random normal value is no such datum; each with the reason.
+KEEP_DATA = {
+    "Dropout": {1: "ratio: onnxruntime refuses one outside [0, 1) at every size (the rule says so of a constant)"},
+    "OneHot": {1: "depth: a count (onnxruntime refuses one below 1 at every size; the rule says so of a constant)"},
+}
 
 
 # Float inputs whose values, not their sizes only, decide whether onnxruntime runs: at a moved
@@ -65,6 +69,8 @@ EXPANDED_AGREE = {
         "LinearAttention",
     "Cast+CastLike+Concat+Constant+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose": "LinearAttention",
     "CastLike+Concat+Constant+ConstantOfShape+Div+Reshape+Scan+Shape+Transpose": "LinearAttention",
+    "Constant+Identity+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
+    "Constant+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
 }
 
 
@@ -284,13 +290,14 @@ def check_case(name: str) -> Outcome:
         return out
     out.wrong, out.unknown = _compare(result, real, binding, "case inputs")
     # (b) the domain
-    floats = {k for k, v in feeds.items() if _is_float(v.dtype) or v.dtype == np.bool_}
+    data = {names[i] for i in KEEP_DATA.get(op, {}) if i < len(names)}
+    floats = {k for k, v in feeds.items() if (_is_float(v.dtype) or v.dtype == np.bool_) and k not in data}
     if not any(_is_float(feeds[k].dtype) for k in floats):
         out.domain_skipped = "no floating-point input"
         return out
     kept = set(feeds) - floats
     m, binding = symbolized(model, feeds, keep=kept)
-    moving = {k: feeds[k] for k in floats}
+    moving = {k: v for k, v in feeds.items() if k in floats}  # (in input order: the random draws repeat)
     valued = {model.graph.node[0].input[i] for i in VALUED.get(op, ()) if i < len(model.graph.node[0].input)}
     shapes = {i.name: [d.dim_param for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     try:

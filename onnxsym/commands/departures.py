@@ -46,6 +46,16 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "batch of 0 rows (a row of no step runs). The spec asks the body's outputs to keep one shape in every "
      "iteration; onnxruntime also holds the state outputs to the initial states' shapes (it feeds them back "
      "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py."),
+    ("NegativeLogLikelihoodLoss",
+     "The spec's target is the input's shape without axis 1; onnxruntime runs the function body, whose "
+     "GatherElements takes the target's block of the input: in a model with symbolic dims an input larger "
+     "on N or d1..dk runs too (the loss has the target's shape), a smaller one is refused. A class may be "
+     "negative (-C <= class < C, counted from the end, and so into the weight), and each ignore_index "
+     "element is read as class 0. Where both dims are static, onnxruntime's load check wants them equal (from opset "
+     "22 also a static weight length and a static C)."),
+    ("SoftmaxCrossEntropyLoss",
+     "As NegativeLogLikelihoodLoss, whose body onnxruntime runs after a LogSoftmax over axis 1: labels "
+     "at most the scores' dims (not equal), negative classes counted from the end, ignored ones read as 0."),
     # (these three: tests/test_ort_departures.py)
     ("SplitToSequence",
      "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "
