@@ -6,11 +6,13 @@ graph-input dim turned into a symbol, held against onnxruntime.
 (b) the domain: on cases with floating-point inputs, one symbol at a time moved to
     1, 2, 3, its own + 1 and twice its own; onnxsym's domain says valid or not, onnxruntime
     runs or refuses. Integer, string and bool inputs (indices, counts, axes, masks) keep
-    the case's values as initializers, so they stay meaningful, and so do float inputs that
-    are data (``DATA``: Resize's roi and scales, Upsample's scales, in both halves); only the
-    other float inputs' dims move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
+    the case's values as initializers, so they stay meaningful; only the float inputs' dims
+    move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
     refuses) or too narrow (the domain refuses, onnxruntime runs); a run the domain allows
-    with other shapes than the inferred ones is a wrong dim at a moved size.
+    with other shapes than the inferred ones is a wrong dim at a moved size. Float inputs
+    that are data rather than sizes (Dropout's ratio, OneHot's depth: ``KEEP_DATA``; Resize's
+    roi and scales and Upsample's scales, in both halves: ``DATA``; each with its reason) keep
+    their case values too.
 
 ``python -m tests.conformance [--ops A,B] [--out docs/conformance.md] [--jobs 2]`` writes the
 per-op report. ``KNOWN`` lists the ops still disagreeing, each with the issue it belongs to.
@@ -33,23 +35,36 @@ from onnx import numpy_helper
 KNOWN = {
     # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
     "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
-    "ArrayFeatureExtractor": "issue 34: found by the sweep, not fixed yet",
-    "Dropout": "issue 34: found by the sweep, not fixed yet",
-    "GatherND": "issue 34: found by the sweep, not fixed yet",
-    "NegativeLogLikelihoodLoss": "issue 34: found by the sweep, not fixed yet",
-    "NonMaxSuppression": "issue 34: found by the sweep, not fixed yet",
-    "OneHot": "issue 34: found by the sweep, not fixed yet",
-    "ReverseSequence": "issue 34: found by the sweep, not fixed yet",
-    "Scan": "issue 34: found by the sweep, not fixed yet",
-    "Scatter": "issue 34: found by the sweep, not fixed yet",
-    "ScatterElements": "issue 34: found by the sweep, not fixed yet",
-    "ScatterND": "issue 34: found by the sweep, not fixed yet",
-    "SoftmaxCrossEntropyLoss": "issue 34: found by the sweep, not fixed yet",
-    "SplitToSequence": "issue 34: found by the sweep, not fixed yet",
-    "TensorScatter": "issue 34: found by the sweep, not fixed yet",
 }
 # A case of several nodes (a function's body, "..._expanded"): found by the sweep, not triaged yet (issue 34).
 EXPANDED = "issue 34: a function body's case, not triaged yet"
+
+# Float inputs that are data, not sizes: the case's values are kept (as initializers, like the
+# integer inputs), since a random normal value is no such datum; each with the reason.
+KEEP_DATA = {
+    "Dropout": {1: "ratio: onnxruntime refuses one outside [0, 1) at every size (the rule says so of a constant)"},
+    "OneHot": {1: "depth: a count (onnxruntime refuses one below 1 at every size; the rule says so of a constant)"},
+}
+
+
+# Float inputs whose values, not their sizes only, decide whether onnxruntime runs: at a moved
+# size they hold the case's values (repeated to fill the shape), not random ones.
+VALUED = {
+    # onnxruntime refuses an iou_threshold outside [0, 1] whatever the sizes
+    "NonMaxSuppression": (3, 4),
+}
+
+
+# Function bodies' cases that agree (checked like one-op cases, not excused), with what they are.
+EXPANDED_AGREE = {
+    # LinearAttention's bodies, a Scan over the steps (the state outputs keep the states' shapes)
+    "Cast+CastLike+Concat+Constant+ConstantOfShape+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose":
+        "LinearAttention",
+    "Cast+CastLike+Concat+Constant+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose": "LinearAttention",
+    "CastLike+Concat+Constant+ConstantOfShape+Div+Reshape+Scan+Shape+Transpose": "LinearAttention",
+    "Constant+Identity+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
+    "Constant+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
+}
 
 
 # Inputs that are data rather than sizes to move, per op (by the node's input positions): kept at
@@ -69,7 +84,7 @@ def _data_inputs(model: onnx.ModelProto, feeds) -> set[str]:
 
 
 def known(op: str) -> str | None:
-    return KNOWN.get(op) or (EXPANDED if "+" in op else None)
+    return KNOWN.get(op) or (EXPANDED if "+" in op and op not in EXPANDED_AGREE else None)
 
 MOVES = ("1", "2", "3", "own+1", "2*own")
 
@@ -230,12 +245,14 @@ def _valid(result, domain, binding):
     return None if bad is None else bad.text
 
 
-def _moved(feeds, inp_shapes, binding):
+def _moved(feeds, inp_shapes, binding, valued=frozenset()):
     rng = np.random.default_rng(0)
     out = {}
     for name, a in feeds.items():
         shape = [binding[s] for s in inp_shapes[name]]
-        if a.dtype == np.bool_:
+        if name in valued:
+            out[name] = np.resize(a, shape)
+        elif a.dtype == np.bool_:
             out[name] = rng.integers(0, 2, shape).astype(np.bool_)
         else:
             out[name] = rng.standard_normal(shape).astype(a.dtype) if not np.issubdtype(a.dtype, np.complexfloating) \
@@ -283,13 +300,15 @@ def check_case(name: str) -> Outcome:
         return out
     out.wrong, out.unknown = _compare(result, real, binding, "case inputs")
     # (b) the domain
-    floats = {k for k, v in feeds.items() if _is_float(v.dtype) or v.dtype == np.bool_} - data
+    data |= {names[i] for i in KEEP_DATA.get(op, {}) if i < len(names)}
+    floats = {k for k, v in feeds.items() if (_is_float(v.dtype) or v.dtype == np.bool_) and k not in data}
     if not any(_is_float(feeds[k].dtype) for k in floats):
         out.domain_skipped = "no floating-point input"
         return out
     kept = set(feeds) - floats
     m, binding = symbolized(model, feeds, keep=kept)
-    moving = {k: v for k, v in feeds.items() if k in floats}  # (in input order: a set's order changes per process)
+    moving = {k: v for k, v in feeds.items() if k in floats}  # (in input order: the random draws repeat)
+    valued = {model.graph.node[0].input[i] for i in VALUED.get(op, ()) if i < len(model.graph.node[0].input)}
     shapes = {i.name: [d.dim_param for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     try:
         with warnings.catch_warnings():
@@ -311,7 +330,7 @@ def check_case(name: str) -> Outcome:
                 out.domain_skipped = f"the domain cannot judge a size: {_first(exc)}"
                 return out
             out.tries += 1
-            err, real = _run(m, _moved(moving, shapes, b))
+            err, real = _run(m, _moved(moving, shapes, b, valued))
             where = f"{s}={v}"
             if why is None and err is not None:
                 out.too_wide.append(f"{where}: onnxruntime: {err}")
