@@ -8,6 +8,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
@@ -17,6 +18,7 @@ from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 from . import shape_ops
 from .common import BOOL, F32, I32, I64, STRING, arg, present, required_int, scalar
 from .contrib_common import MS, WithInputs, channels_last_rule, exact_div, same_as, to_channels_first
+from .image import GRID_SAMPLE, grid_sample
 from .nn import conv, conv_transpose, gemm, matmul, pool
 
 
@@ -190,12 +192,14 @@ def torch_embedding(node: Node) -> Outputs:
     return [Tensor(w.dtype, tuple(indices) + (width,))]
 
 
-@register("GridSample", domain=MS)
-def grid_sample(node: Node) -> Outputs:
-    """X (N, C, H, W) sampled at Grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)."""
-    x, grid = arg(node, 0), arg(node, 1)
-    shape, grid_shape = (shape_of(t, x.dtype, why="input or grid rank unknown") for t in (x, grid))
-    return [Tensor(x.dtype, (shape[0], shape[1]) + tuple(grid_shape[1:-1]))]
+@register("GridSample", domain=MS, conditions=GRID_SAMPLE)
+def ms_grid_sample(node: Node) -> Outputs:
+    """onnxruntime's kernel of the standard op (bilinear, nearest, bicubic), on the 4-D X and grid
+    its schema takes (another rank is refused when the model loads)."""
+    for what, t in (("X", arg(node, 0)), ("grid", arg(node, 1))):
+        if t.shape is not None and len(t.shape) != 4:
+            raise ShapeContradiction(f"com.microsoft GridSample {what} has rank {len(t.shape)}, not 4")
+    return grid_sample(node)
 
 
 @register("CropAndResize", domain=MS)

@@ -75,8 +75,10 @@ def _sliding_blocks(node, image, block):
     return count
 
 
-@register("GridSample", conditions=["grid[0] == X[0]", "grid[-1] is the number of spatial axes (2 or 3)",
-                                    "X's spatial dims are >= 1"])
+GRID_SAMPLE = ["grid[0] == X[0]", "grid[-1] is the number of spatial axes (2 or 3)", "X's spatial dims are >= 1"]
+
+
+@register("GridSample", conditions=GRID_SAMPLE)
 def grid_sample(node: Node) -> Outputs:
     """(N, C, *grid.shape[1:-1]): the grid's spatial dims (2-D before opset 20, N-D after;
     onnxruntime's kernel takes 4-D and 5-D X at every opset)."""

@@ -417,3 +417,16 @@ def test_resize_11_refuses_neither_scales_nor_sizes():
         session(_model("Resize", [("x", T.FLOAT, [1, 1, 2, 2]), ("roi", T.FLOAT, [0]), ("scales", T.FLOAT, [0])], 11,
                        inits=[("roi", np.zeros(0, np.float32)), ("scales", np.zeros(0, np.float32))])).run(
             None, {"x": np.ones((1, 1, 2, 2), np.float32)})
+
+
+def test_grid_sample_of_com_microsoft_is_the_standard_kernel():
+    """The contrib op runs the same kernel: the same grid batch and last dim; 4-D only (its schema)."""
+    def ms(rank):
+        m = _model("GridSample", [("x", T.FLOAT, ["n", 1, *[4] * (rank - 2)]),
+                                  ("g", T.FLOAT, ["b", *[3] * (rank - 2), "k"])], 1, domain="com.microsoft")
+        m.opset_import.append(h.make_opsetid("", 17))
+        return m
+    _agrees(ms(4), _grid(n=[1, 2], b=[1, 2], k=[1, 2, 3]))
+    with pytest.raises(Exception, match="rank 4"):
+        session(ms(5))
+    _refused_at_every_size(ms(5), "not 4")
