@@ -898,7 +898,24 @@ def where_rule(node):
         flat = [av if bool(cv) else bv for cv, av, bv in zip(ca.reshape(-1), aa.reshape(-1), ba.reshape(-1))]
         value = _keep(flat)
         node.act_on(0, "condition")
+    elif c.value is None:
+        value = _where_by_sizes(node, c, a, b, out)
     return [Tensor(dtype, out, value)]
+
+
+def _where_by_sizes(node, c, a, b, out):
+    """A one-element Where whose condition is a test of the sizes and whose picks are shape
+    values: ``b + [cond] * (a - b)``, the condition as a 0/1 dim (exact at every size, so a later
+    Reshape or Expand over it states what it needs instead of leaving it unknown)."""
+    one = [t.value[0] if t.value is not None and len(t.value) == 1 and intops.is_dim(t.value[0]) else None
+           for t in (a, b)]
+    if None in one or (a.dtype or b.dtype) not in intops.INT_TYPES or any(not isinstance(d, int) or d != 1 for d in out) or \
+            c.shape is None or any(not isinstance(d, int) or d != 1 for d in c.shape):
+        return None
+    cond = node.indicator(0)
+    if cond is None:
+        return None
+    return (dims.add(one[1], dims.mul(cond, dims.sub(one[0], one[1]))),)
 
 
 # --------------------------------------------------------------------- Pad, Cast

@@ -1,0 +1,94 @@
+"""Function bodies (the backend suite's "_expanded" cases, issue 34): the single-op rules and the
+engine over many-node graphs, each verdict checked against onnxruntime at sizes it refuses and
+sizes it runs."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnxsym
+from tests.domain_boundary import expected, run
+
+pytest.importorskip("onnxruntime")
+
+
+def _agrees(m, b):
+    """The domain's verdict at ``b`` is onnxruntime's; where it runs, with the inferred shapes."""
+    res = onnxsym.infer(m)
+    err, shapes = run(m, res, b)
+    why = res.domain().violated(b)
+    assert (why is None) == (err is None), (b, why, err)
+    if err is None:
+        assert shapes == expected(res, b)
+    return err
+
+
+def _model(nodes, inputs, outputs, opset=21, functions=()):
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, et, s) for n, et, s in inputs],
+                     [h.make_tensor_value_info(n, T.FLOAT, None) for n in outputs])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset), h.make_opsetid("local", 1)],
+                        functions=list(functions))
+
+
+# --------------------------------------------------------------------- Conv
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 6])
+def test_conv_group_divides_the_output_channels(m):
+    """onnxruntime: "Output channels M is not divisible by group" (a depthwise causal conv)."""
+    model = _model([h.make_node("Conv", ["x", "w"], ["y"], group=2)],
+                   [("x", T.FLOAT, [1, 4, 5]), ("w", T.FLOAT, ["m", 2, 1])], ["y"])
+    err = _agrees(model, {"m": m})
+    assert (err is None) == (m % 2 == 0)
+
+
+@pytest.mark.parametrize("k", [1, 3, 4, 5])
+def test_conv_bias_has_the_output_channels(k):
+    """onnxruntime: "bias must be a 1D tensor of size output_channels" (no broadcast of 1)."""
+    model = _model([h.make_node("Conv", ["x", "w", "b"], ["y"])],
+                   [("x", T.FLOAT, [1, 4, 5]), ("w", T.FLOAT, [4, 4, 1]), ("b", T.FLOAT, ["k"])], ["y"])
+    err = _agrees(model, {"k": k})
+    assert (err is None) == (k == 4)
+
+
+# --------------------------------------------------------------------- Where on a test of the sizes
+
+def _gqa_repeat():
+    """Attention's body repeats the K heads: Where(q != kv and q % kv == 0, q / kv, 1), an Expand
+    to [kv, that, d] and a Reshape to [q, d], which holds only where kv divides q."""
+    c = h.make_tensor
+    nodes = [
+        h.make_node("Shape", ["q"], ["qh"], start=0, end=1),
+        h.make_node("Shape", ["k"], ["kh"], start=0, end=1),
+        h.make_node("Shape", ["k"], ["kd"], start=1, end=2),
+        h.make_node("Constant", [], ["zero"], value=c("zero", T.INT64, [1], [0])),
+        h.make_node("Constant", [], ["one"], value=c("one", T.INT64, [1], [1])),
+        h.make_node("Constant", [], ["ax"], value=c("ax", T.INT64, [1], [1])),
+        h.make_node("Equal", ["qh", "kh"], ["same"]),
+        h.make_node("Not", ["same"], ["differ"]),
+        h.make_node("Mod", ["qh", "kh"], ["rem"]),
+        h.make_node("Equal", ["rem", "zero"], ["divides"]),
+        h.make_node("And", ["differ", "divides"], ["gqa"]),
+        h.make_node("Div", ["qh", "kh"], ["ratio"]),
+        h.make_node("Where", ["gqa", "ratio", "one"], ["rep"]),
+        h.make_node("Unsqueeze", ["k", "ax"], ["k3"]),
+        h.make_node("Concat", ["kh", "rep", "kd"], ["to"], axis=0),
+        h.make_node("Expand", ["k3", "to"], ["kx"]),
+        h.make_node("Concat", ["qh", "kd"], ["back"], axis=0),
+        h.make_node("Reshape", ["kx", "back"], ["y"]),
+    ]
+    return _model(nodes, [("q", T.FLOAT, ["qn", 3]), ("k", T.FLOAT, ["kn", 3])], ["y"])
+
+
+@pytest.mark.parametrize("qn, kn", [(2, 2), (4, 2), (6, 3), (1, 2), (3, 2), (2, 4), (5, 5)])
+def test_where_on_a_size_test_keeps_the_reshape_condition(qn, kn):
+    err = _agrees(_gqa_repeat(), {"qn": qn, "kn": kn})
+    assert (err is None) == (qn % kn == 0)
+
+
+def test_where_on_a_size_test_is_a_dim():
+    res = onnxsym.infer(_gqa_repeat())
+    rep = res.values["rep"].value[0]
+    for qn, kn in [(2, 2), (4, 2), (3, 2), (1, 2), (6, 3)]:
+        want = qn // kn if qn != kn and qn % kn == 0 else 1
+        assert onnxsym.dims.evaluate(rep, {"qn": qn, "kn": kn}) == want
