@@ -92,3 +92,24 @@ def test_where_on_a_size_test_is_a_dim():
     for qn, kn in [(2, 2), (4, 2), (3, 2), (1, 2), (6, 3)]:
         want = qn // kn if qn != kn and qn % kn == 0 else 1
         assert onnxsym.dims.evaluate(rep, {"qn": qn, "kn": kn}) == want
+
+
+# --------------------------------------------------------------------- conditions in an If branch
+
+@pytest.mark.parametrize("op", ["GatherElements", "Gather"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_index_bounds_inside_an_if_branch(op, n):
+    """A branch indexing with constants (AffineGrid's body gathers theta's 6 entries in its 2-D
+    branch): the indices' bounds are walked in the branch too."""
+    then = h.make_graph([h.make_node("Constant", [], ["idx"], value=h.make_tensor("idx", T.INT64, [2], [0, 2])),
+                         h.make_node(op, ["x", "idx"], ["t"], axis=0)],
+                        "then", [], [h.make_tensor_value_info("t", T.FLOAT, None)])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [],
+                         [h.make_tensor_value_info("e", T.FLOAT, None)])
+    nodes = [h.make_node("Shape", ["c"], ["cs"]), h.make_node("Size", ["cs"], ["rank"]),
+             h.make_node("Constant", [], ["one"], value=h.make_tensor("one", T.INT64, [], [1])),
+             h.make_node("Equal", ["rank", "one"], ["cond"]),
+             h.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)]
+    model = _model(nodes, [("x", T.FLOAT, ["n"]), ("c", T.FLOAT, [2])], ["y"])
+    err = _agrees(model, {"n": n})
+    assert (err is None) == (n >= 3)
