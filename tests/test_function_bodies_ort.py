@@ -113,3 +113,20 @@ def test_index_bounds_inside_an_if_branch(op, n):
     model = _model(nodes, [("x", T.FLOAT, ["n"]), ("c", T.FLOAT, [2])], ["y"])
     err = _agrees(model, {"n": n})
     assert (err is None) == (n >= 3)
+
+
+# --------------------------------------------------------------------- a model-local function
+
+def _calls_local_function():
+    """A model calling a local function whose body broadcasts its two inputs."""
+    fn = h.make_function("local", "AddScaled", ["a", "b"], ["c"],
+                         [h.make_node("Add", ["a", "b"], ["s"]), h.make_node("Relu", ["s"], ["c"])],
+                         [h.make_opsetid("", 21)])
+    return _model([h.make_node("AddScaled", ["x", "y"], ["z"], domain="local")],
+                  [("x", T.FLOAT, [2, "n"]), ("y", T.FLOAT, ["m"])], ["z"], functions=[fn])
+
+
+@pytest.mark.parametrize("n, m", [(2, 3), (3, 2), (2, 2), (1, 3), (4, 1)])
+def test_conditions_inside_a_local_function_reach_the_domain(n, m):
+    err = _agrees(_calls_local_function(), {"n": n, "m": m})
+    assert (err is None) == (n == m or 1 in (n, m))
