@@ -130,3 +130,38 @@ def _calls_local_function():
 def test_conditions_inside_a_local_function_reach_the_domain(n, m):
     err = _agrees(_calls_local_function(), {"n": n, "m": m})
     assert (err is None) == (n == m or 1 in (n, m))
+
+
+def _picked(test):
+    """ConstantOfShape([Where(test(a, b), a, b + 1)]) over a = x's dim, b = y's: the output's dim is
+    the picked size."""
+    nodes = [h.make_node("Shape", ["x"], ["a"]), h.make_node("Shape", ["y"], ["b"]),
+             h.make_node("Constant", [], ["one"], value=h.make_tensor("one", T.INT64, [1], [1])),
+             h.make_node("Add", ["b", "one"], ["b1"])]
+    nodes += test
+    nodes += [h.make_node("Where", ["t", "a", "b1"], ["s"]),
+              h.make_node("ConstantOfShape", ["s"], ["z"], value=h.make_tensor("v", T.FLOAT, [1], [0.0]))]
+    return _model(nodes, [("x", T.FLOAT, ["n"]), ("y", T.FLOAT, ["m"])], ["z"])
+
+
+TESTS = {
+    "Less": [h.make_node("Less", ["a", "b"], ["t"])],
+    "LessOrEqual": [h.make_node("LessOrEqual", ["a", "b"], ["t"])],
+    "Greater": [h.make_node("Greater", ["a", "b"], ["t"])],
+    "GreaterOrEqual": [h.make_node("GreaterOrEqual", ["a", "b"], ["t"])],
+    "not Equal": [h.make_node("Equal", ["a", "b"], ["e"]), h.make_node("Not", ["e"], ["t"])],
+    "Or": [h.make_node("Less", ["a", "b"], ["l"]), h.make_node("Equal", ["a", "one"], ["e"]),
+           h.make_node("Or", ["l", "e"], ["t"])],
+    "Xor": [h.make_node("Less", ["a", "b"], ["l"]), h.make_node("Equal", ["a", "one"], ["e"]),
+            h.make_node("Xor", ["l", "e"], ["t"])],
+}
+
+
+@pytest.mark.parametrize("test", sorted(TESTS))
+def test_where_on_a_size_test_picks_what_onnxruntime_picks(test):
+    model = _picked(TESTS[test])
+    res = onnxsym.infer(model)
+    assert res.values["s"].value is not None  # a dim, not unknown
+    for n, m in [(1, 1), (1, 2), (2, 1), (3, 3), (2, 5), (5, 2)]:
+        err, shapes = run(model, res, {"n": n, "m": m})
+        assert err is None and shapes == expected(res, {"n": n, "m": m}), (n, m)

@@ -91,7 +91,10 @@ def indicator(relation: Relation) -> Dim:
     if op in (Rel.GT, Rel.GE):
         a, b, op = b, a, op.swapped
     if op in (Rel.EQ, Rel.NE):
-        differs = dims.dmin(dims.dmax(dims.sub(a, b), dims.sub(b, a)), 1)
+        d = dims.sub(a, b)
+        lo, hi = dims.range_of(d)
+        size = d if lo >= 0 else dims.neg(d) if hi <= 0 else dims.dmax(d, dims.neg(d))  # |a - b|
+        differs = size if max(abs(lo), abs(hi)) <= 1 else dims.dmin(size, 1)
         return differs if op is Rel.NE else dims.sub(1, differs)
     gap = dims.sub(b, a) if op is Rel.LT else dims.add(dims.sub(b, a), 1)
     return dims.dmin(dims.dmax(gap, 0), 1)
