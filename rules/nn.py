@@ -181,7 +181,8 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
                                          "SAME padding: no dilation (onnxruntime refuses it at every size)",
                                          "X[1] == group * W[1] (the input channels)",
-                                         "Conv, ConvInteger: group divides W[0] (the output channels M); Conv's B is 1-D of M elements"]
+                                         "Conv, ConvInteger: group divides W[0] (the output channels M); "
+                                         "Conv's B is 1-D of M elements"]
 
 
 @register("Conv ConvInteger QLinearConv", conditions=CONV_CONDITIONS, cost=formulas.CONV)

@@ -2,7 +2,6 @@
 engine over many-node graphs, each verdict checked against onnxruntime at sizes it refuses and
 sizes it runs."""
 
-import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -165,3 +164,22 @@ def test_where_on_a_size_test_picks_what_onnxruntime_picks(test):
     for n, m in [(1, 1), (1, 2), (2, 1), (3, 3), (2, 5), (5, 2)]:
         err, shapes = run(model, res, {"n": n, "m": m})
         assert err is None and shapes == expected(res, {"n": n, "m": m}), (n, m)
+
+
+def _nested_gather():
+    """A local function calling another, whose body gathers its input's rows 0 and 2."""
+    inner = h.make_function("local", "Pick", ["a"], ["c"],
+                            [h.make_node("Constant", [], ["i"], value=h.make_tensor("i", T.INT64, [2], [0, 2])),
+                             h.make_node("Gather", ["a", "i"], ["c"], axis=0)],
+                            [h.make_opsetid("", 21)])
+    outer = h.make_function("local", "Outer", ["a"], ["c"],
+                            [h.make_node("Pick", ["a"], ["p"], domain="local"), h.make_node("Relu", ["p"], ["c"])],
+                            [h.make_opsetid("", 21), h.make_opsetid("local", 1)])
+    return _model([h.make_node("Outer", ["x"], ["z"], domain="local")], [("x", T.FLOAT, ["n", 2])], ["z"],
+                  functions=[inner, outer])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_index_bounds_inside_a_nested_local_function(n):
+    err = _agrees(_nested_gather(), {"n": n})
+    assert (err is None) == (n >= 3)

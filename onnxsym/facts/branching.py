@@ -109,10 +109,9 @@ def indicator_of(engine, name: str, depth: int = 0) -> Dim | None:
         return None
     n = made[0][made[1]]
     if n.op_type in ("And", "Or", "Xor") and n.domain in ("", "ai.onnx") and len(n.input) == 2:
-        parts = [indicator_of(engine, x, depth + 1) for x in n.input]
-        if None in parts:
+        p, q = (indicator_of(engine, x, depth + 1) for x in n.input)
+        if p is None or q is None:
             return None
-        p, q = parts
         if n.op_type == "Xor":
             return dims.dmax(dims.sub(p, q), dims.sub(q, p))
         return dims.dmin(p, q) if n.op_type == "And" else dims.dmax(p, q)
