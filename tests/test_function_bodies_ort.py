@@ -119,9 +119,9 @@ def test_index_bounds_inside_an_if_branch(op, n):
 def _calls_local_function():
     """A model calling a local function whose body broadcasts its two inputs."""
     fn = h.make_function("local", "AddScaled", ["a", "b"], ["c"],
-                         [h.make_node("Add", ["a", "b"], ["s"]), h.make_node("Relu", ["s"], ["c"])],
+                         [h.make_node("Add", ["a", "b"], ["s"], name="add"), h.make_node("Relu", ["s"], ["c"])],
                          [h.make_opsetid("", 21)])
-    return _model([h.make_node("AddScaled", ["x", "y"], ["z"], domain="local")],
+    return _model([h.make_node("AddScaled", ["x", "y"], ["z"], domain="local", name="call")],
                   [("x", T.FLOAT, [2, "n"]), ("y", T.FLOAT, ["m"])], ["z"], functions=[fn])
 
 
@@ -129,6 +129,11 @@ def _calls_local_function():
 def test_conditions_inside_a_local_function_reach_the_domain(n, m):
     err = _agrees(_calls_local_function(), {"n": n, "m": m})
     assert (err is None) == (n == m or 1 in (n, m))
+
+
+def test_a_condition_inside_a_local_function_names_the_call():
+    why = onnxsym.infer(_calls_local_function()).domain().violated({"n": 2, "m": 3})
+    assert [s.node for s in why.sources] == ["call/add"]
 
 
 def _picked(test):

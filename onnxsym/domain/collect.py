@@ -157,12 +157,14 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
             c = raw.fact
             fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
             yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
-    # a function body sees its call's inputs only: its own values, no enclosing scope
+    # a function body sees its call's inputs only: its own values, no enclosing scope; its nodes
+    # are named after the call ("call/node")
     for graph, when, own in result.function_runs:
         when = tuple(_resolved(g, resolve) for g in when)
         for raw in _from_nodes(result, graph, own, Elements(result, graph, own)):
             c = raw.fact
-            fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
+            place = replace(c.place, node=f"{graph.name}/{c.place.node}", when=when)
+            fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=place)
             yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 
