@@ -439,7 +439,44 @@ def _scan_runs(node, length):
     return False, node.runs_guard(Relation(Rel.GE, length, 1), f"{length} >= 1")
 
 
-SCAN = ["the scan inputs have one length", "what its body's nodes need, under \"the body runs\""]
+def _all_shaped(states) -> bool:
+    return all(isinstance(v, Tensor) and v.shape is not None for v in states)
+
+
+def _fixed_states(node, body, initial, inputs_for):
+    """Infer the body of a Scan that runs: its states keep the initial states' shapes.
+    onnxruntime feeds each iteration's state outputs back in buffers of those shapes and
+    refuses a body output of another shape (a state (1,) that Add broadcasts to (2,), a
+    Concat that grows it), so each state output dim equals the initial one; only the values
+    may change, and a value the body changes is dropped. Returns the states, the body's
+    outputs and the names of the symbols born in the body (they may differ between iterations)."""
+    born: set[str] = set()
+    carried = list(initial)
+    for _ in range(MAX_PASSES):
+        outs, _ = node.try_graph(body, inputs_for(carried), born)
+        kept = [c if c.value is None or (isinstance(o, Tensor) and o.value == c.value) else Tensor(c.dtype, c.shape)
+                for c, o in zip(carried, list(outs) + [None] * len(carried))]
+        if all(k is c for k, c in zip(kept, carried)):
+            break
+        carried = kept
+    else:
+        carried = [Tensor(c.dtype, c.shape) for c in carried]
+    outs = list(node.infer_graph(body, inputs_for(carried), born, sure=True))
+    outs += [None] * (len(carried) - len(outs))
+    for k, (c, o) in enumerate(zip(carried, outs)):
+        if not isinstance(o, Tensor) or o.shape is None:
+            continue
+        if len(o.shape) != len(c.shape):
+            raise ShapeContradiction(f"Scan: the body's state output {k} has rank {len(o.shape)}, the state {len(c.shape)}")
+        for axis, (a, b) in enumerate(zip(c.shape, o.shape)):
+            node.require_equal(b, a, f"Scan: the body's state output {k} keeps the state's shape on axis {axis} "
+                                     f"(onnxruntime refuses another)")
+    return carried, outs, born
+
+
+SCAN = ["the scan inputs have one length, at least 1 (Scan 8: every input one batch size, at least 1, and "
+        "any length)", "what its body's nodes need, under \"the body runs\"",
+        "the body's state outputs have the initial states' shapes"]
 
 
 @register("Scan", since=9, conditions=SCAN, subgraphs=True)
@@ -451,10 +488,17 @@ def scan_rule(node: Node) -> Outputs:
     in_axes = node.attr_ints("scan_input_axes") or [0] * m
     out_axes = node.attr_ints("scan_output_axes") or [0] * (node.num_outputs - n)
     length = _scan_length(node, xs, in_axes, n)
+    if is_dim(length):  # (onnxruntime 1.32 slices each scan input at step 0 before it looks at the length)
+        node.require_at_least(length, 1, "Scan: onnxruntime refuses a scan of no step")
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
-    carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure, guard=guard)
-    after = _finish(node, states, carried, outs[:n], varying, unstable, length)
+    if sure and _all_shaped(states):
+        carried, outs, unstable = _fixed_states(node, body, states, lambda c: c + slices)
+        after = carried
+    else:  # (where the body may not run, what it needs holds under a guard: the states are widened)
+        carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure,
+                                                    guard=guard)
+        after = _finish(node, states, carried, outs[:n], varying, unstable, length)
     return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
                     for j, v in enumerate(outs[n:node.num_outputs])]
 
@@ -469,12 +513,21 @@ def scan_v8(node):
     states, xs = ins[:n], ins[n:]
     known = [t for t in ins if t is not None and t.shape]
     batch = known[0].shape[0] if known else node.fresh("no input has a known shape", 0, 0)
+    for t in known[1:]:  # (onnxruntime checks it at every run)
+        node.require_equal(t.shape[0], batch, "Scan: every input has one batch size")
+    if is_dim(batch):  # (a scan of no step runs: each row's is; a batch of no row is refused)
+        node.require_at_least(batch, 1, "Scan: onnxruntime refuses a batch of no row")
     length = _scan_length(node, [_slice(x, 0) for x in xs], [0] * m, n)
     inner = [_slice(s, 0) for s in states]
     slices = [_slice(_slice(x, 0), 0) for x in xs]
-    carried, outs, varying, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
-    # With sequence_lens each batch entry may run a different number of steps.
-    after = _finish(node, inner, carried, outs[:n], varying, unstable, length if node.input(0) is None else None)
+    runs = length is not None and is_dim(length) and dims.try_le(1, length) is True
+    if runs and node.input(0) is None and _all_shaped(inner):
+        carried, outs, unstable = _fixed_states(node, body, inner, lambda c: c + slices)
+        after = carried
+    else:
+        carried, outs, varying, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
+        # With sequence_lens each batch entry may run a different number of steps.
+        after = _finish(node, inner, carried, outs[:n], varying, unstable, length if node.input(0) is None else None)
     batched = [Tensor(t.dtype, None if t.shape is None else (batch,) + t.shape) if isinstance(t, Tensor) else t
                for t in after]
     scans = [_stacked(node, n + j, v, length, 0, unstable) for j, v in enumerate(outs[n:node.num_outputs])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
+from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
@@ -96,10 +97,18 @@ def unique(node: Node) -> Outputs:
     return [Tensor(x.dtype, y_shape), Tensor(I64, (u,)), Tensor(I64, inverse), Tensor(I64, (u,))]
 
 
-@register("NonMaxSuppression", conditions=["boxes and scores agree on the batch and the box count"])
+@register("NonMaxSuppression", conditions=["boxes and scores agree on the batch and the box count",
+                                            "boxes' last dim is 4"])
 def non_max_suppression(node: Node) -> Outputs:
+    """boxes (batch, spatial, 4) and scores (batch, classes, spatial), as onnxruntime checks them
+    at every run (it reads the thresholds' first element, whatever their shape)."""
     boxes, scores = arg(node, 0), arg(node, 1)
-    if boxes.shape is not None and scores.shape is not None and len(boxes.shape) == 3 and len(scores.shape) == 3:
+    for what, t in (("boxes", boxes), ("scores", scores)):
+        if t.shape is not None and len(t.shape) != 3:
+            raise ShapeContradiction(f"NonMaxSuppression: {what} has rank {len(t.shape)}, not 3")
+    if boxes.shape is not None:
+        node.require_equal(boxes.shape[2], 4, "NonMaxSuppression: a box has 4 coordinates")
+    if boxes.shape is not None and scores.shape is not None:
         node.require_equal(boxes.shape[0], scores.shape[0], "NonMaxSuppression: boxes and scores have one batch")
         node.require_equal(boxes.shape[1], scores.shape[2], "NonMaxSuppression: boxes and scores count the same boxes")
     per_class = scalar(node, 2) if present(node, 2) else 0

@@ -8,6 +8,7 @@ from fractions import Fraction
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.domain.needs import BROADCAST
+from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.edges import comparison_text
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -89,6 +90,10 @@ def dropout_v1(node: Node) -> Outputs:
 @register("Dropout", since=10, conditions=(), cost=formulas.MOVEMENT)
 def dropout(node: Node) -> Outputs:
     """The mask is bool."""
+    ratio = arg(node, 1).value if present(node, 1) else None
+    if ratio and isinstance(ratio[0], (int, float)) and not 0 <= ratio[0] < 1:
+        # (onnxruntime checks a ratio input, from opset 12, at every run, training or not: no size runs)
+        raise ShapeContradiction(f"Dropout ratio {ratio[0]} is not in [0, 1)")
     return _dropout(node, BOOL)
 
 

@@ -6,9 +6,12 @@ a width to the runtime, the width onnxruntime computes is used."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from onnxsym.domain.needs import Raw, Site, index_range
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Opaque, Tensor, tensor_from_array
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics.shapes import prod
 
 from .common import F32, I64, STRING, arg, same_shape
@@ -45,10 +48,24 @@ def float_same_shape(node: Node) -> Outputs:
     return [same_shape(arg(node, 0), F32)]
 
 
-@register("ArrayFeatureExtractor", domain=ML)
+def _feature_indices(site: Site) -> Iterator[Raw]:
+    """onnxruntime refuses a negative index as one past the last axis."""
+    x = site.shape(0)
+    b = site.elements.bounds(site.node.input[1]) if site.elements is not None and len(site.node.input) > 1 else None
+    if x and b is not None:
+        yield from index_range(site, x[-1], b, 1, "of X's last axis", negative=False)
+
+
+FEATURE_INDICES = Condition("0 <= Y < X[-1] (where Y's elements are known: onnxruntime refuses a negative one)",
+                            _feature_indices, replayable=True)
+
+
+@register("ArrayFeatureExtractor", domain=ML,
+          conditions=[FEATURE_INDICES, "Y has elements (onnxruntime refuses num_indices = 0)"])
 def array_feature_extractor(node: Node) -> Outputs:
     x, idx = arg(node, 0), arg(node, 1)
     shape, indices = (shape_of(t, x.dtype, why="input or indices rank unknown") for t in (x, idx))
+    node.require_at_least(prod(indices), 1, "ArrayFeatureExtractor: Y has elements (onnxruntime refuses none)")
     lead = tuple(shape[:-1]) if len(shape) > 1 else (1,)  # a 1-D input is one row
     return [Tensor(x.dtype, lead + (prod(indices),))]
 

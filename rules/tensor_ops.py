@@ -9,6 +9,7 @@ from onnx import TensorProto
 
 from onnxsym import dims
 from onnxsym.cost import formulas
+from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Outputs, register
@@ -58,10 +59,14 @@ def _depth(v):
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 
-@register("OneHot", conditions=["depth >= 1 (onnxruntime refuses depth 0, even for no indices)"],
-          cost=formulas.MOVEMENT)
+@register("OneHot", conditions=["depth >= 1 (onnxruntime refuses depth 0, even for no indices)",
+                                 "values is [off, on]: 1-D of 2 elements"], cost=formulas.MOVEMENT)
 def one_hot(node: Node) -> Outputs:
     idx, values = arg(node, 0), arg(node, 2)
+    if values.shape is not None:
+        if len(values.shape) != 1:  # (onnxruntime refuses it at load, at every size)
+            raise ShapeContradiction(f"OneHot values has rank {len(values.shape)}, not 1")
+        node.require_equal(values.shape[0], 2, f"OneHot: values has 2 elements, not {values.shape[0]}")
     indices = shape_of(idx, values.dtype, why="indices rank unknown")
     rank = len(indices) + 1
     axis = normalize_axis(node.attr_int("axis", -1), rank)

@@ -9,7 +9,9 @@ graph-input dim turned into a symbol, held against onnxruntime.
     the case's values as initializers, so they stay meaningful; only the float inputs' dims
     move. A disagreement either way is a bug: too wide (the domain allows, onnxruntime
     refuses) or too narrow (the domain refuses, onnxruntime runs); a run the domain allows
-    with other shapes than the inferred ones is a wrong dim at a moved size.
+    with other shapes than the inferred ones is a wrong dim at a moved size. Float inputs
+    that are data rather than sizes (Dropout's ratio, OneHot's depth: ``KEEP_DATA``, each with
+    its reason) keep their case values too.
 
 ``python -m tests.conformance [--ops A,B] [--out docs/conformance.md] [--jobs 2]`` writes the
 per-op report. ``KNOWN`` lists the ops still disagreeing, each with the issue it belongs to.
@@ -33,44 +35,35 @@ KNOWN = {
     # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
     "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
     "AffineGrid": "issue 34: found by the sweep, not fixed yet",
-    "ArrayFeatureExtractor": "issue 34: found by the sweep, not fixed yet",
-    "Dropout": "issue 34: found by the sweep, not fixed yet",
-    "GatherND": "issue 34: found by the sweep, not fixed yet",
     "GridSample": "issue 34: found by the sweep, not fixed yet",
     "MaxUnpool": "issue 34: found by the sweep, not fixed yet",
-    "NegativeLogLikelihoodLoss": "issue 34: found by the sweep, not fixed yet",
-    "NonMaxSuppression": "issue 34: found by the sweep, not fixed yet",
-    "OneHot": "issue 34: found by the sweep, not fixed yet",
     "QLinearConv": "issue 34: found by the sweep, not fixed yet",
     "QLinearMatMul": "issue 34: found by the sweep, not fixed yet",
     "Resize": "issue 34: found by the sweep, not fixed yet",
-    "ReverseSequence": "issue 34: found by the sweep, not fixed yet",
     "STFT": "issue 34: found by the sweep, not fixed yet",
-    "Scan": "issue 34: found by the sweep, not fixed yet",
-    "Scatter": "issue 34: found by the sweep, not fixed yet",
-    "ScatterElements": "issue 34: found by the sweep, not fixed yet",
-    "ScatterND": "issue 34: found by the sweep, not fixed yet",
-    "SoftmaxCrossEntropyLoss": "issue 34: found by the sweep, not fixed yet",
-    "SplitToSequence": "issue 34: found by the sweep, not fixed yet",
-    "TensorScatter": "issue 34: found by the sweep, not fixed yet",
     "Upsample": "issue 34: found by the sweep, not fixed yet",
 }
-# The cases of several nodes (a function's body, "..._expanded", named by their sorted op types)
-# still disagreeing: LinearAttention's body runs a Scan, SoftmaxCrossEntropyLoss's calls
-# NegativeLogLikelihoodLoss, whose own disagreements these are.
-_SCAN = "issue 34: LinearAttention's body, a Scan over the sequence (Scan's disagreements)"
-_NLL = "issue 34: SoftmaxCrossEntropyLoss's body (NegativeLogLikelihoodLoss's disagreements)"
-KNOWN_BODIES = {
-    "Cast+CastLike+Concat+Constant+ConstantOfShape+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose": _SCAN,
-    "Cast+CastLike+Concat+Constant+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose": _SCAN,
-    "CastLike+Concat+Constant+ConstantOfShape+Div+Reshape+Scan+Shape+Transpose": _SCAN,
-    "Constant+Identity+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": _NLL,
-    "Constant+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": _NLL,
+# Float inputs that are data, not sizes: the case's values are kept (as initializers, like the
+# integer inputs), since a random normal value is no such datum; each with the reason.
+KEEP_DATA = {
+    "Dropout": {1: "ratio: onnxruntime refuses one outside [0, 1) at every size (the rule says so of a constant)"},
+    "OneHot": {1: "depth: a count (onnxruntime refuses one below 1 at every size; the rule says so of a constant)"},
+}
+
+
+# Float inputs whose values, not their sizes only, decide whether onnxruntime runs: at a moved
+# size they hold the case's values (repeated to fill the shape), not random ones.
+VALUED = {
+    # onnxruntime refuses an iou_threshold outside [0, 1] whatever the sizes
+    "NonMaxSuppression": (3, 4),
 }
 
 
 def known(op: str) -> str | None:
-    return KNOWN.get(op) or KNOWN_BODIES.get(op)
+    """Why ``op``'s cases may still disagree, or None (a function body's case, several nodes named
+    by their sorted op types, is held to onnxruntime like a one-op case)."""
+    return KNOWN.get(op)
+
 
 MOVES = ("1", "2", "3", "own+1", "2*own")
 
@@ -231,12 +224,14 @@ def _valid(result, domain, binding):
     return None if bad is None else bad.text
 
 
-def _moved(feeds, inp_shapes, binding):
+def _moved(feeds, inp_shapes, binding, valued=frozenset()):
     rng = np.random.default_rng(0)
     out = {}
     for name, a in feeds.items():
         shape = [binding[s] for s in inp_shapes[name]]
-        if a.dtype == np.bool_:
+        if name in valued:
+            out[name] = np.resize(a, shape)
+        elif a.dtype == np.bool_:
             out[name] = rng.integers(0, 2, shape).astype(np.bool_)
         else:
             out[name] = rng.standard_normal(shape).astype(a.dtype) if not np.issubdtype(a.dtype, np.complexfloating) \
@@ -283,13 +278,15 @@ def check_case(name: str) -> Outcome:
         return out
     out.wrong, out.unknown = _compare(result, real, binding, "case inputs")
     # (b) the domain
-    floats = {k for k, v in feeds.items() if _is_float(v.dtype) or v.dtype == np.bool_}
+    data = {names[i] for i in KEEP_DATA.get(op, {}) if i < len(names)}
+    floats = {k for k, v in feeds.items() if (_is_float(v.dtype) or v.dtype == np.bool_) and k not in data}
     if not any(_is_float(feeds[k].dtype) for k in floats):
         out.domain_skipped = "no floating-point input"
         return out
     kept = set(feeds) - floats
     m, binding = symbolized(model, feeds, keep=kept)
-    moving = {k: feeds[k] for k in floats}
+    moving = {k: v for k, v in feeds.items() if k in floats}  # (in input order: the random draws repeat)
+    valued = {model.graph.node[0].input[i] for i in VALUED.get(op, ()) if i < len(model.graph.node[0].input)}
     shapes = {i.name: [d.dim_param for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
     try:
         with warnings.catch_warnings():
@@ -311,7 +308,7 @@ def check_case(name: str) -> Outcome:
                 out.domain_skipped = f"the domain cannot judge a size: {_first(exc)}"
                 return out
             out.tries += 1
-            err, real = _run(m, _moved(moving, shapes, b))
+            err, real = _run(m, _moved(moving, shapes, b, valued))
             where = f"{s}={v}"
             if why is None and err is not None:
                 out.too_wide.append(f"{where}: onnxruntime: {err}")

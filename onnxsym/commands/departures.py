@@ -35,6 +35,27 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RotaryEmbedding",
      "The caches' last dim is `rotary_embedding_dim // 2` rounded down (a rotary dim of 5 takes caches of "
      "2), and a 4-D X ignores num_heads."),
+    ("GatherND",
+     "With `batch_dims` b the spec's data and indices have the same first b dims; onnxruntime counts the "
+     "batches of each (the product of those dims) and needs only the data's count to divide the indices' "
+     "(data (2, 3) runs with indices (4, 1) at b = 1, and (2, 3, 4) with (3, 2, 1) at b = 2), the output "
+     "`indices.shape[:-1] + data.shape[b + k:]`."),
+    ("Scan",
+     "The spec's loop runs no iteration at a sequence length of 0 (the initial states, empty scan outputs); "
+     "onnxruntime 1.32 refuses it (it slices each scan input at step 0 first), and at opset 8 refuses a "
+     "batch of 0 rows (a row of no step runs). The spec asks the body's outputs to keep one shape in every "
+     "iteration; onnxruntime also holds the state outputs to the initial states' shapes (it feeds them back "
+     "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py."),
+    ("NegativeLogLikelihoodLoss",
+     "The spec's target is the input's shape without axis 1; onnxruntime runs the function body, whose "
+     "GatherElements takes the target's block of the input: in a model with symbolic dims an input larger "
+     "on N or d1..dk runs too (the loss has the target's shape), a smaller one is refused. A class may be "
+     "negative (-C <= class < C, counted from the end, and so into the weight), and each ignore_index "
+     "element is read as class 0. Where both dims are static, onnxruntime's load check wants them equal (from opset "
+     "22 also a static weight length and a static C)."),
+    ("SoftmaxCrossEntropyLoss",
+     "As NegativeLogLikelihoodLoss, whose body onnxruntime runs after a LogSoftmax over axis 1: labels "
+     "at most the scores' dims (not equal), negative classes counted from the end, ignored ones read as 0."),
     # (these three: tests/test_ort_departures.py)
     ("SplitToSequence",
      "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "

@@ -110,7 +110,10 @@ class Elements:
     def columns(self, name: str, k: int) -> list[Bounds]:
         """The bounds of each of the ``k`` columns of ``name``'s last axis, where it is a Concat
         on that axis of one-column parts (None for a column of a wider part: its columns are
-        not told apart)."""
+        not told apart), or whose elements are known (a constant's columns)."""
+        known = self._known_columns(name, k)
+        if known is not None:
+            return known
         n = self.producer.get(name)
         v = self.values.get(name)
         if n is None or n.op_type != "Concat" or n.domain not in ("", "ai.onnx") or \
@@ -127,6 +130,25 @@ class Elements:
                 return [None] * k
             out += [self.bounds(x)] if width == 1 else [None] * width
         return out if len(out) == k else [None] * k
+
+    def _known_columns(self, name: str, k: int) -> list[Bounds] | None:
+        """Each column's bounds of a tensor whose elements are known (a value, an initializer)
+        with ``k`` columns on its last axis, else None."""
+        v = self.values.get(name)
+        if not isinstance(v, Tensor) or v.dtype not in INT_TYPES or not v.shape or v.shape[-1] != k:
+            return None
+        if v.value is not None:
+            if len(v.value) % k:
+                return None
+            return [_of_elements(v.value[j::k]) for j in range(k)]
+        t = self.initializers.get(name)
+        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+            return None
+        arr = numpy_helper.to_array(t)
+        if arr.ndim == 0 or arr.shape[-1] != k or arr.size == 0:
+            return None
+        cols = arr.reshape(-1, k)
+        return [(int(cols[:, j].min()), int(cols[:, j].max())) for j in range(k)]
 
     def _range(self, n: onnx.NodeProto, out: Tensor) -> Bounds:
         start, limit, delta = (self._scalar(x) for x in n.input)

@@ -140,6 +140,19 @@ def _index_bounds(label, op, i, what: str, d: Dim, b) -> Iterator[Raw]:
         yield needed(Rel.LE, dims.neg(d), lo, label, op, f"index {lo} >= -{d} {what}", i)
 
 
+def index_range(site: Site, d: Dim, b: tuple[Dim, Dim], count: Dim, what: str,
+                negative: bool = True) -> Iterator[Raw]:
+    """Indices of element bounds ``b`` into an axis of ``d`` (``what`` names it): ``b[1] < d`` and
+    ``-d <= b[0]`` (``0 <= b[0]`` where a negative index is refused), unless there is no index
+    at all (``count`` may be 0)."""
+    lo, hi = b
+    floor = dims.neg(d) if negative else 0
+    raws = [site.raw("<=", x, y, why) for x, y, why in (
+        (hi, dims.sub(d, 1), f"index {hi} < {d} {what}"), (floor, lo, f"index {lo} >= {floor} {what}"))
+        if dims.try_le(x, y) is not True]
+    yield from raws if dims.try_le(1, count) is True else _unless_empty(raws, count)
+
+
 def _nonempty(shape) -> bool:
     return shape is not None and dims.try_le(1, _product(shape)) is True
 
