@@ -188,3 +188,60 @@ def _nested_gather():
 def test_index_bounds_inside_a_nested_local_function(n):
     err = _agrees(_nested_gather(), {"n": n})
     assert (err is None) == (n >= 3)
+
+
+def _random_size_test(rng, nodes, values, depth):
+    """A boolean of comparisons of ``values`` under And, Or, Xor, Not; its name."""
+    out = f"t{rng.getrandbits(48)}"
+    r = rng.random()
+    if depth > 0 and r < 0.4:
+        p, q = (_random_size_test(rng, nodes, values, depth - 1) for _ in range(2))
+        nodes.append(h.make_node(rng.choice(["And", "Or", "Xor"]), [p, q], [out]))
+    elif depth > 0 and r < 0.55:
+        nodes.append(h.make_node("Not", [_random_size_test(rng, nodes, values, depth - 1)], [out]))
+    else:
+        op = rng.choice(["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"])
+        nodes.append(h.make_node(op, [rng.choice(values), rng.choice(values)], [out]))
+    return out
+
+
+@pytest.mark.slow
+def test_where_on_random_size_tests_against_onnxruntime():
+    """Random tests of the sizes (x's dims n, m, n % m, y's k + 2) pick a size for a
+    ConstantOfShape and a Reshape of x: where the domain allows a size and states everything,
+    onnxruntime runs, with the inferred dims; where it refuses one, onnxruntime does too."""
+    import random
+
+    rng = random.Random(1)
+    checked = 0
+    for _ in range(60):
+        nodes = [h.make_node("Shape", ["x"], ["a"], start=0, end=1), h.make_node("Shape", ["x"], ["b"], start=1, end=2),
+                 h.make_node("Shape", ["y"], ["c"]),
+                 h.make_node("Constant", [], ["two"], value=h.make_tensor("two", T.INT64, [1], [2])),
+                 h.make_node("Mod", ["a", "b"], ["ab"]), h.make_node("Add", ["c", "two"], ["c2"])]
+        values = ["a", "b", "c", "ab", "c2", "two"]
+        test = _random_size_test(rng, nodes, values, 3)
+        nodes += [h.make_node("Where", [test, rng.choice(values), rng.choice(values)], ["s"]),
+                  h.make_node("Concat", ["s", "b"], ["shp"], axis=0),
+                  h.make_node("ConstantOfShape", ["shp"], ["z"], value=h.make_tensor("v", T.FLOAT, [1], [0.0])),
+                  h.make_node("Mul", ["s", "b"], ["sb"]), h.make_node("Reshape", ["x", "sb"], ["w"])]
+        model = _model(nodes, [("x", T.FLOAT, ["n", "m"]), ("y", T.FLOAT, ["k"])], ["z", "w"])
+        res = onnxsym.infer(model)
+        assert res.values["s"].value is not None
+        dom = res.domain()
+        for _ in range(6):
+            b = {"n": rng.randint(1, 6), "m": rng.randint(1, 6), "k": rng.randint(1, 6)}
+            err, shapes = run(model, res, b)
+            why = dom.violated(b)
+            if why is not None:
+                assert err is not None, (b, why.text)
+                continue
+            if err is not None:
+                assert dom.unstated, (b, err)  # (a Reshape target onnxsym cannot prove >= 1)
+                continue
+            checked += 1
+            for o in ("z", "w"):
+                for d, got in zip(res.shape(o), shapes[o]):
+                    if all(s.name in b for s in onnxsym.dims.free_symbols(d)):
+                        assert onnxsym.dims.evaluate(d, b) == got, (o, b, d)
+    assert checked > 100
