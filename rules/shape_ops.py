@@ -915,7 +915,13 @@ def _where_by_sizes(node, c, a, b, out):
     cond = node.indicator(0)
     if cond is None:
         return None
-    return (dims.add(one[1], dims.mul(cond, dims.sub(one[0], one[1]))),)
+    x, y = one
+    if dims.range_of(x)[0] >= 0 and dims.range_of(y)[0] >= 0:
+        # min(max(x, (x + y)(1 - cond)), max(y, (x + y) cond)): the same pick, in a form whose
+        # range starts at the smaller pick's (a Reshape or Expand after it sees a size >= 1)
+        both = dims.add(x, y)
+        return (dims.dmin(dims.dmax(x, dims.mul(both, dims.sub(1, cond))), dims.dmax(y, dims.mul(both, cond))),)
+    return (dims.add(y, dims.mul(cond, dims.sub(x, y))),)
 
 
 # --------------------------------------------------------------------- Pad, Cast
