@@ -111,7 +111,8 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     derived=dict(engine.constraints.derived), declarations=engine.declarations,
                     subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
                     constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs, given_values=dict(given_values or {}),
+                    subgraph_runs=state.subgraph_runs,
+                    function_runs=state.function_runs, given_values=dict(given_values or {}),
                     in_order=engine.in_order, node_keys=engine.node_keys, holds_subgraphs=engine.holds_subgraphs)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in

@@ -180,7 +180,9 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
 
 CONV_CONDITIONS: list[Condition | str] = ["X[2+i] + pads >= the dilated kernel on each spatial axis (not under SAME padding)",
                                          "SAME padding: no dilation (onnxruntime refuses it at every size)",
-                                         "X[1] == group * W[1] (the input channels)"]
+                                         "X[1] == group * W[1] (the input channels)",
+                                         "Conv, ConvInteger: group divides W[0] (the output channels M); "
+                                         "Conv's B is 1-D of M elements"]
 
 
 @register("Conv ConvInteger", conditions=CONV_CONDITIONS, cost=formulas.CONV)
@@ -206,6 +208,8 @@ def conv(node: Node) -> Outputs:
     if w.shape is not None and len(w.shape) == len(shape):
         node.require_equal(shape[1], dims.mul(node.attr_int("group", 1), w.shape[1]),
                            f"{node.op_type}: the input channels are group * W[1]")
+    if node.op_type in ("Conv", "ConvInteger"):
+        _output_channels(node, m)
     if node.op_type == "DeformConv" and len(shape) != 4:
         raise ShapeContradiction(f"onnxruntime's DeformConv takes a 4-D X (N, C, H, W), not rank {len(shape)}")
     sp = _conv_out(node, list(shape[2:]), kernel)
@@ -228,6 +232,21 @@ def conv(node: Node) -> Outputs:
         if b is not None and b.shape is not None and len(b.shape) == 1:
             node.require_equal(b.shape[0], m, "DeformConv: B has M elements")
     return [Tensor(dtype, (shape[0], m) + tuple(sp))]
+
+
+def _output_channels(node: Node, m: Dim) -> None:
+    """onnxruntime: "Output channels M is not divisible by group", and Conv's "bias must be a 1D
+    tensor of size output_channels" (no broadcasting)."""
+    group = node.attr_int("group", 1)
+    if group > 1:
+        node.require_equal(dims.mul(group, dims.floordiv(m, group)), m,
+                           f"{node.op_type}: group {group} divides the output channels W[0]")
+    b = arg(node, 2) if node.op_type == "Conv" and present(node, 2) else None
+    if b is None or b.shape is None:
+        return
+    if len(b.shape) != 1:
+        raise ShapeContradiction(f"Conv: B has rank {len(b.shape)}; onnxruntime takes a 1-D bias of W[0] elements")
+    node.require_equal(b.shape[0], m, "Conv: B has W[0] elements (the output channels)")
 
 
 def _kernel_is_weight(node: Node, kernel: Sequence[Dim], w: Sequence[Dim]) -> None:

@@ -898,7 +898,30 @@ def where_rule(node):
         flat = [av if bool(cv) else bv for cv, av, bv in zip(ca.reshape(-1), aa.reshape(-1), ba.reshape(-1))]
         value = _keep(flat)
         node.act_on(0, "condition")
+    elif c.value is None:
+        value = _where_by_sizes(node, c, a, b, out)
     return [Tensor(dtype, out, value)]
+
+
+def _where_by_sizes(node, c, a, b, out):
+    """A one-element Where whose condition is a test of the sizes and whose picks are shape
+    values: ``b + [cond] * (a - b)``, the condition as a 0/1 dim (exact at every size, so a later
+    Reshape or Expand over it states what it needs instead of leaving it unknown)."""
+    one = [t.value[0] if t.value is not None and len(t.value) == 1 and intops.is_dim(t.value[0]) else None
+           for t in (a, b)]
+    if None in one or (a.dtype or b.dtype) not in intops.INT_TYPES or any(not isinstance(d, int) or d != 1 for d in out) or \
+            c.shape is None or any(not isinstance(d, int) or d != 1 for d in c.shape):
+        return None
+    cond = node.indicator(0)
+    if cond is None:
+        return None
+    x, y = one
+    if dims.range_of(x)[0] >= 0 and dims.range_of(y)[0] >= 0:
+        # min(max(x, (x + y)(1 - cond)), max(y, (x + y) cond)): the same pick, in a form whose
+        # range starts at the smaller pick's (a Reshape or Expand after it sees a size >= 1)
+        both = dims.add(x, y)
+        return (dims.dmin(dims.dmax(x, dims.mul(both, dims.sub(1, cond))), dims.dmax(y, dims.mul(both, cond))),)
+    return (dims.add(y, dims.mul(cond, dims.sub(x, y))),)
 
 
 # --------------------------------------------------------------------- Pad, Cast

@@ -36,9 +36,6 @@ KNOWN = {
     # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
     "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
 }
-# A case of several nodes (a function's body, "..._expanded"): found by the sweep, not triaged yet (issue 34).
-EXPANDED = "issue 34: a function body's case, not triaged yet"
-
 # Float inputs that are data, not sizes: the case's values are kept (as initializers, like the
 # integer inputs), since a random normal value is no such datum; each with the reason.
 KEEP_DATA = {
@@ -52,18 +49,6 @@ KEEP_DATA = {
 VALUED = {
     # onnxruntime refuses an iou_threshold outside [0, 1] whatever the sizes
     "NonMaxSuppression": (3, 4),
-}
-
-
-# Function bodies' cases that agree (checked like one-op cases, not excused), with what they are.
-EXPANDED_AGREE = {
-    # LinearAttention's bodies, a Scan over the steps (the state outputs keep the states' shapes)
-    "Cast+CastLike+Concat+Constant+ConstantOfShape+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose":
-        "LinearAttention",
-    "Cast+CastLike+Concat+Constant+Div+Reciprocal+Reshape+Scan+Shape+Sqrt+Squeeze+Transpose": "LinearAttention",
-    "CastLike+Concat+Constant+ConstantOfShape+Div+Reshape+Scan+Shape+Transpose": "LinearAttention",
-    "Constant+Identity+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
-    "Constant+LogSoftmax+NegativeLogLikelihoodLoss+Reshape+Shape+Transpose": "SoftmaxCrossEntropyLoss",
 }
 
 
@@ -84,7 +69,10 @@ def _data_inputs(model: onnx.ModelProto, feeds) -> set[str]:
 
 
 def known(op: str) -> str | None:
-    return KNOWN.get(op) or (EXPANDED if "+" in op and op not in EXPANDED_AGREE else None)
+    """Why ``op``'s cases may still disagree, or None (a function body's case, several nodes named
+    by their sorted op types, is held to onnxruntime like a one-op case)."""
+    return KNOWN.get(op)
+
 
 MOVES = ("1", "2", "3", "own+1", "2*own")
 

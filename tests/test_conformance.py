@@ -24,6 +24,19 @@ def test_slice_agrees_with_onnxruntime():
     assert _failures(outcomes) == []
 
 
+# Function bodies' cases, one per root cause fixed: Attention's GQA head repeat (a Where on the
+# sizes), the causal conv's grouped Conv and bias, AffineGrid's gather in an If branch.
+BODIES = ["test_attention_4d_gqa_expanded", "test_causal_conv_with_state_with_bias_expanded",
+          "test_affine_grid_2d_expanded"]
+
+
+def test_function_bodies_agree_with_onnxruntime():
+    outcomes = conformance.sweep(BODIES, jobs=1)
+    assert all(o.tries for o in outcomes)
+    assert [(o.case, o.too_wide[:1], o.too_narrow[:1], o.moved_wrong[:1], o.wrong[:1])
+            for o in outcomes if conformance._failing(o)] == []
+
+
 @pytest.mark.slow
 def test_every_case_agrees_with_onnxruntime():
     assert _failures(conformance.sweep([n for n, _ in conformance.cases()], jobs=2)) == []

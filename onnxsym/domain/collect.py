@@ -149,14 +149,24 @@ def _ratio(a: Dim, b: Dim, group: frozenset) -> Fraction | None:
 
 def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
     """What the nodes of each subgraph inferred need, under its guards (its values over the
-    model's: a subgraph sees the scopes around it). Index bounds are left out (their element
-    bounds are walked in the main graph only)."""
+    model's: a subgraph sees the scopes around it). Index bounds come from the subgraph's
+    element bounds, and the main graph's for a name it reads from outside."""
+    main = Elements(result)
     for graph, when, own in result.subgraph_runs:
         values = ChainMap(own, result.subgraph_values, result.values)
         when = tuple(_resolved(g, resolve) for g in when)
-        for raw in _from_nodes(result, graph, values, None):
+        for raw in _from_nodes(result, graph, values, Elements(result, graph, values, main)):
             c = raw.fact
             fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
+            yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
+    # a function body sees its call's inputs only: its own values, no enclosing scope; its nodes
+    # are named after the call ("call/node")
+    for graph, when, own in result.function_runs:
+        when = tuple(_resolved(g, resolve) for g in when)
+        for raw in _from_nodes(result, graph, own, Elements(result, graph, own)):
+            c = raw.fact
+            place = replace(c.place, node=f"{graph.name}/{c.place.node}", when=when)
+            fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=place)
             yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 

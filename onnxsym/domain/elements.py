@@ -25,11 +25,15 @@ _KEEPS = {"Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand", "T
 
 
 class Elements:
-    """Element bounds of the values of one inference result (main graph)."""
+    """Element bounds of the values of one inference result: of its main graph, or of a
+    subgraph's run (``graph``, ``values``), where a name the subgraph does not make is the
+    enclosing graph's (``outer``: an If branch indexing with a constant, AffineGrid's body)."""
 
-    def __init__(self, result):
-        self.values = result.values
-        self._graph = result.model.graph
+    def __init__(self, result, graph: onnx.GraphProto | None = None, values=None,
+                 outer: Elements | None = None):
+        self.values = result.values if values is None else values
+        self._graph = result.model.graph if graph is None else graph
+        self._outer = outer
         self._producer: dict[str, onnx.NodeProto] | None = None
         self._initializers: dict[str, onnx.TensorProto] | None = None
         self._inputs: set[str] | None = None
@@ -76,8 +80,8 @@ class Elements:
         if name in self.inputs:
             return None  # (a token id: the producer map, a read of every node, is not built for it)
         n = self.producer.get(name)
-        if n is None:
-            return None
+        if n is None:  # (a subgraph reads the enclosing graph's values by name)
+            return None if self._outer is None else self._outer.bounds(name)
         op = n.op_type if n.domain in ("", "ai.onnx") else ""
         ins = list(n.input)
         if op in _KEEPS and ins:

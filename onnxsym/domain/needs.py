@@ -258,7 +258,7 @@ BROADCAST = Condition("the inputs broadcast: on each axis the dims are equal, or
                       lambda site: _broadcast(site.values, site.node, site.index, _names(site)), replayable=True)
 EXPAND = Condition("X broadcasts to shape: on each axis X's dim and shape's element are equal, or one is 1",
                    lambda site: _expand(site.values, site.node, site.index), replayable=True)
-# (index bounds come from the element bounds of the main graph: not walked in a subgraph)
+# (index bounds come from the element bounds of the graph the node is in, and of the main graph)
 GATHER_INDICES = Condition("-X[axis] <= indices < X[axis] (where the indices come from shapes)",
                            lambda site: () if site.elements is None else
                            _gather(site.values, site.elements, site.node, site.index), replayable=True)

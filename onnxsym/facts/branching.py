@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from .. import dims
 from ..dims import Dim
 from ..errors import ShapeContradiction
 from ..inference.values import Tensor
@@ -81,6 +82,46 @@ def relation_of(engine, name: str) -> Relation | None:
         return None
     op, swapped = _COMPARISONS[n.op_type]
     return Relation(op, b, a) if swapped else Relation(op, a, b)
+
+
+def indicator(relation: Relation) -> Dim:
+    """1 where ``relation`` holds and 0 where it fails, as a dim (exact for every pair of integers):
+    ``[a == b]`` is ``1 - min(|a - b|, 1)``, ``[a < b]`` is ``min(max(b - a, 0), 1)``."""
+    a, b, op = relation.lhs, relation.rhs, relation.op
+    if op in (Rel.GT, Rel.GE):
+        a, b, op = b, a, op.swapped
+    if op in (Rel.EQ, Rel.NE):
+        d = dims.sub(a, b)
+        lo, hi = dims.range_of(d)
+        size = d if lo >= 0 else dims.neg(d) if hi <= 0 else dims.dmax(d, dims.neg(d))  # |a - b|
+        differs = size if max(abs(lo), abs(hi)) <= 1 else dims.dmin(size, 1)
+        return differs if op is Rel.NE else dims.sub(1, differs)
+    gap = dims.sub(b, a) if op is Rel.LT else dims.add(dims.sub(b, a), 1)
+    return dims.dmin(dims.dmax(gap, 0), 1)
+
+
+def indicator_of(engine, name: str, depth: int = 0) -> Dim | None:
+    """The boolean ``name`` as a dim, 1 for true and 0 for false, where it is a comparison of
+    shape values or Not, And, Or, Xor of such (a Where picking a shape value by a size test:
+    the GQA head repeat of Attention's function body), or None."""
+    made = engine.scope.producer.get(name)
+    if depth > 8 or not isinstance(made, tuple):
+        return None
+    n = made[0][made[1]]
+    if n.op_type in ("And", "Or", "Xor") and n.domain in ("", "ai.onnx") and len(n.input) == 2:
+        p, q = (indicator_of(engine, x, depth + 1) for x in n.input)
+        if p is None or q is None:
+            return None
+        if n.op_type == "Xor":
+            return dims.dmax(dims.sub(p, q), dims.sub(q, p))
+        return dims.dmin(p, q) if n.op_type == "And" else dims.dmax(p, q)
+    if n.op_type == "Not" or n.op_type == "Identity" or (n.op_type == "Cast" and _cast_to_bool(n)):
+        x = engine.scope.values.get(n.input[0])
+        if not (n.op_type == "Cast" and isinstance(x, Tensor) and x.dtype != BOOL):
+            inner = indicator_of(engine, n.input[0], depth + 1)
+            return None if inner is None else dims.sub(1, inner) if n.op_type == "Not" else inner
+    relation = relation_of(engine, name)
+    return None if relation is None else indicator(relation)
 
 
 def _cast_to_bool(n) -> bool:

@@ -903,6 +903,11 @@ class Engine:
         try:
             with self._entered(self.scope.function(bound, opsets)) as scope:
                 self._run_nodes(body, scope.names())
+                # (named by the call, its inputs listed: the domain's element bounds read no outer
+                # value by their names)
+                run = onnx.GraphProto(name=node.name or node.op_type, node=body.node,
+                                      input=[onnx.ValueInfoProto(name=x) for x in fn.input])
+                self.state.function_runs.append((run, self.when(), dict(scope.values)))
                 return [scope.values.get(o) for o in fn.output]
         except GraphError as exc:
             raise GraphError(f"function '{fn.name}' called by node '{node.name}': {exc}") from None

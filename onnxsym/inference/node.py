@@ -387,6 +387,12 @@ class Node:
         name = self.input_names[i] if i < len(self.input_names) else ""
         return branching.relation_of(self._engine, name) if name else None
 
+    def indicator(self, i: int) -> Dim | None:
+        """The boolean input ``i`` as a dim (1 true, 0 false), where it is a comparison of shape
+        values or Not, And, Or of such; else None."""
+        name = self.input_names[i] if i < len(self.input_names) else ""
+        return branching.indicator_of(self._engine, name) if name and self._engine is not None else None
+
     def branch_choice(self) -> branching.Choice | None:
         """The branch this If takes, where an earlier inference found that the nodes after it
         run with one branch only (a :class:`onnxsym.facts.branching.Choice`), else None."""

@@ -70,6 +70,9 @@ class Result:
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
     subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
         default_factory=list, repr=False, compare=False)
+    # Each function body inferred: (its graph, with the function's inputs, its guards, its values)
+    function_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
+        default_factory=list, repr=False, compare=False)
     # The same values per subgraph, by its path (onnxsym.inference.scope.graph_key of each enclosing one):
     # sibling scopes may define one name twice; a subgraph never inferred (an If branch proved
     # untaken) has no entry.

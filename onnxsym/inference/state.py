@@ -78,6 +78,9 @@ class State:
     # Each subgraph inferred: its graph, its guards and its values, for the domain's conditions
     # of its nodes (onnxsym.domain.collect)
     subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = undone(default_factory=list)
+    # Each function body inferred (a call of a model-local function, or of an op the standard
+    # defines by one), the same way: its nodes' conditions are the domain's too
+    function_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = undone(default_factory=list)
     # where a contradiction stopped inference (the innermost place), and what it says there
     failed_in: Nesting | None = undone(default=None)
     failure: str = undone(default="")
