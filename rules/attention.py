@@ -10,7 +10,7 @@ from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Condition, Outputs, register
-from onnxsym.semantics.shapes import normalize_axis
+from onnxsym.semantics.shapes import broadcast_dim, normalize_axis
 
 from .common import arg, present, required_int
 from .nn import keeps_input_shape
@@ -43,6 +43,12 @@ def _one_of(site, a, b, reason):
         yield site.raw("or", a, b, f"{site.node.op_type}: {reason}", alts=((a, b), (a, 1)))
 
 
+def _broadcasts(site, a, b, reason):
+    """``a`` and ``b`` broadcast: equal, or either is 1."""
+    if dims.try_eq(a, b) is not True and dims.try_eq(a, 1) is not True and dims.try_eq(b, 1) is not True:
+        yield site.raw("or", a, b, f"{site.node.op_type}: {reason}", alts=((a, b), (a, 1), (b, 1)))
+
+
 def _multiple(site, n, k, reason):
     """``k`` divides ``n``."""
     whole = dims.mul(k, dims.floordiv(n, k))
@@ -68,12 +74,12 @@ def _attention_shapes(site):
     with its dim -3 1 or Hq and its dim -4 1 or B, and nonpad_kv_seqlen is (B,). Opset 25 runs
     as the function body in onnxruntime 1.32 (no kernel): the same, but the body pads or crops
     attn_mask's last dim to P+S (any size runs) and adds the mask broadcasting (its dim -2 1 or
-    L); without past and present outputs it expands K and V, so their batch, V's heads and
+    L, or L 1: the mask's dim -2 then sets Y's length; its dims -3 and -4 broadcast against Hq and B
+    alike); without past and present outputs it expands K and V, so their batch, V's heads and
     sequence length and K's head size may be 1 too, and 3-D K and V need only element counts
     (reshaped to (B, S, Hkv, -1) with Q's batch and K's length: Y's last dim follows V's
     count); nonpad_kv_seqlen may be (1,). The body runs more sizes the spec rules out (a K or V
-    dim of 1 with past or present_key/value, a mask that grows L), with other output shapes:
-    left outside."""
+    dim of 1 with past or present_key/value), with other output shapes: left outside."""
     q, k, v = site.shape(0), site.shape(1), site.shape(2)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) or len(q) not in (3, 4):
         return
@@ -123,14 +129,15 @@ def _attention_shapes(site):
     mask = site.shape(3)
     if mask is not None and len(mask) >= 2:
         if site.opset >= 25:  # (the function body pads or crops the mask to P+S, then adds it, broadcasting)
-            yield from _one_of(site, mask[-2], length, "attn_mask's dim -2 is 1 or Q's sequence length")
+            yield from _broadcasts(site, mask[-2], length, "attn_mask's dim -2 broadcasts against Q's sequence length")
         else:
             yield from _eq(site, mask[-1], total, "attn_mask's last dim is the total sequence length")
             yield from _eq(site, mask[-2], length, "attn_mask's dim -2 is Q's sequence length")
+        grows = _broadcasts if site.opset >= 25 else _one_of
         if len(mask) >= 3:
-            yield from _one_of(site, mask[-3], hq, "attn_mask's dim -3 is 1 or q_num_heads")
+            yield from grows(site, mask[-3], hq, "attn_mask's dim -3 broadcasts against q_num_heads")
         if len(mask) == 4:
-            yield from _one_of(site, mask[0], b, "attn_mask's dim 0 is 1 or the batch")
+            yield from grows(site, mask[0], b, "attn_mask's dim 0 broadcasts against the batch")
     nonpad = site.shape(6)
     if nonpad is not None and len(nonpad) == 1:
         if site.opset >= 25:  # (the function body broadcasts it over the batch)
@@ -141,7 +148,8 @@ def _attention_shapes(site):
 
 ATTENTION_SHAPES = Condition(
     "Q, K, V, past and attn_mask agree on the batch, heads, head sizes and sequence lengths "
-    "(attn_mask ends in (L, P+S), at opset 25 in (1 or L, any), its dim -3 is 1 or Hq, dim -4 1 or B; "
+    "(attn_mask ends in (L, P+S), its dim -3 is 1 or Hq, dim -4 1 or B; at opset 25 its last dim is any "
+    "and its dims -2, -3, -4 broadcast against L, Hq and B; "
     "nonpad_kv_seqlen is (B,), at opset 25 (1,) too)",
     _attention_shapes, replayable=True)
 
@@ -150,7 +158,8 @@ ATTENTION_SHAPES = Condition(
 def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
-    where P is past_key's sequence length (0 without a past)."""
+    where P is past_key's sequence length (0 without a past). At opset 25 attn_mask's dims -4..-2
+    broadcast into Y's B, Hq and L (and qk_matmul_output's, but for mode 0: Q K^T before the mask)."""
     q, k, v = arg(node, 0), arg(node, 1), arg(node, 2)
     n = node.num_outputs
     for t in (q, k, v):
@@ -175,9 +184,17 @@ def attention(node):
     if present(node, 4):
         total = past.shape[2] + kv_len if past.shape is not None and len(past.shape) == 4 else \
             node.fresh("Attention past_key shape is not known", 1, 2)
-    y = (batch, hq, q_len, ev) if len(q.shape) == 4 else (batch, q_len, dims.mul(hq, ev))
+    yb, yh, yl = batch, hq, q_len
+    mask = arg(node, 3) if present(node, 3) else None
+    if node.opset >= 25 and mask is not None and mask.shape is not None and len(mask.shape) >= 2:
+        # (the body adds the mask to Q K^T broadcasting: its dims grow a batch, heads or L of 1)
+        m = (1,) * (4 - len(mask.shape)) + tuple(mask.shape)
+        yb, yh, yl = (broadcast_dim([d, md], lambda why, a=a: node.fresh(why, 0, a))
+                      for d, md, a in ((batch, m[0], 0), (hq, m[1], 1), (q_len, m[2], len(q.shape) - 2)))
+    qk = (yb, yh, yl, total) if node.attr_int("qk_matmul_output_mode", 0) else (batch, hq, q_len, total)
+    y = (yb, yh, yl, ev) if len(q.shape) == 4 else (yb, yl, dims.mul(yh, ev))
     outs = [Tensor(q.dtype, y), Tensor(k.dtype, (batch, hkv, total, e)), Tensor(v.dtype, (batch, hkv, total, ev)),
-            Tensor(q.dtype, (batch, hq, q_len, total))]
+            Tensor(q.dtype, qk)]
     return outs[:n]
 
 

@@ -33,8 +33,6 @@ from onnx import numpy_helper
 
 # The ops still disagreeing, with where they are fixed (the sweep passes with these left out).
 KNOWN = {
-    # 3 tries too narrow: an L of 1 that a larger mask dim -2 grows runs, with another output shape
-    "Attention": "issue 34: 3 sizes onnxruntime runs with another output shape are left out",
 }
 # Float inputs that are data, not sizes: the case's values are kept (as initializers, like the
 # integer inputs), since a random normal value is no such datum; each with the reason.

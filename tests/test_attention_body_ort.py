@@ -1,11 +1,12 @@
 """Attention at opset 25 against onnxruntime 1.32, which has no kernel for it and runs the
 function body (issue 34). The domain states the opset 23-24 conditions, but for attn_mask's last
-two dims: the body pads or crops the last to P+S (any size runs) and broadcasts dim -2 (1 or L).
+two dims: the body pads or crops the last to P+S (any size runs) and adds the mask broadcasting
+(its dims -2, -3, -4 against L, Hq and B: a mask's dim grows a 1 of Q's, and Y's shape with it).
 Where the domain holds onnxruntime runs,
 with the inferred shapes; without past and present outputs K's and V's batch, V's heads and
 length and K's head size may be 1 too (the body expands them), and 3-D K and V need only element
 counts (Y's last dim follows V's). The body also runs some sizes the domain leaves out (a K or V
-dim of 1 with past or present outputs, a mask that grows an L of 1; other output shapes there):
+dim of 1 with past or present outputs; other output shapes there):
 too narrow there, never a wrong dim."""
 
 import ast
@@ -109,3 +110,21 @@ def test_attention_25_nonpad_kv_seqlen_broadcasts_over_the_batch(mask):
     assert n and not _wrong(bad), "\n".join(_wrong(bad)[:10])
     outside = [ast.literal_eval(b.split("}: ")[0] + "}") for b in bad]  # (each runs with a larger batch or L)
     assert all(s["n"] > s["b"] == 1 or s["l"] == 1 < s.get("ml", 1) for s in outside)
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+@pytest.mark.parametrize("mask", [["ml", "mt"], ["mb", "mh", "ml", "mt"]])
+def test_attention_25_mask_grows_an_l_of_1(rank, mask):
+    """The body adds attn_mask to Q K^T broadcasting, so a mask's dim -2 larger than an L of 1 runs
+    and sets Y's length (onnxruntime: Y (2, 4, 4, 6) from Q (2, 4, 1, 8) and a mask (4, 6));
+    against an L other than 1 it is refused."""
+    from test_domain_ort_verdicts import _grid
+
+    if rank == 4:
+        m = _attention(["b", 2, "l", 4], ["b", 2, "s", 4], ["b", 2, "s", 3], mask=mask, opset=25)
+    else:
+        m = _attention(["b", "l", 8], ["b", "s", 8], ["b", "s", 6], mask=mask, opset=25,
+                       q_num_heads=2, kv_num_heads=2)
+    grid = _grid(b=(1, 2), l=(1, 2, 3), s=(1, 3), ml=(1, 2, 4), mt=(1, 3), mh=(1, 2), mb=(1, 2))
+    n, bad = disagreements(m, grid)
+    assert n and not bad, "\n".join(bad[:10])

@@ -16,13 +16,14 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "calls the mask broadcastable. Its dim -3 is 1 or q_num_heads, dim -4 1 or the batch."),
     ("Attention",
      "Opset 25 (the window attributes): onnxruntime 1.32 has no kernel and runs the function body, which "
-     "pads or crops attn_mask's last dim to the total sequence length (any size runs) and broadcasts its "
-     "dim -2 (1 runs), and without past and present outputs expands K and V (their batch, V's heads and "
+     "pads or crops attn_mask's last dim to the total sequence length (any size runs) and adds it "
+     "broadcasting: its dims -2, -3, -4 against L, q_num_heads and the batch, so a mask dim grows a 1 of Q's "
+     "and Y's shape with it (Q (2, 4, 1, 8) and a mask (4, 6) give Y (2, 4, 4, 6)), and without past and present outputs expands K and V (their batch, V's heads and "
      "sequence length, K's head size may be 1; 3-D K and V are reshaped with Q's batch and K's length, so "
      "only their element counts must fit, and Y's last dim is q_num_heads times V's count / (B*S*kv_num_heads)) "
      "and broadcasts nonpad_kv_seqlen over the batch, which the domain and dims follow. Its Expand and "
-     "Reshape run other sizes the spec rules out (a K or V dim of 1 with past or present outputs, an "
-     "attn_mask dim -2 that grows an L of 1) with other output shapes: those are outside the domain, which "
+     "Reshape run other sizes the spec rules out (a K or V dim of 1 with past or present outputs) with "
+     "other output shapes: those are outside the domain, which "
      "states opset 23-24's conditions for them."),
     ("LinearAttention",
      "onnxruntime 1.32 has no kernel and runs the function body, which reshapes key, value and decay "
