@@ -226,6 +226,9 @@ class Engine:
         # -- caches: pure answers, which a trial leaves
         self.memo = RuleMemo()
         self._relied: dict[tuple[Any, ...], list[Dim]] = {}  # relied_on's answers, by (compute, args)
+        # values that resolve to themselves, by id (kept alive: no other object takes the id), with
+        # the constraints' version they were resolved at: asked again only once derived changes
+        self._settled: dict[int, tuple[Value, int]] = {}
         # -- the node being inferred
         # Symbols eliminated from its inputs (to explain a contradiction).
         self._rewritten: set[dims.Sym] = set()
@@ -374,8 +377,16 @@ class Engine:
     def _resolved(self, name: str) -> Value | None:
         """The value of ``name`` rewritten through the constraints solved so far."""
         v = self.scope.values.get(name)
-        r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
-        if r is not v and r is not None:  # (r is None only when v is)
+        if not self.constraints.derived:
+            return v
+        version = self.constraints.version
+        settled = self._settled.get(id(v))
+        if settled is not None and settled[0] is v and settled[1] == version:
+            return v
+        r = resolve_value(v, self.constraints.resolve)
+        if r is v:
+            self._settled[id(v)] = (v, version)
+        elif r is not None:  # (r is None only when v is)
             self.scope.values[name] = r
             if isinstance(v, Tensor) and v.shape is not None:
                 for d in v.shape:
@@ -426,11 +437,14 @@ class Engine:
         self._match_declared(g)
         done: dict[int, tuple[Any, ...]] = {}  # by object (equal values are mostly one: interned), kept alive
         stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        version = self.constraints.version
         for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
-                    known = done[id(v)] = (v, resolve_value(v, self.constraints.resolve))
+                    settled = self._settled.get(id(v))
+                    same = settled is not None and settled[0] is v and settled[1] == version
+                    known = done[id(v)] = (v, v if same else resolve_value(v, self.constraints.resolve))
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
