@@ -228,7 +228,7 @@ class Engine:
         self._relied: dict[tuple[Any, ...], list[Dim]] = {}  # relied_on's answers, by (compute, args)
         # values that resolve to themselves, by id (kept alive: no other object takes the id), with
         # the constraints' version they were resolved at: asked again only once derived changes
-        self._settled: dict[int, tuple[Value, int]] = {}
+        self._settled: dict[int, tuple[Value | None, int]] = {}
         # -- the node being inferred
         # Symbols eliminated from its inputs (to explain a contradiction).
         self._rewritten: set[dims.Sym] = set()
