@@ -88,10 +88,7 @@ NO_RUNTIME = ("the written model was judged by onnx's shape inference only: onnx
 def runtime_installed() -> bool:
     """Whether some distribution of onnxruntime can be imported."""
     import importlib.util
-    import sys
 
-    if sys.modules.get("onnxruntime") is not None:  # imported already (a search of sys.path costs more)
-        return True
     try:
         return importlib.util.find_spec("onnxruntime") is not None
     except ImportError:  # (an import hook that refuses it)
