@@ -935,18 +935,24 @@ def _too_large(d: object) -> bool:
     return isinstance(d, dims.Expr) and len(d.terms) > MAX_TERMS
 
 
+def _holds_too_large(value: tuple[Any, ...]) -> bool:
+    """Whether an element of ``value`` is too large (its element types gathered at C speed
+    first: most values hold numbers only, a Constant's up to 1024 of them)."""
+    return dims.Expr in set(map(type, value)) and any(map(_too_large, value))
+
+
 def _capped(node: Node, outs: Seq[Value | None]) -> Seq[Value | None]:
     """``outs`` with each dim of more than MAX_TERMS terms a fresh symbol, each value holding
     such an element unknown."""
     if not any(isinstance(v, Tensor) and (v.shape and any(map(_too_large, v.shape)) or
-                                          v.value is not None and any(map(_too_large, v.value))) for v in outs):
+                                          v.value is not None and _holds_too_large(v.value)) for v in outs):
         return outs
     capped: list[Value | None] = []
     for i, v in enumerate(outs):
         if isinstance(v, Tensor) and v.shape is not None:
             shape = tuple(node.fresh(f"an expression of {len(d.terms)} terms, more than onnxsym follows", i, a)
                           if isinstance(d, dims.Expr) and _too_large(d) else d for a, d in enumerate(v.shape))
-            value = None if v.value is None or any(map(_too_large, v.value)) else v.value
+            value = None if v.value is None or _holds_too_large(v.value) else v.value
             v = Tensor(v.dtype, shape, value)
         capped.append(v)
     return capped
