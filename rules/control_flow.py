@@ -291,7 +291,8 @@ class _Counting:
         return v
 
     def counts(self, value) -> bool:
-        return value is not None and any(is_dim(d) and self.it in dims.free_symbols(d) for d in value)
+        return value is not None and _symbolic(value) and \
+            any(is_dim(d) and self.it in dims.free_symbols(d) for d in value)
 
     def next(self, value):
         return self._put(value, dims.add(self._it, 1))
@@ -303,13 +304,20 @@ class _Counting:
         return tuple(dims.substitute(v, {self.it: d}) if is_dim(v) else v for v in value)
 
 
+def _symbolic(value) -> bool:
+    """Whether an element of ``value`` is an expression (the types gathered at C speed: a carried
+    tensor's known elements are mostly numbers, hundreds of them)."""
+    return dims.Expr in set(map(type, value))
+
+
 def _at(v, mapping):
     """Carried value ``v`` with the iteration number replaced as ``mapping`` says."""
     if not isinstance(v, Tensor) or (v.shape is None and v.value is None):
         return v
     sub = lambda d: dims.substitute(d, mapping) if is_dim(d) else d  # noqa: E731
     shape = None if v.shape is None else tuple(map(sub, v.shape))
-    return Tensor(v.dtype, shape, None if v.value is None else tuple(map(sub, v.value)))
+    value = v.value if v.value is None or not _symbolic(v.value) else tuple(map(sub, v.value))
+    return Tensor(v.dtype, shape, value)
 
 
 def _ended(v, it, trip):
@@ -317,7 +325,7 @@ def _ended(v, it, trip):
     if not isinstance(v, Tensor) or v.value is None:
         return v
     s = dims.as_sym(it)
-    if not any(is_dim(d) and s in dims.free_symbols(d) for d in v.value):
+    if not _symbolic(v.value) or not any(is_dim(d) and s in dims.free_symbols(d) for d in v.value):
         return v
     if trip is None:
         return Tensor(v.dtype, v.shape)

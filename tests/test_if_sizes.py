@@ -71,6 +71,32 @@ def test_a_later_node_that_needs_one_rank_decides_the_branch():
     assert domain.violated({"batch": 1, "n": 5}) is cond and domain.violated({"batch": 1, "n": 4}) is None
 
 
+def test_a_later_node_that_needs_the_else_rank_decides_it_and_that_trial_is_the_answer(monkeypatch):
+    """A Transpose of rank 3 after the If: the then branch (rank 2) is refused, the else branch
+    taken where n > 4, with the Transpose as the reason. The trial of the else branch ran with
+    that reason already, so it is the inference returned: three runs (the first, one trial per
+    branch), not a fourth."""
+    from onnxsym.inference.engine import Engine
+
+    runs = []
+    real_run = Engine.run
+    monkeypatch.setattr(Engine, "run", lambda self: (runs.append(dict(self.choices)), real_run(self))[1])
+    m = model(_squeeze_like_if() + [helper.make_node("Transpose", ["y"], ["t"], perm=[0, 2, 1])], [X], ["t"], ir=10)
+    inside = [({"batch": b, "n": n}, _feeds(b, n)) for b, n in ((1, 5), (2, 8), (3, 13))]
+    res = check(m, inside)
+    assert res.shape("t") == (res.shape("x")[0], res.shape("x")[2], 4)
+    for n in (1, 4):  # outside the domain onnxruntime fails: the Transpose gets rank 2
+        with pytest.raises(Exception, match="(?i)transpose|perm|rank"):
+            run_ort(m, _feeds(2, n))
+    (cond,) = [c for c in res.domain().conditions if c.sources[0].op_type == "If"]
+    assert cond.text == "(n + 3)//4 != 1" and "Transpose" in cond.sources[0].reason
+    assert res.domain().violated({"batch": 1, "n": 4}) is cond and res.domain().violated({"batch": 1, "n": 5}) is None
+    runs.clear()
+    assert onnxsym.infer(m).shape("t") == res.shape("t")
+    assert len(runs) == 3 and [c.then for c in runs[-1].values()] == [False]
+    assert "Transpose" in next(iter(runs[-1].values())).why
+
+
 def test_the_condition_is_in_the_metadata_the_domain_and_explain(tmp_path):
     from click.testing import CliRunner
 

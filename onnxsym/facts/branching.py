@@ -171,14 +171,21 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     decided: dict[str, Choice] = {}
     queue: list[Split] = list(first.state.splits)
     seen = {s.key for s in queue}
+    # a trial made with the choices decided so far, reasons and all: it is the final inference
+    # (an engine's run is a function of its choices), not run again
+    final: tuple[dict[str, Choice], E] | None = None
     for _ in range(MAX_SPLITS):
         if not queue:
             break
         split = queue.pop(0)
         runs: dict[bool, E] = {}
         refusals: dict[bool, str] = {}
+        tried: dict[bool, dict[str, Choice]] = {}
         for then in (True, False):
-            trial = make_engine({**decided, split.key: Choice(then)})
+            # (the else branch is tried knowing why the then branch was refused, if it was: the
+            # reason the choice records when the else branch is the one taken)
+            tried[then] = {**decided, split.key: Choice(then, refusals.get(not then, ""))}
+            trial = make_engine(tried[then])
             try:
                 trial.run()
                 runs[then] = trial
@@ -188,17 +195,20 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
         if len(runs) == 1 and len(refusals) == 1:
             (then, trial), = runs.items()
             decided[split.key] = Choice(then, refusals[not then])
+            final = (tried[then], trial)
             fresh = [s for s in trial.state.splits if s.key not in seen]
             seen.update(s.key for s in fresh)
             queue += fresh
     if not decided:
         return first
-    final = make_engine(decided)  # (the trials' records lack the reasons)
+    if final is not None and final[0] == decided:
+        return final[1]
+    again = make_engine(decided)  # (the trials' records lack the reasons)
     try:
-        final.run()
+        again.run()
     except ShapeContradiction:  # choices that only fail together: none is taken
         return first
-    return final
+    return again
 
 
 # ------------------------------------------------------------------ guards of an If's branches

@@ -57,6 +57,7 @@ class Constraints:
         self.because: dict[Sym, Constraint] = {}
         self._rank = rank
         self._cache: dict[Dim, Dim] = {}
+        self.version = 0  # counts the changes of derived (what resolve gives holds until the next)
         self._unsolved: set[_Pair] = set()
 
     def resolve(self, d: Dim) -> Dim:
@@ -164,6 +165,7 @@ class Constraints:
                 self.derived[k2] = v
                 self.because.setdefault(k2, c)
         self._cache.clear()
+        self.version += 1
 
     def given(self, eliminated: Iterable[Sym], lhs: Dim, rhs: Dim) -> list[Constraint]:
         """The constraints that eliminated any of ``eliminated`` in favour of a symbol of ``lhs == rhs``."""

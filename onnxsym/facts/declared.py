@@ -147,6 +147,7 @@ class DeclaredMatcher:
         self._unkeepable: set[str] = set()  # values whose name several scopes define
         self._matched: dict[str, int] = {}  # value -> how many times matched so far
         self._parsed: dict[str, Dim | None] = {}  # declared text -> its dim (an annotated model repeats a few)
+        self._torch_parts: torch_text.Memo = {}  # the parts of torch texts read (over this matcher's names)
         self._bounded: set[str] = set()  # torch texts read under a bound the ranges do not prove: never proven
         # (declared type's bytes, id of the computed value) -> (that value, kept alive: no other object
         # takes its id; the axes proven) where a value so declared and computed made neither a stale
@@ -281,7 +282,7 @@ class DeclaredMatcher:
             return parse_dim(text, lookup)
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             if torch_text.mentions_torch(text):  # the dynamo exporter's sympy text: a claim like any other
-                r = torch_text.read(text, lookup)
+                r = torch_text.read(text, lookup, self._torch_parts)
                 if r is not None:
                     if r.bounded:
                         self._bounded.add(text)

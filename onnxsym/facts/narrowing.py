@@ -30,7 +30,13 @@ def implied_ranges(d: Dim, lo: int) -> dict[Sym, tuple[int, int]]:
     if dims.try_le(lo, d) is True:
         return {}
     out: dict[Sym, tuple[int, int]] = {}
+    linear = _linear(d)
     for s in sorted(dims.free_symbols(d), key=lambda s: s.name):
+        if linear is not None:  # (d grows with s by its coefficient: the bisection's answer in closed form)
+            new = _narrowed_linear(d, lo, s, linear[s])
+            if new != (s.lo, s.hi):
+                out[s] = new
+            continue
         way = direction(d, s)
         if not way:
             continue
@@ -38,6 +44,34 @@ def implied_ranges(d: Dim, lo: int) -> dict[Sym, tuple[int, int]]:
         if new != (s.lo, s.hi):
             out[s] = new
     return out
+
+
+def _linear(d: Dim) -> dict[Sym, int] | None:
+    """Each symbol's coefficient where ``d`` is a constant plus symbols times integers (its
+    interval range is then exact arithmetic on the symbols' ranges), else None."""
+    out: dict[Sym, int] = {}
+    for c, factors in dims.structure.terms(d):
+        if not factors:
+            continue
+        if len(factors) != 1 or factors[0][1] != 1 or (s := dims.as_sym(factors[0][0])) is None:
+            return None
+        out[s] = c
+    return out
+
+
+def _narrowed_linear(d: Dim, lo: int, s: Sym, k: int) -> tuple[int, int]:
+    """:func:`_narrowed` of a linear ``d == k*s + rest`` (``k != 0``): with ``s == v`` its range
+    reaches up to ``k*v + h`` (``h`` the top of ``rest``'s range), which is ``>= lo`` exactly
+    where ``v >= (lo - h)/k`` (``k > 0``) or ``v <= (h - lo)/-k`` (``k < 0``)."""
+    h = dims.range_of(dims.sub(d, dims.mul(k, dims.expr_of(s))))[1]
+    first, last = (s.lo, s.hi) if k > 0 else (s.hi, s.lo)
+    if k * first + h >= lo:
+        return s.lo, s.hi
+    if k * last + h < lo:
+        raise Unreachable(f"{d} < {lo} for every {s.name} in [{s.lo}, {s.hi}]")
+    if k > 0:
+        return -((h - lo) // k), s.hi  # the least v with k*v >= lo - h
+    return s.lo, (h - lo) // -k  # the greatest v with -k*v <= h - lo
 
 
 def _reaches(d: Dim, lo: int, s: Sym, v: int) -> bool:

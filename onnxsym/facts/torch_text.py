@@ -67,16 +67,22 @@ def mentions_torch(text: str) -> bool:
     return any(f + "(" in text for f in VOCABULARY)
 
 
-def read(text: str, symbol: Callable[[str], Dim]) -> Reading | None:
+# What a reading found of each part, by (integer or float, the part's text): see _Reader.
+Memo = dict[tuple[bool, str], tuple[object, bool]]
+
+
+def read(text: str, symbol: Callable[[str], Dim], memo: Memo | None = None) -> Reading | None:
     """``text`` read as a dim over ``symbol``'s names; None where it is no Python expression of
-    this vocabulary."""
+    this vocabulary. ``memo``: the parts read before, by texts read with this same ``symbol``
+    (torch repeats a layer's whole text inside the next layer's: SAME padding names ``x`` in
+    ``x + Max(0, ... - x ...)``, so a network's last dims repeat its first ones thousands of times)."""
     try:
         tree = syntax_tree(text.strip())
     except ValueError:
         return None
     if tree is None:
         return None
-    r = _Reader(text.strip(), symbol)
+    r = _Reader(text.strip(), symbol, memo)
     try:
         v = r.int_(tree.body)
     except (Unread, ZeroDivisionError, dims.SymbolicDimError, RecursionError, dims.TooLarge):
@@ -85,8 +91,40 @@ def read(text: str, symbol: Callable[[str], Dim]) -> Reading | None:
 
 
 class _Reader:
-    def __init__(self, text: str, symbol: Callable[[str], Dim]) -> None:
+    def __init__(self, text: str, symbol: Callable[[str], Dim], memo: Memo | None = None) -> None:
         self.text, self.symbol, self.bounded = text, symbol, False
+        # a part is named by its text where offsets are characters (one ASCII line); the same text
+        # is the same syntax tree, read alike (over the same symbols: the memo is the caller's)
+        self.memo = memo if memo is not None and text.isascii() and "\n" not in text else None
+
+    def _remembered(self, integer: bool, node: ast.expr, read: Callable[[ast.expr], object]) -> object:
+        """``read(node)``, or what it gave for the same text before (a value, or Unread), with
+        the ``bounded`` it set."""
+        if self.memo is None or isinstance(node, (ast.Constant, ast.Name)):
+            return read(node)
+        key = (integer, self.text[node.col_offset:node.end_col_offset])  # type: ignore[misc]
+        known = self.memo.get(key)
+        if known is None:
+            outer, self.bounded = self.bounded, False
+            try:
+                got: object = read(node)
+            except Unread as exc:
+                got = exc
+            known = self.memo[key] = (got, self.bounded)
+            self.bounded = outer
+        got, bounded = known
+        self.bounded = self.bounded or bounded
+        if isinstance(got, Unread):
+            raise Unread(*got.args)
+        return got
+
+    def int_(self, node: ast.expr) -> Dim:
+        """An integer-valued part."""
+        return self._remembered(True, node, self._int)  # type: ignore[return-value]
+
+    def float_(self, node: ast.expr) -> _Float:
+        """A float-valued part, where exactly known."""
+        return self._remembered(False, node, self._float)  # type: ignore[return-value]
 
     def _exact(self, d: Dim) -> Dim:
         """``d`` as a float holds it: exact while ``0 <= d <= 2**53`` (else ``bounded``)."""
@@ -99,8 +137,7 @@ class _Reader:
             self.bounded = True
         return d
 
-    def int_(self, node: ast.expr) -> Dim:
-        """An integer-valued part."""
+    def _int(self, node: ast.expr) -> Dim:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
         if isinstance(node, ast.Name):
@@ -157,8 +194,7 @@ class _Reader:
             return dims.ceil_div(f.num, f.den)
         raise Unread(name)  # RoundToInt of a quotient: ties to even, not followed
 
-    def float_(self, node: ast.expr) -> _Float:
-        """A float-valued part, where exactly known."""
+    def _float(self, node: ast.expr) -> _Float:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
             c = node.value

@@ -226,6 +226,9 @@ class Engine:
         # -- caches: pure answers, which a trial leaves
         self.memo = RuleMemo()
         self._relied: dict[tuple[Any, ...], list[Dim]] = {}  # relied_on's answers, by (compute, args)
+        # values that resolve to themselves, by id (kept alive: no other object takes the id), with
+        # the constraints' version they were resolved at: asked again only once derived changes
+        self._settled: dict[int, tuple[Value | None, int]] = {}
         # -- the node being inferred
         # Symbols eliminated from its inputs (to explain a contradiction).
         self._rewritten: set[dims.Sym] = set()
@@ -374,8 +377,16 @@ class Engine:
     def _resolved(self, name: str) -> Value | None:
         """The value of ``name`` rewritten through the constraints solved so far."""
         v = self.scope.values.get(name)
-        r = resolve_value(v, self.constraints.resolve) if self.constraints.derived else v
-        if r is not v and r is not None:  # (r is None only when v is)
+        if not self.constraints.derived:
+            return v
+        version = self.constraints.version
+        settled = self._settled.get(id(v))
+        if settled is not None and settled[0] is v and settled[1] == version:
+            return v
+        r = resolve_value(v, self.constraints.resolve)
+        if r is v:
+            self._settled[id(v)] = (v, version)
+        elif r is not None:  # (r is None only when v is)
             self.scope.values[name] = r
             if isinstance(v, Tensor) and v.shape is not None:
                 for d in v.shape:
@@ -426,11 +437,14 @@ class Engine:
         self._match_declared(g)
         done: dict[int, tuple[Any, ...]] = {}  # by object (equal values are mostly one: interned), kept alive
         stores = [values, main.subgraph_values, *main.scoped_values.values()]
+        version = self.constraints.version
         for store in stores if self.constraints.derived else ():
             for k, v in store.items():
                 known = done.get(id(v))
                 if known is None:
-                    known = done[id(v)] = (v, resolve_value(v, self.constraints.resolve))
+                    settled = self._settled.get(id(v))
+                    same = settled is not None and settled[0] is v and settled[1] == version
+                    known = done[id(v)] = (v, v if same else resolve_value(v, self.constraints.resolve))
                 store[k] = known[1]
 
     def _match_declared(self, g: onnx.GraphProto) -> None:
@@ -926,18 +940,24 @@ def _too_large(d: object) -> bool:
     return isinstance(d, dims.Expr) and len(d.terms) > MAX_TERMS
 
 
+def _holds_too_large(value: tuple[Any, ...]) -> bool:
+    """Whether an element of ``value`` is too large (its element types gathered at C speed
+    first: most values hold numbers only, a Constant's up to 1024 of them)."""
+    return dims.Expr in set(map(type, value)) and any(map(_too_large, value))
+
+
 def _capped(node: Node, outs: Seq[Value | None]) -> Seq[Value | None]:
     """``outs`` with each dim of more than MAX_TERMS terms a fresh symbol, each value holding
     such an element unknown."""
     if not any(isinstance(v, Tensor) and (v.shape and any(map(_too_large, v.shape)) or
-                                          v.value is not None and any(map(_too_large, v.value))) for v in outs):
+                                          v.value is not None and _holds_too_large(v.value)) for v in outs):
         return outs
     capped: list[Value | None] = []
     for i, v in enumerate(outs):
         if isinstance(v, Tensor) and v.shape is not None:
             shape = tuple(node.fresh(f"an expression of {len(d.terms)} terms, more than onnxsym follows", i, a)
                           if isinstance(d, dims.Expr) and _too_large(d) else d for a, d in enumerate(v.shape))
-            value = None if v.value is None or any(map(_too_large, v.value)) else v.value
+            value = None if v.value is None or _holds_too_large(v.value) else v.value
             v = Tensor(v.dtype, shape, value)
         capped.append(v)
     return capped

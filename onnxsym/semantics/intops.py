@@ -73,6 +73,8 @@ def fit(node, v: Dim, dtype: int, why: str) -> Dim | None:
     ``node`` (``seq <= 2**31 - 1``); uint64 below zero is not known (``None``)."""
     if isinstance(v, int):
         return wrap_int(v, dtype)
+    if dtype == TensorProto.INT64:
+        return v  # every dim is an int64: its range fits (not asked: a range can cost a search)
     lo, hi = INT_RANGES[dtype]
     vlo, vhi = dims.range_of(v)
     # every dim is an int64: a symbolic one never passes 2**63 - 1 (nor below -2**63)
