@@ -137,3 +137,39 @@ def test_explain_follows_a_size_past_float_elements_known_only_in_part(tmp_path)
         r = CliRunner().invoke(main, ["explain", str(path), "y", axis])
         assert r.exit_code == 0 and "internal error" not in r.output, r.output
     assert "y[0] = batch" in CliRunner().invoke(main, ["explain", str(path), "y", "0"]).output
+
+
+def test_the_largest_and_smallest_of_float_sizes_are_sizes():
+    """TorchScript's batch_images pads to ``ceil(max(float sizes) / 32) * 32``: ReduceMax
+    (ReduceMin) of integral floats is one of them, so it rounds nothing; the pads, the padded
+    size and a ConstantOfShape of the smallest side are exact. A fraction among the elements
+    leaves the reduction unknown."""
+    nodes = [
+        N("Shape", ["x"], ["s"]),
+        N("Slice", ["s", "i2", "i4"], ["hw"]),
+        N("Cast", ["hw"], ["hwf"], to=F),
+        N("ReduceMax", ["hwf"], ["mx"], keepdims=0),
+        N("Div", ["mx", "stride"], ["q"]),
+        N("Ceil", ["q"], ["cq"]),
+        N("Mul", ["cq", "stride"], ["padded"]),
+        N("Cast", ["padded"], ["pi"], to=I64),
+        N("Unsqueeze", ["pi", "i0"], ["pv"]),
+        N("Sub", ["pv", "hw"], ["extra"]),  # [padded - h, padded - w]
+        N("Concat", ["zeros6", "extra"], ["pads"], axis=0),
+        N("Pad", ["x", "pads"], ["y"]),
+        N("ReduceMin", ["hwf"], ["mn"], keepdims=1),
+        N("Cast", ["mn"], ["mni"], to=I64),
+        N("ConstantOfShape", ["mni"], ["z"]),
+        N("Concat", ["hwf", "half"], ["frac"], axis=0),
+        N("ReduceMax", ["frac"], ["fm"], keepdims=1),
+        N("Cast", ["fm"], ["fmi"], to=I64),
+        N("ConstantOfShape", ["fmi"], ["u"]),
+    ]
+    inits = INITS + [init("stride", np.array(32.0, np.float32)), init("zeros6", np.zeros(6, np.int64)),
+                     init("half", np.array([0.5], np.float32))]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"])], ["y", "z", "u"], inits=inits)
+    res = check(m, _cases([(1, 24, 32), (2, 40, 17), (1, 33, 65), (1, 64, 7)]), fresh_ok=("u",), annotated=True)
+    y = res.shape("y")
+    assert str(y[0]) == "batch" and y[1] == 3 and not any(str(d) in res.fresh for d in y)
+    assert y[2] == y[3] and str(res.shape("z")[0]) in ("min(h, w)", "min(w, h)")
+    assert str(res.shape("u")[0]) in res.fresh  # max(h, w, 0.5) is no float of a size
