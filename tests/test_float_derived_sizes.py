@@ -173,3 +173,21 @@ def test_the_largest_and_smallest_of_float_sizes_are_sizes():
     assert str(y[0]) == "batch" and y[1] == 3 and not any(str(d) in res.fresh for d in y)
     assert y[2] == y[3] and str(res.shape("z")[0]) in ("min(h, w)", "min(w, h)")
     assert str(res.shape("u")[0]) in res.fresh  # max(h, w, 0.5) is no float of a size
+
+
+def test_a_scale_that_is_a_ratio_of_integers_is_not_exact_in_float32():
+    """Issue 35's point 2 asks for ``floor(h * (min_size / h))`` where it is provably min_size.
+    It is not: in float32, 41 * fl(64 / 41) rounds to just below 64, and onnxruntime resizes a
+    41-row image to 63 rows (the torchvision detectors do, at height 41). So the resized sides
+    stay unknown, and the written model is right at 41 and at 40 (64 rows) alike."""
+    nodes = _rcnn_sizes() + [N("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")]
+    inits = [t for t in INITS if t.name not in ("min_size", "max_size")] + [
+        init("min_size", np.array(64.0, np.float32)), init("max_size", np.array(128.0, np.float32))]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"])], ["y"], inits=inits)
+    from oracle import run_ort
+
+    rows = {h: run_ort(m, {"x": np.zeros((1, 3, h, 60), np.float32)})["y"].shape[2] for h in (40, 41)}
+    assert rows == {40: 64, 41: 63}  # the fact this rests on, from onnxruntime
+    res = check(m, _cases([(1, 40, 60), (1, 41, 60), (2, 47, 60), (1, 64, 80)]), fresh_ok=("y",), annotated=True)
+    y = res.shape("y")
+    assert str(y[0]) == "batch" and y[1] == 3 and all(str(d) in res.fresh for d in y[2:])

@@ -243,6 +243,20 @@ class Engine:
         self.state.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind, bound)
         return dims.expr_of(s)
 
+    def bound_fresh(self, d: Dim, bound: Dim) -> None:
+        """Fresh symbol ``d``, made with no bound (a Cast of float math the algebra cannot
+        follow), gets ``bound``: a node needs ``d <= bound`` to run (TopK's k <= its axis). Only
+        in the main graph, whose every node runs wherever the model does."""
+        if self._frames or self._untaken or isinstance(d, int):
+            return
+        symbols = dims.free_symbols(d)
+        if len(symbols) != 1:
+            return
+        (s,) = symbols
+        p = self.state.fresh.get(s.name)
+        if p is not None and p.bound is None and dims.expr_of(s) is d:
+            self.state.fresh[s.name] = replace(p, bound=bound)
+
     def when(self) -> tuple[Guard, ...]:
         """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""
         return tuple(f.guard for f in self._frames if f.guard is not None)
