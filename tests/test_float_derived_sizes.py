@@ -191,3 +191,27 @@ def test_a_scale_that_is_a_ratio_of_integers_is_not_exact_in_float32():
     res = check(m, _cases([(1, 40, 60), (1, 41, 60), (2, 47, 60), (1, 64, 80)]), fresh_ok=("y",), annotated=True)
     y = res.shape("y")
     assert str(y[0]) == "batch" and y[1] == 3 and all(str(d) in res.fresh for d in y[2:])
+
+
+def test_a_float_size_read_from_tensor_data_is_data_dependent_and_one_from_shapes_is_not():
+    """The Cast's unknown element says why: computed from a graph input's elements (here
+    ReduceMax of a float input k) it is data-dependent, which `check --allow-data-dependent`
+    passes; computed from shapes alone (the transform's scale) it stays unsupported. onnxruntime
+    agrees: at one size, other data moves the first and not the second."""
+    from onnxsym.inference.provenance import Kind
+
+    nodes = [N("ReduceMax", ["k"], ["km"], keepdims=1), N("Cast", ["km"], ["ki"], to=I64),
+             N("ConstantOfShape", ["ki"], ["z"])] + _rcnn_sizes() + [
+             N("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"]), ("k", F, [3])], ["z", "y"], inits=INITS)
+    res = onnxsym.infer(m)
+    z, y = res.shape("z")[0], res.shape("y")[2]
+    assert res.fresh[str(z)].kind is Kind.DATA_DEPENDENT and "tensor data" in res.fresh[str(z)].reason
+    assert res.fresh[str(y)].kind is Kind.UNSUPPORTED
+    from oracle import run_ort
+
+    runs = [run_ort(m, {"x": np.random.rand(1, 3, 24, 32).astype(np.float32) * scale,
+                        "k": np.array(k, np.float32)}) for scale, k in ((1.0, [2, 5, 1]), (9.0, [7, 0, 3]))]
+    assert runs[0]["z"].shape != runs[1]["z"].shape and runs[0]["y"].shape == runs[1]["y"].shape
+    check(m, [({"batch": 1, "h": 24, "w": 32}, {"x": np.random.rand(1, 3, 24, 32).astype(np.float32),
+                                                 "k": np.array([4, 1, 2], np.float32)})], fresh_ok=ANY)
