@@ -179,11 +179,11 @@ def _integer_solvable(a: Dim, b: Dim) -> bool:
     return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
 
 
-
 # The ops whose outputs hold none of their inputs' elements (only their shapes, or nothing of
 # them): a value computed past them is no data (reads_data).
 _READS_NO_ELEMENT = frozenset({"Shape", "Size", "ConstantOfShape", "EyeLike"})
 _DATA_WALK = 4096  # values reads_data visits at most
+
 
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
