@@ -5,7 +5,9 @@ corpus of real models in models/real/ (manifest.json) and the project's models/.
 For every value a node of the main graph produces, each dim a tool writes counts as
 resolved when it is a number or an expression over the graph inputs' dim_params; a
 resolved dim is correct when it equals onnxruntime's at every size (the manifest's
-sizes for a corpus model, two random ones for models/), else wrong. A tool that raises
+sizes for a corpus model, two random ones for models/) on every feed (two random draws,
+plus the manifest's ``more_feeds``, such as a detector's image that keeps fewer boxes:
+tests/resolution.py's feed_variants), else wrong. A tool that raises
 has refused the model. See tests/resolution.py.
 
     python bench/compare_resolution.py                 # corpus and models/
@@ -26,7 +28,7 @@ import onnx
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, and the scoring the tests share
-from resolution import ROOT, TOOLS, UNTUNED_GROUPS, available, corpus, input_roots, run_tool_within, runtime_shapes  # noqa: E402
+from resolution import ROOT, TOOLS, UNTUNED_GROUPS, available, corpus, entry_runs, input_roots, run_tool_within  # noqa: E402
 
 
 def project_models(paths):
@@ -45,12 +47,12 @@ def measure(entries, tools, out=sys.stdout, timeout=None):
     for e in entries:
         model = onnx.load(e["path"])
         try:
-            runs = runtime_shapes(model, e["sizes"], e.get("feeds"))
+            sizes, runs = entry_runs(model, e)
         except Exception as exc:
             print(f"{e['name']:32} onnxruntime cannot run it: {str(exc).splitlines()[0][:120]}", file=out)
             continue
         for tool in tools:
-            s = run_tool_within(tool, model, runs, e["sizes"], timeout)
+            s = run_tool_within(tool, model, runs, sizes, timeout)
             rows.append((e["name"], e["group"], tool, s))
             flag = f"  REFUSED {s.error}" if s.refused else ""
             print(f"{e['name']:32} {tool:26} {s.total:6} {s.correct:8} {s.wrong:6} {s.unresolved:6}{flag}",

@@ -566,6 +566,8 @@ def topk(node: Node) -> Outputs:
     elif intops.is_dim(k) and node.is_resolved(k):  # onnxruntime needs 0 <= k <= the axis' dim
         node.require_at_least(k, 0, f"TopK: k = {k} is >= 0")
         node.require_at_least(dims.sub(in_shape[axis], k), 0, f"TopK: k = {k} is at most axis {axis}'s {in_shape[axis]}")
+    elif intops.is_dim(k):  # a k made unknown upstream (float math): still at most the axis wherever TopK runs
+        node.bound_fresh(k, in_shape[axis])
     shape = tuple(in_shape[:axis]) + (k,) + tuple(in_shape[axis + 1:])
     return [Tensor(x.dtype, shape), Tensor(I64, shape)]
 

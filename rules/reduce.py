@@ -11,7 +11,7 @@ from onnxsym.dims import Dim
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.semantics import intops
+from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import normalize_axis, prod
 
 from .common import arg, present, spec_vector
@@ -87,17 +87,33 @@ _EMPTY = {"ReduceProd": 1, "ReduceSum": 0}  # of no element; Max and Min of none
 
 def _reduced_elements(node: Node, x: Tensor, red: set[int]) -> tuple | None:
     """The output's elements, row-major, when the input's are known integers and its shape
-    static: each step computed and wrapped in the input's type, as onnxruntime does."""
+    static: each step computed and wrapped in the input's type, as onnxruntime does. Also
+    the largest (smallest) of floats that are integers (TorchScript's max over an image
+    batch's float sizes): it is one of them, so it rounds nothing."""
     op = node.op_type
     step = _STEP.get(op)
-    if step is None or x.value is None or x.shape is None or x.dtype not in intops.INT_TYPES or \
-            not all(isinstance(d, int) for d in x.shape) or not all(intops.is_dim(v) for v in x.value):
+    if step is None or x.value is None or x.shape is None or not all(isinstance(d, int) for d in x.shape):
         return None
+    shape = tuple(int(d) for d in x.shape)
+    if x.dtype in floatops.FLOAT_TYPES and op in ("ReduceMax", "ReduceMin"):
+        ints = floatops.integral_elements(x.value)
+        if ints is None:
+            return None
+        out = _reduced_ints(node, shape, x.dtype, red, ints)
+        return None if out is None else tuple(float(v) if isinstance(v, int) else v for v in out)
+    if x.dtype not in intops.INT_TYPES or not all(intops.is_dim(v) for v in x.value):
+        return None
+    return _reduced_ints(node, shape, x.dtype, red, list(x.value))
+
+
+def _reduced_ints(node: Node, shape: tuple[int, ...], dtype: int, red: set[int], elements: list) -> tuple | None:
+    op = node.op_type
+    step = _STEP[op]
     groups: dict = {}
-    for index, v in zip(itertools.product(*map(range, x.shape)), x.value):
+    for index, v in zip(itertools.product(*map(range, shape)), elements):
         groups.setdefault(tuple(0 if a in red else i for a, i in enumerate(index)), []).append(v)
     out: list[Dim] = []
-    for key in itertools.product(*(range(1 if a in red else d) for a, d in enumerate(x.shape))):
+    for key in itertools.product(*(range(1 if a in red else d) for a, d in enumerate(shape))):
         vs = groups.get(key, [])
         if not vs and op not in _EMPTY:
             return None
@@ -105,7 +121,7 @@ def _reduced_elements(node: Node, x: Tensor, red: set[int]) -> tuple | None:
         for v in vs[0 if op in _EMPTY else 1:]:
             if op in _EMPTY:
                 stepped = step(acc, v)
-                acc = None if stepped is None else intops.fit(node, stepped, x.dtype, f"{op} in {intops.type_name(x.dtype)}")
+                acc = None if stepped is None else intops.fit(node, stepped, dtype, f"{op} in {intops.type_name(dtype)}")
                 if acc is None:
                     return None
             else:

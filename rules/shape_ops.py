@@ -12,6 +12,7 @@ from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES,
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
+from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
@@ -1108,6 +1109,9 @@ def _float_derived(node, x, to, value):
         return value
     known = _cast_value(node, x.value, x.dtype, to, partial=True) if x.value is not None else (None,) * n
     lo, hi = intops.INT_RANGES[to]
+    if x.value is None and node.reads_data(0):  # computed from a graph input's elements: data
+        return tuple(node.fresh(f"element {i} of a size computed in float from tensor data", 0, None, lo, hi,
+                                kind=Kind.DATA_DEPENDENT) for i in range(n))
     return tuple(node.fresh(f"element {i} of a size computed in float, which the algebra cannot follow",
                             0, None, lo, hi) if v is None else v for i, v in enumerate(known))
 

@@ -5,7 +5,8 @@ A tool's answer is the model it writes: for every value a node of the main graph
 produces, the dims in its value_info (or graph output). A dim counts as resolved when it
 is a number or an expression over the graph inputs' dim_params; a resolved dim is
 correct when it equals what onnxruntime computes at every assignment of the input
-symbols, and wrong otherwise (a value written with the wrong rank counts all of its
+symbols (for a corpus entry, on every feed of feed_variants at each: a number written for
+a dim that moves with the data is wrong), and wrong otherwise (a value written with the wrong rank counts all of its
 dims as wrong). A tool that raises has refused the model.
 """
 
@@ -89,8 +90,9 @@ def feeds_for(model: onnx.ModelProto, binding: dict[str, int], spec: dict | None
         shape = [d.dim_value if d.HasField("dim_value") else binding[d.dim_param] for d in tt.shape.dim]
         how = (spec or {}).get(inp.name, {})
         dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if "value" in how:
-            out[inp.name] = np.full(shape, how["value"], dtype=dtype)
+        if "value" in how:  # a float value may be written as text ("nan"), which JSON has no literal for
+            value = float(how["value"]) if isinstance(how["value"], str) else how["value"]
+            out[inp.name] = np.full(shape, value, dtype=dtype)
         elif "strings" in how:
             out[inp.name] = rng.choice(np.array(how["strings"], dtype=object), size=shape)
         elif "int" in how:
@@ -102,8 +104,28 @@ def feeds_for(model: onnx.ModelProto, binding: dict[str, int], spec: dict | None
     return out
 
 
-def runtime_shapes(model: onnx.ModelProto, sizes: list[dict[str, int]], spec: dict | None = None):
-    """Per assignment, the shape onnxruntime computes for every tensor a main-graph node produces."""
+def feed_variants(e: dict) -> list[tuple[dict, int]]:
+    """The feeds a corpus entry is run with at every size, as (spec, seed): the manifest's
+    ``feeds`` at two seeds (two random draws of the same kind), then each of its ``more_feeds``
+    (merged over ``feeds``): inputs whose data changes a data-dependent dim, such as a
+    detector's image on which fewer boxes survive NMS. A dim is correct only if it matches
+    onnxruntime on every one of them."""
+    base = e.get("feeds") or {}
+    return [(base, 0), (base, 1)] + [({**base, **more}, 0) for more in e.get("more_feeds", [])]
+
+
+def entry_runs(model: onnx.ModelProto, e: dict):
+    """(sizes, runs) for a corpus entry: every size run with every feed of feed_variants, the
+    sizes repeated to line up with the runs (as score takes them)."""
+    variants = feed_variants(e)
+    runs = runtime_shapes(model, e["sizes"], variants=variants)
+    return [b for b in e["sizes"] for _ in variants], runs
+
+
+def runtime_shapes(model: onnx.ModelProto, sizes: list[dict[str, int]], spec: dict | None = None,
+                   variants: list[tuple[dict, int]] | None = None):
+    """Per assignment, the shape onnxruntime computes for every tensor a main-graph node produces;
+    with ``variants`` ((spec, seed) pairs), one run per assignment and variant, variants inner."""
     import onnxruntime as ort
 
     m = onnx.ModelProto()
@@ -125,8 +147,9 @@ def runtime_shapes(model: onnx.ModelProto, sizes: list[dict[str, int]], spec: di
     names = [o.name for o in sess.get_outputs()]
     runs = []
     for b in sizes:
-        outs = sess.run(names, feeds_for(model, b, spec))
-        runs.append({n: tuple(a.shape) for n, a in zip(names, outs) if isinstance(a, np.ndarray)})
+        for how, seed in variants or [(spec, 0)]:
+            outs = sess.run(names, feeds_for(model, b, how, seed=seed))
+            runs.append({n: tuple(a.shape) for n, a in zip(names, outs) if isinstance(a, np.ndarray)})
     return runs
 
 

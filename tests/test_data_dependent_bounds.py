@@ -84,6 +84,35 @@ def test_topk_of_a_data_k_and_a_slice_to_a_data_count():
     check(m, cases, fresh_ok=ANY)
 
 
+def test_topk_of_a_k_float_math_made_unknown_is_at_most_the_axis():
+    """k = int(floor(n * 0.3)) in float32: the Cast's element is a fresh symbol of the whole
+    int64 range (the algebra does not follow the product), and TopK, which needs k <= the
+    axis to run, gives it that bound. Inside an If branch, which may not run, it gives none."""
+    nodes = [N("Shape", ["x"], ["s"]), N("Slice", ["s", "one", "two"], ["n"]), N("Cast", ["n"], ["nf"], to=F),
+             N("Mul", ["nf", "c"], ["kf"]), N("Floor", ["kf"], ["kfl"]), N("Cast", ["kfl"], ["k"], to=I64),
+             N("TopK", ["x", "k"], ["v", "i"], axis=1)]
+    inits = [init("one", np.array([1], np.int64)), init("two", np.array([2], np.int64)),
+             init("c", np.array([0.3], np.float32))]
+    m = model(nodes, [("x", F, ["batch", "seq"])], ["v"], inits=inits)
+    cases = [({"batch": b, "seq": s}, {"x": np.random.rand(b, s).astype(np.float32)}) for b, s in ((1, 7), (2, 20), (3, 34))]
+    res = check(m, cases, fresh_ok=ANY)
+    kdim = res.shape("v")[1]
+    assert str(kdim) in res.fresh and str(res.bounds()[str(kdim)]) == "seq"
+    for binding, feeds in cases:
+        real = run_ort(m, feeds)["v"].shape[1]
+        assert 0 < real <= _bound_at(res, kdim, binding)
+    assert any("at most seq" in line for line in symbol_lines(res))
+
+    branch = helper.make_graph([N("TopK", ["x", "k"], ["bv", "bi"], axis=1)], "then", [],
+                               [helper.make_tensor_value_info("bv", F, None)])
+    other = helper.make_graph([N("Identity", ["x"], ["ov"])], "else", [], [helper.make_tensor_value_info("ov", F, None)])
+    guarded = model(nodes[:-1] + [N("If", ["cond"], ["w"], then_branch=branch, else_branch=other)],
+                    [("x", F, ["batch", "seq"]), ("cond", 9, [])], ["w"], inits=inits)
+    res = onnxsym.infer(guarded)
+    k = res.values["k"].value[0]
+    assert str(k) in res.fresh and str(k) not in res.bounds()
+
+
 def test_unique_and_compress_are_bounded():
     nodes = [N("Unique", ["x"], ["u", "idx", "inv", "cnt"]), N("Compress", ["x", "c"], ["y"], axis=1)]
     m = model(nodes, [("x", F, ["batch", "seq"]), ("c", 9, ["len"])], ["u", "y"])

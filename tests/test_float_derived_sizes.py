@@ -137,3 +137,81 @@ def test_explain_follows_a_size_past_float_elements_known_only_in_part(tmp_path)
         r = CliRunner().invoke(main, ["explain", str(path), "y", axis])
         assert r.exit_code == 0 and "internal error" not in r.output, r.output
     assert "y[0] = batch" in CliRunner().invoke(main, ["explain", str(path), "y", "0"]).output
+
+
+def test_the_largest_and_smallest_of_float_sizes_are_sizes():
+    """TorchScript's batch_images pads to ``ceil(max(float sizes) / 32) * 32``: ReduceMax
+    (ReduceMin) of integral floats is one of them, so it rounds nothing; the pads, the padded
+    size and a ConstantOfShape of the smallest side are exact. A fraction among the elements
+    leaves the reduction unknown."""
+    nodes = [
+        N("Shape", ["x"], ["s"]),
+        N("Slice", ["s", "i2", "i4"], ["hw"]),
+        N("Cast", ["hw"], ["hwf"], to=F),
+        N("ReduceMax", ["hwf"], ["mx"], keepdims=0),
+        N("Div", ["mx", "stride"], ["q"]),
+        N("Ceil", ["q"], ["cq"]),
+        N("Mul", ["cq", "stride"], ["padded"]),
+        N("Cast", ["padded"], ["pi"], to=I64),
+        N("Unsqueeze", ["pi", "i0"], ["pv"]),
+        N("Sub", ["pv", "hw"], ["extra"]),  # [padded - h, padded - w]
+        N("Concat", ["zeros6", "extra"], ["pads"], axis=0),
+        N("Pad", ["x", "pads"], ["y"]),
+        N("ReduceMin", ["hwf"], ["mn"], keepdims=1),
+        N("Cast", ["mn"], ["mni"], to=I64),
+        N("ConstantOfShape", ["mni"], ["z"]),
+        N("Concat", ["hwf", "half"], ["frac"], axis=0),
+        N("ReduceMax", ["frac"], ["fm"], keepdims=1),
+        N("Cast", ["fm"], ["fmi"], to=I64),
+        N("ConstantOfShape", ["fmi"], ["u"]),
+    ]
+    inits = INITS + [init("stride", np.array(32.0, np.float32)), init("zeros6", np.zeros(6, np.int64)),
+                     init("half", np.array([0.5], np.float32))]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"])], ["y", "z", "u"], inits=inits)
+    res = check(m, _cases([(1, 24, 32), (2, 40, 17), (1, 33, 65), (1, 64, 7)]), fresh_ok=("u",), annotated=True)
+    y = res.shape("y")
+    assert str(y[0]) == "batch" and y[1] == 3 and not any(str(d) in res.fresh for d in y)
+    assert y[2] == y[3] and str(res.shape("z")[0]) in ("min(h, w)", "min(w, h)")
+    assert str(res.shape("u")[0]) in res.fresh  # max(h, w, 0.5) is no float of a size
+
+
+def test_a_scale_that_is_a_ratio_of_integers_is_not_exact_in_float32():
+    """Issue 35's point 2 asks for ``floor(h * (min_size / h))`` where it is provably min_size.
+    It is not: in float32, 41 * fl(64 / 41) rounds to just below 64, and onnxruntime resizes a
+    41-row image to 63 rows (the torchvision detectors do, at height 41). So the resized sides
+    stay unknown, and the written model is right at 41 and at 40 (64 rows) alike."""
+    nodes = _rcnn_sizes() + [N("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")]
+    inits = [t for t in INITS if t.name not in ("min_size", "max_size")] + [
+        init("min_size", np.array(64.0, np.float32)), init("max_size", np.array(128.0, np.float32))]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"])], ["y"], inits=inits)
+    from oracle import run_ort
+
+    rows = {h: run_ort(m, {"x": np.zeros((1, 3, h, 60), np.float32)})["y"].shape[2] for h in (40, 41)}
+    assert rows == {40: 64, 41: 63}  # the fact this rests on, from onnxruntime
+    res = check(m, _cases([(1, 40, 60), (1, 41, 60), (2, 47, 60), (1, 64, 80)]), fresh_ok=("y",), annotated=True)
+    y = res.shape("y")
+    assert str(y[0]) == "batch" and y[1] == 3 and all(str(d) in res.fresh for d in y[2:])
+
+
+def test_a_float_size_read_from_tensor_data_is_data_dependent_and_one_from_shapes_is_not():
+    """The Cast's unknown element says why: computed from a graph input's elements (here
+    ReduceMax of a float input k) it is data-dependent, which `check --allow-data-dependent`
+    passes; computed from shapes alone (the transform's scale) it stays unsupported. onnxruntime
+    agrees: at one size, other data moves the first and not the second."""
+    from onnxsym.inference.provenance import Kind
+
+    nodes = [N("ReduceMax", ["k"], ["km"], keepdims=1), N("Cast", ["km"], ["ki"], to=I64),
+             N("ConstantOfShape", ["ki"], ["z"])] + _rcnn_sizes() + [
+             N("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest")]
+    m = model(nodes, [("x", F, ["batch", 3, "h", "w"]), ("k", F, [3])], ["z", "y"], inits=INITS)
+    res = onnxsym.infer(m)
+    z, y = res.shape("z")[0], res.shape("y")[2]
+    assert res.fresh[str(z)].kind is Kind.DATA_DEPENDENT and "tensor data" in res.fresh[str(z)].reason
+    assert res.fresh[str(y)].kind is Kind.UNSUPPORTED
+    from oracle import run_ort
+
+    runs = [run_ort(m, {"x": np.random.rand(1, 3, 24, 32).astype(np.float32) * scale,
+                        "k": np.array(k, np.float32)}) for scale, k in ((1.0, [2, 5, 1]), (9.0, [7, 0, 3]))]
+    assert runs[0]["z"].shape != runs[1]["z"].shape and runs[0]["y"].shape == runs[1]["y"].shape
+    check(m, [({"batch": 1, "h": 24, "w": 32}, {"x": np.random.rand(1, 3, 24, 32).astype(np.float32),
+                                                 "k": np.array([4, 1, 2], np.float32)})], fresh_ok=ANY)

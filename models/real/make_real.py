@@ -310,7 +310,8 @@ def check(entry_):
     opts.log_severity_level = 3
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     for b in entry_["sizes"]:
-        sess.run(None, feeds_for(model, b, entry_["feeds"]))
+        for more in [{}] + entry_.get("more_feeds", []):
+            sess.run(None, feeds_for(model, b, {**entry_["feeds"], **more}))
     return os.path.getsize(path)
 
 

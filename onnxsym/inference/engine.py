@@ -179,6 +179,12 @@ def _integer_solvable(a: Dim, b: Dim) -> bool:
     return any(r.is_integer is not False and (not r.is_number or s.lo <= r <= s.hi) for r in roots)
 
 
+# The ops whose outputs hold none of their inputs' elements (only their shapes, or nothing of
+# them): a value computed past them is no data (reads_data).
+_READS_NO_ELEMENT = frozenset({"Shape", "Size", "ConstantOfShape", "EyeLike"})
+_DATA_WALK = 4096  # values reads_data visits at most
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -245,6 +251,47 @@ class Engine:
             reason += f" (the algebra's work bound ran out: {', '.join(sorted(self.table.env.over))})"
         self.state.fresh[s.name] = Provenance(s.name, node.name, node.op_type, out_name, axis, reason, kind, bound)
         return dims.expr_of(s)
+
+    def reads_data(self, name: str) -> bool:
+        """Whether value ``name`` of the main graph is computed from a graph input's elements:
+        some path of producers leads back to a graph input that is not past a node that reads
+        no element of its input (Shape, Size, ConstantOfShape, EyeLike). False where that is not
+        shown within a few thousand values, and in a subgraph (whose outer values are not
+        followed)."""
+        if self._frames or self._untaken:
+            return False
+        producer = self.scope.producer
+        todo, seen = [name], {name}
+        while todo and len(seen) < _DATA_WALK:
+            p = producer.get(todo.pop())
+            if isinstance(p, str):
+                if p.startswith("graph input"):
+                    return True
+                continue
+            if p is None:  # an initializer, or a value of no node here
+                continue
+            n = p[0][p[1]]
+            if n.op_type in _READS_NO_ELEMENT and n.domain in ("", "ai.onnx"):
+                continue
+            for x in n.input:
+                if x and x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        return False
+
+    def bound_fresh(self, d: Dim, bound: Dim) -> None:
+        """Fresh symbol ``d``, made with no bound (a Cast of float math the algebra cannot
+        follow), gets ``bound``: a node needs ``d <= bound`` to run (TopK's k <= its axis). Only
+        in the main graph, whose every node runs wherever the model does."""
+        if self._frames or self._untaken or isinstance(d, int):
+            return
+        symbols = dims.free_symbols(d)
+        if len(symbols) != 1:
+            return
+        (s,) = symbols
+        p = self.state.fresh.get(s.name)
+        if p is not None and p.bound is None and dims.expr_of(s) is d:
+            self.state.fresh[s.name] = replace(p, bound=bound)
 
     def when(self) -> tuple[Guard, ...]:
         """What must hold for the subgraph being inferred to run (empty: wherever the model runs)."""

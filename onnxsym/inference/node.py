@@ -42,6 +42,10 @@ class Host(Protocol):
 
     def record_unknown_rank(self, node: Node, output: int, reason: str, kind: Kind = ...) -> None: ...
 
+    def bound_fresh(self, d: Dim, bound: Dim) -> None: ...
+
+    def reads_data(self, name: str) -> bool: ...
+
     def is_resolved(self, d: Dim) -> bool: ...
 
     def record_equal(self, node: Node, a: Dim, b: Dim, reason: str) -> None: ...
@@ -279,6 +283,16 @@ class Node:
         kind: ``Kind.DATA_DEPENDENT`` where the size depends on tensor elements); ``bound``:
         an upper bound the op proves over other symbols (NonZero's count <= numel)."""
         return self._recording().fresh_symbol(self, output, axis, reason, lo, hi, kind, bound)
+
+    def bound_fresh(self, d: Dim, bound: Dim) -> None:
+        """Give fresh symbol ``d`` (made elsewhere, with no bound) the upper bound ``bound``
+        that this node needs to run, for show, check and cost's worst case."""
+        self._recording().bound_fresh(d, bound)
+
+    def reads_data(self, i: int) -> bool:
+        """Whether input ``i``'s elements are computed from a graph input's elements (a path of
+        the main graph leads back to one, past no Shape or Size): a size read from it is data."""
+        return i < len(self.input_names) and bool(self.input_names[i]) and self._engine.reads_data(self.input_names[i])
 
     def fresh_shape(self, rank: int, reason: str, output: int = 0) -> tuple[Dim, ...]:
         return tuple(self.fresh(reason, output, axis) for axis in range(rank))

@@ -122,6 +122,13 @@ def _integral(v) -> dims.Dim | None:
     return v if is_dim(v) else None
 
 
+def integral_elements(value: Sequence) -> list | None:
+    """Each element as an integer dim (an integral float, or an expression standing for an
+    exact one), or None when one is not (a fraction, a Quotient, UNKNOWN)."""
+    out = [_integral(v) for v in value]
+    return None if any(v is None for v in out) else out
+
+
 def _exact(node, d, dtype: int, op: str):
     """An integral result ``d`` as an element of float type ``dtype``: a float, or the
     expression with the bound under which the type holds it exactly (None below zero)."""
