@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.domain.needs import to_target
+from onnxsym.domain.needs import NORM_ELEMENTS, to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -262,7 +262,7 @@ RMS_SCALE = Condition("scale broadcasts to X (onnxruntime: to all of X, not X[ax
                       replayable=True)
 
 
-@register("RMSNormalization", since=23, conditions=[RMS_SCALE], cost=formulas.NORMALIZATION)
+@register("RMSNormalization", since=23, conditions=[RMS_SCALE, NORM_ELEMENTS], cost=formulas.NORMALIZATION)
 def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
     x, scale = arg(node, 0), arg(node, 1)

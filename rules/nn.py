@@ -11,7 +11,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, POOL_ELEMENTS
+from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, NORM_ELEMENTS, POOL_ELEMENTS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
@@ -352,7 +352,7 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization", conditions=[LAYER_NORM_SCALE],
+@register("LayerNormalization", conditions=[LAYER_NORM_SCALE, NORM_ELEMENTS],
           cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the
@@ -361,6 +361,10 @@ def layer_norm(node: Node) -> Outputs:
     stash = node.attr_int("stash_type", 1)
     shape = shape_of(x, x.dtype, stash, stash)
     axis = normalize_axis(node.attr_int("axis", -1), len(shape))  # (onnxruntime refuses one out of range)
+    for i in (1, 2):  # (a Scale or B longer than X: refused at every size)
+        p = arg(node, i) if present(node, i) else None
+        if p is not None and p.shape is not None and len(p.shape) > len(shape):
+            raise ShapeContradiction(f"LayerNormalization input {i} has rank {len(p.shape)} > X's {len(shape)}")
     red = tuple(shape[:axis]) + (1,) * (len(shape) - axis)
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 

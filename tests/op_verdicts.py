@@ -66,10 +66,11 @@ def session(m: onnx.ModelProto):
     return ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
-def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]:
+def disagreements(m: onnx.ModelProto, tries, data=None, **infer_args) -> tuple[int, list[str]]:
     """(the number of tries, what differs): each try's sizes where onnxruntime runs outside the
-    domain, refuses inside it, or gives shapes other than the inferred ones."""
-    res = onnxsym.infer(m)
+    domain, refuses inside it, or gives shapes other than the inferred ones (``infer_args``:
+    ``allow_zero=True`` to judge sizes of 0 too)."""
+    res = onnxsym.infer(m, **infer_args)
     domain = res.domain()
     sess = session(m)
     out, n = [], 0

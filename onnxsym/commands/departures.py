@@ -6,6 +6,12 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RMSNormalization",
      "The spec broadcasts scale to `X[axis:]`; onnxruntime broadcasts it one way to all of X whatever the "
      "axis: scale (2, 1, 5) runs on X (2, 3, 5) at axis 2, and (3, 1) on X (2, 3, 5) at axis 1."),
+    ("LayerNormalization",
+     "The spec broadcasts Scale and B to `X[axis:]`; onnxruntime broadcasts them one way to all of X "
+     "whatever the axis, as RMSNormalization's scale: Scale (3, 1) runs on X (2, 3, 4) at axis 2."),
+    ("LayerNormalization",
+     "onnxruntime refuses a normalized part `X[axis:]` with no elements (X (0, 3, 4) at axis 0), which "
+     "the spec does not rule out; so does RMSNormalization. X (0, 3, 4) at axis 1 runs."),
     ("GroupNormalization",
      "The spec's scale and bias are `(num_groups)` (opset 18) or `(C)` (opset 21); onnxruntime runs the "
      "function body, which reshapes them to one axis and broadcasts it, so any shape of that many elements "

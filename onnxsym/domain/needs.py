@@ -334,22 +334,46 @@ def _gemm_c(site: Site) -> Iterator[Raw]:
     yield from to_target(site, (m, n), c, "C")
 
 
-def _layer_norm_scale(site: Site) -> Iterator[Raw]:
+def _norm_axis(site: Site) -> int | None:
+    """The normalized axis of a LayerNormalization or RMSNormalization (None: X's rank unknown or
+    the axis out of range, which the rule refuses)."""
     x = site.shape(0)
     if x is None:
-        return
+        return None
     axis = site.attr_int("axis", -1)
     axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
+    return axis if 0 <= axis < len(x) else None
+
+
+def _layer_norm_scale(site: Site) -> Iterator[Raw]:
+    """onnxruntime broadcasts Scale and B to all of X one way (aligned at the end), whatever the
+    axis: (3, 1) scales X (2, 3, 4) at axis 2, though the spec says X[axis:]."""
+    x = site.shape(0)
+    if x is None or _norm_axis(site) is None:
         return
     for i, what in ((1, "Scale"), (2, "B")):
         s = site.shape(i)
-        if s is not None and len(s) <= len(x) - axis:
-            yield from to_target(site, tuple(x[axis:]), s, what)
+        if s is not None and len(s) <= len(x):  # (a longer one the rule refuses)
+            yield from to_target(site, tuple(x), s, what)
+
+
+def _norm_elements(site: Site) -> Iterator[Raw]:
+    """onnxruntime refuses to normalize over no elements: X[axis:] multiplies to at least 1,
+    whatever the dims before the axis (X (0, 3, 4) runs at axis 1, not at axis 0)."""
+    x, axis = site.shape(0), _norm_axis(site)
+    if x is None or axis is None:
+        return
+    rest = _product(x[axis:])
+    if dims.try_le(1, rest) is True:
+        return
+    yield site.raw("<=", 1, rest, f"{site.node.op_type}: the normalized dims {rest} have elements (>= 1)")
 
 
 GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)
-LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale, replayable=True)
+LAYER_NORM_SCALE = Condition("Scale and B broadcast to X (onnxruntime: to all of X, not X[axis:] only)",
+                             _layer_norm_scale, replayable=True)
+NORM_ELEMENTS = Condition("X[axis:] has elements (onnxruntime refuses to normalize over none)", _norm_elements,
+                          replayable=True)
 EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1 (a letter repeated in one operand: "
                            "equal); the ellipsis dims broadcast", _einsum_letters, replayable=True)
 SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional, replayable=True)
