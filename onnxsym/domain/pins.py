@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import dims
-from . import Condition, Domain, input_symbols
+from . import UNDECIDED, Condition, Domain, input_symbols
+from .roots import roots
 
 # A symbol the domain leaves at most this many sizes is pinned to that set.
 FEW_SIZES = 4
@@ -83,11 +84,14 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     with ``n % 4 == 0`` leaves 4 and 8), or a condition that holds at listed sizes only
     (``seq == 8 (or seq == 1)``, a broadcast against a constant 8)."""
     lo, hi = domain.ranges.get(name, (0, dims.INT64_MAX))
-    own = [c for c in domain.conditions if c.symbols == (name,) and not c.assumed
-           and (c.kind in ("range", "divisible") or (not c.when and _listed(c, name) is not None))]
+    # (one the forms leave undecided, seq//2 == 4 or seq//2 == 1, is decided here if its sizes are listed)
+    own = [c for c in domain.conditions if c.symbols == (name,) and c.assumed in ("", UNDECIDED)
+           and ((c.kind in ("range", "divisible") and not c.assumed)
+                or (not c.when and _listed(c, name, lo, hi) is not None))]
     listed = [c for c in own if c.kind == "other"]
     if listed:
-        candidates = sorted(set.intersection(*(_listed(c, name) or set() for c in listed)))
+        candidates = sorted(set.intersection(*(_listed(c, name, lo, min(hi, dims.INT64_MAX)) or set()
+                                                for c in listed)))
         candidates = [v for v in candidates if lo <= v <= hi]
     elif hi - lo + 1 <= _ENUMERATED:
         candidates = list(range(lo, hi + 1))
@@ -109,19 +113,33 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
 _ENUMERATED = 1 << 12
 
 
-def _listed(c: Condition, name: str) -> set[int] | None:
-    """The sizes at which a disjunction of equalities of ``name`` to numbers holds
-    (``seq == 8 or seq == 1``), or None for any other condition."""
+def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
+    """The sizes in ``[lo, hi]`` at which a disjunction of equalities in ``name`` holds
+    (``seq == 8 or seq == 1``; through an expression, ``2*seq == 8 or 2*seq == 1`` or
+    ``seq - 1 == 8 or seq - 1 == 1``), or None for any other condition (one that holds at
+    sizes without end, ``seq % 2 == 0 or ...``, too)."""
     f = c.form
-    if f is None or f.kind != "other" or f.rel != "or" or not f.alts:
+    if f is not None and f.kind == "other" and f.rel == "cases":
+        # each piece holds where all its relations do: within the roots of one equality of it
+        # (a superset; the caller keeps the sizes where the condition holds)
+        eqs = [next(((a, b) for rel, a, b in piece if rel == "=="), None) for piece in f.pieces]
+        if not eqs or any(e is None for e in eqs):
+            return None
+        alts = tuple(e for e in eqs if e is not None)
+    elif f is not None and f.kind == "other" and f.rel == "or" and f.alts:
+        alts = f.alts
+    else:
         return None
-    out = set()
-    for a, b in f.alts:
+    out: set[int] = set()
+    for a, b in alts:
         sa, sb = dims.as_sym(a), dims.as_sym(b)
         if sa is not None and sa.name == name and dims.is_static(b):
             out.add(int(b))
         elif sb is not None and sb.name == name and dims.is_static(a):
             out.add(int(a))
         else:
-            return None
+            found = roots(dims.sub(a, b), name, lo, hi)
+            if found is None:
+                return None
+            out |= found
     return out
