@@ -237,6 +237,8 @@ def _kernel_is_weight(node: Node, kernel: Sequence[Dim], w: Sequence[Dim]) -> No
 
 
 @register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
+                                       "X[2+i] >= 1 with output_shape, SAME padding or an output_padding",
+                                       "group divides X[1]",
                                        "an explicit output_shape is at most strides * X + (kernel - 1) * dilations",
                                        "X[1] == W[0] (the input channels); W's spatial dims are kernel_shape"],
           cost=formulas.CONV)
@@ -248,6 +250,10 @@ def conv_transpose(node: Node) -> list[Tensor]:
     if w.shape is not None and len(w.shape) == len(shape):
         # onnxruntime: "filter number not equal to input channel number"
         node.require_equal(shape[1], w.shape[0], "ConvTranspose: the input channels X[1] are W[0]")
+        if group > 1:  # onnxruntime: the groups split the input channels
+            c = shape[1]
+            node.require_equal(dims.mul(group, dims.floordiv(c, group)), c,
+                               f"ConvTranspose: {group} groups divide the input channels {c}")
         given = node.attr_ints("kernel_shape")
         if given is not None:
             _kernel_is_weight(node, given, w.shape)
@@ -262,6 +268,14 @@ def conv_transpose(node: Node) -> list[Tensor]:
                                                            for a in range(2, nsp + 2)))]
         kernel = list(w.shape[2:])
     out_shape = node.attr_ints("output_shape")
+    opad = node.attr_ints("output_padding") or [0] * nsp
+    same = node.attr_str("auto_pad", "NOTSET") in SAME
+    for i, d in enumerate(shape[2:]):
+        # onnxruntime refuses an empty spatial input there: under an explicit output_shape ("must be
+        # positive"), SAME padding ("<= 0") or an output_padding ("inconsistent with the input")
+        if out_shape or same or (i < len(opad) and opad[i] > 0):
+            node.require_at_least(d, 1, f"ConvTranspose: X[{i + 2}] >= 1 (onnxruntime refuses an empty spatial "
+                                        "input with output_shape, SAME padding or output_padding)")
     if out_shape:
         strides = node.attr_ints("strides") or [1] * nsp
         dilations = node.attr_ints("dilations") or [1] * nsp
@@ -272,7 +286,6 @@ def conv_transpose(node: Node) -> list[Tensor]:
                                                         f"most {most}")
         return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
     auto_pad, axes = _windows(node, list(shape[2:]), kernel)
-    opad = node.attr_ints("output_padding") or [0] * nsp
     sp: list[Dim] = []
     for i, d, k, s, dl, pb, pe in axes:
         if opad[i] >= s:  # onnxruntime: "Computed output shape is inconsistent with input spatial dimensions"
@@ -515,6 +528,9 @@ def einsum(node):
     ell = _bshapes(node, ell_shapes) if ell_shapes else ()
     if arrow:
         out_terms = _parse_term(rhs)
+        if "..." not in out_terms and any(ell_shapes):  # (numpy sums them; onnxruntime refuses at every size)
+            raise ShapeContradiction(f"Einsum equation '{eq}': an input's ellipsis covers dims and the output has "
+                                     f"no ellipsis (onnxruntime refuses it)")
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
     for x, ds in letter_dims.items():

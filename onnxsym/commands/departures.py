@@ -44,7 +44,13 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     # (these three: tests/test_ort_departures.py)
     ("SplitToSequence",
      "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "
-     "applies it: `split` 1 gives pieces with the axis dropped (rank one less), any other `split` fails."),
+     "applies it: `split` 1 gives pieces with the axis dropped (rank one less); another `split` reshapes each "
+     "piece without the axis, which fails for a piece longer than 1 with elements, so it runs only where "
+     "X[axis] <= 1 or X has no elements."),
+    ("Concat",
+     "onnxruntime skips an input without elements (also ConcatFromSequence an item): the others agree with "
+     "the first one off the axis, or have no elements, and the output's dims are the first non-empty "
+     "input's (the first one's where every input is empty). The spec asks every input to agree."),
     ("DFT",
      "With `inverse=1` and `onesided=1`: the spec's output is complex, `[..., n//2 + 1, 2]`; onnxruntime "
      "returns the real signal `[..., dft_length, 1]` of a complex one-sided input, `dft_length` 2*(n - 1) "

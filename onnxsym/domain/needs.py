@@ -418,6 +418,49 @@ def _arg_axis(site: Site) -> Iterator[Raw]:
     yield site.raw("or", dims.dmin(d, 1), 1, why, alts=((dims.dmin(d, 1), 1), (others, 0)))
 
 
+def may_be_empty(shape: Sequence[Dim]) -> bool:
+    """Whether a tensor of ``shape`` may have no elements (its dims' product not proven >= 1)."""
+    return dims.try_le(1, _product(shape)) is not True
+
+
+def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None, what: str) -> Iterator[Raw]:
+    """onnxruntime's Concat and ConcatFromSequence skip an input without elements: each input
+    after the first agrees with the first off the axis (``skip_axis``; None: on every axis), or
+    has no elements. (The first one's dims are the output's: an input that is not skipped and
+    disagrees with it fails, or, the first skipped, gives other dims.) Inputs proven to have
+    elements the rule equated already."""
+    if not shapes:
+        return
+    first = shapes[0]
+    for k, shape in enumerate(shapes[1:], 1):
+        if len(shape) != len(first):
+            continue
+        n, empty = _product(shape), may_be_empty(shape)
+        for axis, (a, b) in enumerate(zip(first, shape)):
+            if axis == skip_axis or dims.try_eq(a, b) is True:
+                continue
+            if not empty:  # (equated by the rule, unless the ranges narrowed since)
+                yield site.raw("==", b, a, f"{what}: input {k} agrees with the first on axis {axis}")
+                continue
+            yield site.raw("or", b, a, f"{what}: input {k} agrees with the first on axis {axis}, or has no "
+                           f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
+
+
+def _concat_empty(site: Site) -> Iterator[Raw]:
+    shapes = [site.shape(i) for i in range(len(site.node.input)) if site.node.input[i]]
+    if not shapes or any(s is None for s in shapes):
+        return
+    known = [s for s in shapes if s is not None]
+    r = len(known[0])
+    axis = site.attr_int("axis", 0)
+    axis = axis + r if axis < 0 else axis
+    yield from agree_or_empty(site, known, axis, "Concat")
+
+
+CONCAT_EMPTY = Condition("an input agrees with the first off the axis, or has no elements (onnxruntime skips it)",
+                         _concat_empty, replayable=True)
+
+
 POOL_ELEMENTS = Condition("X has elements, or its batch X[0] is 0 (onnxruntime refuses an empty X otherwise)",
                           _pool_elements, replayable=True)
 ARG_AXIS = Condition("X[axis] >= 1, or the output has no elements", _arg_axis, replayable=True)

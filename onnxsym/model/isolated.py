@@ -42,8 +42,8 @@ def signal_name(returncode: int | None) -> str:
 
 class Child:
     """One onnxruntime child process holding (at most) one session, of ``model`` (bytes of a
-    serialized model or a path) with ``options`` (``optimization``: ``disable_all`` or
-    ``basic``; ``threads``)."""
+    serialized model or a path) with ``options`` (``optimization``: ``disable_all``,
+    ``basic`` or ``all``; ``threads``; ``keep``: False to load only, not keep the session)."""
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None

@@ -30,7 +30,8 @@ def _session(ort, model, options):
     opts.log_severity_level = 4
     level = options.get("optimization", "disable_all")
     opts.graph_optimization_level = {"disable_all": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
-                                     "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC}[level]
+                                     "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+                                     "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[level]
     if options.get("threads"):
         opts.intra_op_num_threads = opts.inter_op_num_threads = options["threads"]
     return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
