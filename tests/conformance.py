@@ -51,7 +51,6 @@ KNOWN = {
     "ScatterElements": "issue 34: found by the sweep, not fixed yet",
     "ScatterND": "issue 34: found by the sweep, not fixed yet",
     "SoftmaxCrossEntropyLoss": "issue 34: found by the sweep, not fixed yet",
-    "SplitToSequence": "issue 34: found by the sweep, not fixed yet",
     "TensorScatter": "issue 34: found by the sweep, not fixed yet",
     "Upsample": "issue 34: found by the sweep, not fixed yet",
 }
