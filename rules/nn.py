@@ -404,13 +404,16 @@ GROUP_NORM_PARAMS = Condition("scale and bias have num_groups elements (opset 18
                               _group_norm_params, replayable=True)
 
 
-@register("GroupNormalization", conditions=["num_groups divides X[1]", GROUP_NORM_PARAMS],
+@register("GroupNormalization", conditions=["num_groups divides X[1]", "X has elements", GROUP_NORM_PARAMS],
           cost=formulas.NORMALIZATION)
 def group_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     g = node.attr_int("num_groups")
     if x.shape is not None and len(x.shape) < 2:  # (the body reads X[1]: refused at every size)
         raise ShapeContradiction(f"GroupNormalization X has rank {len(x.shape)}, not at least 2")
+    if x.shape is not None:  # onnxruntime's function body refuses an X without elements (its Reshape)
+        for i, d in enumerate(x.shape):
+            node.require_at_least(d, 1, f"GroupNormalization: X[{i}] >= 1 (onnxruntime refuses an X without elements)")
     if x.shape is not None and g:
         c = x.shape[1]
         node.require_equal(dims.mul(g, dims.floordiv(c, g)), c, f"GroupNormalization: {g} groups divide the channels {c}")

@@ -164,3 +164,14 @@ def test_conv_transpose_groups_divide_the_input_channels(group):
     m = _model([h.make_node("ConvTranspose", ["x", "w"], ["y"], group=group)],
                [("x", F, ["n", "c", "l"]), ("w", F, ["ci", "co", 2])])
     _agrees(m, _grid(n=(1,), c=(1, 2, 3, 4, 6), l=(1, 3), ci=(1, 2, 3, 4, 6), co=(1, 2)))
+
+
+# --------------------------------------------------------------------------- GroupNormalization
+
+@pytest.mark.parametrize("opset", [18, 21])
+def test_group_normalization_refuses_an_x_without_elements(opset):
+    """onnxruntime runs the function body, whose Reshape refuses an X without elements."""
+    m = _model([h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)],
+               [("x", F, ["n", "c", "l"]), ("s", F, ["p"]), ("b", F, ["q"])], opset=opset)
+    m.ir_version = 10 if opset >= 21 else 8
+    _agrees(m, _grid(n=(0, 1, 2), c=(0, 2, 4), l=(0, 1, 3), p=(1, 2, 4), q=(1, 2, 4)), allow_zero=["n", "c", "l"])
