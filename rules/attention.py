@@ -146,7 +146,8 @@ ATTENTION_SHAPES = Condition(
     _attention_shapes, replayable=True)
 
 
-@register("Attention", since=23, conditions=[ATTENTION_SHAPES], cost=formulas.ATTENTION)
+@register("Attention", since=23, cost=formulas.ATTENTION,
+          conditions=[ATTENTION_SHAPES, "at opsets 23-24 Q, K and V have no dim of 0 (onnxruntime's kernel)"])
 def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
@@ -157,6 +158,14 @@ def attention(node):
         rank = len(shape_of(t, q.dtype, k.dtype, v.dtype, q.dtype, why="query, key or value rank unknown"))
         if rank not in (3, 4):
             raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {rank}")
+    for i, out, what in ((4, 1, "past_key"), (5, 2, "past_value")):
+        if node.opset < 25 and present(node, i) and not node.has_output(out):  # (refused at every size)
+            raise ShapeContradiction(f"Attention: {what} without its present output; onnxruntime's kernel "
+                                     "needs both (opsets 23-24)")
+    if node.opset < 25:  # onnxruntime's kernel (attention_helper) refuses a query, key or value dim of 0
+        for what, t in (("Q", q), ("K", k), ("V", v)):
+            for i, d in enumerate(t.shape):
+                node.require_at_least(d, 1, f"Attention: {what}[{i}] >= 1 (onnxruntime's kernel refuses an empty one)")
     batch = q.shape[0]
     q_len = q.shape[2] if len(q.shape) == 4 else q.shape[1]
     kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]

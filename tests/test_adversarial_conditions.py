@@ -175,3 +175,40 @@ def test_group_normalization_refuses_an_x_without_elements(opset):
                [("x", F, ["n", "c", "l"]), ("s", F, ["p"]), ("b", F, ["q"])], opset=opset)
     m.ir_version = 10 if opset >= 21 else 8
     _agrees(m, _grid(n=(0, 1, 2), c=(0, 2, 4), l=(0, 1, 3), p=(1, 2, 4), q=(1, 2, 4)), allow_zero=["n", "c", "l"])
+
+
+# --------------------------------------------------------------------------- Attention
+
+@pytest.mark.parametrize("opset", [23, 24])
+@pytest.mark.parametrize("form", ["4-D", "3-D", "past"])
+def test_attention_kernel_refuses_an_empty_query_key_or_value(opset, form):
+    """onnxruntime's kernel (opsets 23-24) refuses a dim of 0 in Q, K or V; an empty past runs."""
+    if form == "4-D":
+        m = _model([h.make_node("Attention", ["q", "k", "v"], ["y"])],
+                   [("q", F, ["b", "h", "s", "d"]), ("k", F, ["b", "h", "t", "d"]), ("v", F, ["b", "h", "t", "e"])], opset)
+        grid = _grid(b=(0, 1, 2), h=(0, 1, 2), s=(0, 1, 2), d=(0, 1, 2), t=(0, 1, 2), e=(0, 1, 2))
+    elif form == "3-D":
+        m = _model([h.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=2, kv_num_heads=2)],
+                   [("q", F, ["b", "s", "d"]), ("k", F, ["b", "t", "d"]), ("v", F, ["b", "t", "e"])], opset)
+        grid = _grid(b=(0, 1, 2), s=(0, 1, 2), d=(0, 2, 4), t=(0, 1, 2), e=(0, 2, 4))
+    else:
+        m = _model([h.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "ok", "ov"])],
+                   [("q", F, [1, 1, "s", 2]), ("k", F, [1, 1, "t", 2]), ("v", F, [1, 1, "t", 2]),
+                    ("pk", F, [1, 1, "p", 2]), ("pv", F, [1, 1, "p", 2])], opset)
+        m.graph.output.extend([h.make_empty_tensor_value_info("ok"), h.make_empty_tensor_value_info("ov")])
+        grid = _grid(s=(0, 1, 2), t=(0, 1, 2), p=(0, 1, 2))
+    m.ir_version = 10
+    _agrees(m, random.Random(0).sample(grid, min(len(grid), 300)), allow_zero=True)
+
+
+@pytest.mark.parametrize("outputs", [["y"], ["y", "ok"], ["y", "", "ov"]])
+def test_attention_kernel_needs_the_present_outputs_of_a_past(outputs):
+    """onnxruntime's kernel (opsets 23-24) refuses past_key (past_value) without present_key
+    (present_value), at every size."""
+    m = _model([h.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], outputs)],
+               [(n, F, [1, 1, 2 if n in "qkv" else 1, 2]) for n in ("q", "k", "v", "pk", "pv")], 23)
+    m.graph.output.extend([h.make_empty_tensor_value_info(o) for o in outputs[1:] if o])
+    m.ir_version = 10
+    assert not _runs(m, {n: np.ones((1, 1, 2 if n in "qkv" else 1, 2), np.float32) for n in ("q", "k", "v", "pk", "pv")})
+    with pytest.raises(ShapeContradiction, match="without its present output"):
+        onnxsym.infer(m)
