@@ -235,7 +235,7 @@ LINEAR_ATTENTION_SHAPES = Condition(
     _linear_attention_shapes, replayable=True)
 
 
-@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES])
+@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES, "query's batch and length are >= 1"])
 def linear_attention(node: Node) -> Outputs:
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with B and T query's, dk query's
     width / Hq and dv value's width / Hkv, as the function body onnxruntime runs computes
@@ -247,6 +247,10 @@ def linear_attention(node: Node) -> Outputs:
         raise ShapeContradiction(f"LinearAttention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     state_dtype = past.dtype or q.dtype
     qs, ks, vs = (shape_of(t, q.dtype, state_dtype, why="query, key or value rank unknown") for t in (q, k, v))
+    if len(qs) == 3:  # the body reshapes to (B, T, heads, -1) with query's B and T: -1 needs B*T >= 1
+        for i, what in ((0, "B"), (1, "T")):
+            node.require_at_least(qs[i], 1, f"LinearAttention: query's {what} >= 1 (onnxruntime's Reshape to -1 "
+                                            "refuses an empty batch or length)")
     dk = dims.floordiv(qs[2], hq)
     dv = dims.floordiv(vs[2], hkv)
     outs = [Tensor(q.dtype, (qs[0], qs[1], dims.mul(hq, dv))),

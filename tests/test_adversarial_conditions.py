@@ -212,3 +212,22 @@ def test_attention_kernel_needs_the_present_outputs_of_a_past(outputs):
     assert not _runs(m, {n: np.ones((1, 1, 2 if n in "qkv" else 1, 2), np.float32) for n in ("q", "k", "v", "pk", "pv")})
     with pytest.raises(ShapeContradiction, match="without its present output"):
         onnxsym.infer(m)
+
+
+# --------------------------------------------------------------------------- LinearAttention
+
+@pytest.mark.parametrize("rule", ["linear", "gated_delta"])
+@pytest.mark.parametrize("past", [False, True])
+def test_linear_attention_refuses_an_empty_batch_or_length(rule, past):
+    """onnxruntime runs the function body, whose Reshape to (B, T, heads, -1) refuses B*T == 0."""
+    from test_linear_attention_ort import _model as linear_model
+
+    m = linear_model(rule, 2, 2, past)
+    syms = [d.dim_param for i in m.graph.input for d in i.type.tensor_type.shape.dim]
+    grid = []
+    for b, t, dk, dv in itertools.product((0, 1, 2), repeat=4):
+        base = {"query0": b, "query1": t, "query2": 2 * dk, "key0": b, "key1": t, "key2": 2 * dk, "value0": b,
+                "value1": t, "value2": 2 * dv, "past_state0": b, "past_state1": 2, "past_state2": dk,
+                "past_state3": dv, "decay0": b, "decay1": t, "decay2": 2 * dk, "beta0": b, "beta1": t, "beta2": 2}
+        grid.append({k: base[k] for k in syms})
+    _agrees(m, grid, allow_zero=True)
