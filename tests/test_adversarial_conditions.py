@@ -231,3 +231,25 @@ def test_linear_attention_refuses_an_empty_batch_or_length(rule, past):
                 "past_state3": dv, "decay0": b, "decay1": t, "decay2": 2 * dk, "beta0": b, "beta1": t, "beta2": 2}
         grid.append({k: base[k] for k in syms})
     _agrees(m, grid, allow_zero=True)
+
+
+# --------------------------------------------------------------------------- DFT
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("inverse, onesided", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("length", [None, 3])
+def test_dft_of_an_empty_signal_axis(opset, inverse, onesided, length):
+    """onnxruntime: "input signal dimension must be greater than zero when the output is
+    non-empty": with dft_length or one-sided, an empty axis runs only where nothing else has elements."""
+    names, inits, attrs = ["x"], [], {"inverse": inverse, "onesided": onesided}
+    if length is not None:
+        names.append("L")
+        inits.append(numpy_helper.from_array(np.array(length, np.int64), "L"))
+    if opset >= 20:
+        names += ([""] if length is None else []) + ["ax"]
+        inits.append(numpy_helper.from_array(np.array(1, np.int64), "ax"))
+    else:
+        attrs["axis"] = 1
+    last = 1 if onesided and not inverse else 2
+    m = _model([h.make_node("DFT", names, ["y"], **attrs)], [("x", F, ["n", "t", last])], opset, inits)
+    _agrees(m, _grid(n=(0, 1, 2), t=(0, 1, 2, 3, 4)), allow_zero=True)
