@@ -97,7 +97,10 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
         candidates = list(range(lo, hi + 1))
     else:
         return None
-    values = tuple(v for v in candidates if all(c.holds({name: v}) for c in own))
+    # every condition of the symbol alone holds at a pinned size (one the forms leave undecided,
+    # 2*(seq//2) == seq, too: a size it breaks is no size the model runs at)
+    alone = [c for c in domain.conditions if c.symbols == (name,) and not c.when]
+    values = tuple(v for v in candidates if all(_holds(c, name, v) for c in alone))
     if len(values) > FEW_SIZES:
         return None
     cutting = listed or [c for c in own if c.kind == "range"] or own
@@ -107,6 +110,13 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     # (a range and a divisibility may leave the few sizes together: both are the condition)
     text = cutting[0].text if listed else " and ".join(c.text for c in own)
     return Pin(name, values, None, text, src.node, src.op_type, src.reason)
+
+
+def _holds(c: Condition, name: str, v: int) -> bool:
+    try:
+        return c.holds({name: v})
+    except (ArithmeticError, KeyError):  # (a division by zero there: the node does not run)
+        return False
 
 
 # The widest range whose sizes are each tried against the symbol's conditions.
