@@ -15,6 +15,9 @@ CASES = {
     "ceil": dims.sub(dims.ceil_div(dims.add(s, 1), 3), 5),
     "min then floor": dims.sub(dims.floordiv(dims.dmin(s, 40), 4), 7),
     "no root": dims.add(dims.mul(2, s), 1),
+    # a pool of kernel 3 (pads as onnxruntime clamps them), then a Slice to 1000: nested mins and maxes
+    "nested": dims.sub(dims.dmin(1000, dims.add(dims.sub(dims.dmax(0, dims.sub(s, 3)), dims.dmax(0, dims.sub(3, s))), 1)), 8),
+    "nested floor": dims.sub(dims.floordiv(dims.dmin(1000, dims.add(dims.dmax(0, dims.sub(s, 3)), 1)), 2), 4),
 }
 
 

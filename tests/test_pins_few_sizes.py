@@ -73,10 +73,20 @@ def _sliced_halved(size):
                                           _c("pos", np.ones(8, np.float32))])
 
 
+def _tiled_pooled(size):
+    """x tiled twice, max-pooled by 3 (2*seq - 2, its pads clamped: a condition of cases)
+    against pos[8]: seq 5 only."""
+    nodes = [n("Tile", ["x", "r"], ["t"]), n("Unsqueeze", ["t", "u"], ["t3"]), n("MaxPool", ["t3"], ["p3"], kernel_shape=[3]),
+             n("Squeeze", ["p3", "u"], ["p"]), n("Add", ["p", "pos"], ["y"])]
+    return model(nodes, [("x", F, [size])], [("y", F, None)],
+                 inits=[_c("r", np.array([2], np.int64)), _c("u", np.array([0, 1], np.int64)), _c("pos", np.ones(8, np.float32))])
+
+
 CASES = [(_broadcast, "seq", (1, 8)), (_expand, "seq", (1, 8)), (_bound_and_multiple, "n", (4, 8)),
          (_sliced, "seq", (2, 9)), (_halved, "seq", (2, 8)), (_convolved, "seq", (3, 10)),
-         (_sliced_halved, "seq", (3, 17))]
-IDS = ["broadcast", "expand", "bound_and_multiple", "through_min", "through_floor", "through_conv", "undecided_multiple"]
+         (_sliced_halved, "seq", (3, 17)), (_tiled_pooled, "seq", (5,))]
+IDS = ["broadcast", "expand", "bound_and_multiple", "through_min", "through_floor", "through_conv", "undecided_multiple",
+       "through_cases"]
 
 
 def _runs(m, size) -> bool:
@@ -104,7 +114,8 @@ def test_a_few_sizes_are_a_pin_and_onnxruntime_agrees(make, name, sizes, tmp_pat
     path = tmp_path / "m.onnx"
     onnx.save(dynamic, path)
     r = subprocess.run([sys.executable, "-m", "onnxsym", "check", str(path)], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 1 and f"pinned {name} in {{{', '.join(map(str, sizes))}}}" in r.stdout, r.stdout + r.stderr
+    said = f"{name} == {sizes[0]}" if len(sizes) == 1 else f"{name} in {{{', '.join(map(str, sizes))}}}"
+    assert r.returncode == 1 and f"pinned {said}" in r.stdout, r.stdout + r.stderr
     static = make(sizes[-1])
     with pytest.raises(PinnedError, match="nothing written"):
         onnxsym.annotate(static, dynamic={"x": {axis: name}})

@@ -119,6 +119,15 @@ def _holds(c: Condition, name: str, v: int) -> bool:
         return False
 
 
+def _equality_of(piece) -> tuple | None:
+    """An equality a piece of relations implies: one of it, or ``a <= b`` with ``b <= a``."""
+    eq = next(((a, b) for rel, a, b in piece if rel == "=="), None)
+    if eq is not None:
+        return eq
+    le = {(a, b) for rel, a, b in piece if rel == "<="}
+    return next(((a, b) for a, b in le if (b, a) in le), None)
+
+
 # The widest range whose sizes are each tried against the symbol's conditions.
 _ENUMERATED = 1 << 12
 
@@ -132,7 +141,7 @@ def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> s
     if f is not None and f.kind == "other" and f.rel == "cases":
         # each piece holds where all its relations do: within the roots of one equality of it
         # (a superset; the caller keeps the sizes where the condition holds)
-        eqs = [next(((a, b) for rel, a, b in piece if rel == "=="), None) for piece in f.pieces]
+        eqs = [_equality_of(piece) for piece in f.pieces]
         if not eqs or any(e is None for e in eqs):
             return None
         alts = tuple(e for e in eqs if e is not None)

@@ -21,7 +21,8 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
 
     With ``s = L*q + r`` (``L`` a period of every floor in ``g``), ``g`` is a polynomial in ``q``
     of degree at most ``D`` on each residue ``r``, past the last size where a min or max of it
-    changes which argument it picks (each of linear arguments: they cross at most once): read
+    changes which argument it picks (each of arguments linear past where their own settle: they
+    cross at most once): read
     from ``D + 1`` values there, it is 0 everywhere (sizes without end) or has its integer roots
     within Cauchy's bound. Below that size, and within the bound, each size is evaluated."""
     free = dims.free_symbols(g)
@@ -96,7 +97,8 @@ def _period_degree(d: Dim, s: Sym) -> tuple[int, int] | None:
 
 def _settled(d: Dim, s: Sym) -> int | None:
     """A size past which every min and max in ``d`` picks the same argument (its arguments
-    linear in ``s``; 0 without any), or None where an argument is not linear."""
+    linear in ``s``, or mins and maxes of such, past where those settle; 0 without any), or
+    None where an argument is not (a floor in it)."""
     out = 0
     for m, _ in st.monomials(d):
         for atom, _e in m:
@@ -111,14 +113,30 @@ def _settled(d: Dim, s: Sym) -> int | None:
                 continue
             lines = []
             for x in st.args(atom):
-                if not _linear(x, s):
+                # linear in s, or so past where its own mins and maxes settle (no floor in it)
+                start = 0 if _linear(x, s) else _settled(x, s) if _piecewise_linear(x, s) else None
+                if start is None:
                     return None
+                out = max(out, start)
                 f = st.compiled(x, (s,))
-                lines.append((f(1) - f(0), f(0)))  # (slope, value at 0)
+                slope = f(start + 1) - f(start)
+                lines.append((slope, f(start) - slope * start))  # (slope, value at 0 of its last piece)
             for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
                 if a1 != a2:
                     out = max(out, math.floor(Fraction(b2 - b1, a1 - a2)) + 1)
     return out
+
+
+def _piecewise_linear(d: Dim, s: Sym) -> bool:
+    """Whether ``d`` is a sum of ``s``, numbers and mins and maxes of such sums (no floor, no product)."""
+    for m, _ in st.monomials(d):
+        if len(m) > 1 or (m and m[0][1] != 1):
+            return False
+        if m and m[0][0] is not s:
+            atom = m[0][0]
+            if st.kind(atom) not in ("min", "max") or not all(_piecewise_linear(x, s) for x in st.args(atom)):
+                return False
+    return True
 
 
 def _linear(d: Dim, s: Sym) -> bool:
