@@ -307,6 +307,20 @@ def _for_every_value(written: Result, result: Result) -> Result:
     return written
 
 
+def for_every_value(result: Result) -> Result:
+    """``result`` as it holds for every value its given inputs may be fed: inferred again
+    without ``values`` (with its bind, ranges and assumptions; narrowed to the domain where it
+    was), or ``result`` itself where no data was given. What the MLIR export prints: a dim that
+    holds for the given data only would be compiled in, as onnxruntime folds a written one."""
+    if not result.given_values:
+        return result
+    table = result.symbols
+    allow_zero: AllowZero = True if table.default_lo == 0 else table.zero_ok
+    again = _infer(result.model, result.base_dir, dict(table.bound), dict(table.ranges), list(table.assume),
+                   allow_zero, None, result.constant_initializers, None, None)
+    return again.within_domain() if result.narrowed_to is not None else again
+
+
 def _unbound(result: Result) -> Result:
     """``result``'s model inferred again without its bind, ranges and assumptions (the dims as
     they hold at every size), the given ones recorded, the domain computed where it was."""

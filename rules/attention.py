@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from onnxsym import dims
 from onnxsym.cost import formulas
-from onnxsym.domain.needs import to_target
+from onnxsym.domain.needs import NORM_ELEMENTS, to_target
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
@@ -154,7 +154,8 @@ ATTENTION_SHAPES = Condition(
     _attention_shapes, replayable=True)
 
 
-@register("Attention", since=23, conditions=[ATTENTION_SHAPES], cost=formulas.ATTENTION)
+@register("Attention", since=23, cost=formulas.ATTENTION,
+          conditions=[ATTENTION_SHAPES, "at opsets 23-24 Q, K and V have no dim of 0 (onnxruntime's kernel)"])
 def attention(node):
     """Y is (B, Hq, L, Ev), or (B, L, Hq*Ev) for 3-D inputs; present_key/value are
     (B, Hkv, P+S, E) and (B, Hkv, P+S, Ev); qk_matmul_output is (B, Hq, L, P+S),
@@ -166,6 +167,14 @@ def attention(node):
         rank = len(shape_of(t, q.dtype, k.dtype, v.dtype, q.dtype, why="query, key or value rank unknown"))
         if rank not in (3, 4):
             raise ShapeContradiction(f"Attention inputs must have rank 3 or 4, not {rank}")
+    for i, out, what in ((4, 1, "past_key"), (5, 2, "past_value")):
+        if node.opset < 25 and present(node, i) and not node.has_output(out):  # (refused at every size)
+            raise ShapeContradiction(f"Attention: {what} without its present output; onnxruntime's kernel "
+                                     "needs both (opsets 23-24)")
+    if node.opset < 25:  # onnxruntime's kernel (attention_helper) refuses a query, key or value dim of 0
+        for what, t in (("Q", q), ("K", k), ("V", v)):
+            for i, d in enumerate(t.shape):
+                node.require_at_least(d, 1, f"Attention: {what}[{i}] >= 1 (onnxruntime's kernel refuses an empty one)")
     batch = q.shape[0]
     q_len = q.shape[2] if len(q.shape) == 4 else q.shape[1]
     kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]
@@ -243,7 +252,7 @@ LINEAR_ATTENTION_SHAPES = Condition(
     _linear_attention_shapes, replayable=True)
 
 
-@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES])
+@register("LinearAttention", since=27, conditions=[LINEAR_ATTENTION_SHAPES, "query's batch and length are >= 1"])
 def linear_attention(node: Node) -> Outputs:
     """output (B, T, Hq*dv); present_state (B, Hkv, dk, dv), with B and T query's, dk query's
     width / Hq and dv value's width / Hkv, as the function body onnxruntime runs computes
@@ -255,6 +264,10 @@ def linear_attention(node: Node) -> Outputs:
         raise ShapeContradiction(f"LinearAttention: kv_num_heads {hkv} does not divide q_num_heads {hq}")
     state_dtype = past.dtype or q.dtype
     qs, ks, vs = (shape_of(t, q.dtype, state_dtype, why="query, key or value rank unknown") for t in (q, k, v))
+    if len(qs) == 3:  # the body reshapes to (B, T, heads, -1) with query's B and T: -1 needs B*T >= 1
+        for i, what in ((0, "B"), (1, "T")):
+            node.require_at_least(qs[i], 1, f"LinearAttention: query's {what} >= 1 (onnxruntime's Reshape to -1 "
+                                            "refuses an empty batch or length)")
     dk = dims.floordiv(qs[2], hq)
     dv = dims.floordiv(vs[2], hkv)
     outs = [Tensor(q.dtype, (qs[0], qs[1], dims.mul(hq, dv))),
@@ -279,7 +292,7 @@ RMS_SCALE = Condition("scale broadcasts to X (onnxruntime: to all of X, not X[ax
                       replayable=True)
 
 
-@register("RMSNormalization", since=23, conditions=[RMS_SCALE], cost=formulas.NORMALIZATION)
+@register("RMSNormalization", since=23, conditions=[RMS_SCALE, NORM_ELEMENTS], cost=formulas.NORMALIZATION)
 def rms_normalization(node: Node) -> Outputs:
     """Y has X's shape and the scale's type."""
     x, scale = arg(node, 0), arg(node, 1)

@@ -11,7 +11,7 @@ import numpy as np
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import Dim
-from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, POOL_ELEMENTS
+from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, NORM_ELEMENTS, POOL_ELEMENTS
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
@@ -256,6 +256,8 @@ def _kernel_is_weight(node: Node, kernel: Sequence[Dim], w: Sequence[Dim]) -> No
 
 
 @register("ConvTranspose", conditions=["the output size is >= 1 on each spatial axis (pads crop it); output_padding < strides",
+                                       "X[2+i] >= 1 with output_shape, SAME padding or an output_padding",
+                                       "group divides X[1]",
                                        "an explicit output_shape is at most strides * X + (kernel - 1) * dilations",
                                        "X[1] == W[0] (the input channels); W's spatial dims are kernel_shape"],
           cost=formulas.CONV)
@@ -267,6 +269,10 @@ def conv_transpose(node: Node) -> list[Tensor]:
     if w.shape is not None and len(w.shape) == len(shape):
         # onnxruntime: "filter number not equal to input channel number"
         node.require_equal(shape[1], w.shape[0], "ConvTranspose: the input channels X[1] are W[0]")
+        if group > 1:  # onnxruntime: the groups split the input channels
+            c = shape[1]
+            node.require_equal(dims.mul(group, dims.floordiv(c, group)), c,
+                               f"ConvTranspose: {group} groups divide the input channels {c}")
         given = node.attr_ints("kernel_shape")
         if given is not None:
             _kernel_is_weight(node, given, w.shape)
@@ -281,6 +287,14 @@ def conv_transpose(node: Node) -> list[Tensor]:
                                                            for a in range(2, nsp + 2)))]
         kernel = list(w.shape[2:])
     out_shape = node.attr_ints("output_shape")
+    opad = node.attr_ints("output_padding") or [0] * nsp
+    same = node.attr_str("auto_pad", "NOTSET") in SAME
+    for i, d in enumerate(shape[2:]):
+        # onnxruntime refuses an empty spatial input there: under an explicit output_shape ("must be
+        # positive"), SAME padding ("<= 0") or an output_padding ("inconsistent with the input")
+        if out_shape or same or (i < len(opad) and opad[i] > 0):
+            node.require_at_least(d, 1, f"ConvTranspose: X[{i + 2}] >= 1 (onnxruntime refuses an empty spatial "
+                                        "input with output_shape, SAME padding or output_padding)")
     if out_shape:
         strides = node.attr_ints("strides") or [1] * nsp
         dilations = node.attr_ints("dilations") or [1] * nsp
@@ -291,7 +305,6 @@ def conv_transpose(node: Node) -> list[Tensor]:
                                                         f"most {most}")
         return [Tensor(x.dtype, (shape[0], m) + tuple(out_shape[-nsp:]))]
     auto_pad, axes = _windows(node, list(shape[2:]), kernel)
-    opad = node.attr_ints("output_padding") or [0] * nsp
     sp: list[Dim] = []
     for i, d, k, s, dl, pb, pe in axes:
         if opad[i] >= s:  # onnxruntime: "Computed output shape is inconsistent with input spatial dimensions"
@@ -371,7 +384,7 @@ def batch_norm(node: Node) -> Outputs:
     return outs
 
 
-@register("LayerNormalization", conditions=[LAYER_NORM_SCALE],
+@register("LayerNormalization", conditions=[LAYER_NORM_SCALE, NORM_ELEMENTS],
           cost=formulas.NORMALIZATION)
 def layer_norm(node: Node) -> Outputs:
     """Y has X's shape; Mean and InvStdDev keep the axes before ``axis`` and have 1 on the
@@ -380,6 +393,10 @@ def layer_norm(node: Node) -> Outputs:
     stash = node.attr_int("stash_type", 1)
     shape = shape_of(x, x.dtype, stash, stash)
     axis = normalize_axis(node.attr_int("axis", -1), len(shape))  # (onnxruntime refuses one out of range)
+    for i in (1, 2):  # (a Scale or B longer than X: refused at every size)
+        p = arg(node, i) if present(node, i) else None
+        if p is not None and p.shape is not None and len(p.shape) > len(shape):
+            raise ShapeContradiction(f"LayerNormalization input {i} has rank {len(p.shape)} > X's {len(shape)}")
     red = tuple(shape[:axis]) + (1,) * (len(shape) - axis)
     return [Tensor(x.dtype, shape)] + [Tensor(stash, red)] * (node.num_outputs - 1)
 
@@ -406,13 +423,16 @@ GROUP_NORM_PARAMS = Condition("scale and bias have num_groups elements (opset 18
                               _group_norm_params, replayable=True)
 
 
-@register("GroupNormalization", conditions=["num_groups divides X[1]", GROUP_NORM_PARAMS],
+@register("GroupNormalization", conditions=["num_groups divides X[1]", "X has elements", GROUP_NORM_PARAMS],
           cost=formulas.NORMALIZATION)
 def group_norm(node: Node) -> Outputs:
     x = arg(node, 0)
     g = node.attr_int("num_groups")
     if x.shape is not None and len(x.shape) < 2:  # (the body reads X[1]: refused at every size)
         raise ShapeContradiction(f"GroupNormalization X has rank {len(x.shape)}, not at least 2")
+    if x.shape is not None:  # onnxruntime's function body refuses an X without elements (its Reshape)
+        for i, d in enumerate(x.shape):
+            node.require_at_least(d, 1, f"GroupNormalization: X[{i}] >= 1 (onnxruntime refuses an X without elements)")
     if x.shape is not None and g:
         c = x.shape[1]
         node.require_equal(dims.mul(g, dims.floordiv(c, g)), c, f"GroupNormalization: {g} groups divide the channels {c}")
@@ -530,6 +550,9 @@ def einsum(node):
     ell = _bshapes(node, ell_shapes) if ell_shapes else ()
     if arrow:
         out_terms = _parse_term(rhs)
+        if "..." not in out_terms and any(ell_shapes):  # (numpy sums them; onnxruntime refuses at every size)
+            raise ShapeContradiction(f"Einsum equation '{eq}': an input's ellipsis covers dims and the output has "
+                                     f"no ellipsis (onnxruntime refuses it)")
     else:
         out_terms = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
     for x, ds in letter_dims.items():

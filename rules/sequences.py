@@ -4,12 +4,13 @@ number and positions are known; otherwise only what holds for every item."""
 from __future__ import annotations
 
 from onnxsym import dims
+from onnxsym.domain.needs import agree_or_empty, may_be_empty
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.join import join_tensors
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Sequence, Tensor, unranked
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics.shapes import normalize_axis
 
 from .common import F32, I64, arg, present
@@ -131,8 +132,34 @@ def sequence_length_rule(node: Node) -> Outputs:
     return [Tensor(I64, (), None if n is None else (n,))]
 
 
-@register("SplitToSequence", conditions=["the split sizes add up to X[axis]",
-                                         "a scalar split with keepdims=0 is 1 (onnxruntime)"])
+def _split_keepdims(site):
+    """A scalar split with keepdims=0 (onnxruntime's departure): the split is 1, X[axis] <= 1,
+    or X has no elements off the axis."""
+    if site.attr_int("keepdims", 1) or len(site.node.input) < 2 or not site.node.input[1] or site.shape(1) != ():
+        return
+    x, v = site.shape(0), site.value(1)
+    if x is None or not x or v is None or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], (int, dims.Expr)):
+        return
+    axis = site.attr_int("axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    s, d = v[0], x[axis]
+    others = 1
+    for e in x[:axis] + x[axis + 1:]:
+        others = dims.mul(others, e)
+    if dims.try_eq(s, 1) is True or dims.try_le(d, 1) is True or dims.try_eq(others, 0) is True:
+        return
+    alts = tuple(a for a in ((s, 1), (dims.dmax(d, 1), 1), (others, 0)) if not isinstance(a[0], int) or a[0] == a[1])
+    yield site.raw("or", alts[0][0], alts[0][1], f"SplitToSequence: a scalar split {s} with keepdims=0 needs split 1, "
+                   f"X[{axis}] = {d} <= 1, or no elements ({others} == 0)", alts=alts)
+
+
+SPLIT_KEEPDIMS = Condition("a scalar split with keepdims=0: the split is 1, X[axis] <= 1, or X has no elements "
+                           "(onnxruntime reshapes each piece without the axis)", _split_keepdims, replayable=True)
+
+
+@register("SplitToSequence", conditions=["the split sizes add up to X[axis]", SPLIT_KEEPDIMS])
 def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
@@ -151,14 +178,22 @@ def split_to_sequence_rule(node):
     sizes = split.value
     if split.rank == 0 and sizes is not None and not node.attr_int("keepdims", 1):
         # onnxruntime departs from the spec (keepdims only without split): it applies keepdims=0 to a
-        # scalar split, which then must be 1 (pieces of length 1, the axis dropped); other lengths fail
+        # scalar split, reshaping each piece without the axis: that fails for a piece longer than 1
+        # with elements, so it runs where the split is 1, X[axis] <= 1, or X has no elements
+        # (SPLIT_KEEPDIMS); the pieces have X's shape without the axis
         s = sizes[0]
-        if isinstance(s, int) and s != 1:
-            raise ShapeContradiction(f"SplitToSequence: a scalar split {s} with keepdims=0; onnxruntime runs only "
-                                     "split 1 with keepdims=0")
-        node.require_equal(s, 1, "SplitToSequence: a scalar split with keepdims=0 is 1 (onnxruntime)")
         one = piece(1, False)
-        return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
+        others = 1
+        for e in x.shape[:axis] + x.shape[axis + 1:]:
+            others = dims.mul(others, e)
+        if isinstance(s, int) and s != 1 and isinstance(d, int) and d > 1 and isinstance(others, int) and others:
+            raise ShapeContradiction(f"SplitToSequence: a scalar split {s} with keepdims=0 of X[{axis}] = {d}; "
+                                     "onnxruntime runs it only for split 1, X[axis] <= 1 or an X without elements")
+        if isinstance(s, int) and s == 1:
+            return [Sequence(one, (one,) * d) if isinstance(d, int) else Sequence(one, None, d)]
+        if isinstance(d, int) and isinstance(s, int) and s > 0:
+            return [_of_items(node, [one] * -(-d // s))]
+        return [Sequence(one, None, dims.ceil_div(d, s) if isinstance(s, int) and s > 0 else None)]
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
         s = sizes[0]
         if isinstance(d, int) and isinstance(s, int):
@@ -181,16 +216,45 @@ def split_to_sequence_rule(node):
     return [Sequence(piece(node.fresh("split sizes unknown", 0, axis)))]
 
 
-@register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)"])
+def _cfs_empty(site):
+    seq = site.values.get(site.node.input[0])
+    items = seq.items if isinstance(seq, Sequence) and seq.items else None
+    if items is None or any(t.shape is None for t in items) or len({len(t.shape) for t in items}) != 1:
+        return
+    along = None
+    if not site.attr_int("new_axis", 0):
+        r = len(items[0].shape)
+        along = site.attr_int("axis", 0)
+        along = along + r if along < 0 else along
+    yield from agree_or_empty(site, [t.shape for t in items], along, "ConcatFromSequence")
+
+
+CFS_EMPTY = Condition("an item agrees with the first off the axis (every axis with new_axis), or has no elements "
+                      "(onnxruntime skips it)", _cfs_empty, replayable=True)
+
+
+@register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)",
+                                            "the sequence has an item", CFS_EMPTY])
 def concat_from_sequence_rule(node):
     seq = node.input(0)
     stack = node.attr_int("new_axis", 0) == 1
+    n = _length(seq)
+    if isinstance(n, int) and n == 0:
+        raise ShapeContradiction("ConcatFromSequence of an empty sequence (onnxruntime needs an item)")
+    if n is not None:
+        node.require_at_least(n, 1, "ConcatFromSequence: the sequence has an item (onnxruntime refuses none)")
     items = seq.items if isinstance(seq, Sequence) and seq.items else None
     if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
         # Every item has the same dims off the axis: a static one says which.
-        like = tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
+        # onnxruntime skips an item without elements: where one may have none, the others agree
+        # with the first or have none (CFS_EMPTY), and the first one's dims are the output's
+        empty = any(may_be_empty(t.shape) for t in items[1:])
+        like = items[0].shape if empty else \
+            tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
         along = None if stack else normalize_axis(node.attr_int("axis"), len(like))
-        for t in items:  # (onnxruntime refuses items that differ there, 1 is no exception)
+        for t in items[1:] if empty else items:  # (onnxruntime refuses items that differ there, 1 is no exception)
+            if empty and may_be_empty(t.shape):
+                continue
             for i, (d, want) in enumerate(zip(t.shape, like)):
                 if i != along:
                     node.require_equal(d, want, f"ConcatFromSequence: the items agree on axis {i}")
@@ -205,7 +269,6 @@ def concat_from_sequence_rule(node):
     item = any_item(node, seq)
     rank = len(shape_of(item, item.dtype, why="the items' rank is unknown")) + stack
     axis = normalize_axis(node.attr_int("axis"), rank)
-    n = _length(seq)
     if stack and n is not None:
         count = n
     elif not stack and n is not None and node.is_resolved(item.shape[axis]):  # every item is as long

@@ -8,7 +8,7 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import structure
-from onnxsym.domain.needs import BROADCAST, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS
+from onnxsym.domain.needs import BROADCAST, CONCAT_EMPTY, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS, may_be_empty
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
@@ -487,7 +487,7 @@ def unsqueeze_rule(node: Node) -> Outputs:
 
 # --------------------------------------------------------------------- Concat, Split
 
-@register("Concat", conditions=["the inputs agree on every axis but axis"], cost=formulas.MOVEMENT)
+@register("Concat", conditions=["the inputs agree on every axis but axis", CONCAT_EMPTY], cost=formulas.MOVEMENT)
 def concat_rule(node):
     ts = [arg(node, i) for i in range(len(node.inputs)) if present(node, i)]
     dtype = next((t.dtype for t in ts if t.dtype), 0)
@@ -496,6 +496,9 @@ def concat_rule(node):
         return [node.unknown_rank("every input's rank unknown", 0, dtype)]
     r = len(known[0].shape)
     axis = normalize_axis(node.attr_int("axis", 0), r)
+    # onnxruntime skips an input without elements: where one may have none (a dim that may be 0),
+    # the others agree with the first or have none (a condition), not an equality
+    empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known[1:])
     out = []
     for i in range(r):
         if i == axis:
@@ -503,6 +506,11 @@ def concat_rule(node):
                 out.append(node.fresh("concat of input of unknown rank", 0, i))
             else:
                 out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
+        elif empty:  # (an input without elements is skipped: the first one's dims, CONCAT_EMPTY)
+            for t in known[1:]:
+                if not may_be_empty(t.shape):
+                    node.require_equal(t.shape[i], known[0].shape[i], f"Concat inputs agree on axis {i}")
+            out.append(known[0].shape[i])
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:

@@ -6,7 +6,7 @@ from onnxsym import dims
 from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics import intops
 from onnxsym.semantics.shapes import normalize_axis
 
@@ -17,7 +17,48 @@ def _onesided(length):
     return dims.floordiv(length, 2) + 1
 
 
-@register("DFT", since=17, conditions=["the last axis is 1 or 2", "an inverse one-sided DFT takes a complex input"])
+def _dft_signal(site):
+    """onnxruntime: "input signal dimension must be greater than zero when the output is
+    non-empty": the transformed axis is >= 1, or the output has no elements (with dft_length or
+    one-sided, the output's axis is not the input's)."""
+    x = site.shape(0)
+    if x is None or len(x) < 2:
+        return
+    if site.opset >= 20:
+        v = site.value(2) if len(site.node.input) > 2 and site.node.input[2] else (-2,)
+        axis = v[0] if v is not None and len(v) == 1 and isinstance(v[0], int) else None
+    else:
+        axis = site.attr_int("axis", 1)
+    if axis is None or not -len(x) <= axis < len(x) - 1:
+        return
+    axis %= len(x)
+    t = x[axis]
+    onesided, inverse = site.attr_int("onesided", 0), site.attr_int("inverse", 0)
+    given = len(site.node.input) > 1 and bool(site.node.input[1])
+    if dims.try_le(1, t) is True or (onesided and inverse and not given):  # (the rule needs t >= 1 there)
+        return
+    if given:
+        v = site.value(1)
+        if v is None or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], (int, dims.Expr)):
+            return
+        length = v[0]
+    elif onesided:
+        length = dims.add(dims.floordiv(t, 2), 1)
+    else:
+        return  # the output's axis is t: empty with the input's
+    numel = length
+    for i, d in enumerate(x[:-1]):
+        if i != axis:
+            numel = dims.mul(numel, d)
+    yield site.raw("or", dims.dmin(t, 1), 1, f"DFT: the signal axis {t} >= 1, or the output has no elements "
+                   f"({numel} == 0)", alts=((dims.dmin(t, 1), 1), (numel, 0)))
+
+
+DFT_SIGNAL = Condition("the signal axis is >= 1, or the output has no elements", _dft_signal, replayable=True)
+
+
+@register("DFT", since=17, conditions=["the last axis is 1 or 2", "an inverse one-sided DFT takes a complex input",
+                                       DFT_SIGNAL])
 def dft(node: Node) -> Outputs:
     """The transformed axis becomes ``dft_length`` (``floor(n/2) + 1`` when onesided);
     the last axis (real, or real and imaginary) becomes 2."""

@@ -83,10 +83,11 @@ def _outside(domain, sizes) -> str | None:
     return None if bad is None else bad.text
 
 
-def disagreements(m: onnx.ModelProto, tries, data=None) -> tuple[int, list[str]]:
+def disagreements(m: onnx.ModelProto, tries, data=None, **infer_args) -> tuple[int, list[str]]:
     """(the number of tries, what differs): each try's sizes where onnxruntime runs outside the
-    domain, refuses inside it, or gives shapes other than the inferred ones."""
-    res = onnxsym.infer(m)
+    domain, refuses inside it, or gives shapes other than the inferred ones (``infer_args``:
+    ``allow_zero=True`` to judge sizes of 0 too)."""
+    res = onnxsym.infer(m, **infer_args)
     domain = res.domain()
     sess = session(m)
     out, n = [], 0
@@ -142,3 +143,50 @@ if __name__ == "__main__":  # PYTHONPATH=. python tests/op_verdicts.py test_atte
 
     for op, (t, d, k) in sorted(backend_counts(tuple(sys.argv[1:])).items()):
         print(f"{op}: {t} tries, {d} disagreements in {k} cases")
+
+
+def isolated_disagreements(m: onnx.ModelProto, tries, data=None, other_shapes_outside: bool = False,
+                           **infer_args) -> tuple[int, list[str], list]:
+    """:func:`disagreements` with onnxruntime in a child process (onnxsym.model.isolated), as a
+    user's session runs it (every optimization): a size where it crashes natively (an Einsum over
+    an empty batch) is no verdict, listed apart. ``other_shapes_outside``: a run outside the domain
+    with output shapes other than the inferred ones is no disagreement (the domain is where the
+    model runs with the inferred shapes). (the number of tries, what differs, the crashes)"""
+    from onnxsym.model.isolated import Child, Crashed, Refused
+
+    res = onnxsym.infer(m, **infer_args)
+    domain = res.domain()
+    names = [o.name for o in m.graph.output]
+    out, crashes, n = [], [], 0
+    with Child() as child:
+        child.load(m.SerializeToString(), {"optimization": "all"})
+        for sizes in tries:
+            n += 1
+            try:
+                got, err = child.run(feeds(m, sizes, data), names), ""
+            except Crashed as exc:
+                crashes.append((sizes, exc.signal))
+                continue
+            except Refused as exc:  # onnxruntime's refusal is the verdict
+                got, err = None, str(exc).splitlines()[0][:160]
+            broken = domain.violated(sizes)
+            wrong = [] if got is None else [f"{sizes}: {name} is {shape}, inferred {want}"
+                                            for name, shape in zip(names, got) for want in [res.shape(name)]
+                                            if not _matches(want, shape, sizes, res.fresh)]
+            if got is None and broken is None:
+                out.append(f"{sizes}: onnxruntime refuses inside the domain: {err}")
+            elif got is not None and broken is not None:
+                if not (other_shapes_outside and wrong):
+                    out.append(f"{sizes}: onnxruntime runs outside the domain ({broken.text})")
+            else:
+                out.extend(wrong)
+    return n, out, crashes
+
+
+def _matches(want, shape, sizes, fresh) -> bool:
+    """Whether the inferred ``want`` is onnxruntime's ``shape`` at ``sizes`` (a dim of a fresh
+    symbol, which the data decides, matches any)."""
+    if want is None or len(want) != len(shape):
+        return False
+    return all(any(s.name in fresh for s in dims.free_symbols(d)) or dims.evaluate(d, sizes) == a
+               for d, a in zip(want, shape))

@@ -79,3 +79,28 @@ def test_one_style_for_an_existing_output(tmp_path):
     for args in (["annotate", BERT_DYNAMO, "-o", existing], ["mlir", BERT_DYNAMO, "-o", existing]):
         r = cli(*args)
         assert r.exit_code == 2 and r.stderr == f"onnxsym: error: {existing} exists; use --force to replace it\n", args
+
+
+def test_mlir_exports_only_the_dims_that_hold_for_every_value(tmp_path):
+    """--value decides the If, but the model is fed both values (z is seq long for True, 2*seq for
+    False in onnxruntime): the MLIR, as the written model, keeps only what holds for every value."""
+    import onnxruntime as ort
+    from cli_models import input_if_model
+
+    branch = tmp_path / "branch.onnx"
+    onnx.save(input_if_model(), branch)
+    sess = ort.InferenceSession(str(branch), providers=["CPUExecutionProvider"])
+    x = np.ones(5, np.float32)
+    assert [sess.run(None, {"x": x, "use_cache_branch": np.array([b])})[0].shape for b in (True, False)] == [(5,), (10,)]
+    plain, given, annotated = tmp_path / "plain.mlir", tmp_path / "given.mlir", tmp_path / "annotated.mlir"
+    assert cli("mlir", branch, "-o", plain, "--names").exit_code == 0
+    r = cli("mlir", branch, "-o", given, "--names", "--value", "use_cache_branch=1")
+    assert r.exit_code == 0, r.output
+    r = cli("annotate", branch, "-o", tmp_path / "b.onnx", "--mlir", annotated, "--value", "use_cache_branch=1")
+    assert r.exit_code == 0, r.output
+    text = plain.read_text()
+    assert "symbol.bind_symbolic_shape %z, [%seq]" not in text  # (z is not seq long for every value)
+    assert given.read_text() == text
+    default = tmp_path / "default.mlir"  # (annotate --mlir names symbols @S0, ...)
+    assert cli("mlir", branch, "-o", default).exit_code == 0
+    assert annotated.read_text() == default.read_text()

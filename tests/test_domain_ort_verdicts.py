@@ -49,8 +49,8 @@ def _grid(**axes):
     return [dict(zip(names, v)) for v in itertools.product(*(axes[n] for n in names))]
 
 
-def _agrees(m, grid):
-    n, bad = disagreements(m, grid)
+def _agrees(m, grid, **infer_args):
+    n, bad = disagreements(m, grid, **infer_args)
     assert not bad, f"{len(bad)} of {n} sizes disagree:\n" + "\n".join(bad[:10])
 
 
@@ -262,3 +262,47 @@ def test_attention_random_sizes_attack():
                 g[rng.choice(names3)] = rng.choice((1, 2, 3, 4))
             grid.append(g)
         _agrees(m, grid)
+
+
+# --------------------------------------------------------------------------- LayerNormalization
+
+LN_NAMES, LN_CASES = _backend("test_layer_normalization")
+
+
+@pytest.mark.parametrize("name", LN_NAMES)
+def test_layer_normalization_backend_case(name):
+    _check_case(LN_CASES[name])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("scale", [["c"], ["b", "c"], ["a", "b", "c"], ["a", 1, "c"]])
+def test_layer_normalization_scale_and_bias_broadcast_to_all_of_x(axis, scale):
+    """onnxruntime broadcasts Scale and B to all of X one way, whatever the axis (the spec says
+    X[axis:]: a Scale (3, 1) of X (2, 3, 4) at axis 2 runs), as RMSNormalization's scale."""
+    m = _model([h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=axis)],
+               [("x", T.FLOAT, ["n", "t", "d"]), ("s", T.FLOAT, scale), ("b", T.FLOAT, ["c"])], ["y"], 17)
+    _agrees(m, _grid(n=(1, 2), t=(1, 3), d=(1, 4), a=(1, 2), b=(1, 3, 4), c=(1, 2, 4)))
+
+
+@pytest.mark.parametrize("op, opset", [("LayerNormalization", 17), ("RMSNormalization", 23)])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_normalizations_refuse_no_elements_past_the_axis(op, opset, axis):
+    """onnxruntime refuses to normalize over no elements: X (0, 3, 4) runs at axis 1, not at 0."""
+    m = _model([h.make_node(op, ["x", "s"], ["y"], axis=axis)],
+               [("x", T.FLOAT, ["n", "t", "d"]), ("s", T.FLOAT, ["d"])], ["y"], opset)
+    _agrees(m, _grid(n=(0, 1, 2), t=(0, 1, 3), d=(0, 1, 4)), allow_zero=True)
+
+
+def test_layer_normalization_scale_longer_than_x_is_refused():
+    import onnxsym
+    from onnxsym.errors import ShapeContradiction
+
+    m = _model([h.make_node("LayerNormalization", ["x", "s"], ["y"])],
+               [("x", T.FLOAT, ["n", 4]), ("s", T.FLOAT, [1, 1, 4])], ["y"], 17)
+    with pytest.raises(ShapeContradiction):
+        onnxsym.infer(m)
+    import numpy as np
+    import onnxruntime as ort
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception):
+        sess.run(None, {"x": np.ones((2, 4), np.float32), "s": np.ones((1, 1, 4), np.float32)})

@@ -42,11 +42,22 @@ def test_split_to_sequence_with_a_scalar_split_applies_keepdims(keepdims):
 
 
 def test_split_to_sequence_scalar_split_other_than_one_with_keepdims_0_fails():
+    """Each piece is reshaped without the axis: a piece longer than 1 with elements fails, so
+    split 2 runs where X[axis] <= 1 or X has no elements (the domain: len == 1 at b >= 1)."""
     m = _split_to_sequence(2, 0)
     with pytest.raises(Exception):
         run_ort(m, {"x": np.ones((2, 6, 3), np.float32)})
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    assert domain.violated({"b": 2, "len": 6}) is not None and domain.violated({"b": 2, "len": 1}) is None
+    assert run_ort(m, {"x": np.ones((2, 1, 3), np.float32)})["y"].shape == _shape_at(res, "y", {"b": 2, "len": 1})
+    empty = onnxsym.infer(m, allow_zero=True).domain()  # (no elements: every length runs)
+    assert empty.violated({"b": 0, "len": 6}) is None
+    assert run_ort(m, {"x": np.ones((0, 6, 3), np.float32)})["count"] == 3
+    static = model([n("SplitToSequence", ["x", "sp"], ["s"], axis=1, keepdims=0)], [("x", F, [2, 6, 3])],
+                   [("s", F, None)], inits=[_c("sp", np.array(2, np.int64))])
     with pytest.raises(ShapeContradiction, match="scalar split 2 with keepdims=0"):
-        onnxsym.infer(m)
+        onnxsym.infer(static)
     kept = _split_to_sequence(2, 1, 6)  # keepdims=1: pieces of 2
     res = onnxsym.infer(kept)
     assert run_ort(kept, {"x": np.ones((2, 6, 3), np.float32)})["y"].shape == _shape_at(res, "y", {"b": 2, "len": 6})

@@ -60,22 +60,36 @@ def default_feeds(model: onnx.ModelProto, input_shapes: Mapping[str, tuple] | No
     return make
 
 
+_child = None  # (the onnxruntime child process, and the model it holds: see onnxsym.model.isolated)
+_held: tuple | None = None
+
+
 def run(model: onnx.ModelProto, feeds: Feeds, binding: Mapping[str, int],
         optimized: bool = False) -> tuple[str | None, dict[str, tuple]]:
     """(onnxruntime's error or None, the output shapes). Unoptimized by default: the graph runs
-    as written (the optimizer turns a Gather of a Range into a Slice, which clamps)."""
-    import onnxruntime as ort
+    as written (the optimizer turns a Gather of a Range into a Slice, which clamps). onnxruntime
+    runs in a child process, which keeps the model between calls: a native crash of it is an
+    error said, and the next call starts a fresh child."""
+    global _child, _held
+    from ..model.isolated import Child, Crashed, Refused
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4
-    if not optimized:
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    data = model.SerializeToString()
+    key = (data, optimized)
+    if _child is None:
+        import atexit
+
+        _child = Child()
+        atexit.register(_child.close)
     try:
-        outs = sess.run(None, feeds(binding))
-    except Exception as exc:  # onnxruntime's own failure: what is judged
+        if _held is None or _held[0] != key:
+            _held = (key, _child.load(data, {"optimization": "all" if optimized else "disable_all"}))
+        names = _held[1]
+        shapes = _child.run(feeds(binding), names)
+    except Refused as exc:  # onnxruntime's own failure: what is judged
         return str(exc), {}
-    return None, {o.name: a.shape for o, a in zip(sess.get_outputs(), outs)}
+    except Crashed as exc:
+        return f"onnxruntime crashed ({exc.signal})", {}
+    return None, {n: s for n, s in zip(names, shapes) if s is not None}
 
 
 def expected(result, binding: Mapping[str, int]) -> dict[str, tuple]:

@@ -6,6 +6,12 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     ("RMSNormalization",
      "The spec broadcasts scale to `X[axis:]`; onnxruntime broadcasts it one way to all of X whatever the "
      "axis: scale (2, 1, 5) runs on X (2, 3, 5) at axis 2, and (3, 1) on X (2, 3, 5) at axis 1."),
+    ("LayerNormalization",
+     "The spec broadcasts Scale and B to `X[axis:]`; onnxruntime broadcasts them one way to all of X "
+     "whatever the axis, as RMSNormalization's scale: Scale (3, 1) runs on X (2, 3, 4) at axis 2."),
+    ("LayerNormalization",
+     "onnxruntime refuses a normalized part `X[axis:]` with no elements (X (0, 3, 4) at axis 0), which "
+     "the spec does not rule out; so does RMSNormalization. X (0, 3, 4) at axis 1 runs."),
     ("GroupNormalization",
      "The spec's scale and bias are `(num_groups)` (opset 18) or `(C)` (opset 21); onnxruntime runs the "
      "function body, which reshapes them to one axis and broadcasts it, so any shape of that many elements "
@@ -69,7 +75,13 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
     # (these three: tests/test_ort_departures.py)
     ("SplitToSequence",
      "With a scalar `split` and `keepdims=0`: the spec reads `keepdims` only without `split`; onnxruntime "
-     "applies it: `split` 1 gives pieces with the axis dropped (rank one less), any other `split` fails."),
+     "applies it: `split` 1 gives pieces with the axis dropped (rank one less); another `split` reshapes each "
+     "piece without the axis, which fails for a piece longer than 1 with elements, so it runs only where "
+     "X[axis] <= 1 or X has no elements."),
+    ("Concat",
+     "onnxruntime skips an input without elements (also ConcatFromSequence an item): the others agree with "
+     "the first one off the axis, or have no elements, and the output's dims are the first non-empty "
+     "input's (the first one's where every input is empty). The spec asks every input to agree."),
     ("DFT",
      "With `inverse=1` and `onesided=1`: the spec's output is complex, `[..., n//2 + 1, 2]`; onnxruntime "
      "returns the real signal `[..., dft_length, 1]` of a complex one-sided input, `dft_length` 2*(n - 1) "

@@ -3,7 +3,10 @@ inferred dim with the real one."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,11 +43,13 @@ class Report:
     mismatches: list[Mismatch] = field(default_factory=list)
     assignments: list[dict[str, int]] = field(default_factory=list)
     rule_failures: list[str] = field(default_factory=list)  # rules that raised: nothing they touch is known
+    crashes: list[str] = field(default_factory=list)  # sizes where onnxruntime died natively: nothing checked there
 
     @property
     def ok(self) -> bool:
-        """No wrong dim and no failed rule (a failed rule's outputs escape the check)."""
-        return not self.mismatches and not self.rule_failures
+        """No wrong dim, no failed rule (a failed rule's outputs escape the check) and no crash
+        of onnxruntime."""
+        return not self.mismatches and not self.rule_failures and not self.crashes
 
 
 def default_assignments(symbols: Sequence[str], count: int = 2, seed: int = 0) -> list[dict[str, int]]:
@@ -424,46 +429,117 @@ def runtime_values(result: Result, assignments: list[dict[str, int]], base_dir: 
         yield bindings, run_feeds, dict(zip(out_names, _run(sess, result, bindings, run_feeds, out_names)))
 
 
+def require_onnxruntime() -> None:
+    """A :class:`MissingDependency` without an installed onnxruntime (found, not imported: it runs
+    in a child process, see onnxsym.model.isolated)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("onnxruntime") is not None
+    except ImportError:
+        found = False
+    if not found:
+        raise MissingDependency(NO_ONNXRUNTIME)
+
+
+def _isolated_feed(name: str, arr: np.ndarray, elem_type: int):
+    """A feed as the child takes it: the array, or its bytes with its shape and element type
+    (bfloat16, float8: numpy has no type onnxruntime takes for them)."""
+    if elem_type in _FOUR_BIT:
+        _ort_value(name, arr, elem_type)  # (raises: no 4-bit tensor can be fed)
+    if elem_type not in _BY_BYTES:
+        return arr
+    raw = np.ascontiguousarray(arr).reshape(arr.shape).view(np.uint8 if arr.itemsize == 1 else np.uint16)
+    return raw, tuple(arr.shape), elem_type
+
+
+@contextlib.contextmanager
+def _child_session(result: Result, base_dir: str | None = None):
+    """The model with every produced value as an output, loaded in an onnxruntime child process
+    (see onnxsym.model.isolated: a native crash of onnxruntime ends the child, not verify):
+    the child and its output names, for the ``with`` block (a fresh child after a crash loads
+    the model again: a file written beside the model, for its external data, lives as long)."""
+    from ..model.isolated import Child, Crashed, Refused
+
+    require_onnxruntime()
+    exposed = _expose_all(result.model, result.produced, result).SerializeToString()
+    with contextlib.ExitStack() as stack:
+        child = stack.enter_context(Child())
+        model: bytes | str = exposed
+        if base_dir:  # loaded from a file beside the model: its external data is found
+            f = stack.enter_context(tempfile.NamedTemporaryFile(suffix=".onnx", dir=base_dir, delete=False))
+            stack.callback(os.unlink, f.name)
+            f.write(exposed)
+            f.close()
+            model = f.name
+        try:
+            names = child.load(model, {"optimization": "disable_all"})
+        except Refused as exc:
+            raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
+        except Crashed as exc:
+            raise VerificationError(f"onnxruntime crashed ({exc.signal}) loading the model") from None
+        yield child, names
+
+
+def _crash_text(model_or_path, bindings: Mapping[str, int], signal: str) -> str:
+    name = model_or_path if isinstance(model_or_path, str) else "the model"
+    return (f"onnxruntime crashed ({signal}) running {name} at {_sizes(bindings)}: a native fault of "
+            f"onnxruntime's own, in a child process (the other sizes are still checked)")
+
+
 def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
            result: Result | None = None, base_dir: str | None = None) -> Report:
     """Compare the inferred shape of every value with onnxruntime's at each assignment
-    (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it)."""
-    onnxruntime()  # before the inference: a missing runtime is said at once
+    (default: :func:`constrained_assignments`). Needs onnxruntime (any distribution of it),
+    which runs in a child process: a size where it crashes natively is a line of
+    ``Report.crashes``, and the next size runs in a fresh child."""
+    from ..model.isolated import Crashed, Refused
+
+    require_onnxruntime()  # before the inference: a missing runtime is said at once
     result = result or infer(model_or_path)
     if not assignments:  # (within the domain its dims are those narrowed to it)
         result = result.within_domain()
         assignments = constrained_assignments(result)
-    sess = _session(result, base_dir)
     report = Report(assignments=assignments, rule_failures=list(result.rule_failures))
-    out_names = [o.name for o in sess.get_outputs()]
-    for bindings in assignments:
-        try:
-            outs = _run(sess, result, bindings, feeds(result, bindings), out_names)
-        except VerificationError as exc:
-            if result.domain().violated(bindings) is not None:
-                raise
-            raise VerificationError(f"{exc} (these sizes are inside the domain onnxsym computed "
-                                    f"(onnxsym domain MODEL): the model needs a condition onnxsym does not know, "
-                                    f"perhaps one on the input data; --bind the sizes it runs at)") from None
-        for name, val in zip(out_names, outs):
-            t = result.values.get(name)
-            if not val.is_tensor() or not isinstance(t, Tensor):
+    types = {inp.name: getattr(result.values[inp.name], "dtype", 0) for inp in result.model.graph.input}
+    with _child_session(result, base_dir) as (child, out_names):
+        for bindings in assignments:
+            try:
+                run_feeds = {k: _isolated_feed(k, v, types[k]) for k, v in feeds(result, bindings).items()}
+                shapes = child.run(run_feeds, out_names)
+            except Crashed as exc:
+                report.crashes.append(_crash_text(model_or_path, bindings, exc.signal))
                 continue
-            actual = tuple(val.shape())
-            if t.shape is None:  # nothing inferred is nothing checked: unresolved, every dim
-                report.unknown_rank_values += 1
-                report.unresolved_dims += len(actual)
-                continue
-            report.checked_values += 1
-            if len(actual) != len(t.shape):
-                report.mismatches.append(Mismatch(name, bindings, t.shape, actual))
-                continue
-            for d, a in zip(t.shape, actual):
-                if any(s.name in result.fresh for s in dims.free_symbols(d)):
-                    report.unresolved_dims += 1
-                    continue
-                report.checked_dims += 1
-                if dims.evaluate(d, bindings) != a:
-                    report.mismatches.append(Mismatch(name, bindings, t.shape, actual))
-                    break
+            except Refused as exc:
+                err = VerificationError(f"onnxruntime failed at {_sizes(bindings)}: {str(exc).splitlines()[0]}")
+                if result.domain().violated(bindings) is not None:
+                    raise err from None
+                raise VerificationError(f"{err} (these sizes are inside the domain onnxsym computed "
+                                        f"(onnxsym domain MODEL): the model needs a condition onnxsym does not know, "
+                                        f"perhaps one on the input data; --bind the sizes it runs at)") from None
+            _compare(result, report, bindings, zip(out_names, shapes))
     return report
+
+
+def _compare(result: Result, report: Report, bindings: Mapping[str, int], shapes) -> None:
+    """Each output's shape onnxruntime gave (None: not a tensor) against the inferred one."""
+    for name, actual in shapes:
+        t = result.values.get(name)
+        if actual is None or not isinstance(t, Tensor):
+            continue
+        if t.shape is None:  # nothing inferred is nothing checked: unresolved, every dim
+            report.unknown_rank_values += 1
+            report.unresolved_dims += len(actual)
+            continue
+        report.checked_values += 1
+        if len(actual) != len(t.shape):
+            report.mismatches.append(Mismatch(name, dict(bindings), t.shape, actual))
+            continue
+        for d, a in zip(t.shape, actual):
+            if any(s.name in result.fresh for s in dims.free_symbols(d)):
+                report.unresolved_dims += 1
+                continue
+            report.checked_dims += 1
+            if dims.evaluate(d, bindings) != a:
+                report.mismatches.append(Mismatch(name, dict(bindings), t.shape, actual))
+                break

@@ -347,22 +347,46 @@ def _gemm_c(site: Site) -> Iterator[Raw]:
     yield from to_target(site, (m, n), c, "C")
 
 
-def _layer_norm_scale(site: Site) -> Iterator[Raw]:
+def _norm_axis(site: Site) -> int | None:
+    """The normalized axis of a LayerNormalization or RMSNormalization (None: X's rank unknown or
+    the axis out of range, which the rule refuses)."""
     x = site.shape(0)
     if x is None:
-        return
+        return None
     axis = site.attr_int("axis", -1)
     axis = axis + len(x) if axis < 0 else axis
-    if not 0 <= axis < len(x):
+    return axis if 0 <= axis < len(x) else None
+
+
+def _layer_norm_scale(site: Site) -> Iterator[Raw]:
+    """onnxruntime broadcasts Scale and B to all of X one way (aligned at the end), whatever the
+    axis: (3, 1) scales X (2, 3, 4) at axis 2, though the spec says X[axis:]."""
+    x = site.shape(0)
+    if x is None or _norm_axis(site) is None:
         return
     for i, what in ((1, "Scale"), (2, "B")):
         s = site.shape(i)
-        if s is not None and len(s) <= len(x) - axis:
-            yield from to_target(site, tuple(x[axis:]), s, what)
+        if s is not None and len(s) <= len(x):  # (a longer one the rule refuses)
+            yield from to_target(site, tuple(x), s, what)
+
+
+def _norm_elements(site: Site) -> Iterator[Raw]:
+    """onnxruntime refuses to normalize over no elements: X[axis:] multiplies to at least 1,
+    whatever the dims before the axis (X (0, 3, 4) runs at axis 1, not at axis 0)."""
+    x, axis = site.shape(0), _norm_axis(site)
+    if x is None or axis is None:
+        return
+    rest = _product(x[axis:])
+    if dims.try_le(1, rest) is True:
+        return
+    yield site.raw("<=", 1, rest, f"{site.node.op_type}: the normalized dims {rest} have elements (>= 1)")
 
 
 GEMM_C = Condition("C broadcasts to (M, N)", _gemm_c, replayable=True)
-LAYER_NORM_SCALE = Condition("Scale and B broadcast to X[axis:]", _layer_norm_scale, replayable=True)
+LAYER_NORM_SCALE = Condition("Scale and B broadcast to X (onnxruntime: to all of X, not X[axis:] only)",
+                             _layer_norm_scale, replayable=True)
+NORM_ELEMENTS = Condition("X[axis:] has elements (onnxruntime refuses to normalize over none)", _norm_elements,
+                          replayable=True)
 EINSUM_LETTERS = Condition("the dims of one letter are equal, or one is 1 (a letter repeated in one operand: "
                            "equal); the ellipsis dims broadcast", _einsum_letters, replayable=True)
 SLOPE = Condition("slope broadcasts to X: on each axis its dim is X's, or 1", _unidirectional, replayable=True)
@@ -405,6 +429,49 @@ def _arg_axis(site: Site) -> Iterator[Raw]:
         yield site.raw("==", others, 0, why)
         return
     yield site.raw("or", dims.dmin(d, 1), 1, why, alts=((dims.dmin(d, 1), 1), (others, 0)))
+
+
+def may_be_empty(shape: Sequence[Dim]) -> bool:
+    """Whether a tensor of ``shape`` may have no elements (its dims' product not proven >= 1)."""
+    return dims.try_le(1, _product(shape)) is not True
+
+
+def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None, what: str) -> Iterator[Raw]:
+    """onnxruntime's Concat and ConcatFromSequence skip an input without elements: each input
+    after the first agrees with the first off the axis (``skip_axis``; None: on every axis), or
+    has no elements. (The first one's dims are the output's: an input that is not skipped and
+    disagrees with it fails, or, the first skipped, gives other dims.) Inputs proven to have
+    elements the rule equated already."""
+    if not shapes:
+        return
+    first = shapes[0]
+    for k, shape in enumerate(shapes[1:], 1):
+        if len(shape) != len(first):
+            continue
+        n, empty = _product(shape), may_be_empty(shape)
+        for axis, (a, b) in enumerate(zip(first, shape)):
+            if axis == skip_axis or dims.try_eq(a, b) is True:
+                continue
+            if not empty:  # (equated by the rule, unless the ranges narrowed since)
+                yield site.raw("==", b, a, f"{what}: input {k} agrees with the first on axis {axis}")
+                continue
+            yield site.raw("or", b, a, f"{what}: input {k} agrees with the first on axis {axis}, or has no "
+                           f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
+
+
+def _concat_empty(site: Site) -> Iterator[Raw]:
+    shapes = [site.shape(i) for i in range(len(site.node.input)) if site.node.input[i]]
+    if not shapes or any(s is None for s in shapes):
+        return
+    known = [s for s in shapes if s is not None]
+    r = len(known[0])
+    axis = site.attr_int("axis", 0)
+    axis = axis + r if axis < 0 else axis
+    yield from agree_or_empty(site, known, axis, "Concat")
+
+
+CONCAT_EMPTY = Condition("an input agrees with the first off the axis, or has no elements (onnxruntime skips it)",
+                         _concat_empty, replayable=True)
 
 
 POOL_ELEMENTS = Condition("X has elements, or its batch X[0] is 0 (onnxruntime refuses an empty X otherwise)",

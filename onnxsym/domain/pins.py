@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import dims
-from . import Condition, Domain, input_symbols
+from . import UNDECIDED, Condition, Domain, input_symbols
+from .roots import roots
 
 # A symbol the domain leaves at most this many sizes is pinned to that set.
 FEW_SIZES = 4
@@ -83,17 +84,23 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     with ``n % 4 == 0`` leaves 4 and 8), or a condition that holds at listed sizes only
     (``seq == 8 (or seq == 1)``, a broadcast against a constant 8)."""
     lo, hi = domain.ranges.get(name, (0, dims.INT64_MAX))
-    own = [c for c in domain.conditions if c.symbols == (name,) and not c.assumed
-           and (c.kind in ("range", "divisible") or (not c.when and _listed(c, name) is not None))]
+    # (one the forms leave undecided, seq//2 == 4 or seq//2 == 1, is decided here if its sizes are listed)
+    own = [c for c in domain.conditions if c.symbols == (name,) and c.assumed in ("", UNDECIDED)
+           and ((c.kind in ("range", "divisible") and not c.assumed)
+                or (not c.when and _listed(c, name, lo, hi) is not None))]
     listed = [c for c in own if c.kind == "other"]
     if listed:
-        candidates = sorted(set.intersection(*(_listed(c, name) or set() for c in listed)))
+        candidates = sorted(set.intersection(*(_listed(c, name, lo, min(hi, dims.INT64_MAX)) or set()
+                                                for c in listed)))
         candidates = [v for v in candidates if lo <= v <= hi]
     elif hi - lo + 1 <= _ENUMERATED:
         candidates = list(range(lo, hi + 1))
     else:
         return None
-    values = tuple(v for v in candidates if all(c.holds({name: v}) for c in own))
+    # every condition of the symbol alone holds at a pinned size (one the forms leave undecided,
+    # 2*(seq//2) == seq, too: a size it breaks is no size the model runs at)
+    alone = [c for c in domain.conditions if c.symbols == (name,) and not c.when]
+    values = tuple(v for v in candidates if all(_holds(c, name, v) for c in alone))
     if len(values) > FEW_SIZES:
         return None
     cutting = listed or [c for c in own if c.kind == "range"] or own
@@ -105,23 +112,53 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     return Pin(name, values, None, text, src.node, src.op_type, src.reason)
 
 
+def _holds(c: Condition, name: str, v: int) -> bool:
+    try:
+        return c.holds({name: v})
+    except (ArithmeticError, KeyError):  # (a division by zero there: the node does not run)
+        return False
+
+
+def _equality_of(piece) -> tuple | None:
+    """An equality a piece of relations implies: one of it, or ``a <= b`` with ``b <= a``."""
+    eq = next(((a, b) for rel, a, b in piece if rel == "=="), None)
+    if eq is not None:
+        return eq
+    le = {(a, b) for rel, a, b in piece if rel == "<="}
+    return next(((a, b) for a, b in le if (b, a) in le), None)
+
+
 # The widest range whose sizes are each tried against the symbol's conditions.
 _ENUMERATED = 1 << 12
 
 
-def _listed(c: Condition, name: str) -> set[int] | None:
-    """The sizes at which a disjunction of equalities of ``name`` to numbers holds
-    (``seq == 8 or seq == 1``), or None for any other condition."""
+def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
+    """The sizes in ``[lo, hi]`` at which a disjunction of equalities in ``name`` holds
+    (``seq == 8 or seq == 1``; through an expression, ``2*seq == 8 or 2*seq == 1`` or
+    ``seq - 1 == 8 or seq - 1 == 1``), or None for any other condition (one that holds at
+    sizes without end, ``seq % 2 == 0 or ...``, too)."""
     f = c.form
-    if f is None or f.kind != "other" or f.rel != "or" or not f.alts:
+    if f is not None and f.kind == "other" and f.rel == "cases":
+        # each piece holds where all its relations do: within the roots of one equality of it
+        # (a superset; the caller keeps the sizes where the condition holds)
+        eqs = [_equality_of(piece) for piece in f.pieces]
+        if not eqs or any(e is None for e in eqs):
+            return None
+        alts = tuple(e for e in eqs if e is not None)
+    elif f is not None and f.kind == "other" and f.rel == "or" and f.alts:
+        alts = f.alts
+    else:
         return None
-    out = set()
-    for a, b in f.alts:
+    out: set[int] = set()
+    for a, b in alts:
         sa, sb = dims.as_sym(a), dims.as_sym(b)
         if sa is not None and sa.name == name and dims.is_static(b):
             out.add(int(b))
         elif sb is not None and sb.name == name and dims.is_static(a):
             out.add(int(a))
         else:
-            return None
+            found = roots(dims.sub(a, b), name, lo, hi)
+            if found is None:
+                return None
+            out |= found
     return out

@@ -35,9 +35,10 @@ def to_mlir(model_or_result: str | onnx.ModelProto | Result, style: str = "propa
     ``names``: symbols named as in the model (``@batch``) instead of ``@S0, @S1, ...``;
     ``dialect``: ``symbol`` (default) or ``torch``, the form torch-mlir's ONNX importer writes
     (``torch.operator "onnx.*"``, ``torch.symbolic_int``), which IREE compiles; it has one
-    style and no generic form.
+    style and no generic form. Dims that hold only for given input data (``values``, ``--value``)
+    are not exported: what is printed holds for every value the inputs may be fed.
     """
-    from ..api import infer
+    from ..api import for_every_value, infer
     from ..inference.result import Result
 
     if style not in STYLES:
@@ -53,6 +54,9 @@ def to_mlir(model_or_result: str | onnx.ModelProto | Result, style: str = "propa
             base_dir = os.path.dirname(os.path.abspath(os.fspath(model_or_result)))
         # its domain's ranges narrow the symbols' min_val/max_val, as annotate's export
         result = infer(model_or_result).within_domain()
+    # (the dims that hold for given input data only are not exported: compiled in, they would
+    # make the module compute another shape for other data, as a written model would)
+    result = for_every_value(result)
     with result.env:  # the result's ranges: min_val/max_val, and what the printer derives
         if dialect == "torch":
             prog = build(result, user_names=names)

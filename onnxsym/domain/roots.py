@@ -1,0 +1,169 @@
+"""The sizes where a dim in one symbol is 0 (``2*seq - 8`` at 4, ``seq//2 - 4`` at 8 and 9,
+``max(0, seq - 2)//2 - 3`` at 8 and 9), when they are finitely many and found cheaply: what a
+pin through an expression leaves (see onnxsym.domain.pins)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .. import dims
+from ..dims import Dim, Sym
+from . import structure as st
+
+# The most evaluations one search makes (beyond: not found).
+WORK = 1 << 14
+
+
+def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
+    """The sizes in ``[lo, hi]`` where ``g`` (a dim in the symbol ``name`` alone) is 0, or None
+    where they are without end or not found cheaply.
+
+    With ``s = L*q + r`` (``L`` a period of every floor in ``g``), ``g`` is a polynomial in ``q``
+    of degree at most ``D`` on each residue ``r``, past the last size where a min or max of it
+    changes which argument it picks (each of arguments linear past where their own settle: they
+    cross at most once): read
+    from ``D + 1`` values there, it is 0 everywhere (sizes without end) or has its integer roots
+    within Cauchy's bound. Below that size, and within the bound, each size is evaluated."""
+    free = dims.free_symbols(g)
+    if not free:
+        return set() if g != 0 else None
+    if len(free) != 1 or next(iter(free)).name != name:
+        return None
+    s = next(iter(free))
+    shape = _period_degree(g, s)
+    start = _settled(g, s)
+    if shape is None or start is None:
+        return None
+    L, D = shape
+    if L * (D + 1) > WORK:
+        return None
+    f = st.compiled(g, (s,))
+    start = max(lo, start)
+    try:
+        if start - lo > WORK:
+            return None
+        out = {v for v in range(lo, min(start, hi + 1)) if f(v) == 0}
+        work = start - lo
+        for r in range(L):
+            q_lo, q_hi = -((r - start) // L), (hi - r) // L  # the q with start <= L*q + r <= hi
+            if q_lo > q_hi:
+                continue
+            last = q_hi
+            if q_hi - q_lo > D + 1:  # (a few sizes only: each tried)
+                bound = _root_bound([f(L * (q_lo + t) + r) for t in range(D + 1)])
+                if bound is None:
+                    return None  # 0 at every size of this residue
+                last = min(q_hi, q_lo + bound)
+            work += last - q_lo + 1
+            if work > WORK:
+                return None
+            out |= {L * q + r for q in range(q_lo, last + 1) if f(L * q + r) == 0}
+    except ZeroDivisionError:
+        return None
+    return out
+
+
+def _period_degree(d: Dim, s: Sym) -> tuple[int, int] | None:
+    """(a period, a degree) of ``d`` in ``s`` as :mod:`.periods` reads them, a min or max as
+    its arguments (past the size where it settles on one); None for a symbolic divisor."""
+    if isinstance(d, int):
+        return 1, 0
+    L, D = 1, 0
+    for m, _ in st.monomials(d):
+        total = 0
+        for atom, e in m:
+            if atom is s:
+                total += e
+                continue
+            if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
+                continue
+            if st.kind(atom) in ("min", "max"):
+                parts = [_period_degree(a, s) for a in st.args(atom)]
+                if any(p is None for p in parts):
+                    return None
+                L = math.lcm(L, *(p[0] for p in parts if p is not None))
+                total += e * max(p[1] for p in parts if p is not None)
+                continue
+            x, c = st.args(atom)
+            inner = _period_degree(x, s)
+            if not isinstance(c, int) or c <= 0 or inner is None:
+                return None
+            L = math.lcm(L, c * inner[0])
+            total += e * inner[1]
+        D = max(D, total)
+    return L, D
+
+
+def _settled(d: Dim, s: Sym) -> int | None:
+    """A size past which every min and max in ``d`` picks the same argument (its arguments
+    linear in ``s``, or mins and maxes of such, past where those settle; 0 without any), or
+    None where an argument is not (a floor in it)."""
+    out = 0
+    for m, _ in st.monomials(d):
+        for atom, _e in m:
+            if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
+                continue
+            for x in st.args(atom):
+                inner = _settled(x, s)
+                if inner is None:
+                    return None
+                out = max(out, inner)
+            if st.kind(atom) not in ("min", "max"):
+                continue
+            lines = []
+            for x in st.args(atom):
+                # linear in s, or so past where its own mins and maxes settle (no floor in it)
+                start = 0 if _linear(x, s) else _settled(x, s) if _piecewise_linear(x, s) else None
+                if start is None:
+                    return None
+                out = max(out, start)
+                f = st.compiled(x, (s,))
+                slope = f(start + 1) - f(start)
+                lines.append((slope, f(start) - slope * start))  # (slope, value at 0 of its last piece)
+            for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
+                if a1 != a2:
+                    out = max(out, math.floor(Fraction(b2 - b1, a1 - a2)) + 1)
+    return out
+
+
+def _piecewise_linear(d: Dim, s: Sym) -> bool:
+    """Whether ``d`` is a sum of ``s``, numbers and mins and maxes of such sums (no floor, no product)."""
+    for m, _ in st.monomials(d):
+        if len(m) > 1 or (m and m[0][1] != 1):
+            return False
+        if m and m[0][0] is not s:
+            atom = m[0][0]
+            if st.kind(atom) not in ("min", "max") or not all(_piecewise_linear(x, s) for x in st.args(atom)):
+                return False
+    return True
+
+
+def _linear(d: Dim, s: Sym) -> bool:
+    return all(len(m) <= 1 and (not m or (m[0] == (s, 1))) for m, _ in st.monomials(d))
+
+
+def _root_bound(values: list[int]) -> int | None:
+    """A ``B`` such that the polynomial ``p`` of degree at most ``len(values) - 1`` with
+    ``p(t) == values[t]`` has no root ``t > B`` (None: ``p`` is 0)."""
+    n = len(values)
+    # Newton's forward differences, then the coefficients in powers of t
+    diffs, row = [], list(values)
+    for _ in range(n):
+        diffs.append(row[0])
+        row = [b - a for a, b in zip(row, row[1:])]
+    coeffs = [Fraction(0)] * n
+    for k, dk in enumerate(diffs):  # dk * t(t-1)...(t-k+1) / k!
+        falling = [Fraction(1)]
+        for j in range(k):
+            falling = [Fraction(0)] + falling  # times t, minus j times
+            for i in range(len(falling) - 1):
+                falling[i] -= j * falling[i + 1]
+        for i, c in enumerate(falling):
+            coeffs[i] += dk * c / math.factorial(k)
+    while coeffs and coeffs[-1] == 0:
+        coeffs.pop()
+    if not coeffs:
+        return None
+    lead = abs(coeffs[-1])
+    return 1 + int(max((abs(c) / lead for c in coeffs[:-1]), default=Fraction(0)))

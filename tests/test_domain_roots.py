@@ -1,0 +1,35 @@
+"""onnxsym.domain.roots: the sizes where a dim in one symbol is 0, against every size tried
+(a pin through an expression: 2*seq == 8, seq//2 == 4, a pooled max(0, seq - 2)//2 + 1 == 4)."""
+
+import pytest
+
+from onnxsym import dims
+from onnxsym.domain.roots import roots
+
+s = dims.sym("s", 0)
+CASES = {
+    "linear": dims.sub(dims.mul(2, s), 8),
+    "floor": dims.sub(dims.floordiv(s, 2), 4),
+    "pooled": dims.sub(dims.floordiv(dims.dmax(0, dims.sub(s, 2)), 2), 3),
+    "square": dims.sub(dims.mul(s, s), 16),
+    "ceil": dims.sub(dims.ceil_div(dims.add(s, 1), 3), 5),
+    "min then floor": dims.sub(dims.floordiv(dims.dmin(s, 40), 4), 7),
+    "no root": dims.add(dims.mul(2, s), 1),
+    # a pool of kernel 3 (pads as onnxruntime clamps them), then a Slice to 1000: nested mins and maxes
+    "nested": dims.sub(dims.dmin(1000, dims.add(dims.sub(dims.dmax(0, dims.sub(s, 3)), dims.dmax(0, dims.sub(3, s))), 1)), 8),
+    "nested floor": dims.sub(dims.floordiv(dims.dmin(1000, dims.add(dims.dmax(0, dims.sub(s, 3)), 1)), 2), 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_roots_are_every_size_where_the_dim_is_0(name):
+    g = CASES[name]
+    found = roots(g, "s", 0, dims.INT64_MAX)
+    assert found == {v for v in range(0, 5000) if dims.evaluate(g, {"s": v}) == 0}
+    assert roots(g, "s", 3, 30) == {v for v in found if 3 <= v <= 30}
+
+
+@pytest.mark.parametrize("g", [dims.sub(dims.dmin(s, 10), 10), dims.sub(dims.mod(s, 4), 1), dims.sub(s, s)],
+                         ids=["a min that settles at 10", "a residue", "zero"])
+def test_sizes_without_end_are_not_listed(g):
+    assert roots(g, "s", 0, dims.INT64_MAX) is None
