@@ -85,11 +85,3 @@ def test_a_crash_during_a_request_is_said_with_its_signal():
         with pytest.raises(Crashed) as exc:
             child.run({"x": np.ones(3, np.float32)}, ["y"])
         assert exc.value.signal == "SIGKILL"
-
-
-def test_load_check_survives_a_crash_at_load(monkeypatch):
-    """runtime.load_error loads in the shared child: a crash there is a refusal said."""
-    from onnxsym.model import isolated, runtime
-
-    monkeypatch.setattr(isolated.Child, "load", lambda self, *a: (_ for _ in ()).throw(Crashed("SIGSEGV")))
-    assert runtime.load_error(b"", optimize=False) == "onnxruntime crashed (SIGSEGV) loading the model"
