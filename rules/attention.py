@@ -171,10 +171,14 @@ def attention(node):
         if node.opset < 25 and present(node, i) and not node.has_output(out):  # (refused at every size)
             raise ShapeContradiction(f"Attention: {what} without its present output; onnxruntime's kernel "
                                      "needs both (opsets 23-24)")
-    if node.opset < 25:  # onnxruntime's kernel (attention_helper) refuses a query, key or value dim of 0
-        for what, t in (("Q", q), ("K", k), ("V", v)):
-            for i, d in enumerate(t.shape):
-                node.require_at_least(d, 1, f"Attention: {what}[{i}] >= 1 (onnxruntime's kernel refuses an empty one)")
+    # onnxruntime's kernel (opsets 23-24) refuses a query, key or value dim of 0; at opset 25 its
+    # function body refuses most and runs others with shapes of its own (an empty V's last dim comes
+    # out as K's length): left outside, as the conditions leave its other off-spec sizes
+    why = "onnxruntime's kernel refuses an empty one" if node.opset < 25 else \
+        "onnxruntime's function body refuses most empty ones, and runs the rest with other shapes"
+    for what, t in (("Q", q), ("K", k), ("V", v)):
+        for i, d in enumerate(t.shape):
+            node.require_at_least(d, 1, f"Attention: {what}[{i}] >= 1 ({why})")
     batch = q.shape[0]
     q_len = q.shape[2] if len(q.shape) == 4 else q.shape[1]
     kv_len = k.shape[2] if len(k.shape) == 4 else k.shape[1]

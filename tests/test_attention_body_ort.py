@@ -128,3 +128,21 @@ def test_attention_25_mask_grows_an_l_of_1(rank, mask):
     grid = _grid(b=(1, 2), l=(1, 2, 3), s=(1, 3), ml=(1, 2, 4), mt=(1, 3), mh=(1, 2), mb=(1, 2))
     n, bad = disagreements(m, grid)
     assert n and not bad, "\n".join(bad[:10])
+
+
+def test_attention_25_empty_sizes_never_too_wide_nor_wrong():
+    """With sizes of 0 allowed: the body refuses most empty Q, K or V and runs others with shapes
+    of its own (an empty V's last dim comes out as K's length, (0, 1, 0, 1) for (0, 1, 0, 0)), so the
+    domain keeps every dim >= 1: too narrow at those, never a size that fails inside it nor a wrong
+    dim (onnxruntime in a child: it may crash natively on an empty MatMul)."""
+    import itertools
+
+    from op_verdicts import isolated_disagreements
+
+    m = _attention(["b", "hq", "l", "e"], ["b", "hkv", "s", "e"], ["b", "hkv", "s", "ev"], opset=25)
+    grid = [dict(zip("b hq hkv l s e ev".split(), g)) for g in itertools.product(
+        (0, 1, 2), (1, 2), (1,), (0, 1, 2), (0, 1, 2), (0, 1, 2), (0, 2))]
+    n, bad, _crashes = isolated_disagreements(m, grid, allow_zero=True)
+    inside = [b for b in bad if "runs outside the domain" not in b]
+    assert n and not inside, "\n".join(inside[:10])
+    assert any("runs outside the domain" in b for b in bad)  # (the too-narrow part the docstring says)
