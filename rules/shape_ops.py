@@ -8,7 +8,16 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import structure
-from onnxsym.domain.needs import BROADCAST, CONCAT_EMPTY, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS, may_be_empty
+from onnxsym.domain.needs import (
+    BROADCAST,
+    CONCAT_EMPTY,
+    EXPAND,
+    GATHER_INDICES,
+    SPLIT_SIZES,
+    TILE_REPEATS,
+    concat_reference,
+    may_be_empty,
+)
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
@@ -496,9 +505,12 @@ def concat_rule(node):
         return [node.unknown_rank("every input's rank unknown", 0, dtype)]
     r = len(known[0].shape)
     axis = normalize_axis(node.attr_int("axis", 0), r)
-    # onnxruntime skips an input without elements: where one may have none (a dim that may be 0),
-    # the others agree with the first or have none (a condition), not an equality
-    empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known[1:])
+    # onnxruntime skips an input without elements and takes the dims off the axis from the first
+    # with elements: where one may have none (a dim that may be 0), they are those of an input
+    # proven to have elements where one is (concat_reference), and the others agree with it or
+    # have none (a condition, CONCAT_EMPTY), not an equality
+    empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known)
+    ref = known[concat_reference([t.shape for t in known])] if empty else known[0]
     out = []
     for i in range(r):
         if i == axis:
@@ -506,11 +518,11 @@ def concat_rule(node):
                 out.append(node.fresh("concat of input of unknown rank", 0, i))
             else:
                 out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
-        elif empty:  # (an input without elements is skipped: the first one's dims, CONCAT_EMPTY)
-            for t in known[1:]:
-                if not may_be_empty(t.shape):
-                    node.require_equal(t.shape[i], known[0].shape[i], f"Concat inputs agree on axis {i}")
-            out.append(known[0].shape[i])
+        elif empty:  # (an input without elements is skipped: the reference's dims, CONCAT_EMPTY)
+            for t in known:
+                if t is not ref and not may_be_empty(t.shape):
+                    node.require_equal(t.shape[i], ref.shape[i], f"Concat inputs agree on axis {i}")
+            out.append(ref.shape[i])
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:

@@ -436,27 +436,61 @@ def may_be_empty(shape: Sequence[Dim]) -> bool:
     return dims.try_le(1, _product(shape)) is not True
 
 
+def is_empty(shape: Sequence[Dim]) -> bool:
+    """Whether a tensor of ``shape`` is proven to have no elements (a dim of 0)."""
+    return dims.try_eq(_product(shape), 0) is True
+
+
+def concat_reference(shapes: Sequence[tuple[Dim, ...]]) -> int:
+    """The input (item) whose dims off the axis the output of Concat or ConcatFromSequence has.
+    onnxruntime takes them from the first input with elements (input 0 where none has): the first
+    proven to have elements, else the first not proven empty, else input 0. (Where the one chosen
+    may be empty, :func:`agree_or_empty` states what keeps its dims the output's.)"""
+    return next((k for k, s in enumerate(shapes) if not may_be_empty(s)),
+                next((k for k, s in enumerate(shapes) if not is_empty(s)), 0))
+
+
 def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None, what: str) -> Iterator[Raw]:
-    """onnxruntime's Concat and ConcatFromSequence skip an input without elements: each input
-    after the first agrees with the first off the axis (``skip_axis``; None: on every axis), or
-    has no elements. (The first one's dims are the output's: an input that is not skipped and
-    disagrees with it fails, or, the first skipped, gives other dims.) Inputs proven to have
-    elements the rule equated already."""
-    if not shapes:
+    """onnxruntime's Concat and ConcatFromSequence skip an input without elements, and take the
+    output's dims off the axis (``skip_axis``; None: every axis) from the first input with
+    elements, or input 0 where none has. The rule gives the dims of :func:`concat_reference`'s
+    input: each other input agrees with it there, or has no elements (a disagreeing input with
+    elements fails, or, the reference skipped, gives other dims). A reference that may be empty
+    after an input 0 proven empty also agrees with input 0 there, unless some input has
+    elements (where none has, the output has input 0's dims). Inputs proven to have elements
+    the rule equated already; inputs proven empty need nothing."""
+    if not shapes or any(len(s) != len(shapes[0]) for s in shapes):
         return
-    first = shapes[0]
-    for k, shape in enumerate(shapes[1:], 1):
-        if len(shape) != len(first):
+    ref = concat_reference(shapes)
+    first = shapes[ref]
+    for k, shape in enumerate(shapes):
+        if k == ref or is_empty(shape):
             continue
         n, empty = _product(shape), may_be_empty(shape)
         for axis, (a, b) in enumerate(zip(first, shape)):
             if axis == skip_axis or dims.try_eq(a, b) is True:
                 continue
             if not empty:  # (equated by the rule, unless the ranges narrowed since)
-                yield site.raw("==", b, a, f"{what}: input {k} agrees with the first on axis {axis}")
+                yield site.raw("==", b, a, f"{what}: input {k} agrees with input {ref} on axis {axis}")
                 continue
-            yield site.raw("or", b, a, f"{what}: input {k} agrees with the first on axis {axis}, or has no "
+            yield site.raw("or", b, a, f"{what}: input {k} agrees with input {ref} on axis {axis}, or has no "
                            f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
+    if ref == 0 or not may_be_empty(first):
+        return
+    total = _sum(_product(s) for s in shapes if not is_empty(s))  # (> 0: some input has elements)
+    for axis, (a, b) in enumerate(zip(shapes[0], first)):
+        if axis == skip_axis or dims.try_eq(a, b) is True:
+            continue
+        yield site.raw("or", b, a, f"{what}: input {ref} agrees with input 0 (empty) on axis {axis}, or some input "
+                       f"has elements (where none has, the output has input 0's dims)",
+                       alts=((b, a), (dims.dmin(total, 1), 1)))
+
+
+def _sum(ds) -> Dim:
+    out: Dim = 0
+    for d in ds:
+        out = dims.add(out, d)
+    return out
 
 
 def _concat_empty(site: Site) -> Iterator[Raw]:
@@ -470,7 +504,8 @@ def _concat_empty(site: Site) -> Iterator[Raw]:
     yield from agree_or_empty(site, known, axis, "Concat")
 
 
-CONCAT_EMPTY = Condition("an input agrees with the first off the axis, or has no elements (onnxruntime skips it)",
+CONCAT_EMPTY = Condition("an input agrees off the axis with the first one proven to have elements (else the first "
+                         "not proven empty), or has no elements (onnxruntime skips it)",
                          _concat_empty, replayable=True)
 
 
