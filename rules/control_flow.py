@@ -477,8 +477,11 @@ def _fixed_states(node, body, initial, inputs_for):
         if len(o.shape) != len(c.shape):
             raise ShapeContradiction(f"Scan: the body's state output {k} has rank {len(o.shape)}, the state {len(c.shape)}")
         for axis, (a, b) in enumerate(zip(c.shape, o.shape)):
-            node.require_equal(b, a, f"Scan: the body's state output {k} keeps the state's shape on axis {axis} "
-                                     f"(onnxruntime refuses another)")
+            why = f"Scan: the body's state output {k} keeps the state's shape on axis {axis} (onnxruntime refuses another)"
+            if Kind.DATA_DEPENDENT in node.kinds_of(b):  # (a NonZero's count: whether it is the state's the data say)
+                node.require_of_data(b, a, why)
+            else:
+                node.require_equal(b, a, why)
     return carried, outs, born
 
 

@@ -159,7 +159,34 @@ SPLIT_KEEPDIMS = Condition("a scalar split with keepdims=0: the split is 1, X[ax
                            "(onnxruntime reshapes each piece without the axis)", _split_keepdims, replayable=True)
 
 
-@register("SplitToSequence", conditions=["the split sizes add up to X[axis]", SPLIT_KEEPDIMS])
+def _split_data(site):
+    """Split sizes onnxsym could not see (read from the data): they add up to X[axis] (each
+    at most it, where their number is unknown), over the fresh sizes the rule gave the pieces."""
+    x, seq = site.shape(0), site.values.get(site.node.output[0])
+    if x is None or len(site.node.input) < 2 or not site.node.input[1] or site.value(1) is not None \
+            or not isinstance(seq, Sequence):
+        return
+    axis = site.attr_int("axis", 0)
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis < len(x):
+        return
+    name, d = site.node.input[1], x[axis]
+    if seq.items and all(isinstance(t, Tensor) and t.shape is not None and len(t.shape) == len(x) for t in seq.items):
+        total = 0
+        for t in seq.items:
+            total = dims.add(total, t.shape[axis])
+        yield site.raw("==", total, d, f"SplitToSequence: the split sizes (the elements of '{name}') add up to "
+                       f"X[{axis}] = {d}")
+    elif isinstance(seq.elem, Tensor) and seq.elem.shape is not None and len(seq.elem.shape) == len(x):
+        yield site.raw("<=", seq.elem.shape[axis], d, f"SplitToSequence: the split sizes (the elements of '{name}') "
+                       f"add up to X[{axis}] = {d}")
+
+
+SPLIT_DATA = Condition("split sizes onnxsym cannot see (the input data) add up to X[axis]: data-dependent",
+                       _split_data)
+
+
+@register("SplitToSequence", conditions=["the split sizes add up to X[axis]", SPLIT_KEEPDIMS, SPLIT_DATA])
 def split_to_sequence_rule(node):
     x = arg(node, 0)
     if x.shape is None:
@@ -211,9 +238,18 @@ def split_to_sequence_rule(node):
                 raise ShapeContradiction(f"the split sizes {list(sizes)} add up to {total}, not X[{axis}] = {d}")
             node.require_equal(total, d, f"SplitToSequence: the split sizes add up to X[{axis}] = {d}")
         return [_of_items(node, [piece(s) for s in sizes])]
+    # split sizes read from a graph input's elements are data: that they add up to X[axis] is a
+    # condition on the data (SPLIT_DATA), which the domain says and cannot promise
+    data = node.reads_data(1)
+    why = "split sizes read from the input data" if data else "split sizes unknown"
+    kind = Kind.DATA_DEPENDENT if data else Kind.UNSUPPORTED
+
+    def size():
+        return node.fresh(why, 0, axis, lo=0, kind=kind, bound=d if data else None)
     if split.rank == 1 and isinstance(split.shape[0], int):
-        return [_of_items(node, [piece(node.fresh("split sizes unknown", 0, axis)) for _ in range(split.shape[0])])]
-    return [Sequence(piece(node.fresh("split sizes unknown", 0, axis)))]
+        return [_of_items(node, [piece(size()) for _ in range(split.shape[0])])]
+    return [Sequence(piece(size()))]
+
 
 
 def _cfs_empty(site):

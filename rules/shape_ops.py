@@ -27,7 +27,7 @@ from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
 from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
 
-from .common import BOOL, I64, arg, exact_quotient, present, required_int, spec_vector
+from .common import BOOL, I64, arg, count, exact_quotient, present, required_int, spec_vector
 
 FLOAT_TYPES = frozenset(intops.FLOAT_EXACT)  # float, float16, double, bfloat16
 
@@ -568,6 +568,13 @@ def split_rule(node: Node) -> Outputs:
         if present(node, 1):
             spec_vector(node, "split", arg(node, 1))
             split = node.value(1)
+            if split is None and node.reads_data(1):
+                # sizes read from a graph input's elements are data: each piece keeps X's other dims,
+                # and that the sizes add up to X[axis] is a condition on the data (SPLIT_SIZES says it)
+                d = shape[axis]
+                return [Tensor(x.dtype, shape[:axis] + (count(node, "split sizes read from the input data", k, axis,
+                                                              dims.INT64_MAX, bound=d),) + shape[axis + 1:])
+                        for k in range(n)]
             if split is None:
                 return [_unknown(node, k, r, "split sizes unknown", x.dtype) for k in range(n)]
     else:

@@ -512,13 +512,27 @@ def verify(model_or_path, assignments: list[dict[str, int]] | None = None,
                 continue
             except Refused as exc:
                 err = VerificationError(f"onnxruntime failed at {_sizes(bindings)}: {str(exc).splitlines()[0]}")
-                if result.domain().violated(bindings) is not None:
+                domain = result.domain()
+                if domain.violated(bindings) is not None:
                     raise err from None
+                on_data = domain.on_data()
+                if on_data:  # (verify feeds ones and random floats: data the condition may not meet)
+                    text, src = on_data[0]
+                    raise VerificationError(f"{err} (these sizes are inside the domain onnxsym computed, which cannot "
+                                            f"promise what the model needs of its input data: {_condition_only(text)}: "
+                                            f"{src}; verify's data need not meet it)") from None
                 raise VerificationError(f"{err} (these sizes are inside the domain onnxsym computed "
                                         f"(onnxsym domain MODEL): the model needs a condition onnxsym does not know, "
                                         f"perhaps one on the input data; --bind the sizes it runs at)") from None
             _compare(result, report, bindings, zip(out_names, shapes))
     return report
+
+
+def _condition_only(text: str) -> str:
+    """A data-dependent line of the domain without what it says of itself."""
+    from ..domain import DATA
+
+    return text[:-len(DATA)].rstrip(", ") if text.endswith(DATA) else text
 
 
 def _compare(result: Result, report: Report, bindings: Mapping[str, int], shapes) -> None:

@@ -142,12 +142,17 @@ class Domain:
             out.append(f"... and {len(self.unstated) - limit} more not stated")
         return out
 
+    def on_data(self) -> list[tuple[str, Source]]:
+        """What the nodes need of the input data (split sizes read from a graph input add up to
+        the axis): conditions the sizes cannot decide, so the domain cannot promise them."""
+        return [(text, src) for text, src in self.unstated if text.endswith(DATA)]
+
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"symbols": list(self.symbols), "ranges": {n: list(r) for n, r in self.ranges.items()},
                                   "conditions": [c.to_json() for c in self.conditions]}
         if self.unstated:
-            out["unstated"] = [{"condition": text, "node": src.node, "op_type": src.op_type, "reason": src.reason}
-                               for text, src in self.unstated]
+            out["unstated"] = [{"condition": text, "node": src.node, "op_type": src.op_type, "reason": src.reason,
+                                "data_dependent": text.endswith(DATA)} for text, src in self.unstated]
         return out
 
 
@@ -187,7 +192,8 @@ def compute(result) -> Domain:
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
                     cond = f"{c.lhs} {c.rel} {c.rhs}"
                     said = "" if raw.states_condition else cond + ", "
-                    unstated.setdefault((cond, src.node), (f"{said}over a dim onnxsym could not resolve", src))
+                    why = DATA if _on_data(result, f.symbols) else "over a dim onnxsym could not resolve"
+                    unstated.setdefault((cond, src.node), (f"{said}{why}", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
@@ -213,6 +219,18 @@ def compute(result) -> Domain:
                                                         base))
     _unseen_inputs(result, unstated)
     return Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
+
+
+# Said of a condition over a count the data give (split sizes read from a graph input, a
+# NonZero's count): whether it holds depends on tensor elements, so the domain cannot promise it.
+DATA = "data-dependent: it holds or not by the input data, which the domain cannot promise"
+
+
+def _on_data(result, symbols) -> bool:
+    """Whether one of ``symbols`` is a fresh symbol the data decide."""
+    from ..inference.provenance import Kind
+
+    return any(p is not None and p.kind is Kind.DATA_DEPENDENT for p in map(result.fresh.get, symbols))
 
 
 def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) -> None:

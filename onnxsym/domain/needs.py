@@ -211,6 +211,15 @@ def _split(values, opset: int, n, i) -> Iterator[Raw]:
     if opset >= 13 and len(n.input) > 1 and n.input[1]:
         v = values.get(n.input[1])
         sizes = tuple(v.value) if isinstance(v, Tensor) and v.value is not None else None
+        if sizes is None:  # sizes onnxsym cannot see (the input data): over the pieces' sizes
+            outs = [_shape(values, o) for o in n.output]
+            if all(o is not None and len(o) == len(x) for o in outs):
+                whole: Dim = 0
+                for o in outs:
+                    whole = dims.add(whole, o[axis])  # type: ignore[index]
+                yield needed(Rel.EQ, whole, d, label, n.op_type,
+                             f"the split sizes (the elements of '{n.input[1]}') add up to {d}", i)
+            return
     elif opset < 13:
         sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
     if sizes is not None:

@@ -301,10 +301,11 @@ class Engine:
         """The place of node ``node`` in the graph being inferred."""
         return Place(node, op_type, self.place_key(), self.when())
 
-    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str, origin: Origin = Origin.NEEDED) -> None:
+    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str, origin: Origin = Origin.NEEDED,
+                     solve: bool = True) -> None:
         place = self.here(node.name, node.op_type)
         if not self._frames:
-            self.constraints.require(a, b, place, reason, origin)
+            self.constraints.require(a, b, place, reason, origin, solve=solve)
             return
         # A subgraph is inferred before (or without) knowing that it runs: what it needs is
         # recorded with its guards, never solved nor an error.

@@ -14,7 +14,7 @@ from ..dims import Dim
 from ..errors import GraphError, ShapeContradiction
 from ..facts import branching, edges
 from ..facts.constraints import Constraints
-from ..facts.fact import Constraint, Guard, Relation
+from ..facts.fact import Constraint, Guard, Origin, Relation
 from ..model import validate
 from ..semantics.shapes import Shape
 from .provenance import Kind
@@ -48,7 +48,7 @@ class Host(Protocol):
 
     def is_resolved(self, d: Dim) -> bool: ...
 
-    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str) -> None: ...
+    def record_equal(self, node: Node, a: Dim, b: Dim, reason: str, origin: Origin = ..., solve: bool = ...) -> None: ...
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None: ...
 
@@ -318,7 +318,7 @@ class Node:
     def equalities(self) -> list[tuple[Dim, Dim]]:
         """The equalities ``a == b`` that nodes of the main graph need to run, so that hold in
         every run of the model (none under a guard, none a user's or a declaration's claim)."""
-        from ..facts.fact import Origin, Rel
+        from ..facts.fact import Rel
 
         cs = self._recording().constraints
         return [(cs.resolve(c.lhs), cs.resolve(c.rhs)) for c in cs.items
@@ -330,6 +330,14 @@ class Node:
         if a is b or (type(a) is int and a == b):
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
         self._recording().record_equal(self, a, b, reason)
+
+    def require_of_data(self, a: Dim, b: Dim, reason: str) -> None:
+        """Record that this node runs only when ``a == b``, where a side is a count the data give
+        (NonZero's): a condition on the data, which the domain says (data-dependent) and cannot
+        promise; never solved (the count stays its own symbol)."""
+        if a is b or (type(a) is int and a == b):
+            return
+        self._recording().record_equal(self, a, b, reason, solve=False)
 
     def require_at_least(self, d: Dim, lo: int, reason: str) -> None:
         """Record that this node runs only when ``d >= lo`` (onnxruntime refuses it otherwise):

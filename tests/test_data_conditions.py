@@ -1,0 +1,106 @@
+"""Conditions on tensor data, which the sizes cannot decide: the domain says them as
+data-dependent (``Domain.on_data``) and states no condition on the sizes for them; onnxruntime
+runs exactly where the data meet them. Split and SplitToSequence sizes read from a graph input
+(they add up to the axis), a Scan body's state output of a NonZero's count (it is the state's)."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import onnxsym
+from onnxsym import dims
+
+pytest.importorskip("onnxruntime")
+
+F = T.FLOAT
+
+
+def _model(nodes, inputs, outputs, opset=18):
+    m = h.make_model(h.make_graph(nodes, "g", inputs, [h.make_empty_tensor_value_info(o) for o in outputs]),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _run(m, feeds, outputs):
+    """onnxruntime's output shapes, or None where it refuses."""
+    from onnxsym.model.isolated import Child, Refused
+
+    with Child() as child:
+        child.load(m.SerializeToString())
+        try:
+            return child.run(feeds, outputs)
+        except Refused:
+            return None
+
+
+def _same(res, name, shape, sizes) -> bool:
+    """Whether the inferred shape of ``name`` is onnxruntime's (a dim over a fresh symbol, which
+    the data decide, matches any)."""
+    want = res.shape(name)
+    return len(want) == len(shape) and all(
+        any(s.name in res.fresh for s in dims.free_symbols(d)) or dims.evaluate(d, sizes) == g
+        for d, g in zip(want, shape))
+
+
+SPLITS = [(6, [1, 2, 3]), (6, [0, 6, 0]), (6, [1, 2, 2]), (1, [1, 1, 1]), (3, [1, 1, 1]), (4, [2, 2, 1])]
+
+
+@pytest.mark.parametrize("op, opset", [("Split", 13), ("Split", 18), ("SplitToSequence", 17)])
+def test_split_sizes_from_a_graph_input(op, opset):
+    outs = ["y0", "y1", "y2"] if op == "Split" else ["y"]
+    nodes = [h.make_node(op, ["x", "sp"], outs if op == "Split" else ["s"], axis=1)]
+    if op == "SplitToSequence":
+        nodes.append(h.make_node("SequenceAt", ["s", "i"], ["y"]))
+    inputs = [h.make_tensor_value_info("x", F, ["b", "n"]), h.make_tensor_value_info("sp", T.INT64, [3])]
+    m = _model(nodes, inputs + ([h.make_tensor_value_info("i", T.INT64, [])] if op == "SplitToSequence" else []),
+               outs, opset)
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    (text, src), = domain.on_data()
+    assert "== n" in text and "'sp'" in src.reason and not domain.conditions
+    for n, sp in SPLITS:
+        sizes = {"b": 2, "n": n}
+        assert domain.violated(sizes) is None  # (the sizes alone decide nothing)
+        feeds = {"x": np.ones((2, n), np.float32), "sp": np.array(sp, np.int64)}
+        if op == "SplitToSequence":
+            feeds["i"] = np.array(1, np.int64)
+        got = _run(m, feeds, outs)
+        assert (got is not None) is (sum(sp) == n), (n, sp)
+        if got is not None:
+            assert all(_same(res, o, s, sizes) for o, s in zip(outs, got))
+            assert all(s[0] == 2 for s in got)  # (the dims off the axis are X's)
+
+
+def _scan_of_nonzero():
+    """A Scan whose state output is the NonZero positions of each step's row."""
+    body = h.make_graph([h.make_node("NonZero", ["xt"], ["nz"]), h.make_node("Reshape", ["nz", "minus1"], ["f"]),
+                         h.make_node("Cast", ["f"], ["so"], to=F), h.make_node("Identity", ["xt"], ["yo"])], "body",
+                        [h.make_tensor_value_info("si", F, ["k"]), h.make_tensor_value_info("xt", F, ["m"])],
+                        [h.make_tensor_value_info("so", F, None), h.make_tensor_value_info("yo", F, None)],
+                        [numpy_helper.from_array(np.array([-1], np.int64), "minus1")])
+    return _model([h.make_node("Scan", ["s", "x"], ["sf", "y"], num_scan_inputs=1, body=body)],
+                  [h.make_tensor_value_info("s", F, ["k"]), h.make_tensor_value_info("x", F, ["n", "m"])],
+                  ["sf", "y"], 17)
+
+
+def test_a_scan_state_of_a_data_dependent_size():
+    """The state output's length is a NonZero count: that it is the state's k is data-dependent
+    (it was equated silently: the count solved to k, the domain saying nothing)."""
+    m = _scan_of_nonzero()
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    (text, src), = domain.on_data()
+    assert text.startswith("NonZero") and "== k" in text and src.op_type == "Scan" and not domain.conditions
+    assert not any(n.startswith("NonZero") for n in res.derived_symbols())
+    assert [str(d) for d in res.shape("sf")] == ["k"]
+    for k, row, runs in [(3, [1, 1, 1], True), (2, [1, 1, 1], False), (2, [1, 0, 1], True), (1, [0, 0, 1], True),
+                         (3, [0, 1, 1], False)]:
+        sizes = {"k": k, "n": 2, "m": len(row)}
+        assert domain.violated(sizes) is None
+        got = _run(m, {"s": np.zeros(k, np.float32), "x": np.array([row, row], np.float32)}, ["sf", "y"])
+        assert (got is not None) is runs, (k, row)
+        if got is not None:
+            assert _same(res, "sf", got[0], sizes) and _same(res, "y", got[1], sizes)
