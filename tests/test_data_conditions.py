@@ -104,3 +104,22 @@ def test_a_scan_state_of_a_data_dependent_size():
         assert (got is not None) is runs, (k, row)
         if got is not None:
             assert _same(res, "sf", got[0], sizes) and _same(res, "y", got[1], sizes)
+
+
+def test_check_says_a_condition_on_the_data(tmp_path):
+    """check passes the Scan (every dim resolves) but says what its data must meet, in the text
+    and the JSON; the exit status is the dims' (a condition on the data fails nothing)."""
+    import json
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "scan.onnx")
+    import onnx
+
+    onnx.save(_scan_of_nonzero(), path)
+    text = subprocess.run([sys.executable, "-m", "onnxsym", "check", path], capture_output=True, text=True)
+    assert text.returncode == 0 and "data-dependent NonZero" in text.stdout and "== k: Scan 'Scan_0'" in text.stdout
+    out = subprocess.run([sys.executable, "-m", "onnxsym", "check", "--format", "json", path], capture_output=True,
+                         text=True)
+    (c,), = [m["on_data"] for m in json.loads(out.stdout)["models"]]
+    assert c["condition"].endswith("== k") and c["op_type"] == "Scan"

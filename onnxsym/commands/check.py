@@ -124,6 +124,8 @@ class ModelReport:
     contract: list[Any] = field(default_factory=list)
     # root cause -> what to do about its dims (next_step), for the causes that have one
     next_steps: dict[str, str] = field(default_factory=dict)
+    # what the nodes need of the input data, which the domain cannot promise (Domain.on_data): said
+    on_data: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def failing(self) -> list[Entry]:
@@ -224,6 +226,10 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
         if opts.require:
             report.outside = outside_of(result, opts.require)
         report.pinned = pinned_of(result, opts)
+        from ..domain import DATA
+
+        report.on_data = [{"condition": text[:-len(DATA)].rstrip(", "), "node": src.node, "op_type": src.op_type,
+                           "reason": src.reason} for text, src in result.domain().on_data()]
         if baseline is not None:
             from .diff import compare, contract_of
 
@@ -385,6 +391,8 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             continue
         lines += unresolved_lines(failing, verbose, r.next_steps)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
+        lines += [f"  data-dependent {c['condition']}: {c['op_type']} '{c['node']}': {c['reason']} (the input data "
+                  f"decide it: the domain cannot promise it)" for c in r.on_data]
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
                   f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
@@ -422,6 +430,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> dict[str, obj
             "outside": r.outside,
             "pinned": [{**p.pin.to_json(), "allowed_by": p.allowed_by} for p in r.pinned],
             "contract": [c.to_json() for c in r.contract],
+            "on_data": r.on_data,
         } for r in reports],
     }
 
