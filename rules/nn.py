@@ -570,7 +570,22 @@ def einsum(node):
 # --------------------------------------------------------------------------- TopK, ArgMax
 
 
-@register("TopK", conditions=["k <= X[axis]"])
+def _topk_data(site):
+    """A k onnxsym could not see (read from the data, or computed): at most X[axis], over the
+    fresh size the rule gave the output's axis (the domain says it: data-dependent)."""
+    x, y = site.shape(0), site.values.get(site.node.output[0])
+    if site.opset < 10 or x is None or not x or site.value(1) is not None or not isinstance(y, Tensor) \
+            or y.shape is None or len(y.shape) != len(x):
+        return
+    axis = site.attr_int("axis", -1)
+    axis = axis + len(x) if axis < 0 else axis
+    if 0 <= axis < len(x) and not isinstance(y.shape[axis], int):
+        yield site.raw("<=", y.shape[axis], x[axis], f"TopK: k (the elements of '{site.node.input[1]}') is at most "
+                       f"X[{axis}] = {x[axis]}")
+
+
+@register("TopK", conditions=["k <= X[axis]", Condition("k onnxsym cannot see (the input data) is at most X[axis]: "
+                                                        "data-dependent", _topk_data)])
 def topk(node: Node) -> Outputs:
     x = arg(node, 0)
     in_shape = shape_of(x, x.dtype, I64)

@@ -123,3 +123,50 @@ def test_check_says_a_condition_on_the_data(tmp_path):
                          text=True)
     (c,), = [m["on_data"] for m in json.loads(out.stdout)["models"]]
     assert c["condition"].endswith("== k") and c["op_type"] == "Scan"
+
+
+def _one(op, inputs, extra=(), **attrs):
+    names = [n for n, _, _ in inputs]
+    return _model([h.make_node(op, names, ["y", *extra], **attrs)], [h.make_tensor_value_info(*i) for i in inputs],
+                  ["y", *extra], 17)
+
+
+I64 = T.INT64
+f32, i64 = np.float32, np.int64
+# op: (model, feeds onnxruntime runs, feeds it refuses at the same sizes)
+OPS = {
+    "Reshape": (_one("Reshape", [("x", F, ["n"]), ("s", I64, [2])]),
+                {"x": np.ones(6, f32), "s": np.array([2, 3], i64)}, {"x": np.ones(6, f32), "s": np.array([4, 2], i64)}),
+    "Expand": (_one("Expand", [("x", F, ["n"]), ("s", I64, [2])]),
+               {"x": np.ones(3, f32), "s": np.array([2, 3], i64)}, {"x": np.ones(3, f32), "s": np.array([2, 2], i64)}),
+    "Tile": (_one("Tile", [("x", F, ["n"]), ("s", I64, [1])]),
+             {"x": np.ones(3, f32), "s": np.array([2], i64)}, {"x": np.ones(3, f32), "s": np.array([-1], i64)}),
+    "TopK": (_one("TopK", [("x", F, ["n"]), ("k", I64, [1])], ["i"]),
+             {"x": np.ones(3, f32), "k": np.array([3], i64)}, {"x": np.ones(3, f32), "k": np.array([4], i64)}),
+    "Range": (_one("Range", [("a", I64, []), ("b", I64, []), ("c", I64, [])]),
+              {"a": np.array(0, i64), "b": np.array(3, i64), "c": np.array(1, i64)},
+              {"a": np.array(0, i64), "b": np.array(3, i64), "c": np.array(0, i64)}),
+    "OneHot": (_one("OneHot", [("x", I64, ["n"]), ("d", I64, []), ("v", F, [2])]),
+               {"x": np.zeros(2, i64), "d": np.array(3, i64), "v": np.ones(2, f32)},
+               {"x": np.zeros(2, i64), "d": np.array(0, i64), "v": np.ones(2, f32)}),
+    "Pad": (_one("Pad", [("x", F, ["n"]), ("p", I64, [2])]),
+            {"x": np.ones(3, f32), "p": np.array([1, -1], i64)}, {"x": np.ones(3, f32), "p": np.array([-2, -2], i64)}),
+}
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_what_an_op_needs_of_an_integer_graph_input_is_data_dependent(op):
+    """The domain says it (data-dependent, naming the node) and states nothing of the sizes for
+    it; onnxruntime runs one feed and refuses another of the same sizes."""
+    m, good, bad = OPS[op]
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    said = domain.on_data()
+    assert said and said[0][1].op_type == op and not domain.conditions
+    sizes = {s: good[i.name].shape[a] for i in m.graph.input for a, d in enumerate(i.type.tensor_type.shape.dim)
+             for s in [d.dim_param] if s}
+    assert domain.violated(sizes) is None
+    outs = [o.name for o in m.graph.output]
+    got = _run(m, good, outs)
+    assert got is not None and all(_same(res, o, s, sizes) for o, s in zip(outs, got))
+    assert _run(m, bad, outs) is None

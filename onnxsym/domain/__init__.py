@@ -173,6 +173,7 @@ def compute(result) -> Domain:
     merged: dict[tuple, dict] = {}
     unstated: dict[tuple[str, str], tuple[str, Source]] = {}  # (condition, node) -> (what is said, where)
     simplified: dict[tuple, list[Form]] = {}  # each distinct raw condition simplified once (layers repeat them)
+    data = data_inputs(result)
     for raw in raw_conditions(result):
         c = raw.fact
         read = (c.rel, c.origin is Origin.DEFAULT_RANGE, c.lhs, c.rhs, raw.alts, c.before)  # (what _forms reads)
@@ -192,7 +193,7 @@ def compute(result) -> Domain:
                 if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
                     cond = f"{c.lhs} {c.rel} {c.rhs}"
                     said = "" if raw.states_condition else cond + ", "
-                    why = DATA if _on_data(result, f.symbols) else "over a dim onnxsym could not resolve"
+                    why = DATA if _on_data(result, f.symbols, data) else "over a dim onnxsym could not resolve"
                     unstated.setdefault((cond, src.node), (f"{said}{why}", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
@@ -226,11 +227,13 @@ def compute(result) -> Domain:
 DATA = "data-dependent: it holds or not by the input data, which the domain cannot promise"
 
 
-def _on_data(result, symbols) -> bool:
-    """Whether one of ``symbols`` is a fresh symbol the data decide."""
+def _on_data(result, symbols, data: Mapping[str, list[str]]) -> bool:
+    """Whether one of ``symbols`` is a fresh symbol the data decide (a count of theirs, or a
+    size a node read from a graph input's elements: OneHot's depth)."""
     from ..inference.provenance import Kind
 
-    return any(p is not None and p.kind is Kind.DATA_DEPENDENT for p in map(result.fresh.get, symbols))
+    fresh = [p for p in map(result.fresh.get, symbols) if p is not None]
+    return any(p.kind is Kind.DATA_DEPENDENT for p in fresh) or any(p.node in data for p in fresh)
 
 
 def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) -> None:
@@ -252,7 +255,26 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
             continue
         seen.add(p.node)
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
-        unstated.setdefault(("", p.node), (f"{needs} of an input onnxsym could not see", Source(p.node, p.op_type, p.reason)))
+        data = data_inputs(result).get(p.node)
+        said = (f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
+                else f"{needs} of an input onnxsym could not see")
+        unstated.setdefault(("", p.node), (said, Source(p.node, p.op_type, p.reason)))
+
+
+def data_inputs(result) -> dict[str, list[str]]:
+    """Per node of the main graph (by label), the graph inputs it reads the elements of: what it
+    needs of them (a Reshape's target, Range's bounds) is a condition on the data."""
+    graph = result.model.graph
+    inits = {t.name for t in graph.initializer}
+    given = {i.name for i in graph.input if i.name not in inits}
+    out: dict[str, list[str]] = {}
+    for i, n in enumerate(graph.node):
+        read = [x for x in n.input[1:] if x in given]  # (input 0 is what is reshaped, expanded, tiled...)
+        if n.op_type == "ConstantOfShape" or n.op_type == "Range":
+            read = [x for x in n.input if x in given]
+        if read:
+            out[n.name or f"{n.op_type}_{i}"] = read
+    return out
 
 
 def _forms(raw: Raw) -> list[Form]:
