@@ -157,10 +157,12 @@ def value_from_type(tp, table: SymbolTable, name: str) -> Value:
 
 # A small tensor's bytes -> its value (decoding is a pure function of the bytes): every inference
 # decodes every small initializer and Constant again, an If's trials and a pipeline's calls the same
-# ones; the bytes are a fraction of numpy's conversion. Bounded; only values without a NaN (a NaN
-# is unequal to itself: one shared object would make two constants the same value to the memo).
+# ones; the bytes are a fraction of numpy's conversion. Bounded by the elements held (a few MB);
+# only values without a NaN (a NaN is unequal to itself: one shared object would make two constants
+# the same value to the memo).
 _DECODED: dict[bytes, object] = {}
-_DECODED_LIMIT = 4096
+_DECODED_ELEMENTS = [0]  # the elements _DECODED holds
+_DECODED_LIMIT = 1 << 16
 
 
 def decoded(t: onnx.TensorProto, decode):
@@ -177,9 +179,12 @@ def decoded(t: onnx.TensorProto, decode):
         v = decode()
         elements = getattr(v, "value", None)
         if elements is None or not any(x != x for x in elements):  # (no NaN)
-            if len(_DECODED) >= _DECODED_LIMIT:
+            size = 1 + (len(elements) if elements is not None else 0)
+            if _DECODED_ELEMENTS[0] + size > _DECODED_LIMIT:
                 _DECODED.clear()
+                _DECODED_ELEMENTS[0] = 0
             _DECODED[key] = v
+            _DECODED_ELEMENTS[0] += size
     return v
 
 
