@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Sequence as Seq
+from contextvars import ContextVar
 
 import onnx
 
@@ -118,10 +119,50 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
     # at every size): the model is invalid, not annotated. Asked with the dims inferred in
     # value_info, as they would be written (the verdict is kept for writing: see
     # written_result); only a refusal is asked again of the model as given.
+    if _JUDGE_LATER.get():  # (the caller asks it of the copy it writes: infer_written)
+        return result
+    _judge(result)
+    return result
+
+
+def _judge(result: Result) -> None:
     result.load_verdict = _refusal(result, onnx_judge=True, runtime=False)
     if result.load_verdict is not None:
-        validate.check_with_onnx(model)
-    return result
+        validate.check_with_onnx(result.model)
+
+
+# Set by infer_written: _infer leaves the load verdict to it.
+_JUDGE_LATER: ContextVar[bool] = ContextVar("onnxsym_judge_later", default=False)
+
+
+def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None) -> tuple[Result, onnx.ModelProto]:
+    """``infer(model, bind=bind)`` and ``write_result(..., metadata_entries=False)`` of it (a new
+    model), as one call: what ``onnxsym.ort_compat`` asks for each model. Where nothing decides
+    what is written but the dims inferred (nothing bound, no subgraph), onnx's verdict on the
+    model with those dims (:func:`_refusal`) is asked of a light copy of the written model itself
+    (the same bytes as the light copy it writes them into otherwise: the dims are written once,
+    not twice); on a refusal, or otherwise, the result is judged and written as :func:`infer` and
+    :func:`write_result` do."""
+    from .output import loadcheck
+
+    token = _JUDGE_LATER.set(True)
+    try:
+        result = infer(model, bind=bind)
+    finally:
+        _JUDGE_LATER.reset(token)
+    table = result.symbols
+    if not (table.bound or table.ranges or table.assume or result.given_values or _holds_subgraphs(result)):
+        if _taken_by_kind(result):  # (what _refusal asks first)
+            result.load_verdict = None
+            return result, write_result(result, metadata_entries=False)
+        out = _write(result, False, False, [], False)
+        light = loadcheck.LightModel(out, False, result.in_order)
+        if loadcheck.refusal(light, light.model, True, False) is None:
+            result.load_verdict = None
+            result.load_checked = True
+            return result, out
+    _judge(result)
+    return result, write_result(result, metadata_entries=False)
 
 
 def checked_size(value, where: str, cli: str) -> int:

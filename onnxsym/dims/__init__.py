@@ -56,7 +56,7 @@ from .expr import (
     symbol,
 )
 from .minmax import dmax, dmin
-from .ranges import known_ne, lower_bound, range_of, same, try_eq, try_le, try_lt
+from .ranges import eq_verdict, known_ne, lower_bound, range_of, same, try_eq, try_le, try_lt
 from .rewrite import rebuild, substitute
 
 # Expr's operators that the layers above the representation define.
@@ -87,7 +87,7 @@ __all__ = [
     "Expr", "Sym",
     "SymbolicDimError", "TooLarge", "UndecidableError",
     "add", "as_sym", "atoms", "ceil_div", "dmax", "dmin", "evaluate", "expr_of", "floordiv", "free_symbols",
-    "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",
+    "eq_verdict", "is_static", "known_ne", "later", "lower_bound", "mod", "mul", "neg", "range_of", "rebuild", "same", "sub",
     "substitute", "sym",
     "symbol", "try_eq",
     "try_le", "try_lt", "structure",

@@ -237,13 +237,23 @@ def same(a: Dim, b: Dim) -> bool:
     for quasi-affine dims). Where two values merge, this decides whether a dim is kept."""
     if a is b or (isinstance(a, int) and isinstance(b, int)):
         return a == b
+    return eq_verdict(a, b) is True
+
+
+_UNASKED = object()
+
+
+def eq_verdict(a: Dim, b: Dim) -> bool | None:
+    """``try_eq(a, b)``, remembered in the current environment (what :func:`same` asks: a caller
+    that wants "provably different" too asks the search once)."""
+    if a is b or (isinstance(a, int) and isinstance(b, int)):
+        return a == b
     k = (a, b)
-    cache: dict[tuple[Dim, Dim], bool] = current().same
-    r = cache.get(k)
-    if r is None:
-        r = try_eq(a, b) is True
-        bounded(cache)[k] = r
-    return r
+    cache: dict[tuple[Dim, Dim], bool | None] = current().same
+    r = cache.get(k, _UNASKED)
+    if r is _UNASKED:
+        r = bounded(cache)[k] = try_eq(a, b)
+    return r  # type: ignore[return-value]
 
 
 def known_ne(a: Dim, b: Dim) -> bool:

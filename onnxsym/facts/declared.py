@@ -249,13 +249,14 @@ class DeclaredMatcher:
             if any(s.name in self.fresh for s in dims.free_symbols(known)):
                 return None  # a name onnxsym itself wrote (an annotated model annotated again)
             known = self.resolve(known)
-            if dims.same(known, d):
+            verdict = dims.eq_verdict(known, d)  # (asked once: True, False, or None)
+            if verdict is True:
                 if text in self._bounded:
                     return None  # (equal below 2**53 only: not proven)
                 if value not in self._unkeepable:
                     self.out.proven.add((value, axis))
                 return True
-            return False if dims.try_eq(known, d) is False else None
+            return verdict
         for s in names:
             self.out.places.setdefault(s.name, []).append((value, axis))
         self._claims.append(_Claim(key, axis, text, known, names, d))
@@ -329,7 +330,7 @@ class DeclaredMatcher:
                 c.verdict = False
             elif not dims.free_symbols(k) & set(self._names.values()):
                 k = self.resolve(k)
-                c.verdict = True if dims.same(k, c.computed) else False if dims.try_eq(k, c.computed) is False else None
+                c.verdict = dims.eq_verdict(k, c.computed)
                 if c.verdict and c.text in self._bounded:
                     c.verdict = None  # (equal below 2**53 only: not proven)
         consistent = set(defs) - {s for c in self._claims if not c.verdict for s in c.names}

@@ -222,6 +222,11 @@ class Node:
             from ..model.loader import initializer_value
 
             return initializer_value(proto.t, self._engine.base_dir, self._engine.state.warnings)
+        if proto is not None and proto.type == _A.TENSOR:  # (its value is one of its bytes alone)
+            from ..model.loader import decoded
+
+            out: Tensor = decoded(proto.t, lambda: tensor_from_array(self.attr_tensor(name)))
+            return out
         arr = self.attr_tensor(name)
         return None if arr is None else tensor_from_array(arr)
 

@@ -6,6 +6,7 @@ small inline initializers (shape tensors and the like) give values.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -94,6 +95,7 @@ def _file_kind(path: str) -> str | None:
 _SANITIZE = re.compile(r"[^0-9A-Za-z_]+")
 
 
+@functools.lru_cache(maxsize=4096)  # (a pure function of the text, asked per dim at every inference and write)
 def symbol_name(text: str) -> str:
     """An identifier made from a value or node name, for naming fresh symbols."""
     s = _SANITIZE.sub("_", text).strip("_") or "v"
@@ -153,11 +155,52 @@ def value_from_type(tp, table: SymbolTable, name: str) -> Value:
     return Opaque(tp)
 
 
+# A small tensor's bytes -> its value (decoding is a pure function of the bytes): every inference
+# decodes every small initializer and Constant again, an If's trials and a pipeline's calls the same
+# ones; the bytes are a fraction of numpy's conversion. Bounded by the elements held (a few MB);
+# only values without a NaN (a NaN is unequal to itself: one shared object would make two constants
+# the same value to the memo).
+_DECODED: dict[bytes, object] = {}
+_DECODED_ELEMENTS = [0]  # the elements _DECODED holds
+_DECODED_LIMIT = 1 << 16
+
+
+def decoded(t: onnx.TensorProto, decode):
+    """``decode()`` (a value made from ``t`` alone, stored in the model: not external data),
+    remembered by ``t``'s bytes where ``t`` is small."""
+    n = 1
+    for d in t.dims:
+        n *= d
+    if n > MAX_VALUE_ELEMENTS or t.data_location == onnx.TensorProto.EXTERNAL:
+        return decode()
+    key = t.SerializeToString()
+    v = _DECODED.get(key)
+    if v is None:
+        v = decode()
+        elements = getattr(v, "value", None)
+        if elements is None or not any(x != x for x in elements):  # (no NaN)
+            size = 1 + (len(elements) if elements is not None else 0)
+            if _DECODED_ELEMENTS[0] + size > _DECODED_LIMIT:
+                _DECODED.clear()
+                _DECODED_ELEMENTS[0] = 0
+            _DECODED[key] = v
+            _DECODED_ELEMENTS[0] += size
+    return v
+
+
 def initializer_value(t: onnx.TensorProto, base_dir: str | None = None,
                       warnings: list[str] | None = None) -> Tensor:
     """An initializer as a tensor; small ones keep their elements (an external one is
     read by itself, from ``base_dir``; large ones, the weights, are never read). A small
     external one that cannot be read is a warning in ``warnings``, its value unknown."""
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        out: Tensor = decoded(t, lambda: _initializer_value(t, base_dir, warnings))
+        return out
+    return _initializer_value(t, base_dir, warnings)
+
+
+def _initializer_value(t: onnx.TensorProto, base_dir: str | None = None,
+                       warnings: list[str] | None = None) -> Tensor:
     shape = tuple(t.dims)
     n = 1
     for d in shape:

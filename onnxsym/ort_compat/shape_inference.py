@@ -52,7 +52,7 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
     fusions need to see two equal dims as equal. ``materialize``: see :func:`_materialize`.
     Raises onnxsym's own errors."""
     from ..api import infer as infer_result
-    from ..api import write_result
+    from ..api import infer_written, write_result
 
     results = []
 
@@ -70,8 +70,11 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         kept_imports = [op for op in out.opset_import if op.domain not in missing]
         del out.opset_import[:]
         out.opset_import.extend(kept_imports)
-    else:  # (no onnxsym.* metadata: ORT SSI writes none, and those of an earlier annotation go)
+    elif within_domain:  # (no onnxsym.* metadata: ORT SSI writes none, and those of an earlier annotation go)
         out = write_result(infer(in_mp, bind=dict(bind or {})), metadata_entries=False)
+    else:  # (the same, its load check asked of the written copy: the dims written once)
+        result, out = infer_written(in_mp, bind=dict(bind or {}))
+        results.append(result)
     if guess_output_rank:
         _guess_output_ranks(out)
     if materialize:

@@ -260,8 +260,10 @@ def name_unnamed_inputs(graph: onnx.GraphProto, values: dict[str, Value]) -> Non
     written over it then name a dim of the model, not one only the metadata knows."""
     for name, d, inferred in _input_dims(graph, values):
         s = dims.as_sym(inferred)
+        if s is None:
+            continue
         fresh = symbol_name(name) + "_d"  # how the loader names the symbol of an unnamed dim
-        if s is not None and s.name.startswith(fresh) and s.name != d.dim_param.strip() \
+        if s.name.startswith(fresh) and s.name != d.dim_param.strip() \
                 and not (d.HasField("dim_value") and d.dim_value >= 0):
             d.dim_param = s.name  # (clears a negative dim_value: a oneof)
 
