@@ -4,7 +4,7 @@ number and positions are known; otherwise only what holds for every item."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.domain.needs import agree_or_empty, may_be_empty
+from onnxsym.domain.needs import agree_or_empty, concat_anchor, may_be_empty
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.join import join_tensors
 from onnxsym.inference.node import Node, shape_of
@@ -229,8 +229,8 @@ def _cfs_empty(site):
     yield from agree_or_empty(site, [t.shape for t in items], along, "ConcatFromSequence")
 
 
-CFS_EMPTY = Condition("an item agrees with the first off the axis (every axis with new_axis), or has no elements "
-                      "(onnxruntime skips it)", _cfs_empty, replayable=True)
+CFS_EMPTY = Condition("an item agrees with the first one proven to have elements (else the first) off the axis "
+                      "(every axis with new_axis), or has no elements (onnxruntime skips it)", _cfs_empty, replayable=True)
 
 
 @register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)",
@@ -247,13 +247,15 @@ def concat_from_sequence_rule(node):
     if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
         # Every item has the same dims off the axis: a static one says which.
         # onnxruntime skips an item without elements: where one may have none, the others agree
-        # with the first or have none (CFS_EMPTY), and the first one's dims are the output's
-        empty = any(may_be_empty(t.shape) for t in items[1:])
-        like = items[0].shape if empty else \
+        # with the anchor (the first proven to have elements, else the first) or have none
+        # (CFS_EMPTY), and the anchor's dims are the output's
+        anchor = concat_anchor([t.shape for t in items])
+        empty = any(may_be_empty(t.shape) for k, t in enumerate(items) if k != anchor)
+        like = items[anchor].shape if empty else \
             tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
         along = None if stack else normalize_axis(node.attr_int("axis"), len(like))
-        for t in items[1:] if empty else items:  # (onnxruntime refuses items that differ there, 1 is no exception)
-            if empty and may_be_empty(t.shape):
+        for k, t in enumerate(items):  # (onnxruntime refuses items that differ there, 1 is no exception)
+            if empty and (k == anchor or may_be_empty(t.shape)):
                 continue
             for i, (d, want) in enumerate(zip(t.shape, like)):
                 if i != along:

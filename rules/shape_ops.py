@@ -8,7 +8,16 @@ from onnx import TensorProto
 from onnxsym import dims
 from onnxsym.cost import formulas
 from onnxsym.dims import structure
-from onnxsym.domain.needs import BROADCAST, CONCAT_EMPTY, EXPAND, GATHER_INDICES, SPLIT_SIZES, TILE_REPEATS, may_be_empty
+from onnxsym.domain.needs import (
+    BROADCAST,
+    CONCAT_EMPTY,
+    EXPAND,
+    GATHER_INDICES,
+    SPLIT_SIZES,
+    TILE_REPEATS,
+    concat_anchor,
+    may_be_empty,
+)
 from onnxsym.errors import InvalidModel, ShapeContradiction
 from onnxsym.facts.edges import never_equals, never_equals_generalized
 from onnxsym.inference.node import Node, shape_of
@@ -497,8 +506,12 @@ def concat_rule(node):
     r = len(known[0].shape)
     axis = normalize_axis(node.attr_int("axis", 0), r)
     # onnxruntime skips an input without elements: where one may have none (a dim that may be 0),
-    # the others agree with the first or have none (a condition), not an equality
-    empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known[1:])
+    # the others agree with the anchor (the first proven to have elements, else the first) or
+    # have none (a condition), not an equality; the output has the anchor's dims off the axis
+    # (the axis sums every input's, skipped ones too, as onnxruntime does)
+    anchor = concat_anchor([t.shape for t in known]) if len(known) == len(ts) else 0
+    ref = known[anchor]
+    empty = len(known) == len(ts) and any(may_be_empty(t.shape) for k, t in enumerate(known) if k != anchor)
     out = []
     for i in range(r):
         if i == axis:
@@ -506,11 +519,11 @@ def concat_rule(node):
                 out.append(node.fresh("concat of input of unknown rank", 0, i))
             else:
                 out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
-        elif empty:  # (an input without elements is skipped: the first one's dims, CONCAT_EMPTY)
-            for t in known[1:]:
-                if not may_be_empty(t.shape):
-                    node.require_equal(t.shape[i], known[0].shape[i], f"Concat inputs agree on axis {i}")
-            out.append(known[0].shape[i])
+        elif empty:  # (an input without elements is skipped: the anchor's dims, CONCAT_EMPTY)
+            for t in known:
+                if t is not ref and not may_be_empty(t.shape):
+                    node.require_equal(t.shape[i], ref.shape[i], f"Concat inputs agree on axis {i}")
+            out.append(ref.shape[i])
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:

@@ -437,26 +437,36 @@ def may_be_empty(shape: Sequence[Dim]) -> bool:
 
 
 def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None, what: str) -> Iterator[Raw]:
-    """onnxruntime's Concat and ConcatFromSequence skip an input without elements: each input
-    after the first agrees with the first off the axis (``skip_axis``; None: on every axis), or
-    has no elements. (The first one's dims are the output's: an input that is not skipped and
-    disagrees with it fails, or, the first skipped, gives other dims.) Inputs proven to have
-    elements the rule equated already."""
+    """onnxruntime's Concat and ConcatFromSequence skip an input without elements: the first
+    input with elements is the reference, each other one agrees with it off the axis
+    (``skip_axis``; None: on every axis), or has no elements. With an input proven to have
+    elements (the anchor: the first such), that is: each other input agrees with the anchor or
+    has none. (Without one, the first is the anchor: an input that is not skipped and disagrees
+    with it fails, or, the first skipped, gives other dims.) Inputs proven to have elements the
+    rule equated already."""
     if not shapes:
         return
-    first = shapes[0]
-    for k, shape in enumerate(shapes[1:], 1):
-        if len(shape) != len(first):
+    anchor = concat_anchor(shapes)
+    first = shapes[anchor]
+    whom = "the first" if anchor == 0 else f"input {anchor}"
+    for k, shape in enumerate(shapes):
+        if k == anchor or len(shape) != len(first):
             continue
         n, empty = _product(shape), may_be_empty(shape)
         for axis, (a, b) in enumerate(zip(first, shape)):
             if axis == skip_axis or dims.try_eq(a, b) is True:
                 continue
             if not empty:  # (equated by the rule, unless the ranges narrowed since)
-                yield site.raw("==", b, a, f"{what}: input {k} agrees with the first on axis {axis}")
+                yield site.raw("==", b, a, f"{what}: input {k} agrees with {whom} on axis {axis}")
                 continue
-            yield site.raw("or", b, a, f"{what}: input {k} agrees with the first on axis {axis}, or has no "
+            yield site.raw("or", b, a, f"{what}: input {k} agrees with {whom} on axis {axis}, or has no "
                            f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
+
+
+def concat_anchor(shapes: Sequence[Sequence[Dim]]) -> int:
+    """The input whose dims a Concat's output has off the axis wherever it runs: the first one
+    proven to have elements (every input with elements agrees with it), else the first."""
+    return next((k for k, s in enumerate(shapes) if not may_be_empty(s)), 0)
 
 
 def _concat_empty(site: Site) -> Iterator[Raw]:
@@ -470,7 +480,8 @@ def _concat_empty(site: Site) -> Iterator[Raw]:
     yield from agree_or_empty(site, known, axis, "Concat")
 
 
-CONCAT_EMPTY = Condition("an input agrees with the first off the axis, or has no elements (onnxruntime skips it)",
+CONCAT_EMPTY = Condition("an input agrees off the axis with the first one proven to have elements (else the first), "
+                         "or has no elements (onnxruntime skips it)",
                          _concat_empty, replayable=True)
 
 
