@@ -58,7 +58,7 @@ def pins_of(result, domain: Domain | None = None) -> list[Pin]:
     for name in declared:
         c = equal.get(name)
         if c is not None:
-            pin = _from_equality(name, c, declared)
+            pin = _from_equality(name, c, declared, domain)
             if pin is not None:
                 out.append(pin)
             continue
@@ -68,10 +68,15 @@ def pins_of(result, domain: Domain | None = None) -> list[Pin]:
     return out
 
 
-def _from_equality(name: str, c: Condition, declared: list[str]) -> Pin | None:
+def _from_equality(name: str, c: Condition, declared: list[str], domain: Domain) -> Pin | None:
     d = c.definition
     src = c.sources[0]
     if dims.is_static(d):
+        # (a condition of no other symbol broken there, 13 == 7 after seq == 4: the model runs
+        # at no size, no pin; the empty domain is reported as such)
+        if not all(_holds(k, name, int(d)) for k in domain.conditions
+                   if set(k.symbols) <= {name} and not k.when and not k.assumed):
+            return None
         return Pin(name, (int(d),), None, c.text, src.node, src.op_type, src.reason)
     other = dims.as_sym(d)
     if other is not None and other.name in declared:
