@@ -32,7 +32,7 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
         return None
     s = next(iter(free))
     shape = _period_degree(g, s)
-    start = _settled(g, s)
+    start = _settled(g, s, hi)
     if shape is None or start is None:
         return None
     L, D = shape
@@ -95,34 +95,34 @@ def _period_degree(d: Dim, s: Sym) -> tuple[int, int] | None:
     return L, D
 
 
-def _settled(d: Dim, s: Sym) -> int | None:
+def _settled(d: Dim, s: Sym, hi: int) -> int | None:
     """A size past which every min and max in ``d`` picks the same argument (0 without any), or
     None where one is not found: each argument must be of degree at most 1 in ``s`` (``s``,
     numbers, floors by numbers and mins and maxes of such), so that on each residue of a period
     ``L`` of it, past where its own mins and maxes settle, it is a line in ``s``; two lines cross
-    at most once."""
+    at most once (past ``hi``, no matter: no size there is asked)."""
     out = 0
     for m, _ in st.monomials(d):
         for atom, _e in m:
             if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
                 continue
             for x in st.args(atom):
-                inner = _settled(x, s)
+                inner = _settled(x, s, hi)
                 if inner is None:
                     return None
                 out = max(out, inner)
             if st.kind(atom) not in ("min", "max"):
                 continue
-            crossed = _crossed(st.args(atom), s, out)
+            crossed = _crossed(st.args(atom), s, out, hi)
             if crossed is None:
                 return None
             out = max(out, crossed)
     return out
 
 
-def _crossed(args, s: Sym, start: int) -> int | None:
-    """A size past which ``args`` (settled past ``start``) keep their order, or None where one
-    is of degree above 1 or its period is too long to read."""
+def _crossed(args, s: Sym, start: int, hi: int) -> int | None:
+    """A size past which ``args`` (settled past ``start``) keep their order up to ``hi``, or
+    None where one is of degree above 1 or its period is too long to read."""
     L = 1
     for x in args:
         shape = _period_degree(x, s)
@@ -140,7 +140,8 @@ def _crossed(args, s: Sym, start: int) -> int | None:
         lines = [(a, b - a * q0) for a, b in lines]
         for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
             if a1 != a2:
-                out = max(out, L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r)
+                past = L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r
+                out = max(out, past) if past <= hi else out  # (a crossing past hi: one order up to hi)
     return out
 
 
