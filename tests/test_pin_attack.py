@@ -6,6 +6,8 @@ each model checked against onnxruntime at every size 1..60 of seq:
   the later one's dims (the axis still sums every input's). The rule equated the first with the
   others (a pin to 8 where seq 2 runs too, a contradiction where the model runs at 1 and 2);
   now the anchor is the first input proven to have elements; ConcatFromSequence's items too;
+- a pin through one equality the forms leave undecided (x[-3:1000] against 12: seq 1 and 1002),
+  or through cases with a bound for a piece (seq <= 3 or seq == 8): missed;
 - a pin to a size where a condition of no other symbol fails (seq == 4 with 13 == 7): the model
   runs at no size, no pin;
 - and the sweep itself, with a fixed seed: no pin onnxsym states is other than onnxruntime's.
@@ -67,6 +69,22 @@ def _sliced_concat():
                    _c("sp", np.array([3], np.int64)), _c("k", np.ones((1, 1, 8), np.float32))])
 
 
+def _slice_and_add():
+    """x[-3:1000] (at most 3 elements, 1 at seq 1 and at seq 1002) added to ones[1, 1, 12]: one
+    equality the forms leave undecided, max(0, min(1000, seq) - max(0, seq - 3)) == 1."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Add", ["t", "k"], ["y"])],
+                  [_c("st", np.array([-3], np.int64)), _c("en", np.array([1000], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("k", np.ones((1, 1, 12), np.float32))])
+
+
+def _bounded_concat():
+    """x[3:50] concatenated on axis 1 with ones[1, 1, 5]: seq <= 3 (empty, skipped) or seq == 8,
+    cases with a bound for a piece."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Concat", ["t", "k"], ["y"], axis=1)],
+                  [_c("st", np.array([3], np.int64)), _c("en", np.array([50], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("k", np.ones((1, 1, 5), np.float32))])
+
+
 def _never_runs():
     """x[seq + 3] expanded to max(its shape, [1, 1, 13]) (seq >= 10), padded by 3 and added to
     ones[1, 1, 10] (max(seq + 3, 13) + 3 == 10 never): no size runs; no pin (it was seq == 4)."""
@@ -85,11 +103,15 @@ def _ort_sizes(m):
 
 
 @pytest.mark.parametrize("make, sizes", [(_padded_concat, (2, 8)), (_resized_concat, (1, 3)),
-                                          (_sequence_concat, (2, 8))],
-                         ids=["padded", "resized", "from_sequence"])
-def test_a_concat_skips_an_empty_first_input_and_the_pin_says_so(make, sizes):
+                                          (_sequence_concat, (2, 8)), (_slice_and_add, (1, 1002)),
+                                          (_bounded_concat, (1, 2, 3, 8))],
+                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases"])
+def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     m = make()
-    assert _ort_sizes(m) == list(sizes)
+    from pin_attack import ort_sizes
+
+    assert _ort_sizes(m) == [v for v in sizes if v in SIZES]
+    assert ort_sizes(m, [v for v in sizes if v not in SIZES] + [1001, 1003])[0] == [v for v in sizes if v not in SIZES]
     (pin,) = pins_of(onnxsym.infer(m))
     assert pin.symbol == "seq" and pin.values == sizes
     count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in SIZES])

@@ -133,28 +133,44 @@ def _equality_of(piece) -> tuple | None:
     return next(((a, b) for a, b in le if (b, a) in le), None)
 
 
+def _bounded(piece, name: str, lo: int) -> set[int] | None:
+    """The sizes from ``lo`` up to a bound ``name <= K`` of a piece (a superset of where it
+    holds), or None without one or with too many."""
+    ks = [int(b) for rel, a, b in piece if rel == "<=" and dims.as_sym(a) is not None
+          and dims.as_sym(a).name == name and dims.is_static(b)]
+    if not ks or min(ks) - lo + 1 > _ENUMERATED:
+        return None
+    return set(range(lo, min(ks) + 1))
+
+
 # The widest range whose sizes are each tried against the symbol's conditions.
 _ENUMERATED = 1 << 12
 
 
 def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
-    """The sizes in ``[lo, hi]`` at which a disjunction of equalities in ``name`` holds
-    (``seq == 8 or seq == 1``; through an expression, ``2*seq == 8 or 2*seq == 1`` or
-    ``seq - 1 == 8 or seq - 1 == 1``), or None for any other condition (one that holds at
+    """The sizes in ``[lo, hi]`` at which an equality or a disjunction of equalities in ``name``
+    holds (``seq == 8 or seq == 1``; through an expression, ``3*seq - max(-1, 3*seq - 998) == 10``,
+    ``2*seq == 8 or 2*seq == 1`` or ``seq - 1 == 8 or seq - 1 == 1``; a piece of cases may be a
+    bound, ``seq <= 3 (or seq == 8)``), or None for any other condition (one that holds at
     sizes without end, ``seq % 2 == 0 or ...``, too)."""
     f = c.form
+    below: set[int] = set()  # (the sizes a bounded piece of cases leaves)
     if f is not None and f.kind == "other" and f.rel == "cases":
         # each piece holds where all its relations do: within the roots of one equality of it
         # (a superset; the caller keeps the sizes where the condition holds)
         eqs = [_equality_of(piece) for piece in f.pieces]
-        if not eqs or any(e is None for e in eqs):
+        bounded = [_bounded(piece, name, lo) if e is None else set() for e, piece in zip(eqs, f.pieces)]
+        if not eqs or any(e is None and b is None for e, b in zip(eqs, bounded)):
             return None
         alts = tuple(e for e in eqs if e is not None)
+        below = set().union(*(b for b in bounded if b))
     elif f is not None and f.kind == "other" and f.rel == "or" and f.alts:
         alts = f.alts
+    elif f is not None and f.kind == "other" and f.rel == "==":  # (one equality the forms leave undecided)
+        alts = ((f.lhs, f.rhs),)
     else:
         return None
-    out: set[int] = set()
+    out = set(below)
     for a, b in alts:
         sa, sb = dims.as_sym(a), dims.as_sym(b)
         if sa is not None and sa.name == name and dims.is_static(b):
