@@ -136,11 +136,15 @@ def _equality_of(piece) -> tuple | None:
 def _bounded(piece, name: str, lo: int) -> set[int] | None:
     """The sizes from ``lo`` up to a bound ``name <= K`` of a piece (a superset of where it
     holds), or None without one or with too many."""
-    ks = [int(b) for rel, a, b in piece if rel == "<=" and dims.as_sym(a) is not None
-          and dims.as_sym(a).name == name and dims.is_static(b)]
+    ks = [int(b) for rel, a, b in piece if rel == "<=" and _is_sym(a, name) and dims.is_static(b)]
     if not ks or min(ks) - lo + 1 > _ENUMERATED:
         return None
     return set(range(lo, min(ks) + 1))
+
+
+def _is_sym(d, name: str) -> bool:
+    s = dims.as_sym(d)
+    return s is not None and s.name == name
 
 
 # The widest range whose sizes are each tried against the symbol's conditions.
