@@ -140,3 +140,16 @@ def test_the_pin_attack_states_no_pin_other_than_onnxruntimes():
     verdicts = [judge(random_model(random.Random(f"7:{i}")))["verdict"] for i in range(60)]
     assert "pin right" in verdicts
     assert not [v for v in verdicts if "WRONG" in v or v == "onnxsym error"], verdicts
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_a_same_padded_conv_refuses_an_empty_axis(auto_pad):
+    """x[3:7] (empty at seq <= 3) into a Conv with auto_pad SAME: onnxruntime refuses the output
+    size 0 (the domain allowed seq <= 3, and a pin stated {1, 2, 3} where no size runs)."""
+    m = _model([n("Slice", ["x", "st", "en", "ax"], ["t"]),
+                n("Conv", ["t", "w"], ["y"], kernel_shape=[4], strides=[2], auto_pad=auto_pad)],
+               [_c("st", np.array([3], np.int64)), _c("en", np.array([7], np.int64)), _c("ax", np.array([2], np.int64)),
+                _c("w", np.ones((1, 1, 4), np.float32))])
+    assert _ort_sizes(m)[:3] == [4, 5, 6]
+    count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in range(1, 12)])
+    assert count and not bad, bad[:5]
