@@ -118,6 +118,9 @@ def _conv_out(node, in_dims, kernel):
             if dl != 1:  # onnxruntime's ConvAttributes refuse it at every size
                 raise ShapeContradiction(f"onnxruntime does not support dilations ({dl} on axis {i + 2}) "
                                          f"with auto_pad {auto_pad}")
+            # (onnxruntime refuses an output size 0: an empty input axis)
+            node.require_at_least(d, 1, f"onnxruntime refuses a {node.op_type} output size 0 with auto_pad "
+                                        f"{auto_pad} (an empty axis {i + 2})")
             out.append(dims.ceil_div(d, s))
             continue
         node.require_at_least(d, dl * (k - 1) + 1 - pb - pe,

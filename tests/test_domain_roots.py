@@ -18,6 +18,11 @@ CASES = {
     # a pool of kernel 3 (pads as onnxruntime clamps them), then a Slice to 1000: nested mins and maxes
     "nested": dims.sub(dims.dmin(1000, dims.add(dims.sub(dims.dmax(0, dims.sub(s, 3)), dims.dmax(0, dims.sub(3, s))), 1)), 8),
     "nested floor": dims.sub(dims.floordiv(dims.dmin(1000, dims.add(dims.dmax(0, dims.sub(s, 3)), 1)), 2), 4),
+    # a min or max whose argument holds a floor (a Reshape's seq//2 sliced to 1000, then pooled)
+    "floor in a min": dims.sub(dims.floordiv(dims.add(dims.dmin(1000, dims.floordiv(s, 2)), 1), 2), 8),
+    "floor in a max in a floor": dims.sub(dims.floordiv(dims.dmax(0, dims.sub(dims.dmin(1000, dims.floordiv(s, 2)), 1)), 2), 7),
+    # two floors of other slopes that cross on each residue at another size
+    "floors crossing": dims.sub(dims.dmin(dims.floordiv(s, 3), dims.sub(60, dims.floordiv(s, 2))), 15),
 }
 
 

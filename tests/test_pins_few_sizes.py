@@ -82,11 +82,23 @@ def _tiled_pooled(size):
                  inits=[_c("r", np.array([2], np.int64)), _c("u", np.array([0, 1], np.int64)), _c("pos", np.ones(8, np.float32))])
 
 
+def _min_of_a_floor(size):
+    """x[seq] reshaped to [1, 2, -1] (seq // 2), sliced to 1000 (a min of that floor), padded by 1
+    and max-pooled by 2 with stride 2 ((min(1000, seq//2) + 1)//2 in effect) against pos[8]:
+    seq 2, 4, 30 and 32 (a min or max whose argument holds a floor)."""
+    nodes = [n("Reshape", ["x", "sh"], ["r"]), n("Slice", ["r", "st", "en", "ax"], ["s"]), n("Pad", ["s", "pads"], ["p"]),
+             n("MaxPool", ["p"], ["q"], kernel_shape=[2], strides=[2]), n("Add", ["q", "pos"], ["y"])]
+    return model(nodes, [("x", F, [size])], [("y", F, None)],
+                 inits=[_c("sh", np.array([1, 2, -1], np.int64)), _c("st", np.array([0], np.int64)),
+                        _c("en", np.array([1000], np.int64)), _c("ax", np.array([2], np.int64)),
+                        _c("pads", np.array([0, 0, 0, 0, 0, 1], np.int64)), _c("pos", np.ones(8, np.float32))])
+
+
 CASES = [(_broadcast, "seq", (1, 8)), (_expand, "seq", (1, 8)), (_bound_and_multiple, "n", (4, 8)),
          (_sliced, "seq", (2, 9)), (_halved, "seq", (2, 8)), (_convolved, "seq", (3, 10)),
-         (_sliced_halved, "seq", (3, 17)), (_tiled_pooled, "seq", (5,))]
+         (_sliced_halved, "seq", (3, 17)), (_tiled_pooled, "seq", (5,)), (_min_of_a_floor, "seq", (2, 4, 30, 32))]
 IDS = ["broadcast", "expand", "bound_and_multiple", "through_min", "through_floor", "through_conv", "undecided_multiple",
-       "through_cases"]
+       "through_cases", "min_of_a_floor"]
 
 
 def _runs(m, size) -> bool:
@@ -107,7 +119,7 @@ def _runs(m, size) -> bool:
 def test_a_few_sizes_are_a_pin_and_onnxruntime_agrees(make, name, sizes, tmp_path):
     dynamic = make(name)
     # (from 1: a graph-input dim is >= 1 by default; the bound and multiple runs at 0 too)
-    assert [v for v in range(1, 20) if _runs(dynamic, v)] == list(sizes)
+    assert [v for v in range(1, max(20, 2 * sizes[-1])) if _runs(dynamic, v)] == list(sizes)
     (pin,) = pins_of(onnxsym.infer(dynamic))
     axis = len(dynamic.graph.input[0].type.tensor_type.shape.dim) - 1
     assert pin.symbol == name and pin.values == sizes

@@ -58,7 +58,7 @@ def pins_of(result, domain: Domain | None = None) -> list[Pin]:
     for name in declared:
         c = equal.get(name)
         if c is not None:
-            pin = _from_equality(name, c, declared)
+            pin = _from_equality(name, c, declared, domain)
             if pin is not None:
                 out.append(pin)
             continue
@@ -68,10 +68,15 @@ def pins_of(result, domain: Domain | None = None) -> list[Pin]:
     return out
 
 
-def _from_equality(name: str, c: Condition, declared: list[str]) -> Pin | None:
+def _from_equality(name: str, c: Condition, declared: list[str], domain: Domain) -> Pin | None:
     d = c.definition
     src = c.sources[0]
     if dims.is_static(d):
+        # (a condition of no other symbol broken there, 13 == 7 after seq == 4: the model runs
+        # at no size, no pin; the empty domain is reported as such)
+        if not all(_holds(k, name, int(d)) for k in domain.conditions
+                   if set(k.symbols) <= {name} and not k.when and not k.assumed):
+            return None
         return Pin(name, (int(d),), None, c.text, src.node, src.op_type, src.reason)
     other = dims.as_sym(d)
     if other is not None and other.name in declared:
@@ -128,28 +133,48 @@ def _equality_of(piece) -> tuple | None:
     return next(((a, b) for a, b in le if (b, a) in le), None)
 
 
+def _bounded(piece, name: str, lo: int) -> set[int] | None:
+    """The sizes from ``lo`` up to a bound ``name <= K`` of a piece (a superset of where it
+    holds), or None without one or with too many."""
+    ks = [int(b) for rel, a, b in piece if rel == "<=" and _is_sym(a, name) and dims.is_static(b)]
+    if not ks or min(ks) - lo + 1 > _ENUMERATED:
+        return None
+    return set(range(lo, min(ks) + 1))
+
+
+def _is_sym(d, name: str) -> bool:
+    s = dims.as_sym(d)
+    return s is not None and s.name == name
+
+
 # The widest range whose sizes are each tried against the symbol's conditions.
 _ENUMERATED = 1 << 12
 
 
 def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
-    """The sizes in ``[lo, hi]`` at which a disjunction of equalities in ``name`` holds
-    (``seq == 8 or seq == 1``; through an expression, ``2*seq == 8 or 2*seq == 1`` or
-    ``seq - 1 == 8 or seq - 1 == 1``), or None for any other condition (one that holds at
+    """The sizes in ``[lo, hi]`` at which an equality or a disjunction of equalities in ``name``
+    holds (``seq == 8 or seq == 1``; through an expression, ``3*seq - max(-1, 3*seq - 998) == 10``,
+    ``2*seq == 8 or 2*seq == 1`` or ``seq - 1 == 8 or seq - 1 == 1``; a piece of cases may be a
+    bound, ``seq <= 3 (or seq == 8)``), or None for any other condition (one that holds at
     sizes without end, ``seq % 2 == 0 or ...``, too)."""
     f = c.form
+    below: set[int] = set()  # (the sizes a bounded piece of cases leaves)
     if f is not None and f.kind == "other" and f.rel == "cases":
         # each piece holds where all its relations do: within the roots of one equality of it
         # (a superset; the caller keeps the sizes where the condition holds)
         eqs = [_equality_of(piece) for piece in f.pieces]
-        if not eqs or any(e is None for e in eqs):
+        bounded = [_bounded(piece, name, lo) if e is None else set() for e, piece in zip(eqs, f.pieces)]
+        if not eqs or any(e is None and b is None for e, b in zip(eqs, bounded)):
             return None
         alts = tuple(e for e in eqs if e is not None)
+        below = set().union(*(b for b in bounded if b))
     elif f is not None and f.kind == "other" and f.rel == "or" and f.alts:
         alts = f.alts
+    elif f is not None and f.kind == "other" and f.rel == "==":  # (one equality the forms leave undecided)
+        alts = ((f.lhs, f.rhs),)
     else:
         return None
-    out: set[int] = set()
+    out = set(below)
     for a, b in alts:
         sa, sb = dims.as_sym(a), dims.as_sym(b)
         if sa is not None and sa.name == name and dims.is_static(b):

@@ -21,10 +21,10 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
 
     With ``s = L*q + r`` (``L`` a period of every floor in ``g``), ``g`` is a polynomial in ``q``
     of degree at most ``D`` on each residue ``r``, past the last size where a min or max of it
-    changes which argument it picks (each of arguments linear past where their own settle: they
-    cross at most once): read
-    from ``D + 1`` values there, it is 0 everywhere (sizes without end) or has its integer roots
-    within Cauchy's bound. Below that size, and within the bound, each size is evaluated."""
+    changes which argument it picks (each argument a line on each residue of its period, past
+    where its own mins and maxes settle: two cross at most once): read from ``D + 1`` values
+    there, it is 0 everywhere (sizes without end) or has its integer roots within
+    Cauchy's bound. Below that size, and within the bound, each size is evaluated."""
     free = dims.free_symbols(g)
     if not free:
         return set() if g != 0 else None
@@ -32,7 +32,7 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
         return None
     s = next(iter(free))
     shape = _period_degree(g, s)
-    start = _settled(g, s)
+    start = _settled(g, s, hi)
     if shape is None or start is None:
         return None
     L, D = shape
@@ -95,52 +95,54 @@ def _period_degree(d: Dim, s: Sym) -> tuple[int, int] | None:
     return L, D
 
 
-def _settled(d: Dim, s: Sym) -> int | None:
-    """A size past which every min and max in ``d`` picks the same argument (its arguments
-    linear in ``s``, or mins and maxes of such, past where those settle; 0 without any), or
-    None where an argument is not (a floor in it)."""
+def _settled(d: Dim, s: Sym, hi: int) -> int | None:
+    """A size past which every min and max in ``d`` picks the same argument (0 without any), or
+    None where one is not found: each argument must be of degree at most 1 in ``s`` (``s``,
+    numbers, floors by numbers and mins and maxes of such), so that on each residue of a period
+    ``L`` of it, past where its own mins and maxes settle, it is a line in ``s``; two lines cross
+    at most once (past ``hi``, no matter: no size there is asked)."""
     out = 0
     for m, _ in st.monomials(d):
         for atom, _e in m:
             if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
                 continue
             for x in st.args(atom):
-                inner = _settled(x, s)
+                inner = _settled(x, s, hi)
                 if inner is None:
                     return None
                 out = max(out, inner)
             if st.kind(atom) not in ("min", "max"):
                 continue
-            lines = []
-            for x in st.args(atom):
-                # linear in s, or so past where its own mins and maxes settle (no floor in it)
-                start = 0 if _linear(x, s) else _settled(x, s) if _piecewise_linear(x, s) else None
-                if start is None:
-                    return None
-                out = max(out, start)
-                f = st.compiled(x, (s,))
-                slope = f(start + 1) - f(start)
-                lines.append((slope, f(start) - slope * start))  # (slope, value at 0 of its last piece)
-            for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
-                if a1 != a2:
-                    out = max(out, math.floor(Fraction(b2 - b1, a1 - a2)) + 1)
+            crossed = _crossed(st.args(atom), s, out, hi)
+            if crossed is None:
+                return None
+            out = max(out, crossed)
     return out
 
 
-def _piecewise_linear(d: Dim, s: Sym) -> bool:
-    """Whether ``d`` is a sum of ``s``, numbers and mins and maxes of such sums (no floor, no product)."""
-    for m, _ in st.monomials(d):
-        if len(m) > 1 or (m and m[0][1] != 1):
-            return False
-        if m and m[0][0] is not s:
-            atom = m[0][0]
-            if st.kind(atom) not in ("min", "max") or not all(_piecewise_linear(x, s) for x in st.args(atom)):
-                return False
-    return True
-
-
-def _linear(d: Dim, s: Sym) -> bool:
-    return all(len(m) <= 1 and (not m or (m[0] == (s, 1))) for m, _ in st.monomials(d))
+def _crossed(args, s: Sym, start: int, hi: int) -> int | None:
+    """A size past which ``args`` (settled past ``start``) keep their order up to ``hi``, or
+    None where one is of degree above 1 or its period is too long to read."""
+    L = 1
+    for x in args:
+        shape = _period_degree(x, s)
+        if shape is None or shape[1] > 1:
+            return None
+        L = math.lcm(L, shape[0])
+    if L * len(args) > WORK:
+        return None
+    fs = [st.compiled(x, (s,)) for x in args]
+    out = start
+    for r in range(L):
+        q0 = -((r - start) // L)  # the first q with L*q + r >= start
+        # each argument on this residue, past start: a line a*q + b
+        lines = [(f(L * (q0 + 1) + r) - f(L * q0 + r), f(L * q0 + r)) for f in fs]
+        lines = [(a, b - a * q0) for a, b in lines]
+        for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
+            if a1 != a2:
+                past = L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r
+                out = max(out, past) if past <= hi else out  # (a crossing past hi: one order up to hi)
+    return out
 
 
 def _root_bound(values: list[int]) -> int | None:

@@ -1,0 +1,155 @@
+"""What tests/pin_attack.py found (random chains on x[1, 1, seq] forced against a constant),
+each model checked against onnxruntime at every size 1..60 of seq:
+
+- a Concat whose *first* input may have no elements (x[seq - 2] after a Pad of -2, a Resize by
+  0.75 of x[1]) while a later one has elements: onnxruntime skips the empty first one and takes
+  the later one's dims (the axis still sums every input's). The rule equated the first with the
+  others (a pin to 8 where seq 2 runs too, a contradiction where the model runs at 1 and 2);
+  now the anchor is the first input proven to have elements; ConcatFromSequence's items too;
+- a pin through one equality the forms leave undecided (x[-3:1000] against 12: seq 1 and 1002),
+  or through cases with a bound for a piece (seq <= 3 or seq == 8): missed;
+- a pin to a size where a condition of no other symbol fails (seq == 4 with 13 == 7): the model
+  runs at no size, no pin;
+- and the sweep itself, with a fixed seed: no pin onnxsym states is other than onnxruntime's.
+"""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+from op_verdicts import isolated_disagreements
+
+import onnxsym
+from onnxsym.domain.pins import pins_of
+
+pytest.importorskip("onnxruntime")
+n = h.make_node
+SIZES = range(1, 61)
+
+
+def _c(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def _model(nodes, inits):
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, "seq"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    m.ir_version = 8
+    return m
+
+
+def _padded_concat():
+    """x[seq - 2] (a Pad of -2) concatenated on axis 1 with ones[1, 1, 6]: seq 2 (skipped) and 8."""
+    return _model([n("Pad", ["x", "p"], ["t"]), n("Concat", ["t", "k"], ["y"], axis=1)],
+                  [_c("p", np.array([0, 0, 0, 0, 0, -2], np.int64)), _c("k", np.ones((1, 1, 6), np.float32))])
+
+
+def _resized_concat():
+    """x resized by 0.75 (floor(0.75*seq)) concatenated on axis 1 with ones[1, 1, 2]: seq 1 and 3."""
+    return _model([n("Resize", ["x", "", "s"], ["t"], mode="nearest"), n("Concat", ["t", "k"], ["y"], axis=1)],
+                  [_c("s", np.array([1, 1, 0.75], np.float32)), _c("k", np.ones((1, 1, 2), np.float32))])
+
+
+def _sequence_concat():
+    """As _padded_concat, through SequenceConstruct and ConcatFromSequence: seq 2 and 8."""
+    return _model([n("Pad", ["x", "p"], ["t"]), n("SequenceConstruct", ["t", "k"], ["q"]),
+                   n("ConcatFromSequence", ["q"], ["y"], axis=1)],
+                  [_c("p", np.array([0, 0, 0, 0, 0, -2], np.int64)), _c("k", np.ones((1, 1, 6), np.float32))])
+
+
+def _sliced_concat():
+    """x padded by (-1, 1), sliced [-3:-2:3] (0 or 1 element) and concatenated on axis 1 with
+    ones[1, 1, 8]: runs at seq 1 and 2 only, where the slice is empty (it was a contradiction)."""
+    return _model([n("Pad", ["x", "p"], ["t"]), n("Slice", ["t", "st", "en", "ax", "sp"], ["u"]),
+                   n("Concat", ["u", "k"], ["y"], axis=1)],
+                  [_c("p", np.array([0, 0, -1, 0, 0, 1], np.int64)), _c("st", np.array([-3], np.int64)),
+                   _c("en", np.array([-2], np.int64)), _c("ax", np.array([2], np.int64)),
+                   _c("sp", np.array([3], np.int64)), _c("k", np.ones((1, 1, 8), np.float32))])
+
+
+def _slice_and_add():
+    """x[-3:1000] (at most 3 elements, 1 at seq 1 and at seq 1002) added to ones[1, 1, 12]: one
+    equality the forms leave undecided, max(0, min(1000, seq) - max(0, seq - 3)) == 1."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Add", ["t", "k"], ["y"])],
+                  [_c("st", np.array([-3], np.int64)), _c("en", np.array([1000], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("k", np.ones((1, 1, 12), np.float32))])
+
+
+def _bounded_concat():
+    """x[3:50] concatenated on axis 1 with ones[1, 1, 5]: seq <= 3 (empty, skipped) or seq == 8,
+    cases with a bound for a piece."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Concat", ["t", "k"], ["y"], axis=1)],
+                  [_c("st", np.array([3], np.int64)), _c("en", np.array([50], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("k", np.ones((1, 1, 5), np.float32))])
+
+
+def _never_runs():
+    """x[seq + 3] expanded to max(its shape, [1, 1, 13]) (seq >= 10), padded by 3 and added to
+    ones[1, 1, 10] (max(seq + 3, 13) + 3 == 10 never): no size runs; no pin (it was seq == 4)."""
+    return _model([n("Concat", ["x", "k3"], ["a"], axis=2), n("Shape", ["a"], ["s"]), n("Max", ["s", "m"], ["e"]),
+                   n("Expand", ["a", "e"], ["b"]), n("Pad", ["b", "p"], ["c"]), n("Add", ["c", "k10"], ["y"])],
+                  [_c("k3", np.ones((1, 1, 3), np.float32)), _c("m", np.array([1, 1, 13], np.int64)),
+                   _c("p", np.array([0, 0, 3, 0, 0, 0], np.int64)), _c("k10", np.ones((1, 1, 10), np.float32))])
+
+
+def _ort_sizes(m):
+    from pin_attack import ort_sizes
+
+    got = ort_sizes(m, SIZES)
+    assert got is not None and not got[1]
+    return got[0]
+
+
+@pytest.mark.parametrize("make, sizes", [(_padded_concat, (2, 8)), (_resized_concat, (1, 3)),
+                                          (_sequence_concat, (2, 8)), (_slice_and_add, (1, 1002)),
+                                          (_bounded_concat, (1, 2, 3, 8))],
+                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases"])
+def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
+    m = make()
+    from pin_attack import ort_sizes
+
+    assert _ort_sizes(m) == [v for v in sizes if v in SIZES]
+    assert ort_sizes(m, [v for v in sizes if v not in SIZES] + [1001, 1003])[0] == [v for v in sizes if v not in SIZES]
+    (pin,) = pins_of(onnxsym.infer(m))
+    assert pin.symbol == "seq" and pin.values == sizes
+    count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in SIZES])
+    assert count and not bad, bad[:5]
+
+
+def test_a_concat_that_runs_only_where_its_first_input_is_empty_is_no_contradiction():
+    m = _sliced_concat()
+    assert _ort_sizes(m) == [1, 2]
+    count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in SIZES])
+    assert count and not bad, bad[:5]
+
+
+def test_no_pin_where_the_model_runs_at_no_size():
+    m = _never_runs()
+    assert _ort_sizes(m) == []
+    assert pins_of(onnxsym.infer(m)) == []
+
+
+@pytest.mark.slow
+def test_the_pin_attack_states_no_pin_other_than_onnxruntimes():
+    import random
+
+    from pin_attack import judge, random_model
+
+    verdicts = [judge(random_model(random.Random(f"7:{i}")))["verdict"] for i in range(60)]
+    assert "pin right" in verdicts
+    assert not [v for v in verdicts if "WRONG" in v or v == "onnxsym error"], verdicts
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_a_same_padded_conv_refuses_an_empty_axis(auto_pad):
+    """x[3:7] (empty at seq <= 3) into a Conv with auto_pad SAME: onnxruntime refuses the output
+    size 0 (the domain allowed seq <= 3, and a pin stated {1, 2, 3} where no size runs)."""
+    m = _model([n("Slice", ["x", "st", "en", "ax"], ["t"]),
+                n("Conv", ["t", "w"], ["y"], kernel_shape=[4], strides=[2], auto_pad=auto_pad)],
+               [_c("st", np.array([3], np.int64)), _c("en", np.array([7], np.int64)), _c("ax", np.array([2], np.int64)),
+                _c("w", np.ones((1, 1, 4), np.float32))])
+    assert _ort_sizes(m)[:3] == [4, 5, 6]
+    count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in range(1, 12)])
+    assert count and not bad, bad[:5]
