@@ -13,12 +13,11 @@ from onnxsym.errors import ShapeContradiction
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Outputs, register
-from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis
+from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, total
 
 from .common import F32, I32, I64, arg, present, required_int
 from .contrib_common import MS, WithInputs, channels_last_rule, to_channels_first
 from .nn import conv, gemm_shape, global_pool, matmul_shape, operand_shapes, pool
-from .shape_ops import sum_dims
 
 
 def _broadcast(node, ts, dtype):
@@ -72,7 +71,7 @@ def qlinear_concat(node):
     shapes = [shape_of(t, dtype, why="an input's rank unknown") for t in ts]
     axis = normalize_axis(node.attr_int("axis"), len(shapes[0]))
     out = list(shapes[0])
-    out[axis] = dims.add(0, sum_dims(shape[axis] for shape in shapes))
+    out[axis] = dims.add(0, total(shape[axis] for shape in shapes))
     return [Tensor(dtype, tuple(out))]
 
 

@@ -25,7 +25,7 @@ from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import MAX_VALUE_ELEMENTS, Tensor
 from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import floatops, intops
-from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod
+from onnxsym.semantics.shapes import broadcast_shapes, normalize_axis, prod, total
 
 from .common import BOOL, I64, arg, count, exact_quotient, present, required_int, spec_vector
 
@@ -517,7 +517,7 @@ def concat_rule(node):
             if len(known) != len(ts):
                 out.append(node.fresh("concat of input of unknown rank", 0, i))
             else:
-                out.append(dims.add(0, sum_dims(t.shape[i] for t in ts)))
+                out.append(dims.add(0, total(t.shape[i] for t in ts)))
         elif empty:  # (an input without elements is skipped: the reference's dims, CONCAT_EMPTY)
             for t in known:
                 if t is not ref and not may_be_empty(t.shape):
@@ -547,13 +547,6 @@ def concat_rule(node):
 def _short(t: Tensor) -> bool:
     return t.shape is not None and len(t.shape) == 1 and isinstance(t.shape[0], int) \
         and t.shape[0] <= _SHAPE_TENSOR_ELEMENTS
-
-
-def sum_dims(ds):
-    total = 0
-    for d in ds:
-        total = dims.add(total, d)
-    return total
 
 
 @register("Split", conditions=[SPLIT_SIZES], cost=formulas.MOVEMENT)

@@ -18,6 +18,7 @@ from ..facts.fact import Constraint, Origin, Place, Rel
 from ..inference.engine import node_label
 from ..inference.values import Tensor
 from ..registry import Condition
+from ..semantics.shapes import prod, total
 from .elements import Elements
 
 
@@ -154,7 +155,7 @@ def index_range(site: Site, d: Dim, b: tuple[Dim, Dim], count: Dim, what: str,
 
 
 def _nonempty(shape) -> bool:
-    return shape is not None and dims.try_le(1, _product(shape)) is True
+    return shape is not None and dims.try_le(1, prod(shape)) is True
 
 
 def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
@@ -170,7 +171,7 @@ def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
     if b is not None:
         what = "rows" if axis == 0 else f"on axis {axis}"
         raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
-        yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+        yield from raws if _nonempty(idx) else _unless_empty(raws, prod(idx))
 
 
 def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
@@ -195,7 +196,7 @@ def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
     for j, b in enumerate(bounds):
         if b is not None:
             raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
-            yield from raws if _nonempty(idx) else _unless_empty(raws, _product(idx))
+            yield from raws if _nonempty(idx) else _unless_empty(raws, prod(idx))
 
 
 def _split(values, opset: int, n, i) -> Iterator[Raw]:
@@ -223,10 +224,7 @@ def _split(values, opset: int, n, i) -> Iterator[Raw]:
     elif opset < 13:
         sizes = next((tuple(a.ints) for a in n.attribute if a.name == "split"), None) or None
     if sizes is not None:
-        total: Dim = 0
-        for s in sizes:
-            total = dims.add(total, s)
-        yield needed(Rel.EQ, total, d, label, n.op_type, f"split sizes add up to {d}", i)
+        yield needed(Rel.EQ, total(sizes), d, label, n.op_type, f"split sizes add up to {d}", i)
         for s in sizes:
             if not isinstance(s, int) and dims.try_le(0, s) is not True:
                 yield needed(Rel.LE, 0, s, label, n.op_type, f"split size {s} >= 0", i)
@@ -250,13 +248,6 @@ def _tile(values, n, i) -> Iterator[Raw]:
     for k, rep in enumerate(r.value):
         if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
             yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
-
-
-def _product(ds) -> Dim:
-    out: Dim = 1
-    for d in ds:
-        out = dims.mul(out, d)
-    return out
 
 
 def _names(site: Site) -> list[str]:
@@ -385,7 +376,7 @@ def _norm_elements(site: Site) -> Iterator[Raw]:
     x, axis = site.shape(0), _norm_axis(site)
     if x is None or axis is None:
         return
-    rest = _product(x[axis:])
+    rest = prod(x[axis:])
     if dims.try_le(1, rest) is True:
         return
     yield site.raw("<=", 1, rest, f"{site.node.op_type}: the normalized dims {rest} have elements (>= 1)")
@@ -407,7 +398,7 @@ def _empty_unless_first(site: Site, first: int, what: str) -> Iterator[Raw]:
     x = site.shape(0)
     if x is None or len(x) <= first:
         return
-    before, rest = _product(x[:first]), _product(x[first:])
+    before, rest = prod(x[:first]), prod(x[first:])
     if dims.try_le(1, rest) is True or (isinstance(before, int) and before == 0):
         return
     if isinstance(rest, int):  # rest is 0 (a static empty axis): only an empty head lets it run
@@ -430,7 +421,7 @@ def _arg_axis(site: Site) -> Iterator[Raw]:
     axis = axis + len(x) if axis < 0 else axis
     if not 0 <= axis < len(x):
         return
-    d, others = x[axis], _product(x[:axis] + x[axis + 1:])
+    d, others = x[axis], prod(x[:axis] + x[axis + 1:])
     if dims.try_le(1, d) is True or (isinstance(others, int) and others == 0):
         return
     why = f"{site.node.op_type} over axis {axis}: {d} >= 1 (onnxruntime refuses an empty axis), or no output ({others} == 0)"
@@ -442,12 +433,12 @@ def _arg_axis(site: Site) -> Iterator[Raw]:
 
 def may_be_empty(shape: Sequence[Dim]) -> bool:
     """Whether a tensor of ``shape`` may have no elements (its dims' product not proven >= 1)."""
-    return dims.try_le(1, _product(shape)) is not True
+    return dims.try_le(1, prod(shape)) is not True
 
 
 def is_empty(shape: Sequence[Dim]) -> bool:
     """Whether a tensor of ``shape`` is proven to have no elements (a dim of 0)."""
-    return dims.try_eq(_product(shape), 0) is True
+    return dims.try_eq(prod(shape), 0) is True
 
 
 def concat_reference(shapes: Sequence[tuple[Dim, ...]]) -> int:
@@ -475,7 +466,7 @@ def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int
     for k, shape in enumerate(shapes):
         if k == ref or is_empty(shape):
             continue
-        n, empty = _product(shape), may_be_empty(shape)
+        n, empty = prod(shape), may_be_empty(shape)
         for axis, (a, b) in enumerate(zip(first, shape)):
             if axis == skip_axis or dims.try_eq(a, b) is True:
                 continue
@@ -486,20 +477,13 @@ def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int
                            f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
     if ref == 0 or not may_be_empty(first):
         return
-    total = _sum(_product(s) for s in shapes if not is_empty(s))  # (> 0: some input has elements)
+    count = total(prod(s) for s in shapes if not is_empty(s))  # (> 0: some input has elements)
     for axis, (a, b) in enumerate(zip(shapes[0], first)):
         if axis == skip_axis or dims.try_eq(a, b) is True:
             continue
         yield site.raw("or", b, a, f"{what}: input {ref} agrees with input 0 (empty) on axis {axis}, or some input "
                        f"has elements (where none has, the output has input 0's dims)",
-                       alts=((b, a), (dims.dmin(total, 1), 1)))
-
-
-def _sum(ds) -> Dim:
-    out: Dim = 0
-    for d in ds:
-        out = dims.add(out, d)
-    return out
+                       alts=((b, a), (dims.dmin(count, 1), 1)))
 
 
 def _concat_empty(site: Site) -> Iterator[Raw]:

@@ -26,6 +26,14 @@ def prod(ds: Iterable[Dim]) -> Dim:
     return out
 
 
+def total(ds: Iterable[Dim]) -> Dim:
+    """The sum of dims (0 for none)."""
+    out: Dim = 0
+    for d in ds:
+        out = dims.add(out, d)
+    return out
+
+
 def _is_one(d: Dim) -> bool:
     return d == 1 or (not isinstance(d, int) and dims.try_eq(d, 1) is True)
 
