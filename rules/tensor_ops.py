@@ -55,7 +55,7 @@ def _depth(v):
     if isinstance(v, float):
         return int(v)
     if isinstance(v, Quotient):  # a float depth computed from a size: its integer part, as onnxruntime casts it
-        return v.floor()
+        return v.trunc()
     return v if isinstance(v, (int, dims.Expr)) and not isinstance(v, bool) else None
 
 

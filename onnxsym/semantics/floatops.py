@@ -24,6 +24,7 @@ from onnx import TensorProto
 
 from .. import dims
 from ..dims import structure
+from . import intops
 from .intops import FLOAT_EXACT, SMALLEST_ASSUMABLE, assumable, is_dim, product
 
 # bfloat16 has no numpy type of its own: not folded.
@@ -50,14 +51,23 @@ _QUOTIENT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 @dataclass(frozen=True)
 class Quotient:
     """The float element ``num / den`` as a float type of precision t rounds it, for integers
-    ``0 <= num <= 2**t`` (the bound recorded where it is not proven) and ``den >= 1``. Its
-    floor (and truncation) is ``num // den``, its ceil ``ceil_div(num, den)``:
+    ``|num| <= 2**t`` (the bound recorded where it is not proven) and ``den >= 1``. Its
+    floor is ``num // den``, its ceil ``ceil_div(num, den)``, its truncation (a Cast to an
+    integer) the one of the two toward zero:
 
-    let q = num / den. If den divides num, q is an integer <= 2**t, which the type holds exactly.
-    Else q lies strictly between n = num // den and n + 1, at least 1/den from each, while
-    rounding to nearest moves q by at most q * u / (1 + u) < q * 2**-t = num / (den * 2**t)
-    <= 1/den (u = 2**-t the unit roundoff; q >= 1/den >= 2**-63 is normal in both types).
-    So the rounded quotient stays strictly inside (n, n + 1) and floor and ceil see n and n + 1.
+    let q = num / den. If den divides num, q is an integer of size <= 2**t, which the type
+    holds exactly. Else q lies strictly between n = num // den and n + 1, at least 1/den from
+    each, while rounding to nearest moves q by at most |q| * u / (1 + u) < |q| * 2**-t =
+    |num| / (den * 2**t) <= 1/den (u = 2**-t the unit roundoff; |q| >= 1/den >= 2**-63 is
+    normal in both types). So the rounded quotient stays strictly inside (n, n + 1) and floor
+    and ceil see n and n + 1. A negative num is the mirror image: rounding to nearest is
+    symmetric, and -0.0 (num = 0) floors, ceils and casts to 0.
+
+    ``round`` (half to even) needs the quotient's side of n + 1/2: ``2*num - (2n+1)*den`` is
+    odd where den is odd, so q is at least 1/(2 den) from n + 1/2, and rounding keeps that
+    side once ``|num| <= 2**(t-1)`` (no tie); where den is even that difference is even,
+    q is n + 1/2 exactly (held exactly: |q| < 2**(t-1)) or at least 1/den from it, and the
+    bound 2**t suffices (see :meth:`round`).
     """
 
     num: dims.Dim
@@ -68,6 +78,26 @@ class Quotient:
 
     def ceil(self) -> dims.Dim:
         return dims.ceil_div(self.num, self.den)
+
+    def trunc(self) -> dims.Dim:
+        return intops.trunc_div(self.num, self.den)  # (den >= 1: never None)
+
+    def round(self) -> dims.Dim:
+        """Round half to even of ``num / den``: half up, ``(2 num + den) // (2 den)``, less one
+        where ``num / den`` is a tie (``2 den`` divides ``2 num + den``) whose half-up result
+        is odd (``2 num + 3 den`` is a multiple of ``4 den``); ``x//m - (x-1)//m`` is 1
+        exactly where ``m`` divides ``x``. An odd den has no ties: the correction is left out."""
+        two_num = dims.mul(2, self.num)
+        up = dims.floordiv(dims.add(two_num, self.den), dims.mul(2, self.den))
+        if isinstance(self.den, int) and self.den % 2:
+            return up
+        x, m = dims.add(two_num, dims.mul(3, self.den)), dims.mul(4, self.den)
+        return dims.sub(up, dims.sub(dims.floordiv(x, m), dims.floordiv(dims.sub(x, 1), m)))
+
+    def round_bound(self, dtype: int) -> int:
+        """The largest ``|num|`` up to which :meth:`round` is exact in ``dtype``."""
+        exact = FLOAT_EXACT[dtype]
+        return exact if isinstance(self.den, int) and self.den % 2 == 0 else exact // 2
 
 
 class Unknown:
@@ -99,15 +129,18 @@ def rounded(v: dims.Dim, dtype: int) -> Rounded | None:
 
 
 def _quotient(node, num, den, dtype: int, op: str):
-    """``num / den`` (integers, ``den`` provably >= 1) in float type ``dtype``: the integer
-    where ``den`` divides ``num`` exactly, else a Quotient; None where the type or the
-    ranges do not allow it (``num`` may be negative, or is exact only in a range too small)."""
-    if dtype not in _QUOTIENT_TYPES or dims.try_le(1, den) is not True or dims.try_le(0, num) is not True:
+    """``num / den`` (integers, ``den`` provably nonzero and of a known sign) in float type
+    ``dtype``: the integer where ``den`` divides ``num`` exactly, else a Quotient (of a
+    positive den); None where the type or the ranges do not allow it (``num`` exact only
+    in a range too small)."""
+    if dtype not in _QUOTIENT_TYPES:
         return None
-    if _exact(node, num, dtype, op) is None:
+    if dims.try_le(den, -1) is True:
+        num, den = dims.neg(num), dims.neg(den)  # a / -b == -a / b: negation is exact
+    if dims.try_le(1, den) is not True or _exact(node, num, dtype, op) is None:
         return None
     exact = structure.exact_quotient(num, den)
-    # (an integer quotient is at most num: exact where num is)
+    # (an integer quotient is at most |num|: exact where num is)
     return Quotient(num, den) if exact is None else exact
 
 
@@ -129,17 +162,25 @@ def integral_elements(value: Sequence) -> list | None:
     return None if any(v is None for v in out) else out
 
 
-def _exact(node, d, dtype: int, op: str):
+def _exact(node, d, dtype: int, op: str, exact: int | None = None):
     """An integral result ``d`` as an element of float type ``dtype``: a float, or the
-    expression with the bound under which the type holds it exactly (None below zero)."""
+    expression with the bound under which the type holds it exactly, ``|d| <= exact``
+    (the type's FLOAT_EXACT unless given), recorded on each side its range passes; None
+    where such a bound would be one a real size passes."""
+    exact = FLOAT_EXACT[dtype] if exact is None else exact
     if isinstance(d, int):
-        return float(d) if abs(d) <= FLOAT_EXACT[dtype] else None
+        return float(d) if abs(d) <= exact else None
     lo, hi = dims.range_of(d)
-    exact = FLOAT_EXACT[dtype]
-    if lo < 0 or (hi > exact and (exact < SMALLEST_ASSUMABLE or not assumable(d, exact))):
+    if lo >= -exact and hi <= exact:
+        return d
+    if exact < SMALLEST_ASSUMABLE or (lo < -exact and not assumable(dims.neg(d), exact)) \
+            or (hi > exact and not assumable(d, exact)):
         return None
+    why = f"{op} of sizes in float is exact only within the mantissa"
+    if lo < -exact:
+        node.assume_at_most(dims.neg(d), exact, why)
     if hi > exact:
-        node.assume_at_most(d, exact, f"{op} of sizes in float is exact only within the mantissa")
+        node.assume_at_most(d, exact, why)
     return d
 
 
@@ -156,12 +197,22 @@ def unary(node, dtype: int, value: Sequence) -> tuple | None:
         return None
     out: list = []
     for v in value:  # floor, ceil and round of an integer, and relu of a nonnegative one, are itself
-        d = (v.floor() if op == "Floor" else v.ceil()) if isinstance(v, Quotient) and op in ("Floor", "Ceil") \
-            else _integral(v)
+        d = _rounded_quotient(node, dtype, op, v) if isinstance(v, Quotient) else _integral(v)
         if d is None or (op == "Relu" and dims.try_le(0, d) is not True):
             return None
         out.append(float(d) if isinstance(d, int) else d)
     return tuple(out)
+
+
+def _rounded_quotient(node, dtype: int, op: str, q: Quotient) -> dims.Dim | None:
+    """Floor, Ceil or Round of a Quotient (see there), None for Relu."""
+    if op == "Floor":
+        return q.floor()
+    if op == "Ceil":
+        return q.ceil()
+    if op == "Round" and _exact(node, q.num, dtype, op, q.round_bound(dtype)) is not None:
+        return q.round()
+    return None
 
 
 def _square_roots(node, dtype: int, value: Sequence) -> tuple | None:
@@ -241,6 +292,8 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
             r = _scaled(node, dx, y, dtype)
         elif op == "Mul" and dy is not None and dx is None and isinstance(x, float):
             r = _scaled(node, dy, x, dtype)
+        elif op == "Div" and dx is not None and dy is None and isinstance(y, float):
+            r = _scaled(node, dx, y, dtype, divide=True)
         elif dx is None or dy is None:
             return None
         elif op == "Div":
@@ -256,17 +309,23 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
     return tuple(out)
 
 
-def _scaled(node, d, c: float, dtype: int):
+def _scaled(node, d, c: float, dtype: int, divide: bool = False):
     """Integer ``d`` times a float constant ``c`` that is no integer: ``c = a / 2**k`` (every
     float is), and multiplying by a power of two is exact, so the product rounds as the
-    quotient ``(a * d) / 2**k`` does (Quotient). Kept only for small ``a`` (0.5, 1.5, 0.25):
-    the bound ``a * d <= 2**t`` must leave ``d`` a range no real size passes."""
-    if not math.isfinite(c) or c <= 0:
+    quotient ``(a * d) / 2**k`` does (Quotient). Kept only for small ``|a|`` (0.5, 1.5, 0.25):
+    the bound ``|a * d| <= 2**t`` must leave ``d`` a range no real size passes. ``divide``:
+    ``d / c`` instead, which rounds as the quotient ``(2**k * d) / a`` (``d / 2.5`` is
+    ``2d / 5``)."""
+    if not math.isfinite(c) or c == 0:
         return None
     a, b = c.as_integer_ratio()
-    if FLOAT_EXACT.get(dtype, 0) // a < SMALLEST_ASSUMABLE:
+    if divide:
+        a, b = b, a
+    if b < 0:
+        a, b = -a, -b
+    if FLOAT_EXACT.get(dtype, 0) // abs(a) < SMALLEST_ASSUMABLE:
         return None
-    return _quotient(node, dims.mul(a, d), b, dtype, "Mul")
+    return _quotient(node, dims.mul(a, d), b, dtype, "Div" if divide else "Mul")
 
 
 # The element types of onnxruntime's CPU Range kernel whose arithmetic is mirrored here.
@@ -323,9 +382,9 @@ def range_length(node, dtype: int, start, limit, delta) -> dims.Dim | None:
 
 def truncated(v) -> dims.Dim | None:
     """A symbolic float element cast to an integer (truncated toward zero): an integral
-    expression is itself, a Quotient (never negative) its floor; None otherwise."""
+    expression is itself, a Quotient its truncation; None otherwise."""
     if isinstance(v, Quotient):
-        return v.floor()
+        return v.trunc()
     return v if is_dim(v) else None
 
 
