@@ -144,6 +144,38 @@ def float_frames_torch():
 
 
 @maker
+def float_frames_tensor_torch():
+    """The frame count as tensor arithmetic, which both exporters keep:
+    ``(torch.floor((torch.tensor(T) - 64) / 16.0) + 1).long()`` (TorchScript too: Cast, Sub,
+    Div, Floor, Add in float32), frames gathered by index and summed; beside it torch.stft with
+    center=False, whose count ``(T - 64)//16 + 1`` the STFT op computes. [B, T] ->
+    [B, frames], [B, 33, frames]."""
+    import torch
+
+    torch.manual_seed(0)
+
+    class Frames(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window", torch.hann_window(N_FFT))
+
+        def forward(self, x):
+            frames = (torch.floor((torch.tensor(x.shape[-1]) - N_FFT) / float(HOP)) + 1).long()
+            idx = (torch.arange(frames) * HOP).unsqueeze(1) + torch.arange(N_FFT)
+            energy = (x[:, idx] * self.window).pow(2).sum(-1)
+            spec = torch.stft(x, N_FFT, HOP, window=self.window, center=False, return_complex=False)
+            return energy, spec.pow(2).sum(-1)
+
+    # (the STFT needs a signal of at least n_fft samples)
+    sizes = [s for s in AUDIO_SIZES if s["T"] >= N_FFT]
+    note = "frames = (T - 64)//16 + 1, by float tensor ops and by the STFT op (center=False)."
+    yield _torchscript("float_frames_tensor_ts", Frames(), (torch.randn(2, 400),), ["x"], {"x": {0: "B", 1: "T"}},
+                       sizes, note)
+    yield _dynamo("float_frames_tensor_dynamo", Frames(), (torch.randn(2, 400),), ["x"],
+                  {"x": {0: ("B", 1), 1: ("T", 64)}}, sizes, note)
+
+
+@maker
 def float_upsample_torch():
     """A diffusion-style upsampler: F.interpolate(scale_factor=2.0, nearest), then 1.5 with
     recompute_scale_factor (bilinear), then 0.5 with recompute_scale_factor (floor of half an odd
