@@ -1088,8 +1088,7 @@ def _cast_value(node, value, src, dst, partial=False):
     elif src in FLOAT_TYPES and dst in intops.INT_TYPES:
         ints = [v if isinstance(v, float) else floatops.truncated(v) for v in value]
         out = [intops.from_float(v, dst) if isinstance(v, float) else
-               intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}") if v is not None else None
-               for v in ints]
+               _float_to_int(node, v, src, dst) if v is not None else None for v in ints]
     elif src == BOOL and dst in intops.INT_TYPES:
         out = [int(bool(v)) for v in value]
     else:
@@ -1097,6 +1096,23 @@ def _cast_value(node, value, src, dst, partial=False):
     if partial:
         return tuple(out)
     return None if any(v is None for v in out) else tuple(out)
+
+
+# onnxruntime casts a float to an integer of 8 or 16 bits through int32: the low bits of the
+# integer part (Cast(-3.0) to uint8 is 253) within int32's range, 0 past it (x86's conversion
+# gives INT32_MIN there); fit's wrap is that only within int32's range. A float32 or float16
+# element stands for an exact integer only within its mantissa (< 2**31, the bound recorded
+# where it was made); a float64 one may pass int32.
+_THROUGH_INT32 = frozenset({TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16})
+
+
+def _float_to_int(node, v, src, dst):
+    """An integral float element (an expression) cast to integer type ``dst``, or None."""
+    if dst in _THROUGH_INT32 and src == TensorProto.DOUBLE:
+        lo, hi = dims.range_of(v)
+        if lo < -2**31 or hi > 2**31 - 1:
+            return None
+    return intops.fit(node, v, dst, f"Cast of {v} to {intops.type_name(dst)}")
 
 
 @register("Cast", conditions=(), cost=formulas.MOVEMENT)
