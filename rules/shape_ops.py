@@ -1089,6 +1089,11 @@ def _cast_value(node, value, src, dst, partial=False):
         ints = [v if isinstance(v, float) else floatops.truncated(v) for v in value]
         out = [intops.from_float(v, dst) if isinstance(v, float) else
                _float_to_int(node, v, src, dst) if v is not None else None for v in ints]
+    elif src in FLOAT_TYPES and dst in intops.FLOAT_EXACT:
+        # a float rounds to the new type; an integral expression stays exact while the new type
+        # holds it (its bound recorded). A Quotient is not carried over: it is the old type's rounding.
+        out = [intops.round_to(v, dst) if isinstance(v, float) else
+               floatops.exact_float(node, v, dst, "Cast") if intops.is_dim(v) else None for v in value]
     elif src == BOOL and dst in intops.INT_TYPES:
         out = [int(bool(v)) for v in value]
     else:

@@ -224,3 +224,36 @@ def test_a_float_cast_to_uint8_wraps_only_within_int32():
     res = onnxsym.infer(_cast_chain(DOUBLE))
     (v,) = res.values["o"].value
     assert str(v) in res.fresh
+
+
+def _recast_model(first, second, quotient_first=False):
+    """h cast to ``first``, then to ``second``; divided by 3 (before the second cast where
+    ``quotient_first``), floored, cast to int64."""
+    c1 = helper.make_tensor("three", first if quotient_first else second, [], [3.0])
+    nodes = [helper.make_node("Shape", ["a"], ["s"]), helper.make_node("Squeeze", ["s"], ["h"]),
+             helper.make_node("Cast", ["h"], ["f1"], to=first), helper.make_node("Constant", [], ["three"], value=c1)]
+    if quotient_first:
+        nodes += [helper.make_node("Div", ["f1", "three"], ["q"]), helper.make_node("Cast", ["q"], ["f2"], to=second),
+                  helper.make_node("Floor", ["f2"], ["fl"])]
+    else:
+        nodes += [helper.make_node("Cast", ["f1"], ["f2"], to=second), helper.make_node("Div", ["f2", "three"], ["q"]),
+                  helper.make_node("Floor", ["q"], ["fl"])]
+    nodes.append(helper.make_node("Cast", ["fl"], ["o"], to=I64))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", U8, ["h"])],
+                          [helper.make_tensor_value_info("o", I64, [])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_size_recast_between_float_types():
+    """float32 -> float64 keeps the exact size (under float32's bound); float64 -> float32
+    records float32's; a float32 quotient cast to float64 is float32's rounding, not
+    float64's: not carried over (unknown)."""
+    res = check(_recast_model(FLOAT, DOUBLE), cases([0, 7, 9, E]), values=["o"])
+    assert _assumed(res) == {f"h <= {E}"}
+    res = check(_recast_model(DOUBLE, FLOAT), cases([0, 7, 9, E]), values=["o"])
+    assert _assumed(res) == {f"h <= {E}"}
+    res = onnxsym.infer(_recast_model(FLOAT, DOUBLE, quotient_first=True))
+    (v,) = res.values["o"].value
+    assert str(v) in res.fresh

@@ -137,7 +137,7 @@ def _quotient(node, num, den, dtype: int, op: str):
         return None
     if dims.try_le(den, -1) is True:
         num, den = dims.neg(num), dims.neg(den)  # a / -b == -a / b: negation is exact
-    if dims.try_le(1, den) is not True or _exact(node, num, dtype, op) is None:
+    if dims.try_le(1, den) is not True or exact_float(node, num, dtype, op) is None:
         return None
     exact = structure.exact_quotient(num, den)
     # (an integer quotient is at most |num|: exact where num is)
@@ -162,7 +162,7 @@ def integral_elements(value: Sequence) -> list | None:
     return None if any(v is None for v in out) else out
 
 
-def _exact(node, d, dtype: int, op: str, exact: int | None = None):
+def exact_float(node, d, dtype: int, op: str, exact: int | None = None):
     """An integral result ``d`` as an element of float type ``dtype``: a float, or the
     expression with the bound under which the type holds it exactly, ``|d| <= exact``
     (the type's FLOAT_EXACT unless given), recorded on each side its range passes; None
@@ -210,7 +210,7 @@ def _rounded_quotient(node, dtype: int, op: str, q: Quotient) -> dims.Dim | None
         return q.floor()
     if op == "Ceil":
         return q.ceil()
-    if op == "Round" and _exact(node, q.num, dtype, op, q.round_bound(dtype)) is not None:
+    if op == "Round" and exact_float(node, q.num, dtype, op, q.round_bound(dtype)) is not None:
         return q.round()
     return None
 
@@ -231,7 +231,7 @@ def _square_roots(node, dtype: int, value: Sequence) -> tuple | None:
             continue
         if isinstance(v, Rounded):
             k = square_root(v.n)
-            k = None if k is None else _exact(node, k, dtype, "Sqrt")
+            k = None if k is None else exact_float(node, k, dtype, "Sqrt")
         else:
             k = square_root(v) if is_dim(v) else None
         if k is None:
@@ -302,7 +302,7 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
             return None
         else:
             folded = f(dx, dy)
-            r = None if folded is None else _exact(node, folded, dtype, op)
+            r = None if folded is None else exact_float(node, folded, dtype, op)
         if r is None:
             return None
         out.append(r)
@@ -374,7 +374,7 @@ def range_length(node, dtype: int, start, limit, delta) -> dims.Dim | None:
     if dtype not in FLOAT_TYPES or s is None or lim is None or not isinstance(s, int) \
             or not isinstance(d, int) or d <= 0:
         return None
-    span = _exact(node, dims.sub(lim, s), dtype, "Range") if dims.try_le(s, lim) is True else None
+    span = exact_float(node, dims.sub(lim, s), dtype, "Range") if dims.try_le(s, lim) is True else None
     if span is None:
         return None
     return dims.ceil_div(span, d)
@@ -417,7 +417,7 @@ def clip(node, dtype: int, value: Sequence, lo, hi) -> tuple | None:
             d = dims.dmax(d, bounds[0])
         if bounds[1] is not None:
             d = dims.dmin(d, bounds[1])
-        r = float(d) if isinstance(d, int) else _exact(node, d, dtype, "Clip")
+        r = float(d) if isinstance(d, int) else exact_float(node, d, dtype, "Clip")
         if r is None:
             return None
         out.append(r)

@@ -134,7 +134,7 @@ def as_float(node, v: Dim, dtype: int) -> object | None:
     if exact is None:
         return None
     if isinstance(v, int):
-        return _round_to(float(v), dtype)
+        return round_to(float(v), dtype)
     lo, hi = dims.range_of(v)
     if lo >= -exact and hi <= exact:
         return v
@@ -148,7 +148,8 @@ def as_float(node, v: Dim, dtype: int) -> object | None:
     return v
 
 
-def _round_to(x: float, dtype: int) -> float:
+def round_to(x: float, dtype: int) -> float:
+    """``x`` rounded to float type ``dtype`` (to nearest, as a cast does)."""
     import numpy as np
 
     if dtype == TensorProto.FLOAT:
