@@ -171,6 +171,13 @@ def _element_case(d, allowzero, same):
     return " or ".join(cases) or None
 
 
+def _copy_is_itself(e, d) -> bool:
+    """Whether input dim ``e`` is ``d`` wherever ``d`` is 0, so that a target element ``d`` read
+    as 0 (copy ``e``) gives ``d`` too: ``e`` is ``d`` or a constant multiple of it (a framing
+    Reshape of ``[B, 160*nf]`` to ``[B, nf, 160]``, ``nf`` 0 for a short signal)."""
+    return d == e or isinstance(structure.exact_quotient(e, d), int)
+
+
 def _counts_match(lit, x):
     """Whether a target taken literally keeps the element count identically, for an input
     of at least one element: then no element can be 0 or -1 in a run that is valid."""
@@ -296,7 +303,7 @@ def _unclear_elements(node, x, target, allowzero):
     unclear = {}
     for i, d in enumerate(target):
         if not isinstance(d, int):
-            same = x.shape is not None and i < len(x.shape) and d == x.shape[i]
+            same = x.shape is not None and i < len(x.shape) and _copy_is_itself(x.shape[i], d)
             case = node.decide(_element_case, (d, allowzero, same),
                                lambda _, i=i, d=d: f"target element {i} ({d}) taken as a size, not 0 or -1")
             if case is not None:

@@ -59,3 +59,24 @@ def test_the_reshaped_length_is_at_least_1_and_resolved():
             ran += 1
             assert shapes == [tuple(onnxsym.dims.evaluate(d, sizes) for d in res.shape(v)) for v in ("y", "y2")], sizes
     assert ran > 10
+
+
+def _framing_reshape():
+    """x [B, T] cut to 16 * (T // 16) samples and reshaped to [B, T // 16, 16]: an audio
+    front-end's framing. The count is 0 for T < 16, where its 0 copies the input's dim
+    16 * 0 = 0: the same dim either way."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"], start=1, end=2), n("Shape", ["x"], ["b"], start=0, end=1),
+             n("Div", ["s", "hop"], ["nf"]), n("Mul", ["nf", "hop"], ["keep"]),
+             n("Slice", ["x", "zero", "keep", "one"], ["y"]),
+             n("Concat", ["b", "nf", "hop"], ["target"], axis=0), n("Reshape", ["y", "target"], ["frames"])]
+    inits = [init("hop", np.array([16])), init("zero", np.array([0])), init("one", np.array([1]))]
+    return model(nodes, [("x", F, ["B", "T"])], ["frames"], inits)
+
+
+def test_a_framing_reshape_whose_count_may_be_0():
+    from oracle import check
+
+    cases = [({"B": b, "T": t}, {"x": np.zeros((b, t), np.float32)}) for b, t in ((1, 0), (2, 15), (1, 16), (3, 47))]
+    res = check(_framing_reshape(), cases)
+    assert [str(d) for d in res.shape("frames")] == ["B", "T//16", "16"]
