@@ -80,7 +80,7 @@ class Quotient:
         return dims.ceil_div(self.num, self.den)
 
     def trunc(self) -> dims.Dim:
-        return intops.trunc_div(self.num, self.den)  # (den >= 1: never None)
+        return intops.trunc_div_positive(self.num, self.den)
 
     def round(self) -> dims.Dim:
         """Round half to even of ``num / den``: half up, ``(2 num + den) // (2 den)``, less one

@@ -203,11 +203,12 @@ def trunc_div(a: Dim, b: Dim) -> Dim | None:
     if sb is None or sb == 0:
         return None
     if sb < 0:
-        return dims.neg(_trunc_div_positive(a, dims.neg(b)))
-    return _trunc_div_positive(a, b)
+        return dims.neg(trunc_div_positive(a, dims.neg(b)))
+    return trunc_div_positive(a, b)
 
 
-def _trunc_div_positive(a: Dim, b: Dim) -> Dim:
+def trunc_div_positive(a: Dim, b: Dim) -> Dim:
+    """``a / b`` rounded toward zero for a divisor ``b >= 1``."""
     if dims.try_le(0, a) is True:
         return dims.floordiv(a, b)
     if dims.try_le(a, 0) is True:
