@@ -8,6 +8,7 @@ in onnxruntime; a kept torch text is evaluated with Python's own float arithmeti
 import math
 
 import numpy as np
+import pytest
 from helpers import F, init, model
 from onnx import helper
 from oracle import check_written, run_ort, written_dims
@@ -89,3 +90,23 @@ def test_a_float_part_the_reading_cannot_follow_is_one_name_and_nothing_is_trust
     out = onnxsym.write_result(res, keep_declared_names=True)
     assert [written_dims(o)[0] for o in out.graph.output[:2]] == ["(height + 1)//2", "2*height"]
     assert check_written(out, SIZES, _feeds) == 18
+
+
+# A frame count of a short signal divides a negative: torch's value is Python's float arithmetic
+SIGNED = [("FloorToInt(IntTrueDiv(T - 64, 16)) + 1", lambda t: math.floor((t - 64) / 16) + 1),
+          ("TruncToInt(IntTrueDiv(T - 64, 16))", lambda t: math.trunc((t - 64) / 16)),
+          ("CeilToInt(IntTrueDiv(T - 64, -16))", lambda t: math.ceil((t - 64) / -16)),
+          ("RoundToInt(IntTrueDiv(T - 7, 2))", lambda t: round((t - 7) / 2)),
+          ("RoundToInt(IntTrueDiv(T, 3))", lambda t: round(t / 3))]
+
+
+@pytest.mark.parametrize("text,value", SIGNED, ids=[t for t, _ in SIGNED])
+def test_quotients_of_a_negative_and_round_are_read(text, value):
+    from onnxsym import dims
+    from onnxsym.facts import torch_text
+
+    t = dims.symbol("T")
+    r = torch_text.read(text, lambda name: t)
+    assert r is not None and r.bounded  # (T's range passes 2**53: a claim read under that bound)
+    for size in [*range(0, 200), 2**40 + 3, 2**52 - 1]:
+        assert dims.evaluate(r.dim, {"T": size}) == value(size), (text, size)

@@ -10,8 +10,9 @@ proved exact: ``a//b``), ``CeilDiv``, ``PythonMod`` and ``Mod`` (Python's sign),
 
 Float functions follow the arithmetic of Python's floats (float64) at run time, read only where
 it is exact: ``ToFloat`` of an integer is that integer; ``FloatTrueDiv`` and ``IntTrueDiv`` of
-integers ``0 <= a``, ``1 <= b`` a correctly rounded quotient, whose floor and ceil are
-``a // b`` and ``ceil_div(a, b)`` (see ``semantics.floatops.Quotient``); a product by a
+integers ``a`` (of either sign) and ``b >= 1`` a correctly rounded quotient, whose floor, ceil,
+truncation and round half to even are Quotient's (``semantics.floatops.Quotient``; round keeps
+to ``|a| <= 2**52``, else ``bounded``); a product by a
 float constant ``c = m / 2**k`` rounds as the quotient ``(m*x) / 2**k``; sums, differences and
 products of integral floats are integers; ``TruncToInt``, ``FloorToInt``, ``CeilToInt``,
 ``RoundToInt`` of an integer are itself. All of this holds while every integer a float holds is
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from .. import dims
 from ..dims import Dim, structure
 from ..dims.text import binary, syntax_tree
+from ..semantics.floatops import Quotient
 
 # Python's float: every integer of magnitude at most 2**53 is exact.
 EXACT = 2**53
@@ -188,11 +190,20 @@ class _Reader:
     def _to_int(self, name: str, f: _Float) -> Dim:
         if f.den == 1:
             return f.num  # an integral float converts to itself
-        if name in ("FloorToInt", "floor") or (name == "TruncToInt" and dims.try_le(0, f.num) is True):
-            return dims.floordiv(f.num, f.den)
+        q = Quotient(f.num, f.den)
+        if name in ("FloorToInt", "floor"):
+            return q.floor()
+        if name == "TruncToInt":
+            return q.trunc()
         if name in ("CeilToInt", "ceiling"):
-            return dims.ceil_div(f.num, f.den)
-        raise Unread(name)  # RoundToInt of a quotient: ties to even, not followed
+            return q.ceil()
+        if name == "RoundToInt":  # Python's round: half to even; float64 keeps the side of the half within 2**52
+            if not isinstance(f.num, int) and max(-dims.range_of(f.num)[0], dims.range_of(f.num)[1]) > EXACT // 2:
+                self.bounded = True
+            elif isinstance(f.num, int) and abs(f.num) > EXACT // 2:
+                raise Unread(name)
+            return q.round()
+        raise Unread(name)
 
     def _float(self, node: ast.expr) -> _Float:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
@@ -250,8 +261,10 @@ class _Reader:
         return self._quotient(a.num, b.num)
 
     def _quotient(self, num: Dim, den: Dim) -> _Float:
-        if dims.try_le(1, den) is not True or dims.try_le(0, num) is not True:
-            raise Unread("a quotient of a negative or of a divisor that may be 0")
+        if dims.try_le(den, -1) is True:
+            num, den = dims.neg(num), dims.neg(den)  # a / -b == -a / b
+        if dims.try_le(1, den) is not True:
+            raise Unread("a quotient of a divisor that may be 0")
         self._exact(num)
         q = structure.exact_quotient(num, den)
         return _Float(q) if q is not None else _Float(num, den)
