@@ -72,6 +72,10 @@ class Quotient:
 
     num: dims.Dim
     den: dims.Dim
+    # rounded twice: a quotient plus or minus an integer c, ``fl(fl(num0 / den) + c)`` with
+    # ``num = num0 + c*den`` (see ``shifted``); its floor, ceil and truncation are still the
+    # integer ones, but no further arithmetic, and no round, is followed on it
+    twice: bool = False
 
     def floor(self) -> dims.Dim:
         return dims.floordiv(self.num, self.den)
@@ -210,7 +214,7 @@ def _rounded_quotient(node, dtype: int, op: str, q: Quotient) -> dims.Dim | None
         return q.floor()
     if op == "Ceil":
         return q.ceil()
-    if op == "Round" and exact_float(node, q.num, dtype, op, q.round_bound(dtype)) is not None:
+    if op == "Round" and not q.twice and exact_float(node, q.num, dtype, op, q.round_bound(dtype)) is not None:
         return q.round()
     return None
 
@@ -294,6 +298,9 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
             r = _scaled(node, dy, x, dtype)
         elif op == "Div" and dx is not None and dy is None and isinstance(y, float):
             r = _scaled(node, dx, y, dtype, divide=True)
+        elif op in ("Add", "Sub") and (isinstance(x, Quotient) and dy is not None
+                                       or isinstance(y, Quotient) and dx is not None):
+            r = shifted(node, x, y, op, dtype)
         elif dx is None or dy is None:
             return None
         elif op == "Div":
@@ -307,6 +314,29 @@ def fold(node, dtype: int, vals: Sequence[Sequence]) -> tuple | None:
             return None
         out.append(r)
     return tuple(out)
+
+
+def shifted(node, x, y, op: str, dtype: int) -> Quotient | None:
+    """A Quotient ``q = num / den`` plus or minus an integral element ``c`` (either order):
+    ``fl(fl(q) ± c)``, of which floor, ceil and truncation are those of the real
+    ``(num ± c*den) / den`` while ``|num| <= 2**(t-1)`` and ``|num ± c*den| < 2**(t-1)``:
+
+    q is no integer (Quotient), so the real sum s is none either, at least 1/den from every
+    integer. The first rounding moves q by less than |q| u, the second (c and every integer
+    near s are exact) moves the float sum by less than |fl(q) ± c| u <= (|s| + |q| u) u,
+    together less than (A + B + A u) u / den with A = |num|, B = |num ± c*den|, which is below
+    1/den where A + B + A u < 2**t: the rounded sum stays strictly between the integers
+    around s. Another rounding would add to the error: no arithmetic is followed on the result."""
+    q, c, first = (x, y, True) if isinstance(x, Quotient) else (y, x, False)
+    c = _integral(c)
+    if q.twice or c is None or dtype not in _QUOTIENT_TYPES:
+        return None
+    scaled = dims.mul(c, q.den)
+    num = dims.add(q.num, scaled) if op == "Add" else dims.sub(q.num, scaled) if first else dims.sub(scaled, q.num)
+    half = FLOAT_EXACT[dtype] // 2
+    if exact_float(node, q.num, dtype, op, half) is None or exact_float(node, num, dtype, op, half - 1) is None:
+        return None
+    return Quotient(num, q.den, twice=True)
 
 
 def _scaled(node, d, c: float, dtype: int, divide: bool = False):
