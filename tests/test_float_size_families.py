@@ -12,7 +12,7 @@ from resolution import corpus, entry_runs, run_tool
 
 GROUP = "float-computed sizes"
 MODELS = ["float_frames_dynamo", "float_frames_tensor_ts", "float_frames_tensor_dynamo", "float_frames_onnxscript",
-          "float_anchor_grid_onnxscript", "float_upsample_ts", "float_upsample_dynamo"]
+          "float_anchor_grid_onnxscript", "float_upsample_ts", "float_upsample_dynamo", "float_sym_arith_dynamo"]
 ENTRIES = {e["name"]: e for e in corpus(fetched=False) if e["group"] == GROUP}
 
 

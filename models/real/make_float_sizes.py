@@ -176,6 +176,28 @@ def float_frames_tensor_torch():
 
 
 @maker
+def float_sym_arith_torch():
+    """Python float arithmetic on a size, which torch.export keeps symbolic and the dynamo
+    exporter writes as float32 ops: ``math.ceil(T / 3)``, ``math.floor(T / 16 + 1)`` (a centered
+    frame count written with a float), ``math.floor(T * 1.5 - 7)``; each sizes a zeros tensor
+    (``int(T * 0.75)`` is specialized to the traced size by torch.export: left out). Dynamo only:
+    TorchScript traces them to constants."""
+    import math
+
+    import torch
+
+    class Sizes(torch.nn.Module):
+        def forward(self, x):
+            t = x.shape[-1]
+            return (torch.zeros(math.ceil(t / 3)), torch.zeros(math.floor(t / HOP + 1)),
+                    torch.zeros(math.floor(t * 1.5 - 7)))
+
+    sizes = [{"B": b, "T": t} for b, t in ((1, 5), (2, 8), (1, 15), (2, 16), (1, 17), (1, 400), (3, 16001))]
+    yield _dynamo("float_sym_arith_dynamo", Sizes(), (torch.randn(2, 400),), ["x"], {"x": {0: ("B", 1), 1: ("T", 5)}},
+                  sizes, note="sizes (T + 2)//3, T//16 + 1 and T + T//2 - 7 from float32 arithmetic.")
+
+
+@maker
 def float_upsample_torch():
     """A diffusion-style upsampler: F.interpolate(scale_factor=2.0, nearest), then 1.5 with
     recompute_scale_factor (bilinear), then 0.5 with recompute_scale_factor (floor of half an odd
