@@ -294,3 +294,10 @@ def test_a_size_recast_between_float_types():
     res = onnxsym.infer(_recast_model(FLOAT, DOUBLE, quotient_first=True))
     (v,) = res.values["o"].value
     assert str(v) in res.fresh
+
+
+def test_a_shift_that_is_not_kept_records_no_bound():
+    """The shift past its bound (above) gives up: the quotient's own bound (h <= 2**23) is not
+    recorded for it, only the Cast's h <= 2**24."""
+    forms = {"far": [("Div", 10.0), ("Add", float(2**23)), ("Floor", None)]}
+    assert _assumed(onnxsym.infer(float_model(["far"], forms=forms))) == {f"h <= {E}"}

@@ -334,9 +334,20 @@ def shifted(node, x, y, op: str, dtype: int) -> Quotient | None:
     scaled = dims.mul(c, q.den)
     num = dims.add(q.num, scaled) if op == "Add" else dims.sub(q.num, scaled) if first else dims.sub(scaled, q.num)
     half = FLOAT_EXACT[dtype] // 2
-    if exact_float(node, q.num, dtype, op, half) is None or exact_float(node, num, dtype, op, half - 1) is None:
-        return None
+    if not (_fits(q.num, half) and _fits(num, half - 1)):
+        return None  # (checked first: a bound is recorded only where the result is kept)
+    exact_float(node, q.num, dtype, op, half)
+    exact_float(node, num, dtype, op, half - 1)
     return Quotient(num, q.den, twice=True)
+
+
+def _fits(d, exact: int) -> bool:
+    """Whether exact_float keeps ``d`` under the bound ``|d| <= exact`` (recording nothing)."""
+    if isinstance(d, int):
+        return abs(d) <= exact
+    lo, hi = dims.range_of(d)
+    return (lo >= -exact or (exact >= SMALLEST_ASSUMABLE and assumable(dims.neg(d), exact))) \
+        and (hi <= exact or (exact >= SMALLEST_ASSUMABLE and assumable(d, exact)))
 
 
 def _scaled(node, d, c: float, dtype: int, divide: bool = False):
