@@ -133,6 +133,9 @@ def _constant_inits(f):
 
 
 _EVERY = "\0every"  # what a bare --allow-zero gives
+# A model argument: any path; the loader refuses a folder, a missing file or a device in one line
+# naming it (click's own check would print its usage block and a second message style).
+_MODEL = click.Path()
 
 
 def _allow_zero(_ctx, _param, values):
@@ -347,8 +350,8 @@ def main(ctx, debug) -> None:
 
 
 @main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
+@click.argument("model", type=_MODEL)
+@click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @_bind_opt
@@ -358,7 +361,7 @@ def main(ctx, debug) -> None:
               help="Keep a dim name the model declares on a produced value where it equals the inferred dim "
                    "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-@click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+@click.option("--mlir", "mlir_out", type=click.Path(), help="Also write the MLIR export (propagate-symbol form).")
 @_dynamic_opt
 @click.option("--verbose", "-v", is_flag=True,
               help="Also every 'assumed X >= 1' decision (not only those that chose an If's branch).")
@@ -470,7 +473,7 @@ def _print_written_sizes(written) -> None:
 
 
 @main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
 @_value_opt
@@ -542,7 +545,7 @@ def _sweep_opts(f):
     from onnxsym.commands.params import SWEEP
 
     f = click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")(f)
-    f = click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+    f = click.option("--plot", type=click.Path(), metavar="FILE.png",
                      help="With --sweep: also draw each figure against the size (needs matplotlib: onnxsym[plot]).")(f)
     return click.option("--sweep", type=SWEEP, metavar="NAME=LO:HI[:STEP]",
                         help="Evaluate at each size of NAME from LO to HI (by STEP; without it, LO, the powers of "
@@ -604,7 +607,7 @@ def _print_sweep(table, fmt, plot, force: bool) -> None:
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable); NAME=N: that size.")
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="OLD",
+@click.option("--baseline", type=_MODEL, metavar="OLD",
               help="Also fail when a model's contract breaks OLD's (as `onnxsym diff OLD MODEL`).")
 @click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
               help="Do not fail when the domain pins this declared symbol to a few sizes or ties it to another "
@@ -671,7 +674,7 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
 
 
 @main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=_MODEL)
 @click.option("--name", metavar="PATTERN", help="Only values whose name contains PATTERN (or matches it as a glob).")
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only values produced by this op type (repeatable).")
 @click.option("--outputs", is_flag=True, help="Only the graph outputs.")
@@ -746,7 +749,7 @@ def _known_ops(result, ops) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=_MODEL)
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
@@ -788,7 +791,7 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
 
 
 @main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=_MODEL)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "trtexec", "ort", "torch"]), default="text",
               show_default=True,
               help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep); "
@@ -855,8 +858,8 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
 
 
 @main.command()
-@click.argument("old", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("old", type=_MODEL)
+@click.argument("new", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="Compare the cost (parameters, KV cache, peak memory) at these sizes (the old model's names).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
@@ -910,7 +913,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
 
 
 @main.command(cls=_SizeWords)
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=_MODEL)
 @_bind_opt
 @_knowledge
 @_constant_inits
@@ -1018,8 +1021,8 @@ def onnxsym_dims():
 
 
 @main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+@click.argument("model", type=_MODEL)
+@click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.mlir).")
 # (the choices are onnxsym.mlir.DIALECTS and STYLES, written out: importing the export would slow every
 # command's start-up; test_cli holds them equal)
 @click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,
