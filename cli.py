@@ -12,7 +12,7 @@ import click
 
 from onnxsym import __version__
 from onnxsym.commands.progress import Progress, working
-from onnxsym.errors import OnnxsymError, OutputError, UserInputError
+from onnxsym.errors import OnnxsymError, OutputError, UserInputError, VerificationError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
@@ -493,7 +493,11 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
-    report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
+    try:
+        report = run_verify(model, assignments=assignments, result=result,
+                            base_dir=os.path.dirname(os.path.abspath(model)))
+    except VerificationError as exc:  # named by the model, as a load error is
+        raise VerificationError(f"{model}: {exc}") from None
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
     for failure in report.rule_failures:
