@@ -349,7 +349,7 @@ def main(ctx, debug) -> None:
         ctx.exit(0)
 
 
-@main.command()
+@main.command(short_help="Write MODEL with every value's symbolic shape in value_info.")
 @click.argument("model", type=_MODEL)
 @click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
@@ -472,7 +472,7 @@ def _print_written_sizes(written) -> None:
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 
 
-@main.command()
+@main.command(short_help="Run MODEL in onnxruntime and compare every inferred dim.")
 @click.argument("model", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
@@ -677,7 +677,7 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
     sys.exit(check_report.exit_code(reports))
 
 
-@main.command()
+@main.command(short_help="Print a table of MODEL's values and their shapes.")
 @click.argument("model", type=_MODEL)
 @click.option("--name", metavar="PATTERN", help="Only values whose name contains PATTERN (or matches it as a glob).")
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only values produced by this op type (repeatable).")
@@ -752,7 +752,7 @@ def _known_ops(result, ops) -> None:
                                      f"{', '.join(types)})", param_hint="--op")
 
 
-@main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
+@main.command(context_settings={"ignore_unknown_options": True}, short_help="Explain how VALUE's dim got its expression, or was lost.")  # a negative AXIS is no option
 @click.argument("model", type=_MODEL)
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
@@ -794,7 +794,7 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
             click.echo(line)
 
 
-@main.command()
+@main.command(short_help="Print the input sizes MODEL is valid for, and why.")
 @click.argument("model", type=_MODEL)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "trtexec", "ort", "torch"]), default="text",
               show_default=True,
@@ -861,7 +861,7 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
         click.echo(f"  {line}")
 
 
-@main.command()
+@main.command(short_help="Compare two versions' symbolic contract; exit 1 on a break.")
 @click.argument("old", type=_MODEL)
 @click.argument("new", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
@@ -916,7 +916,7 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
     sys.exit(1 if findings else 0)
 
 
-@main.command(cls=_SizeWords)
+@main.command(cls=_SizeWords, short_help="Print MODEL's bytes, FLOPs, KV cache and peak memory.")
 @click.argument("model", type=_MODEL)
 @_bind_opt
 @_knowledge
@@ -1024,7 +1024,7 @@ def onnxsym_dims():
     return dims
 
 
-@main.command()
+@main.command(short_help="Export MODEL as MLIR with its symbolic shapes.")
 @click.argument("model", type=_MODEL)
 @click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.mlir).")
 # (the choices are onnxsym.mlir.DIALECTS and STYLES, written out: importing the export would slow every
