@@ -380,7 +380,7 @@ def report(outcomes: list[Outcome]) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ops", help="comma-separated op types (default: every case)")
     p.add_argument("--out", default="docs/conformance.md")
     p.add_argument("--jobs", type=int, default=2)
