@@ -760,8 +760,8 @@ def _known_ops(result, ops) -> None:
 @_knowledge
 @_constant_inits
 @_dynamic_opt
-@_quiet
-@_verbose
+@click.option("--quiet", "-q", is_flag=True, help="One line per dim: its expression, or where it was lost.")
+@click.option("--verbose", "-v", is_flag=True, help="Every step of the chain (default: the first 10).")
 def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
