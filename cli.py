@@ -752,7 +752,8 @@ def _known_ops(result, ops) -> None:
                                      f"{', '.join(types)})", param_hint="--op")
 
 
-@main.command(context_settings={"ignore_unknown_options": True}, short_help="Explain how VALUE's dim got its expression, or was lost.")  # a negative AXIS is no option
+@main.command(context_settings={"ignore_unknown_options": True},  # a negative AXIS is no option
+              short_help="Explain how VALUE's dim got its expression, or was lost.")
 @click.argument("model", type=_MODEL)
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
