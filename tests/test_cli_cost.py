@@ -202,7 +202,7 @@ def test_sweep_plot_without_matplotlib(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     r = cli("cost", BERT, "--sweep", "seq=1:8", "--bind", "batch=1", "--plot", tmp_path / "p.png")
     assert r.exit_code == 2
-    assert "--plot draws with matplotlib, which is not installed: pip install 'onnxsym[plot]'" in r.stderr
+    assert "--plot draws with matplotlib, which is not installed: pip install matplotlib (the plot extra)" in r.stderr
     assert not (tmp_path / "p.png").exists()
 
 

@@ -318,7 +318,7 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
 
 
 NO_ONNXRUNTIME = ("verify runs the model in onnxruntime, and no onnxruntime is installed: "
-                  "pip install 'onnxsym[onnxruntime]', or your own distribution of it "
+                  "pip install onnxruntime (what the onnxruntime extra installs), or your own distribution of it "
                   "(onnxruntime-gpu, onnxruntime-directml, onnxruntime-openvino, ...)")
 
 
