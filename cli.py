@@ -12,7 +12,7 @@ import click
 
 from onnxsym import __version__
 from onnxsym.commands.progress import Progress, working
-from onnxsym.errors import OnnxsymError, OutputError, UserInputError
+from onnxsym.errors import OnnxsymError, OutputError, UserInputError, VerificationError
 from onnxsym.output.atomic import STDOUT, check_target, replaces_a_file, save_model, target_kind, write_outputs
 from onnxsym.output.paths import check_outputs, same_file
 
@@ -133,6 +133,9 @@ def _constant_inits(f):
 
 
 _EVERY = "\0every"  # what a bare --allow-zero gives
+# A model argument: any path; the loader refuses a folder, a missing file or a device in one line
+# naming it (click's own check would print its usage block and a second message style).
+_MODEL = click.Path()
 
 
 def _allow_zero(_ctx, _param, values):
@@ -346,9 +349,9 @@ def main(ctx, debug) -> None:
         ctx.exit(0)
 
 
-@main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.sym.onnx).")
+@main.command(short_help="Write MODEL with every value's symbolic shape in value_info.")
+@click.argument("model", type=_MODEL)
+@click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.sym.onnx).")
 @click.option("--in-place", is_flag=True, help="Overwrite MODEL itself.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @_bind_opt
@@ -358,7 +361,7 @@ def main(ctx, debug) -> None:
               help="Keep a dim name the model declares on a produced value where it equals the inferred dim "
                    "(default: write the inferred dim; the name is recorded as an alias).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
-@click.option("--mlir", "mlir_out", type=click.Path(dir_okay=False), help="Also write the MLIR export (propagate-symbol form).")
+@click.option("--mlir", "mlir_out", type=click.Path(), help="Also write the MLIR export (propagate-symbol form).")
 @_dynamic_opt
 @click.option("--verbose", "-v", is_flag=True,
               help="Also every 'assumed X >= 1' decision (not only those that chose an If's branch).")
@@ -469,8 +472,8 @@ def _print_written_sizes(written) -> None:
                    "--range and --assume narrow only what is printed here (recorded in onnxsym.user)")
 
 
-@main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@main.command(short_help="Run MODEL in onnxruntime and compare every inferred dim.")
+@click.argument("model", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="A size for an input symbol (repeat for each; the others are drawn: three assignments inside the domain).")
 @_value_opt
@@ -490,7 +493,11 @@ def verify(model, bind, ranges, assume, allow_zero, constant_initializers):
     result = _in_env(api.infer(model, ranges=_ranges(ranges), assume=assume, allow_zero=allow_zero,
                        constant_initializers=constant_initializers))
     assignments = constrained_assignments(result, count=3, fixed=_bindings(bind))
-    report = run_verify(model, assignments=assignments, result=result, base_dir=os.path.dirname(os.path.abspath(model)))
+    try:
+        report = run_verify(model, assignments=assignments, result=result,
+                            base_dir=os.path.dirname(os.path.abspath(model)))
+    except VerificationError as exc:  # named by the model, as a load error is
+        raise VerificationError(f"{model}: {exc}") from None
     for m in report.mismatches:
         click.echo(f"WRONG {m}")
     for failure in report.rule_failures:
@@ -542,7 +549,7 @@ def _sweep_opts(f):
     from onnxsym.commands.params import SWEEP
 
     f = click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")(f)
-    f = click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+    f = click.option("--plot", type=click.Path(), metavar="FILE.png",
                      help="With --sweep: also draw each figure against the size (needs matplotlib: onnxsym[plot]).")(f)
     return click.option("--sweep", type=SWEEP, metavar="NAME=LO:HI[:STEP]",
                         help="Evaluate at each size of NAME from LO to HI (by STEP; without it, LO, the powers of "
@@ -604,7 +611,7 @@ def _print_sweep(table, fmt, plot, force: bool) -> None:
               help="text; json (docs/check-report.schema.json); github (GitHub Actions annotations).")
 @click.option("--require", "require", multiple=True, metavar="NAME=LO:HI",
               help="Fail unless the model is valid for every size of NAME in LO..HI (repeatable); NAME=N: that size.")
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="OLD",
+@click.option("--baseline", type=_MODEL, metavar="OLD",
               help="Also fail when a model's contract breaks OLD's (as `onnxsym diff OLD MODEL`).")
 @click.option("--allow-pinned", "allow_pinned", multiple=True, metavar="NAME",
               help="Do not fail when the domain pins this declared symbol to a few sizes or ties it to another "
@@ -670,8 +677,8 @@ def check(models, jobs, allow_data_dependent, allow, outputs_only, max_unresolve
     sys.exit(check_report.exit_code(reports))
 
 
-@main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@main.command(short_help="Print a table of MODEL's values and their shapes.")
+@click.argument("model", type=_MODEL)
 @click.option("--name", metavar="PATTERN", help="Only values whose name contains PATTERN (or matches it as a glob).")
 @click.option("--op", "ops", multiple=True, metavar="OP", help="Only values produced by this op type (repeatable).")
 @click.option("--outputs", is_flag=True, help="Only the graph outputs.")
@@ -745,16 +752,17 @@ def _known_ops(result, ops) -> None:
                                      f"{', '.join(types)})", param_hint="--op")
 
 
-@main.command(context_settings={"ignore_unknown_options": True})  # a negative AXIS is no option
-@click.argument("model", type=click.Path(dir_okay=False))
+@main.command(context_settings={"ignore_unknown_options": True},  # a negative AXIS is no option
+              short_help="Explain how VALUE's dim got its expression, or was lost.")
+@click.argument("model", type=_MODEL)
 @click.argument("value")
 @click.argument("axis", type=int, required=False)
 @_bind_opt
 @_knowledge
 @_constant_inits
 @_dynamic_opt
-@_quiet
-@_verbose
+@click.option("--quiet", "-q", is_flag=True, help="One line per dim: its expression, or where it was lost.")
+@click.option("--verbose", "-v", is_flag=True, help="Every step of the chain (default: the first 10).")
 def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initializers, dynamic, quiet, verbose):
     """Explain how VALUE's dim AXIS got its expression, or where it was lost and why.
 
@@ -787,8 +795,8 @@ def explain(model, value, axis, bind, ranges, assume, allow_zero, constant_initi
             click.echo(line)
 
 
-@main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@main.command(short_help="Print the input sizes MODEL is valid for, and why.")
+@click.argument("model", type=_MODEL)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "trtexec", "ort", "torch"]), default="text",
               show_default=True,
               help="text; one JSON document (symbols, ranges, conditions with their sources); csv (with --sweep); "
@@ -854,9 +862,9 @@ def domain(model, fmt, bind, ranges, assume, allow_zero, constant_initializers, 
         click.echo(f"  {line}")
 
 
-@main.command()
-@click.argument("old", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
+@main.command(short_help="Compare two versions' symbolic contract; exit 1 on a break.")
+@click.argument("old", type=_MODEL)
+@click.argument("new", type=_MODEL)
 @click.option("--bind", multiple=True, metavar="NAME=INT",
               help="Compare the cost (parameters, KV cache, peak memory) at these sizes (the old model's names).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
@@ -909,8 +917,8 @@ def diff(old, new, bind, fmt, allow_zero, constant_initializers, verbose):
     sys.exit(1 if findings else 0)
 
 
-@main.command(cls=_SizeWords)
-@click.argument("model", type=click.Path(dir_okay=False))
+@main.command(cls=_SizeWords, short_help="Print MODEL's bytes, FLOPs, KV cache and peak memory.")
+@click.argument("model", type=_MODEL)
 @_bind_opt
 @_knowledge
 @_constant_inits
@@ -1017,9 +1025,9 @@ def onnxsym_dims():
     return dims
 
 
-@main.command()
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Where to write (default: MODEL.mlir).")
+@main.command(short_help="Export MODEL as MLIR with its symbolic shapes.")
+@click.argument("model", type=_MODEL)
+@click.option("-o", "--output", "out", type=click.Path(), help="Where to write (default: MODEL.mlir).")
 # (the choices are onnxsym.mlir.DIALECTS and STYLES, written out: importing the export would slow every
 # command's start-up; test_cli holds them equal)
 @click.option("--dialect", type=click.Choice(["symbol", "torch"]), default="symbol", show_default=True,

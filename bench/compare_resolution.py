@@ -136,7 +136,7 @@ def markdown_per_model(rows, tools, out=sys.stdout):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", help="model files (default: the corpus and models/*.onnx)")
     ap.add_argument("--corpus", action="store_true", help="the corpus only")
     ap.add_argument("--untuned", action="store_true", help="the corpus groups of issue 35 only (UNTUNED_GROUPS)")

@@ -39,7 +39,7 @@ def cell(o: P.Outcome, fused: bool) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pipeline", choices=sorted(PIPELINES), nargs="*")
     p.add_argument("--models", nargs="*")
     args = p.parse_args()

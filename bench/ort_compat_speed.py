@@ -63,7 +63,7 @@ def measure(name: str, model: onnx.ModelProto, repeat: int) -> tuple[float, floa
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="*", help="corpus names (default: every committed model)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--max-seconds", type=float, default=20.0,

@@ -380,10 +380,12 @@ def report(outcomes: list[Outcome]) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ops", help="comma-separated op types (default: every case)")
-    p.add_argument("--out", default="docs/conformance.md")
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--out", default="docs/conformance.md", metavar="FILE",
+                   help="where the markdown report goes (default: %(default)s, the whole sweep's page: with "
+                        "--ops, give a file of your own)")
+    p.add_argument("--jobs", type=int, default=2, help="processes at a time (default: %(default)s)")
     a = p.parse_args(argv)
     ops = set(a.ops.split(",")) if a.ops else None
     outcomes = sweep([n for n, _ in cases(ops)], a.jobs)

@@ -267,7 +267,8 @@ def test_github_format_line_by_line(paths):
     for line, e in zip(msg[1:11], entries):
         place = f"{e['value']}[{e['axis']}]" if e["axis"] is not None else f"{e['value']} (rank unknown)"
         assert line.startswith(place)
-    assert msg[-1] == f"... and {len(entries) - 10} more"
+    assert msg[-2] == f"... and {len(entries) - 10} more"
+    assert msg[-1] == "next: no rule knows this op: write one and load it with --rules MODULE (docs/rules.md)"
     error = parsed[-1]
     assert error.group(1) == "error" and _unescape(error.group("title")) == "onnxsym: error"
     assert "not an ONNX model" in error.group("msg")

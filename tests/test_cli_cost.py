@@ -37,6 +37,19 @@ def test_units_where_the_figures_are_numbers():
     assert "bytes" not in r.output.split("KV cache")[0]  # every figure above the KV cache in units
 
 
+def test_one_node_is_one_node(tmp_path):
+    """The counts agree with their noun: a one-node model's cost reads "1 node", not "1 nodes"."""
+    m = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Mystery", ["x"], ["y"], domain="my.ops")], "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n"])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)]),
+        opset_imports=[onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("my.ops", 1)])
+    onnx.save(m, tmp_path / "m.onnx")
+    r = cli("cost", tmp_path / "m.onnx")
+    assert r.exit_code == 0 and r.output.startswith(f"{tmp_path / 'm.onnx'}: 1 node\n"), r.output
+    assert "    not counted: 1 node (Mystery)\n" in r.output, r.output
+
+
 def test_node_table_sorted_with_shares_and_top():
     doc = json.loads(cli("cost", LLAMA, "--bind", "seq=8", *SIZES, "--format", "json").output)
     r = cli("cost", LLAMA, "--bind", "seq=8", *SIZES, "--top", "5")
@@ -189,7 +202,7 @@ def test_sweep_plot_without_matplotlib(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     r = cli("cost", BERT, "--sweep", "seq=1:8", "--bind", "batch=1", "--plot", tmp_path / "p.png")
     assert r.exit_code == 2
-    assert "--plot draws with matplotlib, which is not installed: pip install 'onnxsym[plot]'" in r.stderr
+    assert "--plot draws with matplotlib, which is not installed: pip install matplotlib (the plot extra)" in r.stderr
     assert not (tmp_path / "p.png").exists()
 
 

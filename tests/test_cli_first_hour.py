@@ -186,3 +186,17 @@ def test_a_condition_with_a_positive_factor_is_stated_as_the_residues_of_one_sym
     assert [hv for hv in range(1, 41) if runs(hv)] == [8, 16, 24, 32, 40]  # the truth, as the domain says
     torch = run("domain", path, "--format", "torch")
     assert "height = 8*_height" in torch.stdout and "also needed" not in torch.stdout, torch.stdout
+
+
+def test_the_command_list_of_help_gives_each_command_a_whole_line_at_80_columns():
+    """`onnxsym --help` is the first thing run: click cuts a summary that does not fit with
+    "...", mid-sentence ("Write MODEL with the symbolic shape of every value in...")."""
+    import os
+
+    from onnxsym.cli import main
+
+    r = subprocess.run([sys.executable, "-m", "onnxsym", "--help"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120, env=dict(os.environ, COLUMNS="80"))
+    listed = r.stdout[r.stdout.index("Commands:"):].splitlines()[1:]
+    assert r.returncode == 0 and sorted(line.split()[0] for line in listed) == sorted(main.commands), r.stdout
+    assert not [line for line in listed if line.endswith("...")], r.stdout

@@ -312,6 +312,21 @@ def test_a_range_of_delta_0_is_refused_and_a_computed_delta_is_said():
     assert src.op_type == "Range" and "could not see" in text
 
 
+def test_a_custom_op_of_no_rule_is_said_not_stated():
+    """A custom op no rule knows, its output of unknown rank: what it needs is unknown (here
+    onnxruntime, without its kernel, refuses the model at every size), so the domain lists it as
+    not stated; it read "every size of n" before."""
+    import onnxruntime as ort
+
+    m = model([h.make_node("Mystery", ["x"], ["y"], name="m", domain="my.ops")], [("x", F, ["n"])], ["y"],
+              opsets=[("my.ops", 1)])
+    with pytest.raises(Exception, match="Mystery"):
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    domain = onnxsym.infer(m).domain()
+    (text, src), = domain.unstated
+    assert domain.conditions == () and src.node == "m" and text == "what it needs of its inputs (no rule for its op)"
+
+
 @pytest.mark.parametrize("strides,pads,dilations,block", [(1, 0, 1, 2), (2, 1, 1, 3), (3, 0, 2, 2), (1, 1, 3, 2)])
 def test_col2im_needs_the_block_count_and_whole_blocks(strides, pads, dilations, block):
     """onnxruntime's Col2Im needs input[1] a positive multiple of prod(block_shape), the padded

@@ -111,8 +111,20 @@ def test_onnxruntime_log_stays_off_stderr(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "cli.py"), "verify", p], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2
-    assert r.stderr.startswith("onnxsym: error: onnxruntime failed at") and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"onnxsym: error: {p}: onnxruntime failed at") and len(r.stderr.splitlines()) == 1, r.stderr
     assert "inside the domain" in r.stderr
+
+
+def test_a_model_onnxruntime_cannot_load_is_one_line_naming_it(tmp_path):
+    """An op onnxruntime has no kernel for: its refusal, with the model's path, not the temporary
+    copy verify handed onnxruntime (gone by the time the line is read)."""
+    m = model([helper.make_node("Patchify", ["x"], ["y"], domain="my.ops")], [("x", T.FLOAT, ["n", 3])],
+              [("y", T.FLOAT, None)], opsets=[("my.ops", 1)])
+    p = save(tmp_path, m, "m.onnx")
+    r = CliRunner().invoke(main, ["verify", p])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"onnxsym: error: {p}: onnxruntime cannot load the model: ")
+    assert len(r.stderr.splitlines()) == 1 and "Patchify" in r.stderr and "Load model from" not in r.stderr, r.stderr
 
 
 def test_verify_names_what_a_bind_breaks():

@@ -15,6 +15,7 @@ from ..domain.pins import Pin, pins_of
 from ..errors import OnnxsymError, UserInputError
 from ..facts.declared import StaleDeclaration
 from ..facts.edges import grouped
+from ..inference.provenance import Kind
 from ..inference.symbols import under_ranges_of_result
 from .explain import Lineage
 
@@ -322,10 +323,13 @@ def deciding_inputs(lineage: Lineage, node: str) -> list[str]:
 
 def next_step(group: Sequence[Entry], lineage: Lineage | None = None) -> str | None:
     """What to do about one root cause's dims: a data-dependent count passes
-    ``--allow-data-dependent``; an If a graph input's data decides takes ``--value``."""
+    ``--allow-data-dependent``; an If a graph input's data decides takes ``--value``; an op of
+    no rule (a custom op) gets one with ``--rules``."""
     if all(e.data_dependent for e in group):
         return "data-dependent (a count only the data decides): check --allow-data-dependent passes these"
     c = group[0].cause if group[0].cause is not None else group[0].origins[0] if group[0].origins else None
+    if c is not None and c.get("kind") == Kind.NO_RULE.value:
+        return "no rule knows this op: write one and load it with --rules MODULE (docs/rules.md)"
     if lineage is not None and c is not None and c.get("op_type") == "If":
         names = deciding_inputs(lineage, str(c["node"]))
         if names:

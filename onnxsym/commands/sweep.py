@@ -143,7 +143,7 @@ def as_json(t: SweepTable) -> str:
                                  "valid": r.valid, "fails_at": r.outside} for r in t.rows]}, indent=2)
 
 
-PLOT_MISSING = "--plot draws with matplotlib, which is not installed: pip install 'onnxsym[plot]'"
+PLOT_MISSING = "--plot draws with matplotlib, which is not installed: pip install matplotlib (the plot extra)"
 
 
 def plot_png(t: SweepTable) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -317,7 +318,7 @@ def _expose_all(model: onnx.ModelProto, names: Sequence[str], result: Result) ->
 
 
 NO_ONNXRUNTIME = ("verify runs the model in onnxruntime, and no onnxruntime is installed: "
-                  "pip install 'onnxsym[onnxruntime]', or your own distribution of it "
+                  "pip install onnxruntime (what the onnxruntime extra installs), or your own distribution of it "
                   "(onnxruntime-gpu, onnxruntime-directml, onnxruntime-openvino, ...)")
 
 
@@ -353,7 +354,14 @@ def _session(result: Result, base_dir: str | None = None):
                 os.unlink(f.name)
         return ort.InferenceSession(exposed.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     except Exception as exc:
-        raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
+        raise VerificationError(f"onnxruntime cannot load the model: {_load_refusal(exc)}") from None
+
+
+def _load_refusal(exc: Exception) -> str:
+    """onnxruntime's first line of a refused load, without the name of the temporary copy it
+    was handed (``Load model from /tmp/tmpXXXX.onnx failed:``): that file is gone, and no help."""
+    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return re.sub(r"Load model from .*? failed: ?", "", line, count=1)
 
 
 def feeds(result: Result, bindings: Mapping[str, int]) -> dict[str, np.ndarray]:
@@ -475,7 +483,7 @@ def _child_session(result: Result, base_dir: str | None = None):
         try:
             names = child.load(model, {"optimization": "disable_all"})
         except Refused as exc:
-            raise VerificationError(f"onnxruntime cannot load the model: {str(exc).splitlines()[0]}") from None
+            raise VerificationError(f"onnxruntime cannot load the model: {_load_refusal(exc)}") from None
         except Crashed as exc:
             raise VerificationError(f"onnxruntime crashed ({exc.signal}) loading the model") from None
         yield child, names

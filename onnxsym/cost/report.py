@@ -48,9 +48,13 @@ def kv_line(cost) -> str | None:
     return f"{head}: {factors} = {size(cost.kv_cache)}  ({legend})"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def text_lines(model: str, cost, per_node: bool = False, solution=None, top: int | None = None,
                width: int | None = None) -> list[str]:
-    lines = [f"{model}: {len(cost.nodes)} nodes"]
+    lines = [f"{model}: {_count(len(cost.nodes), 'node')}"]
     lines.append(f"  parameters: {size(cost.param_bytes)}")
     lines.append(f"  graph inputs: {size(cost.input_bytes)}")
     lines.append(f"  activations (every node output): {size(cost.activation_bytes)}")
@@ -61,7 +65,7 @@ def text_lines(model: str, cost, per_node: bool = False, solution=None, top: int
     skipped = cost.not_counted
     if skipped:
         ops = sorted({n.op_type for n in skipped})
-        lines.append(f"    not counted: {len(skipped)} nodes ({', '.join(ops)})")
+        lines.append(f"    not counted: {_count(len(skipped), 'node')} ({', '.join(ops)})")
     kv = kv_line(cost)
     if kv:
         lines.append(f"  {kv}")

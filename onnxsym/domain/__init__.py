@@ -239,14 +239,17 @@ def _on_data(result, symbols, data: Mapping[str, list[str]]) -> bool:
 def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) -> None:
     """A node that made a fresh dim because it could not see an input (a shape value,
     Resize's sizes) needs of that input what its op's conditions say, which the domain
-    cannot state: said, once a node. An op that needs nothing is left out, and so are counts
+    cannot state: said, once a node. So is a node of no rule whose outputs have no rank (a
+    custom op): what it needs is unknown, and without the line the domain would read "every
+    size". An op that needs nothing is left out, and so are counts
     the data give (NonZero's; what a node needs of data is no condition on the sizes)."""
     from ..inference.provenance import Kind
     from ..registry import rules
 
     seen = {src.node for _, src in unstated.values()}
     bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
-    for p in result.fresh.values():
+    no_rank = [p for p in result.unknown_rank.values() if p.kind is Kind.NO_RULE]
+    for p in [*result.fresh.values(), *no_rank]:
         if p.node in seen or p.kind in (Kind.POLICY, Kind.DATA_DEPENDENT) or not p.op_type or p.op_type in bodies:
             continue
         found = [e for e in (rules.entry(d, p.op_type) for d in ("", "com.microsoft")) if e]
@@ -257,7 +260,8 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
         data = data_inputs(result).get(p.node)
         said = (f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
-                else f"{needs} of an input onnxsym could not see")
+                else f"{needs} of an input onnxsym could not see" if entry is not None
+                else "what it needs of its inputs (no rule for its op)")
         unstated.setdefault(("", p.node), (said, Source(p.node, p.op_type, p.reason)))
 
 
