@@ -20,7 +20,7 @@ from .. import dims
 from ..dims import Dim
 from ..facts.fact import Guard, Origin, Rel
 from ..inference.symbols import under_ranges_of_result
-from . import guarded
+from . import guarded, never
 from .collect import Raw, raw_conditions
 from .forms import Form, ranges_of, simplify
 
@@ -186,17 +186,27 @@ def compute(result) -> Domain:
                 forms = simplified[read] = _forms(raw)
         src = Source(c.node, c.op_type, c.reason)
         when = tuple(_decidable(g, base) for g in c.when)
+        if raw.data:  # (of the input data: said, no condition on the sizes)
+            said = guarded.prefix(when) + raw.data
+            unstated.setdefault((said, src.node), (f"{said}, {DATA if raw.fed else UNFOLLOWED}", src))
+            continue
         for f in forms:
+            if not c.when and not raw.assumed and never.nowhere(f):
+                raise never.contradiction(raw, result.values, _node_inputs(result).get(c.node))
             if any(s not in base for s in f.symbols):
                 # over a fresh symbol: not a condition on the inputs onnxsym can state, but
                 # said, since the model may fail at sizes the conditions allow
-                if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
-                    cond = f"{c.lhs} {c.rel} {c.rhs}"
-                    said = "" if raw.states_condition else cond + ", "
+                # (under a subgraph's guards too, said with them: what a branch or a body needs of
+                # a count the data give, a Loop's trip count, holds only where it runs)
+                if not raw.assumed and any(s in result.fresh for s in f.symbols):
+                    cond = guarded.prefix(when) + f"{c.lhs} {c.rel} {c.rhs}"
+                    said = guarded.prefix(when) if raw.states_condition else cond + ", "
                     why = DATA if _on_data(result, f.symbols, data) else "over a dim onnxsym could not resolve"
                     unstated.setdefault((cond, src.node), (f"{said}{why}", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
+            if not f.symbols and not raw.alts:  # (false under a guard: as the node states it, 5 <= 3, not 2 <= 0)
+                text = f"{c.lhs} {c.rel.value} {c.rhs}"
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
             key = (f.kind, text, when)
             if f.kind == "other" and f.rel == "==" and key not in merged:
@@ -219,12 +229,16 @@ def compute(result) -> Domain:
     ranges = guarded.hull_of_choices(ordered, ranges_of([c.form for c in ordered if c.kind == "range" and not c.when],
                                                         base))
     _unseen_inputs(result, unstated)
-    return Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
+    domain = Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
+    never.empty(domain, base)  # (conditions that together leave a symbol no size: a contradiction)
+    return domain
 
 
 # Said of a condition over a count the data give (split sizes read from a graph input, a
 # NonZero's count): whether it holds depends on tensor elements, so the domain cannot promise it.
 DATA = "data-dependent: it holds or not by the input data, which the domain cannot promise"
+# Said of a condition on element values computed from what onnxsym could not follow.
+UNFOLLOWED = "over element values onnxsym could not follow"
 
 
 def _on_data(result, symbols, data: Mapping[str, list[str]]) -> bool:
@@ -272,9 +286,16 @@ def data_inputs(result) -> dict[str, list[str]]:
         read = [x for x in n.input[1:] if x in given]  # (input 0 is what is reshaped, expanded, tiled...)
         if n.op_type == "ConstantOfShape" or n.op_type == "Range":
             read = [x for x in n.input if x in given]
+        elif n.op_type == "Loop":  # (its trip count and first condition: how often the body runs)
+            read = [x for x in n.input[:2] if x in given]
         if read:
             out[n.name or f"{n.op_type}_{i}"] = read
     return out
+
+
+def _node_inputs(result) -> dict[str, list[str]]:
+    """Per node of the main graph (by label), its input names: a contradiction's context."""
+    return {n.name or f"{n.op_type}_{i}": list(n.input) for i, n in enumerate(result.model.graph.node)}
 
 
 def _forms(raw: Raw) -> list[Form]:

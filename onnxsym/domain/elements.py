@@ -107,6 +107,34 @@ class Elements:
             return f(*[b[0] for b in known]), f(*[b[1] for b in known])
         return None
 
+    def reads_data(self, name: str) -> bool:
+        """Whether ``name``'s elements depend on a graph input's elements (not on its shape only:
+        what a Shape or Size reads is a size), walking back through the graph and those around
+        it; a subgraph's own input (a Loop's iteration, its carried state) counts as data."""
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            x = todo.pop()
+            if not x or x in seen:
+                continue
+            seen.add(x)
+            if x in self.inputs and x not in self.initializers:
+                return True
+            n = self.producer.get(x)
+            if n is None:
+                if x not in self.initializers and self._outer is not None and x not in self.values_own():
+                    if self._outer.reads_data(x):
+                        return True
+                continue
+            if n.op_type in ("Shape", "Size") and n.domain in ("", "ai.onnx"):
+                continue
+            todo.extend(n.input)
+        return False
+
+    def values_own(self) -> set[str]:
+        """The names this graph makes or holds (its nodes' outputs, initializers, inputs)."""
+        return set(self.producer) | set(self.initializers) | self.inputs
+
     def columns(self, name: str, k: int) -> list[Bounds]:
         """The bounds of each of the ``k`` columns of ``name``'s last axis, where it is a Concat
         on that axis of one-column parts (None for a column of a wider part: its columns are
