@@ -39,6 +39,8 @@ class Source:
     reason: str
 
     def __str__(self) -> str:
+        if not self.node:
+            return self.reason
         return f"{self.op_type} '{self.node}': {self.reason}" if self.op_type else f"{self.node}: {self.reason}"
 
 
@@ -93,10 +95,31 @@ class Domain:
     unstated: tuple[tuple[str, Source], ...] = ()
 
     def violated(self, bindings: Mapping[str, int]) -> Condition | None:
-        """The first condition that ``bindings`` (every input symbol) breaks, or None. A
-        guarded one breaks only where no choice of the data lets the model run."""
+        """The first condition that ``bindings`` (every input symbol) breaks, or None: a range
+        of :attr:`ranges` first (a size below a symbol's own range, 0 where it starts at 1, is
+        no size the conditions were stated over), as a range condition. A guarded one breaks
+        only where no choice of the data lets the model run."""
+        outside = self._outside_ranges(bindings)
+        if outside is not None:
+            return outside
         bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
         return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
+
+    def _outside_ranges(self, bindings: Mapping[str, int]) -> Condition | None:
+        """A range condition for the first bound symbol outside its range, or None."""
+        for name, (lo, hi) in self.ranges.items():
+            v = bindings.get(name)
+            if v is None or lo <= v <= hi:
+                continue
+            stated = next((c for c in self.conditions if c.kind == "range" and not c.when and c.symbols == (name,)
+                           and not c.holds(bindings)), None)
+            if stated is not None:
+                return stated
+            form = Form("range", name, lo, hi)
+            text = form.text((lo - 1, hi + 1) if hi < dims.INT64_MAX else (lo - 1, hi))
+            return Condition("range", text, (name,), (Source("", "", f"the range of {name} the domain is over"),),
+                             form=form)
+        return None
 
     def broken_by(self, bindings: Mapping[str, int]) -> str | None:
         """What sizes for some of the symbols (``bindings``: ``--bind``) break: the first
