@@ -97,3 +97,38 @@ def test_under_a_guard_it_says_the_branch_cannot_run():
     for n in (1, 2, 5):
         feeds = {"a": np.zeros((n, 4), np.float32)}
         assert _runs(m, {**feeds, "c": np.array(False)}) and not _runs(m, {**feeds, "c": np.array(True)})
+
+
+def _pool_in(kind):
+    """A MaxPool of kernel 5 on a 3x3 input (negative output size: onnxruntime refuses it at every
+    size) in an If's then branch or a Loop's body."""
+    pool = h.make_node("MaxPool", ["a"], ["t"], kernel_shape=[5, 5])
+    a = vi("a", F, ["n", 1, 3, 3])
+    if kind == "If":
+        then = h.make_graph([pool], "then", [], [h.make_empty_tensor_value_info("t")])
+        other = h.make_graph([h.make_node("Identity", ["a"], ["e"])], "else", [], [h.make_empty_tensor_value_info("e")])
+        return _model([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+                      [vi("c", T.BOOL, []), a], ["y"])
+    body = h.make_graph([pool, h.make_node("Identity", ["cin"], ["cout"])], "body",
+                        [vi("it", T.INT64, []), vi("cin", T.BOOL, [])],
+                        [vi("cout", T.BOOL, []), h.make_empty_tensor_value_info("t")])
+    return _model([h.make_node("Loop", ["c", ""], ["y"], body=body)], [vi("c", T.INT64, []), a], ["y"])
+
+
+@pytest.mark.parametrize("kind", ["If", "Loop"])
+def test_a_subgraph_that_can_never_run_is_said_under_its_guard(kind):
+    """It was a warning only; the domain now says the subgraph must not run (the other branch,
+    no iteration), and every size runs so."""
+    m = _pool_in(kind)
+    domain = onnxsym.infer(m).domain()
+    (c,) = domain.conditions
+    assert c.when and not c.symbols and c.sources[0].op_type == "MaxPool"
+    from onnxsym.domain import guarded
+
+    for n in (1, 2):
+        assert domain.violated({"n": n}) is None
+        (key, value), = guarded.choose(domain.conditions, {"n": n})[0].items()
+        assert not value  # (the branch not taken, the body run no time)
+        a = np.zeros((n, 1, 3, 3), np.float32)
+        runs, fails = (np.array(False), np.array(True)) if kind == "If" else (np.array(0), np.array(1))
+        assert _runs(m, {"c": runs, "a": a}) and not _runs(m, {"c": fails, "a": a})

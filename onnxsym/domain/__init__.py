@@ -229,7 +229,7 @@ def compute(result) -> Domain:
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
             if not f.symbols and not raw.alts:  # (false under a guard: as the node states it, 5 <= 3, not 2 <= 0)
-                text = f"{c.lhs} {c.rel.value} {c.rhs}"
+                text = "never" if (c.lhs, c.rhs) == (0, 1) else f"{c.lhs} {c.rel.value} {c.rhs}"
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
             key = (f.kind, text, when)
             if f.kind == "other" and f.rel == "==" and key not in merged:
