@@ -4,15 +4,11 @@ source and branch, and every op, source and branch in the slow tier."""
 
 import itertools
 import random
-import sys
-from pathlib import Path
 
 import pytest
+from data_attack import OPS, SOURCES, judge, random_model
 
 pytest.importorskip("onnxruntime")
-sys.path.insert(0, str(Path(__file__).parent))
-
-from data_attack import OPS, SOURCES, judge, random_model  # noqa: E402
 
 FAST = [("Gather0", "constant", False), ("GatherND", "size", False), ("ScatterElements0", "fed", False),
         ("Gather1", "constant", True), ("GatherElements1", "size", True), ("ScatterND", "fed", True)]

@@ -56,7 +56,7 @@ def empty(domain, base: Mapping[str, tuple[int, int]]) -> None:
     no size (``n >= 6`` from a constant index 5, ``n == 3 (or n == 1)`` from an Expand to 3): the
     model fails at every size. Decided as :mod:`.pins` decides its few sizes (a range, the sizes a
     disjunction of equalities lists, a range small enough to try each size); else left alone."""
-    from .pins import _ENUMERATED, _holds, _listed
+    from .pins import ENUMERATED, holds_at, listed_sizes
 
     for name in domain.symbols:
         own = [c for c in domain.conditions if c.symbols == (name,) and not c.when and not c.assumed]
@@ -67,14 +67,14 @@ def empty(domain, base: Mapping[str, tuple[int, int]]) -> None:
             if c.kind == "range" and c.form is not None:
                 lo, hi = max(lo, c.form.lo), min(hi, c.form.hi)
         if lo <= hi:
-            listed = [s for s in (_listed(c, name, lo, hi) for c in own) if s is not None]
+            listed = [s for s in (listed_sizes(c, name, lo, hi) for c in own) if s is not None]
             if listed:
                 candidates = sorted(v for v in set.intersection(*listed) if lo <= v <= hi)
-            elif hi - lo + 1 <= _ENUMERATED:
+            elif hi - lo + 1 <= ENUMERATED:
                 candidates = list(range(lo, hi + 1))
             else:
                 continue
-            if any(all(_holds(c, name, v) for c in own) for v in candidates):
+            if any(all(holds_at(c, name, v) for c in own) for v in candidates):
                 continue
         cut = [c for c in own if c.kind == "range"] or own
         first, *rest = cut + [c for c in own if c not in cut]
