@@ -149,6 +149,11 @@ OPS = {
     "OneHot": (_one("OneHot", [("x", I64, ["n"]), ("d", I64, []), ("v", F, [2])]),
                {"x": np.zeros(2, i64), "d": np.array(3, i64), "v": np.ones(2, f32)},
                {"x": np.zeros(2, i64), "d": np.array(0, i64), "v": np.ones(2, f32)}),
+    "Slice": (_one("Slice", [("x", F, ["n"]), ("s", I64, [1]), ("e", I64, [1]), ("ax", I64, [1]), ("st", I64, [1])]),
+              {"x": np.ones(3, f32), "s": np.array([0], i64), "e": np.array([2], i64), "ax": np.array([0], i64),
+               "st": np.array([1], i64)},
+              {"x": np.ones(3, f32), "s": np.array([0], i64), "e": np.array([2], i64), "ax": np.array([0], i64),
+               "st": np.array([0], i64)}),
     "Pad": (_one("Pad", [("x", F, ["n"]), ("p", I64, [2])]),
             {"x": np.ones(3, f32), "p": np.array([1, -1], i64)}, {"x": np.ones(3, f32), "p": np.array([-2, -2], i64)}),
 }
@@ -236,6 +241,14 @@ def test_data_conditions_in_subgraphs_carry_their_guard():
     a = np.ones((3, 4), f32)
     for c, idx, runs in ((True, [2], True), (True, [3], False), (False, [3], True)):
         assert (_run(m, {"c": np.array(c), "a": a, "i": np.array(idx, i64)}, ["y"]) is not None) is runs
+    reshape = h.make_graph([h.make_node("Reshape", ["a", "s"], ["t"], name="rs")], "then", [],
+                           [h.make_empty_tensor_value_info("t")])
+    m = _model([h.make_node("If", ["c"], ["y"], then_branch=reshape, else_branch=other)],
+               [vi("c", T.BOOL, []), vi("a", F, ["n", 4]), vi("s", I64, [2])], ["y"], 17)
+    (text, src), = onnxsym.infer(m).domain().on_data()
+    assert text.startswith("if c: ") and "'s'" in text and src.node == "rs"
+    for c, s, runs in ((True, [4, 3], True), (True, [5, 3], False), (False, [5, 3], True)):
+        assert (_run(m, {"c": np.array(c), "a": a, "s": np.array(s, i64)}, ["y"]) is not None) is runs
     body = h.make_graph([h.make_node("Gather", ["a", "it"], ["row"], name="gb", axis=0),
                          h.make_node("Identity", ["cin"], ["cout"])], "body",
                         [vi("it", I64, []), vi("cin", T.BOOL, [])], [vi("cout", T.BOOL, []), vi("row", F, None)])

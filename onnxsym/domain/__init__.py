@@ -282,6 +282,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
     from ..registry import rules
 
     seen = {src.node for _, src in unstated.values()}
+    fed, when = data_inputs(result), _guards_of(result)
     bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
     for p in result.fresh.values():
         if p.node in seen or p.kind in (Kind.POLICY, Kind.DATA_DEPENDENT) or not p.op_type or p.op_type in bodies:
@@ -292,27 +293,45 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
             continue
         seen.add(p.node)
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
-        data = data_inputs(result).get(p.node)
-        said = (f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
-                else f"{needs} of an input onnxsym could not see")
+        data = fed.get(p.node)
+        said = guarded.prefix(when.get(p.node, ())) + (
+            f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
+            else f"{needs} of an input onnxsym could not see")
         unstated.setdefault(("", p.node), (said, Source(p.node, p.op_type, p.reason)))
 
 
 def data_inputs(result) -> dict[str, list[str]]:
-    """Per node of the main graph (by label), the graph inputs it reads the elements of: what it
-    needs of them (a Reshape's target, Range's bounds) is a condition on the data."""
+    """Per node (by label), the graph inputs it reads the elements of: what it needs of them (a
+    Reshape's target, Range's bounds) is a condition on the data. A node of a subgraph (an If
+    branch, a Loop body) reading the model's inputs, or its subgraph's own (a Loop's iteration,
+    its carried state), counts too."""
     graph = result.model.graph
     inits = {t.name for t in graph.initializer}
     given = {i.name for i in graph.input if i.name not in inits}
     out: dict[str, list[str]] = {}
-    for i, n in enumerate(graph.node):
+    _read_by(graph.node, given, out)
+    for sub, _when, _own in result.subgraph_runs:
+        _read_by(sub.node, given | {i.name for i in sub.input}, out)
+    return out
+
+
+def _read_by(nodes, given: set[str], out: dict[str, list[str]]) -> None:
+    for i, n in enumerate(nodes):
         read = [x for x in n.input[1:] if x in given]  # (input 0 is what is reshaped, expanded, tiled...)
         if n.op_type == "ConstantOfShape" or n.op_type == "Range":
             read = [x for x in n.input if x in given]
         elif n.op_type == "Loop":  # (its trip count and first condition: how often the body runs)
             read = [x for x in n.input[:2] if x in given]
         if read:
-            out[n.name or f"{n.op_type}_{i}"] = read
+            out.setdefault(n.name or f"{n.op_type}_{i}", read)
+
+
+def _guards_of(result) -> dict[str, tuple[Guard, ...]]:
+    """Per node of a subgraph (by label), the guards its subgraph runs under."""
+    out: dict[str, tuple[Guard, ...]] = {}
+    for sub, when, _own in result.subgraph_runs:
+        for i, n in enumerate(sub.node):
+            out.setdefault(n.name or f"{n.op_type}_{i}", tuple(when))
     return out
 
 
