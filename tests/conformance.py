@@ -231,8 +231,12 @@ def _valid(result, domain, binding):
     return None if bad is None else bad.text
 
 
+# The seed of the random floats fed at moved sizes (--seed: other draws of the same sweep).
+SEED = 0
+
+
 def _moved(feeds, inp_shapes, binding, valued=frozenset()):
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(SEED)
     out = {}
     for name, a in feeds.items():
         shape = [binding[s] for s in inp_shapes[name]]
@@ -386,7 +390,10 @@ def main(argv=None) -> int:
                    help="where the markdown report goes (default: %(default)s, the whole sweep's page: with "
                         "--ops, give a file of your own)")
     p.add_argument("--jobs", type=int, default=2, help="processes at a time (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the floats fed at moved sizes")
     a = p.parse_args(argv)
+    global SEED
+    SEED = a.seed  # (the pool's workers are forked after it is set)
     ops = set(a.ops.split(",")) if a.ops else None
     outcomes = sweep([n for n, _ in cases(ops)], a.jobs)
     with open(a.out, "w") as f:

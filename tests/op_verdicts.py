@@ -75,7 +75,10 @@ def _value(d, sizes):
 
 
 def _outside(domain, sizes) -> str | None:
-    """Why ``sizes`` are outside the domain (a range, then a condition), or None."""
+    """Why ``sizes`` are outside the domain (a range, then a condition), or None; a domain that
+    is a contradiction's text leaves every size outside."""
+    if isinstance(domain, str):
+        return domain
     for n, (lo, hi) in domain.ranges.items():
         if n in sizes and not lo <= sizes[n] <= hi:
             return f"{n} = {sizes[n]} outside [{lo}, {hi}]"
@@ -87,8 +90,13 @@ def disagreements(m: onnx.ModelProto, tries, data=None, **infer_args) -> tuple[i
     """(the number of tries, what differs): each try's sizes where onnxruntime runs outside the
     domain, refuses inside it, or gives shapes other than the inferred ones (``infer_args``:
     ``allow_zero=True`` to judge sizes of 0 too)."""
+    from onnxsym.errors import ShapeContradiction
+
     res = onnxsym.infer(m, **infer_args)
-    domain = res.domain()
+    try:
+        domain = res.domain()
+    except ShapeContradiction as exc:  # (a condition that holds at no size: every size is outside)
+        domain = str(exc)
     sess = session(m)
     out, n = [], 0
     for sizes in tries:

@@ -149,6 +149,11 @@ OPS = {
     "OneHot": (_one("OneHot", [("x", I64, ["n"]), ("d", I64, []), ("v", F, [2])]),
                {"x": np.zeros(2, i64), "d": np.array(3, i64), "v": np.ones(2, f32)},
                {"x": np.zeros(2, i64), "d": np.array(0, i64), "v": np.ones(2, f32)}),
+    "Slice": (_one("Slice", [("x", F, ["n"]), ("s", I64, [1]), ("e", I64, [1]), ("ax", I64, [1]), ("st", I64, [1])]),
+              {"x": np.ones(3, f32), "s": np.array([0], i64), "e": np.array([2], i64), "ax": np.array([0], i64),
+               "st": np.array([1], i64)},
+              {"x": np.ones(3, f32), "s": np.array([0], i64), "e": np.array([2], i64), "ax": np.array([0], i64),
+               "st": np.array([0], i64)}),
     "Pad": (_one("Pad", [("x", F, ["n"]), ("p", I64, [2])]),
             {"x": np.ones(3, f32), "p": np.array([1, -1], i64)}, {"x": np.ones(3, f32), "p": np.array([-2, -2], i64)}),
 }
@@ -170,3 +175,87 @@ def test_what_an_op_needs_of_an_integer_graph_input_is_data_dependent(op):
     got = _run(m, good, outs)
     assert got is not None and all(_same(res, o, s, sizes) for o, s in zip(outs, got))
     assert _run(m, bad, outs) is None
+
+
+# Index ops whose indices are fed: onnxruntime refuses an index out of range when it runs, which
+# the sizes cannot decide. op: (model, the index feed it runs, one it refuses, at a = [3, 4])
+def _indexed(op, idx_shape, extra=(), **attrs):
+    inputs = [("a", F, ["n", 4]), ("i", I64, idx_shape), *extra]
+    return _one(op, inputs, **attrs)
+
+
+INDEXED = {
+    "Gather": (_indexed("Gather", ["k"], axis=0), np.array([2, -3], i64), np.array([3], i64)),
+    "GatherElements": (_indexed("GatherElements", ["k", 4], axis=0), np.array([[0, 1, 2, -1]], i64),
+                       np.array([[0, 3, 0, 0]], i64)),
+    "GatherND": (_indexed("GatherND", ["k", 2]), np.array([[2, 3], [-3, -4]], i64), np.array([[0, 4]], i64)),
+    "ScatterND": (_indexed("ScatterND", ["k", 1], [("u", F, ["k", 4])]), np.array([[2]], i64), np.array([[3]], i64)),
+    "ScatterElements": (_indexed("ScatterElements", ["k", 4], [("u", F, ["k", 4])], axis=0),
+                        np.array([[2, 0, 1, -1]], i64), np.array([[-4, 0, 0, 0]], i64)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(INDEXED))
+def test_fed_indices_are_a_condition_on_the_data(op):
+    """The domain says the index range (data-dependent, naming the node, in check's report too)
+    and states nothing of the sizes; onnxruntime runs one feed and refuses another of one size."""
+    m, good, bad = INDEXED[op]
+    res = onnxsym.infer(m)
+    domain = res.domain()
+    said = domain.on_data()
+    assert said and all(src.op_type == op and "indices <" in text for text, src in said) and not domain.conditions
+    sizes = {"n": 3, "k": good.shape[0]}
+    assert domain.violated(sizes) is None
+    for idx, runs in ((good, True), (bad, False)):
+        feeds = {"a": np.ones((3, 4), f32), "i": idx}
+        if op.startswith("Scatter"):
+            feeds["u"] = np.ones((idx.shape[0], 4), f32)
+        assert (_run(m, feeds, ["y"]) is not None) is runs, idx
+
+
+def test_constant_indices_state_the_sizes():
+    """Constant indices 5 and -7 on a symbolic axis: n >= 7 (stated, no data condition); onnxruntime
+    refuses at n = 6 and runs at 7."""
+    m = _model([h.make_node("Gather", ["a", "i"], ["y"], axis=0)], [h.make_tensor_value_info("a", F, ["n", 4])],
+               ["y"])
+    m.graph.initializer.append(numpy_helper.from_array(np.array([5, -7], i64), "i"))
+    domain = onnxsym.infer(m).domain()
+    assert not domain.on_data() and domain.ranges["n"][0] == 7
+    for n in (6, 7):
+        assert (_run(m, {"a": np.ones((n, 4), f32)}, ["y"]) is not None) is (n >= 7)
+        assert (domain.violated({"n": n}) is None) is (n >= 7)
+
+
+def test_data_conditions_in_subgraphs_carry_their_guard():
+    """Fed indices in an If's then branch, a Loop body's Gather of row `it` (the trip count is
+    fed): each said as data-dependent under the guard; onnxruntime refuses only where the branch
+    or body runs with data out of range."""
+    vi = h.make_tensor_value_info
+    then = h.make_graph([h.make_node("Gather", ["a", "i"], ["t"], name="gt", axis=0)], "then", [],
+                        [h.make_empty_tensor_value_info("t")])
+    other = h.make_graph([h.make_node("Identity", ["a"], ["e"])], "else", [], [h.make_empty_tensor_value_info("e")])
+    m = _model([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+               [vi("c", T.BOOL, []), vi("a", F, ["n", 4]), vi("i", I64, ["k"])], ["y"], 17)
+    (text, src), = onnxsym.infer(m).domain().on_data()
+    assert text.startswith("if c: ") and "indices < n" in text and src.node == "gt"
+    a = np.ones((3, 4), f32)
+    for c, idx, runs in ((True, [2], True), (True, [3], False), (False, [3], True)):
+        assert (_run(m, {"c": np.array(c), "a": a, "i": np.array(idx, i64)}, ["y"]) is not None) is runs
+    reshape = h.make_graph([h.make_node("Reshape", ["a", "s"], ["t"], name="rs")], "then", [],
+                           [h.make_empty_tensor_value_info("t")])
+    m = _model([h.make_node("If", ["c"], ["y"], then_branch=reshape, else_branch=other)],
+               [vi("c", T.BOOL, []), vi("a", F, ["n", 4]), vi("s", I64, [2])], ["y"], 17)
+    (text, src), = onnxsym.infer(m).domain().on_data()
+    assert text.startswith("if c: ") and "'s'" in text and src.node == "rs"
+    for c, s, runs in ((True, [4, 3], True), (True, [5, 3], False), (False, [5, 3], True)):
+        assert (_run(m, {"c": np.array(c), "a": a, "s": np.array(s, i64)}, ["y"]) is not None) is runs
+    body = h.make_graph([h.make_node("Gather", ["a", "it"], ["row"], name="gb", axis=0),
+                         h.make_node("Identity", ["cin"], ["cout"])], "body",
+                        [vi("it", I64, []), vi("cin", T.BOOL, [])], [vi("cout", T.BOOL, []), vi("row", F, None)])
+    loop = _model([h.make_node("Loop", ["m", ""], ["rows"], body=body)], [vi("m", I64, []), vi("a", F, ["n", 4])],
+                  ["rows"], 17)
+    domain = onnxsym.infer(loop).domain()
+    (text, src), = domain.on_data()
+    assert text.startswith("if the subgraph of Loop node") and src.node == "gb" and domain.violated({"n": 3}) is None
+    for trips, runs in ((3, True), (4, False), (0, True)):
+        assert (_run(loop, {"m": np.array(trips, i64), "a": a}, ["rows"]) is not None) is runs, trips

@@ -162,10 +162,10 @@ def test_array_feature_extractor_index_below_the_last_axis(rank):
 
 def test_array_feature_extractor_refuses_a_negative_index():
     m = _feature([-1, 1])
-    n, bad = disagreements(m, _grid(a=[2], b=[1, 2, 4, 9]))
+    n, bad = disagreements(m, _grid(a=[2], b=[1, 2, 4, 9]))  # (onnxruntime refuses at every size)
     assert not bad, bad
-    domain = onnxsym.infer(m).domain()
-    assert all(domain.violated(b) is not None for b in _grid(a=[2], b=[1, 2, 4, 9]))
+    with pytest.raises(ShapeContradiction, match="ArrayFeatureExtractor"):  # (so the domain is empty: a contradiction)
+        onnxsym.infer(m).domain()
 
 
 # the backend cases as the sweep moves them (every case of these ops: tests/conformance.py)

@@ -20,7 +20,7 @@ from .. import dims
 from ..dims import Dim
 from ..facts.fact import Guard, Origin, Rel
 from ..inference.symbols import under_ranges_of_result
-from . import guarded
+from . import guarded, never
 from .collect import Raw, raw_conditions
 from .forms import Form, ranges_of, simplify
 
@@ -39,6 +39,8 @@ class Source:
     reason: str
 
     def __str__(self) -> str:
+        if not self.node:
+            return self.reason
         return f"{self.op_type} '{self.node}': {self.reason}" if self.op_type else f"{self.node}: {self.reason}"
 
 
@@ -93,10 +95,31 @@ class Domain:
     unstated: tuple[tuple[str, Source], ...] = ()
 
     def violated(self, bindings: Mapping[str, int]) -> Condition | None:
-        """The first condition that ``bindings`` (every input symbol) breaks, or None. A
-        guarded one breaks only where no choice of the data lets the model run."""
+        """The first condition that ``bindings`` (every input symbol) breaks, or None: a range
+        of :attr:`ranges` first (a size below a symbol's own range, 0 where it starts at 1, is
+        no size the conditions were stated over), as a range condition. A guarded one breaks
+        only where no choice of the data lets the model run."""
+        outside = self._outside_ranges(bindings)
+        if outside is not None:
+            return outside
         bad = next((c for c in self.conditions if not c.when and not c.holds(bindings)), None)
         return bad if bad is not None else guarded.choose(self.conditions, bindings)[1]
+
+    def _outside_ranges(self, bindings: Mapping[str, int]) -> Condition | None:
+        """A range condition for the first bound symbol outside its range, or None."""
+        for name, (lo, hi) in self.ranges.items():
+            v = bindings.get(name)
+            if v is None or lo <= v <= hi:
+                continue
+            stated = next((c for c in self.conditions if c.kind == "range" and not c.when and c.symbols == (name,)
+                           and not c.holds(bindings)), None)
+            if stated is not None:
+                return stated
+            form = Form("range", name, lo, hi)
+            text = form.text((lo - 1, hi + 1) if hi < dims.INT64_MAX else (lo - 1, hi))
+            return Condition("range", text, (name,), (Source("", "", f"the range of {name} the domain is over"),),
+                             form=form)
+        return None
 
     def broken_by(self, bindings: Mapping[str, int]) -> str | None:
         """What sizes for some of the symbols (``bindings``: ``--bind``) break: the first
@@ -186,17 +209,27 @@ def compute(result) -> Domain:
                 forms = simplified[read] = _forms(raw)
         src = Source(c.node, c.op_type, c.reason)
         when = tuple(_decidable(g, base) for g in c.when)
+        if raw.data:  # (of the input data: said, no condition on the sizes)
+            said = guarded.prefix(when) + raw.data
+            unstated.setdefault((said, src.node), (f"{said}, {DATA if raw.fed else UNFOLLOWED}", src))
+            continue
         for f in forms:
+            if not c.when and not raw.assumed and never.nowhere(f):
+                raise never.contradiction(raw, result.values, _node_inputs(result).get(c.node))
             if any(s not in base for s in f.symbols):
                 # over a fresh symbol: not a condition on the inputs onnxsym can state, but
                 # said, since the model may fail at sizes the conditions allow
-                if not c.when and not raw.assumed and any(s in result.fresh for s in f.symbols):
-                    cond = f"{c.lhs} {c.rel} {c.rhs}"
-                    said = "" if raw.states_condition else cond + ", "
+                # (under a subgraph's guards too, said with them: what a branch or a body needs of
+                # a count the data give, a Loop's trip count, holds only where it runs)
+                if not raw.assumed and any(s in result.fresh for s in f.symbols):
+                    cond = guarded.prefix(when) + f"{c.lhs} {c.rel} {c.rhs}"
+                    said = guarded.prefix(when) if raw.states_condition else cond + ", "
                     why = DATA if _on_data(result, f.symbols, data) else "over a dim onnxsym could not resolve"
                     unstated.setdefault((cond, src.node), (f"{said}{why}", src))
                 continue
             text = f.text(base.get(f.symbol, (1, dims.INT64_MAX)) if f.kind != "other" else (1, 0))
+            if not f.symbols and not raw.alts:  # (false under a guard: as the node states it, 5 <= 3, not 2 <= 0)
+                text = "never" if (c.lhs, c.rhs) == (0, 1) else f"{c.lhs} {c.rel.value} {c.rhs}"
             assumed = raw.assumed or (UNDECIDED if f.kind == "other" and not f.linear else "")
             key = (f.kind, text, when)
             if f.kind == "other" and f.rel == "==" and key not in merged:
@@ -219,12 +252,16 @@ def compute(result) -> Domain:
     ranges = guarded.hull_of_choices(ordered, ranges_of([c.form for c in ordered if c.kind == "range" and not c.when],
                                                         base))
     _unseen_inputs(result, unstated)
-    return Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
+    domain = Domain(tuple(roots), ordered, ranges, tuple(unstated.values()))
+    never.empty(domain, base)  # (conditions that together leave a symbol no size: a contradiction)
+    return domain
 
 
 # Said of a condition over a count the data give (split sizes read from a graph input, a
 # NonZero's count): whether it holds depends on tensor elements, so the domain cannot promise it.
 DATA = "data-dependent: it holds or not by the input data, which the domain cannot promise"
+# Said of a condition on element values computed from what onnxsym could not follow.
+UNFOLLOWED = "over element values onnxsym could not follow"
 
 
 def _on_data(result, symbols, data: Mapping[str, list[str]]) -> bool:
@@ -247,6 +284,7 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
     from ..registry import rules
 
     seen = {src.node for _, src in unstated.values()}
+    fed, when = data_inputs(result), _guards_of(result)
     bodies = rules.subgraph_ops()  # (what a Loop's or If's body needs is collected under its guard)
     no_rank = [p for p in result.unknown_rank.values() if p.kind is Kind.NO_RULE]
     for p in [*result.fresh.values(), *no_rank]:
@@ -258,27 +296,52 @@ def _unseen_inputs(result, unstated: dict[tuple[str, str], tuple[str, Source]]) 
             continue
         seen.add(p.node)
         needs = "what its op needs" if entry is not None else "what it needs (no rule)"
-        data = data_inputs(result).get(p.node)
-        said = (f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
-                else f"{needs} of an input onnxsym could not see" if entry is not None
-                else "what it needs of its inputs (no rule for its op)")
+        data = fed.get(p.node)
+        said = guarded.prefix(when.get(p.node, ())) + (
+            f"{needs} of the input data ({', '.join(repr(n) for n in data)}), {DATA}" if data
+            else f"{needs} of an input onnxsym could not see" if entry is not None
+            else "what it needs of its inputs (no rule for its op)")
         unstated.setdefault(("", p.node), (said, Source(p.node, p.op_type, p.reason)))
 
 
 def data_inputs(result) -> dict[str, list[str]]:
-    """Per node of the main graph (by label), the graph inputs it reads the elements of: what it
-    needs of them (a Reshape's target, Range's bounds) is a condition on the data."""
+    """Per node (by label), the graph inputs it reads the elements of: what it needs of them (a
+    Reshape's target, Range's bounds) is a condition on the data. A node of a subgraph (an If
+    branch, a Loop body) reading the model's inputs, or its subgraph's own (a Loop's iteration,
+    its carried state), counts too."""
     graph = result.model.graph
     inits = {t.name for t in graph.initializer}
     given = {i.name for i in graph.input if i.name not in inits}
     out: dict[str, list[str]] = {}
-    for i, n in enumerate(graph.node):
+    _read_by(graph.node, given, out)
+    for sub, _when, _own in result.subgraph_runs:
+        _read_by(sub.node, given | {i.name for i in sub.input}, out)
+    return out
+
+
+def _read_by(nodes, given: set[str], out: dict[str, list[str]]) -> None:
+    for i, n in enumerate(nodes):
         read = [x for x in n.input[1:] if x in given]  # (input 0 is what is reshaped, expanded, tiled...)
         if n.op_type == "ConstantOfShape" or n.op_type == "Range":
             read = [x for x in n.input if x in given]
+        elif n.op_type == "Loop":  # (its trip count and first condition: how often the body runs)
+            read = [x for x in n.input[:2] if x in given]
         if read:
-            out[n.name or f"{n.op_type}_{i}"] = read
+            out.setdefault(n.name or f"{n.op_type}_{i}", read)
+
+
+def _guards_of(result) -> dict[str, tuple[Guard, ...]]:
+    """Per node of a subgraph (by label), the guards its subgraph runs under."""
+    out: dict[str, tuple[Guard, ...]] = {}
+    for sub, when, _own in result.subgraph_runs:
+        for i, n in enumerate(sub.node):
+            out.setdefault(n.name or f"{n.op_type}_{i}", tuple(when))
     return out
+
+
+def _node_inputs(result) -> dict[str, list[str]]:
+    """Per node of the main graph (by label), its input names: a contradiction's context."""
+    return {n.name or f"{n.op_type}_{i}": list(n.input) for i, n in enumerate(result.model.graph.node)}
 
 
 def _forms(raw: Raw) -> list[Form]:

@@ -158,7 +158,7 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
         for raw in _from_nodes(result, graph, values, Elements(result, graph, values, main)):
             c = raw.fact
             fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=replace(c.place, when=when))
-            yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
+            yield replace(raw, fact=fact, order=at, alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts))
     # a function body sees its call's inputs only: its own values, no enclosing scope; its nodes
     # are named after the call ("call/node")
     for graph, when, own in result.function_runs:
@@ -167,7 +167,7 @@ def _from_subgraphs(result, at: int, resolve) -> Iterator[Raw]:
             c = raw.fact
             place = replace(c.place, node=f"{graph.name}/{c.place.node}", when=when)
             fact = replace(c, lhs=resolve(c.lhs), rhs=resolve(c.rhs), place=place)
-            yield Raw(fact, at, tuple((resolve(a), resolve(b)) for a, b in raw.alts))
+            yield replace(raw, fact=fact, order=at, alts=tuple((resolve(a), resolve(b)) for a, b in raw.alts))
 
 
 def _from_nodes(result, graph: onnx.GraphProto, values=None, elements: Elements | None = None,

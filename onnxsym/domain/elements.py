@@ -38,6 +38,7 @@ class Elements:
         self._initializers: dict[str, onnx.TensorProto] | None = None
         self._inputs: set[str] | None = None
         self._memo: dict[str, Bounds] = {}
+        self._fed: set[str] | None = None  # the names whose elements the input data decide
 
     # Both maps are built on the first bound that needs them: reading every node of
     # a large graph costs more than most domains' whole work.
@@ -106,6 +107,30 @@ class Elements:
             f = dims.dmin if op == "Min" else dims.dmax
             return f(*[b[0] for b in known]), f(*[b[1] for b in known])
         return None
+
+    def reads_data(self, name: str) -> bool:
+        """Whether ``name``'s elements depend on a graph input's elements (not on its shape only:
+        what a Shape or Size reads is a size), through this graph and those around it; a
+        subgraph's own input (a Loop's iteration, its carried state) counts as data. One pass
+        over the graph (its nodes are in order), on the first call."""
+        if self._fed is None:
+            own = set(self.producer) | set(self.initializers) | self.inputs
+            fed = {x for x in self.inputs if x not in self.initializers}
+            outer = self._outer
+
+            def tainted(x: str) -> bool:
+                return x in fed or (x not in own and outer is not None and outer.reads_data(x))
+
+            for n in self._graph.node:
+                if n.op_type in ("Shape", "Size") and n.domain in ("", "ai.onnx"):
+                    continue
+                if any(tainted(x) for x in n.input if x):
+                    fed.update(o for o in n.output if o)
+            self._fed = fed
+        if name in self._fed:
+            return True
+        return name not in self.producer and name not in self.initializers and name not in self.inputs \
+            and self._outer is not None and self._outer.reads_data(name)
 
     def columns(self, name: str, k: int) -> list[Bounds]:
         """The bounds of each of the ``k`` columns of ``name``'s last axis, where it is a Concat

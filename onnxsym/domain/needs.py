@@ -34,6 +34,10 @@ class Raw:
     # the fact's reason ends with the condition itself (one inference recorded, restated over
     # the ranges before it narrowed them): a report need not say it again
     states_condition: bool = False
+    # a condition on the input data, not on the sizes (``-n <= indices < n`` where the indices are
+    # fed): what it says; the domain says it as data-dependent and states nothing of the sizes
+    data: str = ""
+    fed: bool = True  # data: the values come from the input data (else from values onnxsym could not follow)
 
     @property
     def assumed(self) -> str:
@@ -154,6 +158,21 @@ def index_range(site: Site, d: Dim, b: tuple[Dim, Dim], count: Dim, what: str,
     yield from raws if dims.try_le(1, count) is True else _unless_empty(raws, count)
 
 
+def on_data(label: str, op_type: str, order: int, text: str, reason: str, fed: bool = True) -> Raw:
+    """A condition the node ``label`` needs of element values the sizes do not decide (``text``),
+    and why; ``fed``: the values come from the input data."""
+    return Raw(Constraint(Rel.EQ, 0, 0, Origin.NEEDED, Place(label, op_type), reason), order, data=text, fed=fed)
+
+
+def unknown_indices(elements: Elements, name: str, label: str, op_type: str, order: int, what: str, d: Dim) -> Raw:
+    """Indices ``name`` whose element bounds are not known (fed, or computed from fed data):
+    onnxruntime refuses one out of range at run time, which the sizes cannot decide."""
+    fed = elements.reads_data(name)
+    return on_data(label, op_type, order, f"-{d} <= indices < {d} {what}",
+                   "onnxruntime refuses an index out of range when it runs" + (" (the indices are fed data)" if fed
+                                                                              else ""), fed=fed)
+
+
 def _nonempty(shape) -> bool:
     return shape is not None and dims.try_le(1, prod(shape)) is True
 
@@ -168,10 +187,12 @@ def _gather(values, elements: Elements, n, i) -> Iterator[Raw]:
     if not 0 <= axis < len(x):
         return
     b = elements.bounds(idx_name)
+    what = "rows" if axis == 0 else f"on axis {axis}"
     if b is not None:
-        what = "rows" if axis == 0 else f"on axis {axis}"
         raws = _index_bounds(node_label(n, i), n.op_type, i, what, x[axis], b)
         yield from raws if _nonempty(idx) else _unless_empty(raws, prod(idx))
+    elif dims.try_le(1, prod(idx)) is not False:  # (no index at all needs nothing)
+        yield unknown_indices(elements, idx_name, node_label(n, i), n.op_type, i, what, x[axis])
 
 
 def _unless_empty(raws, count: Dim) -> Iterator[Raw]:
@@ -197,6 +218,9 @@ def _gather_nd(values, elements: Elements, n, i) -> Iterator[Raw]:
         if b is not None:
             raws = _index_bounds(node_label(n, i), n.op_type, i, f"on axis {batch + j}", x[batch + j], b)
             yield from raws if _nonempty(idx) else _unless_empty(raws, prod(idx))
+        elif dims.try_le(1, prod(idx)) is not False:
+            yield unknown_indices(elements, idx_name, node_label(n, i), n.op_type, i, f"on axis {batch + j}",
+                                  x[batch + j])
 
 
 def _split(values, opset: int, n, i) -> Iterator[Raw]:

@@ -74,7 +74,7 @@ def _from_equality(name: str, c: Condition, declared: list[str], domain: Domain)
     if dims.is_static(d):
         # (a condition of no other symbol broken there, 13 == 7 after seq == 4: the model runs
         # at no size, no pin; the empty domain is reported as such)
-        if not all(_holds(k, name, int(d)) for k in domain.conditions
+        if not all(holds_at(k, name, int(d)) for k in domain.conditions
                    if set(k.symbols) <= {name} and not k.when and not k.assumed):
             return None
         return Pin(name, (int(d),), None, c.text, src.node, src.op_type, src.reason)
@@ -92,20 +92,20 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     # (one the forms leave undecided, seq//2 == 4 or seq//2 == 1, is decided here if its sizes are listed)
     own = [c for c in domain.conditions if c.symbols == (name,) and c.assumed in ("", UNDECIDED)
            and ((c.kind in ("range", "divisible") and not c.assumed)
-                or (not c.when and _listed(c, name, lo, hi) is not None))]
+                or (not c.when and listed_sizes(c, name, lo, hi) is not None))]
     listed = [c for c in own if c.kind == "other"]
     if listed:
-        candidates = sorted(set.intersection(*(_listed(c, name, lo, min(hi, dims.INT64_MAX)) or set()
+        candidates = sorted(set.intersection(*(listed_sizes(c, name, lo, min(hi, dims.INT64_MAX)) or set()
                                                 for c in listed)))
         candidates = [v for v in candidates if lo <= v <= hi]
-    elif hi - lo + 1 <= _ENUMERATED:
+    elif hi - lo + 1 <= ENUMERATED:
         candidates = list(range(lo, hi + 1))
     else:
         return None
     # every condition of the symbol alone holds at a pinned size (one the forms leave undecided,
     # 2*(seq//2) == seq, too: a size it breaks is no size the model runs at)
     alone = [c for c in domain.conditions if c.symbols == (name,) and not c.when]
-    values = tuple(v for v in candidates if all(_holds(c, name, v) for c in alone))
+    values = tuple(v for v in candidates if all(holds_at(c, name, v) for c in alone))
     if len(values) > FEW_SIZES:
         return None
     cutting = listed or [c for c in own if c.kind == "range"] or own
@@ -117,7 +117,7 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     return Pin(name, values, None, text, src.node, src.op_type, src.reason)
 
 
-def _holds(c: Condition, name: str, v: int) -> bool:
+def holds_at(c: Condition, name: str, v: int) -> bool:
     try:
         return c.holds({name: v})
     except (ArithmeticError, KeyError):  # (a division by zero there: the node does not run)
@@ -137,7 +137,7 @@ def _bounded(piece, name: str, lo: int) -> set[int] | None:
     """The sizes from ``lo`` up to a bound ``name <= K`` of a piece (a superset of where it
     holds), or None without one or with too many."""
     ks = [int(b) for rel, a, b in piece if rel == "<=" and _is_sym(a, name) and dims.is_static(b)]
-    if not ks or min(ks) - lo + 1 > _ENUMERATED:
+    if not ks or min(ks) - lo + 1 > ENUMERATED:
         return None
     return set(range(lo, min(ks) + 1))
 
@@ -148,10 +148,10 @@ def _is_sym(d, name: str) -> bool:
 
 
 # The widest range whose sizes are each tried against the symbol's conditions.
-_ENUMERATED = 1 << 12
+ENUMERATED = 1 << 12
 
 
-def _listed(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
+def listed_sizes(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX) -> set[int] | None:
     """The sizes in ``[lo, hi]`` at which an equality or a disjunction of equalities in ``name``
     holds (``seq == 8 or seq == 1``; through an expression, ``3*seq - max(-1, 3*seq - 998) == 10``,
     ``2*seq == 8 or 2*seq == 1`` or ``seq - 1 == 8 or seq - 1 == 1``; a piece of cases may be a

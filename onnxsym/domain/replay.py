@@ -139,6 +139,9 @@ class _Recorded:
     def columns(self, name: str, k: int) -> Any:
         return self._read("columns", name, k)
 
+    def reads_data(self, name: str) -> Any:
+        return self._read("reads_data", name)
+
     def __getattr__(self, attr: str) -> Any:  # (only for what is not defined above)
         self.foreign = True
         return getattr(self._elements, attr)

@@ -313,6 +313,7 @@ class Engine:
             self.constraints.require(a, b, place, reason, origin, solve=False)
         except ConstraintContradiction as exc:
             self.state.warnings.append(f"{exc} (that subgraph can never run)")
+            self._never_runs(Constraint(Rel.EQ, a, b, origin, place, reason))
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str, origin: Origin = Origin.NEEDED) -> None:
         """``node`` runs only when ``d >= lo``: narrow the symbols' ranges. In a subgraph, whose
@@ -330,9 +331,17 @@ class Engine:
         except Unreachable as exc:
             self.state.warnings.append(f"{node.op_type} node '{node.name}' needs {d} >= {lo} ({reason}), "
                                  f"in a subgraph of {self._frames[-1].label}: {exc} (that subgraph can never run)")
+            self._never_runs(Constraint(Rel.GE, d, lo, origin, place, reason))
             return
         if dims.try_le(lo, rd) is not True:
             self.constraints.add(Constraint(Rel.GE, d, lo, origin, place, reason))
+
+    def _never_runs(self, c: Constraint) -> None:
+        """A need of a node in a subgraph that holds at no size: recorded under the subgraph's
+        guards, so the domain says that subgraph must not run (its If's other branch, no
+        iteration) instead of dropping it."""
+        if c.when and not self._untaken:
+            self.constraints.add(c)
 
     def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
         """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
@@ -707,6 +716,8 @@ class Engine:
                     # inference refuses in it is still an error: api._infer asks it)
                     self.state.warnings.append(f"{n.op_type} node '{node.name}' in a subgraph of "
                                                f"{self._frames[-1].label}: {exc} (that subgraph can never run)")
+                    self._never_runs(Constraint(Rel.EQ, 0, 1, Origin.NEEDED, self.here(node.name, op_type),
+                                                f"that subgraph can never run: {exc}"))
                     outs = self._unknown_outputs(node, f"that subgraph can never run: {exc}", Kind.POLICY)
                 elif isinstance(exc, InvalidModel):  # the node breaks the spec: named here
                     raise InvalidModel(f"{n.op_type} node '{node.name}': {exc}") from exc
