@@ -96,6 +96,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
         engine.given_values = given_values or {}
         if strict is not None:
             engine.strict = strict
+        engine.declared_verdicts = not _WRITTEN_ONLY.get()
         return engine
 
     try:
@@ -133,6 +134,9 @@ def _judge(result: Result) -> None:
 
 # Set by infer_written: _infer leaves the load verdict to it.
 _JUDGE_LATER: ContextVar[bool] = ContextVar("onnxsym_judge_later", default=False)
+# Set by infer_written: only what the written model needs of the declarations (no verdict on a
+# declared dim that names nothing: Result.stale and the proven declarations then lack those)
+_WRITTEN_ONLY: ContextVar[bool] = ContextVar("onnxsym_written_only", default=False)
 
 
 def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None) -> tuple[Result, onnx.ModelProto]:
@@ -142,13 +146,16 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
     model with those dims (:func:`_refusal`) is asked of a light copy of the written model itself
     (the same bytes as the light copy it writes them into otherwise: the dims are written once,
     not twice); on a refusal, or otherwise, the result is judged and written as :func:`infer` and
-    :func:`write_result` do."""
+    :func:`write_result` do. The result's declarations hold what the written model needs (the
+    declared names): a declared dim that names nothing is not judged, so ``result.stale`` and the
+    proven declarations lack those (the written model, without metadata, shows neither)."""
     from .output import loadcheck
 
-    token = _JUDGE_LATER.set(True)
+    token, only = _JUDGE_LATER.set(True), _WRITTEN_ONLY.set(True)
     try:
         result = infer(model, bind=bind)
     finally:
+        _WRITTEN_ONLY.reset(only)
         _JUDGE_LATER.reset(token)
     table = result.symbols
     if not (table.bound or table.ranges or table.assume or result.given_values or _holds_subgraphs(result)):

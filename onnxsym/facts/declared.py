@@ -135,8 +135,12 @@ class DeclaredMatcher:
     :meth:`match` each value, then :meth:`finish` once."""
 
     def __init__(self, table: SymbolTable, fresh: Mapping[str, object], resolve: Callable[[Dim], Dim],
-                 out: Declarations, warnings: list[str], alternatives: Alternatives | None = None):
+                 out: Declarations, warnings: list[str], alternatives: Alternatives | None = None,
+                 verdicts: bool = True):
         self.table, self.fresh, self.resolve, self.out, self.warnings = table, fresh, resolve, out, warnings
+        # False: no verdict on a declared dim that names nothing (a number, a text over the input
+        # symbols): ``proven`` and ``stale`` then lack those places, for a caller that writes neither
+        self.verdicts = verdicts
         self.alternatives = alternatives or (lambda name: None)
         self._names: dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
         self._claims: list[_Claim] = []
@@ -237,7 +241,7 @@ class DeclaredMatcher:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
         if decl.HasField("dim_value"):  # a negative number (paddle2onnx's -1) is no size: "unknown", no claim
-            return None if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
+            return None if decl.dim_value < 0 or not self.verdicts else dims.try_eq(d, decl.dim_value)
         text, value = decl.dim_param, key[0]
         if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return None
@@ -246,6 +250,8 @@ class DeclaredMatcher:
             return None
         names = tuple(sorted(dims.free_symbols(known) & set(self._names.values()), key=lambda s: s.name))
         if not names:
+            if not self.verdicts:
+                return None
             if any(s.name in self.fresh for s in dims.free_symbols(known)):
                 return None  # a name onnxsym itself wrote (an annotated model annotated again)
             known = self.resolve(known)

@@ -226,6 +226,10 @@ class Engine:
         self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
+        # False: a declared dim is related to the computed one only where it names something (an
+        # alias, a fresh symbol named); no verdict is asked where it only restates the input symbols,
+        # for a caller that writes neither the proven declarations nor the stale ones (ort_compat)
+        self.declared_verdicts = True
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
         self._frames: list[Frame] = []
         self._calls: list[tuple[str, str, str]] = []  # the function calls being expanded, innermost last
@@ -500,7 +504,7 @@ class Engine:
         subgraphs' value_info) against the computed ones: aliases, and stale declarations.
         Nothing is learned from them but names (see onnxsym.facts.declared)."""
         matcher = DeclaredMatcher(self.table, self.state.fresh, self.constraints.resolve, self.declarations,
-                                  self.state.warnings, self._branch_outputs(g))
+                                  self.state.warnings, self._branch_outputs(g), self.declared_verdicts)
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
