@@ -163,8 +163,12 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
         out = _write(result, False, False, [], False)
-        light = loadcheck.LightModel(out, False, result.in_order)
-        if loadcheck.refusal(light, light.model, True, False) is None:
+        if loadcheck.light_as_is(out, result.in_order):  # (the verdict without a copy)
+            refused = loadcheck.onnx_refusal(out.SerializeToString()) is not None
+        else:
+            light = loadcheck.LightModel(out, False, result.in_order)
+            refused = loadcheck.refusal(light, light.model, True, False) is not None
+        if not refused:
             result.load_verdict = None
             result.load_checked = True
             return result, out
@@ -405,6 +409,8 @@ def _taken_by_kind(result: Result) -> bool:
     of each kind (see onnxsym.output.repeats); False: not settled so."""
     from .output import loadcheck, repeats
 
+    if not repeats.may_save(result):
+        return False
     model = result.model
     decl = result.declarations
     special = repeats.special_names(model.graph, _skipped(result, model), result.values,

@@ -238,22 +238,38 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     """Why ``model`` (a written :meth:`LightModel.copy`) would be refused, or None: with
     ``onnx_judge``, by onnx's strict shape inference (what onnxruntime runs first on loading, and
     ``onnx.checker.check_model(full_check=True)`` runs); with ``runtime``, by onnxruntime loading it."""
-    from onnx import shape_inference
-
     if onnx_judge:
-        try:
-            # (element types are not checked: onnxsym maps types no standard op takes yet)
-            _strict_inference(model.SerializeToString())
-        except shape_inference.InferenceError as exc:
-            if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
-                return _refusal(light, str(exc), _ONNX_NODE)
-        except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
-            pass
+        text = onnx_refusal(model.SerializeToString())
+        if text is not None:
+            return _refusal(light, text, _ONNX_NODE)
     if not runtime:
         return None
     # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
     error = load_error(model.SerializeToString(), optimize=True)
     return None if error is None else _refusal(light, error, _NODE)
+
+
+def onnx_refusal(data: bytes) -> str | None:
+    """onnx's strict inference's refusal of the serialized model ``data`` (its message), or None."""
+    from onnx import shape_inference
+
+    try:
+        # (element types are not checked: onnxsym maps types no standard op takes yet)
+        _strict_inference(data)
+    except shape_inference.InferenceError as exc:
+        if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
+            return str(exc)
+    except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
+        pass
+    return None
+
+
+def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
+    """Whether onnx's inference reads in ``model`` itself what it reads in its light copy
+    (``LightModel(model, False, in_order)``): the nodes in order and every initializer's elements
+    kept, so that the copy differs only in what inference does not read (doc strings, metadata,
+    node names, which only name the node a refusal is of): its verdict on the model is the copy's."""
+    return in_order and all(map(keeps_elements, model.graph.initializer))
 
 
 def takes_as_written(model: onnx.ModelProto) -> bool:

@@ -60,6 +60,24 @@ def _holds_data(v) -> bool:
     return isinstance(v, Tensor) and v.value is not None
 
 
+def may_save(result) -> bool:
+    """False where :func:`kept_nodes` would keep too many nodes whatever the special values are:
+    it keeps each node without a kind and the first node of each kind (asked before the special
+    values are gathered, which a model of few repeats need not)."""
+    keys = result.node_keys
+    count = len(result.model.graph.node)
+    if len(keys) != count or not result.in_order:
+        return False
+    alone = 0
+    kinds: set[tuple[int, str]] = set()
+    for kind, _, _, _, domain in keys.values():
+        if kind is None:
+            alone += 1
+        else:
+            kinds.add((id(kind), domain))
+    return alone + len(kinds) <= _WORTH * count
+
+
 def kept_nodes(result, special: set[str]) -> tuple[list[int], list[str]] | None:
     """The main graph's nodes to judge, by index, and the values to write in their copy (in
     ``result.produced``'s order); None where leaving nodes out saves little."""
