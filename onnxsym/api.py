@@ -142,11 +142,11 @@ _WRITTEN_ONLY: ContextVar[bool] = ContextVar("onnxsym_written_only", default=Fal
 def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None) -> tuple[Result, onnx.ModelProto]:
     """``infer(model, bind=bind)`` and ``write_result(..., metadata_entries=False)`` of it (a new
     model), as one call: what ``onnxsym.ort_compat`` asks for each model. Where nothing decides
-    what is written but the dims inferred (nothing bound, no subgraph), onnx's verdict on the
-    model with those dims (:func:`_refusal`) is asked of a light copy of the written model itself
-    (the same bytes as the light copy it writes them into otherwise: the dims are written once,
-    not twice); on a refusal, or otherwise, the result is judged and written as :func:`infer` and
-    :func:`write_result` do. The result's declarations hold what the written model needs (the
+    what is written but the dims inferred (nothing bound, no ranges, assumptions or values), onnx's
+    verdict on the model with those dims (:func:`_refusal`), and with a subgraph onnxruntime's
+    (:func:`_loadable`), are asked of light copies of the written model itself (the same bytes as
+    the light copies it writes them into otherwise: the dims are written once); on a refusal, or
+    otherwise, the result is judged and written as :func:`infer` and :func:`write_result` do. The result's declarations hold what the written model needs (the
     declared names): a declared dim that names nothing is not judged, so ``result.stale`` and the
     proven declarations lack those (the written model, without metadata, shows neither)."""
     from .output import loadcheck
@@ -172,6 +172,18 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             result.load_checked = True
             return result, out
+    elif not (table.bound or table.ranges or table.assume or result.given_values) and loadcheck.runtime_installed():
+        # a graph with subgraphs: onnx's inference, then onnxruntime, judge light copies of the
+        # written model itself (the same bytes as the light copies the dims are written into
+        # otherwise), so the dims are written once, not three times; on a refusal, as before
+        out = _write(result, False, False, [], False)
+        if _taken_by_kind(result) or loadcheck.refusal(light := loadcheck.LightModel(out, False, result.in_order),
+                                                       light.model, True, False) is None:
+            light = loadcheck.LightModel(out, True, result.in_order)
+            if loadcheck.refusal(light, light.model, False, True) is None:
+                result.load_verdict = None
+                result.load_checked = True
+                return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
 
