@@ -147,8 +147,9 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
     (:func:`_loadable`), are asked of light copies of the written model itself (the same bytes as
     the light copies it writes them into otherwise: the dims are written once); on a refusal, or
     otherwise, the result is judged and written as :func:`infer` and :func:`write_result` do. The result's declarations hold what the written model needs (the
-    declared names): a declared dim that names nothing is not judged, so ``result.stale`` and the
-    proven declarations lack those (the written model, without metadata, shows neither)."""
+    declared names that name a fresh symbol): a declared dim that names nothing is not judged, nor
+    are declared names where none may name a fresh symbol, so ``result.stale``, ``result.aliases``
+    and the proven declarations lack those (the written model, without metadata, shows none)."""
     from .output import loadcheck
 
     token, only = _JUDGE_LATER.set(True), _WRITTEN_ONLY.set(True)
