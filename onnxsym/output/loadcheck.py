@@ -159,9 +159,14 @@ class LightModel:
         return out
 
 
+# Standard ops whose inference in onnx reads no input's elements (only types).
+TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "Pow",
+                        "LayerNormalization", "BatchNormalization", "InstanceNormalization"})
+
+
 def keeps_elements(t: onnx.TensorProto) -> bool:
     """Whether the light copy keeps an initializer's elements (else it is a typed graph input)."""
-    return t.data_location != onnx.TensorProto.EXTERNAL and not (len(t.dims) and _size(t.dims) > _SMALL_INITIALIZER)
+    return t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) <= _SMALL_INITIALIZER  # (a scalar: 1)
 
 
 def _all_nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
@@ -266,10 +271,38 @@ def onnx_refusal(data: bytes) -> str | None:
 
 def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
     """Whether onnx's inference reads in ``model`` itself what it reads in its light copy
-    (``LightModel(model, False, in_order)``): the nodes in order and every initializer's elements
-    kept, so that the copy differs only in what inference does not read (doc strings, metadata,
-    node names, which only name the node a refusal is of): its verdict on the model is the copy's."""
-    return in_order and all(map(keeps_elements, model.graph.initializer))
+    (``LightModel(model, False, in_order)``): the nodes in order, and every initializer's elements
+    kept but those (in the file, none a graph input) that only nodes whose inference reads no
+    elements read (a MatMul's weights: the copy makes them typed inputs), so that the copy differs
+    only in what inference does not read (doc strings, metadata, node names, which only name the
+    node a refusal is of): its verdict on the model is the copy's."""
+    if not in_order:
+        return False
+    g = model.graph
+    big = [t for t in g.initializer if not keeps_elements(t)]
+    if not big:
+        return True
+    names = {t.name for t in big}
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in big) or \
+            not names.isdisjoint(i.name for i in g.input):
+        return False
+    functions = {(f.domain, f.name) for f in model.functions}
+    for n, (op, domain, inputs) in zip(g.node, map(_OP_DOMAIN_INPUT, g.node)):
+        if not domain or domain == "ai.onnx":
+            if op in _CONTROL_FLOW:
+                return False  # (its subgraphs may read one)
+            if op in TYPES_ONLY or names.isdisjoint(inputs):
+                continue
+            return False
+        if (domain, op) not in functions and not onnx.defs.has(op, domain):
+            continue  # (onnx infers nothing there)
+        if not names.isdisjoint(inputs) or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                               for a in n.attribute):
+            return False
+    return True
+
+
+_OP_DOMAIN_INPUT = operator.attrgetter("op_type", "domain", "input")
 
 
 def takes_as_written(model: onnx.ModelProto) -> bool:

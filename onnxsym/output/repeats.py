@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import onnx
 
 from ..inference.values import Tensor
-from .loadcheck import keeps_elements
+from .loadcheck import TYPES_ONLY, keeps_elements
 
 # Where more than this share of the nodes is kept, the copy saves too little to be worth it.
 _WORTH = 0.5
@@ -30,8 +30,7 @@ _WORTH = 0.5
 
 # Standard ops whose inference in onnx reads no input's elements (only types): an input of
 # elements the value does not hold is as good as any other there.
-_TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "Pow",
-                         "LayerNormalization", "BatchNormalization", "InstanceNormalization"})
+_TYPES_ONLY = TYPES_ONLY
 
 
 def special_names(graph: onnx.GraphProto, skip: Iterable[str], values: dict, keeps_declared: Iterable[str]) -> set[str]:
