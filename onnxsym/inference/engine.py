@@ -226,9 +226,9 @@ class Engine:
         self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
-        # False: a declared dim is related to the computed one only where it names something (an
-        # alias, a fresh symbol named); no verdict is asked where it only restates the input symbols,
-        # for a caller that writes neither the proven declarations nor the stale ones (ort_compat)
+        # False: a declared dim is related to the computed one only where it may name a fresh symbol
+        # (what is written of declarations); nothing at all without fresh symbols or subgraphs: for a
+        # caller that writes neither aliases nor proven nor stale declarations (ort_compat)
         self.declared_verdicts = True
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
         self._frames: list[Frame] = []
@@ -503,6 +503,8 @@ class Engine:
         """Check the dims the model declares on produced values (graph outputs, value_info,
         subgraphs' value_info) against the computed ones: aliases, and stale declarations.
         Nothing is learned from them but names (see onnxsym.facts.declared)."""
+        if not self.declared_verdicts and not self.state.fresh and not self.holds_subgraphs:
+            return  # (only names are asked for, and there is no fresh symbol to name nor If output to drop)
         matcher = DeclaredMatcher(self.table, self.state.fresh, self.constraints.resolve, self.declarations,
                                   self.state.warnings, self._branch_outputs(g), self.declared_verdicts)
         produced = set(self.produced)
