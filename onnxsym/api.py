@@ -144,12 +144,15 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
     model), as one call: what ``onnxsym.ort_compat`` asks for each model. Where nothing decides
     what is written but the dims inferred (nothing bound, no ranges, assumptions or values), onnx's
     verdict on the model with those dims (:func:`_refusal`), and with a subgraph onnxruntime's
-    (:func:`_loadable`), are asked of light copies of the written model itself (the same bytes as
-    the light copies it writes them into otherwise: the dims are written once); on a refusal, or
-    otherwise, the result is judged and written as :func:`infer` and :func:`write_result` do. The result's declarations hold what the written model needs (the
-    declared names that name a fresh symbol): a declared dim that names nothing is not judged, nor
-    are declared names where none may name a fresh symbol, so ``result.stale``, ``result.aliases``
-    and the proven declarations lack those (the written model, without metadata, shows none)."""
+    (:func:`_loadable`), are asked of the written model itself or light copies of it (the same
+    bytes as the light copies it writes them into otherwise: the dims are written once); on a
+    refusal, or otherwise, the result is judged and written as :func:`infer` and
+    :func:`write_result` do.
+
+    The result's declarations hold what the written model needs (the declared names that name a
+    fresh symbol): a declared dim that names nothing is not judged, nor are declared names where
+    none may name a fresh symbol, so ``result.stale``, ``result.aliases`` and the proven
+    declarations lack those (the written model, without metadata, shows none)."""
     from .output import loadcheck
 
     token, only = _JUDGE_LATER.set(True), _WRITTEN_ONLY.set(True)
@@ -164,12 +167,7 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
         out = _write(result, False, False, [], False)
-        if loadcheck.light_as_is(out, result.in_order):  # (the verdict without a copy)
-            refused = loadcheck.onnx_refusal(out.SerializeToString()) is not None
-        else:
-            light = loadcheck.LightModel(out, False, result.in_order)
-            refused = loadcheck.refusal(light, light.model, True, False) is not None
-        if not refused:
+        if not _onnx_refuses(out, result.in_order):
             result.load_verdict = None
             result.load_checked = True
             return result, out
@@ -178,8 +176,7 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         # written model itself (the same bytes as the light copies the dims are written into
         # otherwise), so the dims are written once, not three times; on a refusal, as before
         out = _write(result, False, False, [], False)
-        if _taken_by_kind(result) or loadcheck.refusal(light := loadcheck.LightModel(out, False, result.in_order),
-                                                       light.model, True, False) is None:
+        if _taken_by_kind(result) or not _onnx_refuses(out, result.in_order):
             light = loadcheck.LightModel(out, True, result.in_order)
             if loadcheck.refusal(light, light.model, False, True) is None:
                 result.load_verdict = None
@@ -187,6 +184,17 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
                 return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
+
+
+def _onnx_refuses(out: onnx.ModelProto, in_order: bool) -> bool:
+    """Whether onnx's strict inference refuses the written model ``out``, asked of its light copy,
+    or of its own bytes where the copy would hold what inference reads alike (loadcheck.light_as_is)."""
+    from .output import loadcheck
+
+    if loadcheck.light_as_is(out, in_order):
+        return loadcheck.onnx_refusal(out.SerializeToString()) is not None
+    light = loadcheck.LightModel(out, False, in_order)
+    return loadcheck.refusal(light, light.model, True, False) is not None
 
 
 def checked_size(value, where: str, cli: str) -> int:

@@ -503,7 +503,7 @@ class Engine:
         """Check the dims the model declares on produced values (graph outputs, value_info,
         subgraphs' value_info) against the computed ones: aliases, and stale declarations.
         Nothing is learned from them but names (see onnxsym.facts.declared)."""
-        if not self.declared_verdicts and not self.state.fresh and not self.holds_subgraphs:
+        if not self.declared_verdicts and not self.state.fresh and not (self.holds_subgraphs and _holds_if(g)):
             return  # (only names are asked for, and there is no fresh symbol to name nor If output to drop)
         matcher = DeclaredMatcher(self.table, self.state.fresh, self.constraints.resolve, self.declarations,
                                   self.state.warnings, self._branch_outputs(g), self.declared_verdicts)
@@ -998,6 +998,19 @@ def _holds_too_large(value: tuple[Any, ...]) -> bool:
     """Whether an element of ``value`` is too large (its element types gathered at C speed
     first: most values hold numbers only, a Constant's up to 1024 of them)."""
     return dims.Expr in set(map(type, value)) and any(map(_too_large, value))
+
+
+def _holds_if(g: onnx.GraphProto) -> bool:
+    """Whether an If node is in ``g`` or in a subgraph of it."""
+    for n in g.node:
+        if not may_hold_subgraphs(n):
+            continue
+        if n.op_type == "If":
+            return True
+        for a in n.attribute:
+            if any(map(_holds_if, [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)):
+                return True
+    return False
 
 
 def _capped(node: Node, outs: Seq[Value | None]) -> Seq[Value | None]:

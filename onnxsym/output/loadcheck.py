@@ -281,7 +281,7 @@ def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
     g = model.graph
     big = [t for t in g.initializer if not keeps_elements(t)]
     if not big:
-        return True
+        return _subgraphs_in_order(g)
     names = {t.name for t in big}
     if any(t.data_location == onnx.TensorProto.EXTERNAL for t in big) or \
             not names.isdisjoint(i.name for i in g.input):
@@ -291,7 +291,7 @@ def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
         if not domain or domain == "ai.onnx":
             if op in _CONTROL_FLOW:
                 return False  # (its subgraphs may read one)
-            if op in TYPES_ONLY or names.isdisjoint(inputs):
+            if op in _READ_AS_TYPES or names.isdisjoint(inputs):
                 continue
             return False
         if (domain, op) not in functions and not onnx.defs.has(op, domain):
@@ -303,6 +303,15 @@ def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
 
 
 _OP_DOMAIN_INPUT = operator.attrgetter("op_type", "domain", "input")
+# (and Gather, an embedding's table: its inference reads shapes; data propagation, which would
+# read elements, is off in the strict inference asked)
+_READ_AS_TYPES = TYPES_ONLY | {"Gather"}
+
+
+def _subgraphs_in_order(g: onnx.GraphProto) -> bool:
+    """Whether every subgraph in ``g`` (nested ones too) stores its nodes in an order that computes
+    each value before a node reads it (the light copy sorts one that does not)."""
+    return all(_in_order(sg) and _subgraphs_in_order(sg) for n in _subgraph_owners(g) for sg in _subgraphs(n))
 
 
 def takes_as_written(model: onnx.ModelProto) -> bool:
