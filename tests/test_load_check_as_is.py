@@ -38,6 +38,7 @@ def test_a_matmul_weight_the_copy_leaves_out_is_read_as_is_and_judged_alike():
         refused = _matmul(cols, declared=cols + 1)  # (onnx infers cols there: a wrong declared output dim)
         assert loadcheck.light_as_is(refused, True)
         assert _both(refused) == (True, True)
+    assert not loadcheck.light_as_is(_matmul(512), True)  # (32768 elements: serialized, they cost more than the copy)
 
 
 def test_an_embedding_table_the_copy_leaves_out_is_read_as_is_and_judged_alike():

@@ -269,10 +269,14 @@ def onnx_refusal(data: bytes) -> str | None:
     return None
 
 
+# The most elements of initializers the light copy leaves out that a model judged as itself holds.
+_AS_IS_ELEMENTS = 4 * _SMALL_INITIALIZER
+
+
 def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
     """Whether onnx's inference reads in ``model`` itself what it reads in its light copy
     (``LightModel(model, False, in_order)``): the nodes in order, and every initializer's elements
-    kept but those (in the file, none a graph input) that only nodes whose inference reads no
+    kept but a few (in the file, none a graph input) that only nodes whose inference reads no
     elements read (a MatMul's weights: the copy makes them typed inputs), so that the copy differs
     only in what inference does not read (doc strings, metadata, node names, which only name the
     node a refusal is of): its verdict on the model is the copy's."""
@@ -282,6 +286,8 @@ def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
     big = [t for t in g.initializer if not keeps_elements(t)]
     if not big:
         return _subgraphs_in_order(g)
+    if sum(math.prod(t.dims) for t in big) > _AS_IS_ELEMENTS:
+        return False  # (then serializing their elements costs more than the copy saves)
     names = {t.name for t in big}
     if any(t.data_location == onnx.TensorProto.EXTERNAL for t in big) or \
             not names.isdisjoint(i.name for i in g.input):
