@@ -96,6 +96,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
         engine.given_values = given_values or {}
         if strict is not None:
             engine.strict = strict
+        engine.declared_verdicts = not _WRITTEN_ONLY.get()
         return engine
 
     try:
@@ -133,22 +134,32 @@ def _judge(result: Result) -> None:
 
 # Set by infer_written: _infer leaves the load verdict to it.
 _JUDGE_LATER: ContextVar[bool] = ContextVar("onnxsym_judge_later", default=False)
+# Set by infer_written: only what the written model needs of the declarations (no verdict on a
+# declared dim that names nothing: Result.stale and the proven declarations then lack those)
+_WRITTEN_ONLY: ContextVar[bool] = ContextVar("onnxsym_written_only", default=False)
 
 
 def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None) -> tuple[Result, onnx.ModelProto]:
     """``infer(model, bind=bind)`` and ``write_result(..., metadata_entries=False)`` of it (a new
     model), as one call: what ``onnxsym.ort_compat`` asks for each model. Where nothing decides
-    what is written but the dims inferred (nothing bound, no subgraph), onnx's verdict on the
-    model with those dims (:func:`_refusal`) is asked of a light copy of the written model itself
-    (the same bytes as the light copy it writes them into otherwise: the dims are written once,
-    not twice); on a refusal, or otherwise, the result is judged and written as :func:`infer` and
-    :func:`write_result` do."""
+    what is written but the dims inferred (nothing bound, no ranges, assumptions or values), onnx's
+    verdict on the model with those dims (:func:`_refusal`), and with a subgraph onnxruntime's
+    (:func:`_loadable`), are asked of the written model itself or light copies of it (the same
+    bytes as the light copies it writes them into otherwise: the dims are written once); on a
+    refusal, or otherwise, the result is judged and written as :func:`infer` and
+    :func:`write_result` do.
+
+    The result's declarations hold what the written model needs (the declared names that name a
+    fresh symbol): a declared dim that names nothing is not judged, nor are declared names where
+    none may name a fresh symbol, so ``result.stale``, ``result.aliases`` and the proven
+    declarations lack those (the written model, without metadata, shows none)."""
     from .output import loadcheck
 
-    token = _JUDGE_LATER.set(True)
+    token, only = _JUDGE_LATER.set(True), _WRITTEN_ONLY.set(True)
     try:
         result = infer(model, bind=bind)
     finally:
+        _WRITTEN_ONLY.reset(only)
         _JUDGE_LATER.reset(token)
     table = result.symbols
     if not (table.bound or table.ranges or table.assume or result.given_values or _holds_subgraphs(result)):
@@ -156,13 +167,34 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
         out = _write(result, False, False, [], False)
-        light = loadcheck.LightModel(out, False, result.in_order)
-        if loadcheck.refusal(light, light.model, True, False) is None:
+        if not _onnx_refuses(out, result.in_order):
             result.load_verdict = None
             result.load_checked = True
             return result, out
+    elif not (table.bound or table.ranges or table.assume or result.given_values) and loadcheck.runtime_installed():
+        # a graph with subgraphs: onnx's inference, then onnxruntime, judge light copies of the
+        # written model itself (the same bytes as the light copies the dims are written into
+        # otherwise), so the dims are written once, not three times; on a refusal, as before
+        out = _write(result, False, False, [], False)
+        if _taken_by_kind(result) or not _onnx_refuses(out, result.in_order):
+            light = loadcheck.LightModel(out, True, result.in_order)
+            if loadcheck.refusal(light, light.model, False, True) is None:
+                result.load_verdict = None
+                result.load_checked = True
+                return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
+
+
+def _onnx_refuses(out: onnx.ModelProto, in_order: bool) -> bool:
+    """Whether onnx's strict inference refuses the written model ``out``, asked of its light copy,
+    or of its own bytes where the copy would hold what inference reads alike (loadcheck.light_as_is)."""
+    from .output import loadcheck
+
+    if loadcheck.light_as_is(out, in_order):
+        return loadcheck.onnx_refusal(out.SerializeToString()) is not None
+    light = loadcheck.LightModel(out, False, in_order)
+    return loadcheck.refusal(light, light.model, True, False) is not None
 
 
 def checked_size(value, where: str, cli: str) -> int:
@@ -398,6 +430,8 @@ def _taken_by_kind(result: Result) -> bool:
     of each kind (see onnxsym.output.repeats); False: not settled so."""
     from .output import loadcheck, repeats
 
+    if not repeats.may_save(result):
+        return False
     model = result.model
     decl = result.declarations
     special = repeats.special_names(model.graph, _skipped(result, model), result.values,

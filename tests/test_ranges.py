@@ -207,3 +207,22 @@ def test_a_max_of_many_sums_drops_the_same_arguments_with_and_without_its_sample
     with env:
         for point in ({"h": 1, "w": 1, "b": 1}, {"h": 37, "w": 4096, "b": 3}, {"h": 640, "w": 480, "b": 64}):
             assert evaluate(sampled, point) == max(evaluate(s, point) for s in steps)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(RANGES)), st.sampled_from([1, -1]), st.integers(-70, 70), st.integers(-70, 70))
+def test_try_eq_of_a_shifted_symbol_answers_as_the_full_search(name, sign, shift, other):
+    # (the shortcut for s + c against a number: None exactly where the bounds and the search say None)
+    from onnxsym.dims import ranges
+
+    a = dims.add(dims.mul(sign, SYMS[name]), shift)
+    quick = ranges.try_eq(a, other)
+    full = ranges._unit_shift
+    try:
+        ranges._unit_shift = lambda d: False
+        assert quick == ranges.try_eq(a, other)
+    finally:
+        ranges._unit_shift = full
+    lo, hi = RANGES[name]
+    values = {sign * v + shift for v in range(lo, hi + 1)}
+    assert quick == (True if values == {other} else False if other not in values else None)

@@ -224,12 +224,30 @@ def try_eq(a: Dim, b: Dim) -> bool | None:
         return True
     if isinstance(d, int):
         return d == 0
+    if _unit_shift(d):  # (s + c: its range holds 0 and another value, and s takes each value of its range)
+        return None
     up, down = lower_bound(d), lower_bound(neg(d))
     if up > 0 or down > 0:
         return False
     if up == down == 0:
         return True
     return True if identically_zero(d) else None  # complete where d is quasi-affine
+
+
+def _unit_shift(d: Expr) -> bool:
+    """Whether ``d`` is ``c + s`` or ``c - s`` for one symbol ``s`` (a batch size asked against 1): its
+    bounds and searches then say what its range says."""
+    terms = d.terms
+    if len(terms) > 2:
+        return False
+    units = 0
+    for m, c in terms:
+        if not m:
+            continue
+        if len(m) != 1 or m[0][1] != 1 or (c != 1 and c != -1) or not isinstance(m[0][0], Sym):
+            return False
+        units += 1
+    return units == 1
 
 
 def same(a: Dim, b: Dim) -> bool:

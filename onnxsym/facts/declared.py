@@ -135,8 +135,13 @@ class DeclaredMatcher:
     :meth:`match` each value, then :meth:`finish` once."""
 
     def __init__(self, table: SymbolTable, fresh: Mapping[str, object], resolve: Callable[[Dim], Dim],
-                 out: Declarations, warnings: list[str], alternatives: Alternatives | None = None):
+                 out: Declarations, warnings: list[str], alternatives: Alternatives | None = None,
+                 verdicts: bool = True):
         self.table, self.fresh, self.resolve, self.out, self.warnings = table, fresh, resolve, out, warnings
+        # False: no verdict on a declared dim that names nothing (a number, a text over the input
+        # symbols), nor on declared names where none may name a fresh symbol: ``proven``, ``stale``
+        # and ``aliases`` then lack those, for a caller that writes none of them
+        self.verdicts = verdicts
         self.alternatives = alternatives or (lambda name: None)
         self._names: dict[str, dims.Sym] = {}  # declared name -> its placeholder symbol
         self._claims: list[_Claim] = []
@@ -237,7 +242,7 @@ class DeclaredMatcher:
         """Match one dim: True where proven equal, False where the declaration contradicts it,
         None where neither (or where it names something only :meth:`finish` can decide)."""
         if decl.HasField("dim_value"):  # a negative number (paddle2onnx's -1) is no size: "unknown", no claim
-            return None if decl.dim_value < 0 else dims.try_eq(d, decl.dim_value)
+            return None if decl.dim_value < 0 or not self.verdicts else dims.try_eq(d, decl.dim_value)
         text, value = decl.dim_param, key[0]
         if not text.strip() or ANONYMOUS.fullmatch(text) or text.strip() in UNNAMED_PARAMS:
             return None
@@ -246,6 +251,8 @@ class DeclaredMatcher:
             return None
         names = tuple(sorted(dims.free_symbols(known) & set(self._names.values()), key=lambda s: s.name))
         if not names:
+            if not self.verdicts:
+                return None
             if any(s.name in self.fresh for s in dims.free_symbols(known)):
                 return None  # a name onnxsym itself wrote (an annotated model annotated again)
             known = self.resolve(known)
@@ -297,7 +304,17 @@ class DeclaredMatcher:
     # -- every value ------------------------------------------------------------
     def finish(self) -> None:
         """Give each declared name the value that its places imply, check every place
-        against it, and record the aliases, the proven places and the stale declarations."""
+        against it, and record the aliases, the proven places and the stale declarations.
+        Without verdicts, only where a place may name a fresh symbol (what is written of them)."""
+        if self.verdicts or any((a := dims.as_sym(c.computed)) is not None and a.name in self.fresh
+                                for c in self._claims):
+            self._settle_claims()
+        for key, why in self._stale.items():
+            st = StaleDeclaration(key[0], *self._shapes[key], "; ".join(why))
+            self.out.stale.append(st)
+            self.warnings.append(str(st))
+
+    def _settle_claims(self) -> None:
         defs: dict[dims.Sym, Dim] = {}
         definer: dict[dims.Sym, _Claim] = {}
         impossible: dict[int, str] = {}  # claim index -> why no size makes it true
@@ -343,10 +360,6 @@ class DeclaredMatcher:
                         (a := dims.as_sym(c.computed)) is not None and a.name in self.fresh:
                     self.out.named_fresh.add((c.key[0], c.axis))
         self.out.aliases = {s.name: self.resolve(defs[s]) for s in sorted(consistent, key=lambda s: s.name)}
-        for key, why in self._stale.items():
-            st = StaleDeclaration(key[0], *self._shapes[key], "; ".join(why))
-            self.out.stale.append(st)
-            self.warnings.append(str(st))
 
     def _mark_claim(self, c: _Claim, defs, definer, why: str) -> None:
         reasons = [why] if why else []

@@ -226,6 +226,10 @@ class Engine:
         self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
+        # False: a declared dim is related to the computed one only where it may name a fresh symbol
+        # (what is written of declarations); nothing at all without fresh symbols or subgraphs: for a
+        # caller that writes neither aliases nor proven nor stale declarations (ort_compat)
+        self.declared_verdicts = True
         # -- where inference is: the subgraphs being inferred, outermost first; the function calls
         self._frames: list[Frame] = []
         self._calls: list[tuple[str, str, str]] = []  # the function calls being expanded, innermost last
@@ -508,8 +512,10 @@ class Engine:
         """Check the dims the model declares on produced values (graph outputs, value_info,
         subgraphs' value_info) against the computed ones: aliases, and stale declarations.
         Nothing is learned from them but names (see onnxsym.facts.declared)."""
+        if not self.declared_verdicts and not self.state.fresh and not (self.holds_subgraphs and _holds_if(g)):
+            return  # (only names are asked for, and there is no fresh symbol to name nor If output to drop)
         matcher = DeclaredMatcher(self.table, self.state.fresh, self.constraints.resolve, self.declarations,
-                                  self.state.warnings, self._branch_outputs(g))
+                                  self.state.warnings, self._branch_outputs(g), self.declared_verdicts)
         produced = set(self.produced)
         for vi in list(g.output) + list(g.value_info):
             t = self._resolved(vi.name) if vi.name in produced else None
@@ -1003,6 +1009,19 @@ def _holds_too_large(value: tuple[Any, ...]) -> bool:
     """Whether an element of ``value`` is too large (its element types gathered at C speed
     first: most values hold numbers only, a Constant's up to 1024 of them)."""
     return dims.Expr in set(map(type, value)) and any(map(_too_large, value))
+
+
+def _holds_if(g: onnx.GraphProto) -> bool:
+    """Whether an If node is in ``g`` or in a subgraph of it."""
+    for n in g.node:
+        if not may_hold_subgraphs(n):
+            continue
+        if n.op_type == "If":
+            return True
+        for a in n.attribute:
+            if any(map(_holds_if, [a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs)):
+                return True
+    return False
 
 
 def _capped(node: Node, outs: Seq[Value | None]) -> Seq[Value | None]:

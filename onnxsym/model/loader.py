@@ -7,6 +7,7 @@ small inline initializers (shape tensors and the like) give values.
 from __future__ import annotations
 
 import functools
+import keyword
 import os
 import re
 import stat
@@ -118,7 +119,10 @@ def dim_from_proto(d, table: SymbolTable, where: str, fresh_base: str) -> Dim:
     elif d.HasField("dim_param") and d.dim_param.strip() and d.dim_param.strip() not in UNNAMED_PARAMS:
         text = d.dim_param
         try:
-            v = parse_dim(text, lambda n: table.get(n, where))
+            if text.isascii() and text.isidentifier() and not keyword.iskeyword(text):
+                v = table.get(text, where)  # (a plain name: what parsing it gives, without the parse)
+            else:
+                v = parse_dim(text, lambda n: table.get(n, where))
         except (ExprSyntaxError, ZeroDivisionError, dims.SymbolicDimError):
             # Any string is a legal dim_param: one outside the grammar is an opaque name.
             if text not in table.symbols:

@@ -11,6 +11,7 @@ shapes compared with ``==`` are equal only when their dims are.
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,10 +31,19 @@ def onnx_opset(model: onnx.ModelProto) -> int | None:
     return None
 
 
+# The standard ops with graph attributes (every other one with a graph is of another domain).
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+_OP_DOMAIN = operator.attrgetter("op_type", "domain")
+_DOMAIN = operator.attrgetter("domain")
+
+
 def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every graph nested in its nodes' attributes."""
     yield graph
     for node in graph.node:
+        op, domain = _OP_DOMAIN(node)  # (a standard op's attributes are read only where it may hold a graph)
+        if op not in _SUBGRAPH_OPS and (not domain or domain == "ai.onnx"):
+            continue
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.GRAPH:
                 yield from graphs(attr.g)
@@ -123,8 +133,8 @@ def _unimported_domains(model: onnx.ModelProto) -> list[str]:
     have |= {f.domain for f in model.functions}
     out: list[str] = []
     for g in graphs(model.graph):
-        for node in g.node:
-            d = "" if node.domain == "ai.onnx" else node.domain
+        for d in dict.fromkeys(map(_DOMAIN, g.node)):  # (each field read once, in node order)
+            d = "" if d == "ai.onnx" else d
             if d not in have and d not in out:
                 out.append(d)
     return out

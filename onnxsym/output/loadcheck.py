@@ -159,9 +159,14 @@ class LightModel:
         return out
 
 
+# Standard ops whose inference in onnx reads no input's elements (only types).
+TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "Pow",
+                        "LayerNormalization", "BatchNormalization", "InstanceNormalization"})
+
+
 def keeps_elements(t: onnx.TensorProto) -> bool:
     """Whether the light copy keeps an initializer's elements (else it is a typed graph input)."""
-    return t.data_location != onnx.TensorProto.EXTERNAL and not (len(t.dims) and _size(t.dims) > _SMALL_INITIALIZER)
+    return t.data_location != onnx.TensorProto.EXTERNAL and math.prod(t.dims) <= _SMALL_INITIALIZER  # (a scalar: 1)
 
 
 def _all_nodes(g: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
@@ -238,22 +243,81 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     """Why ``model`` (a written :meth:`LightModel.copy`) would be refused, or None: with
     ``onnx_judge``, by onnx's strict shape inference (what onnxruntime runs first on loading, and
     ``onnx.checker.check_model(full_check=True)`` runs); with ``runtime``, by onnxruntime loading it."""
-    from onnx import shape_inference
-
     if onnx_judge:
-        try:
-            # (element types are not checked: onnxsym maps types no standard op takes yet)
-            _strict_inference(model.SerializeToString())
-        except shape_inference.InferenceError as exc:
-            if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
-                return _refusal(light, str(exc), _ONNX_NODE)
-        except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
-            pass
+        text = onnx_refusal(model.SerializeToString())
+        if text is not None:
+            return _refusal(light, text, _ONNX_NODE)
     if not runtime:
         return None
     # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
     error = load_error(model.SerializeToString(), optimize=True)
     return None if error is None else _refusal(light, error, _NODE)
+
+
+def onnx_refusal(data: bytes) -> str | None:
+    """onnx's strict inference's refusal of the serialized model ``data`` (its message), or None."""
+    from onnx import shape_inference
+
+    try:
+        # (element types are not checked: onnxsym maps types no standard op takes yet)
+        _strict_inference(data)
+    except shape_inference.InferenceError as exc:
+        if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
+            return str(exc)
+    except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
+        pass
+    return None
+
+
+# The most elements of initializers the light copy leaves out that a model judged as itself holds.
+_AS_IS_ELEMENTS = 4 * _SMALL_INITIALIZER
+
+
+def light_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
+    """Whether onnx's inference reads in ``model`` itself what it reads in its light copy
+    (``LightModel(model, False, in_order)``): the nodes in order, and every initializer's elements
+    kept but a few (in the file, none a graph input) that only nodes whose inference reads no
+    elements read (a MatMul's weights: the copy makes them typed inputs), so that the copy differs
+    only in what inference does not read (doc strings, metadata, node names, which only name the
+    node a refusal is of): its verdict on the model is the copy's."""
+    if not in_order:
+        return False
+    g = model.graph
+    big = [t for t in g.initializer if not keeps_elements(t)]
+    if not big:
+        return _subgraphs_in_order(g)
+    if sum(math.prod(t.dims) for t in big) > _AS_IS_ELEMENTS:
+        return False  # (then serializing their elements costs more than the copy saves)
+    names = {t.name for t in big}
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in big) or \
+            not names.isdisjoint(i.name for i in g.input):
+        return False
+    functions = {(f.domain, f.name) for f in model.functions}
+    for n, (op, domain, inputs) in zip(g.node, map(_OP_DOMAIN_INPUT, g.node)):
+        if not domain or domain == "ai.onnx":
+            if op in _CONTROL_FLOW:
+                return False  # (its subgraphs may read one)
+            if op in _READ_AS_TYPES or names.isdisjoint(inputs):
+                continue
+            return False
+        if (domain, op) not in functions and not onnx.defs.has(op, domain):
+            continue  # (onnx infers nothing there)
+        if not names.isdisjoint(inputs) or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                               for a in n.attribute):
+            return False
+    return True
+
+
+_OP_DOMAIN_INPUT = operator.attrgetter("op_type", "domain", "input")
+# (and Gather, an embedding's table: its inference reads shapes; data propagation, which would
+# read elements, is off in the strict inference asked)
+_READ_AS_TYPES = TYPES_ONLY | {"Gather"}
+
+
+def _subgraphs_in_order(g: onnx.GraphProto) -> bool:
+    """Whether every subgraph in ``g`` (nested ones too) stores its nodes in an order that computes
+    each value before a node reads it (the light copy sorts one that does not)."""
+    return all(_in_order(sg) and _subgraphs_in_order(sg) for n in _subgraph_owners(g) for sg in _subgraphs(n))
 
 
 def takes_as_written(model: onnx.ModelProto) -> bool:

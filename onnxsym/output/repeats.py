@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import onnx
 
 from ..inference.values import Tensor
-from .loadcheck import keeps_elements
+from .loadcheck import TYPES_ONLY, keeps_elements
 
 # Where more than this share of the nodes is kept, the copy saves too little to be worth it.
 _WORTH = 0.5
@@ -30,8 +30,7 @@ _WORTH = 0.5
 
 # Standard ops whose inference in onnx reads no input's elements (only types): an input of
 # elements the value does not hold is as good as any other there.
-_TYPES_ONLY = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "Pow",
-                         "LayerNormalization", "BatchNormalization", "InstanceNormalization"})
+_TYPES_ONLY = TYPES_ONLY
 
 
 def special_names(graph: onnx.GraphProto, skip: Iterable[str], values: dict, keeps_declared: Iterable[str]) -> set[str]:
@@ -58,6 +57,24 @@ def _unheld(graph: onnx.GraphProto, values: dict) -> set[str]:
 
 def _holds_data(v) -> bool:
     return isinstance(v, Tensor) and v.value is not None
+
+
+def may_save(result) -> bool:
+    """False where :func:`kept_nodes` would keep too many nodes whatever the special values are:
+    it keeps each node without a kind and the first node of each kind (asked before the special
+    values are gathered, which a model of few repeats need not)."""
+    keys = result.node_keys
+    count = len(result.model.graph.node)
+    if len(keys) != count or not result.in_order:
+        return False
+    alone = 0
+    kinds: set[tuple[int, str]] = set()
+    for kind, _, _, _, domain in keys.values():
+        if kind is None:
+            alone += 1
+        else:
+            kinds.add((id(kind), domain))
+    return alone + len(kinds) <= _WORTH * count
 
 
 def kept_nodes(result, special: set[str]) -> tuple[list[int], list[str]] | None:

@@ -34,8 +34,9 @@ def total(ds: Iterable[Dim]) -> Dim:
     return out
 
 
+# (a dim against 1 is asked at every broadcast of it: remembered in the environment, eq_verdict)
 def _is_one(d: Dim) -> bool:
-    return d == 1 or (not isinstance(d, int) and dims.try_eq(d, 1) is True)
+    return d == 1 or (not isinstance(d, int) and dims.eq_verdict(d, 1) is True)
 
 
 def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
@@ -63,11 +64,11 @@ def broadcast_dim(ds: Sequence[Dim], fresh: Callable[[str], Dim],
     if statics:
         decided = statics.pop()
     else:
-        not_one = [d for d in rest if dims.try_eq(d, 1) is False]
+        not_one = [d for d in rest if dims.eq_verdict(d, 1) is False]
         decided = not_one[0] if not_one else None
     if decided is not None:
         for d in rest:
-            if not dims.same(d, decided) and dims.try_eq(d, 1) is False:
+            if not dims.same(d, decided) and dims.eq_verdict(d, 1) is False:
                 if dims.try_eq(d, decided) is False:
                     raise ShapeContradiction(f"cannot broadcast dim {d} against {decided}")
                 if require_equal is not None:
