@@ -14,6 +14,7 @@ each model checked against onnxruntime at every size 1..60 of seq:
 """
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -94,6 +95,47 @@ def _never_runs():
                    _c("p", np.array([0, 0, 3, 0, 0, 0], np.int64)), _c("k10", np.ones((1, 1, 10), np.float32))])
 
 
+def _resize_reshape():
+    """x resized by float32 0.3 (floor(3*seq/10) in onnxruntime's float32 arithmetic) reshaped
+    to [1, 1, 6]: seq 20 to 23 (the size was an unknown, no pin)."""
+    return _model([n("Resize", ["x", "", "s"], ["t"], mode="linear"), n("Reshape", ["t", "k"], ["y"])],
+                  [_c("s", np.array([1, 1, 0.3], np.float32)), _c("k", np.array([1, 1, 6], np.int64))])
+
+
+def _pad_resize_concat():
+    """x padded by (1, 2), resized by 0.3 and concatenated on axis 1 with ones[1, 1, 6]: 17 to 20."""
+    return _model([n("Pad", ["x", "p"], ["t"]), n("Resize", ["t", "", "s"], ["u"], mode="linear"),
+                   n("Concat", ["u", "k"], ["y"], axis=1)],
+                  [_c("p", np.array([0, 0, 1, 0, 0, 2], np.int64)), _c("s", np.array([1, 1, 0.3], np.float32)),
+                   _c("k", np.ones((1, 1, 6), np.float32))])
+
+
+def _slice_resize_add():
+    """x[3:50] resized by 2.0 (2*(min(50, seq) - 3)) added to ones[1, 1, 2]: seq 4 only (the
+    slice's loose range, below 0, made the size an unknown)."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Resize", ["t", "", "s"], ["u"], mode="nearest"),
+                   n("Add", ["u", "k"], ["y"])],
+                  [_c("st", np.array([3], np.int64)), _c("en", np.array([50], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("s", np.array([1, 1, 2.0], np.float32)),
+                   _c("k", np.ones((1, 1, 2), np.float32))])
+
+
+def _far_end_slice_add():
+    """x[0:2**62:2] ((min(2**62, seq) + 1)//2 elements) added to ones[1, 1, 12]: seq 1, 2, 23 and
+    24 (the min changes its pick only at 2**62: the root search gave up there)."""
+    return _model([n("Slice", ["x", "st", "en", "ax", "sp"], ["t"]), n("Add", ["t", "k"], ["y"])],
+                  [_c("st", np.array([0], np.int64)), _c("en", np.array([2**62], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("sp", np.array([2], np.int64)),
+                   _c("k", np.ones((1, 1, 12), np.float32))])
+
+
+def _same_lower_pool_expand():
+    """An AveragePool-18 with kernel 1, stride 3, SAME_LOWER, expanded to [1, 1, 11]: seq 1 and 31
+    (before opset 19 onnxruntime refuses the negative SAME pads at 32 and 33, ceil(seq/3) == 11)."""
+    return _model([n("AveragePool", ["x"], ["t"], kernel_shape=[1], strides=[3], auto_pad="SAME_LOWER"),
+                   n("Expand", ["t", "k"], ["y"])], [_c("k", np.array([1, 1, 11], np.int64))])
+
+
 def _ort_sizes(m):
     from pin_attack import ort_sizes
 
@@ -104,8 +146,11 @@ def _ort_sizes(m):
 
 @pytest.mark.parametrize("make, sizes", [(_padded_concat, (2, 8)), (_resized_concat, (1, 3)),
                                           (_sequence_concat, (2, 8)), (_slice_and_add, (1, 1002)),
-                                          (_bounded_concat, (1, 2, 3, 8))],
-                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases"])
+                                          (_bounded_concat, (1, 2, 3, 8)), (_resize_reshape, (20, 21, 22, 23)),
+                                          (_pad_resize_concat, (17, 18, 19, 20)), (_slice_resize_add, (4,)),
+                                          (_far_end_slice_add, (1, 2, 23, 24)), (_same_lower_pool_expand, (1, 31))],
+                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases",
+                              "float32_scale", "pad_resize_concat", "slice_resize", "far_slice_end", "same_lower_pool"])
 def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     m = make()
     from pin_attack import ort_sizes
@@ -116,6 +161,28 @@ def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     assert pin.symbol == "seq" and pin.values == sizes
     count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in SIZES])
     assert count and not bad, bad[:5]
+
+
+@pytest.mark.parametrize("make", [_resize_reshape, _slice_resize_add, _far_end_slice_add, _same_lower_pool_expand],
+                         ids=["float32_scale", "slice_resize", "far_slice_end", "same_lower_pool"])
+def test_check_exits_1_and_annotate_refuses_on_these_pins(make, tmp_path):
+    """onnxruntime refuses seq at a size the pin leaves out (checked beside the pin's sizes):
+    ``check`` exits 1 naming the pin, and ``annotate --dynamic`` of the symbol refuses."""
+    from click.testing import CliRunner
+    from pin_attack import ort_sizes
+
+    from onnxsym.cli import main
+
+    m = make()
+    (pin,) = pins_of(onnxsym.infer(m))
+    outside = [v for v in range(1, 40) if v not in pin.values][:6]
+    assert ort_sizes(m, list(pin.values) + outside)[0] == list(pin.values)
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 1 and f"pinned {pin.what}" in r.output, r.output
+    r = CliRunner().invoke(main, ["annotate", str(path), "-o", str(tmp_path / "o.onnx"), "--dynamic", "x:2=seq"])
+    assert r.exit_code == 2 and "cannot be dynamic" in r.output and not (tmp_path / "o.onnx").exists(), r.output
 
 
 def test_a_concat_that_runs_only_where_its_first_input_is_empty_is_no_contradiction():
