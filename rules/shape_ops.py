@@ -635,11 +635,13 @@ def _slice_len(d, start, end, step):
         return dims.dmax(0, dims.ceil_div(dims.sub(e, s), step))
     s = _clamp_index(start, d, -1)
     e = -1 if end is None else _clamp_index(end, d, -1)
-    if s is None or e is None or dims.range_of(d)[0] < 1:
+    if s is None or e is None:
         return None
     # the start of a negative step is clamped to [0, d - 1]
     s = dims.dmax(s, 0)
-    return dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
+    n = dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
+    # an empty dim gives nothing (the clamps above assume d >= 1); elsewhere n <= d already
+    return n if dims.range_of(d)[0] >= 1 else dims.dmin(d, n)
 
 
 _SLICE_PARTS = ("starts", "ends", "axes", "steps")

@@ -62,6 +62,18 @@ def check_grid(m, grid, allow_zero=False):
     return ran
 
 
+@pytest.mark.parametrize("start,end,step", [(-1, 1, -1), (-1, -1000, -1), (1000, 0, -2), (2, -5, -1), (-2, 0, -3)])
+def test_a_negative_step_slice_of_a_dim_that_may_be_empty(start, end, step):
+    """x[2:-1] (empty for n <= 3) sliced with a negative step: a closed form at every size, 0
+    where the dim is (it was an unknown, so a pin through it was missed: [2:-1][-1:1:-1]
+    concatenated with ones[1, 1, 3] runs at n == 7 only)."""
+    c = [init(f"c{i}", np.array([v], np.int64)) for i, v in enumerate([2, -1, 2, 1, start, end, 2, step])]
+    m = model([h.make_node("Slice", ["x", "c0", "c1", "c2", "c3"], ["t"]),
+               h.make_node("Slice", ["t", "c4", "c5", "c6", "c7"], ["y"])], [("x", F, [1, 1, "n"])], ["y"], c)
+    assert not onnxsym.infer(m).unresolved()
+    assert check_grid(m, _grid(["n"], range(1, 14))) == 13
+
+
 @pytest.mark.parametrize("mode", ["edge", "reflect", "wrap", "constant"])
 @pytest.mark.parametrize("shape,axis", [(["n"], 0), (["n", 2], 0), ([2, "n"], 1)])
 def test_pad_cropped_by_negative_pads(mode, shape, axis):

@@ -136,6 +136,17 @@ def _same_lower_pool_expand():
                    n("Expand", ["t", "k"], ["y"])], [_c("k", np.array([1, 1, 11], np.int64))])
 
 
+def _reversed_slice_concat():
+    """x[2:-1] (empty for seq <= 3) reversed by [-1:1:-1], concatenated on axis 2 with ones[1, 1, 1]
+    and on axis 1 with ones[1, 1, 3]: seq 7 only (a negative step on a dim that may be empty was
+    an unknown)."""
+    parts = [("a", [2]), ("b", [-1]), ("ax", [2]), ("one", [1]), ("c", [-1]), ("d", [1]), ("neg", [-1])]
+    return _model([n("Slice", ["x", "a", "b", "ax", "one"], ["t"]), n("Slice", ["t", "c", "d", "ax", "neg"], ["u"]),
+                   n("Concat", ["u", "k1"], ["v"], axis=2), n("Concat", ["v", "k3"], ["y"], axis=1)],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("k1", np.ones((1, 1, 1), np.float32)), _c("k3", np.ones((1, 1, 3), np.float32))])
+
+
 def _ort_sizes(m):
     from pin_attack import ort_sizes
 
@@ -148,9 +159,11 @@ def _ort_sizes(m):
                                           (_sequence_concat, (2, 8)), (_slice_and_add, (1, 1002)),
                                           (_bounded_concat, (1, 2, 3, 8)), (_resize_reshape, (20, 21, 22, 23)),
                                           (_pad_resize_concat, (17, 18, 19, 20)), (_slice_resize_add, (4,)),
-                                          (_far_end_slice_add, (1, 2, 23, 24)), (_same_lower_pool_expand, (1, 31))],
+                                          (_far_end_slice_add, (1, 2, 23, 24)), (_same_lower_pool_expand, (1, 31)),
+                                          (_reversed_slice_concat, (7,))],
                          ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases",
-                              "float32_scale", "pad_resize_concat", "slice_resize", "far_slice_end", "same_lower_pool"])
+                              "float32_scale", "pad_resize_concat", "slice_resize", "far_slice_end", "same_lower_pool",
+                              "reversed_slice"])
 def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     m = make()
     from pin_attack import ort_sizes
