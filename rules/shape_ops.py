@@ -15,6 +15,7 @@ from onnxsym.domain.needs import (
     GATHER_INDICES,
     SPLIT_SIZES,
     TILE_REPEATS,
+    concat_dims,
     concat_reference,
     may_be_empty,
 )
@@ -507,10 +508,11 @@ def concat_rule(node):
     axis = normalize_axis(node.attr_int("axis", 0), r)
     # onnxruntime skips an input without elements and takes the dims off the axis from the first
     # with elements: where one may have none (a dim that may be 0), they are those of an input
-    # proven to have elements where one is (concat_reference), and the others agree with it or
-    # have none (a condition, CONCAT_EMPTY), not an equality
+    # proven to have elements where one is (concat_reference), else a pick by the sizes
+    # (concat_dims), and the others agree with them or have none (a condition, CONCAT_EMPTY)
     empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known)
     ref = known[concat_reference([t.shape for t in known])] if empty else known[0]
+    picked = concat_dims([t.shape for t in known], axis) if empty else ()
     out = []
     for i in range(r):
         if i == axis:
@@ -522,7 +524,7 @@ def concat_rule(node):
             for t in known:
                 if t is not ref and not may_be_empty(t.shape):
                     node.require_equal(t.shape[i], ref.shape[i], f"Concat inputs agree on axis {i}")
-            out.append(ref.shape[i])
+            out.append(picked[i])
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:
