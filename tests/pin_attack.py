@@ -245,7 +245,8 @@ def main(argv=None) -> int:
             bad = []
         domain_bad += bool(bad)
         if args.show and (r["verdict"] in ("pin WRONG", "pin MISSED", "onnxsym error", "contradiction WRONG",
-                                           "finite, more than a few, WRONG") or bad):
+                                           "finite, more than a few, WRONG", "finite, more than a few (not listed)")
+                          or bad):
             ops = " -> ".join(f"{n.op_type}{_attrs(n, m)}" for n in m.graph.node)
             print(f"[{args.seed}:{i}] {r['verdict']}: {ops}")
             print(f"    runs {r.get('runs')[:12] if r.get('runs') else r.get('runs')} pin {r.get('pin')} "
