@@ -170,6 +170,9 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
             out.append(intops.trunc_div(n, s) + 1)
             continue
         lo, hi = dims.range_of(n)
+        if auto_pad in SAME:  # (the SAME pads total k - s to k - 1: n's range from d's, where the algebra's is looser)
+            d_lo, d_hi = dims.range_of(d)
+            lo, hi = max(lo, d_lo + k - s - dl * (k - 1) - 1), min(hi, d_hi + k - 2 - dl * (k - 1))
         if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT or \
                 (hi > FLOAT32_EXACT and not intops.assumable(n, FLOAT32_EXACT)):
             out.append(node.fresh(f"ceil_mode pool size over {n}: onnxruntime rounds it through "

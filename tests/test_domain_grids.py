@@ -256,6 +256,20 @@ def test_pool_same_padding(op, auto_pad, kernel, stride, dilation, outputs, opse
         assert check_grid(m, _grid(["n"], range(1, 14))) > 0
 
 
+def test_a_same_ceil_mode_pool_of_a_dim_whose_range_the_algebra_gives_up_on():
+    """x resized by 0.3 then 0.5 (floor(3*n/20), written as a sum of floors) into an AveragePool
+    with SAME_LOWER and ceil_mode: the float32 bound needs the pool's size range, which the
+    algebra's work bound lost; the SAME pads total kernel - stride to kernel - 1, so it follows
+    from the input dim's (it was an unknown, and a Concat after it a condition not stated)."""
+    nodes = [h.make_node("Resize", ["x", "", "s3"], ["a"], mode="linear"),
+             h.make_node("Resize", ["a", "", "s5"], ["b"], mode="nearest"),
+             h.make_node("AveragePool", ["b"], ["y"], auto_pad="SAME_LOWER", ceil_mode=1, kernel_shape=[4], strides=[2])]
+    m = model(nodes, [("x", F, [1, 1, "n"])], ["y"], [init("s3", np.array([1, 1, 0.3], np.float32)),
+                                                      init("s5", np.array([1, 1, 0.5], np.float32))], opset=18)
+    assert not onnxsym.infer(m).unresolved()
+    assert check_grid(m, _grid(["n"], range(1, 90))) > 70
+
+
 def test_conv_and_conv_transpose_what_onnxruntime_refuses():
     """onnxruntime's Conv refuses dilations under SAME padding at every size, and ConvTranspose
     an output_padding not less than the stride; a ConvTranspose whose pads crop its output to
