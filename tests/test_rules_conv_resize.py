@@ -263,8 +263,18 @@ def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
     beyond = onnxsym.infer(m, ranges={"h": (1, bound + 1)})
     if bound >= 2 ** 20:
         assert [str(c) for c in beyond.constraints] == [f"h <= {bound}"] and not beyond.unresolved()
-    else:
-        assert beyond.unresolved()
+        return
+    # a scale far from a short power-of-two fraction: the simplest fraction near it where it
+    # gives the same sizes up to a bound past 2**20 (that bound recorded), else a fresh size
+    free = onnxsym.infer(m)
+    if free.unresolved():
+        return
+    (c,) = [str(c) for c in free.constraints]
+    last = int(c.removeprefix("h <= "))
+    assert last >= 2 ** 20
+    hs = np.unique(np.concatenate([rng.integers(1, last + 1, 20000), np.arange(max(1, last - 3000), last + 1)]))
+    d = free.shape("y")[2]
+    assert all(onnxsym.evaluate(d, {"h": int(h)}) == int(s * np.float32(h)) for h in hs), scale
 
 
 
