@@ -198,6 +198,48 @@ def test_check_exits_1_and_annotate_refuses_on_these_pins(make, tmp_path):
     assert r.exit_code == 2 and "cannot be dynamic" in r.output and not (tmp_path / "o.onnx").exists(), r.output
 
 
+def _backward_slice_conv_expand():
+    """x[1000:-1000:-1] (seq elements up to 999, then 2000 - seq) into a Conv of kernel 4,
+    dilation 2, stride 2, pads (0, 1), expanded to [1, 1, 9]: 8 sizes, 4 of them past 1000."""
+    parts = [("a", [1000]), ("b", [-1000]), ("ax", [2]), ("neg", [-1])]
+    return _model([n("Slice", ["x", "a", "b", "ax", "neg"], ["t"]),
+                   n("Conv", ["t", "w"], ["u"], kernel_shape=[4], strides=[2], dilations=[2], pads=[0, 1]),
+                   n("Expand", ["u", "k"], ["y"])],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("w", np.ones((1, 1, 4), np.float32)), _c("k", np.array([1, 1, 9], np.int64))])
+
+
+def _max_expand_conv_slice():
+    """x expanded to max(seq, 11), a Conv of kernel 4, dilation 2, stride 2, pads (1, 1), then
+    [-2:1:-1], added to ones[1, 1, 9]: 1, 11, 12, 27 and 28 (0 on the whole stretch before the
+    max changes its pick was taken as sizes without end)."""
+    parts = [("m", [1, 1, 11]), ("a", [-2]), ("b", [1]), ("ax", [2]), ("neg", [-1])]
+    return _model([n("Shape", ["x"], ["s"]), n("Max", ["s", "m"], ["e"]), n("Expand", ["x", "e"], ["t"]),
+                   n("Conv", ["t", "w"], ["u"], kernel_shape=[4], strides=[2], dilations=[2], pads=[1, 1]),
+                   n("Slice", ["u", "a", "b", "ax", "neg"], ["v"]), n("Add", ["v", "k"], ["y"])],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("w", np.ones((1, 1, 4), np.float32)), _c("k", np.ones((1, 1, 9), np.float32))])
+
+
+@pytest.mark.parametrize("make, sizes", [(_backward_slice_conv_expand, (6, 7, 22, 23, 1977, 1978, 1993, 1994)),
+                                          (_max_expand_conv_slice, (1, 11, 12, 27, 28))],
+                         ids=["past_1000", "zero_before_a_crossing"])
+def test_more_than_a_few_sizes_are_listed_and_not_a_pin(make, sizes):
+    """A finite set of more than a pin's few sizes: the domain lists it (finite_sizes), exactly
+    where onnxruntime runs (past the first 60 sizes too), and states no pin."""
+    from pin_attack import ort_sizes
+
+    from onnxsym.domain.pins import finite_sizes
+
+    m = make()
+    res = onnxsym.infer(m)
+    assert finite_sizes("seq", res.domain()) == sizes
+    assert pins_of(res) == []
+    assert _ort_sizes(m) == [v for v in sizes if v in SIZES]
+    past = [v for v in sizes if v not in SIZES]
+    assert ort_sizes(m, past + [v + 1 for v in past if v + 1 not in sizes] + [999, 1000, 2000])[0] == past
+
+
 def test_a_concat_that_runs_only_where_its_first_input_is_empty_is_no_contradiction():
     m = _sliced_concat()
     assert _ort_sizes(m) == [1, 2]

@@ -23,8 +23,9 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
     of degree at most ``D`` on each residue ``r``, between two sizes where a min or max of it
     changes which argument it picks (each argument a line on each residue of its period, between
     where its own mins and maxes change: two cross at most once): read from ``D + 1`` values
-    there, it is 0 everywhere (sizes without end) or has its integer roots within Cauchy's
-    bound of the stretch's start. A short stretch is evaluated at each size."""
+    there, it is 0 everywhere (sizes without end, unless the stretch ends: then each of its
+    sizes) or has its integer roots within Cauchy's bound of the stretch's start. A short
+    stretch is evaluated at each size."""
     free = dims.free_symbols(g)
     if not free:
         return set() if g != 0 else None
@@ -51,9 +52,10 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
                 last = q_hi
                 if q_hi - q_lo > D + 1:  # (a few sizes only: each tried)
                     bound = _root_bound([f(L * (q_lo + t) + r) for t in range(D + 1)])
-                    if bound is None:
-                        return None  # 0 at every size of this residue in this stretch
-                    last = min(q_hi, q_lo + bound)
+                    if bound is None and b > hi:
+                        return None  # 0 at every size of this residue from a on: sizes without end
+                    # (0 at every size of this residue in a stretch that ends: each is a root)
+                    last = q_hi if bound is None else min(q_hi, q_lo + bound)
                 work += last - q_lo + 1 + D
                 if work > WORK:
                     return None
