@@ -17,7 +17,7 @@ from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
 from onnxsym.registry import Condition, Outputs, register, unlearned
-from onnxsym.semantics import intops
+from onnxsym.semantics import intops, scaled
 from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis, prod
 
 from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
@@ -146,10 +146,11 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
         if auto_pad in SAME:
             total = (dims.ceil_div(d, s) - 1) * s + k - d
             head = intops.trunc_div(total + (1 if auto_pad == "SAME_LOWER" else 0), 2)
-            # a stride past the kernel makes these pads negative where s divides d: MaxPool's
-            # plain kernel refuses them (with dilations or indices it runs another, that does not;
-            # AveragePool and LpPool run)
-            plain = node.op_type == "MaxPool" and dl == 1 and node.num_outputs == 1
+            # a stride past the kernel makes these pads negative at some sizes: MaxPool's plain
+            # kernel refuses them (with dilations or indices it runs another, that does not), and
+            # so does AveragePool's before opset 19 (from 19 on, its kernel runs them; LpPool runs)
+            plain = (node.op_type == "MaxPool" and dl == 1 and node.num_outputs == 1) or \
+                (node.op_type == "AveragePool" and node.opset < 19)
             if k < s and plain:
                 node.require_at_least(total, 0, f"onnxruntime refuses the negative SAME pads {total} "
                                                  f"of a stride past the kernel (axis {i + 2})")
@@ -169,6 +170,9 @@ def _pool_out(node, in_dims, kernel, ceil_mode):
             out.append(intops.trunc_div(n, s) + 1)
             continue
         lo, hi = dims.range_of(n)
+        if auto_pad in SAME:  # (the SAME pads total k - s to k - 1: n's range from d's, where the algebra's is looser)
+            d_lo, d_hi = dims.range_of(d)
+            lo, hi = max(lo, d_lo + k - s - dl * (k - 1) - 1), min(hi, d_hi + k - 2 - dl * (k - 1))
         if lo < -FLOAT32_EXACT or lo > FLOAT32_EXACT or \
                 (hi > FLOAT32_EXACT and not intops.assumable(n, FLOAT32_EXACT)):
             out.append(node.fresh(f"ceil_mode pool size over {n}: onnxruntime rounds it through "
@@ -324,7 +328,8 @@ def conv_transpose(node: Node) -> list[Tensor]:
 
 @register("MaxPool AveragePool LpPool", conditions=[
     "the output size is >= 0 on each spatial axis: X[2+i] + pads >= dilated kernel - 2*strides + 2",
-    "MaxPool, SAME padding with a stride past the kernel: the derived pads are >= 0 (not with dilations or indices)",
+    "MaxPool (not with dilations or indices) and AveragePool before opset 19, SAME padding with a stride past the "
+    "kernel: the derived pads are >= 0",
     "ceil_mode: the size arithmetic stays within float32's exact integers (2**24)", POOL_ELEMENTS], cost=formulas.POOL)
 def pool(node: Node) -> Outputs:
     x = arg(node, 0)
@@ -628,7 +633,8 @@ def argmax(node: Node) -> Outputs:
 # --------------------------------------------------------------------------- Resize, Upsample
 
 
-SCALED = "scale*X[i] in float32 is exact: X[i] <= 2**24 / scale's numerator"
+SCALED = ("scale*X[i] in float32 is exact: X[i] <= 2**24 / scale's numerator, or for another scale (0.3) the "
+          "simplest fraction gives the same size up to X[i]'s bound (floor(3*X[i]/10) up to 3495262)")
 
 
 def _scaled(node, d, scale, axis):
@@ -647,7 +653,18 @@ def _scaled(node, d, scale, axis):
     # or p*d <= 2**24 for an integral scale (the product is then an exact integer).
     bound = FLOAT32_EXACT if q == 1 else FLOAT32_EXACT - 1
     lo, hi = dims.range_of(d)
-    if lo < 0 or p * lo > bound or (p * hi > bound and not intops.assumable(d, bound // p)):
+    lo = max(lo, 0)  # (a dim of X: never negative, whatever a loose range of its expression says)
+    if p * lo > bound or (p * hi > bound and not intops.assumable(d, bound // p)):
+        # a scale far from a short power-of-two fraction (0.3): the simplest fraction that gives
+        # the same size at every dim up to a bound (floor(3*d/10) up to 3495262), if one does
+        near = scaled.as_fraction(float(s))
+        if near is not None and near[2] >= lo and (hi <= near[2] or intops.assumable(d, near[2])):
+            a, b, last = near
+            if hi > last:
+                node.assume_at_most(d, last, f"onnxruntime computes the size of {d} times {float(s)!r} in float32, "
+                                             f"floor({d}*{a}/{b}) up to {last}")
+            return dims.floordiv(dims.mul(d, a), b)
+    if p * lo > bound or (p * hi > bound and not intops.assumable(d, bound // p)):
         return node.fresh(f"Resize of {d} by scale {float(s)!r}: onnxruntime computes the size in float32, "
                           f"equal to floor({d}*{float(s)!r}) only while {d} <= {bound // p}", 0, axis)
     if p * hi > bound:

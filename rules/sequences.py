@@ -4,7 +4,7 @@ number and positions are known; otherwise only what holds for every item."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.domain.needs import agree_or_empty, concat_reference, may_be_empty
+from onnxsym.domain.needs import agree_or_empty, concat_dims, concat_reference, may_be_empty
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.join import join_tensors
 from onnxsym.inference.node import Node, shape_of
@@ -265,8 +265,9 @@ def _cfs_empty(site):
     yield from agree_or_empty(site, [t.shape for t in items], along, "ConcatFromSequence")
 
 
-CFS_EMPTY = Condition("an item agrees off the axis (every axis with new_axis) with the first one proven to have "
-                      "elements (else the first not proven empty), or has no elements (onnxruntime skips it)",
+CFS_EMPTY = Condition("an item agrees off the axis (every axis with new_axis) with the first one with elements "
+                      "(onnxruntime takes the output's dims from it, item 0's where none has), or has no elements "
+                      "(onnxruntime skips it)",
                       _cfs_empty, replayable=True)
 
 
@@ -284,13 +285,13 @@ def concat_from_sequence_rule(node):
     if items is not None and all(t.shape is not None for t in items) and len({t.rank for t in items}) == 1:
         # Every item has the same dims off the axis: a static one says which.
         # onnxruntime skips an item without elements and takes the dims from the first with
-        # elements: where one may have none, those of the item concat_reference picks, and the
-        # others agree with it or have none (CFS_EMPTY)
+        # elements: where one may have none, those of the item concat_reference picks (else a
+        # pick by the sizes, concat_dims), and the others agree with them or have none (CFS_EMPTY)
         empty = any(may_be_empty(t.shape) for t in items)
         ref = items[concat_reference([t.shape for t in items])]
-        like = ref.shape if empty else \
+        along = None if stack else normalize_axis(node.attr_int("axis"), len(ref.shape))
+        like = concat_dims([t.shape for t in items], along) if empty else \
             tuple(next((d for d in col if isinstance(d, int)), col[0]) for col in zip(*(t.shape for t in items)))
-        along = None if stack else normalize_axis(node.attr_int("axis"), len(like))
         for t in items:  # (onnxruntime refuses items that differ there, 1 is no exception)
             if empty and (t is ref or may_be_empty(t.shape)):
                 continue

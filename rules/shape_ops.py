@@ -15,6 +15,7 @@ from onnxsym.domain.needs import (
     GATHER_INDICES,
     SPLIT_SIZES,
     TILE_REPEATS,
+    concat_dims,
     concat_reference,
     may_be_empty,
 )
@@ -514,10 +515,11 @@ def concat_rule(node):
     axis = normalize_axis(node.attr_int("axis", 0), r)
     # onnxruntime skips an input without elements and takes the dims off the axis from the first
     # with elements: where one may have none (a dim that may be 0), they are those of an input
-    # proven to have elements where one is (concat_reference), and the others agree with it or
-    # have none (a condition, CONCAT_EMPTY), not an equality
+    # proven to have elements where one is (concat_reference), else a pick by the sizes
+    # (concat_dims), and the others agree with them or have none (a condition, CONCAT_EMPTY)
     empty = len(known) == len(ts) and any(may_be_empty(t.shape) for t in known)
     ref = known[concat_reference([t.shape for t in known])] if empty else known[0]
+    picked = concat_dims([t.shape for t in known], axis) if empty else ()
     out = []
     for i in range(r):
         if i == axis:
@@ -529,7 +531,7 @@ def concat_rule(node):
             for t in known:
                 if t is not ref and not may_be_empty(t.shape):
                     node.require_equal(t.shape[i], ref.shape[i], f"Concat inputs agree on axis {i}")
-            out.append(ref.shape[i])
+            out.append(picked[i])
         else:
             d = next((t.shape[i] for t in known if isinstance(t.shape[i], int)), known[0].shape[i])
             for t in known:
@@ -642,11 +644,13 @@ def _slice_len(d, start, end, step):
         return dims.dmax(0, dims.ceil_div(dims.sub(e, s), step))
     s = _clamp_index(start, d, -1)
     e = -1 if end is None else _clamp_index(end, d, -1)
-    if s is None or e is None or dims.range_of(d)[0] < 1:
+    if s is None or e is None:
         return None
     # the start of a negative step is clamped to [0, d - 1]
     s = dims.dmax(s, 0)
-    return dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
+    n = dims.dmax(0, dims.ceil_div(dims.sub(s, e), dims.neg(step)))
+    # an empty dim gives nothing (the clamps above assume d >= 1); elsewhere n <= d already
+    return n if dims.range_of(d)[0] >= 1 else dims.dmin(d, n)
 
 
 _SLICE_PARTS = ("starts", "ends", "axes", "steps")

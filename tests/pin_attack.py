@@ -3,7 +3,10 @@ Reshape, Concat with constants, Resize by constant scales, Expand to a min or ma
 shape), whose result is then forced against a constant (a broadcast, an Expand or a Reshape to
 it). onnxruntime runs each at every size 1..SIZES of seq (in a child: a native crash is no
 verdict); where it runs at a few sizes only, a pin onnxsym states must be exactly those sizes,
-and where it states none, the pin is missed. The domain's verdict is compared at every size too.
+and where it states none, the pin is missed. Where the domain leaves finitely many sizes, more
+than a pin's few, they must be where onnxruntime runs (asked past the sweep's sizes too: a slice
+from 1000 backwards runs at 6, 7, 22, 23, 1977, 1978, 1993 and 1994). The domain's verdict is
+compared at every size too.
 
     python -m tests.pin_attack --count 300 --seed 0 [--show]
 """
@@ -175,7 +178,7 @@ def ort_sizes(m: onnx.ModelProto, sizes) -> tuple[list[int], list[int]] | None:
 def judge(m: onnx.ModelProto) -> dict:
     """What onnxruntime and onnxsym say of ``m``: the verdict and its details."""
     import onnxsym
-    from onnxsym.domain.pins import FEW_SIZES, pins_of
+    from onnxsym.domain.pins import FEW_SIZES, finite_sizes, pins_of
     from onnxsym.errors import ShapeContradiction
 
     got = ort_sizes(m, range(1, SIZES + 1))
@@ -192,7 +195,12 @@ def judge(m: onnx.ModelProto) -> dict:
     except Exception as exc:  # (an inference error is an answer too: listed)
         return {"verdict": "onnxsym error", "error": f"{type(exc).__name__}: {exc}"[:200], "runs": runs}
     pin = pins[0].values if pins else None
-    finite = not any(v >= FINITE_BELOW for v in runs)
+    listed = finite_sizes("seq", domain)  # (every size the domain leaves, if finitely many: more than a pin's few too)
+    if pin is None and listed is not None and any(v > SIZES for v in listed):
+        # sizes past the sweep the domain allows: onnxruntime is asked there too
+        extra = ort_sizes(m, [v for v in listed if v > SIZES])
+        runs = runs + (extra[0] if extra else [])
+    finite = not any(v >= FINITE_BELOW for v in runs if v <= SIZES)
     wide = [v for v in range(1, SIZES + 1) if v not in runs and v not in crashes and domain.violated({"seq": v}) is None]
     narrow = [v for v in runs if domain.violated({"seq": v}) is not None]
     out = {"runs": runs, "pin": pin, "too_wide": wide, "too_narrow": narrow, "crashes": crashes,
@@ -205,10 +213,14 @@ def judge(m: onnx.ModelProto) -> dict:
         out["verdict"] = "pin right" if sorted(pin) == sorted(runs) else "pin WRONG"
     elif not runs:
         out["verdict"] = "never runs"
+    elif listed is not None and len(listed) > FEW_SIZES:
+        # the domain's finite set must be where onnxruntime runs, past the sweep's sizes too
+        right = sorted(listed) == sorted(runs)
+        out["verdict"] = "finite, more than a few (listed)" if right else "finite, more than a few, WRONG"
     elif finite and len(runs) <= FEW_SIZES:
         out["verdict"] = "pin MISSED"
     elif finite:
-        out["verdict"] = "finite, more than a few"
+        out["verdict"] = "finite, more than a few (not listed)"
     else:
         out["verdict"] = "not pinned"
     return out
@@ -232,7 +244,9 @@ def main(argv=None) -> int:
             unstated_bad += 1
             bad = []
         domain_bad += bool(bad)
-        if args.show and (r["verdict"] in ("pin WRONG", "pin MISSED", "onnxsym error", "contradiction WRONG") or bad):
+        if args.show and (r["verdict"] in ("pin WRONG", "pin MISSED", "onnxsym error", "contradiction WRONG",
+                                           "finite, more than a few, WRONG", "finite, more than a few (not listed)")
+                          or bad):
             ops = " -> ".join(f"{n.op_type}{_attrs(n, m)}" for n in m.graph.node)
             print(f"[{args.seed}:{i}] {r['verdict']}: {ops}")
             print(f"    runs {r.get('runs')[:12] if r.get('runs') else r.get('runs')} pin {r.get('pin')} "

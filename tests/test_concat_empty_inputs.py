@@ -3,9 +3,10 @@
 onnxruntime skips an input without elements and takes the output's dims off the axis from the
 first input that has elements (input 0 where none has; the axis dim is the sum of all). The
 rules take them from an input proven to have elements where there is one (then the domain is
-exactly where onnxruntime runs), else from the first input not proven empty: where that one is
-skipped and another with other dims is not, the output's dims are not the inferred ones, and
-the domain leaves those sizes out (``other_shapes_outside``)."""
+exactly where onnxruntime runs), else by the sizes: those of the first input with elements, input
+0's where none has (``e*t + (1 - e)*5`` with ``e = min(1, s*t)`` for ``[0, 5] ++ [s, t]``); the
+domain is then exactly where onnxruntime runs too (it left out the sizes where the first input
+not proven empty is skipped and a later one with other dims is not)."""
 
 import pytest
 from onnx import TensorProto as T
@@ -64,10 +65,23 @@ MAYBE_EMPTY = [([[0, 5], ["s", "t"]], 0), ([[0, 5], ["s", "t"]], 1), ([[0, 5], [
 @pytest.mark.parametrize("seq, new_axis", [(False, 0), (True, 0), (True, 1)])
 @pytest.mark.parametrize("shapes, axis", MAYBE_EMPTY)
 def test_without_an_input_proven_to_have_elements(shapes, axis, seq, new_axis):
-    """Inside the domain onnxruntime runs with the inferred dims; outside it refuses, or runs
-    with other dims (the first not proven empty skipped, another with its own dims kept)."""
+    """The domain is exactly where onnxruntime runs, with the inferred dims: those of the first
+    input with elements, picked by the sizes (the first not proven empty skipped, a later one
+    with its own dims kept, ran outside the domain)."""
     m = _concat(shapes, axis, seq, new_axis)
-    _agrees(m, _grid(**{s: (0, 1, 2, 3, 5) for s in _symbols(shapes)}), other_shapes_outside=True, allow_zero=True)
+    _agrees(m, _grid(**{s: (0, 1, 2, 3, 5) for s in _symbols(shapes)}), allow_zero=True)
+
+
+@pytest.mark.parametrize("seq", [False, True])
+def test_two_inputs_that_may_be_empty_with_other_dims(seq):
+    """x[a, n] ++ y[b, m] on axis 0, every dim may be 0: onnxruntime runs at a*n == 0 with y's m
+    (x skipped) and at b*m == 0 with x's n; the domain refused the first (it said m == n or
+    b*m == 0): now every size of the grid agrees, dims too."""
+    m = _concat([["a", "n"], ["b", "m"]], 0, seq)
+    res = onnxsym.infer(m, allow_zero=True)
+    assert res.domain().violated({"a": 0, "n": 0, "b": 2, "m": 3}) is None
+    assert res.domain().violated({"a": 1, "n": 2, "b": 2, "m": 3}) is not None
+    _agrees(m, _grid(a=(0, 1, 2), n=(0, 1, 3), b=(0, 2), m=(0, 1, 3)), allow_zero=True)
 
 
 def test_an_empty_static_past_does_not_pin_the_batch():

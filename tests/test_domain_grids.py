@@ -62,6 +62,18 @@ def check_grid(m, grid, allow_zero=False):
     return ran
 
 
+@pytest.mark.parametrize("start,end,step", [(-1, 1, -1), (-1, -1000, -1), (1000, 0, -2), (2, -5, -1), (-2, 0, -3)])
+def test_a_negative_step_slice_of_a_dim_that_may_be_empty(start, end, step):
+    """x[2:-1] (empty for n <= 3) sliced with a negative step: a closed form at every size, 0
+    where the dim is (it was an unknown, so a pin through it was missed: [2:-1][-1:1:-1]
+    concatenated with ones[1, 1, 3] runs at n == 7 only)."""
+    c = [init(f"c{i}", np.array([v], np.int64)) for i, v in enumerate([2, -1, 2, 1, start, end, 2, step])]
+    m = model([h.make_node("Slice", ["x", "c0", "c1", "c2", "c3"], ["t"]),
+               h.make_node("Slice", ["t", "c4", "c5", "c6", "c7"], ["y"])], [("x", F, [1, 1, "n"])], ["y"], c)
+    assert not onnxsym.infer(m).unresolved()
+    assert check_grid(m, _grid(["n"], range(1, 14))) == 13
+
+
 @pytest.mark.parametrize("mode", ["edge", "reflect", "wrap", "constant"])
 @pytest.mark.parametrize("shape,axis", [(["n"], 0), (["n", 2], 0), ([2, "n"], 1)])
 def test_pad_cropped_by_negative_pads(mode, shape, axis):
@@ -222,13 +234,17 @@ def test_what_a_node_needs_of_a_dim_onnxsym_could_not_resolve_is_said(tmp_path):
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
 @pytest.mark.parametrize("kernel,stride,dilation,outputs", [(1, 2, 1, 1), (2, 3, 1, 1), (1, 3, 1, 2), (3, 1, 2, 1),
                                                             (4, 1, 2, 2), (2, 2, 1, 1)])
-def test_pool_same_padding(op, auto_pad, kernel, stride, dilation, outputs):
-    """SAME pads of a stride past the kernel are negative where the stride divides the size:
-    MaxPool's plain kernel refuses them (with dilations or indices, and AveragePool and
-    LpPool, run); with dilations the output size must not be negative (the pads come from the
+@pytest.mark.parametrize("opset", [18, 19])
+def test_pool_same_padding(op, auto_pad, kernel, stride, dilation, outputs, opset):
+    """SAME pads of a stride past the kernel are negative at some sizes: MaxPool's plain kernel
+    refuses them (with dilations or indices, and LpPool, run), and so does AveragePool's before
+    opset 19 (x[1, 1, n] with kernel 1, stride 3 runs at n = 1, 4, 7, ... at opset 18, at every
+    n at 19); with dilations the output size must not be negative (the pads come from the
     undilated kernel)."""
     if op != "MaxPool" and (dilation > 1 or outputs > 1):
         pytest.skip("dilations and indices are MaxPool's")
+    if opset == 18 and dilation > 1:
+        pytest.skip("dilations are MaxPool-10's and later: opset 19 covers them")
     attrs = dict(kernel_shape=[kernel], strides=[stride], auto_pad=auto_pad)
     if op == "MaxPool":
         attrs["dilations"] = [dilation]
@@ -236,8 +252,22 @@ def test_pool_same_padding(op, auto_pad, kernel, stride, dilation, outputs):
     for ceil_mode in ((0, 1) if op != "LpPool" else (0,)):
         if op != "LpPool":
             attrs["ceil_mode"] = ceil_mode
-        m = model([h.make_node(op, ["x"], outs, **attrs)], [("x", F, [1, 1, "n"])], outs, opset=19)
+        m = model([h.make_node(op, ["x"], outs, **attrs)], [("x", F, [1, 1, "n"])], outs, opset=opset)
         assert check_grid(m, _grid(["n"], range(1, 14))) > 0
+
+
+def test_a_same_ceil_mode_pool_of_a_dim_whose_range_the_algebra_gives_up_on():
+    """x resized by 0.3 then 0.5 (floor(3*n/20), written as a sum of floors) into an AveragePool
+    with SAME_LOWER and ceil_mode: the float32 bound needs the pool's size range, which the
+    algebra's work bound lost; the SAME pads total kernel - stride to kernel - 1, so it follows
+    from the input dim's (it was an unknown, and a Concat after it a condition not stated)."""
+    nodes = [h.make_node("Resize", ["x", "", "s3"], ["a"], mode="linear"),
+             h.make_node("Resize", ["a", "", "s5"], ["b"], mode="nearest"),
+             h.make_node("AveragePool", ["b"], ["y"], auto_pad="SAME_LOWER", ceil_mode=1, kernel_shape=[4], strides=[2])]
+    m = model(nodes, [("x", F, [1, 1, "n"])], ["y"], [init("s3", np.array([1, 1, 0.3], np.float32)),
+                                                      init("s5", np.array([1, 1, 0.5], np.float32))], opset=18)
+    assert not onnxsym.infer(m).unresolved()
+    assert check_grid(m, _grid(["n"], range(1, 90))) > 70
 
 
 def test_conv_and_conv_transpose_what_onnxruntime_refuses():

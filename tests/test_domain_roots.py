@@ -23,6 +23,10 @@ CASES = {
     "floor in a max in a floor": dims.sub(dims.floordiv(dims.dmax(0, dims.sub(dims.dmin(1000, dims.floordiv(s, 2)), 1)), 2), 7),
     # two floors of other slopes that cross on each residue at another size
     "floors crossing": dims.sub(dims.dmin(dims.floordiv(s, 3), dims.sub(60, dims.floordiv(s, 2))), 15),
+    # a min that changes its pick only at 2**62 (a Slice to 2**62 by 2): the search gave up there
+    "a far crossing": dims.sub(dims.floordiv(dims.add(dims.dmin(2**62, s), 1), 2), 12),
+    # 0 on the whole stretch before a max changes its pick, (max(11, s) + 1)//2 == 6 at s <= 12
+    "zero before a crossing": dims.sub(dims.floordiv(dims.add(dims.dmax(11, s), 1), 2), 6),
 }
 
 

@@ -14,6 +14,7 @@ each model checked against onnxruntime at every size 1..60 of seq:
 """
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -95,6 +96,58 @@ def _never_runs():
                    _c("p", np.array([0, 0, 3, 0, 0, 0], np.int64)), _c("k10", np.ones((1, 1, 10), np.float32))])
 
 
+def _resize_reshape():
+    """x resized by float32 0.3 (floor(3*seq/10) in onnxruntime's float32 arithmetic) reshaped
+    to [1, 1, 6]: seq 20 to 23 (the size was an unknown, no pin)."""
+    return _model([n("Resize", ["x", "", "s"], ["t"], mode="linear"), n("Reshape", ["t", "k"], ["y"])],
+                  [_c("s", np.array([1, 1, 0.3], np.float32)), _c("k", np.array([1, 1, 6], np.int64))])
+
+
+def _pad_resize_concat():
+    """x padded by (1, 2), resized by 0.3 and concatenated on axis 1 with ones[1, 1, 6]: 17 to 20."""
+    return _model([n("Pad", ["x", "p"], ["t"]), n("Resize", ["t", "", "s"], ["u"], mode="linear"),
+                   n("Concat", ["u", "k"], ["y"], axis=1)],
+                  [_c("p", np.array([0, 0, 1, 0, 0, 2], np.int64)), _c("s", np.array([1, 1, 0.3], np.float32)),
+                   _c("k", np.ones((1, 1, 6), np.float32))])
+
+
+def _slice_resize_add():
+    """x[3:50] resized by 2.0 (2*(min(50, seq) - 3)) added to ones[1, 1, 2]: seq 4 only (the
+    slice's loose range, below 0, made the size an unknown)."""
+    return _model([n("Slice", ["x", "st", "en", "ax"], ["t"]), n("Resize", ["t", "", "s"], ["u"], mode="nearest"),
+                   n("Add", ["u", "k"], ["y"])],
+                  [_c("st", np.array([3], np.int64)), _c("en", np.array([50], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("s", np.array([1, 1, 2.0], np.float32)),
+                   _c("k", np.ones((1, 1, 2), np.float32))])
+
+
+def _far_end_slice_add():
+    """x[0:2**62:2] ((min(2**62, seq) + 1)//2 elements) added to ones[1, 1, 12]: seq 1, 2, 23 and
+    24 (the min changes its pick only at 2**62: the root search gave up there)."""
+    return _model([n("Slice", ["x", "st", "en", "ax", "sp"], ["t"]), n("Add", ["t", "k"], ["y"])],
+                  [_c("st", np.array([0], np.int64)), _c("en", np.array([2**62], np.int64)),
+                   _c("ax", np.array([2], np.int64)), _c("sp", np.array([2], np.int64)),
+                   _c("k", np.ones((1, 1, 12), np.float32))])
+
+
+def _same_lower_pool_expand():
+    """An AveragePool-18 with kernel 1, stride 3, SAME_LOWER, expanded to [1, 1, 11]: seq 1 and 31
+    (before opset 19 onnxruntime refuses the negative SAME pads at 32 and 33, ceil(seq/3) == 11)."""
+    return _model([n("AveragePool", ["x"], ["t"], kernel_shape=[1], strides=[3], auto_pad="SAME_LOWER"),
+                   n("Expand", ["t", "k"], ["y"])], [_c("k", np.array([1, 1, 11], np.int64))])
+
+
+def _reversed_slice_concat():
+    """x[2:-1] (empty for seq <= 3) reversed by [-1:1:-1], concatenated on axis 2 with ones[1, 1, 1]
+    and on axis 1 with ones[1, 1, 3]: seq 7 only (a negative step on a dim that may be empty was
+    an unknown)."""
+    parts = [("a", [2]), ("b", [-1]), ("ax", [2]), ("one", [1]), ("c", [-1]), ("d", [1]), ("neg", [-1])]
+    return _model([n("Slice", ["x", "a", "b", "ax", "one"], ["t"]), n("Slice", ["t", "c", "d", "ax", "neg"], ["u"]),
+                   n("Concat", ["u", "k1"], ["v"], axis=2), n("Concat", ["v", "k3"], ["y"], axis=1)],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("k1", np.ones((1, 1, 1), np.float32)), _c("k3", np.ones((1, 1, 3), np.float32))])
+
+
 def _ort_sizes(m):
     from pin_attack import ort_sizes
 
@@ -105,8 +158,13 @@ def _ort_sizes(m):
 
 @pytest.mark.parametrize("make, sizes", [(_padded_concat, (2, 8)), (_resized_concat, (1, 3)),
                                           (_sequence_concat, (2, 8)), (_slice_and_add, (1, 1002)),
-                                          (_bounded_concat, (1, 2, 3, 8))],
-                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases"])
+                                          (_bounded_concat, (1, 2, 3, 8)), (_resize_reshape, (20, 21, 22, 23)),
+                                          (_pad_resize_concat, (17, 18, 19, 20)), (_slice_resize_add, (4,)),
+                                          (_far_end_slice_add, (1, 2, 23, 24)), (_same_lower_pool_expand, (1, 31)),
+                                          (_reversed_slice_concat, (7,))],
+                         ids=["padded", "resized", "from_sequence", "one_undecided_equality", "a_bound_in_cases",
+                              "float32_scale", "pad_resize_concat", "slice_resize", "far_slice_end", "same_lower_pool",
+                              "reversed_slice"])
 def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     m = make()
     from pin_attack import ort_sizes
@@ -117,6 +175,70 @@ def test_a_few_sizes_the_attack_found_are_the_pin(make, sizes):
     assert pin.symbol == "seq" and pin.values == sizes
     count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in SIZES])
     assert count and not bad, bad[:5]
+
+
+@pytest.mark.parametrize("make", [_resize_reshape, _slice_resize_add, _far_end_slice_add, _same_lower_pool_expand],
+                         ids=["float32_scale", "slice_resize", "far_slice_end", "same_lower_pool"])
+def test_check_exits_1_and_annotate_refuses_on_these_pins(make, tmp_path):
+    """onnxruntime refuses seq at a size the pin leaves out (checked beside the pin's sizes):
+    ``check`` exits 1 naming the pin, and ``annotate --dynamic`` of the symbol refuses."""
+    from click.testing import CliRunner
+    from pin_attack import ort_sizes
+
+    from onnxsym.cli import main
+
+    m = make()
+    (pin,) = pins_of(onnxsym.infer(m))
+    outside = [v for v in range(1, 40) if v not in pin.values][:6]
+    assert ort_sizes(m, list(pin.values) + outside)[0] == list(pin.values)
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 1 and f"pinned {pin.what}" in r.output, r.output
+    r = CliRunner().invoke(main, ["annotate", str(path), "-o", str(tmp_path / "o.onnx"), "--dynamic", "x:2=seq"])
+    assert r.exit_code == 2 and "cannot be dynamic" in r.output and not (tmp_path / "o.onnx").exists(), r.output
+
+
+def _backward_slice_conv_expand():
+    """x[1000:-1000:-1] (seq elements up to 999, then 2000 - seq) into a Conv of kernel 4,
+    dilation 2, stride 2, pads (0, 1), expanded to [1, 1, 9]: 8 sizes, 4 of them past 1000."""
+    parts = [("a", [1000]), ("b", [-1000]), ("ax", [2]), ("neg", [-1])]
+    return _model([n("Slice", ["x", "a", "b", "ax", "neg"], ["t"]),
+                   n("Conv", ["t", "w"], ["u"], kernel_shape=[4], strides=[2], dilations=[2], pads=[0, 1]),
+                   n("Expand", ["u", "k"], ["y"])],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("w", np.ones((1, 1, 4), np.float32)), _c("k", np.array([1, 1, 9], np.int64))])
+
+
+def _max_expand_conv_slice():
+    """x expanded to max(seq, 11), a Conv of kernel 4, dilation 2, stride 2, pads (1, 1), then
+    [-2:1:-1], added to ones[1, 1, 9]: 1, 11, 12, 27 and 28 (0 on the whole stretch before the
+    max changes its pick was taken as sizes without end)."""
+    parts = [("m", [1, 1, 11]), ("a", [-2]), ("b", [1]), ("ax", [2]), ("neg", [-1])]
+    return _model([n("Shape", ["x"], ["s"]), n("Max", ["s", "m"], ["e"]), n("Expand", ["x", "e"], ["t"]),
+                   n("Conv", ["t", "w"], ["u"], kernel_shape=[4], strides=[2], dilations=[2], pads=[1, 1]),
+                   n("Slice", ["u", "a", "b", "ax", "neg"], ["v"]), n("Add", ["v", "k"], ["y"])],
+                  [_c(k, np.array(v, np.int64)) for k, v in parts]
+                  + [_c("w", np.ones((1, 1, 4), np.float32)), _c("k", np.ones((1, 1, 9), np.float32))])
+
+
+@pytest.mark.parametrize("make, sizes", [(_backward_slice_conv_expand, (6, 7, 22, 23, 1977, 1978, 1993, 1994)),
+                                          (_max_expand_conv_slice, (1, 11, 12, 27, 28))],
+                         ids=["past_1000", "zero_before_a_crossing"])
+def test_more_than_a_few_sizes_are_listed_and_not_a_pin(make, sizes):
+    """A finite set of more than a pin's few sizes: the domain lists it (finite_sizes), exactly
+    where onnxruntime runs (past the first 60 sizes too), and states no pin."""
+    from pin_attack import ort_sizes
+
+    from onnxsym.domain.pins import finite_sizes
+
+    m = make()
+    res = onnxsym.infer(m)
+    assert finite_sizes("seq", res.domain()) == sizes
+    assert pins_of(res) == []
+    assert _ort_sizes(m) == [v for v in sizes if v in SIZES]
+    past = [v for v in sizes if v not in SIZES]
+    assert ort_sizes(m, past + [v + 1 for v in past if v + 1 not in sizes] + [999, 1000, 2000])[0] == past
 
 
 def test_a_concat_that_runs_only_where_its_first_input_is_empty_is_no_contradiction():

@@ -126,22 +126,36 @@ SCALES = [2.0, 3.0, 1.5, 0.5, 0.25, 0.75, 1.25, 0.7, 0.3, 1 / 3]
 
 @pytest.mark.parametrize("scale", SCALES)
 def test_resize_scale_closed_form_or_fresh(scale):
+    """Every scale here has a closed form checked against onnxruntime at each size: floor(p*h/q)
+    for a short power-of-two fraction, else the simplest fraction giving the same float32 size
+    (0.3: floor(3*h/10)); unbounded, it holds up to a bound a real model does not pass, recorded."""
     inputs = [("x", F, [1, 1, "h"])]
     inits = [init("sc", np.array([1, 1, scale], np.float32))]
     m = model([helper.make_node("Resize", ["x", "", "sc"], ["y"])], inputs, ["y"], inits, opset=13)
     sizes = _sizes(1, 40)
-    res = onnxsym.infer(m, ranges=BOUNDED)
-    p, q = float(np.float32(scale)).as_integer_ratio()
-    if p * 4096 < 2 ** 24:  # provably exact on 1..4096: a closed form, checked at every size
-        no_fresh(check(m, random_cases(inputs, sizes), ranges=BOUNDED))
-    else:
-        assert [(u.value, u.axis) for u in res.unresolved()] == [("y", 2)]
+    no_fresh(check(m, random_cases(inputs, sizes), ranges=BOUNDED))
     unbounded = onnxsym.infer(m)
-    exact_up_to = (2 ** 24 if q == 1 else 2 ** 24 - 1) // p
-    if exact_up_to >= 2 ** 20:  # exact for any real size: the closed form, with the bound recorded
-        assert not unbounded.unresolved() and [str(c) for c in unbounded.constraints] == [f"h <= {exact_up_to}"]
-    else:  # the closed form would need a bound a real model may pass: unknown
-        assert unbounded.unresolved()
+    assert not unbounded.unresolved()
+    (bound,) = [str(c) for c in unbounded.constraints]
+    assert bound.startswith("h <= ") and int(bound[5:]) >= 2 ** 20
+
+
+@pytest.mark.parametrize("scale,last", [(0.3, 3495262), (0.7, 5991866)])
+def test_resize_by_a_scale_near_a_fraction_holds_up_to_its_bound(scale, last):
+    """floor(3*h/10) is onnxruntime's float32 size of h times 0.3 up to h = 3495262 (its last
+    size where they agree): checked there, and one past it they differ, so the bound is needed."""
+    inputs = [("x", F, [1, 1, "h"])]
+    inits = [init("sc", np.array([1, 1, scale], np.float32))]
+    m = model([helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], inputs, ["y"], inits, opset=13)
+    res = onnxsym.infer(m)
+    assert [str(c) for c in res.constraints] == [f"h <= {last}"]
+    (d,) = res.shape("y")[2:]
+    import onnxruntime as ort
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for h in (last - 1, last, last + 1):
+        got = sess.run(None, {"x": np.zeros((1, 1, h), np.float32)})[0].shape[2]
+        want = dims.evaluate(d, {"h": h})
+        assert (got == want) == (h <= last), (h, got, want)
 
 
 def test_resize_static_dims_use_float32():
@@ -249,8 +263,18 @@ def test_resize_closed_form_matches_float32_up_to_its_bound(scale):
     beyond = onnxsym.infer(m, ranges={"h": (1, bound + 1)})
     if bound >= 2 ** 20:
         assert [str(c) for c in beyond.constraints] == [f"h <= {bound}"] and not beyond.unresolved()
-    else:
-        assert beyond.unresolved()
+        return
+    # a scale far from a short power-of-two fraction: the simplest fraction near it where it
+    # gives the same sizes up to a bound past 2**20 (that bound recorded), else a fresh size
+    free = onnxsym.infer(m)
+    if free.unresolved():
+        return
+    (c,) = [str(c) for c in free.constraints]
+    last = int(c.removeprefix("h <= "))
+    assert last >= 2 ** 20
+    hs = np.unique(np.concatenate([rng.integers(1, last + 1, 20000), np.arange(max(1, last - 3000), last + 1)]))
+    d = free.shape("y")[2]
+    assert all(onnxsym.evaluate(d, {"h": int(h)}) == int(s * np.float32(h)) for h in hs), scale
 
 
 

@@ -466,27 +466,62 @@ def is_empty(shape: Sequence[Dim]) -> bool:
 
 
 def concat_reference(shapes: Sequence[tuple[Dim, ...]]) -> int:
-    """The input (item) whose dims off the axis the output of Concat or ConcatFromSequence has.
-    onnxruntime takes them from the first input with elements (input 0 where none has): the first
-    proven to have elements, else the first not proven empty, else input 0. (Where the one chosen
-    may be empty, :func:`agree_or_empty` states what keeps its dims the output's.)"""
+    """The input (item) whose dims off the axis the output of Concat or ConcatFromSequence has
+    where one is proven to have elements. onnxruntime takes them from the first input with
+    elements (input 0 where none has): the first proven to have elements, else the first not
+    proven empty, else input 0 (then :func:`concat_dims` picks among them by their sizes)."""
     return next((k for k, s in enumerate(shapes) if not may_be_empty(s)),
                 next((k for k, s in enumerate(shapes) if not is_empty(s)), 0))
+
+
+def concat_dims(shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None) -> tuple[Dim, ...]:
+    """The output's dims off the axis (``skip_axis``'s entry is input 0's, for the caller to
+    replace) as onnxruntime takes them: those of the first input with elements, or input 0's
+    where none has. With an input proven to have elements, :func:`concat_reference`'s; else,
+    on an axis where the inputs differ, a pick by their sizes (``e*n + (1 - e)*m`` with ``e``
+    ``min(1, a*n)``, 1 exactly where input 0 of ``[a, n]`` has elements)."""
+    ref = concat_reference(shapes)
+    if not may_be_empty(shapes[ref]):
+        return tuple(shapes[ref])
+    cands = [k for k, s in enumerate(shapes) if not is_empty(s)]
+    out = []
+    for i, d0 in enumerate(shapes[0]):
+        if i == skip_axis or all(dims.try_eq(shapes[k][i], d0) is True for k in cands):
+            out.append(d0)
+            continue
+        d: Dim = d0  # (where none has elements)
+        for k in reversed(cands):
+            e = dims.dmin(1, prod(shapes[k]))
+            d = dims.add(dims.mul(e, shapes[k][i]), dims.mul(dims.sub(1, e), d))
+        out.append(d)
+    return tuple(out)
 
 
 def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int | None, what: str) -> Iterator[Raw]:
     """onnxruntime's Concat and ConcatFromSequence skip an input without elements, and take the
     output's dims off the axis (``skip_axis``; None: every axis) from the first input with
-    elements, or input 0 where none has. The rule gives the dims of :func:`concat_reference`'s
-    input: each other input agrees with it there, or has no elements (a disagreeing input with
-    elements fails, or, the reference skipped, gives other dims). A reference that may be empty
-    after an input 0 proven empty also agrees with input 0 there, unless some input has
-    elements (where none has, the output has input 0's dims). Inputs proven to have elements
-    the rule equated already; inputs proven empty need nothing."""
+    elements, or input 0 where none has: each other input with elements agrees with that one.
+    With an input proven to have elements (:func:`concat_reference`'s), each other input agrees
+    with it or has no elements (a disagreeing input with elements fails, or, the reference
+    skipped, gives other dims); inputs proven to have elements the rule equated already. With
+    none, each input after the first not proven empty agrees with :func:`concat_dims`'s pick
+    or has no elements. Inputs proven empty need nothing."""
     if not shapes or any(len(s) != len(shapes[0]) for s in shapes):
         return
     ref = concat_reference(shapes)
     first = shapes[ref]
+    if may_be_empty(first):
+        picked = concat_dims(shapes, skip_axis)
+        for k, shape in enumerate(shapes):
+            if k <= ref or is_empty(shape):  # (the first that may have elements agrees with the pick)
+                continue
+            n = prod(shape)
+            for axis, (a, b) in enumerate(zip(picked, shape)):
+                if axis == skip_axis or dims.try_eq(a, b) is True:
+                    continue
+                yield site.raw("or", b, a, f"{what}: input {k} agrees on axis {axis} with the first input with "
+                               f"elements, or has none ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
+        return
     for k, shape in enumerate(shapes):
         if k == ref or is_empty(shape):
             continue
@@ -499,15 +534,6 @@ def agree_or_empty(site: Site, shapes: Sequence[tuple[Dim, ...]], skip_axis: int
                 continue
             yield site.raw("or", b, a, f"{what}: input {k} agrees with input {ref} on axis {axis}, or has no "
                            f"elements ({n} == 0: onnxruntime skips it)", alts=((b, a), (n, 0)))
-    if ref == 0 or not may_be_empty(first):
-        return
-    count = total(prod(s) for s in shapes if not is_empty(s))  # (> 0: some input has elements)
-    for axis, (a, b) in enumerate(zip(shapes[0], first)):
-        if axis == skip_axis or dims.try_eq(a, b) is True:
-            continue
-        yield site.raw("or", b, a, f"{what}: input {ref} agrees with input 0 (empty) on axis {axis}, or some input "
-                       f"has elements (where none has, the output has input 0's dims)",
-                       alts=((b, a), (dims.dmin(count, 1), 1)))
 
 
 def _concat_empty(site: Site) -> Iterator[Raw]:
@@ -521,8 +547,8 @@ def _concat_empty(site: Site) -> Iterator[Raw]:
     yield from agree_or_empty(site, known, axis, "Concat")
 
 
-CONCAT_EMPTY = Condition("an input agrees off the axis with the first one proven to have elements (else the first "
-                         "not proven empty), or has no elements (onnxruntime skips it)",
+CONCAT_EMPTY = Condition("an input agrees off the axis with the first one with elements (onnxruntime takes the "
+                         "output's dims from it, input 0's where none has), or has no elements (onnxruntime skips it)",
                          _concat_empty, replayable=True)
 
 

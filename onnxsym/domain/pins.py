@@ -88,6 +88,30 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     """``name`` pinned to the few sizes its own conditions leave: a small range (``n <= 10``
     with ``n % 4 == 0`` leaves 4 and 8), or a condition that holds at listed sizes only
     (``seq == 8 (or seq == 1)``, a broadcast against a constant 8)."""
+    found = _finite(name, domain)
+    if found is None or len(found[0]) > FEW_SIZES:
+        return None
+    values, own, listed = found
+    cutting = listed or [c for c in own if c.kind == "range"] or own
+    if not cutting or not values:
+        return None  # an empty domain is reported as such elsewhere
+    src = cutting[0].sources[0]
+    # (a range and a divisibility may leave the few sizes together: both are the condition)
+    text = cutting[0].text if listed else " and ".join(c.text for c in own)
+    return Pin(name, values, None, text, src.node, src.op_type, src.reason)
+
+
+def finite_sizes(name: str, domain: Domain) -> tuple[int, ...] | None:
+    """Every size of ``name`` its own conditions leave, where they leave finitely many that are
+    found (more than a pin's few too: ``seq`` in 6, 7, 22, 23, 1977, 1978, 1993 and 1994); None
+    where they are without end or not found."""
+    found = _finite(name, domain)
+    return None if found is None else found[0]
+
+
+def _finite(name: str, domain: Domain) -> tuple[tuple[int, ...], list[Condition], list[Condition]] | None:
+    """(the sizes ``name``'s own conditions leave, those conditions, the listing ones among
+    them), or None where the sizes are not finitely many found."""
     lo, hi = domain.ranges.get(name, (0, dims.INT64_MAX))
     # (one the forms leave undecided, seq//2 == 4 or seq//2 == 1, is decided here if its sizes are listed)
     own = [c for c in domain.conditions if c.symbols == (name,) and c.assumed in ("", UNDECIDED)
@@ -106,15 +130,7 @@ def _from_ranges(name: str, domain: Domain) -> Pin | None:
     # 2*(seq//2) == seq, too: a size it breaks is no size the model runs at)
     alone = [c for c in domain.conditions if c.symbols == (name,) and not c.when]
     values = tuple(v for v in candidates if all(holds_at(c, name, v) for c in alone))
-    if len(values) > FEW_SIZES:
-        return None
-    cutting = listed or [c for c in own if c.kind == "range"] or own
-    if not cutting or not values:
-        return None  # an empty domain is reported as such elsewhere
-    src = cutting[0].sources[0]
-    # (a range and a divisibility may leave the few sizes together: both are the condition)
-    text = cutting[0].text if listed else " and ".join(c.text for c in own)
-    return Pin(name, values, None, text, src.node, src.op_type, src.reason)
+    return values, own, listed
 
 
 def holds_at(c: Condition, name: str, v: int) -> bool:

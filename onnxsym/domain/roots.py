@@ -20,11 +20,12 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
     where they are without end or not found cheaply.
 
     With ``s = L*q + r`` (``L`` a period of every floor in ``g``), ``g`` is a polynomial in ``q``
-    of degree at most ``D`` on each residue ``r``, past the last size where a min or max of it
-    changes which argument it picks (each argument a line on each residue of its period, past
-    where its own mins and maxes settle: two cross at most once): read from ``D + 1`` values
-    there, it is 0 everywhere (sizes without end) or has its integer roots within
-    Cauchy's bound. Below that size, and within the bound, each size is evaluated."""
+    of degree at most ``D`` on each residue ``r``, between two sizes where a min or max of it
+    changes which argument it picks (each argument a line on each residue of its period, between
+    where its own mins and maxes change: two cross at most once): read from ``D + 1`` values
+    there, it is 0 everywhere (sizes without end, unless the stretch ends: then each of its
+    sizes) or has its integer roots within Cauchy's bound of the stretch's start. A short
+    stretch is evaluated at each size."""
     free = dims.free_symbols(g)
     if not free:
         return set() if g != 0 else None
@@ -32,33 +33,33 @@ def roots(g: Dim, name: str, lo: int, hi: int) -> set[int] | None:
         return None
     s = next(iter(free))
     shape = _period_degree(g, s)
-    start = _settled(g, s, hi)
-    if shape is None or start is None:
+    cuts = _breaks(g, s, lo, hi)
+    if shape is None or cuts is None:
         return None
     L, D = shape
     if L * (D + 1) > WORK:
         return None
     f = st.compiled(g, (s,))
-    start = max(lo, start)
+    edges = [lo] + sorted(c for c in cuts if lo < c <= hi) + [hi + 1]
+    out: set[int] = set()
+    work = 0
     try:
-        if start - lo > WORK:
-            return None
-        out = {v for v in range(lo, min(start, hi + 1)) if f(v) == 0}
-        work = start - lo
-        for r in range(L):
-            q_lo, q_hi = -((r - start) // L), (hi - r) // L  # the q with start <= L*q + r <= hi
-            if q_lo > q_hi:
-                continue
-            last = q_hi
-            if q_hi - q_lo > D + 1:  # (a few sizes only: each tried)
-                bound = _root_bound([f(L * (q_lo + t) + r) for t in range(D + 1)])
-                if bound is None:
-                    return None  # 0 at every size of this residue
-                last = min(q_hi, q_lo + bound)
-            work += last - q_lo + 1
-            if work > WORK:
-                return None
-            out |= {L * q + r for q in range(q_lo, last + 1) if f(L * q + r) == 0}
+        for a, b in zip(edges, edges[1:]):  # a stretch [a, b - 1] where no min or max changes
+            for r in range(L):
+                q_lo, q_hi = -((r - a) // L), (b - 1 - r) // L  # the q with a <= L*q + r <= b - 1
+                if q_lo > q_hi:
+                    continue
+                last = q_hi
+                if q_hi - q_lo > D + 1:  # (a few sizes only: each tried)
+                    bound = _root_bound([f(L * (q_lo + t) + r) for t in range(D + 1)])
+                    if bound is None and b > hi:
+                        return None  # 0 at every size of this residue from a on: sizes without end
+                    # (0 at every size of this residue in a stretch that ends: each is a root)
+                    last = q_hi if bound is None else min(q_hi, q_lo + bound)
+                work += last - q_lo + 1 + D
+                if work > WORK:
+                    return None
+                out |= {L * q + r for q in range(q_lo, last + 1) if f(L * q + r) == 0}
     except ZeroDivisionError:
         return None
     return out
@@ -95,53 +96,63 @@ def _period_degree(d: Dim, s: Sym) -> tuple[int, int] | None:
     return L, D
 
 
-def _settled(d: Dim, s: Sym, hi: int) -> int | None:
-    """A size past which every min and max in ``d`` picks the same argument (0 without any), or
-    None where one is not found: each argument must be of degree at most 1 in ``s`` (``s``,
-    numbers, floors by numbers and mins and maxes of such), so that on each residue of a period
-    ``L`` of it, past where its own mins and maxes settle, it is a line in ``s``; two lines cross
-    at most once (past ``hi``, no matter: no size there is asked)."""
-    out = 0
+def _breaks(d: Dim, s: Sym, lo: int, hi: int) -> set[int] | None:
+    """Sizes in ``(lo, hi]`` between which no min or max in ``d`` changes the argument it picks
+    (each such size starts a new stretch), or None where they are not found: each argument must
+    be of degree at most 1 in ``s`` (``s``, numbers, floors by numbers and mins and maxes of
+    such), so that on each residue of a period ``L`` of it, between its own breaks, it is a line
+    in ``s``; two lines cross at most once."""
+    out: set[int] = set()
     for m, _ in st.monomials(d):
         for atom, _e in m:
             if st.kind(atom) == "sym" or s not in st.symbols_of(atom):
                 continue
+            inner: set[int] = set()
             for x in st.args(atom):
-                inner = _settled(x, s, hi)
-                if inner is None:
+                got = _breaks(x, s, lo, hi)
+                if got is None:
                     return None
-                out = max(out, inner)
-            if st.kind(atom) not in ("min", "max"):
-                continue
-            crossed = _crossed(st.args(atom), s, out, hi)
-            if crossed is None:
+                inner |= got
+            out |= inner
+            if st.kind(atom) in ("min", "max"):
+                crossed = _crossed(st.args(atom), s, sorted(inner), lo, hi)
+                if crossed is None:
+                    return None
+                out |= crossed
+            if len(out) > WORK:
                 return None
-            out = max(out, crossed)
     return out
 
 
-def _crossed(args, s: Sym, start: int, hi: int) -> int | None:
-    """A size past which ``args`` (settled past ``start``) keep their order up to ``hi``, or
-    None where one is of degree above 1 or its period is too long to read."""
+def _crossed(args, s: Sym, inner: list[int], lo: int, hi: int) -> set[int] | None:
+    """The sizes where ``args`` (each a line on each residue between the ``inner`` breaks) may
+    change their order, or None where one is of degree above 1 or its period is too long."""
     L = 1
     for x in args:
         shape = _period_degree(x, s)
         if shape is None or shape[1] > 1:
             return None
         L = math.lcm(L, shape[0])
-    if L * len(args) > WORK:
+    if L * len(args) * (len(inner) + 1) > WORK:
         return None
     fs = [st.compiled(x, (s,)) for x in args]
-    out = start
-    for r in range(L):
-        q0 = -((r - start) // L)  # the first q with L*q + r >= start
-        # each argument on this residue, past start: a line a*q + b
-        lines = [(f(L * (q0 + 1) + r) - f(L * q0 + r), f(L * q0 + r)) for f in fs]
-        lines = [(a, b - a * q0) for a, b in lines]
-        for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
-            if a1 != a2:
-                past = L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r
-                out = max(out, past) if past <= hi else out  # (a crossing past hi: one order up to hi)
+    out: set[int] = set()
+    edges = [lo] + [c for c in inner if lo < c <= hi] + [hi + 1]
+    for a, b in zip(edges, edges[1:]):
+        for r in range(L):
+            q0, q_hi = -((r - a) // L), (b - 1 - r) // L  # the q with a <= L*q + r <= b - 1
+            if q0 > q_hi:
+                continue
+            if q0 == q_hi:
+                continue  # (one size on this residue: no order to change)
+            # each argument on this residue, in this stretch: a line a*q + b
+            lines = [(f(L * (q0 + 1) + r) - f(L * q0 + r), f(L * q0 + r)) for f in fs]
+            lines = [(u, v - u * q0) for u, v in lines]
+            for (a1, b1), (a2, b2) in ((p, q) for i, p in enumerate(lines) for q in lines[i + 1:]):
+                if a1 != a2:
+                    past = L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r  # the first size past the crossing
+                    if a < past <= b - 1:
+                        out.add(past)
     return out
 
 
