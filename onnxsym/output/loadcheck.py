@@ -20,10 +20,11 @@ not run (a graph with subgraphs) or the inputs are specialised.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import onnx
@@ -238,22 +239,49 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
     """Why ``model`` (a written :meth:`LightModel.copy`) would be refused, or None: with
     ``onnx_judge``, by onnx's strict shape inference (what onnxruntime runs first on loading, and
     ``onnx.checker.check_model(full_check=True)`` runs); with ``runtime``, by onnxruntime loading it."""
-    from onnx import shape_inference
-
+    data = model.SerializeToString()
     if onnx_judge:
-        try:
-            # (element types are not checked: onnxsym maps types no standard op takes yet)
-            _strict_inference(model.SerializeToString())
-        except shape_inference.InferenceError as exc:
-            if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
-                return _refusal(light, str(exc), _ONNX_NODE)
-        except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
-            pass
+        text = _verdict("onnx", data, _onnx_refusal)
+        if text is not None:
+            return _refusal(light, text, _ONNX_NODE)
     if not runtime:
         return None
     # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
-    error = load_error(model.SerializeToString(), optimize=True)
+    error = _verdict("onnxruntime", data, lambda d: load_error(d, optimize=True))
     return None if error is None else _refusal(light, error, _NODE)
+
+
+# Each judge's verdict (its message, None: taken) by the bytes it judged: a pipeline infers one
+# model again and again (the optimizer once per fusion kind), and a judge (one onnx, one
+# onnxruntime in a process) answers the same bytes alike. Key: (the judge, the bytes' digest).
+_VERDICTS: dict[tuple[str, bytes], str | None] = {}
+_MOST_VERDICTS = 256
+
+
+def _verdict(judge: str, data: bytes, ask: Callable[[bytes], str | None]) -> str | None:
+    key = (judge, hashlib.blake2b(data, digest_size=20).digest())
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    text = ask(data)
+    if len(_VERDICTS) >= _MOST_VERDICTS:
+        _VERDICTS.clear()
+    _VERDICTS[key] = text
+    return text
+
+
+def _onnx_refusal(data: bytes) -> str | None:
+    """onnx's strict inference's message refusing the serialized model, or None."""
+    from onnx import shape_inference
+
+    try:
+        # (element types are not checked: onnxsym maps types no standard op takes yet)
+        _strict_inference(data)
+    except shape_inference.InferenceError as exc:
+        if "instead is null" not in str(exc):  # (a type onnx could not infer upstream: a limit of its own)
+            return str(exc)
+    except Exception:  # noqa: BLE001 - onnx could not judge the model: a limit of its own, not a verdict
+        pass
+    return None
 
 
 def takes_as_written(model: onnx.ModelProto) -> bool:
