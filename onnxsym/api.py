@@ -151,7 +151,8 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
     finally:
         _JUDGE_LATER.reset(token)
     table = result.symbols
-    if not (table.bound or table.ranges or table.assume or result.given_values or _holds_subgraphs(result)):
+    plain = not (table.bound or table.ranges or table.assume or result.given_values)
+    if plain and not _holds_subgraphs(result):
         if _taken_by_kind(result):  # (what _refusal asks first)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
@@ -161,8 +162,26 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             result.load_checked = True
             return result, out
+    elif plain and loadcheck.runtime_installed():
+        # with subgraphs onnxruntime judges too (see _loadable): where both take the model, each is
+        # asked of a light copy of the written model (the same bytes as the light copies the dims
+        # are written into otherwise: written once, not three times)
+        out = _write(result, False, False, [], False)
+        if _taken_by_kind(result) or _light_refusal(out, result, False) is None:
+            if _light_refusal(out, result, True) is None:
+                result.load_verdict = None
+                result.load_checked = True
+                return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
+
+
+def _light_refusal(out: onnx.ModelProto, result: Result, runtime: bool):
+    """The judges' verdict (onnx's, else onnxruntime's) on a light copy of ``out``, ``result`` written."""
+    from .output import loadcheck
+
+    light = loadcheck.LightModel(out, runtime, result.in_order)
+    return loadcheck.refusal(light, light.model, not runtime, runtime)
 
 
 def checked_size(value, where: str, cli: str) -> int:
