@@ -16,6 +16,7 @@ from onnx import TensorProto
 
 from .. import dims
 from ..dims import Dim
+from ..dims.env import bounded
 
 # (lowest, highest) element of each integer type
 INT_RANGES: dict[int, tuple[int, int]] = {
@@ -39,8 +40,17 @@ def assumable(d: Dim, hi: int) -> bool:
     (``seq <= 127``) is not assumable; ``batch*seq <= 2**31 - 1`` is."""
     if isinstance(d, int):
         return d <= hi
-    syms = dims.free_symbols(d)
     env = dims.current()
+    # (asked again in each pass of a loop body: kept in the environment, whose ranges decide it)
+    known = env.cache("assumable")
+    answer = known.get((d, hi))
+    if answer is None:
+        answer = bounded(known)[(d, hi)] = _assumable(d, hi, env)
+    return answer
+
+
+def _assumable(d: dims.Expr, hi: int, env: dims.RangeEnv) -> bool:
+    syms = dims.free_symbols(d)
     for s in syms:
         least = {t: t.lo for t in syms if t is not s}
         top = max(s.lo, min(s.hi, SMALLEST_ASSUMABLE))
