@@ -163,25 +163,24 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_checked = True
             return result, out
     elif plain and loadcheck.runtime_installed():
-        # with subgraphs onnxruntime judges too (see _loadable): where both take the model, each is
+        # with subgraphs onnxruntime judges too (see _loadable): where both take the model, both are
         # asked of a light copy of the written model (the same bytes as the light copies the dims
-        # are written into otherwise: written once, not three times)
+        # are written into otherwise: written once, not three times; one copy where no large
+        # constant becomes an input of onnxruntime's)
         out = _write(result, False, False, [], False)
-        if _taken_by_kind(result) or _light_refusal(out, result, False) is None:
-            if _light_refusal(out, result, True) is None:
-                result.load_verdict = None
-                result.load_checked = True
-                return result, out
+        light = loadcheck.LightModel(out, True, result.in_order)
+        onnx_judge = not _taken_by_kind(result)  # (what _refusal asks first)
+        if onnx_judge and light.constants_as_inputs:  # (onnx's judge reads those constants: a copy of its own)
+            own = loadcheck.LightModel(out, False, result.in_order)
+            if loadcheck.refusal(own, own.model, True, False) is not None:
+                light = None
+            onnx_judge = False
+        if light is not None and loadcheck.refusal(light, light.model, onnx_judge, True) is None:
+            result.load_verdict = None
+            result.load_checked = True
+            return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
-
-
-def _light_refusal(out: onnx.ModelProto, result: Result, runtime: bool):
-    """The judges' verdict (onnx's, else onnxruntime's) on a light copy of ``out``, ``result`` written."""
-    from .output import loadcheck
-
-    light = loadcheck.LightModel(out, runtime, result.in_order)
-    return loadcheck.refusal(light, light.model, not runtime, runtime)
 
 
 def checked_size(value, where: str, cli: str) -> int:

@@ -125,8 +125,8 @@ class LightModel:
                 g.initializer.append(t)
             elif t.name not in names:
                 g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-        if runtime:
-            _big_constants_as_inputs(g)
+        # whether large constants became graph inputs (else the copy is the one without ``runtime``)
+        self.constants_as_inputs = runtime and _big_constants_as_inputs(g)
         self.model = light
         self.renamed: dict[str, str] = {}  # a node's name here -> its name in the model as given
         self._prepare(g, in_order)
@@ -208,10 +208,11 @@ def _size(dims) -> int:
     return math.prod(int(d) for d in dims)
 
 
-def _big_constants_as_inputs(g: onnx.GraphProto) -> None:
+def _big_constants_as_inputs(g: onnx.GraphProto) -> bool:
     """Constant and ConstantOfShape nodes of the main graph that make more than
     ``_SMALL_INITIALIZER`` elements become typed graph inputs: onnxruntime would fold them
-    into tensors as large as weights (the model zoo's slimmed CNNs) and compute no shape from them."""
+    into tensors as large as weights (the model zoo's slimmed CNNs) and compute no shape from them.
+    Returns whether there was one."""
     known = {t.name: t for t in g.initializer}
     outputs = {o.name for o in g.output}
     keep = []
@@ -230,9 +231,11 @@ def _big_constants_as_inputs(g: onnx.GraphProto) -> None:
             keep.append(n)
         else:
             g.input.append(onnx.helper.make_tensor_value_info(n.output[0], made[0], made[1]))
-    if len(keep) < len(g.node):
-        del g.node[:]
-        g.node.extend(keep)
+    if len(keep) == len(g.node):
+        return False
+    del g.node[:]
+    g.node.extend(keep)
+    return True
 
 
 def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime: bool) -> Refusal | None:
