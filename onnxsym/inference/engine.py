@@ -409,7 +409,10 @@ class Engine:
     def _pass_pending(self, input_names: Seq[str], output_names: Seq[str]) -> None:
         """A value computed from one that rests on a decision rests on it too (only values
         whose elements are known carry a decision on)."""
-        decisions = frozenset().union(*(self.state.pending.get(x, frozenset()) for x in input_names if x))
+        pending = self.state.pending
+        if pending.keys().isdisjoint(input_names):  # (most nodes: no input rests on a decision)
+            return
+        decisions = frozenset().union(*(pending.get(x, frozenset()) for x in input_names if x))
         if decisions:
             for o in output_names:
                 v = self.scope.values.get(o) if o else None
