@@ -162,7 +162,8 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         _WRITTEN_ONLY.reset(only)
         _JUDGE_LATER.reset(token)
     table = result.symbols
-    if not (table.bound or table.ranges or table.assume or result.given_values or _holds_subgraphs(result)):
+    plain = not (table.bound or table.ranges or table.assume or result.given_values)
+    if plain and not _holds_subgraphs(result):
         if _taken_by_kind(result):  # (what _refusal asks first)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)

@@ -347,11 +347,11 @@ class Engine:
         if c.when and not self._untaken:
             self.constraints.add(c)
 
-    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None:
-        """Record that ``node``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
+    def record_bound(self, name: str, op_type: str, d: Dim, hi: int, reason: str) -> None:
+        """Record that node ``name``'s result is exact only while ``d <= hi`` (unless the ranges prove it)."""
         if dims.try_le(d, hi) is True:
             return
-        self.constraints.add(Constraint(Rel.LE, d, hi, Origin.EXACT_WITHIN, self.here(node.name, node.op_type), reason))
+        self.constraints.add(Constraint(Rel.LE, d, hi, Origin.EXACT_WITHIN, self.here(name, op_type), reason))
 
     def record_constraint(self, c: Constraint) -> None:
         """Record a bound or a ``>= 1`` decision as it stands (one a trial made: see hypothetically),
@@ -400,8 +400,11 @@ class Engine:
             self.record_positive(replace(c, place=place, reason=f"{what} {c.reason}"))
 
     def _replay(self, memo_key: MemoKey, name: str, op_type: str) -> None:
-        for c in self.memo.decisions[memo_key]:
+        """What the rule of a memoized result recorded, recorded again for node ``name``."""
+        for c in self.memo.decisions.get(memo_key, ()):
             self.record_positive(c.at(Place(name, op_type, self.place_key())))
+        for d, hi, reason in self.memo.bounds.get(memo_key, ()):
+            self.record_bound(name, op_type, d, hi, reason)
 
     def record_positive(self, c: Constraint) -> None:
         """Record the decision ``c`` (``lhs >= 1``, a symbol or a sum of symbols: its node decided
@@ -422,7 +425,10 @@ class Engine:
     def _pass_pending(self, input_names: Seq[str], output_names: Seq[str]) -> None:
         """A value computed from one that rests on a decision rests on it too (only values
         whose elements are known carry a decision on)."""
-        decisions = frozenset().union(*(self.state.pending.get(x, frozenset()) for x in input_names if x))
+        pending = self.state.pending
+        if pending.keys().isdisjoint(input_names):  # (most nodes: no input rests on a decision)
+            return
+        decisions = frozenset().union(*(pending.get(x, frozenset()) for x in input_names if x))
         if decisions:
             for o in output_names:
                 v = self.scope.values.get(o) if o else None
@@ -625,7 +631,7 @@ class Engine:
         scope, constraints, key, lookup = self.scope, self.constraints, self.memo.key, self.memo.lookup
         # the standard ops registered with subgraphs; other domains' ops are checked one by one
         subgraph_ops = registry.subgraph_ops()
-        replays = self.memo.decisions
+        replays, bounds = self.memo.decisions, self.memo.bounds
         env, producer, ops = scope.values, scope.producer, scope.ops
         done = start
         for index, n in order:
@@ -663,7 +669,7 @@ class Engine:
                 outs = lookup(memo_key)
             if outs is None:
                 outs = self._run_rule(index, n, op, inputs, memo_key)
-            elif memo_key in replays:
+            elif memo_key in replays or memo_key in bounds:
                 self._replay(memo_key, n.name or f"{op_type}_{index}", op_type)
             if keys is not None:
                 keys[index] = (memo_key, input_names, output_names, subgraphs, domain)
@@ -748,8 +754,8 @@ class Engine:
             if isinstance(outs, (Tensor, Sequence, Optional_, Opaque)):
                 outs = [outs]
             outs = _capped(node, outs)
-            if not node.touched:
-                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions)
+            if not node.touched and not (node.decisions and node.bounds):  # (a replay keeps no order between them)
+                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions, node.bounds)
         values: list[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None

@@ -52,7 +52,7 @@ class Host(Protocol):
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None: ...
 
-    def record_bound(self, node: Node, d: Dim, hi: int, reason: str) -> None: ...
+    def record_bound(self, name: str, op_type: str, d: Dim, hi: int, reason: str) -> None: ...
 
     def record_constraint(self, c: Constraint) -> None: ...
 
@@ -114,7 +114,8 @@ class Node:
     """
 
     __slots__ = ("op_type", "domain", "name", "opset", "inputs", "input_names",
-                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache", "touched", "decisions")
+                 "output_names", "_attrs", "_convert", "_engine", "index", "_cache", "touched", "decisions",
+                 "bounds")
 
     def __init__(self, op_type: str, domain: str, name: str, opset: int, inputs: list[Value | None],
                  input_names: Sequence[str], output_names: Sequence[str], attrs: dict[str, onnx.AttributeProto],
@@ -133,9 +134,11 @@ class Node:
         self._cache: dict[str, Any] = {}
         # The engine's bookkeeping of this node: whether the rule recorded anything through it
         # (then its result is this node's own, never reused for an identical node: see
-        # onnxsym.inference.memo), and the ">= 1" decisions it recorded (replayed where it is reused).
+        # onnxsym.inference.memo), and the ">= 1" decisions and the bounds it recorded (replayed
+        # where it is reused).
         self.touched = False
         self.decisions: list[Constraint] = []
+        self.bounds: list[tuple[Dim, int, str]] = []
 
     @property
     def num_outputs(self) -> int:
@@ -353,8 +356,10 @@ class Node:
 
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
-        the report shows, for bounds no real model reaches (float32 size arithmetic)."""
-        self._recording().record_bound(self, d, hi, reason)
+        the report shows, for bounds no real model reaches (float32 size arithmetic). The rule's
+        result stays reusable by identical nodes: the memo records the bound again for each."""
+        self._engine.record_bound(self.name, self.op_type, d, hi, reason)
+        self.bounds.append((d, hi, reason))
 
     def record(self, c: Constraint) -> None:
         """Record a bound or a ``>= 1`` decision that a trial made (see :meth:`try_graph`),

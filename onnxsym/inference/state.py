@@ -33,14 +33,20 @@ def kept(why: str, **kwargs: Any) -> Any:
     return field(metadata={_TRIAL: "kept", "why": why}, **kwargs)
 
 
-def _undone_fields(obj: object) -> list[Field[Any]]:
-    return [f for f in fields(obj) if f.metadata.get(_TRIAL) == "undone"]  # type: ignore[arg-type]
+_UNDONE: dict[type, list[Field[Any]]] = {}  # by class (its fields are fixed: asked at each trial)
+
+
+def _undone_fields(cls: type) -> list[Field[Any]]:
+    got = _UNDONE.get(cls)
+    if got is None:
+        got = _UNDONE[cls] = [f for f in fields(cls) if f.metadata.get(_TRIAL) == "undone"]
+    return got
 
 
 def snapshot(obj: object) -> dict[str, Any]:
     """The ``undone`` fields of the dataclass ``obj``, their containers copied."""
     out: dict[str, Any] = {}
-    for f in _undone_fields(obj):
+    for f in _undone_fields(type(obj)):
         v = getattr(obj, f.name)
         out[f.name] = type(v)(v) if isinstance(v, (list, dict, set)) else v
     return out

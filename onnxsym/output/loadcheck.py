@@ -20,10 +20,11 @@ not run (a graph with subgraphs) or the inputs are specialised.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import onnx
@@ -124,8 +125,8 @@ class LightModel:
                 g.initializer.append(t)
             elif t.name not in names:
                 g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-        if runtime:
-            _big_constants_as_inputs(g)
+        # whether large constants became graph inputs (else the copy is the one without ``runtime``)
+        self.constants_as_inputs = runtime and _big_constants_as_inputs(g)
         self.model = light
         self.renamed: dict[str, str] = {}  # a node's name here -> its name in the model as given
         self._prepare(g, in_order)
@@ -212,10 +213,11 @@ def _size(dims) -> int:
     return math.prod(int(d) for d in dims)
 
 
-def _big_constants_as_inputs(g: onnx.GraphProto) -> None:
+def _big_constants_as_inputs(g: onnx.GraphProto) -> bool:
     """Constant and ConstantOfShape nodes of the main graph that make more than
     ``_SMALL_INITIALIZER`` elements become typed graph inputs: onnxruntime would fold them
-    into tensors as large as weights (the model zoo's slimmed CNNs) and compute no shape from them."""
+    into tensors as large as weights (the model zoo's slimmed CNNs) and compute no shape from them.
+    Returns whether there was one."""
     known = {t.name: t for t in g.initializer}
     outputs = {o.name for o in g.output}
     keep = []
@@ -234,28 +236,53 @@ def _big_constants_as_inputs(g: onnx.GraphProto) -> None:
             keep.append(n)
         else:
             g.input.append(onnx.helper.make_tensor_value_info(n.output[0], made[0], made[1]))
-    if len(keep) < len(g.node):
-        del g.node[:]
-        g.node.extend(keep)
+    if len(keep) == len(g.node):
+        return False
+    del g.node[:]
+    g.node.extend(keep)
+    return True
 
 
 def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime: bool) -> Refusal | None:
     """Why ``model`` (a written :meth:`LightModel.copy`) would be refused, or None: with
     ``onnx_judge``, by onnx's strict shape inference (what onnxruntime runs first on loading, and
     ``onnx.checker.check_model(full_check=True)`` runs); with ``runtime``, by onnxruntime loading it."""
+    data = model.SerializeToString()
     if onnx_judge:
-        text = onnx_refusal(model.SerializeToString())
+        text = onnx_refusal(data)
         if text is not None:
             return _refusal(light, text, _ONNX_NODE)
     if not runtime:
         return None
     # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
-    error = load_error(model.SerializeToString(), optimize=True)
+    error = _verdict("onnxruntime", data, lambda d: load_error(d, optimize=True))
     return None if error is None else _refusal(light, error, _NODE)
+
+
+# Each judge's verdict (its message, None: taken) by the bytes it judged: a pipeline infers one
+# model again and again (the optimizer once per fusion kind), and a judge (one onnx, one
+# onnxruntime in a process) answers the same bytes alike. Key: (the judge, the bytes' digest).
+_VERDICTS: dict[tuple[str, bytes], str | None] = {}
+_MOST_VERDICTS = 256
+
+
+def _verdict(judge: str, data: bytes, ask: Callable[[bytes], str | None]) -> str | None:
+    key = (judge, hashlib.blake2b(data, digest_size=20).digest())
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    text = ask(data)
+    if len(_VERDICTS) >= _MOST_VERDICTS:
+        _VERDICTS.clear()
+    _VERDICTS[key] = text
+    return text
 
 
 def onnx_refusal(data: bytes) -> str | None:
     """onnx's strict inference's refusal of the serialized model ``data`` (its message), or None."""
+    return _verdict("onnx", data, _onnx_refusal)
+
+
+def _onnx_refusal(data: bytes) -> str | None:
     from onnx import shape_inference
 
     try:

@@ -16,6 +16,7 @@ from onnx import TensorProto
 
 from .. import dims
 from ..dims import Dim
+from ..dims.env import bounded
 
 # (lowest, highest) element of each integer type
 INT_RANGES: dict[int, tuple[int, int]] = {
@@ -39,15 +40,44 @@ def assumable(d: Dim, hi: int) -> bool:
     (``seq <= 127``) is not assumable; ``batch*seq <= 2**31 - 1`` is."""
     if isinstance(d, int):
         return d <= hi
-    syms = dims.free_symbols(d)
     env = dims.current()
+    # (asked again in each pass of a loop body: kept in the environment, whose ranges decide it)
+    known = env.cache("assumable")
+    answer = known.get((d, hi))
+    if answer is None:
+        answer = bounded(known)[(d, hi)] = _assumable(d, hi, env)
+    return answer
+
+
+def _assumable(d: dims.Expr, hi: int, env: dims.RangeEnv) -> bool:
+    syms = dims.free_symbols(d)
+    linear = _linear(d)
     for s in syms:
-        least = {t: t.lo for t in syms if t is not s}
         top = max(s.lo, min(s.hi, SMALLEST_ASSUMABLE))
+        if linear is not None:  # (what the range below gives, in closed form: c*s + the rest at their least)
+            c = linear[s]
+            rest = sum(k * t.lo if t is not None else k for t, k in linear.items() if t is not s)
+            if rest + max(c * s.lo, c * top) > hi:
+                return False
+            continue
+        least = {t: t.lo for t in syms if t is not s}
         with env.child({s.name: (s.lo, top)}):
             if dims.range_of(dims.substitute(d, least))[1] > hi:
                 return False
     return True
+
+
+def _linear(d: dims.Expr) -> dict[dims.Sym | None, int] | None:
+    """``d``'s coefficient of each symbol (None: its constant) where it is linear in plain symbols."""
+    out: dict[dims.Sym | None, int] = {None: 0}
+    for mono, c in d.terms:
+        if not mono:
+            out[None] = c
+        elif len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], dims.Sym):
+            out[mono[0][0]] = c
+        else:
+            return None
+    return out
 
 
 def is_dim(v) -> bool:
