@@ -84,17 +84,23 @@ class _Chain:
 
     # -- the steps: each returns False where it does not apply to cur
     def rms(self) -> bool:
+        r = self.rng
         rank = len(self.shape)
-        axis = self.rng.choice([-1, -1, -2, 1]) if rank > 1 else -1
+        axis = r.choice([-1, -1, -2, 1, 0, -rank]) if rank > 1 else -1
         a = axis % rank
         scale = [self.like(i) if self.rng.random() < 0.8 else (None, 1) for i in range(a, rank)]
         if self.rng.random() < 0.3:
             scale = scale[self.rng.randint(0, len(scale) - 1):]  # (broadcast from the right)
         op = self.rng.choice(["RMSNormalization", "LayerNormalization"])
         ins = [self.cur, self.input(scale)]
+        attrs = {"axis": axis}
+        if r.random() < 0.3:
+            attrs["stash_type"] = 1
+        if r.random() < 0.2:
+            attrs["epsilon"] = 1e-3
         if op == "LayerNormalization" and self.rng.random() < 0.5:
             ins.append(self.input([self.like(i) for i in range(a, rank)]))
-        self.cur = self.node(op, ins, axis=axis)[0]
+        self.cur = self.node(op, ins, **attrs)[0]
         return True
 
     def group_norm(self) -> bool:
@@ -157,8 +163,17 @@ class _Chain:
         if r.random() < 0.3:
             attrs["is_causal"] = 1
         if r.random() < 0.2:
+            attrs["softcap"] = 2.0
+        if r.random() < 0.25:
             self.opset = 24
+            if not past and r.random() < 0.5:  # (nonpad_kv_seqlen: one per batch entry, values in range)
+                while len(ins) < 6:
+                    ins.append("")
+                ins.append(self.input([b], T.INT64))
         n_out = 3 if past else r.choice([1, 1, 3])  # (onnxruntime needs the present outputs with a past)
+        if r.random() < 0.2:
+            n_out = 4
+            attrs["qk_matmul_output_mode"] = r.choice([0, 1, 2, 3])
         outs = self.node("Attention", ins, n_out, **attrs)
         self.cur = outs[0]
         if rank == 3:
@@ -206,6 +221,8 @@ class _Chain:
     def einsum(self) -> bool:
         r = self.rng
         rank = len(self.shape)
+        if not 2 <= rank <= 4:
+            return False
         letters = "abcd"[:rank]
         eqs = [
             (f"{letters},{letters}->{letters}", 2),
@@ -216,11 +233,17 @@ class _Chain:
             (f"{letters[:-1]}y,{letters[:-2]}yz->{letters[:-1]}z", 2),
         ]
         if self.shape[-1][1] == self.shape[-2][1]:
-            eqs.append((f"...ii->...i", 1))
+            eqs += [("...ii->...i", 1), (f"{letters[:-2]}ii", 1)]
+        eqs += [(f"{letters[:-1]}y,yz", 2), (f"...y,zy", 2)]  # (implicit outputs)
         eq, n_in = r.choice(eqs)
         lhs = eq.split("->")[0].split(",")
+        if lhs[0].endswith("ii"):
+            sizes0 = {c: self.shape[i] for i, c in enumerate(lhs[0][:-2])}
+            sizes0["i"] = self.shape[-1]
         first = lhs[0].replace("...", "")
         sizes = {c: self.shape[rank - len(first) + i] for i, c in enumerate(first)}
+        if lhs[0].endswith("ii"):
+            sizes = sizes0
         ins = [self.cur]
         for term in lhs[1:]:
             dims = []
@@ -347,6 +370,63 @@ class _Chain:
         self.shape = None
         return True
 
+    def scan(self) -> bool:
+        """Scan summing slices of cur (and of a second scan input) into a state: the scan inputs'
+        lengths agree, the state is a slice's shape."""
+        r = self.rng
+        rank = len(self.shape)
+        if rank < 2:
+            return False
+        ax = r.randint(0, rank - 1)
+        slice_dims = [self.like(i) for i in range(rank) if i != ax]
+        state = self.input([self.like(i) if r.random() < 0.8 else (None, self.shape[i][1])
+                            for i in range(rank) if i != ax])
+        second = r.random() < 0.5
+        ins = [state, self.cur]
+        axes = [ax]
+        if second:
+            ax2 = r.randint(0, rank - 1)
+            dims = list(slice_dims)
+            dims.insert(ax2, self.like(ax))
+            ins.append(self.input(dims))
+            axes.append(ax2)
+        body_in = [h.make_tensor_value_info("st", F, None), h.make_tensor_value_info("a", F, None)]
+        nodes = [h.make_node("Add", ["st", "a"], ["t"])]
+        if second:
+            body_in.append(h.make_tensor_value_info("b2", F, None))
+            nodes.append(h.make_node("Add", ["t", "b2"], ["t2"]))
+        last = nodes[-1].output[0]
+        nodes += [h.make_node("Identity", [last], ["st_out"]), h.make_node("Identity", [last], ["sc_out"])]
+        body = h.make_graph(nodes, "body", body_in, [h.make_tensor_value_info("st_out", F, None),
+                                                     h.make_tensor_value_info("sc_out", F, None)])
+        outs = self.node("Scan", ins, 2, body=body, num_scan_inputs=len(axes), scan_input_axes=axes,
+                         scan_output_axes=[r.choice([0, -1])])
+        self.cur = outs[1]
+        self.shape = None
+        return True
+
+    def loop(self) -> bool:
+        """A Loop of a constant trip count inserting cur into a sequence it carries (and giving cur
+        as a scan output), then ConcatFromSequence of the sequence."""
+        r = self.rng
+        trip = r.choice([1, 2, 3])
+        seq0 = self.node("SequenceConstruct", [self.cur])[0]
+        outer = self.cur
+        body = h.make_graph(
+            [h.make_node("SequenceInsert", ["q_in", outer], ["q_out"]), h.make_node("Identity", ["c_in"], ["c_out"]),
+             h.make_node("Identity", [outer], ["scan_out"])], "body",
+            [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c_in", T.BOOL, []),
+             h.make_value_info("q_in", h.make_sequence_type_proto(h.make_tensor_type_proto(F, None)))],
+            [h.make_tensor_value_info("c_out", T.BOOL, []),
+             h.make_value_info("q_out", h.make_sequence_type_proto(h.make_tensor_type_proto(F, None))),
+             h.make_tensor_value_info("scan_out", F, None)])
+        q, _ = self.node("Loop", [self.const(np.array(trip, np.int64)), self.const(np.array(True)), seq0], 2,
+                         body=body)
+        self.cur = self.node("ConcatFromSequence", [q], axis=r.randint(0, len(self.shape) - 1),
+                             new_axis=r.choice([0, 1]))[0]
+        self.shape = None
+        return True
+
     def model(self, rng: random.Random) -> tuple[onnx.ModelProto, dict[str, int]]:
         """The model with its inputs' dims named (a role's name, a fresh one or a constant), and the
         sizes it was built at."""
@@ -393,7 +473,7 @@ def _output_types(m: onnx.ModelProto) -> None:
 
 
 STEPS = ["rms", "group_norm", "attention", "rotary", "einsum", "pool", "conv_transpose", "dft", "cast_like",
-         "sequence"]
+         "sequence", "scan", "loop"]
 # the steps after which cur's shape is taken from onnxruntime (a chain continues on it)
 ENDS = {"dft"}
 
@@ -401,6 +481,8 @@ ENDS = {"dft"}
 def random_model(rng: random.Random) -> tuple[onnx.ModelProto, dict[str, int]]:
     c = _Chain(rng)
     for _ in range(rng.randint(1, 4)):
+        if not c.shape:
+            break
         for _ in range(10):
             step = rng.choice(STEPS)
             if getattr(c, step)():
@@ -452,6 +534,17 @@ def judge(m: onnx.ModelProto, binding: dict[str, int], grid=GRID) -> dict:
             base = str(exc)[:300]
         else:
             base = None
+        if base is not None and "must have the shape set" in base:
+            # onnxruntime runs a Scan's body only where its own inference gave the body's outputs a
+            # shape (not through a sequence's ConcatFromSequence): the written model gives it one,
+            # and is judged instead
+            try:
+                m = onnxsym.annotate(m, allow_zero=True)
+                child.load(m.SerializeToString(), {"optimization": "all"})
+                child.run(feeds(m, binding), names)
+                base, out["judged"] = None, "the written model"
+            except Exception as exc:
+                base = f"{base} (the written model: {str(exc)[:200]})"
         try:
             res = onnxsym.infer(m, allow_zero=True)
             domain = res.domain()
@@ -502,7 +595,7 @@ def judge(m: onnx.ModelProto, binding: dict[str, int], grid=GRID) -> dict:
 def describe(m: onnx.ModelProto) -> str:
     ins = ", ".join(f"{i.name}[{','.join(d.dim_param or str(d.dim_value) for d in i.type.tensor_type.shape.dim)}]"
                     for i in m.graph.input)
-    ops = " -> ".join(f"{n.op_type}({', '.join(f'{a.name}={h.get_attribute_value(a)}' for a in n.attribute)})"
+    ops = " -> ".join(f"{n.op_type}({', '.join(f'{a.name}={h.get_attribute_value(a)}' for a in n.attribute if not a.g.node)})"
                       for n in m.graph.node)
     return f"{ins}: {ops}"
 
