@@ -4,6 +4,9 @@ process (a native crash there is no verdict, and is listed):
 
 - STFT with a window of length 0 (or a frame_length of 0): onnxruntime's kernel divides by the
   frame length and dies of SIGFPE; the domain allowed it. Now the frame length is >= 1;
+- a Scan whose length may be 0 (allow_zero): its body was inferred on widened states under a
+  guard, and what it needs of the states (a broadcast against a slice) was dropped; onnxruntime
+  refuses a scan of no step, so where the domain holds the body runs on the initial states;
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
   none it refuses that onnxruntime runs with the inferred shapes, no dim other than
   onnxruntime's.
@@ -14,7 +17,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from op_verdicts import isolated_disagreements
+from op_verdicts import _outside, isolated_disagreements
 
 import onnxsym
 
@@ -41,7 +44,7 @@ def _agrees(m, tries, crashes_outside=True):
     n, bad, crashes = isolated_disagreements(m, tries, allow_zero=True)
     assert not bad, f"{len(bad)} of {n} sizes disagree:\n" + "\n".join(bad[:10])
     domain = onnxsym.infer(m, allow_zero=True).domain()
-    inside = [s for s, _ in crashes if domain.violated(s) is None]
+    inside = [s for s, _ in crashes if _outside(domain, s) is None]
     assert not (crashes_outside and inside), f"onnxruntime crashes inside the domain at {inside}"
     return crashes
 
@@ -98,3 +101,44 @@ def test_scan_body_needs_of_the_state_hold_where_the_length_may_be_zero(second):
     domain = onnxsym.infer(m, allow_zero=True).domain()
     at = {"k": 4, "L": 1} if second else {"L": 2}
     assert domain.violated(dict(at, S=2)) is not None and domain.violated(dict(at, S=3)) is None
+
+
+def _attack(count, seed):
+    from tests.domain_attack import run
+
+    tally = run(count, seed)
+    assert tally["tries"] > 10 * count, tally  # (the chains run: most are judged at many sizes)
+    bad = {k: tally[k] for k in ("too_wide", "too_narrow", "wrong", "onnxsym error") if tally[k]}
+    assert not bad, f"{bad} (python -m tests.domain_attack --count {count} --seed {seed} --show)"
+
+
+def test_the_attack_finds_nothing_fast_slice():
+    _attack(4, 100)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_the_attack_finds_nothing(seed):
+    _attack(150, seed)
+
+
+# tests/value_attack.py: annotate --value (and dynamic) on models where the value reaches shapes;
+# the written model, fed other values and sizes, computes what the given one does
+
+
+def _value_attack(count, seed):
+    from tests.value_attack import run
+
+    tally = run(count, seed)
+    assert tally["tries"] > 10 * count, tally
+    bad = {k: tally[k] for k in ("written refuses", "outputs differ", "onnxsym error") if tally[k]}
+    assert not bad, f"{bad} (python -m tests.value_attack --count {count} --seed {seed} --show)"
+
+
+def test_the_value_attack_finds_nothing_fast_slice():
+    _value_attack(8, 100)
+
+
+@pytest.mark.slow
+def test_the_value_attack_finds_nothing():
+    _value_attack(200, 0)
