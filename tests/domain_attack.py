@@ -610,6 +610,7 @@ def run(count: int, seed: int, show: bool = False, save: str | None = None) -> C
         tally[r["verdict"]] += 1
         tally["tries"] += r.get("tries", 0)
         tally["crashes"] += r.get("crashes", 0)
+        tally["crashes inside the domain"] += sum(t.endswith("inside the domain") for t in r.get("crashed", []))
         for kind in ("too_wide", "too_narrow", "wrong"):
             if r["verdict"] == "disagrees" or kind == "wrong":
                 tally[kind] += len(r.get(kind, []))
