@@ -555,6 +555,8 @@ def judge(m: onnx.ModelProto, binding: dict[str, int], grid=GRID) -> dict:
             return {"verdict": "onnxsym error", "error": f"{type(exc).__name__}: {exc}"[:300]}
         out["unstated"] = len(domain.unstated)
         if base is not None:  # (sizes a chain step chose that onnxruntime refuses: the domain refuses them too)
+            if _outside(domain, binding) is None and _onnx_attention_zero(m, res, binding):
+                return dict(out, verdict=ONNX_ATTENTION, error=base)
             if _outside(domain, binding) is None:
                 return dict(out, verdict="disagrees", tries=1, too_wide=[f"base: {base}"])
             return {"verdict": "base refused", "error": base}
@@ -591,6 +593,39 @@ def judge(m: onnx.ModelProto, binding: dict[str, int], grid=GRID) -> dict:
     return out
 
 
+# onnx 1.23's inference of a 3-D Attention gives its output's last dim as 0 where V's last dim is a
+# symbol; onnxruntime's Scan holds its body's outputs to the shapes that inference gave, and refuses
+# the model at every size (the written model too: onnxruntime infers it again). Tallied apart.
+ONNX_ATTENTION = "refused by onnx's own Attention inference (a 0 dim)"
+
+
+def _onnx_attention_zero(m: onnx.ModelProto, res, binding) -> bool:
+    """Whether onnx's inference gives an Attention output a dim of 0 that is not 0 at ``binding``."""
+    from onnxsym import dims
+
+    bare = onnx.ModelProto()
+    bare.CopyFrom(m)
+    for o in bare.graph.output:
+        o.ClearField("type")
+    try:
+        g = onnx.shape_inference.infer_shapes(bare).graph
+    except Exception:
+        return False
+    typed = {v.name: v for v in list(g.value_info) + list(g.output)}
+    for n in m.graph.node:
+        v = typed.get(n.output[0]) if n.op_type == "Attention" else None
+        shape = res.shape(n.output[0]) if v is not None else None
+        if shape is None or not v.type.tensor_type.HasField("shape"):
+            continue
+        for d, want in zip(v.type.tensor_type.shape.dim, shape):
+            try:
+                if d.HasField("dim_value") and d.dim_value == 0 and dims.evaluate(want, binding) != 0:
+                    return True
+            except Exception:
+                continue
+    return False
+
+
 def describe(m: onnx.ModelProto) -> str:
     ins = ", ".join(f"{i.name}[{','.join(d.dim_param or str(d.dim_value) for d in i.type.tensor_type.shape.dim)}]"
                     for i in m.graph.input)
@@ -617,7 +652,7 @@ def run(count: int, seed: int, show: bool = False, save: str | None = None) -> C
                 tally[kind + " models"] += bool(r.get(kind))
         if show == "all" and r["verdict"] in ("base refused", "refused at load"):
             print(f"[{seed}:{i}] base refused: {describe(m)}\n    {r['error']}")
-        if show and (r["verdict"] in ("disagrees", "onnxsym error") or r.get("crashed")):
+        if show and (r["verdict"] in ("disagrees", "onnxsym error", ONNX_ATTENTION) or r.get("crashed")):
             print(f"[{seed}:{i}] {r['verdict']}: {describe(m)}")
             for kind in ("too_wide", "too_narrow", "wrong", "crashed"):
                 for t in r.get(kind, [])[:3]:

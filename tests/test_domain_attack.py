@@ -9,6 +9,11 @@ process (a native crash there is no verdict, and is listed):
   refuses a scan of no step, so where the domain holds the body runs on the initial states;
 - Einsum with a label summed over both operands of size 0, which the second operand has after a
   kept label of its own (``ay,zy->az``): onnxruntime's kernel crashes (SIGFPE); now it is >= 1;
+- left as found, tallied apart by the attack: onnx 1.23's inference gives a 3-D Attention's output
+  a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
+  outputs to that inference, refuses such a model at every size (the written one too); and the
+  sizes where onnxruntime crashes inside the domain (some Einsum batch dims of 0, a Scan of an
+  empty slice on an axis other than 0);
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
   none it refuses that onnxruntime runs with the inferred shapes, no dim other than
   onnxruntime's.
