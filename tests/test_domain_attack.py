@@ -13,7 +13,9 @@ process (a native crash there is no verdict, and is listed):
   a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
   outputs to that inference, refuses such a model at every size (the written one too); and the
   sizes where onnxruntime crashes inside the domain (some Einsum batch dims of 0, a Scan of an
-  empty slice on an axis other than 0);
+  empty slice on an axis other than 0); and a too narrow corner: a Scan state of a dim 1 that the
+  body broadcasts against a slice, which onnxruntime runs where its own inference knew the body's
+  output shape (it refuses it otherwise, so the domain keeps the state's shape);
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
   none it refuses that onnxruntime runs with the inferred shapes, no dim other than
   onnxruntime's.
