@@ -503,6 +503,10 @@ def scan_rule(node: Node) -> Outputs:
         node.require_at_least(length, 1, "Scan: onnxruntime refuses a scan of no step")
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
+    if not sure and is_dim(length) and node.is_resolved(length):
+        # the length is >= 1 wherever the domain holds (above): the body runs there, on the
+        # initial states' shapes (not widened ones: what it needs of those is stated)
+        sure, guard = True, None
     if sure and _all_shaped(states):
         carried, outs, unstable = _fixed_states(node, body, states, lambda c: c + slices)
         after = carried

@@ -520,7 +520,22 @@ def _parse_term(term):
     return letters
 
 
-@register("Einsum", conditions=[EINSUM_LETTERS])
+def _summed_after_a_free_label(node, terms, out_terms, letter_dims) -> None:
+    """onnxruntime's kernel dies (SIGFPE) on a label summed over both operands that has size 0
+    where the second operand has it after a label of its own that the output keeps (``ay,zy->az``,
+    ``...y,zy``; ``ij,jk->ik`` and ``bij,bjk->bik`` run), whatever the other sizes: it is >= 1."""
+    first, second = terms
+    for x in dict.fromkeys(second):
+        if x == "..." or x in out_terms or x not in first:
+            continue
+        before = second[:second.index(x)]
+        if any(y != "..." and y in out_terms and y not in first for y in before):
+            node.require_at_least(letter_dims[x][0], 1, f"Einsum: the summed label {x} is >= 1 (onnxruntime's "
+                                  f"kernel crashes on 0 where the second operand has it after a label of its own)")
+
+
+@register("Einsum", conditions=[EINSUM_LETTERS, "a label summed over both operands, after one of the second's own "
+                                "kept labels there, is >= 1 (onnxruntime crashes on 0)"])
 def einsum(node):
     eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -566,6 +581,8 @@ def einsum(node):
     for x, ds in letter_dims.items():
         if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
             broadcast_dim(ds, lambda why: 1, node.require_equal)
+    if len(terms) == 2:
+        _summed_after_a_free_label(node, terms, out_terms, letter_dims)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":

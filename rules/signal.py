@@ -103,7 +103,7 @@ def dft(node: Node) -> Outputs:
 
 @register("STFT", since=17, conditions=["frame_length <= the signal length", "a 3-D signal's last axis is 1 or 2",
                                         "frame_length, when given with a window, is the window's length",
-                                        "frame_step >= 1"])
+                                        "frame_step >= 1", "the frame length is >= 1 (onnxruntime crashes on 0)"])
 def stft(node: Node) -> Outputs:
     """(batch, frames, bins, 2) with ``frames = (signal_length - frame_length) // frame_step + 1``;
     frame_length is the input or the window's length, bins ``frame_length`` or
@@ -127,6 +127,10 @@ def stft(node: Node) -> Outputs:
         node.require_equal(window.shape[0], frame, "STFT: the window's length is frame_length")
     if frame is None and window.shape is not None and len(window.shape) == 1:
         frame = window.shape[0]
+    if isinstance(frame, int) and frame <= 0:
+        raise ShapeContradiction(f"STFT frame length {frame}; onnxruntime's kernel needs one >= 1 (it crashes on 0)")
+    if frame is not None and intops.is_dim(frame):  # (a window of 0: onnxruntime's kernel divides by it, SIGFPE)
+        node.require_at_least(frame, 1, "STFT: the frame length (frame_length or the window's) is >= 1")
     if frame is None:
         frames = node.fresh("STFT frame length is not known", 0, 1)
         bins = node.fresh("STFT frame length is not known", 0, 2)
