@@ -6,6 +6,7 @@ onnxruntime at the manifest's sizes."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import tempfile
@@ -91,14 +92,22 @@ def ssi(which: str):
 def evaluate(text, binding: dict) -> int | None:
     """A written dim at ``binding``: onnxsym's text, or ORT SSI's (sympy's: ``floor(h/2 - 1/2) + 1``);
     None for a name the run does not give, or a text neither reads."""
+    return _evaluate(text, tuple(sorted(binding.items())))
+
+
+@functools.lru_cache(maxsize=65536)
+def _evaluate(text, binding: tuple) -> int | None:
     from oracle import _evaluate_written
     try:
-        return _evaluate_written(text, binding)
+        return _evaluate_written(text, dict(binding))
     except Exception:  # noqa: BLE001  (not onnxsym's syntax: sympy's, then)
         pass
+    if not isinstance(text, str) or len(text) > 400 or not any(f in text for f in ("floor(", "ceiling(", "Mod(",
+                                                                                    "Max(", "Min(")):
+        return None  # (sympy's parser takes minutes on a long torch text, which onnxsym's reads anyway)
     try:
         import sympy
-        expr = sympy.sympify(text, locals={n: sympy.Integer(v) for n, v in binding.items()})
+        expr = sympy.sympify(text, locals={n: sympy.Integer(v) for n, v in binding})
         return int(expr) if expr.is_number and expr.is_integer else None
     except Exception:  # noqa: BLE001
         return None
