@@ -46,7 +46,9 @@ def worse(theirs: P.Outcome, ours: P.Outcome, fused: bool) -> list[str]:
         out.append("does not run")
     if theirs.ok and ours.ok and theirs.runs and ours.nodes > theirs.nodes and not fused:
         out.append(f"{ours.nodes - theirs.nodes} more nodes")
-    fewer = [op for op, n in theirs.fused.items() if ours.fused.get(op, 0) < n]
+    # (fewer LayerNormalization is no loss where as many more became SkipLayerNormalization: a larger fusion)
+    fewer = [op for op, n in theirs.fused.items() if ours.fused.get(op, 0) < n and
+             ours.fused.get(f"Skip{op}", 0) - theirs.fused.get(f"Skip{op}", 0) < n - ours.fused.get(op, 0)]
     if fewer:
         out.append("fewer " + ", ".join(fewer))
     if len(ours.wrong) > len(theirs.wrong) or (ours.wrong and not theirs.wrong):
