@@ -3,23 +3,31 @@ with ``onnxsym.ort_compat`` installed: a markdown table of what each ends with (
 
     python bench/ort_compat_pipelines.py                 # the models tests/test_ort_compat_pipelines.py runs
     python bench/ort_compat_pipelines.py --pipeline slim --models hf_t5_ts hf_mistral_ts
+    python bench/ort_compat_pipelines.py --all --worse --jsonl /tmp/rows.jsonl   # every model, every pipeline
 
-A cell: "fails" and why; else the output's node count (fused ops for optimize_model), and whether
-onnxruntime runs it at the manifest's two sizes.
+A cell: "fails" and why; else the output's node count (fused ops for optimize_model), whether
+onnxruntime runs it at the manifest's two sizes, and how many dims it declares that the run
+contradicts. ``--all``: every corpus model and every file under models/ (by its path from models/,
+at models/README.md's two sizes). ``--worse``: only the rows where onnxsym is worse than ORT SSI (a
+failure where ORT SSI worked, more nodes, fewer of a fused op, a wrong dim more, an output that does
+not run where ORT SSI's does), and a count of rows at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 import tempfile
+import time
 import warnings
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [CHECKOUT, os.path.join(CHECKOUT, "tests")]  # this checkout's onnxsym, the tests' pipelines
 import ort_pipelines as P  # noqa: E402
+from resolution import corpus  # noqa: E402
 
 PIPELINES = {
     "quantize": ("quant_pre_process + quantize_dynamic", P.quantize, P.QUANTIZE),
@@ -29,31 +37,74 @@ PIPELINES = {
 }
 
 
+def worse(theirs: P.Outcome, ours: P.Outcome, fused: bool) -> list[str]:
+    """How the drop-in's outcome is worse than ORT SSI's (nothing: it is not)."""
+    out = []
+    if theirs.ok and not ours.ok:
+        out.append("fails")
+    if theirs.runs and not ours.runs:
+        out.append("does not run")
+    if theirs.ok and ours.ok and theirs.runs and ours.nodes > theirs.nodes and not fused:
+        out.append(f"{ours.nodes - theirs.nodes} more nodes")
+    # (fewer LayerNormalization is no loss where as many more became SkipLayerNormalization: a larger fusion)
+    fewer = [op for op, n in theirs.fused.items() if ours.fused.get(op, 0) < n and
+             ours.fused.get(f"Skip{op}", 0) - theirs.fused.get(f"Skip{op}", 0) < n - ours.fused.get(op, 0)]
+    if fewer:
+        out.append("fewer " + ", ".join(fewer))
+    if len(ours.wrong) > len(theirs.wrong) or (ours.wrong and not theirs.wrong):
+        out.append(f"{len(ours.wrong)} wrong dims ({ours.wrong[0]})")
+    return out
+
+
 def cell(o: P.Outcome, fused: bool) -> str:
-    if not o.ok and not fused:
+    if not o.ok and (not fused or o.model is None):
         return f"fails: {o.error[:70]}"
-    what = ", ".join(f"{n} {op}" for op, n in sorted(o.fused.items())) if fused else f"{o.nodes} nodes"
+    what = (", ".join(f"{n} {op}" for op, n in sorted(o.fused.items())) or f"no fusion, {o.nodes} nodes") if fused \
+        else f"{o.nodes} nodes"
     if fused and not o.ok:
         what = f"shape helper fails; {what}"
-    return what + ("" if o.runs else " (does not run on CPU)" if o.runs is False else "")
+    wrong = f", {len(o.wrong)} wrong dims" if o.wrong else ""
+    return what + wrong + ("" if o.runs else " (does not run on CPU)" if o.runs is False else "")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pipeline", choices=sorted(PIPELINES), nargs="*")
     p.add_argument("--models", nargs="*")
+    p.add_argument("--all", action="store_true", help="every corpus model and every file under models/")
+    p.add_argument("--worse", action="store_true", help="only the rows where onnxsym is worse than ORT SSI")
+    p.add_argument("--jsonl", help="also append one JSON object per row to this file")
     args = p.parse_args()
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     os.chdir(tempfile.mkdtemp())  # ORT SSI saves sym_shape_infer_temp.onnx where it runs when it fails
     print("| pipeline | model | with ORT SSI | with onnxsym.ort_compat |")
     print("|---|---|---|---|")
+    everything = [e["name"] for e in corpus()] + P.others() if args.all else None
+    rows = bad = 0
     for key in args.pipeline or list(PIPELINES):
         title, run, names = PIPELINES[key]
-        for name in args.models or names:
-            theirs, ours = run(name, "ort"), run(name, "onnxsym")
-            print(f"| {title} | `{name}` | {cell(theirs, key == 'optimize')} | {cell(ours, key == 'optimize')} |",
-                  flush=True)
+        for name in args.models or everything or names:
+            fused = key == "optimize"
+            t0 = time.perf_counter()
+            theirs = run(name, "ort")
+            t1 = time.perf_counter()
+            ours = run(name, "onnxsym")
+            t2 = time.perf_counter()
+            how = worse(theirs, ours, fused)
+            rows, bad = rows + 1, bad + bool(how)
+            if args.jsonl:
+                with open(args.jsonl, "a") as f:
+                    f.write(json.dumps({"pipeline": key, "model": name, "worse": how, "seconds": [t1 - t0, t2 - t1],
+                                        **{w: {"ok": o.ok, "error": o.error, "nodes": o.nodes, "fused": o.fused,
+                                               "runs": o.runs, "wrong": o.wrong[:5], "n_wrong": len(o.wrong)}
+                                           for w, o in (("ort", theirs), ("onnxsym", ours))}}) + "\n")
+            if args.worse and not how:
+                continue
+            note = f" **worse: {'; '.join(how)}**" if how else ""
+            print(f"| {title} | `{name}` | {cell(theirs, fused)} | {cell(ours, fused)}{note} |", flush=True)
+    if args.worse:
+        print(f"\n{bad} of {rows} rows worse with onnxsym")
     return 0
 
 

@@ -8,12 +8,15 @@ onnxruntime with every value exposed; each dim written into the branch's value_i
 real one. A branch that fails on those values (it never runs there) is not held to anything.
 """
 
+import os
+
 import numpy as np
 import onnx
 import pytest
 from helpers import model
 from onnx import TensorProto, helper, numpy_helper
 from oracle import _evaluate_written, check_written_runs, session_of, written_dims
+from resolution import REAL
 
 import onnxsym
 
@@ -311,3 +314,43 @@ def test_a_loop_bodys_outputs_are_written_where_every_iteration_computes_them():
         total += check_loop_bodies(annotated, feeds, {"n": n, "d": d})
         session_of(annotated).run(None, feeds)
     assert total >= 10
+
+
+def _unshaped_in_subgraphs(m):
+    """(value, graph depth) of every value produced inside an If/Loop/Scan body, or produced outside
+    and read inside, that ``m`` declares no shape for where it is visible."""
+    out = set()
+
+    def shaped(graph, into):
+        into |= {vi.name for vi in [*graph.value_info, *graph.output]
+                 if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")}
+
+    def walk(graph, seen, depth):
+        seen = set(seen)
+        shaped(graph, seen)
+        produced = {o for n in graph.node for o in n.output if o}
+        for n in graph.node:
+            for a in n.attribute:
+                for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                    inner = set(seen)
+                    shaped(g, inner)
+                    out.update((i, depth) for m_ in g.node for i in m_.input if i in produced and i not in seen)
+                    out.update((o, depth + 1) for m_ in g.node for o in m_.output if o and o not in inner)
+                    walk(g, seen, depth + 1)
+
+    walk(m.graph, set(), 0)
+    return out
+
+
+@pytest.mark.parametrize("name", ["silero_vad_16k_op15", "onnxscript_loop_if", "onnxscript_while",
+                                  "onnxscript_loop_grow", "onnxscript_loop_row_sum"])
+def test_the_drop_in_shapes_every_subgraph_value_onnx_shapes(name):
+    # (issue 37: TensorRT's EP and ORT's fusions read them; the dims themselves are held to
+    # onnxruntime by the tests above)
+    pytest.importorskip("sympy")
+    from onnxsym.ort_compat import SymbolicShapeInference
+
+    m = onnx.load(os.path.join(REAL, f"{name}.onnx"))
+    ours = _unshaped_in_subgraphs(SymbolicShapeInference.infer_shapes(m))
+    theirs = _unshaped_in_subgraphs(onnx.shape_inference.infer_shapes(m))
+    assert ours <= theirs, sorted(ours - theirs)

@@ -89,10 +89,47 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         _guess_output_ranks(out)
     if materialize:
         _materialize(out, results[0])
+        _keep_declared_ranks(in_mp, out)
+    _drop_unread_statistics(out)
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
     return out
+
+
+def _keep_declared_ranks(in_mp: onnx.ModelProto, out: onnx.ModelProto) -> None:
+    """A graph output the model declares with another rank than onnxsym's keeps its declaration, in
+    onnxslim's slot: onnxslim writes the declared dims back over the inferred ones axis by axis
+    (``[b, 8]`` over ``[seq, b, 8]`` gives ``[b, 8, 8]``, wrong on two axes), where its own SSI keeps
+    the declaration as it is."""
+    declared = {o.name: o for o in in_mp.graph.output if o.type.tensor_type.HasField("shape")}
+    for o in out.graph.output:
+        given = declared.get(o.name)
+        if given is not None and o.type.tensor_type.HasField("shape") and \
+                len(o.type.tensor_type.shape.dim) != len(given.type.tensor_type.shape.dim):
+            o.type.tensor_type.shape.CopyFrom(given.type.tensor_type.shape)
+
+
+# com.microsoft ops whose outputs 1 and 2 (the mean and inverse standard deviation) are float32 whatever
+# the input's type, and which ORT SSI leaves untyped
+_STATISTICS = frozenset({"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
+
+
+def _drop_unread_statistics(model: onnx.ModelProto) -> None:
+    """No value_info for a Skip(Simplified)LayerNormalization's mean and inverse-std outputs when
+    nothing reads them, as ORT SSI writes none: ``convert_float_to_float16`` turns every float
+    value_info into float16, and the kernel's float32 output then fails onnxruntime's type check."""
+    for g in graphs(model.graph):
+        read = {i for n in g.node for i in n.input} | {o.name for o in g.output}
+        for sub in graphs(g):
+            if sub is not g:
+                read |= {i for n in sub.node for i in n.input}
+        drop = {o for n in g.node if n.domain == "com.microsoft" and n.op_type in _STATISTICS
+                for o in n.output[1:3] if o and o not in read}
+        if drop:
+            kept = [vi for vi in g.value_info if vi.name not in drop]
+            del g.value_info[:]
+            g.value_info.extend(kept)
 
 
 def _materialize(model: onnx.ModelProto, result) -> None:
