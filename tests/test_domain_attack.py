@@ -9,6 +9,8 @@ process (a native crash there is no verdict, and is listed):
   refuses a scan of no step, so where the domain holds the body runs on the initial states;
 - Einsum with a 0 in an operand that onnxruntime transposes by moving one axis (``ay,zy->az``
   at y 0 and z not 1; ``aby,bzy->abz`` at b 0): its kernel crashes (SIGFPE); now refused there;
+- a Scan input scanned on an axis other than 0, moved to the front by that kernel over a 0 after
+  it ([2, 3, 0] on axis 1): it crashes too; now refused there;
 - left as found, tallied apart by the attack: onnx 1.23's inference gives a 3-D Attention's output
   a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
   outputs to that inference, refuses such a model at every size (the written one too); and the
@@ -154,6 +156,28 @@ def test_einsum_moved_axis_of_one_is_a_copy():
     domain = onnxsym.infer(_einsum("ay,zy->az", [["a", "y"], ["z", "y"]]), allow_zero=True).domain()
     assert _outside(domain, dict(a=2, y=0, z=1)) is None
     assert _outside(domain, dict(a=2, y=0, z=2)) is not None
+
+
+def _scan_identity(axis, rank=3):
+    body = h.make_graph([h.make_node("Identity", ["s"], ["o"])], "body", [h.make_tensor_value_info("s", T.FLOAT, None)],
+                        [h.make_tensor_value_info("o", T.FLOAT, None)])
+    x = h.make_tensor_value_info("x", T.FLOAT, [f"d{i}" for i in range(rank)])
+    g = h.make_graph([h.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1, scan_input_axes=[axis])], "g",
+                     [x], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_scan_input_axis_moved_over_a_zero(axis):
+    """A scan axis other than 0 is moved to the front by onnxruntime's transpose kernel: a copy
+    where that axis or all dims before it are 1; else it divides by the dims after it and dies
+    of SIGFPE on a 0 there ([2, 3, 0] on axis 1; [1, 3, 0] runs, a copy). The domain refuses
+    exactly those: checked against onnxruntime at 0, 1, 2 of each dim."""
+    m = _scan_identity(axis)
+    found = _agrees(m, _grid(d0=[0, 1, 2], d1=[0, 1, 2], d2=[0, 1, 2]))
+    assert found  # (and each outside the domain: _agrees)
 
 
 def _attack(count, seed):
