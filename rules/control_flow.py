@@ -16,7 +16,7 @@ from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Optional_, Sequence, Tensor, unranked
 from onnxsym.registry import Outputs, register
 from onnxsym.semantics.intops import is_dim
-from onnxsym.semantics.shapes import normalize_axis
+from onnxsym.semantics.shapes import normalize_axis, prod
 
 from .common import BOOL, I64, required_int
 
@@ -485,12 +485,31 @@ def _fixed_states(node, body, initial, inputs_for):
     return carried, outs, born
 
 
+def _scan_axis_moved(node, x, axis) -> None:
+    """onnxruntime moves a scan axis other than 0 to the front with its transpose kernel: a copy
+    where that axis or all before it are 1; else it divides by the axis and every one after it,
+    and dies (SIGFPE) on a 0 there (a [2, 3, 0] scanned on axis 1). The axis itself is the length,
+    >= 1 already."""
+    if x is None or x.shape is None:
+        return
+    k = normalize_axis(axis, len(x.shape))
+    if k == 0:
+        return
+    d, before, after = x.shape[k], x.shape[:k], x.shape[k + 1:]
+    where = [(Relation(Rel.NE, d, 1), f"{d} != 1"),
+             (Relation(Rel.NE, prod(before), 1), f"{' * '.join(map(str, before))} != 1")]
+    node.require_at_least_where(prod(after), 1, where, f"Scan: a scan input moved from axis {k} to the front: "
+                                f"onnxruntime's transpose divides by the dims after it (crashes on 0)")
+
+
 SCAN = ["the scan inputs have one length, at least 1 (Scan 8: every input one batch size, at least 1, and "
         "any length)", "what its body's nodes need, under \"the body runs\"",
         "the body's state outputs have the initial states' shapes"]
+SCAN_AXES = ["a scan input of an axis k other than 0, not 1, with its dims before k not all 1: its dims after k "
+             "are >= 1 (onnxruntime's transpose divides by them)"]
 
 
-@register("Scan", since=9, conditions=SCAN, subgraphs=True)
+@register("Scan", since=9, conditions=SCAN + SCAN_AXES, subgraphs=True)
 def scan_rule(node: Node) -> Outputs:
     body = node.attr_graph("body")
     m = required_int(node, "num_scan_inputs")
@@ -501,6 +520,8 @@ def scan_rule(node: Node) -> Outputs:
     length = _scan_length(node, xs, in_axes, n)
     if is_dim(length):  # (onnxruntime 1.32 slices each scan input at step 0 before it looks at the length)
         node.require_at_least(length, 1, "Scan: onnxruntime refuses a scan of no step")
+    for x, a in zip(xs, in_axes):
+        _scan_axis_moved(node, x, a)
     slices = [_slice(x, a) for x, a in zip(xs, in_axes)]
     sure, guard = _scan_runs(node, length)
     if not sure and is_dim(length) and node.is_resolved(length):

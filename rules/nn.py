@@ -13,6 +13,7 @@ from onnxsym.cost import formulas
 from onnxsym.dims import Dim
 from onnxsym.domain.needs import ARG_AXIS, EINSUM_LETTERS, GEMM_C, LAYER_NORM_SCALE, MATMUL_BATCH, NORM_ELEMENTS, POOL_ELEMENTS
 from onnxsym.errors import InvalidModel, ShapeContradiction
+from onnxsym.facts.fact import Rel, Relation
 from onnxsym.inference.node import Node, shape_of
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Tensor
@@ -520,22 +521,66 @@ def _parse_term(term):
     return letters
 
 
-def _summed_after_a_free_label(node, terms, out_terms, letter_dims) -> None:
-    """onnxruntime's kernel dies (SIGFPE) on a label summed over both operands that has size 0
-    where the second operand has it after a label of its own that the output keeps (``ay,zy->az``,
-    ``...y,zy``; ``ij,jk->ik`` and ``bij,bjk->bik`` run), whatever the other sizes: it is >= 1."""
-    first, second = terms
-    for x in dict.fromkeys(second):
-        if x == "..." or x in out_terms or x not in first:
+def _single_move(perm):
+    """(moved, shifted): the input axis a permutation moves and the axes it moves past, where
+    it moves one axis alone, as onnxruntime reads it: at the first axis out of place, the axis
+    there moved out to it (``[1, 0]``: axis 1 past 0), else the one from there moved in."""
+    n = len(perm)
+    first = next((i for i in range(n) if perm[i] != i), None)
+    if first is None:
+        return None
+    for moved in (perm[first], first):
+        rest = [a for a in range(n) if a != moved]
+        for to in range(n):
+            if to != moved and list(perm) == rest[:to] + [moved] + rest[to:]:
+                return moved, (range(to, moved) if to < moved else range(moved + 1, to + 1))
+    return None
+
+
+def _homogenize_transposes(node, terms, shapes) -> None:
+    """onnxruntime first transposes each operand to one order of the labels (the ellipsis' dims,
+    then the letters as first met; a repeated letter's diagonal taken). That transpose is a copy
+    where the dims other than 1 keep their order; else, where it moves one axis alone, its kernel
+    divides by the moved dim and by every dim it does not move past, and dies (SIGFPE) on a 0
+    there (``ay,zy->az`` at y 0 and z not 1; ``aby,bzy->abz`` at b 0). Moving more axes runs."""
+    order: dict[object, int] = {("...", k): k for k in range(max(len(s) for s in shapes) + 1)}
+    for term in terms:
+        for x in term:
+            if x != "...":
+                order.setdefault(x, len(order))
+    for term, shape in zip(terms, shapes):
+        keys: list[object] = []
+        ds: list[Dim] = []
+        pos = 0
+        for x in term:
+            if x == "...":
+                n = len(shape) - len([y for y in term if y != "..."])
+                keys += [("...", k) for k in range(n)]
+                ds += list(shape[pos:pos + n])
+                pos += n
+            else:
+                if x not in keys:
+                    keys.append(x)
+                    ds.append(shape[pos])
+                pos += 1
+        perm = sorted(range(len(keys)), key=lambda i: order[keys[i]])
+        move = _single_move(perm)
+        if move is None:
             continue
-        before = second[:second.index(x)]
-        if any(y != "..." and y in out_terms and y not in first for y in before):
-            node.require_at_least(letter_dims[x][0], 1, f"Einsum: the summed label {x} is >= 1 (onnxruntime's "
-                                  f"kernel crashes on 0 where the second operand has it after a label of its own)")
+        moved, shifted = move
+        past = [ds[i] for i in shifted]
+        divisors = [ds[i] for i in range(len(ds)) if i not in shifted]
+        name = "".join(x if isinstance(x, str) else "." for x in keys)
+        where = [(Relation(Rel.NE, ds[moved], 1), f"{ds[moved]} != 1"),
+                 (Relation(Rel.NE, prod(past), 1), f"{' * '.join(map(str, past))} != 1")]
+        node.require_at_least_where(prod(divisors), 1, where,
+                                    f"Einsum: operand {name}'s transpose to the label order moves one axis: "
+                                    f"onnxruntime's kernel divides by {', '.join(map(str, divisors))} (crashes on 0)")
 
 
-@register("Einsum", conditions=[EINSUM_LETTERS, "a label summed over both operands, after one of the second's own "
-                                "kept labels there, is >= 1 (onnxruntime crashes on 0)"])
+@register("Einsum", conditions=[EINSUM_LETTERS, "where an operand's transpose to the label order moves one axis past "
+                                "dims not all 1, and that axis is not 1: the other dims are >= 1 (onnxruntime's kernel "
+                                "divides by them)"])
 def einsum(node):
     eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -581,8 +626,7 @@ def einsum(node):
     for x, ds in letter_dims.items():
         if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
             broadcast_dim(ds, lambda why: 1, node.require_equal)
-    if len(terms) == 2:
-        _summed_after_a_free_label(node, terms, out_terms, letter_dims)
+    _homogenize_transposes(node, terms, shapes)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":

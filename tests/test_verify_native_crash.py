@@ -1,5 +1,6 @@
-"""onnxruntime runs in a child process: a native crash of it (an Einsum 'bij,bkj->bik' over a
-batch of 0 dies of SIGFPE in onnxruntime 1.32) ends the child, not verify. verify says which
+"""onnxruntime runs in a child process: a native crash of it (an Einsum 'bib->bi' over a batch
+of 0 dies of SIGFPE in onnxruntime 1.32 taking the diagonal, which the domain does not state yet;
+'bij,bkj->bik' dies too, which it now refuses) ends the child, not verify. verify says which
 model, sizes and signal, exits 1, and still checks the other sizes in a fresh child."""
 
 import os
@@ -20,16 +21,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _einsum():
-    return model([helper.make_node("Einsum", ["a", "b"], ["y"], equation="bij,bkj->bik")],
-                 [("a", F, ["batch", 2, 2]), ("b", F, ["batch", 2, 2])], [("y", F, None)])
+    return model([helper.make_node("Einsum", ["a"], ["y"], equation="bib->bi")],
+                 [("a", F, ["batch", 2, "batch"])], [("y", F, None)])
 
 
 def _crashes_in_onnxruntime(m, batch) -> int:
     """The return code of a bare onnxruntime run of ``m`` at ``batch`` (in a process of its own)."""
     code = ("import sys, numpy as np, onnxruntime as ort\n"
             "s = ort.InferenceSession(sys.stdin.buffer.read(), providers=['CPUExecutionProvider'])\n"
-            f"x = np.zeros(({batch}, 2, 2), np.float32)\n"
-            "s.run(None, {'a': x, 'b': x})\n")
+            f"x = np.zeros(({batch}, 2, {batch}), np.float32)\n"
+            "s.run(None, {'a': x})\n")
     return subprocess.run([sys.executable, "-c", code], input=m.SerializeToString(), capture_output=True).returncode
 
 
@@ -57,8 +58,8 @@ def test_verify_checks_the_sizes_after_a_crash_in_a_fresh_child(crashing):
     report = onnxsym.verify(crashing, assignments=[{"batch": 0}, {"batch": 3}, {"batch": 0}, {"batch": 2}],
                             result=onnxsym.infer(crashing, allow_zero=True))
     assert len(report.crashes) == 2 and all("batch=0" in c for c in report.crashes)
-    # y of batch 3 and of batch 2, each of 3 dims, as onnxruntime ran them after the crashes
-    assert report.checked_values == 2 and report.checked_dims == 6 and not report.mismatches
+    # y of batch 3 and of batch 2, each of 2 dims, as onnxruntime ran them after the crashes
+    assert report.checked_values == 2 and report.checked_dims == 4 and not report.mismatches
     assert not report.ok
 
 

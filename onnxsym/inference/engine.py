@@ -340,6 +340,31 @@ class Engine:
         if dims.try_le(lo, rd) is not True:
             self.constraints.add(Constraint(Rel.GE, d, lo, origin, place, reason))
 
+    def record_at_least_where(self, node: Node, d: Dim, lo: int, where: Seq[tuple[Relation, str]],
+                              reason: str) -> None:
+        """``node`` runs only when ``d >= lo`` wherever every relation of ``where`` holds (each
+        with its text): a condition under guards the sizes decide, narrowing no range. A
+        relation the ranges refute drops it; where the ranges prove them all, it is
+        :meth:`record_at_least`."""
+        if self._untaken:
+            return
+        open_: list[tuple[Relation, str]] = []
+        for rel, text in where:
+            known = _decided(rel)
+            if known is False:
+                return
+            if known is None:
+                open_.append((rel, text))
+        if not open_:
+            self.record_at_least(node, d, lo, reason)
+            return
+        place = self.here(node.name, node.op_type)
+        key = self.place_key() + (node.name, "where")
+        guards = tuple(Guard(key + (text,), True, text, node.name, node.op_type, rel) for rel, text in open_)
+        if dims.try_le(lo, self.constraints.resolve(d)) is not True:
+            self.constraints.add(Constraint(Rel.GE, d, lo, Origin.NEEDED, replace(place, when=place.when + guards),
+                                            reason))
+
     def _never_runs(self, c: Constraint) -> None:
         """A need of a node in a subgraph that holds at no size: recorded under the subgraph's
         guards, so the domain says that subgraph must not run (its If's other branch, no
@@ -1063,3 +1088,17 @@ def _subgraph_value_info(g: onnx.GraphProto, path: GraphPath = ()) -> Iterator[t
                 for vi in sg.value_info:
                     yield here, vi
                 yield from _subgraph_value_info(sg, here)
+
+
+def _decided(rel: Relation) -> bool | None:
+    """Whether the ranges prove (True) or refute (False) ``rel``, else None."""
+    if rel.op is Rel.NE:
+        eq = dims.try_eq(rel.lhs, rel.rhs)
+        return None if eq is None else not eq
+    if rel.op is Rel.EQ:
+        return dims.try_eq(rel.lhs, rel.rhs)
+    if rel.op is Rel.GE:
+        return dims.try_le(rel.rhs, rel.lhs)
+    if rel.op is Rel.LE:
+        return dims.try_le(rel.lhs, rel.rhs)
+    return None

@@ -52,6 +52,9 @@ class Host(Protocol):
 
     def record_at_least(self, node: Node, d: Dim, lo: int, reason: str) -> None: ...
 
+    def record_at_least_where(self, node: Node, d: Dim, lo: int, where: Sequence[tuple[Relation, str]],
+                              reason: str) -> None: ...
+
     def record_bound(self, name: str, op_type: str, d: Dim, hi: int, reason: str) -> None: ...
 
     def record_constraint(self, c: Constraint) -> None: ...
@@ -353,6 +356,13 @@ class Node:
         if dims.try_le(lo, d) is True:
             return  # holds by itself (and leaves the rule's result reusable for identical nodes)
         self._recording().record_at_least(self, d, lo, reason)
+
+    def require_at_least_where(self, d: Dim, lo: int, where: Sequence[tuple[Relation, str]], reason: str) -> None:
+        """Record that this node runs only when ``d >= lo`` where each relation of ``where`` (over
+        the sizes, with its text) holds: a condition under guards the sizes decide."""
+        if dims.try_le(lo, d) is True:
+            return
+        self._recording().record_at_least_where(self, d, lo, where, reason)
 
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
