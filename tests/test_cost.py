@@ -65,7 +65,8 @@ def _real_models():
 def test_cost_of_every_model_matches_onnxruntime(path, sizes):
     """Every value whose size the input symbols decide (a data-dependent count, a string
     tensor, is not) and, where every size is so decided, the peak."""
-    result = onnxsym.infer(path)
+    # (a manifest size of 0, a signal shorter than a frame, is one the model runs at: the domain must allow it)
+    result = onnxsym.infer(path, allow_zero=bool(sizes) and any(0 in s.values() for s in sizes))
     cost = result.cost()
     graph = result.model.graph
     constants = {n.output[0] for n in graph.node if n.op_type == "Constant"}
