@@ -21,7 +21,7 @@ from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops, scaled
 from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis, prod
 
-from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
+from .common import F32, I32, I64, arg, present, single_move, spec_one_element, spec_shape
 
 
 def _bshapes(node, shapes, output=0):
@@ -521,22 +521,6 @@ def _parse_term(term):
     return letters
 
 
-def _single_move(perm):
-    """(moved, shifted): the input axis a permutation moves and the axes it moves past, where
-    it moves one axis alone, as onnxruntime reads it: at the first axis out of place, the axis
-    there moved out to it (``[1, 0]``: axis 1 past 0), else the one from there moved in."""
-    n = len(perm)
-    first = next((i for i in range(n) if perm[i] != i), None)
-    if first is None:
-        return None
-    for moved in (perm[first], first):
-        rest = [a for a in range(n) if a != moved]
-        for to in range(n):
-            if to != moved and list(perm) == rest[:to] + [moved] + rest[to:]:
-                return moved, (range(to, moved) if to < moved else range(moved + 1, to + 1))
-    return None
-
-
 def _homogenize_transposes(node, terms, shapes) -> None:
     """onnxruntime first transposes each operand to one order of the labels (the ellipsis' dims,
     then the letters as first met; a repeated letter's diagonal taken). That transpose is a copy
@@ -564,7 +548,7 @@ def _homogenize_transposes(node, terms, shapes) -> None:
                     ds.append(shape[pos])
                 pos += 1
         perm = sorted(range(len(keys)), key=lambda i: order[keys[i]])
-        move = _single_move(perm)
+        move = single_move(perm)
         if move is None:
             continue
         moved, shifted = move

@@ -158,11 +158,12 @@ def test_einsum_moved_axis_of_one_is_a_copy():
     assert _outside(domain, dict(a=2, y=0, z=2)) is not None
 
 
-def _scan_identity(axis, rank=3):
+def _scan_identity(axis, rank=3, out_axis=0):
     body = h.make_graph([h.make_node("Identity", ["s"], ["o"])], "body", [h.make_tensor_value_info("s", T.FLOAT, None)],
                         [h.make_tensor_value_info("o", T.FLOAT, None)])
     x = h.make_tensor_value_info("x", T.FLOAT, [f"d{i}" for i in range(rank)])
-    g = h.make_graph([h.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1, scan_input_axes=[axis])], "g",
+    g = h.make_graph([h.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1, scan_input_axes=[axis],
+                                  scan_output_axes=[out_axis])], "g",
                      [x], [h.make_tensor_value_info("y", T.FLOAT, None)])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
@@ -178,6 +179,26 @@ def test_scan_input_axis_moved_over_a_zero(axis):
     m = _scan_identity(axis)
     found = _agrees(m, _grid(d0=[0, 1, 2], d1=[0, 1, 2], d2=[0, 1, 2]))
     assert found  # (and each outside the domain: _agrees)
+
+
+@pytest.mark.parametrize("rank, axis, out_axis", [(2, 0, 1), (2, 1, 1), (3, 0, 1), (3, 0, 2), (3, 1, 1), (3, 2, 1),
+                                                   (3, 2, 2), (3, 1, -1)])
+def test_scan_output_axis_moved_over_a_zero(rank, axis, out_axis):
+    """onnxruntime stacks a scan output on axis 0 and moves it to its axis with its transpose
+    kernel: where that moves one axis alone and is not a copy, it divides by the moved dim and
+    every dim it does not move past, and dies of SIGFPE on a 0 there (a [0] slice over 2 steps
+    stacked on axis 1; over 1 step, a copy, it runs; stacked last in rank 3 it moves the length,
+    >= 1, and runs). The domain refuses exactly those (with the scan input's own move): checked
+    against onnxruntime at 0, 1, 2 of each dim."""
+    m = _scan_identity(axis, rank, out_axis)
+    found = _agrees(m, _grid(**{f"d{i}": [0, 1, 2] for i in range(rank)}))
+    assert bool(found) == ((rank, axis, out_axis) != (3, 0, 2))  # (and each outside the domain: _agrees)
+
+
+def test_scan_output_of_one_step_is_a_copy():
+    domain = onnxsym.infer(_scan_identity(0, 2, 1), allow_zero=True).domain()
+    assert _outside(domain, dict(d0=1, d1=0)) is None
+    assert _outside(domain, dict(d0=2, d1=0)) is not None
 
 
 def _attack(count, seed):

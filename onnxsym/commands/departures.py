@@ -55,7 +55,10 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "iteration; onnxruntime also holds the state outputs to the initial states' shapes (it feeds them back "
      "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py. A scan input on an axis other "
      "than 0 is moved to the front by onnxruntime's transpose kernel, which dies (SIGFPE) on a 0 after that "
-     "axis unless the move is a copy (that axis, or all before it, 1): tests/test_domain_attack.py."),
+     "axis unless the move is a copy (that axis, or all before it, 1); a scan output on an axis other than 0 is "
+     "stacked on axis 0 and moved there by the same kernel, which dies on a 0 in the moved axis or a dim it "
+     "does not move past unless the move is a copy (a [0] slice over 2 steps on output axis 1): "
+     "tests/test_domain_attack.py."),
     ("Einsum",
      "The spec's Einsum runs at every size; onnxruntime's kernel first transposes each operand to one order of "
      "the labels (the ellipsis' dims, then the letters as first met), and where that transpose moves one axis "
