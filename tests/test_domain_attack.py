@@ -150,6 +150,27 @@ def test_einsum_zero_in_an_operand_transposed_by_moving_one_axis(eq, shapes, cra
     assert bool(found) == crashes, found
 
 
+@pytest.mark.parametrize("eq, crashes", [("bib->bi", True), ("cbib->cbi", True), ("bicb->bic", True),
+                                         ("biib->bi", True), ("iib->ib", False), ("bii->bi", False),
+                                         ("abca->bc", True), ("bib,bj->ij", True)])
+def test_einsum_diagonal_transposes_over_a_zero(eq, crashes):
+    """onnxruntime takes a repeated letter's diagonal by transposing the pair innermost (the
+    others in order) and back; each transpose that moves one axis alone and is not a copy divides
+    by the moved dim and every dim it does not move past, and dies of SIGFPE on a 0 there
+    (``bib->bi`` at b 0 and i not 1; ``iib`` swaps no single axis and runs). Checked
+    against onnxruntime at 0, 1, 2 of each dim: no size refused that runs, none allowed that crashes."""
+    terms = eq.split("->")[0].split(",")
+    m = _einsum(eq, [list(t) for t in terms])
+    found = _agrees(m, _grid(**{n: [0, 1, 2] for n in sorted({c for t in terms for c in t})}))
+    assert bool(found) == crashes, found
+
+
+def test_einsum_diagonal_of_a_moved_axis_of_one_runs():
+    domain = onnxsym.infer(_einsum("bib->bi", [["b", "i", "b"]]), allow_zero=True).domain()
+    assert _outside(domain, dict(b=0, i=1)) is None
+    assert _outside(domain, dict(b=0, i=2)) is not None
+
+
 def test_einsum_moved_axis_of_one_is_a_copy():
     """``ay,zy->az`` at y 0: z 1 makes the transpose a copy (runs), z 2 a move (crashes); the
     domain allows the first and refuses the second (the rule before refused both)."""
