@@ -10,12 +10,15 @@ process (a native crash there is no verdict, and is listed):
 - Einsum with a 0 in an operand that onnxruntime transposes by moving one axis (``ay,zy->az``
   at y 0 and z not 1; ``aby,bzy->abz`` at b 0): its kernel crashes (SIGFPE); now refused there;
 - a Scan input scanned on an axis other than 0, moved to the front by that kernel over a 0 after
-  it ([2, 3, 0] on axis 1): it crashes too; now refused there;
+  it ([2, 3, 0] on axis 1): it crashes too; now refused there; so is a scan output stacked on an
+  axis other than 0 (moved there from 0 by the same kernel) and an Einsum diagonal's transposes
+  (``bib->bi`` at b 0, i not 1);
 - left as found, tallied apart by the attack: onnx 1.23's inference gives a 3-D Attention's output
   a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
   outputs to that inference, refuses such a model at every size (the written one too); and the
-  sizes where onnxruntime crashes inside the domain (some Einsum batch dims of 0, a Scan of an
-  empty slice on an axis other than 0); and a too narrow corner: a Scan state of a dim 1 that the
+  sizes where onnxruntime crashes inside the domain (some Einsum transposes that move two blocks
+  of axes over a 0: ``aabb->ab`` at a 0, ``ca...->...`` at an ellipsis dim 0);
+  and a too narrow corner: a Scan state of a dim 1 that the
   body broadcasts against a slice, which onnxruntime runs where its own inference knew the body's
   output shape (it refuses it otherwise, so the domain keeps the state's shape);
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
