@@ -160,3 +160,19 @@ def spec_one_element(node: Node, what: str, t: Tensor) -> None:
         raise InvalidModel(f"{what} has shape {list(t.shape)}; the ONNX spec of {node.op_type} makes it a scalar "
                            f"(onnxruntime takes one element)")
     node.require_equal(n, 1, f"{what} holds one element")
+
+
+def single_move(perm):
+    """(moved, shifted): the input axis a permutation moves and the axes it moves past, where
+    it moves one axis alone, as onnxruntime reads it: at the first axis out of place, the axis
+    there moved out to it (``[1, 0]``: axis 1 past 0), else the one from there moved in."""
+    n = len(perm)
+    first = next((i for i in range(n) if perm[i] != i), None)
+    if first is None:
+        return None
+    for moved in (perm[first], first):
+        rest = [a for a in range(n) if a != moved]
+        for to in range(n):
+            if to != moved and list(perm) == rest[:to] + [moved] + rest[to:]:
+                return moved, (range(to, moved) if to < moved else range(moved + 1, to + 1))
+    return None

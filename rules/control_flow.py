@@ -18,7 +18,7 @@ from onnxsym.registry import Outputs, register
 from onnxsym.semantics.intops import is_dim
 from onnxsym.semantics.shapes import normalize_axis, prod
 
-from .common import BOOL, I64, required_int
+from .common import BOOL, I64, required_int, single_move
 
 
 def _fresh_for(node, output):
@@ -502,11 +502,35 @@ def _scan_axis_moved(node, x, axis) -> None:
                                 f"onnxruntime's transpose divides by the dims after it (crashes on 0)")
 
 
+def _scan_output_moved(node, out, axis) -> None:
+    """onnxruntime stacks a scan output on axis 0 and, for another axis, moves that axis there
+    with its transpose kernel; as for a scan input, where it moves one axis alone and is not a
+    copy (that axis, or all it moves past, 1) it divides by the moved dim and every dim it does
+    not move past, and dies (SIGFPE) on a 0 there (a slice [0] stacked on axis 1 of 2 steps)."""
+    if not isinstance(out, Tensor) or out.shape is None or len(out.shape) < 2:
+        return
+    k = normalize_axis(axis, len(out.shape))
+    if k == 0:
+        return
+    stored = (out.shape[k],) + out.shape[:k] + out.shape[k + 1:]
+    move = single_move(list(range(1, k + 1)) + [0] + list(range(k + 1, len(stored))))
+    if move is None:
+        return
+    moved, shifted = move
+    past = [stored[i] for i in shifted]
+    divisors = [stored[i] for i in range(len(stored)) if i not in shifted]
+    where = [(Relation(Rel.NE, stored[moved], 1), f"{stored[moved]} != 1"),
+             (Relation(Rel.NE, prod(past), 1), f"{' * '.join(map(str, past))} != 1")]
+    node.require_at_least_where(prod(divisors), 1, where, f"Scan: a scan output moved to axis {k}: onnxruntime's "
+                                f"transpose divides by {', '.join(map(str, divisors))} (crashes on 0)")
+
+
 SCAN = ["the scan inputs have one length, at least 1 (Scan 8: every input one batch size, at least 1, and "
         "any length)", "what its body's nodes need, under \"the body runs\"",
         "the body's state outputs have the initial states' shapes"]
 SCAN_AXES = ["a scan input of an axis k other than 0, not 1, with its dims before k not all 1: its dims after k "
-             "are >= 1 (onnxruntime's transpose divides by them)"]
+             "are >= 1 (onnxruntime's transpose divides by them)", "a scan output on an axis other than 0, where onnxruntime's "
+             "transpose from axis 0 moves one axis, not 1, past dims not all 1: the other dims are >= 1"]
 
 
 @register("Scan", since=9, conditions=SCAN + SCAN_AXES, subgraphs=True)
@@ -535,8 +559,10 @@ def scan_rule(node: Node) -> Outputs:
         carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure,
                                                     guard=guard)
         after = _finish(node, states, carried, outs[:n], varying, unstable, length)
-    return after + [_stacked(node, n + j, v, length, out_axes[j], unstable)
-                    for j, v in enumerate(outs[n:node.num_outputs])]
+    stacked = [_stacked(node, n + j, v, length, out_axes[j], unstable) for j, v in enumerate(outs[n:node.num_outputs])]
+    for v, a in zip(stacked, out_axes):
+        _scan_output_moved(node, v, a)
+    return after + stacked
 
 
 @register("Scan", since=8, conditions=SCAN, subgraphs=True)

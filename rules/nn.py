@@ -21,7 +21,7 @@ from onnxsym.registry import Condition, Outputs, register, unlearned
 from onnxsym.semantics import intops, scaled
 from onnxsym.semantics.shapes import Shape, broadcast_dim, broadcast_shapes, normalize_axis, prod
 
-from .common import F32, I32, I64, arg, present, spec_one_element, spec_shape
+from .common import F32, I32, I64, arg, present, single_move, spec_one_element, spec_shape
 
 
 def _bshapes(node, shapes, output=0):
@@ -521,20 +521,61 @@ def _parse_term(term):
     return letters
 
 
-def _single_move(perm):
-    """(moved, shifted): the input axis a permutation moves and the axes it moves past, where
-    it moves one axis alone, as onnxruntime reads it: at the first axis out of place, the axis
-    there moved out to it (``[1, 0]``: axis 1 past 0), else the one from there moved in."""
-    n = len(perm)
-    first = next((i for i in range(n) if perm[i] != i), None)
-    if first is None:
-        return None
-    for moved in (perm[first], first):
-        rest = [a for a in range(n) if a != moved]
-        for to in range(n):
-            if to != moved and list(perm) == rest[:to] + [moved] + rest[to:]:
-                return moved, (range(to, moved) if to < moved else range(moved + 1, to + 1))
-    return None
+def _transpose_needs(node, ds, perm, what) -> None:
+    """onnxruntime's transpose of dims ``ds`` by ``perm``: where it moves one axis alone and is
+    not a copy (that axis, or all it moves past, 1), its kernel divides by the moved dim and every
+    dim it does not move past, and dies (SIGFPE) on a 0 there."""
+    move = single_move(perm)
+    if move is None:
+        return
+    moved, shifted = move
+    past = [ds[i] for i in shifted]
+    divisors = [ds[i] for i in range(len(ds)) if i not in shifted]
+    where = [(Relation(Rel.NE, ds[moved], 1), f"{ds[moved]} != 1"),
+             (Relation(Rel.NE, prod(past), 1), f"{' * '.join(map(str, past))} != 1")]
+    node.require_at_least_where(prod(divisors), 1, where, f"Einsum: {what} moves one axis: onnxruntime's kernel "
+                                f"divides by {', '.join(map(str, divisors))} (crashes on 0)")
+
+
+def _diagonal_transposes(node, terms, shapes) -> None:
+    """onnxruntime takes a repeated letter's diagonal, at each repeat as met, between its first
+    axis and this one of the operand as reduced so far. Unless the tensor is 2-D or the two are its
+    innermost axes, it transposes them innermost (the others in order, the first axis before the
+    second, or after it where the second is already next to last), takes the diagonal there (the
+    pair becomes (d, 1), or (1, d) in that last case) and transposes back: each transpose is the
+    kernel's, which crashes on a 0 where it moves one axis (``bib->bi`` at b 0, i not 1)."""
+    for t, (term, shape) in enumerate(zip(terms, shapes)):
+        keys: list[object] = []
+        cur: list[Dim] = []
+        pos = 0
+        for x in term:
+            if x == "...":
+                n = len(shape) - len([y for y in term if y != "..."])
+                keys += [("...", k) for k in range(n)]
+                cur += list(shape[pos:pos + n])
+                pos += n
+                continue
+            if x not in keys:
+                keys.append(x)
+                cur.append(shape[pos])
+                pos += 1
+                continue
+            full = cur + list(shape[pos:])
+            rank, first, second = len(full), keys.index(x), len(cur)
+            pos += 1
+            if rank == 2 or (first == rank - 2 and second == rank - 1):
+                continue
+            swapped = second == rank - 2
+            perm = [i for i in range(rank) if i not in (first, second)] + ([second, first] if swapped else
+                                                                          [first, second])
+            what = f"operand {t}'s diagonal of {x}: the transpose"
+            _transpose_needs(node, full, perm, what + " of its axes innermost")
+            moved = [full[i] for i in perm]
+            taken = moved[:-2] + ([1, moved[-1]] if swapped else [moved[-1], 1])
+            back = [0] * rank
+            for j, i in enumerate(perm):
+                back[i] = j
+            _transpose_needs(node, taken, back, what + " back")
 
 
 def _homogenize_transposes(node, terms, shapes) -> None:
@@ -564,23 +605,13 @@ def _homogenize_transposes(node, terms, shapes) -> None:
                     ds.append(shape[pos])
                 pos += 1
         perm = sorted(range(len(keys)), key=lambda i: order[keys[i]])
-        move = _single_move(perm)
-        if move is None:
-            continue
-        moved, shifted = move
-        past = [ds[i] for i in shifted]
-        divisors = [ds[i] for i in range(len(ds)) if i not in shifted]
         name = "".join(x if isinstance(x, str) else "." for x in keys)
-        where = [(Relation(Rel.NE, ds[moved], 1), f"{ds[moved]} != 1"),
-                 (Relation(Rel.NE, prod(past), 1), f"{' * '.join(map(str, past))} != 1")]
-        node.require_at_least_where(prod(divisors), 1, where,
-                                    f"Einsum: operand {name}'s transpose to the label order moves one axis: "
-                                    f"onnxruntime's kernel divides by {', '.join(map(str, divisors))} (crashes on 0)")
-
+        _transpose_needs(node, ds, perm, f"operand {name}'s transpose to the label order")
 
 @register("Einsum", conditions=[EINSUM_LETTERS, "where an operand's transpose to the label order moves one axis past "
                                 "dims not all 1, and that axis is not 1: the other dims are >= 1 (onnxruntime's kernel "
-                                "divides by them)"])
+                                "divides by them)", "the same for each transpose of a repeated letter's diagonal "
+                                "(its pair moved innermost and back)"])
 def einsum(node):
     eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -626,6 +657,7 @@ def einsum(node):
     for x, ds in letter_dims.items():
         if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
             broadcast_dim(ds, lambda why: 1, node.require_equal)
+    _diagonal_transposes(node, terms, shapes)
     _homogenize_transposes(node, terms, shapes)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):

@@ -10,12 +10,15 @@ process (a native crash there is no verdict, and is listed):
 - Einsum with a 0 in an operand that onnxruntime transposes by moving one axis (``ay,zy->az``
   at y 0 and z not 1; ``aby,bzy->abz`` at b 0): its kernel crashes (SIGFPE); now refused there;
 - a Scan input scanned on an axis other than 0, moved to the front by that kernel over a 0 after
-  it ([2, 3, 0] on axis 1): it crashes too; now refused there;
+  it ([2, 3, 0] on axis 1): it crashes too; now refused there; so is a scan output stacked on an
+  axis other than 0 (moved there from 0 by the same kernel) and an Einsum diagonal's transposes
+  (``bib->bi`` at b 0, i not 1);
 - left as found, tallied apart by the attack: onnx 1.23's inference gives a 3-D Attention's output
   a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
   outputs to that inference, refuses such a model at every size (the written one too); and the
-  sizes where onnxruntime crashes inside the domain (some Einsum batch dims of 0, a Scan of an
-  empty slice on an axis other than 0); and a too narrow corner: a Scan state of a dim 1 that the
+  sizes where onnxruntime crashes inside the domain (some Einsum transposes that move two blocks
+  of axes over a 0: ``aabb->ab`` at a 0, ``ca...->...`` at an ellipsis dim 0);
+  and a too narrow corner: a Scan state of a dim 1 that the
   body broadcasts against a slice, which onnxruntime runs where its own inference knew the body's
   output shape (it refuses it otherwise, so the domain keeps the state's shape);
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
@@ -150,6 +153,27 @@ def test_einsum_zero_in_an_operand_transposed_by_moving_one_axis(eq, shapes, cra
     assert bool(found) == crashes, found
 
 
+@pytest.mark.parametrize("eq, crashes", [("bib->bi", True), ("cbib->cbi", True), ("bicb->bic", True),
+                                         ("biib->bi", True), ("iib->ib", False), ("bii->bi", False),
+                                         ("abca->bc", True), ("bib,bj->ij", True)])
+def test_einsum_diagonal_transposes_over_a_zero(eq, crashes):
+    """onnxruntime takes a repeated letter's diagonal by transposing the pair innermost (the
+    others in order) and back; each transpose that moves one axis alone and is not a copy divides
+    by the moved dim and every dim it does not move past, and dies of SIGFPE on a 0 there
+    (``bib->bi`` at b 0 and i not 1; ``iib`` swaps no single axis and runs). Checked
+    against onnxruntime at 0, 1, 2 of each dim: no size refused that runs, none allowed that crashes."""
+    terms = eq.split("->")[0].split(",")
+    m = _einsum(eq, [list(t) for t in terms])
+    found = _agrees(m, _grid(**{n: [0, 1, 2] for n in sorted({c for t in terms for c in t})}))
+    assert bool(found) == crashes, found
+
+
+def test_einsum_diagonal_of_a_moved_axis_of_one_runs():
+    domain = onnxsym.infer(_einsum("bib->bi", [["b", "i", "b"]]), allow_zero=True).domain()
+    assert _outside(domain, dict(b=0, i=1)) is None
+    assert _outside(domain, dict(b=0, i=2)) is not None
+
+
 def test_einsum_moved_axis_of_one_is_a_copy():
     """``ay,zy->az`` at y 0: z 1 makes the transpose a copy (runs), z 2 a move (crashes); the
     domain allows the first and refuses the second (the rule before refused both)."""
@@ -158,11 +182,12 @@ def test_einsum_moved_axis_of_one_is_a_copy():
     assert _outside(domain, dict(a=2, y=0, z=2)) is not None
 
 
-def _scan_identity(axis, rank=3):
+def _scan_identity(axis, rank=3, out_axis=0):
     body = h.make_graph([h.make_node("Identity", ["s"], ["o"])], "body", [h.make_tensor_value_info("s", T.FLOAT, None)],
                         [h.make_tensor_value_info("o", T.FLOAT, None)])
     x = h.make_tensor_value_info("x", T.FLOAT, [f"d{i}" for i in range(rank)])
-    g = h.make_graph([h.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1, scan_input_axes=[axis])], "g",
+    g = h.make_graph([h.make_node("Scan", ["x"], ["y"], body=body, num_scan_inputs=1, scan_input_axes=[axis],
+                                  scan_output_axes=[out_axis])], "g",
                      [x], [h.make_tensor_value_info("y", T.FLOAT, None)])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
@@ -178,6 +203,26 @@ def test_scan_input_axis_moved_over_a_zero(axis):
     m = _scan_identity(axis)
     found = _agrees(m, _grid(d0=[0, 1, 2], d1=[0, 1, 2], d2=[0, 1, 2]))
     assert found  # (and each outside the domain: _agrees)
+
+
+@pytest.mark.parametrize("rank, axis, out_axis", [(2, 0, 1), (2, 1, 1), (3, 0, 1), (3, 0, 2), (3, 1, 1), (3, 2, 1),
+                                                   (3, 2, 2), (3, 1, -1)])
+def test_scan_output_axis_moved_over_a_zero(rank, axis, out_axis):
+    """onnxruntime stacks a scan output on axis 0 and moves it to its axis with its transpose
+    kernel: where that moves one axis alone and is not a copy, it divides by the moved dim and
+    every dim it does not move past, and dies of SIGFPE on a 0 there (a [0] slice over 2 steps
+    stacked on axis 1; over 1 step, a copy, it runs; stacked last in rank 3 it moves the length,
+    >= 1, and runs). The domain refuses exactly those (with the scan input's own move): checked
+    against onnxruntime at 0, 1, 2 of each dim."""
+    m = _scan_identity(axis, rank, out_axis)
+    found = _agrees(m, _grid(**{f"d{i}": [0, 1, 2] for i in range(rank)}))
+    assert bool(found) == ((rank, axis, out_axis) != (3, 0, 2))  # (and each outside the domain: _agrees)
+
+
+def test_scan_output_of_one_step_is_a_copy():
+    domain = onnxsym.infer(_scan_identity(0, 2, 1), allow_zero=True).domain()
+    assert _outside(domain, dict(d0=1, d1=0)) is None
+    assert _outside(domain, dict(d0=2, d1=0)) is not None
 
 
 def _attack(count, seed):

@@ -1,6 +1,6 @@
-"""onnxruntime runs in a child process: a native crash of it (an Einsum 'bib->bi' over a batch
-of 0 dies of SIGFPE in onnxruntime 1.32 taking the diagonal, which the domain does not state yet;
-'bij,bkj->bik' dies too, which it now refuses) ends the child, not verify. verify says which
+"""onnxruntime runs in a child process: a native crash of it (an Einsum 'aabb->ab' over a batch
+of 0 dies of SIGFPE in onnxruntime 1.32 taking the diagonals, which the domain does not state yet;
+'bij,bkj->bik' and 'bib->bi' die too, which it now refuses) ends the child, not verify. verify says which
 model, sizes and signal, exits 1, and still checks the other sizes in a fresh child."""
 
 import os
@@ -21,15 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _einsum():
-    return model([helper.make_node("Einsum", ["a"], ["y"], equation="bib->bi")],
-                 [("a", F, ["batch", 2, "batch"])], [("y", F, None)])
+    return model([helper.make_node("Einsum", ["a"], ["y"], equation="aabb->ab")],
+                 [("a", F, ["batch", "batch", 2, 2])], [("y", F, None)])
 
 
 def _crashes_in_onnxruntime(m, batch) -> int:
     """The return code of a bare onnxruntime run of ``m`` at ``batch`` (in a process of its own)."""
     code = ("import sys, numpy as np, onnxruntime as ort\n"
             "s = ort.InferenceSession(sys.stdin.buffer.read(), providers=['CPUExecutionProvider'])\n"
-            f"x = np.zeros(({batch}, 2, {batch}), np.float32)\n"
+            f"x = np.zeros(({batch}, {batch}, 2, 2), np.float32)\n"
             "s.run(None, {'a': x})\n")
     return subprocess.run([sys.executable, "-c", code], input=m.SerializeToString(), capture_output=True).returncode
 

@@ -55,13 +55,18 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "iteration; onnxruntime also holds the state outputs to the initial states' shapes (it feeds them back "
      "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py. A scan input on an axis other "
      "than 0 is moved to the front by onnxruntime's transpose kernel, which dies (SIGFPE) on a 0 after that "
-     "axis unless the move is a copy (that axis, or all before it, 1): tests/test_domain_attack.py."),
+     "axis unless the move is a copy (that axis, or all before it, 1); a scan output on an axis other than 0 is "
+     "stacked on axis 0 and moved there by the same kernel, which dies on a 0 in the moved axis or a dim it "
+     "does not move past unless the move is a copy (a [0] slice over 2 steps on output axis 1): "
+     "tests/test_domain_attack.py."),
     ("Einsum",
      "The spec's Einsum runs at every size; onnxruntime's kernel first transposes each operand to one order of "
      "the labels (the ellipsis' dims, then the letters as first met), and where that transpose moves one axis "
      "and is not a copy it dies (SIGFPE) on a 0 in the moved axis or in a dim it does not move past "
-     "(`ay,zy->az` at y 0 and z not 1). It also dies on some 0s in a diagonal (`bib->bi` at b 0) and with "
-     "ellipses, which the domain does not state yet: tests/test_domain_attack.py."),
+     "(`ay,zy->az` at y 0 and z not 1). A repeated letter's diagonal is taken by transposing the pair innermost "
+     "and back with the same kernel, which dies the same way (`bib->bi` at b 0 and i not 1). It also dies on "
+     "some 0s where a transpose moves two blocks of axes (`aabb->ab` at a 0, `ca...->...` at an ellipsis dim 0), "
+     "which the domain does not state yet: tests/test_domain_attack.py."),
     ("NegativeLogLikelihoodLoss",
      "The spec's target is the input's shape without axis 1; onnxruntime runs the function body, whose "
      "GatherElements takes the target's block of the input: in a model with symbolic dims an input larger "
