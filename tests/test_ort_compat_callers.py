@@ -136,6 +136,7 @@ def test_the_statistics_outputs_read_by_a_node_keep_their_value_info():
     assert [vi.name for vi in m.graph.value_info] == ["inv", "sum"]  # mean is read by nothing
 
 
+@pytest.mark.torch  # (transformers comes with the torch extra)
 @pytest.mark.parametrize("name", ["fused_bert", "optimum_bert_encoder"])
 def test_packing_mode_conversion_binds_the_helper_at_import_and_gets_the_drop_in(name):
     pytest.importorskip("transformers")  # convert_to_packing_mode imports benchmark_helper, which needs it
