@@ -64,7 +64,7 @@ def olive_fixed_shape(name: str, which: str) -> Outcome:
         try:
             p = create_pass_from_dict(DynamicToFixedShape, {"dim_param": list(fixed), "dim_value": list(fixed.values())},
                                       disable_search=True)
-            out = p.run(ONNXModelHandler(model_path=e["path"]), os.path.join(d, "fixed.onnx"))
+            out = p.run(ONNXModelHandler(model_path=_copied(e["path"], d)), os.path.join(d, "fixed.onnx"))
         except Exception as exc:  # noqa: BLE001
             return _failed(exc)
         return _outcome(out.model_path, e_fixed, calls)
@@ -79,10 +79,18 @@ def olive_float16(name: str, which: str) -> Outcome:
     with tempfile.TemporaryDirectory() as d, ssi(which), counting() as calls, _quiet():
         try:
             p = create_pass_from_dict(OnnxFloatToFloat16, {"keep_io_types": True}, disable_search=True)
-            out = p.run(ONNXModelHandler(model_path=e["path"]), os.path.join(d, "f16.onnx"))
+            out = p.run(ONNXModelHandler(model_path=_copied(e["path"], d)), os.path.join(d, "f16.onnx"))
         except Exception as exc:  # noqa: BLE001
             return _failed(exc)
         return _outcome(out.model_path, e, calls)
+
+
+def _copied(path: str, folder: str) -> str:
+    """A copy of the model at ``path`` in ``folder``: these tools write beside the model they are
+    given (inferred copies), and the checkout's models must stay as committed."""
+    import shutil
+
+    return shutil.copy(path, os.path.join(folder, "given_" + os.path.basename(path)))
 
 
 def modelopt_int8(name: str, which: str, per_node: bool = False) -> Outcome:
@@ -99,7 +107,7 @@ def modelopt_int8(name: str, which: str, per_node: bool = False) -> Outcome:
     with tempfile.TemporaryDirectory() as d, ssi(which), counting() as calls, _quiet():
         out = os.path.join(d, "q.onnx")
         try:
-            q.quantize(e["path"], quantize_mode="int8", calibration_data=data, calibration_eps=["cpu"],
+            q.quantize(_copied(e["path"], d), quantize_mode="int8", calibration_data=data, calibration_eps=["cpu"],
                        output_path=out, log_level="ERROR", **kw)
         except Exception as exc:  # noqa: BLE001
             return _failed(exc)
