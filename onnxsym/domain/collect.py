@@ -20,7 +20,7 @@ from .. import dims, registry
 from ..dims import Dim
 from ..facts.fact import Guard, Origin, Rel
 from ..inference.values import Tensor
-from . import forms
+from . import forms, scan_view
 from .elements import Elements
 from .needs import Raw, Site
 from .replay import Replay
@@ -44,6 +44,7 @@ def raw_conditions(result) -> list[Raw]:
     out = list(_recorded(result, order, resolve, lambda d: dims.substitute(d, eliminated)))
     out += list(_from_nodes(result, graph, fields=fields))
     out += list(_from_subgraphs(result, len(order), resolve))
+    out += list(scan_view.raws(result, order))
     out.sort(key=lambda r: r.order)  # stable: recorded first within a node
     return out
 

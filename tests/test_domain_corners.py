@@ -1,0 +1,75 @@
+"""Corners the last attack round on the domain left (tests/domain_attack.py), each held to
+onnxruntime run in a child process (a native crash there is no verdict):
+
+- onnx 1.23's inference gives a 3-D Attention's output a last dim of 0 where V's last dim is not
+  static, and onnxruntime's Scan holds its body's outputs to that inference: a Scan over such an
+  Attention is refused at every size, and the domain says so (a contradiction).
+"""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnxsym
+
+pytest.importorskip("onnxruntime")
+
+
+def _ort_verdicts(m, tries):
+    """onnxruntime's verdict at each size of ``tries``: True where it runs."""
+    from op_verdicts import feeds
+
+    from onnxsym.model.isolated import Child, Crashed, Refused
+
+    names = [o.name for o in m.graph.output]
+    out = []
+    with Child() as child:
+        try:
+            child.load(m.SerializeToString(), {"optimization": "all"})
+        except (Refused, Crashed):
+            return [False] * len(tries)
+        for sizes in tries:
+            try:
+                child.run(feeds(m, sizes), names)
+                out.append(True)
+            except (Refused, Crashed):
+                out.append(False)
+    return out
+
+
+def _attention_scan(v_last):
+    """A 3-D Attention (2 query heads, 1 kv head) on Q [B, S, 8], K [B, T, 4], V [B, T, v_last],
+    then a Scan adding each step of its output (axis 1) to a state [B, F]."""
+    body = h.make_graph([h.make_node("Add", ["st", "a"], ["t"]), h.make_node("Identity", ["t"], ["st_out"]),
+                         h.make_node("Identity", ["t"], ["sc_out"])], "body",
+                        [h.make_tensor_value_info("st", T.FLOAT, None), h.make_tensor_value_info("a", T.FLOAT, None)],
+                        [h.make_tensor_value_info("st_out", T.FLOAT, None),
+                         h.make_tensor_value_info("sc_out", T.FLOAT, None)])
+    nodes = [h.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=2, kv_num_heads=1),
+             h.make_node("Scan", ["s", "y"], ["s_out", "ys"], body=body, num_scan_inputs=1, scan_input_axes=[1])]
+    ins = [("q", ["B", "S", 8]), ("k", ["B", "T", 4]), ("v", ["B", "T", v_last]), ("s", ["B", "F"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in ins],
+                     [h.make_tensor_value_info(o, T.FLOAT, None) for o in ("s_out", "ys")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
+    m.ir_version = 10
+    return m
+
+
+def test_scan_over_a_3d_attention_of_a_symbolic_v_is_refused_at_every_size():
+    m = _attention_scan("E")
+    tries = [{"B": b, "S": s, "T": t, "E": e, "F": 2 * e} for b, s, t, e in
+             [(1, 2, 3, 4), (2, 1, 1, 1), (1, 3, 2, 2), (2, 2, 2, 8)]]
+    assert not any(_ort_verdicts(m, tries)), "onnxruntime runs it: onnx's inference no longer gives a 0"
+    for allow_zero in (False, True):
+        with pytest.raises(onnxsym.ShapeContradiction, match="onnx's inference"):
+            onnxsym.infer(m, allow_zero=allow_zero).domain()
+
+
+def test_scan_over_a_3d_attention_of_a_static_v_runs():
+    """V's last dim static: onnx's inference gives the output 2 * 4, and the model runs."""
+    m = _attention_scan(4)
+    tries = [{"B": b, "S": s, "T": t, "F": f} for b, s, t, f in [(1, 2, 3, 8), (2, 1, 1, 8), (1, 2, 2, 3)]]
+    runs = _ort_verdicts(m, tries)
+    domain = onnxsym.infer(m).domain()
+    assert runs == [domain.violated(t) is None for t in tries] == [True, True, False]
