@@ -4,7 +4,7 @@ Einsum, TopK, ArgMax, Resize and friends."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -537,13 +537,14 @@ def _transpose_needs(node, ds, perm, what) -> None:
                                 f"divides by {', '.join(map(str, divisors))} (crashes on 0)")
 
 
-def _diagonal_transposes(node, terms, shapes) -> None:
+def _diagonal_transposes(terms, shapes) -> Iterator[tuple[str, list[Dim], list[int]]]:
     """onnxruntime takes a repeated letter's diagonal, at each repeat as met, between its first
     axis and this one of the operand as reduced so far. Unless the tensor is 2-D or the two are its
     innermost axes, it transposes them innermost (the others in order, the first axis before the
     second, or after it where the second is already next to last), takes the diagonal there (the
     pair becomes (d, 1), or (1, d) in that last case) and transposes back: each transpose is the
-    kernel's, which crashes on a 0 where it moves one axis (``bib->bi`` at b 0, i not 1)."""
+    kernel's (what, dims, perm), which crashes on a 0 where it moves one axis (``bib->bi`` at b 0,
+    i not 1)."""
     for t, (term, shape) in enumerate(zip(terms, shapes)):
         keys: list[object] = []
         cur: list[Dim] = []
@@ -569,21 +570,21 @@ def _diagonal_transposes(node, terms, shapes) -> None:
             perm = [i for i in range(rank) if i not in (first, second)] + ([second, first] if swapped else
                                                                           [first, second])
             what = f"operand {t}'s diagonal of {x}: the transpose"
-            _transpose_needs(node, full, perm, what + " of its axes innermost")
+            yield what + " of its axes innermost", full, perm
             moved = [full[i] for i in perm]
             taken = moved[:-2] + ([1, moved[-1]] if swapped else [moved[-1], 1])
             back = [0] * rank
             for j, i in enumerate(perm):
                 back[i] = j
-            _transpose_needs(node, taken, back, what + " back")
+            yield what + " back", taken, back
 
 
-def _homogenize_transposes(node, terms, shapes) -> None:
+def _homogenize_transposes(terms, shapes) -> Iterator[tuple[str, list[Dim], list[int]]]:
     """onnxruntime first transposes each operand to one order of the labels (the ellipsis' dims,
     then the letters as first met; a repeated letter's diagonal taken). That transpose is a copy
     where the dims other than 1 keep their order; else, where it moves one axis alone, its kernel
     divides by the moved dim and by every dim it does not move past, and dies (SIGFPE) on a 0
-    there (``ay,zy->az`` at y 0 and z not 1; ``aby,bzy->abz`` at b 0). Moving more axes runs."""
+    there (``ay,zy->az`` at y 0 and z not 1; ``aby,bzy->abz`` at b 0). (what, dims, perm) each."""
     order: dict[object, int] = {("...", k): k for k in range(max(len(s) for s in shapes) + 1)}
     for term in terms:
         for x in term:
@@ -606,12 +607,51 @@ def _homogenize_transposes(node, terms, shapes) -> None:
                 pos += 1
         perm = sorted(range(len(keys)), key=lambda i: order[keys[i]])
         name = "".join(x if isinstance(x, str) else "." for x in keys)
-        _transpose_needs(node, ds, perm, f"operand {name}'s transpose to the label order")
+        yield f"operand {name}'s transpose to the label order", ds, perm
+
+
+def _einsum_transposes(terms, shapes) -> list[tuple[str, list[Dim], list[int]]]:
+    return list(_diagonal_transposes(terms, shapes)) + list(_homogenize_transposes(terms, shapes))
+
+
+def _blocks_over_zero(site):
+    """A transpose of onnxruntime's Einsum that moves two blocks of axes or more (``aabb->ab``'s
+    diagonal, ``ca...->...`` over an ellipsis of two dims), not a copy, of an operand with a dim
+    that may be 0: its kernel dies (SIGFPE) on some such 0s, for which no exact rule is known:
+    said not stated."""
+    eq = next((a.s.decode() for a in site.node.attribute if a.name == "equation"), "").replace(" ", "")
+    shapes = [site.shape(i) for i in range(len(site.node.input))]
+    terms = [_parse_term(t) for t in eq.partition("->")[0].split(",")]
+    if not shapes or any(s is None for s in shapes) or len(terms) != len(shapes):
+        return
+    try:
+        moves = _einsum_transposes(terms, shapes)
+    except (IndexError, ValueError):  # (an equation that does not match the ranks: inference says so)
+        return
+    blocks, zero = [], []
+    for what, ds, perm in moves:
+        if perm == sorted(perm) or single_move(perm) is not None:
+            continue
+        kept = [i for i in perm if not (isinstance(ds[i], int) and ds[i] == 1)]
+        if kept == sorted(kept):  # (the dims other than 1 keep their order: a copy)
+            continue
+        may = [d for d in ds if dims.range_of(d)[0] <= 0]
+        if may:
+            blocks.append(what)
+            zero += [d for d in dict.fromkeys(may) if d not in zero]
+    if blocks:  # (one line a node)
+        yield site.unstated(f"what onnxruntime's kernel needs of {', '.join(map(str, zero))} where they may be 0",
+                            f"Einsum: {'; '.join(blocks)} moves two blocks of axes or more, and onnxruntime's "
+                            "kernel crashes (SIGFPE) on some 0 dims there (no exact rule known)")
+
 
 @register("Einsum", conditions=[EINSUM_LETTERS, "where an operand's transpose to the label order moves one axis past "
                                 "dims not all 1, and that axis is not 1: the other dims are >= 1 (onnxruntime's kernel "
                                 "divides by them)", "the same for each transpose of a repeated letter's diagonal "
-                                "(its pair moved innermost and back)"])
+                                "(its pair moved innermost and back)",
+                                Condition("such a transpose that moves two blocks of axes or more, over dims that "
+                                          "may be 0 (allow_zero): not stated (onnxruntime crashes on some 0s there)",
+                                          _blocks_over_zero)])
 def einsum(node):
     eq = node.attr_str("equation", "").replace(" ", "")
     ts = [arg(node, i) for i in range(len(node.inputs))]
@@ -657,8 +697,8 @@ def einsum(node):
     for x, ds in letter_dims.items():
         if x not in out_terms and len(ds) > 1:  # a summed letter's dims agree too (the result is dropped)
             broadcast_dim(ds, lambda why: 1, node.require_equal)
-    _diagonal_transposes(node, terms, shapes)
-    _homogenize_transposes(node, terms, shapes)
+    for what, ds, perm in _einsum_transposes(terms, shapes):
+        _transpose_needs(node, ds, perm, what)
     out: list[Dim] = []
     for axis, x in enumerate(out_terms):
         if x == "...":

@@ -213,6 +213,10 @@ def compute(result) -> Domain:
             said = guarded.prefix(when) + raw.data
             unstated.setdefault((said, src.node), (f"{said}, {DATA if raw.fed else UNFOLLOWED}", src))
             continue
+        if raw.unstated:  # (a need no exact rule states: said, so the domain is not silently too wide)
+            said = guarded.prefix(when) + raw.unstated
+            unstated.setdefault((said, src.node), (said, src))
+            continue
         for f in forms:
             if not c.when and not raw.assumed and never.nowhere(f):
                 raise never.contradiction(raw, result.values, _node_inputs(result).get(c.node))

@@ -38,6 +38,8 @@ class Raw:
     # fed): what it says; the domain says it as data-dependent and states nothing of the sizes
     data: str = ""
     fed: bool = True  # data: the values come from the input data (else from values onnxsym could not follow)
+    # a need the domain does not state (no exact rule is known): what it is; said "not stated"
+    unstated: str = ""
 
     @property
     def assumed(self) -> str:
@@ -80,6 +82,10 @@ class Site:
         """``lhs rel rhs`` (``==``, ``<=``; ``or``: any of the equalities ``alts``) that the node needs."""
         return needed(Rel.LE if rel == "<=" else Rel.EQ, lhs, rhs, self.label, self.node.op_type, reason,
                       self.index, alts)
+
+    def unstated(self, what: str, reason: str) -> Raw:
+        """A need of the node (``what``, and why) the domain does not state (no exact rule is known)."""
+        return replace(needed(Rel.EQ, 0, 0, self.label, self.node.op_type, reason, self.index), unstated=what)
 
 
 def _shape(values, name: str):
