@@ -439,10 +439,11 @@ def _slice(x, axis):
 
 
 def _scan_runs(node, length):
-    """(sure, guard) of a Scan's body: it runs where the scanned length is >= 1."""
-    if length is None or not is_dim(length) or not node.is_resolved(length):
+    """(sure, guard) of a Scan's body: it runs where the scanned length is >= 1 (a length onnxsym
+    could not resolve too: the sizes decide it, no choice of the data, unless the data give it)."""
+    if length is None or not is_dim(length):
         return False, None
-    if dims.try_le(1, length) is True:
+    if dims.try_le(1, length) is True and node.is_resolved(length):
         return True, None
     return False, node.runs_guard(Relation(Rel.GE, length, 1), f"{length} >= 1")
 

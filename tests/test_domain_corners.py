@@ -3,7 +3,12 @@ onnxruntime run in a child process (a native crash there is no verdict):
 
 - onnx 1.23's inference gives a 3-D Attention's output a last dim of 0 where V's last dim is not
   static, and onnxruntime's Scan holds its body's outputs to that inference: a Scan over such an
-  Attention is refused at every size, and the domain says so (a contradiction).
+  Attention is refused at every size, and the domain says so (a contradiction);
+- Einsum transposes that move two blocks of axes crash onnxruntime on some 0s by no rule found:
+  said not stated where a dim may be 0;
+- a condition under a guard over a dim onnxsym could not resolve (a Scan input's dim after the
+  pieces of a SplitToSequence, which may differ) was taken as a choice of the data and never cut:
+  it is said not stated.
 """
 
 import numpy as np
@@ -113,3 +118,39 @@ def test_einsum_one_axis_moves_say_nothing_unstated():
     m = _einsum("ay,zy->az", [["a", "y"], ["z", "y"]])
     domain = onnxsym.infer(m, allow_zero=True).domain()
     assert domain.conditions and not domain.unstated
+
+
+def _split_concat_scan():
+    """x [A, B, S, C] split on axis 2 into pieces of 2 (the last shorter where S is odd), the pieces
+    concatenated on axis 1, then scanned on axis 2 (a dim onnxsym cannot resolve: the pieces may
+    differ): onnxruntime moves that axis to the front with its transpose kernel, which dies on a 0
+    after it (C) unless the move is a copy."""
+    body = h.make_graph([h.make_node("Identity", ["a"], ["sc"])], "body", [h.make_tensor_value_info("a", T.FLOAT, None)],
+                        [h.make_tensor_value_info("sc", T.FLOAT, None)])
+    nodes = [h.make_node("SplitToSequence", ["x", "two"], ["q"], axis=2),
+             h.make_node("ConcatFromSequence", ["q"], ["c"], axis=1),
+             h.make_node("Scan", ["c"], ["ys"], body=body, num_scan_inputs=1, scan_input_axes=[2])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["A", "B", "S", "C"])],
+                     [h.make_tensor_value_info("ys", T.FLOAT, None)],
+                     [h.make_tensor(name="two", data_type=T.INT64, dims=[], vals=[2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_condition_under_a_guard_over_an_unresolved_dim_is_said_not_stated():
+    m = _split_concat_scan()
+    tries = [{"A": 1, "B": 2, "S": 4, "C": 0}, {"A": 1, "B": 2, "S": 4, "C": 3}]
+    n, bad, crashes = _isolated(m, tries)
+    assert [s for s, _ in crashes] == [tries[0]], "onnxruntime no longer crashes at C = 0 (a piece of 2 moved)"
+    domain = onnxsym.infer(m, allow_zero=True).domain()
+    assert domain.violated(tries[0]) is None  # (the domain cannot state it: the guard's dim is unresolved)
+    said = [text for text, src in domain.unstated if src.op_type == "Scan" and "moved from axis 2" in src.reason]
+    assert said and "could not resolve" in said[0] and "C >= 1" in said[0]
+    assert not any("moved from axis 2" in c.describe() for c in domain.conditions)
+
+
+def _isolated(m, tries):
+    from op_verdicts import isolated_disagreements
+
+    return isolated_disagreements(m, tries, allow_zero=True)

@@ -209,6 +209,15 @@ def compute(result) -> Domain:
                 forms = simplified[read] = _forms(raw)
         src = Source(c.node, c.op_type, c.reason)
         when = tuple(_decidable(g, base) for g in c.when)
+        unresolved = _unresolved_guard_symbols(result, c.when, base, data)
+        if unresolved and not raw.data:
+            # under a guard over a dim onnxsym could not resolve (not one the data decide): whether
+            # it applies the sizes decide, by a dim the domain cannot state; taken as a data choice
+            # it would never cut, so it is said not stated instead
+            cond = guarded.prefix(when) + (raw.unstated or f"{c.lhs} {c.rel.value} {c.rhs}")
+            unstated.setdefault((cond, src.node), (f"{cond}, under a guard over a dim onnxsym could not resolve "
+                                                   f"({', '.join(unresolved)})", src))
+            continue
         if raw.data:  # (of the input data: said, no condition on the sizes)
             said = guarded.prefix(when) + raw.data
             unstated.setdefault((said, src.node), (f"{said}, {DATA if raw.fed else UNFOLLOWED}", src))
@@ -358,6 +367,19 @@ def _forms(raw: Raw) -> list[Form]:
             return simplify("atleast", c.lhs, c.rhs)
         return simplify("<=", c.rhs, c.lhs)
     return simplify(c.rel.value, c.lhs, c.rhs)
+
+
+def _unresolved_guard_symbols(result, when, base, data: Mapping[str, list[str]]) -> list[str]:
+    """The fresh symbols of ``when``'s relations that the data do not decide (a dim onnxsym
+    could not resolve, which the sizes do): a guard over one is no choice of the data."""
+    out: list[str] = []
+    for g in when:
+        if g.relation is None:
+            continue
+        syms = [s.name for s in dims.free_symbols(g.relation.lhs) | dims.free_symbols(g.relation.rhs)
+                if s.name not in base and s.name in result.fresh]
+        out += [s for s in sorted(syms) if s not in out and not _on_data(result, [s], data)]
+    return out
 
 
 def _decidable(g: Guard, base) -> Guard:
