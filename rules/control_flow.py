@@ -452,13 +452,19 @@ def _all_shaped(states) -> bool:
     return all(isinstance(v, Tensor) and v.shape is not None for v in states)
 
 
-def _fixed_states(node, body, initial, inputs_for):
+def _fixed_states(node, body, initial, inputs_for, length=None):
     """Infer the body of a Scan that runs: its states keep the initial states' shapes.
     onnxruntime feeds each iteration's state outputs back in buffers of those shapes and
     refuses a body output of another shape (a state (1,) that Add broadcasts to (2,), a
     Concat that grows it), so each state output dim equals the initial one; only the values
-    may change, and a value the body changes is dropped. Returns the states, the body's
-    outputs and the names of the symbols born in the body (they may differ between iterations)."""
+    may change, and a value the body changes is dropped. At a length of 1 (``length`` may be
+    1) no state is fed back: the one output goes to the final buffer, which onnxruntime shapes
+    as onnx's inference gave the body's output where that is static (a [4, 1] state that Add
+    broadcasts to [4, 4] runs), else as the initial state. There the rule states the equality
+    only at other lengths, and the final state is the body's output; what a length of 1 needs
+    is said by :mod:`onnxsym.domain.scan_view`, which reads onnx's inference. Returns the
+    states after the loop, the body's outputs and the names of the symbols born in the body
+    (they may differ between iterations)."""
     born: set[str] = set()
     carried = list(initial)
     for _ in range(MAX_PASSES):
@@ -472,18 +478,35 @@ def _fixed_states(node, body, initial, inputs_for):
         carried = [Tensor(c.dtype, c.shape) for c in carried]
     outs = list(node.infer_graph(body, inputs_for(carried), born, sure=True))
     outs += [None] * (len(carried) - len(outs))
+    one = one_step(node, length)
+    after = list(carried)
     for k, (c, o) in enumerate(zip(carried, outs)):
         if not isinstance(o, Tensor) or o.shape is None:
             continue
         if len(o.shape) != len(c.shape):
             raise ShapeContradiction(f"Scan: the body's state output {k} has rank {len(o.shape)}, the state {len(c.shape)}")
+        grows = False
         for axis, (a, b) in enumerate(zip(c.shape, o.shape)):
             why = f"Scan: the body's state output {k} keeps the state's shape on axis {axis} (onnxruntime refuses another)"
             if Kind.DATA_DEPENDENT in node.kinds_of(b):  # (a NonZero's count: whether it is the state's the data say)
                 node.require_of_data(b, a, why)
+            elif one is not None and dims.try_eq(a, b) is not True and node.is_resolved(b):
+                node.require_equal_where(b, a, [one], why + " at a length other than 1")
+                grows = True
             else:
                 node.require_equal(b, a, why)
-    return carried, outs, born
+        if grows:  # (at one step the final state is the body's output)
+            after[k] = Tensor(c.dtype, o.shape, c.value)
+    return after, outs, born
+
+
+def one_step(node, length):
+    """(``length != 1``, its text) where the scan length may be 1 and the node is in the main
+    graph (whose Scans :mod:`onnxsym.domain.scan_view` reads), else None."""
+    if length is None or not is_dim(length) or not node.is_resolved(length) or dims.try_le(2, length) is True \
+            or dims.try_eq(length, 1) is True or not node.in_main_graph():
+        return None
+    return Relation(Rel.NE, length, 1), f"{length} != 1"
 
 
 def _scan_axis_moved(node, x, axis) -> None:
@@ -554,8 +577,7 @@ def scan_rule(node: Node) -> Outputs:
         # initial states' shapes (not widened ones: what it needs of those is stated)
         sure, guard = True, None
     if sure and _all_shaped(states):
-        carried, outs, unstable = _fixed_states(node, body, states, lambda c: c + slices)
-        after = carried
+        after, outs, unstable = _fixed_states(node, body, states, lambda c: c + slices, length)
     else:  # (where the body may not run, what it needs holds under a guard: the states are widened)
         carried, outs, varying, unstable = _iterate(node, body, states, lambda c: c + slices, 0, sure=sure,
                                                     guard=guard)

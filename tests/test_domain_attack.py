@@ -13,14 +13,13 @@ process (a native crash there is no verdict, and is listed):
   it ([2, 3, 0] on axis 1): it crashes too; now refused there; so is a scan output stacked on an
   axis other than 0 (moved there from 0 by the same kernel) and an Einsum diagonal's transposes
   (``bib->bi`` at b 0, i not 1);
-- left as found, tallied apart by the attack: onnx 1.23's inference gives a 3-D Attention's output
-  a last dim of 0 where V's last dim is a symbol, and onnxruntime's Scan, holding its body's
-  outputs to that inference, refuses such a model at every size (the written one too); and the
-  sizes where onnxruntime crashes inside the domain (some Einsum transposes that move two blocks
-  of axes over a 0: ``aabb->ab`` at a 0, ``ca...->...`` at an ellipsis dim 0);
-  and a too narrow corner: a Scan state of a dim 1 that the
-  body broadcasts against a slice, which onnxruntime runs where its own inference knew the body's
-  output shape (it refuses it otherwise, so the domain keeps the state's shape);
+- once left as found, now in tests/test_domain_corners.py: a Scan over a 3-D Attention whose V's
+  last dim is a symbol (onnx 1.23's inference gives the output's last dim 0, and onnxruntime's
+  Scan holds its body's outputs to that inference: refused at every size, now a contradiction);
+  the Einsum transposes that move two blocks of axes over a 0 (``aabb->ab`` at a 0, ``ca...->...``
+  at an ellipsis dim 0: said not stated); and a Scan state the body broadcasts to another shape,
+  which onnxruntime runs at a length of 1 where onnx's inference gives the body's output a static
+  shape (now allowed there);
 - and the attack itself, with fixed seeds: no size the domain allows that onnxruntime refuses,
   none it refuses that onnxruntime runs with the inferred shapes, no dim other than
   onnxruntime's.

@@ -1,6 +1,13 @@
 """Corners the last attack round on the domain left (tests/domain_attack.py), each held to
 onnxruntime run in a child process (a native crash there is no verdict):
 
+- a Scan state that the body broadcasts to another shape ([4, H] against slices [S, 4]): onnxruntime
+  feeds states back in buffers of the initial shapes, but at a length of 1 the one output goes to
+  the final buffer, shaped as onnx's inference gave the body's output where that is all static: it
+  runs there ([4, 1] gives [4, 4]), and the domain allows it (too narrow before); where onnx's
+  inference leaves it symbolic ([1, K] against [B, K]), the final buffer is the state's and it is
+  refused, as the domain says;
+
 - onnx 1.23's inference gives a 3-D Attention's output a last dim of 0 where V's last dim is not
   static, and onnxruntime's Scan holds its body's outputs to that inference: a Scan over such an
   Attention is refused at every size, and the domain says so (a contradiction);
@@ -11,7 +18,6 @@ onnxruntime run in a child process (a native crash there is no verdict):
   it is said not stated.
 """
 
-import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -154,3 +160,41 @@ def _isolated(m, tries):
     from op_verdicts import isolated_disagreements
 
     return isolated_disagreements(m, tries, allow_zero=True)
+
+
+def _scan_state(state, xs):
+    """A Scan adding each slice of x (axis 0) to the state: state output and scan output the sum."""
+    body = h.make_graph([h.make_node("Add", ["st", "a"], ["t"]), h.make_node("Identity", ["t"], ["so"]),
+                         h.make_node("Identity", ["t"], ["sc"])], "body",
+                        [h.make_tensor_value_info("st", T.FLOAT, None), h.make_tensor_value_info("a", T.FLOAT, None)],
+                        [h.make_tensor_value_info("so", T.FLOAT, None), h.make_tensor_value_info("sc", T.FLOAT, None)])
+    g = h.make_graph([h.make_node("Scan", ["s", "x"], ["s_out", "ys"], body=body, num_scan_inputs=1)], "g",
+                     [h.make_tensor_value_info("s", T.FLOAT, state), h.make_tensor_value_info("x", T.FLOAT, xs)],
+                     [h.make_tensor_value_info("s_out", T.FLOAT, None), h.make_tensor_value_info("ys", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _grid(**axes):
+    import itertools
+
+    names = sorted(axes)
+    return [dict(zip(names, v)) for v in itertools.product(*(axes[n] for n in names))]
+
+
+@pytest.mark.parametrize("state, xs, grid, runs, refused", [
+    # onnx infers the body's state output [4, 4] (static): at one step a state [4, 1] grows
+    ([4, "H"], ["L", "S", 4], _grid(H=[1, 2, 4], L=[1, 2, 3], S=[1, 4]), {"H": 1, "L": 1, "S": 4},
+     {"H": 1, "L": 2, "S": 4}),
+    # onnx infers [B, K] (symbolic): the final buffer is the state's, refused at every length
+    ([1, "K"], ["L", "B", "K"], _grid(K=[4], L=[1, 2], B=[1, 2]), {"K": 4, "L": 1, "B": 1},
+     {"K": 4, "L": 1, "B": 2}),
+    (["A", "H"], ["L", "S", 4], _grid(A=[1, 4], H=[1, 4], L=[1, 2], S=[1, 4]), {"A": 4, "H": 4, "L": 1, "S": 4},
+     {"A": 4, "H": 1, "L": 1, "S": 4}),
+])
+def test_scan_state_that_grows_at_one_step(state, xs, grid, runs, refused):
+    n, bad, crashes = _isolated(_scan_state(state, xs), grid)
+    assert not bad, f"{len(bad)} of {n} sizes disagree:\n" + "\n".join(bad[:10])
+    domain = onnxsym.infer(_scan_state(state, xs), allow_zero=True).domain()
+    assert domain.violated(runs) is None and domain.violated(refused) is not None

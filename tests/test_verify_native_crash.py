@@ -1,5 +1,5 @@
 """onnxruntime runs in a child process: a native crash of it (an Einsum 'aabb->ab' over a batch
-of 0 dies of SIGFPE in onnxruntime 1.32 taking the diagonals, which the domain does not state yet;
+of 0 dies of SIGFPE in onnxruntime 1.32 taking the diagonals, which the domain says not stated;
 'bij,bkj->bik' and 'bib->bi' die too, which it now refuses) ends the child, not verify. verify says which
 model, sizes and signal, exits 1, and still checks the other sizes in a fresh child."""
 

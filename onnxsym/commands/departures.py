@@ -53,7 +53,12 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "onnxruntime 1.32 refuses it (it slices each scan input at step 0 first), and at opset 8 refuses a "
      "batch of 0 rows (a row of no step runs). The spec asks the body's outputs to keep one shape in every "
      "iteration; onnxruntime also holds the state outputs to the initial states' shapes (it feeds them back "
-     "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py. A scan input on an axis other "
+     "in buffers of those shapes). Both: tests/test_scatter_scan_ort.py. At a length of 1 nothing is fed back: "
+     "the one state output goes to a final buffer shaped as onnx's inference gave the body's output where that "
+     "is all static (a [4, 1] state that Add broadcasts against slices [S, 4] runs at one step, giving [4, 4]), "
+     "else as the initial state; and every body output is held to the static dims onnx's inference gives it "
+     "(onnx 1.23 gives a 3-D Attention's output a last dim of 0 where V's last dim is not static: a Scan over "
+     "it is refused at every size): tests/test_domain_corners.py. A scan input on an axis other "
      "than 0 is moved to the front by onnxruntime's transpose kernel, which dies (SIGFPE) on a 0 after that "
      "axis unless the move is a copy (that axis, or all before it, 1); a scan output on an axis other than 0 is "
      "stacked on axis 0 and moved there by the same kernel, which dies on a 0 in the moved axis or a dim it "
@@ -66,7 +71,8 @@ DEPARTURES: tuple[tuple[str, str], ...] = (
      "(`ay,zy->az` at y 0 and z not 1). A repeated letter's diagonal is taken by transposing the pair innermost "
      "and back with the same kernel, which dies the same way (`bib->bi` at b 0 and i not 1). It also dies on "
      "some 0s where a transpose moves two blocks of axes (`aabb->ab` at a 0, `ca...->...` at an ellipsis dim 0), "
-     "which the domain does not state yet: tests/test_domain_attack.py."),
+     "by no rule found: the domain says such a node's needs not stated where a dim may be 0 (allow_zero): "
+     "tests/test_domain_attack.py, tests/test_domain_corners.py."),
     ("NegativeLogLikelihoodLoss",
      "The spec's target is the input's shape without axis 1; onnxruntime runs the function body, whose "
      "GatherElements takes the target's block of the input: in a model with symbolic dims an input larger "

@@ -365,6 +365,31 @@ class Engine:
             self.constraints.add(Constraint(Rel.GE, d, lo, Origin.NEEDED, replace(place, when=place.when + guards),
                                             reason))
 
+    def record_equal_where(self, node: Node, a: Dim, b: Dim, where: Seq[tuple[Relation, str]], reason: str) -> None:
+        """``node`` runs only when ``a == b`` wherever every relation of ``where`` holds (each with
+        its text): a condition under guards the sizes decide, solving nothing. A relation the
+        ranges refute drops it; where the ranges prove them all, it is :meth:`record_equal`."""
+        if self._untaken:
+            return
+        open_: list[tuple[Relation, str]] = []
+        for rel, text in where:
+            known = _decided(rel)
+            if known is False:
+                return
+            if known is None:
+                open_.append((rel, text))
+        if not open_:
+            self.record_equal(node, a, b, reason)
+            return
+        place = self.here(node.name, node.op_type)
+        key = self.place_key() + (node.name, "where")
+        guards = tuple(Guard(key + (text,), True, text, node.name, node.op_type, rel) for rel, text in open_)
+        try:
+            self.constraints.require(a, b, replace(place, when=place.when + guards), reason, solve=False)
+        except ConstraintContradiction:  # (never equal: the node runs only where a guard fails)
+            self.constraints.add(Constraint(Rel.EQ, a, b, Origin.NEEDED, replace(place, when=place.when + guards),
+                                            reason))
+
     def _never_runs(self, c: Constraint) -> None:
         """A need of a node in a subgraph that holds at no size: recorded under the subgraph's
         guards, so the domain says that subgraph must not run (its If's other branch, no

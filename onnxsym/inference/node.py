@@ -55,6 +55,9 @@ class Host(Protocol):
     def record_at_least_where(self, node: Node, d: Dim, lo: int, where: Sequence[tuple[Relation, str]],
                               reason: str) -> None: ...
 
+    def record_equal_where(self, node: Node, a: Dim, b: Dim, where: Sequence[tuple[Relation, str]],
+                           reason: str) -> None: ...
+
     def record_bound(self, name: str, op_type: str, d: Dim, hi: int, reason: str) -> None: ...
 
     def record_constraint(self, c: Constraint) -> None: ...
@@ -364,6 +367,13 @@ class Node:
             return
         self._recording().record_at_least_where(self, d, lo, where, reason)
 
+    def require_equal_where(self, a: Dim, b: Dim, where: Sequence[tuple[Relation, str]], reason: str) -> None:
+        """Record that this node runs only when ``a == b`` where each relation of ``where`` (over
+        the sizes, with its text) holds: a condition under guards the sizes decide, never solved."""
+        if a is b or (type(a) is int and a == b) or dims.try_eq(a, b) is True:
+            return
+        self._recording().record_equal_where(self, a, b, where, reason)
+
     def assume_at_most(self, d: Dim, hi: int, reason: str) -> None:
         """Record that this node's result is exact only while ``d <= hi``: an assumption
         the report shows, for bounds no real model reaches (float32 size arithmetic). The rule's
@@ -412,6 +422,10 @@ class Node:
         """Infer a subgraph that never runs (an If branch its known condition rules out) for
         the shapes written into it alone: see :meth:`Engine.infer_untaken`."""
         self._recording().infer_untaken(self, graph)
+
+    def in_main_graph(self) -> bool:
+        """Whether this node is a node of the model's main graph (no subgraph's)."""
+        return not self._engine.place_key()
 
     def runs_guard(self, relation: Relation, text: str) -> Guard:
         """The guard of a subgraph of this node that runs exactly where ``relation`` (over the
