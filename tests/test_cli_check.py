@@ -444,3 +444,31 @@ def test_pre_commit_hook_and_readme_recipes(paths):
     assert remote[0]["hooks"][0]["id"] == hook["id"]
     assert local[0]["hooks"][0]["entry"] == hook["entry"]
     assert re.search(local[0]["hooks"][0]["files"], "m.onnx")
+
+
+def _gathers(tmp_path):
+    """Two Gathers of rows of a table by fed token ids, and one of another table: three
+    conditions on the input data (each index in range)."""
+    t = onnx.numpy_helper.from_array(np.zeros((16, 4), np.float32), "table")
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["a"], name="g1"),
+             helper.make_node("Gather", ["table", "ids2"], ["b"], name="g2"),
+             helper.make_node("GatherElements", ["table", "pos"], ["c"], name="g3")]
+    m = model(nodes, [("ids", onnx.TensorProto.INT64, ["n"]), ("ids2", onnx.TensorProto.INT64, ["n"]),
+                      ("pos", onnx.TensorProto.INT64, [16, 4])], [("a", F, None), ("b", F, None), ("c", F, None)])
+    m.graph.initializer.append(t)
+    return save(tmp_path, m, "gathers.onnx")
+
+
+def test_data_conditions_are_one_line_and_listed_under_verbose(tmp_path):
+    """A model with fed indices: one line (how many, which ops), the conditions under -v; exit 0."""
+    path = _gathers(tmp_path)
+    r = cli("check", path)
+    assert r.exit_code == 0, r.output
+    said = [line for line in r.output.splitlines() if "data-dependent" in line]
+    assert said == ["  data-dependent: 3 conditions on the input data (Gather x2, GatherElements), not checked by "
+                    "size (-v lists them)"], r.output
+    v = cli("check", "-v", path)
+    assert v.exit_code == 0
+    listed = [line for line in v.output.splitlines() if line.startswith("    ") and "the input data decide it" in line]
+    assert len(listed) == 3 and any("'g2'" in line for line in listed), v.output
+    assert cli("check", BERT).output.count("data-dependent") == 1

@@ -372,6 +372,25 @@ def totals_line(reports: Sequence[ModelReport]) -> str:
     return f"{n} model{'s' if n != 1 else ''}: {parts}; {dims} unresolved dim{'s' if dims != 1 else ''} in all"
 
 
+def on_data_lines(on_data: Sequence[dict[str, str]], verbose: bool = False) -> list[str]:
+    """What the nodes need of the input data (a Gather's fed token ids in range): one line saying
+    how many and of which ops (a model with token ids has one, a detector some twenty), each
+    under ``-v``. They change no exit code: the sizes cannot decide them."""
+    if not on_data:
+        return []
+    ops: dict[str, int] = {}
+    for c in on_data:
+        ops[c["op_type"]] = ops.get(c["op_type"], 0) + 1
+    n = len(on_data)
+    which = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in ops.items())
+    lines = [f"  data-dependent: {n} condition{'s' if n != 1 else ''} on the input data ({which}), not checked by size"
+             + ("" if verbose else " (-v lists them)")]
+    if verbose:
+        lines += [f"    {c['condition']}: {c['op_type']} '{c['node']}': {c['reason']} (the input data decide it: the "
+                  f"domain cannot promise it)" for c in on_data]
+    return lines
+
+
 def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> list[str]:
     lines = []
     for r in reports:
@@ -395,8 +414,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
             continue
         lines += unresolved_lines(failing, verbose, r.next_steps)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
-        lines += [f"  data-dependent {c['condition']}: {c['op_type']} '{c['node']}': {c['reason']} (the input data "
-                  f"decide it: the domain cannot promise it)" for c in r.on_data]
+        lines += on_data_lines(r.on_data, verbose)
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
                   f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
