@@ -31,20 +31,20 @@ from .needs import Raw, needed
 
 def raws(result, order: dict[str, int]) -> Iterator[Raw]:
     """``d == v`` for each dim ``d`` of a main-graph Scan's body output that onnx's inference
-    gives a static ``v`` onnxsym does not prove."""
+    gives a static ``v`` onnxsym does not prove, and what a scan length of 1 needs of the states."""
     graph = result.model.graph
     scans = [n for n in graph.node if n.op_type == "Scan" and n.domain in ("", "ai.onnx")]
     if not scans:
         return
+    if next((o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx")), 0) < 9:
+        return  # (Scan 8's inputs and outputs have a batch axis the body's lack: not read)
     inferred = _onnx_bodies(result.model)
-    v9 = next((o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx")), 0) >= 9
     for i, n in enumerate(graph.node):
         if n.op_type != "Scan" or n.domain not in ("", "ai.onnx") or not n.output:
             continue
         body = inferred.get(n.output[0])
         label = n.name or f"{n.op_type}_{i}"
-        if v9:
-            yield from _one_step(result, n, body, label, order.get(label, i))
+        yield from _one_step(result, n, body, label, order.get(label, i))
         if body is not None:
             yield from _held(result, n, body, label, order.get(label, i))
 
