@@ -67,8 +67,8 @@ def _one_step(result, n: onnx.NodeProto, body: onnx.GraphProto | None, label: st
         if isinstance(v, Tensor) and v.shape is not None and v.shape:
             length = v.shape[normalize_axis(a, len(v.shape))]
             break
-    if length is None or dims.try_eq(length, 1) is False:
-        return
+    if length is None or dims.try_eq(length, 1) is False or any(s.name in result.fresh for s in dims.free_symbols(length)):
+        return  # (a length onnxsym could not resolve: the rule states the states' shapes as it infers them)
     # (the opposite of the rule's guard, ``length != 1``: a condition stated under both folds into one)
     guard = Guard((label, "where", f"{length} != 1"), False, f"{length} == 1", label, n.op_type,
                   Relation(Rel.EQ, length, 1))
