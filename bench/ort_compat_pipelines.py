@@ -4,6 +4,7 @@ with ``onnxsym.ort_compat`` installed: a markdown table of what each ends with (
     python bench/ort_compat_pipelines.py                 # the models tests/test_ort_compat_pipelines.py runs
     python bench/ort_compat_pipelines.py --pipeline slim --models hf_t5_ts hf_mistral_ts
     python bench/ort_compat_pipelines.py --all --worse --jsonl /tmp/rows.jsonl   # every model, every pipeline
+    python bench/ort_compat_pipelines.py --all --worse --jsonl /tmp/rows.jsonl --skip-done /tmp/rows.jsonl  # resume
 
 A cell: "fails" and why; else the output's node count (fused ops for optimize_model), whether
 onnxruntime runs it at the manifest's two sizes, and how many dims it declares that the run
@@ -74,6 +75,9 @@ def main() -> int:
     p.add_argument("--all", action="store_true", help="every corpus model and every file under models/")
     p.add_argument("--worse", action="store_true", help="only the rows where onnxsym is worse than ORT SSI")
     p.add_argument("--jsonl", help="also append one JSON object per row to this file")
+    p.add_argument("--skip-done", nargs="*", default=[], metavar="JSONL",
+                   help="skip the (pipeline, model) rows these --jsonl files already hold (to resume a run)")
+    p.add_argument("--start-at", metavar="MODEL", help="skip each pipeline's models before this one")
     args = p.parse_args()
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
@@ -81,10 +85,20 @@ def main() -> int:
     print("| pipeline | model | with ORT SSI | with onnxsym.ort_compat |")
     print("|---|---|---|---|")
     everything = [e["name"] for e in corpus()] + P.others() if args.all else None
+    done = set()
+    for path in args.skip_done:
+        if os.path.exists(path):
+            with open(path) as f:
+                done |= {(r["pipeline"], r["model"]) for r in map(json.loads, filter(str.strip, f))}
     rows = bad = 0
     for key in args.pipeline or list(PIPELINES):
         title, run, names = PIPELINES[key]
-        for name in args.models or everything or names:
+        todo = args.models or everything or names
+        if args.start_at:
+            todo = todo[todo.index(args.start_at):] if args.start_at in todo else []
+        for name in todo:
+            if (key, name) in done:
+                continue
             fused = key == "optimize"
             t0 = time.perf_counter()
             theirs = run(name, "ort")
