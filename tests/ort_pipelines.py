@@ -44,6 +44,7 @@ class Outcome:
     runs: bool | None = None  # the output ran at every manifest size (None: not asked)
     model: onnx.ModelProto | None = None
     wrong: list = field(default_factory=list)  # dims written on the output that the run contradicts
+    raised: str = ""  # what the shape inference raised inside a pipeline that catches it and goes on
 
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
@@ -202,6 +203,29 @@ def runs_at_sizes(model: onnx.ModelProto, e: dict, wrong: list | None = None) ->
     return True
 
 
+@contextlib.contextmanager
+def raised_inside(module_name: str, attr: str, raised: list):
+    """``module_name.attr`` (the class a pipeline calls ``infer_shapes`` of, ORT SSI's or the drop-in's)
+    wrapped so that what its ``infer_shapes`` raises is appended to ``raised``: onnxslim and
+    ``convert_float_to_float16`` catch it and go on without its shapes."""
+    import importlib
+    module = importlib.import_module(module_name)
+    cls = getattr(module, attr)
+
+    def infer_shapes(*args, **kwargs):
+        try:
+            return cls.infer_shapes(*args, **kwargs)
+        except Exception as exc:
+            raised.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
+            raise
+
+    setattr(module, attr, type(cls.__name__, (cls,), {"infer_shapes": staticmethod(infer_shapes)}))
+    try:
+        yield
+    finally:
+        setattr(module, attr, cls)
+
+
 def _failed(exc: BaseException) -> Outcome:
     return Outcome(False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
 
@@ -252,7 +276,8 @@ def slim(name: str, which: str) -> Outcome:
     """onnxslim.slim with its own copy of SSI or the drop-in: the node count."""
     import onnxslim
     e = entry(name)
-    with ssi(which), _quiet():
+    raised: list = []
+    with ssi(which), raised_inside("onnxslim.core", "SymbolicShapeInference", raised), _quiet():
         try:
             out = onnxslim.slim(onnx.load(e["path"]))
         except Exception as exc:  # noqa: BLE001
@@ -260,14 +285,17 @@ def slim(name: str, which: str) -> Outcome:
     wrong: list = []
     ran = runs_at_sizes(out, e, wrong)
     return Outcome(True, "" if ran is True else str(ran), len(out.graph.node), runs=ran is True, model=out,
-                   wrong=wrong)
+                   wrong=wrong, raised="; ".join(raised))
 
 
 def float16(name: str, which: str) -> Outcome:
     """OnnxModel.convert_float_to_float16 (it runs the SSI helper's infer_shapes with auto_merge=True)."""
     from onnxruntime.transformers.onnx_model import OnnxModel
     e = entry(name)
-    with ssi(which), _quiet():
+    raised: list = []
+    # (the converter imports the helper at the call from the top-level module onnxruntime.transformers
+    # puts on sys.path)
+    with ssi(which), raised_inside("shape_infer_helper", "SymbolicShapeInferenceHelper", raised), _quiet():
         m = OnnxModel(onnx.load(e["path"]))
         try:
             m.convert_float_to_float16(keep_io_types=True)
@@ -276,4 +304,4 @@ def float16(name: str, which: str) -> Outcome:
     wrong: list = []
     ran = runs_at_sizes(m.model, e, wrong)
     return Outcome(True, "" if ran is True else str(ran), len(m.model.graph.node), runs=ran is True, model=m.model,
-                   wrong=wrong)
+                   wrong=wrong, raised="; ".join(raised))
