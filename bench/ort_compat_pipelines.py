@@ -154,6 +154,7 @@ def main() -> int:
             if args.jsonl:
                 with open(args.jsonl, "a") as f:
                     f.write(json.dumps({"pipeline": key, "model": name, "worse": how, "seconds": [t1 - t0, t2 - t1],
+                                        **({"model_type": P.OPTIMIZE.get(name, "bert")} if fused else {}),
                                         **{w: {"ok": o.ok, "error": o.error, "nodes": o.nodes, "fused": o.fused,
                                                "runs": o.runs, "wrong": o.wrong[:5], "n_wrong": len(o.wrong),
                                                "raised": o.raised}

@@ -20,7 +20,14 @@ import onnxsym.ort_compat
 # optimize_model's model_type for the corpus models of that family
 OPTIMIZE = {"optimum_bert_encoder": "bert", "fused_bert": "bert", "hf_gpt2_ts": "gpt2", "fused_gpt2": "gpt2",
             "hf_t5_ts": "t5", "hf_bart_ts": "bart", "fused_bart": "bart", "hf_vit_ts": "vit", "fused_vit": "vit",
-            "unet_ts": "unet"}
+            "unet_ts": "unet",
+            # the other exports of those families, and models/'s tiny ones: each model_type the optimizer has
+            # a family for here (the rest get "bert", whose fusions are the generic ones)
+            "gpt_tiny_ts": "gpt2", "gpt_tiny_dynamo": "gpt2", "domain/gpt2_mask_ts": "gpt2",
+            "t5_tiny_ts": "t5", "t5_tiny_dynamo": "t5", "hf_bart_dynamo": "bart", "hf_vit_dynamo": "vit",
+            "vit_tiny_ts": "vit", "vit_tiny_dynamo": "vit", "swin_tiny_ts": "swin", "swin_tiny_dynamo": "swin",
+            "unet_dynamo": "unet", "tiny_unet_timestep_ts": "unet", "tiny_unet_timestep_dynamo": "unet",
+            "domain/unet_tiny_ts": "unet", "fused_clip": "clip", "fused_gpt_neox": "gpt_neox"}
 
 # the models each pipeline runs on in tests/test_ort_compat_pipelines.py and bench/ort_compat_pipelines.py
 QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "silero_vad_16k_op15", "magika",
