@@ -35,7 +35,7 @@ from resolution import corpus  # noqa: E402
 
 PIPELINES = {
     "quantize": ("quant_pre_process + quantize_dynamic", P.quantize, P.QUANTIZE),
-    "optimize": ("optimize_model (opt_level=0)", P.optimize, P.OPTIMIZE_FAST + P.OPTIMIZE_ENCDEC),
+    "optimize": ("optimize_model (opt_level=0)", P.optimize, P.OPTIMIZE_FAST + P.OPTIMIZE_ENCDEC + P.OPTIMIZE_TYPES),
     "slim": ("onnxslim.slim", P.slim, P.SLIM_FAST + P.SLIM_CONSTANTS),
     "float16": ("OnnxModel.convert_float_to_float16", P.float16, P.FLOAT16),
 }

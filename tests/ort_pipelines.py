@@ -36,6 +36,8 @@ QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "
 OPTIMIZE_FAST = ["optimum_bert_encoder", "fused_bert", "hf_gpt2_ts", "fused_gpt2", "hf_vit_ts", "fused_vit",
                  "unet_ts"]
 OPTIMIZE_ENCDEC = ["hf_t5_ts", "hf_bart_ts", "fused_bart"]
+# the model_types the models above do not cover (swin, clip, gpt_neox), and a dynamo export of gpt2's
+OPTIMIZE_TYPES = ["swin_tiny_ts", "fused_clip", "fused_gpt_neox", "gpt_tiny_dynamo"]
 SLIM_FAST = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "silero_vad_16k_op15", "tf_lstm_text", "magika"]
 # onnxslim's own SSI hands it constants on these: the drop-in must hand it as much
 SLIM_CONSTANTS = ["hf_t5_ts", "hf_mistral_ts", "hf_whisper_ts", "deberta_v2_ts", "mobilevit_ts"]

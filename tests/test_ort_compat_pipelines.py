@@ -51,6 +51,11 @@ def test_optimize_model_fuses_at_least_as_much_on_encoder_decoders(name):
     _optimize(name)
 
 
+@pytest.mark.parametrize("name", P.OPTIMIZE_TYPES)
+def test_optimize_model_fuses_at_least_as_much_with_the_other_model_types(name):
+    _optimize(name)
+
+
 def _slim(name):
     pytest.importorskip("onnxslim")
     theirs, ours = P.slim(name, "ort"), P.slim(name, "onnxsym")
