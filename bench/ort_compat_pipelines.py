@@ -73,7 +73,7 @@ def cell(o: P.Outcome, fused: bool) -> str:
         what = f"shape helper fails; {what}"
     wrong = f", {len(o.wrong)} wrong dims" if o.wrong else ""
     if o.raised:
-        what = f"shape inference raised inside ({o.raised[:50]}), caught; {what}"
+        what = f"its SSI raised {o.raised.split(':')[0]}, caught; {what}"
     return what + wrong + ("" if o.runs else " (does not run on CPU)" if o.runs is False else "")
 
 
