@@ -20,7 +20,14 @@ import onnxsym.ort_compat
 # optimize_model's model_type for the corpus models of that family
 OPTIMIZE = {"optimum_bert_encoder": "bert", "fused_bert": "bert", "hf_gpt2_ts": "gpt2", "fused_gpt2": "gpt2",
             "hf_t5_ts": "t5", "hf_bart_ts": "bart", "fused_bart": "bart", "hf_vit_ts": "vit", "fused_vit": "vit",
-            "unet_ts": "unet"}
+            "unet_ts": "unet",
+            # the other exports of those families, and models/'s tiny ones: each model_type the optimizer has
+            # a family for here (the rest get "bert", whose fusions are the generic ones)
+            "gpt_tiny_ts": "gpt2", "gpt_tiny_dynamo": "gpt2", "domain/gpt2_mask_ts": "gpt2",
+            "t5_tiny_ts": "t5", "t5_tiny_dynamo": "t5", "hf_bart_dynamo": "bart", "hf_vit_dynamo": "vit",
+            "vit_tiny_ts": "vit", "vit_tiny_dynamo": "vit", "swin_tiny_ts": "swin", "swin_tiny_dynamo": "swin",
+            "unet_dynamo": "unet", "tiny_unet_timestep_ts": "unet", "tiny_unet_timestep_dynamo": "unet",
+            "domain/unet_tiny_ts": "unet", "fused_clip": "clip", "fused_gpt_neox": "gpt_neox"}
 
 # the models each pipeline runs on in tests/test_ort_compat_pipelines.py and bench/ort_compat_pipelines.py
 QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "silero_vad_16k_op15", "magika",
@@ -29,6 +36,8 @@ QUANTIZE = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "tf_lstm_text", "
 OPTIMIZE_FAST = ["optimum_bert_encoder", "fused_bert", "hf_gpt2_ts", "fused_gpt2", "hf_vit_ts", "fused_vit",
                  "unet_ts"]
 OPTIMIZE_ENCDEC = ["hf_t5_ts", "hf_bart_ts", "fused_bart"]
+# the model_types the models above do not cover (swin, clip, gpt_neox), and a dynamo export of gpt2's
+OPTIMIZE_TYPES = ["swin_tiny_ts", "fused_clip", "fused_gpt_neox", "gpt_tiny_dynamo"]
 SLIM_FAST = ["optimum_bert_encoder", "hf_gpt2_ts", "hf_vit_ts", "silero_vad_16k_op15", "tf_lstm_text", "magika"]
 # onnxslim's own SSI hands it constants on these: the drop-in must hand it as much
 SLIM_CONSTANTS = ["hf_t5_ts", "hf_mistral_ts", "hf_whisper_ts", "deberta_v2_ts", "mobilevit_ts"]
@@ -44,6 +53,7 @@ class Outcome:
     runs: bool | None = None  # the output ran at every manifest size (None: not asked)
     model: onnx.ModelProto | None = None
     wrong: list = field(default_factory=list)  # dims written on the output that the run contradicts
+    raised: str = ""  # what the shape inference raised inside a pipeline that catches it and goes on
 
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
@@ -202,6 +212,29 @@ def runs_at_sizes(model: onnx.ModelProto, e: dict, wrong: list | None = None) ->
     return True
 
 
+@contextlib.contextmanager
+def raised_inside(module_name: str, attr: str, raised: list):
+    """``module_name.attr`` (the class a pipeline calls ``infer_shapes`` of, ORT SSI's or the drop-in's)
+    wrapped so that what its ``infer_shapes`` raises is appended to ``raised``: onnxslim and
+    ``convert_float_to_float16`` catch it and go on without its shapes."""
+    import importlib
+    module = importlib.import_module(module_name)
+    cls = getattr(module, attr)
+
+    def infer_shapes(*args, **kwargs):
+        try:
+            return cls.infer_shapes(*args, **kwargs)
+        except Exception as exc:
+            raised.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
+            raise
+
+    setattr(module, attr, type(cls.__name__, (cls,), {"infer_shapes": staticmethod(infer_shapes)}))
+    try:
+        yield
+    finally:
+        setattr(module, attr, cls)
+
+
 def _failed(exc: BaseException) -> Outcome:
     return Outcome(False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200])
 
@@ -252,7 +285,8 @@ def slim(name: str, which: str) -> Outcome:
     """onnxslim.slim with its own copy of SSI or the drop-in: the node count."""
     import onnxslim
     e = entry(name)
-    with ssi(which), _quiet():
+    raised: list = []
+    with ssi(which), raised_inside("onnxslim.core", "SymbolicShapeInference", raised), _quiet():
         try:
             out = onnxslim.slim(onnx.load(e["path"]))
         except Exception as exc:  # noqa: BLE001
@@ -260,14 +294,17 @@ def slim(name: str, which: str) -> Outcome:
     wrong: list = []
     ran = runs_at_sizes(out, e, wrong)
     return Outcome(True, "" if ran is True else str(ran), len(out.graph.node), runs=ran is True, model=out,
-                   wrong=wrong)
+                   wrong=wrong, raised="; ".join(raised))
 
 
 def float16(name: str, which: str) -> Outcome:
     """OnnxModel.convert_float_to_float16 (it runs the SSI helper's infer_shapes with auto_merge=True)."""
     from onnxruntime.transformers.onnx_model import OnnxModel
     e = entry(name)
-    with ssi(which), _quiet():
+    raised: list = []
+    # (the converter imports the helper at the call from the top-level module onnxruntime.transformers
+    # puts on sys.path)
+    with ssi(which), raised_inside("shape_infer_helper", "SymbolicShapeInferenceHelper", raised), _quiet():
         m = OnnxModel(onnx.load(e["path"]))
         try:
             m.convert_float_to_float16(keep_io_types=True)
@@ -276,4 +313,4 @@ def float16(name: str, which: str) -> Outcome:
     wrong: list = []
     ran = runs_at_sizes(m.model, e, wrong)
     return Outcome(True, "" if ran is True else str(ran), len(m.model.graph.node), runs=ran is True, model=m.model,
-                   wrong=wrong)
+                   wrong=wrong, raised="; ".join(raised))
