@@ -486,6 +486,15 @@ class Engine:
         return r
 
     # -- graphs ---------------------------------------------------------------
+    def reuse(self, first: Engine) -> None:
+        """Before :meth:`run`: this engine infers the model ``first`` inferred, with choices
+        (onnxsym.facts.branching); its run is ``first``'s until a rule reads one, so it reads
+        ``first``'s rule results made before the point it has reached (onnxsym.inference.memo).
+        Not where a bounded search of ``first`` gave up (that is recorded by the run, not with
+        a result)."""
+        if not self.table.env.over and not first.table.env.over:
+            self.memo = RuleMemo(first.memo)
+
     def run(self) -> None:
         with self.table.env:  # the run's ranges, and every cache derived from them
             self._run()
@@ -729,6 +738,7 @@ class Engine:
         function body or gets unknown outputs. Returns a value for each output (an omitted one's
         is never stored), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
         domain, opset, rule = op
+        started = self.memo.started()
         op_type = n.op_type
         output_names = list(n.output)
         if inputs is None:
@@ -780,7 +790,8 @@ class Engine:
                 outs = [outs]
             outs = _capped(node, outs)
             if not node.touched and not (node.decisions and node.bounds):  # (a replay keeps no order between them)
-                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions, node.bounds)
+                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions, node.bounds,
+                              started)
         values: list[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None
@@ -879,6 +890,7 @@ class Engine:
         choice = self.choices.get(branching.key(node))
         if choice is not None:  # (where an If takes a tried branch: see _may_not_run)
             self._chosen_in.append(tuple(f.key for f in self._frames))
+            self.memo.diverge()  # (the first run, which had no choice, goes its own way from here)
         return choice
 
     def note_split(self, node: Node, relation: Relation) -> None:
