@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .. import dims
 from ..dims import Dim
@@ -157,7 +157,7 @@ class Inference(Protocol):
     @property
     def state(self) -> Outcome: ...
 
-    def reuse(self, first: Inference) -> None: ...
+    def reuse(self, first: Any) -> None: ...  # (``first``: an engine of the same kind)
 
     def run(self) -> None: ...
 
