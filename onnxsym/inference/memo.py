@@ -32,6 +32,17 @@ _serialize = onnx.AttributeProto.SerializeToString
 T = TypeVar("T")
 
 
+class _Clock:
+    """A run's events, counted: a rule run started, a result kept; and where a trial's run left
+    the first run's (None while it has not)."""
+
+    __slots__ = ("now", "left")
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.left: int | None = None
+
+
 class RuleMemo:
     """Rule results by (op, domain, opset, attributes, input values, outputs present)."""
 
@@ -44,17 +55,12 @@ class RuleMemo:
         self.decisions: dict[tuple[object, ...], list[Constraint]] = {}
         # key -> the bounds ``(d, hi, reason)`` its rule assumed (Node.assume_at_most; only where some)
         self.bounds: dict[tuple[object, ...], list[tuple[Any, int, str]]] = {}
-        # The run's events, counted: a rule run started (:meth:`started`), a result kept. Each
-        # result is kept with (the event its rule started at, the event it was kept at).
-        self.clock = 0
+        # Each result kept with (the event its rule run started at, the event it was kept at)
+        self._clock = _Clock()
         self._born: dict[tuple[object, ...], tuple[int, int]] = {}
-        # A trial's: the first run's memo, and the event where the trial's run left the first's
-        # (a rule read a choice: :meth:`diverge`; None while it has not)
-        self._base = base
-        self._left: int | None = None
-        if base is not None:
-            self.lookup = self._lookup_shared  # type: ignore[method-assign]
-            self.intern = self._intern_shared  # type: ignore[method-assign]
+        if base is not None:  # a trial's (closures, not bound methods: the memo stays out of reference cycles)
+            self.lookup = _shared_lookup(self, base)  # type: ignore[assignment]
+            self.intern = _shared_intern(self._values, base._values)  # type: ignore[method-assign]
 
     def intern(self, value: T) -> T:
         """The one object equal to ``value`` (``value`` itself when it cannot be hashed)."""
@@ -66,51 +72,14 @@ class RuleMemo:
 
     def started(self) -> int:
         """A rule run starts (an event): returns its number, for :meth:`put`."""
-        self.clock += 1
-        return self.clock
+        self._clock.now += 1
+        return self._clock.now
 
     def diverge(self) -> None:
         """A rule read a choice the first run did not have: from here the first run's results
         made after this point are not this run's."""
-        if self._left is None:
-            self._left = self.clock
-
-    def _intern_shared(self, value: T) -> T:
-        # (the first run's object where it has an equal one: its results' keys hold those)
-        try:
-            assert self._base is not None
-            kept = self._base._values.get(value)
-            if kept is None:
-                kept = self._values.setdefault(value, value)
-            return kept  # type: ignore[no-any-return]
-        except TypeError:
-            return value
-
-    def _lookup_shared(self, key: tuple[object, ...]) -> tuple[Value, ...] | None:
-        got = self._results.get(key)
-        if got is not None:
-            return got
-        base = self._base
-        assert base is not None
-        born = base._born.get(key)
-        if born is None:
-            return None
-        start, kept = born
-        if self._left is not None:
-            if kept > self._left:  # (made after the runs parted)
-                return None
-        elif kept > self.clock:
-            if start != self.clock + 1:  # (not made yet at this point of the first run)
-                return None
-            # the first run's next event is this very rule run: its result is this one, and the
-            # events of that run (rule runs inside it) are passed with it
-            self.clock = kept
-        got = self._results[key] = base._results[key]
-        if key in base.decisions:
-            self.decisions[key] = base.decisions[key]
-        if key in base.bounds:
-            self.bounds[key] = base.bounds[key]
-        return got
+        if self._clock.left is None:
+            self._clock.left = self._clock.now
 
     @staticmethod
     def key(op_type: str, domain: str, opset: int, attributes: Sequence[onnx.AttributeProto],
@@ -131,9 +100,54 @@ class RuleMemo:
             return
         self._alive.append(tuple(inputs))
         self._results[key] = tuple(self.intern(v) for v in kept)
-        self.clock += 1
-        self._born[key] = (started, self.clock)
+        self._clock.now += 1
+        self._born[key] = (started, self._clock.now)
         if decisions:
             self.decisions[key] = decisions
         if bounds:
             self.bounds[key] = bounds
+
+
+def _shared_intern(own: dict[Any, Any], first: dict[Any, Any]) -> Any:
+    """A trial's intern: the first run's object where it has an equal one (its results' keys hold those)."""
+    def intern(value: T) -> T:
+        try:
+            kept = first.get(value)
+            if kept is None:
+                kept = own.setdefault(value, value)
+            return kept  # type: ignore[no-any-return]
+        except TypeError:
+            return value
+    return intern
+
+
+def _shared_lookup(memo: RuleMemo, base: RuleMemo) -> Any:
+    """A trial's lookup: its own results, else the first run's made before the point the trial
+    has reached (its clock: the first run's, event for event, until it left it)."""
+    results, decisions, bounds, clock = memo._results, memo.decisions, memo.bounds, memo._clock
+    first, first_born, first_decisions, first_bounds = base._results, base._born, base.decisions, base.bounds
+
+    def lookup(key: tuple[object, ...]) -> tuple[Value, ...] | None:
+        got = results.get(key)
+        if got is not None:
+            return got
+        born = first_born.get(key)
+        if born is None:
+            return None
+        start, kept = born
+        if clock.left is not None:
+            if kept > clock.left:  # (made after the runs parted)
+                return None
+        elif kept > clock.now:
+            if start != clock.now + 1:  # (not made yet at this point of the first run)
+                return None
+            # the first run's next event is this very rule run: its result is this one, and the
+            # events of that run (rule runs inside it) are passed with it
+            clock.now = kept
+        got = results[key] = first[key]
+        if key in first_decisions:
+            decisions[key] = first_decisions[key]
+        if key in first_bounds:
+            bounds[key] = first_bounds[key]
+        return got
+    return lookup
