@@ -120,12 +120,15 @@ def _drop_unread_statistics(model: onnx.ModelProto) -> None:
     nothing reads them, as ORT SSI writes none: ``convert_float_to_float16`` turns every float
     value_info into float16, and the kernel's float32 output then fails onnxruntime's type check."""
     for g in graphs(model.graph):
+        made = [o for n in g.node if n.domain == "com.microsoft" and n.op_type in _STATISTICS
+                for o in n.output[1:3] if o]
+        if not made:
+            continue  # (the reads are gathered only where there is one)
         read = {i for n in g.node for i in n.input} | {o.name for o in g.output}
         for sub in graphs(g):
             if sub is not g:
                 read |= {i for n in sub.node for i in n.input}
-        drop = {o for n in g.node if n.domain == "com.microsoft" and n.op_type in _STATISTICS
-                for o in n.output[1:3] if o and o not in read}
+        drop = {o for o in made if o not in read}
         if drop:
             kept = [vi for vi in g.value_info if vi.name not in drop]
             del g.value_info[:]
