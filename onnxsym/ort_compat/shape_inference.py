@@ -10,8 +10,6 @@ shapes compared with ``==`` are equal only when their dims are.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import operator
 from collections.abc import Iterator, Mapping
@@ -58,40 +56,13 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 # only while something does (onnxsym.dims.expr: by weak references), and a pipeline infers one
 # graph again and again (the optimizer once per fusion kind): the next call then finds its dims
 # made, each with its text (written into value_info) and its periods (timm_efficientnet_same_ts'
-# SAME padding: 47 ms a call to 44). One model's values, never its tensors or protos.
+# SAME padding: a median of 55 ms a call to 52). One model's values, never its tensors or protos.
 _LAST_VALUES: list[tuple[Any, ...]] = []
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for one call, as it was after. A call keeps
-    thousands of objects alive for its length (rule results, expressions, values), so the
-    collector ran again and again during it, promoting them, and now and then traversed the
-    whole heap that onnx and onnxruntime fill (0.1 s each time: ~25 ms a call, a third, of
-    ``timm_efficientnet_same_ts``' drop-in call). An inference leaves no reference cycle (see
-    tests/test_no_cycles.py): what a call made is freed by reference counting when it returns,
-    and a collection after it finds next to nothing to do."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
               guess_output_rank: bool = False, within_domain: bool = False,
               materialize: bool = False) -> onnx.ModelProto:
-    """See :func:`_annotated`; with the garbage collector paused (:func:`_collector_paused`)."""
-    with _collector_paused():
-        return _annotated(in_mp, bind, guess_output_rank, within_domain, materialize)
-
-
-def _annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
-               guess_output_rank: bool = False, within_domain: bool = False,
-               materialize: bool = False) -> onnx.ModelProto:
     """A copy of ``in_mp`` with onnxsym's shapes, laid out as ORT SSI lays its output: value_info
     for every produced value and graph output (outputs also filled in place), no ``onnxsym.*``
     metadata (ORT SSI adds none). ``within_domain``: the dims at the sizes where the model runs
