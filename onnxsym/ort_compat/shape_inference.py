@@ -52,11 +52,13 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from graphs(g)
 
 
-# The values of the last call, kept until the next one. The algebra's tables hold an expression
-# only while something does (onnxsym.dims.expr: by weak references), and a pipeline infers one
-# graph again and again (the optimizer once per fusion kind): the next call then finds its dims
-# made, each with its text (written into value_info) and its periods (timm_efficientnet_same_ts'
-# SAME padding: a median of 55 ms a call to 52). One model's values, never its tensors or protos.
+# The values and the symbol table (its range environment: the algebra's caches) of the last call,
+# kept until the next one. The algebra's tables hold an expression only while something does
+# (onnxsym.dims.expr: by weak references), and a pipeline infers one graph again and again (the
+# optimizer once per fusion kind): the next call then finds its dims made, each with its text
+# (written into value_info) and its periods. (Until the engine left no reference cycle, its garbage
+# did this by chance, until a collection: timm_efficientnet_same_ts 46 ms a call, 54 without it.)
+# One model's values and symbols, never its tensors or protos.
 _LAST_VALUES: list[tuple[Any, ...]] = []
 
 
@@ -100,7 +102,7 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         _keep_declared_ranks(in_mp, out)
     _drop_unread_statistics(out)
     global _LAST_VALUES
-    _LAST_VALUES = [(r.values, r.subgraph_values, r.scoped_values) for r in results]
+    _LAST_VALUES = [(r.values, r.subgraph_values, r.scoped_values, r.symbols) for r in results]
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
