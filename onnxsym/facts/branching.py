@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .. import dims
 from ..dims import Dim
@@ -157,6 +157,8 @@ class Inference(Protocol):
     @property
     def state(self) -> Outcome: ...
 
+    def reuse(self, first: Any) -> None: ...  # (``first``: an engine of the same kind)
+
     def run(self) -> None: ...
 
 
@@ -186,6 +188,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
             # reason the choice records when the else branch is the one taken)
             tried[then] = {**decided, split.key: Choice(then, refusals.get(not then, ""))}
             trial = make_engine(tried[then])
+            trial.reuse(first)  # (the nodes before the choice are the first run's)
             try:
                 trial.run()
                 runs[then] = trial
@@ -204,6 +207,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     if final is not None and final[0] == decided:
         return final[1]
     again = make_engine(decided)  # (the trials' records lack the reasons)
+    again.reuse(first)
     try:
         again.run()
     except ShapeContradiction:  # choices that only fail together: none is taken

@@ -9,6 +9,7 @@ rank) with the reason recorded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import operator
 import os
 from collections.abc import Callable, Container, Iterable, Iterator
@@ -185,6 +186,38 @@ _READS_NO_ELEMENT = frozenset({"Shape", "Size", "ConstantOfShape", "EyeLike"})
 _DATA_WALK = 4096  # values reads_data visits at most
 
 
+
+
+def _if_alternatives(name: str, depth: int, producer: dict[str, tuple[onnx.NodeProto, GraphPath]],
+                     reused: Container[str], value: Callable[[str, GraphPath], Value | None]) -> list[Tensor | None] | None:
+    """:meth:`Engine._branch_outputs`' answer for ``name``."""
+    if name not in producer or name in reused or depth > 8:
+        return None
+    n, path = producer[name]
+    if n.op_type != "If":
+        return None
+    i = list(n.output).index(name)
+    out: list[Tensor | None] = []
+    branches = {a.name: a.g for a in n.attribute}
+    for b in ("then_branch", "else_branch"):
+        if b in branches and i < len(branches[b].output):
+            inner = branches[b].output[i].name
+            v = value(inner, path + (graph_key(n.output, b, -1),))
+            more = _if_alternatives(inner, depth + 1, producer, reused, value) \
+                if isinstance(v, Tensor) and v.shape is None else None
+            out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
+    return out or None
+
+def _elimination_rank(state: State, table: SymbolTable) -> Callable[[dims.Sym], tuple[int, int]]:
+    """Which symbol a solved constraint eliminates first: the highest rank. (A function of the
+    engine's state and table, not a method: the constraints holding one of the engine would make
+    the engine a reference cycle, which only the garbage collector frees, traversing all it holds.)"""
+    def rank(s: dims.Sym) -> tuple[int, int]:
+        kind = 1 if s.name in state.fresh else 0
+        order = list(table.symbols)
+        return kind, order.index(s.name) if s.name in order else len(order)
+    return rank
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -209,7 +242,7 @@ class Engine:
         self.functions = {(registry.canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
         # -- what inference records (a trial undoes what its fields say: see onnxsym.inference.state)
         self.state = State()
-        self.constraints = Constraints(self._elimination_rank)
+        self.constraints = Constraints(_elimination_rank(self.state, self.table))
         opsets = {registry.canonical_domain(op.domain): op.version for op in model.opset_import}
         # The main graph's values, producers, unknown ranks and opsets; a subgraph or a
         # function body being inferred has a scope of its own (see onnxsym.inference.scope).
@@ -485,12 +518,6 @@ class Engine:
                 if isinstance(v, Tensor) and v.value is not None:
                     self.state.pending[o] = self.state.pending.get(o, frozenset()) | decisions
 
-    def _elimination_rank(self, s: dims.Sym) -> tuple[int, int]:
-        """Which symbol a solved constraint eliminates first: the highest rank."""
-        kind = 1 if s.name in self.state.fresh else 0
-        order = list(self.table.symbols)
-        return kind, order.index(s.name) if s.name in order else len(order)
-
     def _resolved(self, name: str) -> Value | None:
         """The value of ``name`` rewritten through the constraints solved so far."""
         v = self.scope.values.get(name)
@@ -511,6 +538,15 @@ class Engine:
         return r
 
     # -- graphs ---------------------------------------------------------------
+    def reuse(self, first: Engine) -> None:
+        """Before :meth:`run`: this engine infers the model ``first`` inferred, with choices
+        (onnxsym.facts.branching); its run is ``first``'s until a rule reads one, so it reads
+        ``first``'s rule results made before the point it has reached (onnxsym.inference.memo).
+        Not where a bounded search of ``first`` gave up (that is recorded by the run, not with
+        a result)."""
+        if not self.table.env.over and not first.table.env.over:
+            self.memo = RuleMemo(first.memo)
+
     def run(self) -> None:
         with self.table.env:  # the run's ranges, and every cache derived from them
             self._run()
@@ -613,23 +649,9 @@ class Engine:
                 v = self.main.subgraph_values.get(name) if name not in self.main.values else self.main.values[name]
             return resolve_value(v, self.constraints.resolve)
 
-        def alternatives(name: str, depth: int = 0) -> list[Tensor | None] | None:
-            if name not in producer or name in reused or depth > 8:
-                return None
-            n, path = producer[name]
-            if n.op_type != "If":
-                return None
-            i = list(n.output).index(name)
-            out: list[Tensor | None] = []
-            branches = {a.name: a.g for a in n.attribute}
-            for b in ("then_branch", "else_branch"):
-                if b in branches and i < len(branches[b].output):
-                    inner = branches[b].output[i].name
-                    v = value(inner, path + (graph_key(n.output, b, -1),))
-                    more = alternatives(inner, depth + 1) if isinstance(v, Tensor) and v.shape is None else None
-                    out.extend(more if more is not None else [v if isinstance(v, Tensor) else None])
-            return out or None
-        return alternatives
+        # (a function of the module, not a closure calling itself: that would be a reference cycle
+        # holding the engine, which only the garbage collector frees)
+        return functools.partial(_if_alternatives, depth=0, producer=producer, reused=reused, value=value)
 
     def _per_item(self, v: Value, name: str) -> Value:
         """A sequence input's declared item shape holds for each item, not for all
@@ -754,6 +776,7 @@ class Engine:
         function body or gets unknown outputs. Returns a value for each output (an omitted one's
         is never stored), kept by the memo under ``memo_key`` when the rule did not reach the engine."""
         domain, opset, rule = op
+        started = self.memo.started()
         op_type = n.op_type
         output_names = list(n.output)
         if inputs is None:
@@ -805,7 +828,8 @@ class Engine:
                 outs = [outs]
             outs = _capped(node, outs)
             if not node.touched and not (node.decisions and node.bounds):  # (a replay keeps no order between them)
-                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions, node.bounds)
+                self.memo.put(memo_key, inputs, outs, len(output_names), node.decisions, node.bounds,
+                              started)
         values: list[Value] = []
         for i, name in enumerate(output_names):
             v = outs[i] if i < len(outs) else None
@@ -904,6 +928,7 @@ class Engine:
         choice = self.choices.get(branching.key(node))
         if choice is not None:  # (where an If takes a tried branch: see _may_not_run)
             self._chosen_in.append(tuple(f.key for f in self._frames))
+            self.memo.diverge()  # (the first run, which had no choice, goes its own way from here)
         return choice
 
     def note_split(self, node: Node, relation: Relation) -> None:

@@ -52,6 +52,16 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from graphs(g)
 
 
+# The values and the symbol table (its range environment: the algebra's caches) of the last call,
+# kept until the next one. The algebra's tables hold an expression only while something does
+# (onnxsym.dims.expr: by weak references), and a pipeline infers one graph again and again (the
+# optimizer once per fusion kind): the next call then finds its dims made, each with its text
+# (written into value_info) and its periods. (Until the engine left no reference cycle, its garbage
+# did this by chance, until a collection: timm_efficientnet_same_ts 46 ms a call, 54 without it.)
+# One model's values and symbols, never its tensors or protos.
+_LAST_VALUES: list[tuple[Any, ...]] = []
+
+
 def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
               guess_output_rank: bool = False, within_domain: bool = False,
               materialize: bool = False) -> onnx.ModelProto:
@@ -91,6 +101,8 @@ def annotated(in_mp: onnx.ModelProto, bind: Mapping[str, int] | None = None,
         _materialize(out, results[0])
         _keep_declared_ranks(in_mp, out)
     _drop_unread_statistics(out)
+    global _LAST_VALUES
+    _LAST_VALUES = [(r.values, r.subgraph_values, r.scoped_values, r.symbols) for r in results]
     for g in graphs(out.graph):
         have = {vi.name for vi in g.value_info}
         g.value_info.extend(o for o in g.output if o.name not in have and o.type.HasField("tensor_type"))
@@ -120,12 +132,15 @@ def _drop_unread_statistics(model: onnx.ModelProto) -> None:
     nothing reads them, as ORT SSI writes none: ``convert_float_to_float16`` turns every float
     value_info into float16, and the kernel's float32 output then fails onnxruntime's type check."""
     for g in graphs(model.graph):
+        made = [o for n in g.node if n.domain == "com.microsoft" and n.op_type in _STATISTICS
+                for o in n.output[1:3] if o]
+        if not made:
+            continue  # (the reads are gathered only where there is one)
         read = {i for n in g.node for i in n.input} | {o.name for o in g.output}
         for sub in graphs(g):
             if sub is not g:
                 read |= {i for n in sub.node for i in n.input}
-        drop = {o for n in g.node if n.domain == "com.microsoft" and n.op_type in _STATISTICS
-                for o in n.output[1:3] if o and o not in read}
+        drop = {o for o in made if o not in read}
         if drop:
             kept = [vi for vi in g.value_info if vi.name not in drop]
             del g.value_info[:]
