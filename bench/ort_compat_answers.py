@@ -10,6 +10,7 @@ mapping of the usual names. ``--all``: every model under models/ besides.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import pickle
@@ -41,8 +42,13 @@ def answers(model) -> dict:
 
 
 def main() -> int:
-    if sys.argv[1:2] == ["--diff"]:
-        with open(sys.argv[2], "rb") as fa, open(sys.argv[3], "rb") as fb:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", nargs="?", help="where to write this tree's answers (a pickle)")
+    ap.add_argument("--all", action="store_true", help="every model under models/ besides the corpus")
+    ap.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two files written before")
+    args = ap.parse_args()
+    if args.diff:
+        with open(args.diff[0], "rb") as fa, open(args.diff[1], "rb") as fb:
             a, b = pickle.load(fa), pickle.load(fb)
         bad = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
         for k in bad:
@@ -50,6 +56,9 @@ def main() -> int:
             print(k, "differs in", [part for part in sorted(set(ra) | set(rb)) if ra.get(part) != rb.get(part)])
         print(f"{len(a)} and {len(b)} models; {len(bad)} differ")
         return 1 if bad else 0
+    if not args.out:
+        ap.error("give OUT, or --diff A B")
+    out_path = os.path.abspath(args.out)  # (before the chdir below)
     checkout = os.getcwd()  # (this tree's onnxsym, and its tests' corpus list)
     sys.path[:0] = [checkout, os.path.join(checkout, "tests")]
     import onnx
@@ -58,7 +67,7 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     paths = {e["name"]: os.path.abspath(e["path"]) for e in corpus(fetched=False)}
-    if "--all" in sys.argv[2:]:
+    if args.all:
         known = set(paths.values())
         for root, _, files in os.walk(os.path.join(checkout, "models")):
             for name in sorted(files):
@@ -67,7 +76,7 @@ def main() -> int:
                     paths[os.path.relpath(path, checkout)] = path
     os.chdir(tempfile.mkdtemp())  # (ORT SSI, asked where onnxsym cannot, saves a file where it runs)
     out = {name: answers(onnx.load(path)) for name, path in sorted(paths.items())}
-    with open(sys.argv[1], "wb") as f:
+    with open(out_path, "wb") as f:
         pickle.dump(out, f)
     print(f"{len(out)} models")
     return 0
