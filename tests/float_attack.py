@@ -228,7 +228,7 @@ def judge(m: onnx.ModelProto, small_only: bool) -> dict:
         return {"verdict": "refused at load"}
     ran = [v for v, r in runs.items() if isinstance(r, list)]
     out: dict = {"wrong": [], "narrow": [], "bound": [], "wide": [], "resource": [], "written_wrong": [],
-                 "crashes": 0, "levels": 0, "tries": 0}
+                 "crashes": 0, "levels": 0, "junk": 0, "tries": 0}
     try:
         res = onnxsym.infer(m, allow_zero=True)
         domain = res.domain()
@@ -254,11 +254,16 @@ def judge(m: onnx.ModelProto, small_only: bool) -> dict:
         if isinstance(r, str):
             if bad is None and not domain.unstated:
                 # (onnxruntime's cap on an allocation's bytes, even of no elements: no size condition)
-                out["resource" if "exceeds the supported maximum" in r else "wide"].append(v)
+                # (or of 2**63 elements, a Cast of inf to INT64_MIN less 5 wrapped around)
+                limit = "exceeds the supported maximum" in r or "overflowed" in r
+                out["resource" if limit else "wide"].append(v)
             continue
         if bad is not None:
             (out["bound"] if str(bad.describe()) in bounds or "assum" in bad.describe() else out["narrow"]).append(
                 (v, bad.describe()))
+            continue
+        if any(a > 2**62 for shape in r if shape for a in shape):
+            out["junk"] += 1  # (a Resize of no elements to a negative size gives 2**63 - 3: no size)
             continue
         for name, shape in zip(names, r):
             inferred = res.shape(name)
@@ -308,6 +313,7 @@ def run(count: int, seed: int, show: bool = False) -> Counter:
             tally[f"sizes {k}"] += len(r.get(k, []))
         tally["sizes crashed"] += r.get("crashes", 0)
         tally["sizes the optimizer changes"] += r.get("levels", 0)
+        tally["sizes onnxruntime gives a dim past 2**62"] += r.get("junk", 0)
         if show and r["verdict"] not in ("agrees", "refused at load", "contradiction, never runs"):
             print(f"[{seed}:{i}] {r['verdict']}: {describe(m)}")
             for k in ("wrong", "written_wrong", "narrow", "wide"):

@@ -82,7 +82,7 @@ def test_check_exits_2_on_a_computed_negative_tile(tmp_path):
 
 # each a chain the attack draws; judged at the whole grid of sizes (0..40, 2**k +- 1, near
 # 2**11, 2**16 and 2**24, up to 2**31) at both optimization levels
-FAST = ["1:100", "0:3", "0:7", "1:12", "1:40", "2:5"]
+FAST = ["1:100", "0:3", "0:7", "1:12", "1:40", "2:5", "2:180", "2:250", "3:222"]
 
 
 @pytest.mark.parametrize("key", FAST)
