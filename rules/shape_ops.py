@@ -148,7 +148,7 @@ def constant_of_shape_rule(node: Node) -> Outputs:
         return [_unknown(node, 0, n, "shape input value unknown", dtype)]
     shp = tuple(shp)
     for d in shp:  # (onnxruntime refuses a negative dim)
-        if intops.is_dim(d) and not isinstance(d, int):
+        if intops.is_dim(d):  # (a constant one too: a computed -4 runs nowhere)
             node.require_at_least(d, 0, f"ConstantOfShape: its shape's element {d} is >= 0")
     value = None
     st = _static_ints(shp)

@@ -276,7 +276,8 @@ def _tile(values, n, i) -> Iterator[Raw]:
     if not isinstance(r, Tensor) or r.value is None:
         return
     for k, rep in enumerate(r.value):
-        if isinstance(rep, dims.Expr) and dims.try_le(0, rep) is not True:
+        # (a plain int too: a computed -4 runs at no size)
+        if isinstance(rep, (int, dims.Expr)) and not isinstance(rep, bool) and dims.try_le(0, rep) is not True:
             yield needed(Rel.LE, 0, rep, node_label(n, i), n.op_type, f"repeat {k} is {rep} >= 0", i)
 
 
