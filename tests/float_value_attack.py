@@ -11,13 +11,16 @@ ConstantOfShape, TopK, OneHot or Pad.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 from collections import Counter
 
 import numpy as np
 from onnx import TensorProto as T
-from value_attack import SEQS, USES, _Model, _outputs, _relaxed, _session, describe, judge
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (run as python -m tests.NAME: its siblings)
+from value_attack import SEQS, USES, _Model, _outputs, _relaxed, _session, describe, judge  # noqa: E402
 
 FLOATS = {T.FLOAT: np.float32, T.FLOAT16: np.float16, T.DOUBLE: np.float64}
 

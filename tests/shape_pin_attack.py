@@ -13,13 +13,16 @@ held at every size).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 from collections import Counter
 
 import numpy as np
 from onnx import TensorProto as T
-from pin_attack import _Chain, judge
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (run as python -m tests.NAME: its siblings)
+from pin_attack import _Chain, judge  # noqa: E402
 
 
 class _Shaped(_Chain):
