@@ -35,3 +35,19 @@ def test_the_shape_pin_attack_finds_nothing_on_a_fuller_run():
     # (a missed pin behind an assumed broadcast is listed in the report, not a failure here)
     bad = [(i, r["verdict"]) for i, r in enumerate(rs) if _bad(r) and r["verdict"] != "pin MISSED"]
     assert not bad, bad
+
+
+def test_a_pin_left_in_an_undecided_condition_is_said_needed_not_relied_on():
+    """1:153: a Round of seq/1.5, a Tile, a Range and an Expand to 7 run only at seq in 7, 8, 9,
+    18 (onnxruntime, every size 1..200); the Expand's need, a polynomial under floors, is one the
+    forms leave undecided: its line says the node needs it, not that onnxsym relies on it."""
+    import onnxsym
+
+    m = random_model(random.Random("1:153"))
+    r = judge(m)
+    assert r["runs"] == [7, 8, 9, 18], r
+    d = onnxsym.infer(m).domain()
+    expand = [c for c in d.conditions if c.sources[0].op_type == "Expand"]
+    assert expand and all("the node needs it, but onnxsym cannot decide" in c.describe() for c in expand)
+    assert all(c.holds({"seq": v}) for c in expand for v in (7, 8, 9, 18))
+    assert not any(c.holds({"seq": v}) for c in expand for v in (6, 10, 17, 19))

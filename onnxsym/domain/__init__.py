@@ -68,11 +68,13 @@ class Condition:
 
     # What "assumed" means, said on the line (the reason follows, after the node).
     ASSUMED = "(assumed: onnxsym relies on it, not knowing that the model fails outside it)"
+    # (one the forms leave undecided is needed by its node all the same: it is no reliance)
+    UNDECIDED_NOTE = f"(assumed: the node needs it, but {UNDECIDED})"
 
     def describe(self) -> str:
         """One line: the condition, then where it comes from; an assumed one says what that means."""
         head = guarded.prefix(self.when) + ("assumed " if self.assumed else "") + self.text
-        head += f" {self.ASSUMED}" if self.assumed else ""
+        head += f" {self.UNDECIDED_NOTE if self.assumed == UNDECIDED else self.ASSUMED}" if self.assumed else ""
         return f"{head}: {self.sources[0]}" + (f" (and {len(self.sources) - 1} more)" if len(self.sources) > 1 else "")
 
     def to_json(self) -> dict[str, object]:
