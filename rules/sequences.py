@@ -228,7 +228,9 @@ def split_to_sequence_rule(node):
             return [_of_items(node, [piece(s)] * (k - 1) + [piece(d - s * (k - 1))])]
         if dims.mod(d, s) == 0:
             return [Sequence(piece(s), None, dims.floordiv(d, s))]
-        return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)), None, dims.ceil_div(d, s))]
+        chunks = (axis, d, s) if isinstance(s, int) and s > 0 else None  # (what ConcatFromSequence needs)
+        return [Sequence(piece(node.fresh("the last piece may be shorter", 0, axis)), None, dims.ceil_div(d, s),
+                         chunks)]
     if sizes is not None:
         total = 0
         for s in sizes:
@@ -271,8 +273,67 @@ CFS_EMPTY = Condition("an item agrees off the axis (every axis with new_axis) wi
                       _cfs_empty, replayable=True)
 
 
+def _chunks(node_or_site, seq):
+    """``(axis, n, s, others)`` for a sequence of pieces of ``s`` of an axis of ``n`` (the last
+    one shorter where ``s`` does not divide ``n``), ``others`` the number of elements off the
+    axis; None for any other sequence."""
+    if not isinstance(seq, Sequence) or seq.chunks is None or seq.items is not None or seq.elem is None \
+            or seq.elem.shape is None:
+        return None
+    axis, n, s = seq.chunks
+    others = 1
+    for i, e in enumerate(seq.elem.shape):
+        if i != axis:
+            others = dims.mul(others, e)
+    return axis, n, s, others
+
+
+def _cfs_chunks_agree(site):
+    """The pieces of an uneven split agree on the split axis, where the concat needs them to (off
+    its axis, or on every axis with new_axis): onnxruntime runs it where s divides n, there is a
+    single piece (n <= s), or the pieces have no elements (it skips them)."""
+    seq = site.values.get(site.node.input[0])
+    c = _chunks(site, seq)
+    if c is None:
+        return
+    split_axis, n, s, others = c
+    stack = site.attr_int("new_axis", 0) == 1
+    if not stack:
+        along = site.attr_int("axis", 0)
+        if (along + len(seq.elem.shape) if along < 0 else along) == split_axis:
+            return
+    alts = ((dims.mod(n, s), 0), (dims.dmax(n, s), s), (others, 0))
+    if any(dims.try_eq(a, b) is True for a, b in alts):
+        return
+    alts = tuple(a for a in alts if not isinstance(a[0], int) or a[0] == a[1])
+    if not alts:
+        return
+    yield site.raw("or", alts[0][0], alts[0][1], f"ConcatFromSequence: the pieces of {n} in {s}s (SplitToSequence) "
+                   f"agree on axis {split_axis}: {s} divides {n}, {n} <= {s} (one piece), or they have no "
+                   f"elements ({others} == 0: onnxruntime skips them)", alts=alts)
+
+
+CFS_CHUNKS = Condition("the pieces of a scalar split agree on the split axis where the concat needs it (off its "
+                       "axis, every axis with new_axis): the split s divides X[axis] = n, n <= s, or X has no "
+                       "elements (onnxruntime skips empty items)", _cfs_chunks_agree, replayable=True)
+
+
+def _concat_chunks(node, seq, stack, split_axis, n, s):
+    """ConcatFromSequence of the pieces of an axis of ``n`` in ``s``s: the output's dims are the
+    first piece's (``min(n, s)`` long), its axis the sum of the pieces' (``n`` on the split axis)
+    or their number (new_axis); that the others agree with the first is CFS_CHUNKS."""
+    like = seq.elem.shape[:split_axis] + (dims.dmin(n, s),) + seq.elem.shape[split_axis + 1:]
+    k = dims.ceil_div(n, s)
+    if stack:
+        axis = normalize_axis(node.attr_int("axis"), len(like) + 1)
+        return Tensor(seq.elem.dtype, like[:axis] + (k,) + like[axis:])
+    axis = normalize_axis(node.attr_int("axis"), len(like))
+    total = n if axis == split_axis else dims.mul(k, like[axis])
+    return Tensor(seq.elem.dtype, like[:axis] + (total,) + like[axis + 1:])
+
+
 @register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)",
-                                            "the sequence has an item", CFS_EMPTY])
+                                            "the sequence has an item", CFS_EMPTY, CFS_CHUNKS])
 def concat_from_sequence_rule(node):
     seq = node.input(0)
     stack = node.attr_int("new_axis", 0) == 1
@@ -306,6 +367,9 @@ def concat_from_sequence_rule(node):
         for t in items:
             total = dims.add(total, t.shape[axis])
         return [Tensor(items[0].dtype, like[:axis] + (total,) + like[axis + 1:])]
+    c = _chunks(node, seq)
+    if c is not None:
+        return [_concat_chunks(node, seq, stack, *c[:3])]
     item = any_item(node, seq)
     rank = len(shape_of(item, item.dtype, why="the items' rank is unknown")) + stack
     axis = normalize_axis(node.attr_int("axis"), rank)

@@ -44,7 +44,10 @@ def join_sequences(ss: Seq[Sequence], fresh: Fresh, why: str) -> Sequence:
     if not filled:
         return Sequence(ss[0].elem, items, length)
     elems = [s.elem for s in filled]
-    return Sequence(None if None in elems else join_tensors(elems, fresh, why), items, length)
+    elem = None if None in elems else join_tensors(elems, fresh, why)
+    # (pieces of one split stay pieces of it: the same axis, length and split in every branch)
+    same = ss[0].chunks is not None and all(s.chunks == ss[0].chunks for s in ss)
+    return Sequence(elem, items, length, ss[0].chunks if same and elem == ss[0].elem else None)
 
 
 def join(vs: Seq[Value | None], fresh: Fresh, why: str) -> Value | None:

@@ -47,11 +47,15 @@ class Tensor:
 class Sequence:
     """An ONNX sequence; ``elem`` describes what is known of every element
     (``None`` when nothing is), ``items`` the elements when known one by one,
-    ``length`` their number when known without them."""
+    ``length`` their number when known without them; ``chunks`` ``(axis, n, s)`` when the
+    items are a tensor split along ``axis`` (of ``n``) into pieces of ``s``, the last one
+    shorter where ``s`` does not divide ``n`` (SplitToSequence with a scalar split), which
+    ``elem`` cannot say and ConcatFromSequence needs."""
 
     elem: Tensor | None
     items: tuple[Tensor, ...] | None = None
     length: Dim | None = None
+    chunks: tuple[int, Dim, int] | None = None
 
     @property
     def count(self) -> Dim | None:
@@ -115,9 +119,10 @@ def resolve_value(v: Value | None, resolve: Callable[[Dim], Dim]) -> Value | Non
         elem = v.elem if v.elem is None else _resolve_tensor(v.elem, resolve)
         items = v.items if v.items is None else tuple(_resolve_tensor(t, resolve) for t in v.items)
         length = v.length if v.length is None else resolve(v.length)
-        if elem is v.elem and items == v.items and length is v.length:
+        chunks = v.chunks if v.chunks is None else (v.chunks[0], resolve(v.chunks[1]), v.chunks[2])
+        if elem is v.elem and items == v.items and length is v.length and chunks == v.chunks:
             return v
-        return Sequence(elem, items, length)
+        return Sequence(elem, items, length, chunks)
     if isinstance(v, Optional_) and v.elem is not None:
         inner = resolve_value(v.elem, resolve)
         return v if inner is v.elem else Optional_(inner)
