@@ -224,8 +224,8 @@ def split_to_sequence_rule(node):
     if split.rank == 0 and sizes is not None:  # pieces of this length, the last may be shorter
         s = sizes[0]
         if isinstance(d, int) and isinstance(s, int):
-            k = -(-d // s)
-            return [_of_items(node, [piece(s)] * (k - 1) + [piece(d - s * (k - 1))])]
+            k = -(-d // s)  # (an axis of 0 has no piece: onnxruntime's sequence is empty)
+            return [_of_items(node, [piece(s)] * (k - 1) + [piece(d - s * (k - 1))] if k else [], x.dtype)]
         if dims.mod(d, s) == 0:
             return [Sequence(piece(s), None, dims.floordiv(d, s))]
         chunks = (axis, d, s) if isinstance(s, int) and s > 0 else None  # (what ConcatFromSequence needs)

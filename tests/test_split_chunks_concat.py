@@ -66,3 +66,27 @@ def test_pieces_of_an_uneven_split_concatenated_as_onnxruntime_does(s, split_axi
     assert runs and refused  # (the grid has sizes either way: n = 0 always fails)
     # no fresh symbol in the output: its dims are stated, not left to the data
     assert not any(sym.name in res.fresh for d in want for sym in onnxsym.dims.free_symbols(d)), want
+
+
+@pytest.mark.parametrize("s", [1, 2, 3])
+def test_a_scalar_split_of_an_axis_of_zero_has_no_piece(s):
+    """onnxruntime's SplitToSequence of an axis of 0 gives an empty sequence (no piece of s), so a
+    ConcatFromSequence of it fails at every size."""
+    import onnxruntime as ort
+
+    x = h.make_tensor_value_info("x", T.FLOAT, [0, "m"])
+    n = h.make_tensor_value_info("n", T.INT64, None)
+    init = [numpy_helper.from_array(np.array(s, np.int64), "s")]
+    nodes = [h.make_node("SplitToSequence", ["x", "s"], ["q"], axis=0), h.make_node("SequenceLength", ["q"], ["n"])]
+    m = h.make_model(h.make_graph(nodes, "g", [x], [n], init), opset_imports=[h.make_opsetid("", 17)])
+    got = ort.InferenceSession(m.SerializeToString()).run(None, {"x": np.zeros((0, 3), np.float32)})[0]
+    assert onnxsym.infer(m).values["n"].value == (int(got),)
+    cat = _model(s, 0, 1, 0)
+    cat.graph.input[0].type.tensor_type.shape.dim[0].ClearField("dim_param")
+    cat.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 0
+    with pytest.raises(onnxsym.errors.ShapeContradiction):
+        onnxsym.infer(cat, allow_zero=True)
+    with Child() as child:
+        child.load(cat.SerializeToString(), {"optimization": "all"})
+        with pytest.raises(Refused):
+            child.run({"x": np.zeros((0, 2, 2), np.float32)}, ["y"])
