@@ -14,8 +14,8 @@ onnxruntime run in a child process (a native crash there is no verdict):
 - Einsum transposes that move two blocks of axes crash onnxruntime on some 0s by no rule found:
   said not stated where a dim may be 0;
 - a condition under a guard over a dim onnxsym could not resolve (a Scan input's dim after the
-  pieces of a SplitToSequence, which may differ) was taken as a choice of the data and never cut:
-  it is said not stated.
+  pieces of a SplitToSequence, one erased, which may differ) was taken as a choice of the data and
+  never cut: it is said not stated (with every piece concatenated the dim is resolved: stated).
 """
 
 import pytest
@@ -126,16 +126,19 @@ def test_einsum_one_axis_moves_say_nothing_unstated():
     assert domain.conditions and not domain.unstated
 
 
-def _split_concat_scan():
-    """x [A, B, S, C] split on axis 2 into pieces of 2 (the last shorter where S is odd), the pieces
-    concatenated on axis 1, then scanned on axis 2 (a dim onnxsym cannot resolve: the pieces may
-    differ): onnxruntime moves that axis to the front with its transpose kernel, which dies on a 0
-    after it (C) unless the move is a copy."""
+def _split_concat_scan(erase=True):
+    """x [A, B, S, C] split on axis 2 into pieces of 2 (the last shorter where S is odd), the last
+    piece erased (``erase``: a sequence of items onnxsym knows only alike), the pieces
+    concatenated on axis 1, then scanned on axis 2 (with ``erase``, a dim onnxsym cannot resolve:
+    the pieces may differ; without, min(S, 2)): onnxruntime moves that axis to the front with its
+    transpose kernel, which dies on a 0 after it (C) unless the move is a copy."""
     body = h.make_graph([h.make_node("Identity", ["a"], ["sc"])], "body", [h.make_tensor_value_info("a", T.FLOAT, None)],
                         [h.make_tensor_value_info("sc", T.FLOAT, None)])
-    nodes = [h.make_node("SplitToSequence", ["x", "two"], ["q"], axis=2),
-             h.make_node("ConcatFromSequence", ["q"], ["c"], axis=1),
-             h.make_node("Scan", ["c"], ["ys"], body=body, num_scan_inputs=1, scan_input_axes=[2])]
+    nodes = [h.make_node("SplitToSequence", ["x", "two"], ["q"], axis=2)]
+    if erase:
+        nodes.append(h.make_node("SequenceErase", ["q"], ["q2"]))
+    nodes += [h.make_node("ConcatFromSequence", ["q2" if erase else "q"], ["c"], axis=1),
+              h.make_node("Scan", ["c"], ["ys"], body=body, num_scan_inputs=1, scan_input_axes=[2])]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["A", "B", "S", "C"])],
                      [h.make_tensor_value_info("ys", T.FLOAT, None)],
                      [h.make_tensor(name="two", data_type=T.INT64, dims=[], vals=[2])])
@@ -154,6 +157,16 @@ def test_a_condition_under_a_guard_over_an_unresolved_dim_is_said_not_stated():
     said = [text for text, src in domain.unstated if src.op_type == "Scan" and "moved from axis 2" in src.reason]
     assert said and "could not resolve" in said[0] and "C >= 1" in said[0]
     assert not any("moved from axis 2" in c.describe() for c in domain.conditions)
+
+
+def test_the_scan_of_concatenated_pieces_of_a_split_states_its_condition():
+    """Without the erase the pieces' dim is min(S, 2), resolved: the condition on C is stated."""
+    m = _split_concat_scan(erase=False)
+    tries = [{"A": 1, "B": 2, "S": 4, "C": 0}, {"A": 1, "B": 2, "S": 4, "C": 3}]
+    n, bad, crashes = _isolated(m, tries)
+    assert [s for s, _ in crashes] == [tries[0]], "onnxruntime no longer crashes at C = 0 (a piece of 2 moved)"
+    domain = onnxsym.infer(m, allow_zero=True).domain()
+    assert domain.violated(tries[0]) is not None and domain.violated(tries[1]) is None
 
 
 def _isolated(m, tries):
