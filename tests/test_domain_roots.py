@@ -27,6 +27,12 @@ CASES = {
     "a far crossing": dims.sub(dims.floordiv(dims.add(dims.dmin(2**62, s), 1), 2), 12),
     # 0 on the whole stretch before a max changes its pick, (max(11, s) + 1)//2 == 6 at s <= 12
     "zero before a crossing": dims.sub(dims.floordiv(dims.add(dims.dmax(11, s), 1), 2), 6),
+    # a min or max of squares (a Range of (seq*seq - seq)//3 broadcast against 12: shape_pin_attack 1:31)
+    "squares under maxes": dims.sub(dims.floordiv(dims.add(dims.dmax(0, dims.sub(dims.mul(s, s), dims.mul(5, s))),
+                                                           dims.dmax(0, dims.sub(dims.mul(5, s), dims.mul(s, s)))), 3), 4),
+    "a parabola crossing a line": dims.sub(dims.dmax(dims.floordiv(dims.mul(s, s), 7), dims.add(dims.mul(3, s), 10)), 40),
+    "a parabola's floor under a min": dims.sub(dims.dmin(dims.floordiv(dims.sub(dims.mul(s, s), s), 3),
+                                                         dims.sub(dims.mul(s, s), 30)), 2),
 }
 
 
