@@ -48,3 +48,34 @@ def test_roots_are_every_size_where_the_dim_is_0(name):
                          ids=["a min that settles at 10", "a residue", "zero"])
 def test_sizes_without_end_are_not_listed(g):
     assert roots(g, "s", 0, dims.INT64_MAX) is None
+
+
+def _random_dim(r, depth):
+    """Sums, floors, mins and maxes of s, s*s and numbers (polynomials under floors and maxes)."""
+    k = r.random()
+    if depth == 0 or k < 0.2:
+        return r.choice([s, dims.mul(s, s), r.randint(-5, 20), dims.mul(r.randint(1, 4), s)])
+    a, b = _random_dim(r, depth - 1), _random_dim(r, depth - 1)
+    if k < 0.45:
+        return dims.add(a, b) if k < 0.35 else dims.sub(a, b)
+    if k < 0.6:
+        return dims.floordiv(a, r.randint(2, 6))
+    if k < 0.9:
+        return dims.dmax(a, b) if k < 0.75 else dims.dmin(a, b)
+    return dims.mul(a, r.randint(-3, 3))
+
+
+def test_roots_of_random_polynomials_under_floors_and_maxes_are_every_size_where_they_are_0():
+    import random
+
+    listed = 0
+    for i in range(120):
+        r = random.Random(i)
+        g = dims.sub(_random_dim(r, 4), r.randint(0, 40))
+        if not dims.free_symbols(g):
+            continue
+        found = roots(g, "s", 0, 1500)
+        if found is not None:
+            listed += 1
+            assert found == {v for v in range(0, 1501) if dims.evaluate(g, {"s": v}) == 0}, (i, g)
+    assert listed > 80
