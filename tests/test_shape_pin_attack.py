@@ -51,3 +51,35 @@ def test_a_pin_left_in_an_undecided_condition_is_said_needed_not_relied_on():
     assert expand and all("the node needs it, but onnxsym cannot decide" in c.describe() for c in expand)
     assert all(c.holds({"seq": v}) for c in expand for v in (7, 8, 9, 18))
     assert not any(c.holds({"seq": v}) for c in expand for v in (6, 10, 17, 19))
+
+
+@pytest.mark.parametrize("key", ["1:31", "1:153"])
+def test_a_pin_behind_a_polynomial_under_floors_and_maxes_is_stated(key):
+    """1:31 (x[seq] + a constant 12 after a Range of (seq*seq - seq)//3, runs at seq 3 only) and
+    1:153 (an Expand to 7 after a Round, a Tile and a Range, runs at 7, 8, 9, 18 only): the
+    conditions, polynomials under floors and maxes the forms leave undecided, are decided where
+    the pins are found; the pin is exactly onnxruntime's sizes, every size 1..200."""
+    import onnxsym
+
+    m = random_model(random.Random(key))
+    r = judge(m)
+    assert r["runs"] and len(r["runs"]) <= 4, r
+    pins = onnxsym.infer(m).pins
+    assert [p.symbol for p in pins] == ["seq"], pins
+    assert list(pins[0].values) == r["runs"], (pins, r)
+    assert r["verdict"] == "pin right", r
+
+
+def test_check_exits_1_on_the_pin_behind_a_square(tmp_path):
+    """`onnxsym check` refuses 1:31 (runs at seq 3 only, onnxruntime), naming seq == 3."""
+    import subprocess
+    import sys
+
+    import onnx
+
+    m = random_model(random.Random("1:31"))
+    assert judge(m)["runs"] == [3]
+    onnx.save(m, tmp_path / "m.onnx")
+    out = subprocess.run([sys.executable, "-m", "onnxsym", "check", str(tmp_path / "m.onnx")],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "pinned seq == 3" in out.stdout, out

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .. import dims
 from . import UNDECIDED, Condition, Domain, input_symbols
 from .roots import roots
+from .sweep import swept_roots
 
 # A symbol the domain leaves at most this many sizes is pinned to that set.
 FEW_SIZES = 4
@@ -191,6 +192,7 @@ def listed_sizes(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX)
     else:
         return None
     out = set(below)
+    unread = []
     for a, b in alts:
         sa, sb = dims.as_sym(a), dims.as_sym(b)
         if sa is not None and sa.name == name and dims.is_static(b):
@@ -200,6 +202,13 @@ def listed_sizes(c: Condition, name: str, lo: int = 0, hi: int = dims.INT64_MAX)
         else:
             found = roots(dims.sub(a, b), name, lo, hi)
             if found is None:
-                return None
-            out |= found
+                unread.append((a, b))
+            else:
+                out |= found
+    if unread:
+        # (those roots cannot read, over a bounded range: each size evaluated, exactly)
+        found = swept_roots(tuple(unread), name, lo, hi)
+        if found is None:
+            return None
+        out |= found
     return out

@@ -127,14 +127,16 @@ def _breaks(d: Dim, s: Sym, lo: int, hi: int) -> set[int] | None:
 def _crossed(args, s: Sym, inner: list[int], lo: int, hi: int) -> set[int] | None:
     """The sizes where ``args`` (each a line on each residue between the ``inner`` breaks) may
     change their order, or None where one is of degree above 1 or its period is too long."""
-    L = 1
+    L, D = 1, 0
     for x in args:
         shape = _period_degree(x, s)
-        if shape is None or shape[1] > 1:
+        if shape is None:
             return None
-        L = math.lcm(L, shape[0])
+        L, D = math.lcm(L, shape[0]), max(D, shape[1])
     if L * len(args) * (len(inner) + 1) > WORK:
         return None
+    if D > 1:
+        return _crossed_curves(args, s, inner, lo, hi, L, D)
     fs = [st.compiled(x, (s,)) for x in args]
     out: set[int] = set()
     edges = [lo] + [c for c in inner if lo < c <= hi] + [hi + 1]
@@ -153,6 +155,39 @@ def _crossed(args, s: Sym, inner: list[int], lo: int, hi: int) -> set[int] | Non
                     past = L * (math.floor(Fraction(b2 - b1, a1 - a2)) + 1) + r  # the first size past the crossing
                     if a < past <= b - 1:
                         out.add(past)
+    return out
+
+
+def _crossed_curves(args, s: Sym, inner: list[int], lo: int, hi: int, L: int, D: int) -> set[int] | None:
+    """:func:`_crossed` for arguments of degree ``D`` above 1 (``max(0, seq - seq**2)``): on each
+    residue, between the ``inner`` breaks, two arguments differ by a polynomial in ``q`` of degree
+    at most ``D``, whose sign is the same past its roots' bound; before it, each size where the
+    sign changes is a break (a superset of where their order changes)."""
+    fs = [st.compiled(x, (s,)) for x in args]
+    out: set[int] = set()
+    edges = [lo] + [c for c in inner if lo < c <= hi] + [hi + 1]
+    work = 0
+    for a, b in zip(edges, edges[1:]):
+        for r in range(L):
+            q0, q_hi = -((r - a) // L), (b - 1 - r) // L
+            if q0 >= q_hi:
+                continue  # (one size on this residue at most: no order to change)
+            for i, f in enumerate(fs):
+                for g in fs[i + 1:]:
+                    n = min(q_hi - q0, D + 1)
+                    diff = [f(L * (q0 + t) + r) - g(L * (q0 + t) + r) for t in range(n + 1)]
+                    bound = _root_bound(diff[:D + 1]) if n >= D + 1 else None
+                    # (0 throughout when bound is None on a long stretch: no order to change)
+                    last = q_hi - q0 if n < D + 1 else min(q_hi - q0, bound if bound is not None else 0)
+                    work += last + D + 2
+                    if work > WORK:
+                        return None
+                    diff += [f(L * (q0 + t) + r) - g(L * (q0 + t) + r) for t in range(len(diff), last + 2)]
+                    for t in range(1, min(last + 2, len(diff))):
+                        if (diff[t] > 0) != (diff[t - 1] > 0) or (diff[t] < 0) != (diff[t - 1] < 0):
+                            past = L * (q0 + t) + r
+                            if a < past <= b - 1:
+                                out.add(past)
     return out
 
 
