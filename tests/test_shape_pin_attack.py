@@ -83,3 +83,17 @@ def test_check_exits_1_on_the_pin_behind_a_square(tmp_path):
     out = subprocess.run([sys.executable, "-m", "onnxsym", "check", str(tmp_path / "m.onnx")],
                          capture_output=True, text=True)
     assert out.returncode == 1 and "pinned seq == 3" in out.stdout, out
+
+
+def test_a_dim_onnxsym_could_not_resolve_solved_by_a_need_is_said_not_stated():
+    """0:143: a size computed in float (Round of a quotient) becomes a fresh symbol, which a
+    Reshape to [1, 1, 3] solves to 4; onnxruntime runs only at seq 4 (every size 1..200). The
+    domain could not state that by seq, but it must say so, not call every size valid."""
+    import onnxsym
+
+    m = random_model(random.Random("0:143"))
+    r = judge(m)
+    assert r["runs"] == [4], r
+    assert not _bad(r), r
+    lines = [text for text, _ in onnxsym.infer(m).domain().unstated]
+    assert any(t.startswith("cast15_n == 4, over a dim onnxsym could not resolve") for t in lines), lines

@@ -251,6 +251,13 @@ def compute(result) -> Domain:
                 swapped = (f.kind, f"{f.rhs} == {f.lhs}", when)  # (one equality, as two nodes state it)
                 key = swapped if swapped in merged else key
             _merge(merged, key, f, src, raw.order, assumed)
+    for n, d in derived.items():
+        if n in result.fresh:
+            # a dim onnxsym could not resolve, solved by what a node needs of it (a Reshape's
+            # element count): the model fails where it is otherwise, by sizes the domain cannot state
+            src = _equality_source(result, n, equality_first=True)
+            why = DATA if _on_data(result, (n,), data) else "over a dim onnxsym could not resolve"
+            unstated.setdefault((f"{n} == {d}", src.node), (f"{n} == {d}, {why}", src))
     for n in names:
         if n in derived and all(s.name in base for s in dims.free_symbols(derived[n])):
             src = _equality_source(result, n)
@@ -524,9 +531,11 @@ def _tightest(conditions: list[tuple], base: dict[str, tuple[int, int]]) -> list
     return [(c, order) for c, order in conditions if kept(c)]
 
 
-def _equality_source(result, name: str) -> Source:
-    """The first recorded constraint that mentions the eliminated symbol ``name``."""
-    for c in result.constraints:
-        if any(s.name == name for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs)):
-            return Source(c.node, c.op_type, f"{c.reason}: {c}")
+def _equality_source(result, name: str, equality_first: bool = False) -> Source:
+    """The first recorded constraint that mentions the eliminated symbol ``name`` (with
+    ``equality_first``, the first equality that does, if any)."""
+    mentions = [c for c in result.constraints
+                if any(s.name == name for s in dims.free_symbols(c.lhs) | dims.free_symbols(c.rhs))]
+    for c in sorted(mentions, key=lambda c: equality_first and c.rel is not Rel.EQ):
+        return Source(c.node, c.op_type, f"{c.reason}: {c}")
     return Source("", "", "solved")
