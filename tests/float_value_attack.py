@@ -11,7 +11,6 @@ ConstantOfShape, TopK, OneHot or Pad.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 from collections import Counter
@@ -19,8 +18,10 @@ from collections import Counter
 import numpy as np
 from onnx import TensorProto as T
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (run as python -m tests.NAME: its siblings)
-from value_attack import SEQS, USES, _Model, _outputs, _relaxed, _session, describe, judge  # noqa: E402
+try:  # (under pytest its siblings are top-level modules; run as python -m tests.NAME, in tests)
+    from value_attack import SEQS, USES, _Model, _outputs, _relaxed, _session, describe, judge
+except ImportError:
+    from tests.value_attack import SEQS, USES, _Model, _outputs, _relaxed, _session, describe, judge
 
 FLOATS = {T.FLOAT: np.float32, T.FLOAT16: np.float16, T.DOUBLE: np.float64}
 

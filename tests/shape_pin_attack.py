@@ -13,7 +13,6 @@ held at every size).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 from collections import Counter
@@ -21,8 +20,10 @@ from collections import Counter
 import numpy as np
 from onnx import TensorProto as T
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (run as python -m tests.NAME: its siblings)
-from pin_attack import _Chain, judge  # noqa: E402
+try:  # (under pytest its siblings are top-level modules; run as python -m tests.NAME, in tests)
+    from pin_attack import _Chain, judge
+except ImportError:
+    from tests.pin_attack import _Chain, judge
 
 
 class _Shaped(_Chain):
