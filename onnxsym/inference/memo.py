@@ -59,7 +59,7 @@ class RuleMemo:
         self._clock = _Clock()
         self._born: dict[tuple[object, ...], tuple[int, int]] = {}
         if base is not None:  # a trial's (closures, not bound methods: the memo stays out of reference cycles)
-            self.lookup = _shared_lookup(self, base)  # type: ignore[assignment]
+            self.lookup = _shared_lookup(self, base)
             self.intern = _shared_intern(self._values, base._values)  # type: ignore[method-assign]
 
     def intern(self, value: T) -> T:
