@@ -373,55 +373,50 @@ class Engine:
         if dims.try_le(lo, rd) is not True:
             self.constraints.add(Constraint(Rel.GE, d, lo, origin, place, reason))
 
+    def _guarded_place(self, node: Node, where: Seq[tuple[Relation, str]]) -> Place | bool:
+        """Where a condition under ``where``'s relations (each with its text) is recorded: False
+        where the ranges refute one (it is dropped), True where they prove them all (it holds
+        unguarded), else the node's place with the open relations as guards."""
+        open_: list[tuple[Relation, str]] = []
+        for rel, text in where:
+            known = _decided(rel)
+            if known is False:
+                return False
+            if known is None:
+                open_.append((rel, text))
+        if not open_:
+            return True
+        place = self.here(node.name, node.op_type)
+        key = self.place_key() + (node.name, "where")
+        guards = tuple(Guard(key + (text,), True, text, node.name, node.op_type, rel) for rel, text in open_)
+        return replace(place, when=place.when + guards)
+
     def record_at_least_where(self, node: Node, d: Dim, lo: int, where: Seq[tuple[Relation, str]],
                               reason: str) -> None:
         """``node`` runs only when ``d >= lo`` wherever every relation of ``where`` holds (each
         with its text): a condition under guards the sizes decide, narrowing no range. A
         relation the ranges refute drops it; where the ranges prove them all, it is
         :meth:`record_at_least`."""
-        if self._untaken:
+        if self._untaken or (at := self._guarded_place(node, where)) is False:
             return
-        open_: list[tuple[Relation, str]] = []
-        for rel, text in where:
-            known = _decided(rel)
-            if known is False:
-                return
-            if known is None:
-                open_.append((rel, text))
-        if not open_:
+        if at is True:
             self.record_at_least(node, d, lo, reason)
-            return
-        place = self.here(node.name, node.op_type)
-        key = self.place_key() + (node.name, "where")
-        guards = tuple(Guard(key + (text,), True, text, node.name, node.op_type, rel) for rel, text in open_)
-        if dims.try_le(lo, self.constraints.resolve(d)) is not True:
-            self.constraints.add(Constraint(Rel.GE, d, lo, Origin.NEEDED, replace(place, when=place.when + guards),
-                                            reason))
+        elif dims.try_le(lo, self.constraints.resolve(d)) is not True:
+            self.constraints.add(Constraint(Rel.GE, d, lo, Origin.NEEDED, at, reason))
 
     def record_equal_where(self, node: Node, a: Dim, b: Dim, where: Seq[tuple[Relation, str]], reason: str) -> None:
         """``node`` runs only when ``a == b`` wherever every relation of ``where`` holds (each with
         its text): a condition under guards the sizes decide, solving nothing. A relation the
         ranges refute drops it; where the ranges prove them all, it is :meth:`record_equal`."""
-        if self._untaken:
+        if self._untaken or (at := self._guarded_place(node, where)) is False:
             return
-        open_: list[tuple[Relation, str]] = []
-        for rel, text in where:
-            known = _decided(rel)
-            if known is False:
-                return
-            if known is None:
-                open_.append((rel, text))
-        if not open_:
+        if at is True:
             self.record_equal(node, a, b, reason)
             return
-        place = self.here(node.name, node.op_type)
-        key = self.place_key() + (node.name, "where")
-        guards = tuple(Guard(key + (text,), True, text, node.name, node.op_type, rel) for rel, text in open_)
         try:
-            self.constraints.require(a, b, replace(place, when=place.when + guards), reason, solve=False)
+            self.constraints.require(a, b, at, reason, solve=False)
         except ConstraintContradiction:  # (never equal: the node runs only where a guard fails)
-            self.constraints.add(Constraint(Rel.EQ, a, b, Origin.NEEDED, replace(place, when=place.when + guards),
-                                            reason))
+            self.constraints.add(Constraint(Rel.EQ, a, b, Origin.NEEDED, at, reason))
 
     def _never_runs(self, c: Constraint) -> None:
         """A need of a node in a subgraph that holds at no size: recorded under the subgraph's
