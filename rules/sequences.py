@@ -4,7 +4,7 @@ number and positions are known; otherwise only what holds for every item."""
 from __future__ import annotations
 
 from onnxsym import dims
-from onnxsym.domain.needs import agree_or_empty, concat_dims, concat_reference, may_be_empty
+from onnxsym.domain.needs import Site, agree_or_empty, concat_dims, concat_reference, may_be_empty
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.join import join_tensors
 from onnxsym.inference.node import Node, shape_of
@@ -77,32 +77,88 @@ def sequence_construct_rule(node: Node) -> Outputs:
     return [_of_items(node, node.inputs)]
 
 
-@register("SequenceAt", conditions=["-n <= position < n, for n items"])
+def _count_unseen(what, i=None, optional=False):
+    """A condition check: where onnxsym cannot tell the number of the sequence's items (a join
+    of sequences of other lengths, a split by sizes read from the data), or the position (input
+    ``i``), the need ``what`` (an item, a position in range) is said not stated, so the domain is
+    not silently too wide; ``optional``: an omitted position needs nothing (an insert at the end)."""
+    def check(site: Site):
+        seq = site.values.get(site.node.input[0]) if site.node.input else None
+        given = i is not None and i < len(site.node.input) and bool(site.node.input[i])
+        if optional and not given:
+            return
+        v = site.value(i) if given else None
+        position_known = not given or (v is not None and len(v) == 1 and not isinstance(v[0], bool)
+                                       and isinstance(v[0], (int, dims.Expr)))
+        if isinstance(seq, Sequence) and seq.count is not None and position_known:
+            return
+        unseen = "the number of items" if not (isinstance(seq, Sequence) and seq.count is not None) else "the position"
+        yield site.unstated(what, f"{site.node.op_type}: {unseen} onnxsym could not tell")
+    return check
+
+
+def _condition(text, what, i=None, optional=False):
+    return Condition(f"{text}: not stated where onnxsym cannot tell the number of items or the position",
+                     _count_unseen(what, i, optional), replayable=True)
+
+
+@register("SequenceAt", conditions=["-n <= position < n, for n items",
+                                   _condition("the position is in range", "-n <= position < n, for n items", 1)])
 def sequence_at_rule(node):
     seq = node.input(0)
     _require_in_range(node, 1, _length(seq))
     p = _position(node, 1, _count(seq), None)
-    item = seq.items[p] if p is not None else any_item(node, seq)
+    if p is not None:
+        item = seq.items[p]
+    else:
+        item = _chunk_at(seq, node.value(1)) or any_item(node, seq)
     shape_of(item, item.dtype, why="the item's rank is unknown")
     return [item]
 
 
-def _require_in_range(node, i, n):
-    """Record ``-n <= position < n`` where the position (input ``i``) or the count ``n`` is a
-    symbol (both numbers: :func:`_position` decides)."""
-    v = node.value(i) if present(node, i) else None
+def _chunk_at(seq, v):
+    """The piece at a known position of an uneven split's pieces (``Sequence.chunks``): of
+    ``k = ceil(n / s)`` pieces, piece ``q`` is ``min(s, n - q*s)`` long on the split axis, which
+    is ``s`` for all but the last; position -1 is the last, ``(n - 1) mod s + 1`` (n >= 1: the
+    position is in range), and -2 or before a full one. None for any other sequence or position."""
+    c = _chunks(None, seq)
+    if c is None or v is None or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], int):
+        return None
+    axis, n, s, _ = c
+    p = v[0]
+    size = dims.dmin(s, dims.sub(n, p * s)) if p >= 0 else dims.add(dims.mod(dims.sub(n, 1), s), 1) if p == -1 else s
+    return _piece(seq, axis, size)
+
+
+def _piece(seq, axis, size):
+    """An item of ``seq``'s pieces (``Sequence.chunks``), ``size`` long on the split axis."""
+    shape = seq.elem.shape
+    return Tensor(seq.elem.dtype, shape[:axis] + (size,) + shape[axis + 1:])
+
+
+def _require_in_range(node, i, n, default=None, insert=False):
+    """Record ``-n <= position < n`` (``<= n`` for an insert) where the position (input ``i``, else
+    ``default``) or the count ``n`` is a symbol (both numbers: :func:`_position` decides)."""
+    v = node.value(i) if present(node, i) else None if default is None else (default,)
     if v is None or len(v) != 1 or n is None or isinstance(v[0], bool) or not isinstance(v[0], (int, dims.Expr)):
         return
     p = v[0]
     if isinstance(p, int) and isinstance(n, int):
         return
     node.require_at_least(dims.add(p, n), 0, f"{node.op_type}: position {p} >= -{n} (the number of items)")
-    node.require_at_least(dims.sub(dims.sub(n, 1), p), 0, f"{node.op_type}: position {p} < {n} (the number of items)")
+    if insert:
+        node.require_at_least(dims.sub(n, p), 0, f"{node.op_type}: position {p} <= {n} (the number of items)")
+    else:
+        node.require_at_least(dims.sub(dims.sub(n, 1), p), 0,
+                              f"{node.op_type}: position {p} < {n} (the number of items)")
 
 
-@register("SequenceInsert", conditions=())
+@register("SequenceInsert", conditions=["-n <= position <= n, for n items",
+                                       _condition("the position is in range", "-n <= position <= n, for n items", 2,
+                                                  optional=True)])
 def sequence_insert_rule(node):
     seq, t = node.input(0), arg(node, 1)
+    _require_in_range(node, 2, _length(seq), insert=True)
     n = _count(seq)
     p = _position(node, 2, n, n if n is not None else -1, insert=True)
     if p is not None:
@@ -115,15 +171,36 @@ def sequence_insert_rule(node):
                      _add(seq.length, 1))]
 
 
-@register("SequenceErase", conditions=())
+@register("SequenceErase", conditions=["-n <= position < n, for n items (the last by default)",
+                                      _condition("the position is in range", "-n <= position < n, for n items", 1)])
 def sequence_erase_rule(node):
     seq = node.input(0)
+    _require_in_range(node, 1, _length(seq), default=-1)  # (onnxruntime refuses an empty sequence too)
     p = _position(node, 1, _count(seq), -1)
     if p is not None:
         return [_of_items(node, seq.items[:p] + seq.items[p + 1:], seq.elem.dtype if seq.elem else 0)]
     if not isinstance(seq, Sequence):
         return [Sequence(None)]
-    return [Sequence(seq.elem, None, _add(seq.length, -1))]
+    erased = _erase_chunk(seq, node.value(1) if present(node, 1) else (-1,))
+    return [erased or Sequence(seq.elem, None, _add(seq.length, -1))]
+
+
+def _erase_chunk(seq, v):
+    """An uneven split's pieces (``Sequence.chunks``, k of them) with the one at a known position
+    erased: the last (-1) leaves k - 1 full pieces of ``s``; the first (0), or any before the last
+    (-2 or before), leaves the pieces of ``n - s`` in ``s``s (the last one still the shorter; none
+    where ``n <= s``). None for any other sequence or position (from 1 on: whether it is the last
+    depends on n)."""
+    c = _chunks(None, seq)
+    if c is None or v is None or len(v) != 1 or isinstance(v[0], bool) or not isinstance(v[0], int) or v[0] > 0:
+        return None
+    axis, n, s, _ = c
+    k = dims.sub(dims.ceil_div(n, s), 1)
+    if v[0] == -1:
+        return Sequence(_piece(seq, axis, s), None, k)
+    # (n - s is below 0 where n < s: the sequence is then empty, ceil((n - s) / s) = 0 items, and
+    # whatever reads a piece of it or concatenates it needs an item, so n - s is read only where > 0)
+    return Sequence(seq.elem, None, k, (axis, dims.sub(n, s), s))
 
 
 @register("SequenceLength", conditions=())
@@ -333,7 +410,10 @@ def _concat_chunks(node, seq, stack, split_axis, n, s):
 
 
 @register("ConcatFromSequence", conditions=["the items agree off the axis (with new_axis, on every axis)",
-                                            "the sequence has an item", CFS_EMPTY, CFS_CHUNKS])
+                                            "the sequence has an item", CFS_EMPTY, CFS_CHUNKS,
+                                            _condition("the sequence has an item", "the sequence has an item, "
+                                                       "and the items agree off the axis (every axis with "
+                                                       "new_axis)")])
 def concat_from_sequence_rule(node):
     seq = node.input(0)
     stack = node.attr_int("new_axis", 0) == 1

@@ -128,7 +128,8 @@ def test_einsum_one_axis_moves_say_nothing_unstated():
 
 def _split_concat_scan(erase=True):
     """x [A, B, S, C] split on axis 2 into pieces of 2 (the last shorter where S is odd), the last
-    piece erased (``erase``: a sequence of items onnxsym knows only alike), the pieces
+    piece erased (``erase``: the second piece, which is the last or not as S says, so onnxsym knows the
+    items left only alike; the last or the first it knows exactly), the pieces
     concatenated on axis 1, then scanned on axis 2 (with ``erase``, a dim onnxsym cannot resolve:
     the pieces may differ; without, min(S, 2)): onnxruntime moves that axis to the front with its
     transpose kernel, which dies on a 0 after it (C) unless the move is a copy."""
@@ -136,12 +137,13 @@ def _split_concat_scan(erase=True):
                         [h.make_tensor_value_info("sc", T.FLOAT, None)])
     nodes = [h.make_node("SplitToSequence", ["x", "two"], ["q"], axis=2)]
     if erase:
-        nodes.append(h.make_node("SequenceErase", ["q"], ["q2"]))
+        nodes.append(h.make_node("SequenceErase", ["q", "one"], ["q2"]))
     nodes += [h.make_node("ConcatFromSequence", ["q2" if erase else "q"], ["c"], axis=1),
               h.make_node("Scan", ["c"], ["ys"], body=body, num_scan_inputs=1, scan_input_axes=[2])]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["A", "B", "S", "C"])],
                      [h.make_tensor_value_info("ys", T.FLOAT, None)],
-                     [h.make_tensor(name="two", data_type=T.INT64, dims=[], vals=[2])])
+                     [h.make_tensor(name="two", data_type=T.INT64, dims=[], vals=[2]),
+                      h.make_tensor(name="one", data_type=T.INT64, dims=[], vals=[1])])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     return m

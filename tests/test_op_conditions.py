@@ -187,6 +187,14 @@ CASES["ConcatFromSequence"] = (lambda: model([h.make_node("SequenceConstruct", [
 CASES["SequenceAt"] = (lambda: model([h.make_node("SplitToSequence", ["x"], ["s"], axis=0), _ints("p", [2], []),
                                       h.make_node("SequenceAt", ["s", "p"], ["z"])], [("x", F, ["n", 2])], ["z"]),
                        ["n >= 3"], {"n": 3})
+CASES["SequenceErase"] = (lambda: model([h.make_node("SplitToSequence", ["x"], ["s"], axis=0), _ints("p", [2], []),
+                                         h.make_node("SequenceErase", ["s", "p"], ["r"]),
+                                         h.make_node("SequenceLength", ["r"], ["z"])], [("x", F, ["n", 2])], ["z"]),
+                          ["n >= 3"], {"n": 3})
+CASES["SequenceInsert"] = (lambda: model([h.make_node("SplitToSequence", ["x"], ["s"], axis=0), _ints("p", [3], []),
+                                          h.make_node("SequenceInsert", ["s", "x", "p"], ["r"]),
+                                          h.make_node("SequenceLength", ["r"], ["z"])], [("x", F, ["n", 2])], ["z"]),
+                           ["n >= 3"], {"n": 3})
 CASES["SplitToSequence"] = (lambda: model([_ints("sp", [2, 3]), h.make_node("SplitToSequence", ["x", "sp"], ["s"]),
                                            h.make_node("ConcatFromSequence", ["s"], ["z"], axis=0)],
                                           [("x", F, ["n", 2])], ["z"]), ["n == 5"], {"n": 5})
