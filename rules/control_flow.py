@@ -8,17 +8,18 @@ from dataclasses import replace
 from onnx import TensorProto
 
 from onnxsym import dims
+from onnxsym.domain.needs import on_data
 from onnxsym.errors import ShapeContradiction
 from onnxsym.facts.fact import Origin, Rel, Relation
 from onnxsym.facts.join import join
 from onnxsym.inference.node import Node
 from onnxsym.inference.provenance import Kind
 from onnxsym.inference.values import Optional_, Sequence, Tensor, unranked
-from onnxsym.registry import Outputs, register
+from onnxsym.registry import Condition, Outputs, register
 from onnxsym.semantics.intops import is_dim
 from onnxsym.semantics.shapes import normalize_axis, prod
 
-from .common import BOOL, I64, required_int, single_move
+from .common import BOOL, I64, present, required_int, single_move
 
 
 def _fresh_for(node, output):
@@ -501,10 +502,10 @@ def _fixed_states(node, body, initial, inputs_for, length=None):
 
 
 def one_step(node, length):
-    """(``length != 1``, its text) where the scan length may be 1 and the node is in the main
-    graph (whose Scans :mod:`onnxsym.domain.scan_view` reads), else None."""
+    """(``length != 1``, its text) where the scan length may be 1, else None (a Scan in a
+    subgraph too: :mod:`onnxsym.domain.scan_view` reads those, under their guards)."""
     if length is None or not is_dim(length) or not node.is_resolved(length) or dims.try_le(2, length) is True \
-            or dims.try_eq(length, 1) is True or not node.in_main_graph():
+            or dims.try_eq(length, 1) is True:
         return None
     return Relation(Rel.NE, length, 1), f"{length} != 1"
 
@@ -588,7 +589,21 @@ def scan_rule(node: Node) -> Outputs:
     return after + stacked
 
 
-@register("Scan", since=8, conditions=SCAN, subgraphs=True)
+def _sequence_lens(site):
+    """Scan 8's sequence_lens: onnxruntime refuses an entry outside [1, the scan length], which the
+    sizes do not decide (the entries are data); the length of at least 1 it implies the rule states."""
+    if not site.node.input or not site.node.input[0]:
+        return
+    yield on_data(site.label, site.node.op_type, site.index, f"1 <= each entry of '{site.node.input[0]}' <= the scan "
+                  "length", "Scan 8: onnxruntime refuses a sequence_lens entry outside [1, the scan length]",
+                  fed=bool(site.elements is None or site.elements.reads_data(site.node.input[0])))
+
+
+SCAN8_LENS = Condition("Scan 8 with sequence_lens: each entry in [1, the scan length] (data-dependent), so the "
+                       "length is at least 1", _sequence_lens)
+
+
+@register("Scan", since=8, conditions=SCAN + [SCAN8_LENS], subgraphs=True)
 def scan_v8(node):
     """Scan 8: every input and output has a leading batch axis, scan inputs scan axis 1."""
     body = node.attr_graph("body")
@@ -603,6 +618,9 @@ def scan_v8(node):
     if is_dim(batch):  # (a scan of no step runs: each row's is; a batch of no row is refused)
         node.require_at_least(batch, 1, "Scan: onnxruntime refuses a batch of no row")
     length = _scan_length(node, [_slice(x, 0) for x in xs], [0] * m, n)
+    if present(node, 0) and is_dim(length):  # (each row's length, in [1, length]: SCAN8_LENS)
+        node.require_at_least(length, 1, "Scan 8: onnxruntime refuses a sequence_lens entry outside [1, the scan "
+                              "length], so a length of 0")
     inner = [_slice(s, 0) for s in states]
     slices = [_slice(_slice(x, 0), 0) for x in xs]
     runs = length is not None and is_dim(length) and dims.try_le(1, length) is True
