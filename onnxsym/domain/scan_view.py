@@ -146,13 +146,16 @@ def _onnx_bodies(model: onnx.ModelProto) -> dict[str, tuple[onnx.GraphProto, fro
     try:
         light = LightModel(model).model
         done = onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False)
-        folded = onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False, data_prop=True)
     except Exception:  # (onnx's inference fails: onnxruntime refuses to load, which is said elsewhere)
         return {}
     plain: dict[str, onnx.GraphProto] = {}
     _bodies_in(done.graph, plain)
     with_data: dict[str, onnx.GraphProto] = {}
-    _bodies_in(folded.graph, with_data)
+    try:
+        _bodies_in(onnx.shape_inference.infer_shapes(light, check_type=False, strict_mode=False, data_prop=True).graph,
+                   with_data)
+    except Exception:  # (its data propagation fails: every output is one onnxruntime's inference may differ on)
+        pass
     local = {(f.domain, f.name) for f in model.functions}
     return {name: (body, _unsure(body, with_data.get(name), local)) for name, body in plain.items()}
 
