@@ -592,8 +592,8 @@ def scan_rule(node: Node) -> Outputs:
 def _sequence_lens(site):
     """Scan 8's sequence_lens: onnxruntime refuses an entry outside [1, the scan length], which the
     sizes do not decide (the entries are data); the length of at least 1 it implies the rule states."""
-    if not site.node.input or not site.node.input[0]:
-        return
+    if site.opset >= 9 or not site.node.input or not site.node.input[0]:
+        return  # (from opset 9 input 0 is a state: the op's conditions are one list for every opset)
     yield on_data(site.label, site.node.op_type, site.index, f"1 <= each entry of '{site.node.input[0]}' <= the scan "
                   "length", "Scan 8: onnxruntime refuses a sequence_lens entry outside [1, the scan length]",
                   fed=bool(site.elements is None or site.elements.reads_data(site.node.input[0])))
