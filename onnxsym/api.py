@@ -179,9 +179,10 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         out = _write(result, False, False, [], False)
         light = loadcheck.LightModel(out, True, result.in_order)
         taken = _taken_by_kind(result)
-        if not (taken or light.constants_as_inputs or loadcheck.light_as_is(out, result.in_order)):
-            # onnx's light copy would be these bytes (no large constant became an input): both
-            # judges asked of one serialization, onnx's first
+        if not (taken or light.constants_as_inputs):
+            # onnx's light copy would be these bytes (no large constant became an input; where
+            # loadcheck.light_as_is holds, onnx's verdict on them is the model's): both judges
+            # asked of one serialization, onnx's first
             loads = loadcheck.refusal(light, light.model, True, True) is None
         else:
             loads = (taken or not _onnx_refuses(out, result.in_order)) and \
