@@ -12,10 +12,11 @@ from __future__ import annotations
 # which is most of a session's cost on a small graph with a Loop or Scan (tf_gru_text: 6.2 ms a
 # session, 3.7 without them). Constant folding stays: it computes shapes inference alone leaves
 # open (a Shape of a written static dim folded into a TopK's k, fuzzer seed 6515), and infers
-# again. Without them the session refuses a little more, never less: on the light copies the load
-# check gave onnxruntime over 3,500 of the fuzzer's seeds, the models under models/ and the
-# load-check tests (bench/ort_load_verdicts.py), no copy every basic transformer refuses loaded
-# without them, and 2 of 2,204 loaded with them only (an If branch reads a value whose only other
+# again. Without them the session refused a little more, never less, where it was compared: on
+# the light copies the load check gave onnxruntime for fuzzer seeds 0-2999, 4100-4599 and
+# 6500-6529, the models under models/ and the load-check and control-flow tests
+# (bench/ort_load_verdicts.py), no copy every basic transformer refuses loaded without them, and
+# 2 of 2,204 loaded with them only (an If branch reads a value whose only other
 # readers, two Shapes, fold away: common subexpression elimination merges them first, else the
 # folding drops the value's producer). So a refusal is asked again with every basic transformer,
 # and that session's verdict is the one given. A name this onnxruntime does not know is ignored.
