@@ -177,12 +177,20 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         # written model itself (the same bytes as the light copies the dims are written into
         # otherwise), so the dims are written once, not three times; on a refusal, as before
         out = _write(result, False, False, [], False)
-        if _taken_by_kind(result) or not _onnx_refuses(out, result.in_order):
-            light = loadcheck.LightModel(out, True, result.in_order)
-            if loadcheck.refusal(light, light.model, False, True) is None:
-                result.load_verdict = None
-                result.load_checked = True
-                return result, out
+        light = loadcheck.LightModel(out, True, result.in_order)
+        taken = _taken_by_kind(result)
+        if not (taken or light.constants_as_inputs):
+            # onnx's light copy would be these bytes (no large constant became an input; where
+            # loadcheck.light_as_is holds, onnx's verdict on them is the model's): both judges
+            # asked of one serialization, onnx's first
+            loads = loadcheck.refusal(light, light.model, True, True) is None
+        else:
+            loads = (taken or not _onnx_refuses(out, result.in_order)) and \
+                loadcheck.refusal(light, light.model, False, True) is None
+        if loads:
+            result.load_verdict = None
+            result.load_checked = True
+            return result, out
     _judge(result)
     return result, write_result(result, metadata_entries=False)
 
