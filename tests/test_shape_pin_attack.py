@@ -97,3 +97,33 @@ def test_a_dim_onnxsym_could_not_resolve_solved_by_a_need_is_said_not_stated():
     assert not _bad(r), r
     lines = [text for text, _ in onnxsym.infer(m).domain().unstated]
     assert any(t.startswith("cast15_n == 4, over a dim onnxsym could not resolve") for t in lines), lines
+
+
+# onnxruntime runs these at no size 1..200 (nor at the sizes past it the judge asks); each one's
+# domain had a need the forms leave undecided that holds at no size (seq*(seq//4) == 11 (or
+# seq*(seq//4) == 1), a broadcast against 11; 10 == seq**2 - 2*seq, a Reshape to [1, 1, 10]),
+# which the contradiction check skipped as an assumption of onnxsym's: check exited 0
+NOWHERE_FAST = ["0:23", "0:94", "0:146"]
+NOWHERE_SLOW = ["0:7", "0:16", "0:39", "0:60", "0:74", "0:137"]
+
+
+@pytest.mark.parametrize("key", NOWHERE_FAST + [pytest.param(k, marks=pytest.mark.slow) for k in NOWHERE_SLOW])
+def test_an_undecided_need_that_holds_at_no_size_is_a_contradiction(key):
+    r = judge(random_model(random.Random(key)))
+    assert r["verdict"] == "never runs, a contradiction", r
+
+
+def test_check_exits_2_where_an_undecided_need_holds_at_no_size(tmp_path):
+    """0:94: x[seq] tiled to seq*(seq//4) and added to a constant [1, 1, 11]: onnxruntime runs it
+    at no size; `check` names the Add (it exited 0, ok)."""
+    import subprocess
+    import sys
+
+    import onnx
+
+    m = random_model(random.Random("0:94"))
+    assert judge(m)["runs"] == []
+    onnx.save(m, tmp_path / "m.onnx")
+    out = subprocess.run([sys.executable, "-m", "onnxsym", "check", str(tmp_path / "m.onnx")],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "add8" in out.stdout + out.stderr and "no size" in out.stdout + out.stderr, out
