@@ -55,11 +55,15 @@ def empty(domain, base: Mapping[str, tuple[int, int]]) -> None:
     """Raise a contradiction where the unguarded conditions a node needs of one symbol leave it
     no size (``n >= 6`` from a constant index 5, ``n == 3 (or n == 1)`` from an Expand to 3): the
     model fails at every size. Decided as :mod:`.pins` decides its few sizes (a range, the sizes a
-    disjunction of equalities lists, a range small enough to try each size); else left alone."""
+    disjunction of equalities lists, a range small enough to try each size); else left alone.
+    One the forms leave undecided (``seq*(seq//4) == 11 (or seq*(seq//4) == 1)``, a broadcast
+    against 11) is needed by its node all the same, and evaluated exactly: it counts, as it does
+    for a pin; only a reliance of onnxsym's (a float32 bound, a declared dim) does not."""
+    from . import UNDECIDED
     from .pins import ENUMERATED, holds_at, listed_sizes
 
     for name in domain.symbols:
-        own = [c for c in domain.conditions if c.symbols == (name,) and not c.when and not c.assumed]
+        own = [c for c in domain.conditions if c.symbols == (name,) and not c.when and c.assumed in ("", UNDECIDED)]
         if not own:
             continue
         lo, hi = base.get(name, (0, 2**63 - 1))
