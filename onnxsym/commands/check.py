@@ -127,6 +127,9 @@ class ModelReport:
     next_steps: dict[str, str] = field(default_factory=dict)
     # what the nodes need of the input data, which the domain cannot promise (Domain.on_data): said
     on_data: list[dict[str, str]] = field(default_factory=list)
+    # the other conditions the domain could not state (over a dim onnxsym could not resolve, or of an
+    # input it could not see, Domain.unstated): the domain may call sizes valid that the model refuses
+    not_stated: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def failing(self) -> list[Entry]:
@@ -229,8 +232,11 @@ def check_model(path: str, opts: CheckOptions, bind: dict[str, int] | None = Non
         report.pinned = pinned_of(result, opts)
         from ..domain import DATA
 
+        domain = result.domain()
         report.on_data = [{"condition": text[:-len(DATA)].rstrip(", "), "node": src.node, "op_type": src.op_type,
-                           "reason": src.reason} for text, src in result.domain().on_data()]
+                           "reason": src.reason} for text, src in domain.on_data()]
+        report.not_stated = [{"condition": text, "node": src.node, "op_type": src.op_type, "reason": src.reason}
+                             for text, src in domain.unstated if not text.endswith(DATA)]
         if baseline is not None:
             from .diff import compare, contract_of
 
@@ -391,6 +397,24 @@ def on_data_lines(on_data: Sequence[dict[str, str]], verbose: bool = False) -> l
     return lines
 
 
+def not_stated_lines(not_stated: Sequence[dict[str, str]], verbose: bool = False) -> list[str]:
+    """The conditions the domain could not state: one line saying how many and of which ops,
+    each under ``-v``. They change no exit code (the dims written are still proven), but a
+    size the domain allows may still be refused there: ``onnxsym domain`` says the same."""
+    if not not_stated:
+        return []
+    ops: dict[str, int] = {}
+    for c in not_stated:
+        ops[c["op_type"]] = ops.get(c["op_type"], 0) + 1
+    n = len(not_stated)
+    which = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in ops.items())
+    lines = [f"  not stated: {n} condition{'s' if n != 1 else ''} onnxsym could not state ({which}): a size the "
+             "domain allows may be refused there" + ("" if verbose else " (-v lists them)")]
+    if verbose:
+        lines += [f"    {c['condition']}: {c['op_type']} '{c['node']}': {c['reason']}" for c in not_stated]
+    return lines
+
+
 def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bool = False) -> list[str]:
     lines = []
     for r in reports:
@@ -415,6 +439,7 @@ def format_text(reports: Sequence[ModelReport], quiet: bool = False, verbose: bo
         lines += unresolved_lines(failing, verbose, r.next_steps)
         lines += [f"  stale declaration {s.describe()}" for s in r.failing_stale]
         lines += on_data_lines(r.on_data, verbose)
+        lines += not_stated_lines(r.not_stated, verbose)
         lines += [f"  contract {c.describe()}" for c in r.contract if c.finding or verbose]
         lines += [f"  pinned {p.describe()} ({p.pin.symbol} is declared dynamic; "
                   f"--allow-pinned {p.pin.symbol} accepts it)" for p in r.failing_pinned]
@@ -453,6 +478,7 @@ def to_json(reports: Sequence[ModelReport], opts: CheckOptions) -> dict[str, obj
             "pinned": [{**p.pin.to_json(), "allowed_by": p.allowed_by} for p in r.pinned],
             "contract": [c.to_json() for c in r.contract],
             "on_data": r.on_data,
+            "not_stated": r.not_stated,
         } for r in reports],
     }
 
