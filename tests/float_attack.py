@@ -297,12 +297,14 @@ def judge(m: onnx.ModelProto, small_only: bool) -> dict:
 
 def _kind(v) -> str:
     """One element as the tally names it: int, int.0 (an integral float), frac, n (a symbolic
-    integer), q (a Quotient; q2 rounded twice), rounded, unknown."""
+    integer), q (a Quotient; q2 rounded twice), near (a Near), rounded, unknown."""
     from onnxsym import dims
     from onnxsym.semantics import floatops
 
     if isinstance(v, floatops.Quotient):
         return "q2" if v.twice else "q"
+    if isinstance(v, floatops.Near):
+        return "near"
     if isinstance(v, float):
         return "int.0" if v.is_integer() else "frac"
     if isinstance(v, dims.Expr):
