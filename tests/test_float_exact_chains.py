@@ -208,3 +208,19 @@ def test_float16_past_2048_is_unknown():
     assert not _assumed(res)
     assert int(np.floor(np.float16(2049) / np.float16(3))) == 682
     assert _real(m, "by_three", 2049) == 683
+
+
+def test_numbers_beside_a_size_are_computed_as_numbers():
+    """[0.75, h] * [0.5, 0.5]: the first element is a number times a number (numpy's float32, as
+    onnxruntime), the second a Quotient; Floor gives [0, h // 2] (the whole value was lost before)."""
+    nodes = [helper.make_node("Shape", ["a"], ["sa"]), helper.make_node("Cast", ["sa"], ["hf"], to=FLOAT),
+             helper.make_node("Concat", ["c", "hf"], ["v"], axis=0), helper.make_node("Mul", ["v", "half"], ["w"]),
+             helper.make_node("Floor", ["w"], ["f"]), helper.make_node("Cast", ["f"], ["out"], to=I64)]
+    inits = [numpy_helper.from_array(np.array([0.75], np.float32), "c"),
+             numpy_helper.from_array(np.array([0.5, 0.5], np.float32), "half")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", U8, ["h"])],
+                          [helper.make_tensor_value_info("out", I64, [2])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    res = check(m, cases([1, 2, 7, 100]), values=["out"])
+    assert res.values["out"].value[0] == 0

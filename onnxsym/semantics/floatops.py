@@ -341,6 +341,9 @@ def unary(node, dtype: int, value: Sequence) -> tuple | None:
         return None
     out: list = []
     for v in value:  # floor, ceil and round of an integer, and relu of a nonnegative one, are itself
+        if isinstance(v, float):  # (a number beside symbolic elements: as numpy computes it)
+            out.append(float(_UNARY[op](np.array(v, dtype=NP_FLOAT[dtype]))))
+            continue
         d = _rounded_quotient(node, dtype, op, v) if isinstance(v, Quotient) else \
             (v.floor() if op == "Floor" else v.ceil() if op == "Ceil" else None) if isinstance(v, Near) else _integral(v)
         if d is None or (op == "Relu" and dims.try_le(0, d) is not True):
