@@ -15,6 +15,8 @@ native crash is no verdict), and every written dim is compared with the run:
   size: **false contradiction**.
 
     python -m tests.float_attack --count 300 --seed 0 [--show]
+
+It also tallies why dims stay fresh (unknown, honestly): where each chain's elements were lost.
 """
 
 from __future__ import annotations
@@ -284,11 +286,67 @@ def judge(m: onnx.ModelProto, small_only: bool) -> dict:
             if w is not None and (len(w) != len(shape) or any(
                     (x := _parse(t, v)) is not None and x != a for t, a in zip(w, shape))):
                 out["written_wrong"].append((v, name, w, shape))
-    out["resolved"] = not any(s.name in res.fresh for o in names for d in (res.shape(o) or ())
-                              for s in dims.free_symbols(d))
+    fresh_dims = [d for o in names for d in (res.shape(o) or ()) if any(s.name in res.fresh for s in dims.free_symbols(d))]
+    out["resolved"] = not fresh_dims
+    out["fresh dims"] = len(fresh_dims)
+    out["losses"] = losses(m, res) if fresh_dims else []
     kinds = [k for k in ("wrong", "written_wrong", "narrow", "wide") if out[k]]
     out["verdict"] = ", ".join(kinds) if kinds else ("agrees" if ran else "never runs, no contradiction")
     return out
+
+
+def _kind(v) -> str:
+    """One element as the tally names it: int, int.0 (an integral float), frac, n (a symbolic
+    integer), q (a Quotient; q2 rounded twice), near (a Near), rounded, unknown."""
+    from onnxsym import dims
+    from onnxsym.semantics import floatops
+
+    if isinstance(v, floatops.Quotient):
+        return "q2" if v.twice else "q"
+    if isinstance(v, floatops.Near):
+        return "near"
+    if isinstance(v, float):
+        return "int.0" if v.is_integer() else "frac"
+    if isinstance(v, dims.Expr):
+        return "n"
+    if isinstance(v, int):
+        return "int"
+    return "rounded" if isinstance(v, floatops.Rounded) else "unknown"
+
+
+def losses(m: onnx.ModelProto, res) -> list[str]:
+    """Why each chain's size stays a fresh symbol: the first node of it whose elements are not
+    known though its inputs' are, as ``Op(kinds of its inputs' elements) type`` (a Cast names its
+    target, a float16 Cast of an unbounded size reads ``Cast(n) float16``), or, where every input
+    is known, the node that made the fresh symbol with its reason."""
+    from onnxsym.inference.values import Tensor
+
+    def elems(name: str):
+        v = res.values.get(name)
+        return v.value if isinstance(v, Tensor) else None
+
+    out = []
+    for n in m.graph.node:
+        if n.op_type in ("Shape",) or not n.output:
+            continue
+        outv = res.values.get(n.output[0])
+        ins = [i for i in n.input if i and i != "x"]
+        if not ins or any(elems(i) is None for i in ins):
+            continue
+        if isinstance(outv, Tensor) and outv.value is None and outv.shape is not None and len(outv.shape) <= 1 \
+                and n.op_type not in USE_OPS:
+            kinds = "/".join(sorted({_kind(e) for i in ins for e in elems(i)}))
+            out.append(f"{n.op_type}({kinds}) {T.DataType.Name(outv.dtype).lower()}")
+    for p in res.fresh.values():
+        node = next((n for n in m.graph.node if n.name == p.node), None)
+        if node is not None and all(elems(i) is not None for i in node.input if i and i != "x") \
+                and not p.reason.startswith("element 0 of a size computed in float"):
+            out.append(f"{p.op_type}: {p.reason}")
+    return out
+
+
+# the consumers: their elements are never carried (their outputs have none)
+USE_OPS = frozenset({"ConstantOfShape", "Expand", "Reshape", "Slice", "Tile", "Resize", "Range"})
 
 
 def describe(m: onnx.ModelProto) -> str:
@@ -302,6 +360,8 @@ def describe(m: onnx.ModelProto) -> str:
 
 
 def run(count: int, seed: int, show: bool = False) -> Counter:
+    """The verdicts and size counts, with why dims stay fresh: ``fresh dims`` (over every output),
+    ``models with a fresh dim`` and ``lost at: PATTERN`` (models where a chain is lost there)."""
     tally: Counter = Counter()
     for i in range(count):
         m, small = random_model(random.Random(f"{seed}:{i}"))
@@ -309,6 +369,10 @@ def run(count: int, seed: int, show: bool = False) -> Counter:
         tally[r["verdict"]] += 1
         tally["sizes tried"] += r.get("tries", 0)
         tally["models every dim resolved"] += bool(r.get("resolved"))
+        tally["models with a fresh dim"] += bool(r.get("fresh dims"))
+        tally["fresh dims"] += r.get("fresh dims", 0)
+        for why in set(r.get("losses", ())):
+            tally[f"lost at: {why}"] += 1
         for k in ("wrong", "written_wrong", "narrow", "wide", "bound", "resource"):
             tally[f"sizes {k}"] += len(r.get(k, []))
         tally["sizes crashed"] += r.get("crashes", 0)
