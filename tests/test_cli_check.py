@@ -472,3 +472,37 @@ def test_data_conditions_are_one_line_and_listed_under_verbose(tmp_path):
     listed = [line for line in v.output.splitlines() if line.startswith("    ") and "the input data decide it" in line]
     assert len(listed) == 3 and any("'g2'" in line for line in listed), v.output
     assert cli("check", BERT).output.count("data-dependent") == 1
+
+
+def test_check_says_the_conditions_the_domain_could_not_state(tmp_path):
+    """Shape-pin attack 0:31 (x[seq] tiled by seq - 4, sliced with an end of unknown sign, reshaped to
+    [1, 1, 1]): onnxruntime refuses it at every size tried, at the Reshape, and the domain says that
+    need over a dim onnxsym could not resolve as not stated. check still passes (every written dim
+    is proven) but says so, and -v and the JSON name the nodes."""
+    import random
+
+    from shape_pin_attack import random_model
+
+    m = random_model(random.Random("0:31"))
+    refused = []
+    for seq in (4, 5, 8, 13, 40):
+        try:
+            run(m, {m.graph.input[0].name: np.zeros(_feed_shape(m, seq), np.float32)})
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's refusal
+            refused.append(str(exc))
+    assert len(refused) == 5 and all("reshape15" in e for e in refused), refused
+    p = save(tmp_path, m, "never.onnx")
+    r = CliRunner().invoke(main, ["check", p])
+    assert r.exit_code == 0, r.output
+    assert re.search(r"not stated: 2 conditions onnxsym could not state \((Reshape, Slice|Slice, Reshape)\)", r.output)
+    r = CliRunner().invoke(main, ["check", "-v", p])
+    assert "Reshape 'reshape15'" in r.output and "(-v lists them)" not in r.output
+    r = CliRunner().invoke(main, ["check", "--format", "json", p])
+    doc = json.loads(r.output)
+    check_json(doc)
+    assert {c["node"] for c in doc["models"][0]["not_stated"]} == {"reshape15", "slice13"}
+
+
+def _feed_shape(m, seq):
+    """The graph input's shape at ``seq`` (its dim_param dims take it)."""
+    return [seq if d.dim_param else d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
