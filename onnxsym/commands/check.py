@@ -378,17 +378,21 @@ def totals_line(reports: Sequence[ModelReport]) -> str:
     return f"{n} model{'s' if n != 1 else ''}: {parts}; {dims} unresolved dim{'s' if dims != 1 else ''} in all"
 
 
+def _ops_of(conditions: Sequence[dict[str, str]]) -> str:
+    """The ops of ``conditions``, each once with its count: ``Gather x3, Reshape``."""
+    ops: dict[str, int] = {}
+    for c in conditions:
+        ops[c["op_type"]] = ops.get(c["op_type"], 0) + 1
+    return ", ".join(f"{op} x{k}" if k > 1 else op for op, k in ops.items())
+
+
 def on_data_lines(on_data: Sequence[dict[str, str]], verbose: bool = False) -> list[str]:
     """What the nodes need of the input data (a Gather's fed token ids in range): one line saying
     how many and of which ops (a model with token ids has one, a detector some twenty), each
     under ``-v``. They change no exit code: the sizes cannot decide them."""
     if not on_data:
         return []
-    ops: dict[str, int] = {}
-    for c in on_data:
-        ops[c["op_type"]] = ops.get(c["op_type"], 0) + 1
-    n = len(on_data)
-    which = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in ops.items())
+    n, which = len(on_data), _ops_of(on_data)
     lines = [f"  data-dependent: {n} condition{'s' if n != 1 else ''} on the input data ({which}), not checked by size"
              + ("" if verbose else " (-v lists them)")]
     if verbose:
@@ -403,11 +407,7 @@ def not_stated_lines(not_stated: Sequence[dict[str, str]], verbose: bool = False
     size the domain allows may still be refused there: ``onnxsym domain`` says the same."""
     if not not_stated:
         return []
-    ops: dict[str, int] = {}
-    for c in not_stated:
-        ops[c["op_type"]] = ops.get(c["op_type"], 0) + 1
-    n = len(not_stated)
-    which = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in ops.items())
+    n, which = len(not_stated), _ops_of(not_stated)
     lines = [f"  not stated: {n} condition{'s' if n != 1 else ''} onnxsym could not state ({which}): a size the "
              "domain allows may be refused there" + ("" if verbose else " (-v lists them)")]
     if verbose:
