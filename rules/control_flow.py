@@ -453,7 +453,7 @@ def _all_shaped(states) -> bool:
     return all(isinstance(v, Tensor) and v.shape is not None for v in states)
 
 
-def _fixed_states(node, body, initial, inputs_for, length=None):
+def _fixed_states(node, body, initial, inputs_for, length=None, guard=None, lens=False):
     """Infer the body of a Scan that runs: its states keep the initial states' shapes.
     onnxruntime feeds each iteration's state outputs back in buffers of those shapes and
     refuses a body output of another shape (a state (1,) that Add broadcasts to (2,), a
@@ -465,7 +465,12 @@ def _fixed_states(node, body, initial, inputs_for, length=None):
     only at other lengths, and the final state is the body's output; what a length of 1 needs
     is said by :mod:`onnxsym.domain.scan_view`, which reads onnx's inference. Returns the
     states after the loop, the body's outputs and the names of the symbols born in the body
-    (they may differ between iterations)."""
+    (they may differ between iterations). ``guard``: the body runs only where it holds (Scan 8
+    without sequence_lens runs no step at a length of 0), and what the body needs, the state's
+    shape too, holds under it. ``lens`` (Scan 8 with sequence_lens): a row whose entry is 1 runs one
+    step, so whether a state the body changes is fed back the data decide; the rule states no
+    equality for it (:mod:`onnxsym.domain.scan_view` says what the sizes and the data need) and the
+    state after is unknown."""
     born: set[str] = set()
     carried = list(initial)
     for _ in range(MAX_PASSES):
@@ -477,9 +482,10 @@ def _fixed_states(node, body, initial, inputs_for, length=None):
         carried = kept
     else:
         carried = [Tensor(c.dtype, c.shape) for c in carried]
-    outs = list(node.infer_graph(body, inputs_for(carried), born, sure=True))
+    outs = list(node.infer_graph(body, inputs_for(carried), born, sure=guard is None, guard=guard))
     outs += [None] * (len(carried) - len(outs))
     one = one_step(node, length)
+    runs = [] if guard is None or guard.relation is None else [(guard.relation, guard.text)]
     after = list(carried)
     for k, (c, o) in enumerate(zip(carried, outs)):
         if not isinstance(o, Tensor) or o.shape is None:
@@ -491,9 +497,15 @@ def _fixed_states(node, body, initial, inputs_for, length=None):
             why = f"Scan: the body's state output {k} keeps the state's shape on axis {axis} (onnxruntime refuses another)"
             if Kind.DATA_DEPENDENT in node.kinds_of(b):  # (a NonZero's count: whether it is the state's the data say)
                 node.require_of_data(b, a, why)
+            elif lens and dims.try_eq(a, b) is not True and node.is_resolved(b):
+                shape = after[k].shape
+                after[k] = Tensor(c.dtype, shape[:axis] + (node.fresh(LENS_STATE, k, axis, kind=Kind.DATA_DEPENDENT),)
+                                  + shape[axis + 1:], c.value)
             elif one is not None and dims.try_eq(a, b) is not True and node.is_resolved(b):
-                node.require_equal_where(b, a, [one], why + " at a length other than 1")
+                node.require_equal_where(b, a, runs + [one], why + " at a length other than 1")
                 grows = True
+            elif runs:
+                node.require_equal_where(b, a, runs, why)
             else:
                 node.require_equal(b, a, why)
         if grows:  # (at one step the final state is the body's output)
@@ -599,6 +611,22 @@ def _sequence_lens(site):
                   fed=bool(site.elements is None or site.elements.reads_data(site.node.input[0])))
 
 
+LENS_STATE = ("Scan 8 with sequence_lens: a row of one step gives the final state the shape onnxruntime's inference "
+              "gives the body's state output where that is static, the others the initial state's (the data decide)")
+NO_STEP = ("Scan 8 at a length of 0 runs no step: onnxruntime gives the final state the shape its own inference "
+           "gives the body's state output where that is static, else the initial state's")
+
+
+def _no_step(node, k, initial, after):
+    """A state after a Scan 8 that may run no step: a dim is the initial state's where the body
+    keeps it (proven); else what it is at a length of 0 is onnxruntime's inference's, unknown here."""
+    if not isinstance(after, Tensor) or after.shape is None or initial.shape is None:
+        return after
+    shape = tuple(d if dims.try_eq(d, a) is True else node.fresh(NO_STEP, k, axis)
+                  for axis, (a, d) in enumerate(zip(initial.shape, after.shape)))
+    return Tensor(after.dtype, shape, after.value)
+
+
 SCAN8_LENS = Condition("Scan 8 with sequence_lens: each entry in [1, the scan length] (data-dependent), so the "
                        "length is at least 1", _sequence_lens)
 
@@ -623,10 +651,14 @@ def scan_v8(node):
                               "length], so a length of 0")
     inner = [_slice(s, 0) for s in states]
     slices = [_slice(_slice(x, 0), 0) for x in xs]
-    runs = length is not None and is_dim(length) and dims.try_le(1, length) is True
-    if runs and node.input(0) is None and _all_shaped(inner):
-        carried, outs, unstable = _fixed_states(node, body, inner, lambda c: c + slices)
-        after = carried
+    # (without sequence_lens every row runs the length's steps: none at a length of 0, which runs)
+    sure, guard = _scan_runs(node, length)
+    lens = node.input(0) is not None
+    if (sure or (not lens and guard is not None and node.is_resolved(length))) and _all_shaped(inner):
+        after, outs, unstable = _fixed_states(node, body, inner, lambda c: c + slices, length, None if sure else guard,
+                                              lens)
+        if not sure:
+            after = [_no_step(node, k, v, c) for k, (v, c) in enumerate(zip(inner, after))]
     else:
         carried, outs, varying, unstable = _iterate(node, body, inner, lambda c: c + slices, 0)
         # With sequence_lens each batch entry may run a different number of steps.

@@ -613,12 +613,20 @@ def split_rule(node: Node) -> Outputs:
 def _clamp_index(v, d, lo_end):
     """A start or end ``v`` against dim ``d`` (ONNX Slice): a negative one counts from the
     end, then it is clamped to ``[lo_end, d + lo_end]`` (``lo_end`` is 0, or -1 for the
-    end of a negative step; -1 also shifts the upper end to ``d - 1``). ``None`` when the
-    sign of ``v`` is not known. The ranges drop the clamps that cannot bind: an end of
-    INT64_MAX is ``d`` because no dim is larger."""
+    end of a negative step; -1 also shifts the upper end to ``d - 1``). The ranges drop the clamps that cannot bind: an end of
+    INT64_MAX is ``d`` because no dim is larger. Where the sign of ``v`` is not known, both
+    cases, each where it holds."""
     neg = dims.try_lt(v, 0)
-    if neg is None:
-        return None
+    if neg is None:  # (either sign: each case's clamp, picked by 1 where v >= 0, else 0: min(1, max(0, v + 1)))
+        nonneg = dims.dmin(1, dims.dmax(0, dims.add(v, 1)))
+        return dims.add(dims.mul(nonneg, _clamped(v, d, lo_end, False)),
+                        dims.mul(dims.sub(1, nonneg), _clamped(v, d, lo_end, True)))
+    return _clamped(v, d, lo_end, neg)
+
+
+def _clamped(v, d, lo_end, neg):
+    """:func:`_clamp_index` where ``v`` is negative (``neg``) or not; what it returns holds for
+    every ``v`` of its range that has that sign."""
     # A real dim is at most INT64_MAX (what the algebra cannot know of, say, past + seq).
     top = min(dims.range_of(d)[1], dims.INT64_MAX)
     if neg:

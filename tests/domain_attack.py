@@ -605,11 +605,13 @@ def describe(m: onnx.ModelProto) -> str:
     return f"{ins}: {ops}"
 
 
-def run(count: int, seed: int, show: bool = False, save: str | None = None) -> Counter:
+def run(count: int, seed: int, show: bool = False, save: str | None = None, make=None) -> Counter:
+    """The tally of ``count`` models of ``make`` (by default :func:`random_model`: tests/corner_attack.py
+    gives its own) at seed ``seed``."""
     tally: Counter = Counter()
     for i in range(count):
         rng = random.Random(f"{seed}:{i}")
-        m, binding = random_model(rng)
+        m, binding = (make or random_model)(rng)
         r = judge(m, binding)
         if r["verdict"] == "disagrees" and r.get("unstated") and not (r.get("wrong") or r.get("too_narrow")
                                                                        or r.get("uncovered")):
@@ -639,7 +641,7 @@ def run(count: int, seed: int, show: bool = False, save: str | None = None) -> C
     return tally
 
 
-def main(argv=None) -> int:
+def main(argv=None, make=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
@@ -647,7 +649,7 @@ def main(argv=None) -> int:
                     "the chain's own sizes are refused at)")
     ap.add_argument("--save", help="a folder to save each disagreeing model in")
     args = ap.parse_args(argv)
-    tally = run(args.count, args.seed, args.show, args.save)
+    tally = run(args.count, args.seed, args.show, args.save, make)
     for k, v in sorted(tally.items()):
         print(f"{k}: {v}")
     return 0

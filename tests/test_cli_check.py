@@ -475,7 +475,7 @@ def test_data_conditions_are_one_line_and_listed_under_verbose(tmp_path):
 
 
 def test_check_says_the_conditions_the_domain_could_not_state(tmp_path):
-    """Shape-pin attack 0:31 (x[seq] tiled by seq - 4, sliced with an end of unknown sign, reshaped to
+    """Shape-pin attack 0:119 (x[seq] tiled by seq*K, resized by 0.5 in float32, reshaped to
     [1, 1, 1]): onnxruntime refuses it at every size tried, at the Reshape, and the domain says that
     need over a dim onnxsym could not resolve as not stated. check still passes (every written dim
     is proven) but says so, and -v and the JSON name the nodes."""
@@ -483,24 +483,41 @@ def test_check_says_the_conditions_the_domain_could_not_state(tmp_path):
 
     from shape_pin_attack import random_model
 
-    m = random_model(random.Random("0:31"))
+    m = random_model(random.Random("0:119"))
     refused = []
-    for seq in (4, 5, 8, 13, 40):
+    for seq in (1, 4, 5, 8, 13, 40):
         try:
             run(m, {m.graph.input[0].name: np.zeros(_feed_shape(m, seq), np.float32)})
         except Exception as exc:  # noqa: BLE001 - onnxruntime's refusal
             refused.append(str(exc))
-    assert len(refused) == 5 and all("reshape15" in e for e in refused), refused
+    assert len(refused) == 6 and all("reshape10" in e for e in refused), refused
     p = save(tmp_path, m, "never.onnx")
     r = CliRunner().invoke(main, ["check", p])
     assert r.exit_code == 0, r.output
-    assert re.search(r"not stated: 2 conditions onnxsym could not state \((Reshape, Slice|Slice, Reshape)\)", r.output)
+    assert re.search(r"not stated: 2 conditions onnxsym could not state \((Reshape, Resize|Resize, Reshape)\)", r.output)
     r = CliRunner().invoke(main, ["check", "-v", p])
-    assert "Reshape 'reshape15'" in r.output and "(-v lists them)" not in r.output
+    assert "Reshape 'reshape10'" in r.output and "(-v lists them)" not in r.output
     r = CliRunner().invoke(main, ["check", "--format", "json", p])
     doc = json.loads(r.output)
     check_json(doc)
-    assert {c["node"] for c in doc["models"][0]["not_stated"]} == {"reshape15", "slice13"}
+    assert {c["node"] for c in doc["models"][0]["not_stated"]} == {"reshape10", "resize8"}
+
+
+def test_check_finds_a_slice_end_of_either_sign_contradicts_the_reshape(tmp_path):
+    """Shape-pin attack 0:31 (x[seq] tiled by seq - 4, a constant sliced to an end of a sign the
+    algebra cannot tell, reshaped to [1, 1, 1]): the Slice's length is exact for either sign, so the
+    Reshape's need is stated, and it holds at no size: check exits 2 naming it. onnxruntime refuses
+    at the Reshape at every size from 4 (below, at the Tile)."""
+    import random
+
+    from shape_pin_attack import random_model
+
+    m = random_model(random.Random("0:31"))
+    for seq in (4, 5, 6, 8, 13, 40, 77):
+        with pytest.raises(Exception, match="reshape15"):
+            run(m, {m.graph.input[0].name: np.zeros(_feed_shape(m, seq), np.float32)})
+    r = CliRunner().invoke(main, ["check", save(tmp_path, m, "never.onnx")])
+    assert r.exit_code == 2 and "Reshape 'reshape15'" in r.output and "no size" in r.output, r.output
 
 
 def _feed_shape(m, seq):

@@ -277,3 +277,31 @@ def test_a_same_padded_conv_refuses_an_empty_axis(auto_pad):
     assert _ort_sizes(m)[:3] == [4, 5, 6]
     count, bad, _ = isolated_disagreements(m, [{"seq": v} for v in range(1, 12)])
     assert count and not bad, bad[:5]
+
+
+def test_sizes_refused_for_onnxruntimes_allocation_cap_make_no_finite_set(monkeypatch):
+    """Shape-pin attack 3:36: x[seq] tiled by seq, then by 3*seq**2 (3*seq**4 elements, no condition).
+    onnxruntime runs it at small sizes and refuses from 138 on for its cap on an allocation's bytes,
+    no verdict on the sizes: the attack called it "finite, more than a few (not listed)", as if the
+    model ran at a finite set of sizes. Both verdicts are onnxruntime's here (138 refused for the cap,
+    20 run); the sweep between them is taken as the attack saw it (each size to 137 allocates up to 4 GiB)."""
+    import random
+
+    import pin_attack
+    from shape_pin_attack import random_model
+
+    m = random_model(random.Random("3:36"))
+    refusals: dict[int, str] = {}
+    assert pin_attack.ort_sizes(m, [20, 138], refusals) == ([20], [])
+    assert pin_attack._limit(refusals[138]), refusals
+
+    def swept(model, sizes, refusals=None):
+        sizes = list(sizes)
+        if refusals is not None:
+            refusals.update({v: refusals_seen for v in sizes if v >= 138})
+        return [v for v in sizes if v < 138], []
+
+    refusals_seen = refusals[138]
+    monkeypatch.setattr(pin_attack, "ort_sizes", swept)
+    r = pin_attack.judge(m)
+    assert r["verdict"] == "not pinned" and r["limited"] and not r["too_wide"], r

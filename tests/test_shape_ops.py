@@ -269,3 +269,22 @@ def test_reshape_zero_past_the_input_rank_is_refused_so_the_element_is_a_size():
     for n in (1, 2):  # just outside: onnxruntime refuses the 0
         with pytest.raises(Exception, match="exceeds the dimension size"):
             sess.run(None, {"z": np.ones(n, np.float32)})
+
+
+@pytest.mark.parametrize("step", [1, -1, 2, -3])
+@pytest.mark.parametrize("start", [None, 5, 1])
+@pytest.mark.parametrize("end", [3, 7])
+def test_slice_bounds_of_either_sign_are_exact(end, start, step):
+    """x[1, N] sliced on axis 1 from ``L - start`` (0 for None) to ``L - end``, L the length of y: an
+    index whose sign the algebra cannot tell is each sign's clamp, picked by min(1, max(0, v + 1)) (1
+    where v >= 0). Held to onnxruntime at every N, L in 1..13 (both signs of each bound), and the
+    written model runs with its dims."""
+    inputs = [("x", F, [1, "N"]), ("y", F, ["L"])]
+    inits = [init("ce", np.array([end], np.int64)), init("st", np.array([step], np.int64)),
+             init("ax", np.array([1], np.int64)), init("cs", np.array([start or 0], np.int64))]
+    nodes = [helper.make_node("Shape", ["y"], ["sy"]), helper.make_node("Sub", ["sy", "ce"], ["e"]),
+             helper.make_node("Sub", ["sy", "cs"] if start else ["cs", "cs"], ["s"]),
+             helper.make_node("Slice", ["x", "s", "e", "ax", "st"], ["z"])]
+    sizes = [{"N": n, "L": L} for n in range(1, 14) for L in range(1, 14)]
+    res = check(model(nodes, inputs, ["z"], inits), random_cases(inputs, sizes), annotated=True)
+    no_fresh(res)

@@ -25,6 +25,12 @@ values (a Reshape to a target Concat-ed from a Shape's static element: onnx give
 dim without its data propagation, onnxruntime does). Where a body output depends on an op onnx's
 inference does not know, or onnx's inference gives it another shape with its data propagation
 than without, what onnxruntime holds it to is said not stated, not guessed.
+
+Scan 8 is read the same way past its batch axis. Without sequence_lens its body runs only at a
+length of at least 1 (what it holds the body to holds there); at a length of 0 no step runs: the
+initial state comes out, held to the static dims onnx's inference gives the Scan's output, and a scan
+output is no tensor where onnx's inference leaves the body's output not all static (a node reading
+it is refused). With sequence_lens a row of one step goes to the final buffer as at a length of 1.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from .. import dims
 from ..facts.fact import Guard, Rel, Relation
 from ..inference.values import Tensor
 from ..semantics.shapes import normalize_axis
-from .needs import Raw, needed
+from .needs import Raw, needed, on_data
 
 
 def raws(result, order: dict[str, int]) -> Iterator[Raw]:
@@ -50,8 +56,7 @@ def raws(result, order: dict[str, int]) -> Iterator[Raw]:
     nested = [(g, when, own) for g, when, own in result.subgraph_runs if any(_is_scan(n) for n in g.node)]
     if not nested and not any(_is_scan(n) for n in graph.node):
         return
-    if next((o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx")), 0) < 9:
-        return  # (Scan 8's inputs and outputs have a batch axis the body's lack: not read)
+    v8 = next((o.version for o in result.model.opset_import if o.domain in ("", "ai.onnx")), 0) < 9
     inferred = _onnx_bodies(result.model)
     runs = [(graph, (), result.values, None)] + [(g, when, ChainMap(own, result.subgraph_values, result.values),
                                                  len(order)) for g, when, own in nested]
@@ -62,9 +67,55 @@ def raws(result, order: dict[str, int]) -> Iterator[Raw]:
             body, unsure = inferred.get(n.output[0], (None, frozenset()))
             label = n.name or f"{n.op_type}_{i}"
             where = order.get(label, i) if at is None else at
-            yield from _one_step(result, values, when, n, body, unsure, label, where)
-            if body is not None:
-                yield from _held(values, when, n, body, unsure, label, where)
+            lay = _Layout(n, v8, values)
+            if lay.lens:
+                yield from _lens_states(result, values, when, n, body, unsure, label, where, lay)
+            else:
+                yield from _one_step(result, values, when, n, body, unsure, label, where, lay)
+            if body is None:
+                continue
+            steps = _runs(result, label, lay)
+            yield from _held(result, values, when + steps, n, body, unsure, label, where, lay)
+            if steps:
+                yield from _no_step(result, values, when, n, body, unsure, label, where, lay)
+                yield from _absent(g, when, n, body, unsure, label, where, lay)
+
+
+class _Layout:
+    """Where a Scan's states and scan inputs are: at opset 8 input 0 is sequence_lens and every
+    input and output has a batch axis first (``batch`` 1), the scan axis after it; from 9 on the
+    states come first and each scan input has its own axis. ``length``: the scan length, where a
+    scan input's shape gives it."""
+
+    def __init__(self, n: onnx.NodeProto, v8: bool, values: Mapping) -> None:
+        m = next((a.i for a in n.attribute if a.name == "num_scan_inputs"), 0)
+        self.v8, self.batch = v8, int(v8)
+        self.lens = v8 and bool(n.input) and bool(n.input[0])
+        self.inputs = list(n.input[1:] if v8 else n.input)
+        self.states = len(self.inputs) - m
+        axes = [] if v8 else next((list(a.ints) for a in n.attribute if a.name == "scan_input_axes"), [])
+        self.axes = axes or [0] * m
+        self.length = None
+        for x, a in zip(self.inputs[self.states:], self.axes):
+            v = values.get(x)
+            if isinstance(v, Tensor) and v.shape is not None and len(v.shape) > self.batch:
+                self.length = v.shape[self.batch + normalize_axis(a, len(v.shape) - self.batch)]
+                break
+
+    def inner(self, shape: tuple) -> tuple:
+        """A state's shape as the body sees it (no batch axis)."""
+        return tuple(shape[self.batch:])
+
+
+def _runs(result, label: str, lay: _Layout) -> tuple[Guard, ...]:
+    """The guard under which a Scan 8 without sequence_lens runs its body (a length of at least 1;
+    it runs no step at 0), as the rule named it; none where the body runs wherever the Scan does."""
+    if not lay.v8 or lay.lens or lay.length is None or dims.try_le(1, lay.length) is True \
+            or any(s.name in result.fresh for s in dims.free_symbols(lay.length)):
+        return ()
+    text = f"{lay.length} >= 1"
+    key = next((g.key for c in result.constraints for g in c.when if g.key[-2:] == (label, "runs")), (label, "runs"))
+    return (Guard(key, True, text, label, "Scan", Relation(Rel.GE, lay.length, 1)),)
 
 
 def _is_scan(n: onnx.NodeProto) -> bool:
@@ -83,32 +134,32 @@ def _static(o: onnx.ValueInfoProto | None) -> bool:
 
 
 def _one_step(result, values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto | None,
-              unsure: frozenset[int], label: str, at: int) -> Iterator[Raw]:
+              unsure: frozenset[int], label: str, at: int, lay: _Layout) -> Iterator[Raw]:
     """At a scan length of 1, a state output onnx's inference leaves not all static keeps the
     initial state's shape (the final buffer has it), where the rule stated that only at other lengths;
-    not stated for an output of ``unsure`` (onnxruntime's inference may differ from onnx's there)."""
-    m = next((a.i for a in n.attribute if a.name == "num_scan_inputs"), 0)
-    states = len(n.input) - m
-    axes = next((list(a.ints) for a in n.attribute if a.name == "scan_input_axes"), []) or [0] * m
-    length = None
-    for x, a in zip(n.input[states:], axes):
-        v = values.get(x)
-        if isinstance(v, Tensor) and v.shape is not None and v.shape:
-            length = v.shape[normalize_axis(a, len(v.shape))]
-            break
+    not stated for an output of ``unsure`` (onnxruntime's inference may differ from onnx's there).
+    (Scan 8 with sequence_lens too: at a length of 1 each entry is 1.)"""
+    states, length = lay.states, lay.length
     if length is None or dims.try_eq(length, 1) is False or any(s.name in result.fresh for s in dims.free_symbols(length)):
         return  # (a length onnxsym could not resolve: the rule states the states' shapes as it infers them)
     # (the opposite of the rule's guard, ``length != 1``: a condition stated under both folds into one)
     guard = Guard(_rule_key(result, label, f"{length} != 1"), False, f"{length} == 1", label, n.op_type,
                   Relation(Rel.EQ, length, 1))
     for k in range(states):
-        before, after = values.get(n.input[k]), values.get(n.output[k]) if k < len(n.output) else None
+        before, after = values.get(lay.inputs[k]), values.get(n.output[k]) if k < len(n.output) else None
         if not (isinstance(before, Tensor) and isinstance(after, Tensor)) or before.shape is None \
                 or after.shape is None or len(before.shape) != len(after.shape):
             continue
+        if lay.v8:  # (the body's own output: the state after a Scan 8 that may run no step is not it)
+            own = _body_shape(result, body, k)
+            if own is None or len(own) != len(before.shape) - 1:
+                continue
+            initial, out = lay.inner(before.shape), own
+        else:
+            initial, out = before.shape, after.shape
         if k not in unsure and body is not None and k < len(body.output) and _static(body.output[k]):
             continue  # (the final buffer has onnx's static shape: held to it in _held)
-        for axis, (a, b) in enumerate(zip(before.shape, after.shape)):
+        for axis, (a, b) in enumerate(zip(initial, out)):
             if dims.try_eq(a, b) is True:
                 continue
             if k in unsure:  # (the final buffer has onnxruntime's shape, which onnx's cannot stand in for)
@@ -212,17 +263,22 @@ def _bodies_in(graph: onnx.GraphProto, out: dict[str, onnx.GraphProto]) -> None:
             _bodies_in(sub, out)
 
 
-def _held(values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto, unsure: frozenset[int],
-          label: str, at: int) -> Iterator[Raw]:
+def _held(result, values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto, unsure: frozenset[int],
+          label: str, at: int, lay: _Layout) -> Iterator[Raw]:
     """Each body output's dims held to the static ones onnx's inference gives it; for an output of
     ``unsure`` with a dim that is no number, what onnxruntime holds it to is said not stated."""
-    states = len(n.input) - next((a.i for a in n.attribute if a.name == "num_scan_inputs"), 0)
-    out_axes = next((list(a.ints) for a in n.attribute if a.name == "scan_output_axes"), [])
+    states = lay.states
+    out_axes = [] if lay.v8 else next((list(a.ints) for a in n.attribute if a.name == "scan_output_axes"), [])
     for k, (o, name) in enumerate(zip(body.output, n.output)):
         v = values.get(name) if name else None
-        if not isinstance(v, Tensor) or v.shape is None:
+        if not isinstance(v, Tensor) or v.shape is None or len(v.shape) < lay.batch:
             continue
-        mine = list(v.shape)
+        mine = list(lay.inner(v.shape))
+        if lay.v8 and k < states:  # (the body's own output: the state after a Scan 8 may not be it)
+            own = _body_shape(result, body, k)
+            if own is None:
+                continue
+            mine = list(own)
         if k >= states:  # (a scan output: the body's output stacked on its axis)
             if not mine:
                 continue
@@ -246,3 +302,100 @@ def _held(values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onn
             yield _under(needed(Rel.EQ, d, t.dim_value, label, n.op_type,
                                 f"Scan: onnxruntime holds the body's {what} output '{o.name}' to the shape onnx's "
                                 f"inference gives it, {t.dim_value} on axis {axis}", at), when)
+
+
+def _no_step(result, values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto,
+             unsure: frozenset[int], label: str, at: int, lay: _Layout) -> Iterator[Raw]:
+    """Scan 8 without sequence_lens at a length of 0 runs no step: a state whose body output onnx's
+    inference leaves not all static comes out as the initial state, which onnxruntime holds to the
+    shape its inference gives the Scan's output there (the initial state's dims merged with the
+    body output's static ones): each of those static dims the initial state must have. Not stated
+    for an output of ``unsure``."""
+    length = lay.length
+    if length is None:
+        return
+    guard = Guard((label, "no step"), True, f"{length} == 0", label, n.op_type, Relation(Rel.EQ, length, 0))
+    for k in range(min(lay.states, len(body.output))):
+        before = values.get(lay.inputs[k])
+        t = body.output[k].type.tensor_type
+        if not isinstance(before, Tensor) or before.shape is None or _static(body.output[k]) or not t.HasField("shape"):
+            continue
+        initial = lay.inner(before.shape)
+        if len(initial) != len(t.shape.dim):
+            continue
+        for axis, (a, d) in enumerate(zip(initial, t.shape.dim)):
+            if not d.HasField("dim_value") or dims.try_eq(a, d.dim_value) is True:
+                continue
+            if k in unsure:
+                yield _under(_unstated(f"at a length of 0, what onnxruntime holds the initial state {k} to",
+                                       label, n.op_type, at), when + (guard,))
+                break
+            yield _under(needed(Rel.EQ, a, d.dim_value, label, n.op_type,
+                                f"Scan 8: at a length of 0 no step runs and the state {k} comes out as it went in, "
+                                f"which onnxruntime holds to the static dims its inference gives the output "
+                                f"({d.dim_value} on axis {axis})", at), when + (guard,))
+
+
+def _body_shape(result, body: onnx.GraphProto | None, k: int) -> tuple | None:
+    """The shape onnxsym inferred for the body's output ``k`` (names are unique across a model's graphs)."""
+    v = result.subgraph_values.get(body.output[k].name) if body is not None and k < len(body.output) else None
+    return v.shape if isinstance(v, Tensor) else None
+
+
+def _lens_states(result, values: Mapping, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto | None,
+                 unsure: frozenset[int], label: str, at: int, lay: _Layout) -> Iterator[Raw]:
+    """Scan 8 with sequence_lens: a row whose entry is 1 runs one step, into the final buffer (shaped
+    as onnx's inference gives the body's state output where that is static, else as the initial
+    state), and a row of more steps is fed back in the initial state's. Where the body's output is
+    not all static both buffers are the initial state's: the output keeps its shape at every
+    length; where it is static and differs, only rows of one step run, which the data decide."""
+    for k in range(lay.states):
+        before, after = values.get(lay.inputs[k]), _body_shape(result, body, k)
+        if not isinstance(before, Tensor) or before.shape is None:
+            continue
+        initial = lay.inner(before.shape)
+        if body is None or after is None:
+            if body is None and any(dims.try_eq(a, b) is not True for a, b in zip(initial, after or ())):
+                yield _under(_unstated(f"what the body's state output {k} needs of its shape", label, n.op_type, at),
+                             when)
+            continue
+        if len(after) != len(initial):
+            continue
+        for axis, (a, b) in enumerate(zip(initial, after)):
+            if dims.try_eq(a, b) is True or any(s.name in result.fresh for s in dims.free_symbols(b)):
+                continue
+            if k in unsure:
+                yield _under(_unstated(f"what the body's state output {k} needs of its shape", label, n.op_type, at),
+                             when)
+                break
+            if _static(body.output[k]):
+                yield _under(on_data(label, n.op_type, at, f"every entry of '{n.input[0]}' is 1 where the body's "
+                                     f"state output {k} is not the state's shape ({b} against {a} on axis {axis})",
+                                     "Scan 8: a row of more than one step feeds the state back in a buffer of "
+                                     "the initial state's shape", fed=True), when)
+                break
+            yield _under(needed(Rel.EQ, b, a, label, n.op_type, f"Scan 8: the body's state output {k} keeps the "
+                                f"state's shape on axis {axis} (with sequence_lens, a row of one step too: the "
+                                "final buffer has it, onnx's inference leaving the body's output not static)", at), when)
+
+
+def _absent(g: onnx.GraphProto, when: tuple[Guard, ...], n: onnx.NodeProto, body: onnx.GraphProto,
+            unsure: frozenset[int], label: str, at: int, lay: _Layout) -> Iterator[Raw]:
+    """Scan 8 without sequence_lens at a length of 0: onnxruntime gives a scan output no tensor at
+    all where onnx's inference leaves the body's output not all static (it allocates the stacked
+    output from that shape), and a node that reads it is refused ("Missing Input"): the length is at
+    least 1 where one does. A graph output is absent there, which runs. Not stated for an output of
+    ``unsure``."""
+    if lay.length is None:
+        return
+    read = {x for m in g.node if m is not n for x in _reads(m)}
+    for k in range(lay.states, min(len(body.output), len(n.output))):
+        if not n.output[k] or n.output[k] not in read or (k not in unsure and _static(body.output[k])):
+            continue
+        if k in unsure:
+            yield _under(_unstated(f"whether onnxruntime gives the scan output '{n.output[k]}' a tensor at a "
+                                   "length of 0, which a node reads", label, n.op_type, at), when)
+            continue
+        yield _under(needed(Rel.GE, lay.length, 1, label, n.op_type,
+                            f"Scan 8: at a length of 0 onnxruntime gives the scan output '{n.output[k]}' no tensor "
+                            "(onnx's inference leaves the body's output not static), and a node reads it", at), when)
