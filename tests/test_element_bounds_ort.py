@@ -96,3 +96,28 @@ def test_a_clip_of_fed_data_states_no_size_condition():
     assert any("data-dependent" in text for text, _src in domain.unstated), domain.unstated
     assert _runs(m, {"ids": np.full((3, 7), 3, np.int64)})
     assert not _runs(m, {"ids": np.full((3, 7), 4, np.int64)})
+
+
+def test_layoutlmv3s_index_needs_are_followed_but_for_the_fed_ones():
+    """The corpus export (models/real/make_families9.py): what the domain does not state is what the
+    input data decide (token ids, boxes, positions counted from the ids), nothing onnxsym could not
+    follow; and onnxruntime runs it at the largest seq the domain allows (64) on ids ending in two padding
+    tokens (1): a position is 1 + the count of non-padding ids up to it, so they stay in their 64 rows."""
+    import os
+
+    import onnx
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "real",
+                        "hf_layoutlmv3_ts.onnx")
+    m = onnx.load(path)
+    domain = onnxsym.infer(m).domain()
+    assert domain.unstated and all("data-dependent" in text for text, _src in domain.unstated), domain.unstated
+    assert domain.violated({"batch": 2, "seq": 64}) is None and domain.violated({"batch": 2, "seq": 65}) is not None
+    ids = np.full((2, 64), 5, np.int64)
+    ids[:, -2:] = 1
+    feeds = {"input_ids": ids, "bbox": np.zeros((2, 64, 4), np.int64), "attention_mask": np.ones((2, 64), np.int64)}
+    from onnxsym.model.isolated import Child
+
+    with Child() as child:
+        child.load(m.SerializeToString())
+        assert child.run(feeds, ["hidden"])
