@@ -283,6 +283,7 @@ def _load_submakers():
     import make_control_flow  # noqa: E402
     import make_converted  # noqa: E402  (the converters are optional imports)
     import make_families  # noqa: E402
+    import make_families9  # noqa: E402
     import make_float_sizes  # noqa: E402
     import make_fusions  # noqa: E402
     import make_hf  # noqa: E402
@@ -290,7 +291,7 @@ def _load_submakers():
     import make_untuned  # noqa: E402
 
     return (make_converted.MAKERS + make_torch.MAKERS + make_hf.MAKERS + make_families.MAKERS + make_fusions.MAKERS
-            + make_control_flow.MAKERS + make_untuned.MAKERS + make_float_sizes.MAKERS)
+            + make_control_flow.MAKERS + make_untuned.MAKERS + make_float_sizes.MAKERS + make_families9.MAKERS)
 
 
 # ---------------------------------------------------------------- checking

@@ -97,6 +97,10 @@ class Elements:
             return _union([self.bounds(ins[1]), self.bounds(ins[2])])
         if op in ("Add", "Sub", "Mul") and len(ins) == 2:
             return _arith(op, self.bounds(ins[0]), self.bounds(ins[1]))
+        if op == "ConstantOfShape":
+            return _fill(n)
+        if op == "Clip" and ins:
+            return self._clip(ins)
         if op == "Neg":
             b = self.bounds(ins[0])
             return None if b is None else (dims.neg(b[1]), dims.neg(b[0]))
@@ -183,6 +187,23 @@ class Elements:
         last = dims.add(start, dims.mul(delta, dims.sub(count, 1)))
         return (start, last) if delta > 0 else (last, start)
 
+    def _clip(self, ins: list[str]) -> Bounds:
+        """Clip(x, lo, hi) is min(max(x, lo), hi) (opset 11 on: the bounds are inputs; an integer
+        tensor has no Clip before opset 12), monotone in x: x's least and largest elements clipped
+        are the output's. Where x's are not known, neither are the output's: lo and hi bound the
+        elements but need not be reached (LayoutLMv3 clips fed box sizes to [0, 1023] and gathers
+        from 128 rows: the data keep them small), and a bound stated of them would refuse sizes
+        that run."""
+        lo = self._scalar(ins[1]) if len(ins) > 1 and ins[1] else None
+        hi = self._scalar(ins[2]) if len(ins) > 2 and ins[2] else None
+
+        def clip(v: Dim) -> Dim:
+            v = v if lo is None else dims.dmax(v, lo)
+            return v if hi is None else dims.dmin(v, hi)
+
+        b = self.bounds(ins[0])
+        return None if b is None else (clip(b[0]), clip(b[1]))
+
     def _scalar(self, name: str) -> Dim | None:
         v = self.values.get(name)
         if isinstance(v, Tensor) and v.value is not None and len(v.value) == 1 and not isinstance(v.value[0], float):
@@ -194,6 +215,17 @@ def _attr(n: onnx.NodeProto, name: str):
     for a in n.attribute:
         if a.name == name:
             return a.i
+    return None
+
+
+def _fill(n: onnx.NodeProto) -> Bounds:
+    """ConstantOfShape: every element is its ``value`` (an integer output has one: without it
+    the fill is a float 0). With no element at all, no index needs anything: the fill stands."""
+    for a in n.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            arr = numpy_helper.to_array(a.t).reshape(-1)
+            if arr.size == 1 and arr.dtype.kind in "iu":
+                return int(arr[0]), int(arr[0])
     return None
 
 
