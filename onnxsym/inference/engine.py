@@ -272,6 +272,9 @@ class Engine:
         # values that resolve to themselves, by id (kept alive: no other object takes the id), with
         # the constraints' version they were resolved at: asked again only once derived changes
         self._settled: dict[int, tuple[Value | None, int]] = {}
+        # the nodes found valid against their schema, by (id, domain, opset) (kept alive: no other
+        # object takes the id): a loop body's rules run in each pass, its nodes are checked once
+        self._valid: dict[tuple[int, str, int], onnx.NodeProto] = {}
         # -- the node being inferred
         # Symbols eliminated from its inputs (to explain a contradiction).
         self._rewritten: set[dims.Sym] = set()
@@ -776,7 +779,10 @@ class Engine:
         output_names = list(n.output)
         if inputs is None:
             inputs = list(map(self.scope.values.get, n.input))
-        validate.check_node(n, domain, opset, node_label(n, index))
+        checked = (id(n), domain, opset)
+        if self._valid.get(checked) is not n:
+            validate.check_node(n, domain, opset, node_label(n, index))
+            self._valid[checked] = n
         attributes = n.attribute
         attrs = {a.name: a for a in attributes} if attributes else {}
         node = Node(op_type, domain, n.name or f"{op_type}_{index}", opset, inputs, list(n.input),
