@@ -73,3 +73,38 @@ def test_a_copy_folding_alone_refuses_is_asked_again_with_every_basic_transforme
     assert runtime.session_error(data, True, ()) is None
     assert runtime.load_error(data, True) is None
 
+
+
+def test_the_session_made_through_the_binding_gives_inference_sessions_verdict(monkeypatch):
+    """runtime makes the session through onnxruntime's binding directly (InferenceSession's checks
+    of the providers and reads of the metadata are none of a verdict's): on the fuzzer's light
+    copies, refused and loading, its message is InferenceSession's own, and where the binding
+    takes other arguments InferenceSession is asked instead."""
+    import onnxruntime as ort
+
+    def asked_of_inference_session(data, disabled):
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        opts.log_severity_level = 4
+        try:
+            ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
+        except Exception as exc:  # noqa: BLE001
+            return str(exc)
+        return None
+
+    copies = _copies(range(6510, 6520), monkeypatch)
+    verdicts = [(runtime.session_error(d, True, runtime.NOT_SHAPES), asked_of_inference_session(d, runtime.NOT_SHAPES))
+                for d in copies]
+    assert runtime._DIRECT
+    assert all(ours == theirs for ours, theirs in verdicts), [v for v in verdicts if v[0] != v[1]]
+    assert any(ours is None for ours, _ in verdicts) and any(ours is not None for ours, _ in verdicts)
+
+    class Other:  # a binding whose session takes other arguments
+        def InferenceSession(self, *args):  # noqa: N802
+            raise TypeError("incompatible constructor arguments")
+
+    monkeypatch.setattr(runtime, "_DIRECT", True)  # (restored so at the end)
+    monkeypatch.setattr(ort.capi, "_pybind_state", Other())
+    refused = next(d for d, (ours, _) in zip(copies, verdicts) if ours is not None)
+    assert runtime.session_error(refused, True, runtime.NOT_SHAPES) == verdicts[copies.index(refused)][1]
+    assert runtime._DIRECT is False

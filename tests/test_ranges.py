@@ -226,3 +226,33 @@ def test_try_eq_of_a_shifted_symbol_answers_as_the_full_search(name, sign, shift
     lo, hi = RANGES[name]
     values = {sign * v + shift for v in range(lo, hi + 1)}
     assert quick == (True if values == {other} else False if other not in values else None)
+
+
+SMALL = {"la": (1, 6), "lb": (0, 5), "lc": (-4, 4)}
+SMALL_SYMS = {k: sym(k, lo, hi) for k, (lo, hi) in SMALL.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(SMALL)), st.integers(-3, 3)), max_size=4), st.integers(-20, 20),
+       st.integers(-20, 20))
+def test_try_le_of_a_linear_sum_answers_as_the_full_search_and_every_size(terms, shift, other):
+    # (the shortcut for a sum of multiples of symbols: its bounds are its range's, so the search
+    # decides nothing more; held to the full search and to every assignment of the symbols)
+    import itertools
+
+    from onnxsym.dims import ranges
+
+    a = shift
+    for name, k in terms:
+        a = dims.add(a, dims.mul(k, SMALL_SYMS[name]))
+    quick = ranges.try_le(a, other)
+    full = ranges._linear
+    try:
+        ranges._linear = lambda d: False
+        assert quick == ranges.try_le(a, other)
+    finally:
+        ranges._linear = full
+    names = sorted(SMALL)
+    holds = {evaluate(a, dict(zip(names, point))) <= other
+             for point in itertools.product(*(range(lo, hi + 1) for lo, hi in (SMALL[n] for n in names)))}
+    assert quick == (True if holds == {True} else False if holds == {False} else None)

@@ -102,11 +102,32 @@ def try_le(a: Dim, b: Dim) -> bool | None:
         return True
     if hi < 0:
         return False
+    if not _work and _linear(d):  # its lower bounds are its range's: they decide nothing more
+        return None
     if lower_bound(d) >= 0:
         return True
     if lower_bound(neg(d)) > 0:
         return False
     return None
+
+
+# The most terms of a sum :func:`_linear` looks at (a longer one takes the search).
+LINEAR_TERMS = 32
+
+
+def _linear(d: Dim) -> bool:
+    """Whether ``d`` is a constant plus multiples of symbols, each to the power 1 (``seq - n + 1``):
+    then :func:`lower_bound` of ``d`` and of ``-d`` are the ends of its interval range (no term to
+    rewrite, no product to split), and so is the search's work within its budget."""
+    if isinstance(d, int):
+        return True
+    terms = d.terms
+    if len(terms) > LINEAR_TERMS:
+        return False
+    for m, _ in terms:
+        if m and (len(m) != 1 or m[0][1] != 1 or type(m[0][0]) is not Sym):
+            return False
+    return True
 
 
 # Work bound of lower_bound: the sums one call builds, with every call it makes (through

@@ -86,7 +86,7 @@ class RuleMemo:
             input_ids: tuple[int, ...], output_names: Sequence[str]) -> tuple[object, ...]:
         """The key of a node without subgraphs (their inference is the node's own);
         ``input_ids`` are the ids of its input values."""
-        attrs = tuple(map(_serialize, attributes)) if attributes else ()
+        attrs = tuple(map(_serialize, attributes[:])) if attributes else ()  # (a slice: made at C speed)
         return (op_type, domain, opset, attrs, input_ids, tuple(map(bool, output_names)))
 
     def put(self, key: tuple[object, ...] | None, inputs: Sequence[object], outs: Sequence[Value | None], num_outputs: int,
