@@ -50,9 +50,10 @@ def test_str_and_repr_are_readable_and_short(bert):
     assert len(text) < 200 and text.startswith("<Result") and "batch, seq" in text, text
     assert "input_ids: [batch, seq]" in str(bert) and "last_hidden_state: [batch, seq, 64]" in str(bert)
     d = bert.domain()
-    # (seq <= 64 from the position table; the token and type ids, fed to two Gathers, are data
-    # the domain cannot promise: two lines not stated)
-    assert repr(d) == "<Domain over batch, seq: 1 conditions, 2 not stated>"
+    # (seq <= 64 from the position table; the token ids, fed to a Gather, are data the domain
+    # cannot promise: one line not stated. The type ids are a ConstantOfShape of 0, in range of
+    # the type table at every size: no line)
+    assert repr(d) == "<Domain over batch, seq: 1 conditions, 1 not stated>"
     assert str(d).splitlines()[0].startswith("seq <= 64") and "ranges:" in str(d)
     unresolved = onnxsym.infer(nonzero_model()).unresolved()
     assert unresolved and all(len(repr(u)) < 300 for u in unresolved)
