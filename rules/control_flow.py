@@ -473,7 +473,7 @@ def _fixed_states(node, body, initial, inputs_for, length=None, guard=None, lens
     state after is unknown."""
     born: set[str] = set()
     carried = list(initial)
-    for _ in range(MAX_PASSES):
+    for _ in range(MAX_PASSES if any(c.value is not None for c in carried) else 0):  # (no value to settle: no trial)
         outs, _ = node.try_graph(body, inputs_for(carried), born)
         kept = [c if c.value is None or (isinstance(o, Tensor) and o.value == c.value) else Tensor(c.dtype, c.shape)
                 for c, o in zip(carried, list(outs) + [None] * len(carried))]
