@@ -74,13 +74,14 @@ def test_a_later_node_that_needs_one_rank_decides_the_branch():
 def test_a_later_node_that_needs_the_else_rank_decides_it_and_that_trial_is_the_answer(monkeypatch):
     """A Transpose of rank 3 after the If: the then branch (rank 2) is refused, the else branch
     taken where n > 4, with the Transpose as the reason. The trial of the else branch ran with
-    that reason already, so it is the inference returned: three runs (the first, one trial per
-    branch), not a fourth."""
+    that reason already, so it is the inference returned: three runs (the first, stopped at the
+    If, and one trial per branch), not a fourth."""
     from onnxsym.inference.engine import Engine
 
     runs = []
     real_run = Engine.run
-    monkeypatch.setattr(Engine, "run", lambda self: (runs.append(dict(self.choices)), real_run(self))[1])
+    monkeypatch.setattr(Engine, "run", lambda self, until_split=False: (runs.append(dict(self.choices)),
+                                                                        real_run(self, until_split))[1])
     m = model(_squeeze_like_if() + [helper.make_node("Transpose", ["y"], ["t"], perm=[0, 2, 1])], [X], ["t"], ir=10)
     inside = [({"batch": b, "n": n}, _feeds(b, n)) for b, n in ((1, 5), (2, 8), (3, 13))]
     res = check(m, inside)
@@ -123,6 +124,34 @@ def test_nothing_after_the_if_decides_so_the_rank_stays_unknown():
     # onnxruntime runs both ranks
     assert run_ort(m, _feeds(2, 3))["z"].shape == (2, 4)
     assert run_ort(m, _feeds(2, 7))["z"].shape == (2, 4, 7)
+
+
+def test_a_split_nothing_decides_does_not_hide_a_later_one_that_a_node_decides(monkeypatch):
+    """The first run stops at its first split (the If, which nothing after it decides); its
+    trials both run, so the first run goes on to the end and meets the second split: a Squeeze
+    of ``w`` [4, m] whose rank depends on m == 1, decided by the Transpose after it (m >= 2)."""
+    from onnxsym.inference.engine import Engine
+
+    partial = []
+    real_run = Engine.run
+
+    def run(self, until_split=False):
+        real_run(self, until_split)
+        partial.append(self.partial)
+
+    monkeypatch.setattr(Engine, "run", run)
+    m = model(_squeeze_like_if() + [helper.make_node("Relu", ["y"], ["z"]), helper.make_node("Squeeze", ["w"], ["s"]),
+                                    helper.make_node("Transpose", ["s"], ["t"], perm=[1, 0])],
+              [X, ("w", T.FLOAT, [4, "m"])], ["z", "t"], ir=10)
+    res = onnxsym.infer(m)
+    assert partial[0] is True and partial.count(True) == 1  # (the first run stopped at the If, once)
+    assert res.shape("z") is None and res.shape("t") == (res.shape("w")[1], 4)
+    assert res.domain().violated({"batch": 2, "n": 3, "m": 1}) is not None
+    assert res.domain().violated({"batch": 2, "n": 3, "m": 2}) is None
+    feeds = {**_feeds(2, 3), "w": np.ones((4, 3), np.float32)}
+    assert run_ort(m, feeds)["t"].shape == (3, 4)
+    with pytest.raises(Exception, match="(?i)transpose|perm|rank"):
+        run_ort(m, {**_feeds(2, 3), "w": np.ones((4, 1), np.float32)})
 
 
 def test_a_node_in_a_branch_that_may_not_run_decides_nothing():

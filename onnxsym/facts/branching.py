@@ -157,9 +157,11 @@ class Inference(Protocol):
     @property
     def state(self) -> Outcome: ...
 
+    partial: bool  # (set by run: whether it stopped at a split)
+
     def reuse(self, first: Any) -> None: ...  # (``first``: an engine of the same kind)
 
-    def run(self) -> None: ...
+    def run(self, until_split: bool = False) -> None: ...
 
 
 E = TypeVar("E", bound=Inference)
@@ -167,41 +169,63 @@ E = TypeVar("E", bound=Inference)
 
 def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     """Run inference (``make_engine(choices)`` returns a fresh engine), then settle each
-    If the sizes decide (up to MAX_SPLITS): returns the engine whose inference to use."""
+    If the sizes decide (up to MAX_SPLITS): returns the engine whose inference to use.
+
+    The first run, without choices, stops at its first split: past it the values the split
+    leaves unknown (a rank) are worked on for nothing where a choice is decided, and the trials
+    infer the rest. It is run to the end (its results lent again) only where its own answer is
+    needed: no choice decided, or the decided ones failing together; its later splits then
+    join the queue, as a decided trial's fresh ones do."""
     first = make_engine({})
-    first.run()
+    first.run(until_split=True)
     decided: dict[str, Choice] = {}
     queue: list[Split] = list(first.state.splits)
     seen = {s.key for s in queue}
+
+    def whole(first: E) -> E:
+        if not first.partial:
+            return first
+        full = make_engine({})
+        full.reuse(first)  # (its run is the partial one's, event for event, and goes on)
+        full.run()
+        fresh = [s for s in full.state.splits if s.key not in seen]
+        seen.update(s.key for s in fresh)
+        queue.extend(fresh)
+        return full
+
     # a trial made with the choices decided so far, reasons and all: it is the final inference
     # (an engine's run is a function of its choices), not run again
     final: tuple[dict[str, Choice], E] | None = None
-    for _ in range(MAX_SPLITS):
-        if not queue:
+    left = MAX_SPLITS
+    while True:
+        while queue and left > 0:
+            left -= 1
+            split = queue.pop(0)
+            runs: dict[bool, E] = {}
+            refusals: dict[bool, str] = {}
+            tried: dict[bool, dict[str, Choice]] = {}
+            for then in (True, False):
+                # (the else branch is tried knowing why the then branch was refused, if it was: the
+                # reason the choice records when the else branch is the one taken)
+                tried[then] = {**decided, split.key: Choice(then, refusals.get(not then, ""))}
+                trial = make_engine(tried[then])
+                trial.reuse(first)  # (the nodes before the choice are the first run's)
+                try:
+                    trial.run()
+                    runs[then] = trial
+                except ShapeContradiction:
+                    if refused(split, trial.state.failed_in):
+                        refusals[then] = trial.state.failure
+            if len(runs) == 1 and len(refusals) == 1:
+                (then, trial), = runs.items()
+                decided[split.key] = Choice(then, refusals[not then])
+                final = (tried[then], trial)
+                fresh = [s for s in trial.state.splits if s.key not in seen]
+                seen.update(s.key for s in fresh)
+                queue += fresh
+        if decided or not first.partial:
             break
-        split = queue.pop(0)
-        runs: dict[bool, E] = {}
-        refusals: dict[bool, str] = {}
-        tried: dict[bool, dict[str, Choice]] = {}
-        for then in (True, False):
-            # (the else branch is tried knowing why the then branch was refused, if it was: the
-            # reason the choice records when the else branch is the one taken)
-            tried[then] = {**decided, split.key: Choice(then, refusals.get(not then, ""))}
-            trial = make_engine(tried[then])
-            trial.reuse(first)  # (the nodes before the choice are the first run's)
-            try:
-                trial.run()
-                runs[then] = trial
-            except ShapeContradiction:
-                if refused(split, trial.state.failed_in):
-                    refusals[then] = trial.state.failure
-        if len(runs) == 1 and len(refusals) == 1:
-            (then, trial), = runs.items()
-            decided[split.key] = Choice(then, refusals[not then])
-            final = (tried[then], trial)
-            fresh = [s for s in trial.state.splits if s.key not in seen]
-            seen.update(s.key for s in fresh)
-            queue += fresh
+        first = whole(first)  # (no choice decided yet: its answer may be the one, and its later splits count)
     if not decided:
         return first
     if final is not None and final[0] == decided:
@@ -211,7 +235,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     try:
         again.run()
     except ShapeContradiction:  # choices that only fail together: none is taken
-        return first
+        return whole(first)
     return again
 
 

@@ -218,6 +218,10 @@ def _elimination_rank(state: State, table: SymbolTable) -> Callable[[dims.Sym], 
         return kind, order.index(s.name) if s.name in order else len(order)
     return rank
 
+class _StoppedAtSplit(Exception):  # noqa: N818  (not an error: a run told to stop at a split does)
+    """Raised out of the main graph's walk where a run told to stop at a split met one (see Engine.run)."""
+
+
 class Engine:
     """Infers one model. Use :func:`onnxsym.infer` rather than this class directly."""
 
@@ -257,6 +261,8 @@ class Engine:
         # kind (onnxsym.output.repeats)
         self.node_keys: dict[int, tuple[Any, ...]] = {}
         self.holds_subgraphs = False  # whether a node of the main graph has a graph attribute
+        self._until_split = False  # (see run)
+        self.partial = False  # whether the run stopped at a split (see run)
         # What the model declares on produced values, against what they compute: aliases, stale shapes.
         self.declarations = Declarations()
         # False: a declared dim is related to the computed one only where it may name a fresh symbol
@@ -545,9 +551,18 @@ class Engine:
         if not self.table.env.over and not first.table.env.over:
             self.memo = RuleMemo(first.memo)
 
-    def run(self) -> None:
+    def run(self, until_split: bool = False) -> None:
+        """Infer the model. ``until_split``: stop after the first main-graph node that notes a
+        split (an If or a Squeeze the sizes decide): what follows it is inferred again with a
+        branch chosen (onnxsym.facts.branching), and this run, ``partial`` then, only lends its
+        rule results to those runs."""
+        self._until_split = until_split
         with self.table.env:  # the run's ranges, and every cache derived from them
-            self._run()
+            try:
+                self._run()
+            except _StoppedAtSplit:
+                self.partial = True
+                return
         if self.table.env.over:  # a bounded search gave up somewhere (its answers stay sound)
             self.state.warnings.append(f"the algebra's work bound ran out ({', '.join(sorted(self.table.env.over))}): "
                                  f"some dims may be fresh symbols that a longer search would have resolved")
@@ -766,6 +781,8 @@ class Engine:
             done += 1
             if progress is not None:
                 progress(done, len(nodes))
+            if keys is not None and self._until_split and self.state.splits:
+                raise _StoppedAtSplit
         return done
 
     def _run_rule(self, index: int, n: onnx.NodeProto, op: Op, inputs: list[Value | None] | None,
