@@ -125,3 +125,25 @@ def test_swin_model_assumes_nothing():
     model = os.path.join(os.path.dirname(__file__), "..", "models", "swin_tiny_ts.onnx")
     assumed = [str(c) for c in onnxsym.infer(model).constraints if c.origin is Origin.NEEDED and c.rel is Rel.EQ]
     assert assumed == []
+
+
+def test_the_shared_steps_give_each_environment_the_form_a_first_evaluation_gives():
+    # one process's inferences share the steps of a function of one symbol (quasi._STEPS: they
+    # depend on no range); whether a form is taken still reads each environment's range
+    from onnxsym.dims import quasi
+    from onnxsym.dims.env import RangeEnv
+
+    def forms():
+        out = []
+        for lo, hi in ((0, 1000), (3, 9), (0, 5)):  # the last shorter than the period, 8
+            with RangeEnv({"t": (lo, hi)}):
+                t = dims.expr_of(dims.Sym("t"))
+                e = ((t + 7) // 8) * 8 - t + (t + 3) // 4
+                assert all(evaluate(e, {"t": v}) == (v + 7) // 8 * 8 - v + (v + 3) // 4 for v in range(lo, hi + 1))
+                out.append(str(e))
+        return out
+
+    quasi._STEPS.clear()
+    first = forms()
+    assert quasi._STEPS
+    assert forms() == first

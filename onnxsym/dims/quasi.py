@@ -287,6 +287,30 @@ def _solo_form(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[F
     out = None
     if FORM_SEARCH in current().over:
         return None  # the budget of this inference is spent
+    solo = _solo_steps(s, k, items)
+    if solo is not None:
+        first, steps = solo
+        # A range shorter than the period would let a division be constant on it, which
+        # floordiv would have folded: such a symbol keeps the form its construction gave.
+        form = _form(steps) if s.hi - s.lo >= len(steps) else None
+        if form is not None:
+            out = form, first
+    bounded(cache)[key] = out
+    return out
+
+
+# (s, k, items) -> the value of ``k*s + sum(c*atom)`` at s = 0 and one period of its steps (None: a
+# period past MAX_PERIOD): a function of the atoms alone, whatever the ranges, so one process's
+# inferences share it (a pipeline infers the same graph again and again), as they share _FORMS.
+_STEPS: dict[tuple[object, ...], tuple[int, tuple[int, ...]] | None] = {}
+_MOST_STEPS = 1 << 14
+
+
+def _solo_steps(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[int, tuple[int, ...]] | None:
+    key = (s, k, items)
+    if key in _STEPS:
+        return _STEPS[key]
+    out = None
     bound = 1
     for atom, _ in items:
         ps = atom_periods(atom)
@@ -297,12 +321,10 @@ def _solo_form(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[F
         values = [k * t + sum(c * eval_atom(atom, {s: t}) for atom, c in items) for t in range(bound + 1)]
         steps = tuple(b - a for a, b in zip(values, values[1:]))
         period = next(p for p in range(1, bound + 1) if bound % p == 0 and steps[p:] == steps[:-p])
-        # A range shorter than the period would let a division be constant on it, which
-        # floordiv would have folded: such a symbol keeps the form its construction gave.
-        form = _form(steps[:period]) if s.hi - s.lo >= period else None
-        if form is not None:
-            out = form, values[0]
-    bounded(cache)[key] = out
+        out = values[0], steps[:period]
+    if len(_STEPS) >= _MOST_STEPS:
+        _STEPS.clear()
+    _STEPS[key] = out
     return out
 
 
