@@ -154,6 +154,20 @@ def test_a_split_nothing_decides_does_not_hide_a_later_one_that_a_node_decides(m
         run_ort(m, {**_feeds(2, 3), "w": np.ones((4, 1), np.float32)})
 
 
+def test_two_splits_that_need_opposite_ranks_are_a_contradiction():
+    """Two Squeezes of ``w`` [4, m]: a Transpose of rank 2 after one (m >= 2), of rank 1 after
+    the other (m == 1). Each way of the first is refused, so no size runs the model: a
+    contradiction, not the domain ``m == 1`` the second alone gives (onnxruntime fails there too)."""
+    m = model([helper.make_node("Squeeze", ["w"], ["a"]), helper.make_node("Transpose", ["a"], ["ta"], perm=[1, 0]),
+               helper.make_node("Squeeze", ["w"], ["b"]), helper.make_node("Transpose", ["b"], ["tb"], perm=[0])],
+              [("w", T.FLOAT, [4, "m"])], ["ta", "tb"], ir=10)
+    with pytest.raises(onnxsym.ShapeContradiction, match="runs at no size"):
+        onnxsym.infer(m)
+    for size in (1, 2, 3):
+        with pytest.raises(Exception, match="(?i)transpose|perm|rank"):
+            run_ort(m, {"w": np.ones((4, size), np.float32)})
+
+
 def test_a_node_in_a_branch_that_may_not_run_decides_nothing():
     """The LSTM is in the then branch of an If on data: with ``flag`` false onnxruntime runs
     the rank-3 case, so taking the rank-2 branch would be wrong there."""

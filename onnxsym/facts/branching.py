@@ -8,8 +8,9 @@ node provably cannot run (a contradiction, at a node that runs whenever the If d
 is never taken at a size onnxruntime runs. The If then takes the other, and its
 condition on the sizes (``(samples + 320)//512 == 1``) is recorded as a constraint
 with the If node and the node that refuses the other branch: a condition of the
-model's domain. Where both branches run on, or neither, nothing is chosen and the
-rank stays unknown.
+model's domain. Where both branches run on, nothing is chosen and the rank stays unknown;
+where neither does and the If surely runs, the model runs at no size (a contradiction; in a
+subgraph that may not run, nothing is chosen).
 """
 
 from __future__ import annotations
@@ -216,6 +217,11 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
                 except ShapeContradiction:
                     if refused(split, trial.state.failed_in):
                         refusals[then] = trial.state.failure
+            if not runs and len(refusals) == 2 and all(sure for _, sure in split.scope):
+                # each branch refused where its condition holds (under the choices made, each
+                # forced so): where the split surely runs, no size runs the model
+                raise ShapeContradiction(f"{split.where}: the model runs at no size: where {split.relation}, "
+                                         f"{refusals[True]}; where not, {refusals[False]}")
             if len(runs) == 1 and len(refusals) == 1:
                 (then, trial), = runs.items()
                 decided[split.key] = Choice(then, refusals[not then])
