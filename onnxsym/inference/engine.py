@@ -218,6 +218,7 @@ def _elimination_rank(state: State, table: SymbolTable) -> Callable[[dims.Sym], 
         return kind, order.index(s.name) if s.name in order else len(order)
     return rank
 
+
 class _StoppedAtSplit(Exception):  # noqa: N818  (not an error: a run told to stop at a split does)
     """Raised out of the main graph's walk where a run told to stop at a split met one (see Engine.run)."""
 
