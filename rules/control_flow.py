@@ -473,15 +473,16 @@ def _fixed_states(node, body, initial, inputs_for, length=None, guard=None, lens
     state after is unknown."""
     born: set[str] = set()
     carried = list(initial)
-    for _ in range(MAX_PASSES if any(c.value is not None for c in carried) else 0):  # (no value to settle: no trial)
-        outs, _ = node.try_graph(body, inputs_for(carried), born)
-        kept = [c if c.value is None or (isinstance(o, Tensor) and o.value == c.value) else Tensor(c.dtype, c.shape)
-                for c, o in zip(carried, list(outs) + [None] * len(carried))]
-        if all(k is c for k, c in zip(kept, carried)):
-            break
-        carried = kept
-    else:
-        carried = [Tensor(c.dtype, c.shape) for c in carried]
+    if any(c.value is not None for c in carried):  # (else there is nothing to settle: no trial pass)
+        for _ in range(MAX_PASSES):
+            outs, _ = node.try_graph(body, inputs_for(carried), born)
+            kept = [c if c.value is None or (isinstance(o, Tensor) and o.value == c.value) else Tensor(c.dtype, c.shape)
+                    for c, o in zip(carried, list(outs) + [None] * len(carried))]
+            if all(k is c for k, c in zip(kept, carried)):
+                break
+            carried = kept
+        else:
+            carried = [Tensor(c.dtype, c.shape) for c in carried]
     outs = list(node.infer_graph(body, inputs_for(carried), born, sure=guard is None, guard=guard))
     outs += [None] * (len(carried) - len(outs))
     one = one_step(node, length)

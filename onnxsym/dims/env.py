@@ -172,9 +172,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-def bounded(cache: dict[K, V]) -> dict[K, V]:
-    """``cache``, emptied first when it has grown past :data:`CACHE_LIMIT` (call before a store)."""
-    if len(cache) > CACHE_LIMIT:
+def bounded(cache: dict[K, V], limit: int = CACHE_LIMIT) -> dict[K, V]:
+    """``cache``, emptied first when it has grown past ``limit`` entries (call before a store)."""
+    if len(cache) > limit:
         cache.clear()
     return cache
 

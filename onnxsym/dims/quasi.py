@@ -303,7 +303,7 @@ def _solo_form(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[F
 # period past MAX_PERIOD): a function of the atoms alone, whatever the ranges, so one process's
 # inferences share it (a pipeline infers the same graph again and again), as they share _FORMS.
 _STEPS: dict[tuple[object, ...], tuple[int, tuple[int, ...]] | None] = {}
-_MOST_STEPS = 1 << 14
+_MOST_STEPS = 1 << 14  # (each holds a period of steps: fewer than the algebra's other caches)
 
 
 def _solo_steps(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[int, tuple[int, ...]] | None:
@@ -322,9 +322,7 @@ def _solo_steps(s: Sym, k: int, items: tuple[tuple[OpAtom, int], ...]) -> tuple[
         steps = tuple(b - a for a, b in zip(values, values[1:]))
         period = next(p for p in range(1, bound + 1) if bound % p == 0 and steps[p:] == steps[:-p])
         out = values[0], steps[:period]
-    if len(_STEPS) >= _MOST_STEPS:
-        _STEPS.clear()
-    _STEPS[key] = out
+    bounded(_STEPS, _MOST_STEPS)[key] = out
     return out
 
 

@@ -183,22 +183,25 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
     queue: list[Split] = list(first.state.splits)
     seen = {s.key for s in queue}
 
+    def enqueue(run: E) -> None:  # the splits ``run`` met that are not queued yet
+        fresh = [s for s in run.state.splits if s.key not in seen]
+        seen.update(s.key for s in fresh)
+        queue.extend(fresh)
+
     def whole(first: E) -> E:
         if not first.partial:
             return first
         full = make_engine({})
         full.reuse(first)  # (its run is the partial one's, event for event, and goes on)
         full.run()
-        fresh = [s for s in full.state.splits if s.key not in seen]
-        seen.update(s.key for s in fresh)
-        queue.extend(fresh)
+        enqueue(full)
         return full
 
     # a trial made with the choices decided so far, reasons and all: it is the final inference
     # (an engine's run is a function of its choices), not run again
     final: tuple[dict[str, Choice], E] | None = None
     left = MAX_SPLITS
-    while True:
+    while True:  # (twice at most: a partial first run is finished once)
         while queue and left > 0:
             left -= 1
             split = queue.pop(0)
@@ -226,9 +229,7 @@ def infer(make_engine: Callable[[dict[str, Choice]], E]) -> E:
                 (then, trial), = runs.items()
                 decided[split.key] = Choice(then, refusals[not then])
                 final = (tried[then], trial)
-                fresh = [s for s in trial.state.splits if s.key not in seen]
-                seen.update(s.key for s in fresh)
-                queue += fresh
+                enqueue(trial)
         if decided or not first.partial:
             break
         first = whole(first)  # (no choice decided yet: its answer may be the one, and its later splits count)

@@ -719,6 +719,7 @@ class Engine:
         subgraph_ops = registry.subgraph_ops()
         replays, bounds = self.memo.decisions, self.memo.bounds
         env, producer, ops = scope.values, scope.producer, scope.ops
+        stop_at_split = keys is not None and self._until_split  # (the main graph's walk of a first run)
         done = start
         for index, n in order:
             op_type, domain, input_names, output_names, attributes = _NODE_FIELDS(n)
@@ -782,7 +783,7 @@ class Engine:
             done += 1
             if progress is not None:
                 progress(done, len(nodes))
-            if keys is not None and self._until_split and self.state.splits:
+            if stop_at_split and self.state.splits:
                 raise _StoppedAtSplit
         return done
 
