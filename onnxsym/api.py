@@ -177,16 +177,21 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         # written model itself (the same bytes as the light copies the dims are written into
         # otherwise), so the dims are written once, not three times; on a refusal, as before
         out = _write(result, False, False, [], False)
-        light = loadcheck.LightModel(out, True, result.in_order)
         taken = _taken_by_kind(result)
-        if not (taken or light.constants_as_inputs):
-            # onnx's light copy would be these bytes (no large constant became an input; where
-            # loadcheck.light_as_is holds, onnx's verdict on them is the model's): both judges
-            # asked of one serialization, onnx's first
-            loads = loadcheck.refusal(light, light.model, True, True) is None
+        if loadcheck.runtime_as_is(out, result.in_order):
+            # (the light copy would differ only in node names, which only name a refused node:
+            # the judges are asked of the written model's own bytes; a refusal is judged below)
+            loads = loadcheck.loads_as_is(out, onnx_judge=not taken)
         else:
-            loads = (taken or not _onnx_refuses(out, result.in_order)) and \
-                loadcheck.refusal(light, light.model, False, True) is None
+            light = loadcheck.LightModel(out, True, result.in_order)
+            if not (taken or light.constants_as_inputs):
+                # onnx's light copy would be these bytes (no large constant became an input; where
+                # loadcheck.light_as_is holds, onnx's verdict on them is the model's): both judges
+                # asked of one serialization, onnx's first
+                loads = loadcheck.refusal(light, light.model, True, True) is None
+            else:
+                loads = (taken or not _onnx_refuses(out, result.in_order)) and \
+                    loadcheck.refusal(light, light.model, False, True) is None
         if loads:
             result.load_verdict = None
             result.load_checked = True

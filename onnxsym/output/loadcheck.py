@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import operator
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -213,15 +214,13 @@ def _size(dims) -> int:
     return math.prod(int(d) for d in dims)
 
 
-def _big_constants_as_inputs(g: onnx.GraphProto) -> bool:
-    """Constant and ConstantOfShape nodes of the main graph that make more than
-    ``_SMALL_INITIALIZER`` elements become typed graph inputs: onnxruntime would fold them
-    into tensors as large as weights (the model zoo's slimmed CNNs) and compute no shape from them.
-    Returns whether there was one."""
+def _big_constants(g: onnx.GraphProto) -> dict[int, tuple[int, list[int]]]:
+    """The Constant and ConstantOfShape nodes of the main graph (by index) that make more than
+    ``_SMALL_INITIALIZER`` elements, none a graph output, with the type and shape each makes."""
     known = {t.name: t for t in g.initializer}
     outputs = {o.name for o in g.output}
-    keep = []
-    for n in g.node:
+    found = {}
+    for k, n in enumerate(g.node):
         made = None
         if n.op_type == "Constant" and len(n.output) == 1:
             for a in n.attribute:
@@ -232,15 +231,37 @@ def _big_constants_as_inputs(g: onnx.GraphProto) -> bool:
             if _size(shape) > _SMALL_INITIALIZER and min(shape, default=0) >= 0:
                 dtype = next((a.t.data_type for a in n.attribute if a.name == "value"), onnx.TensorProto.FLOAT)
                 made = (dtype, shape)
-        if made is None or n.output[0] in outputs:
-            keep.append(n)
-        else:
-            g.input.append(onnx.helper.make_tensor_value_info(n.output[0], made[0], made[1]))
-    if len(keep) == len(g.node):
+        if made is not None and n.output[0] not in outputs:
+            found[k] = made
+    return found
+
+
+def _big_constants_as_inputs(g: onnx.GraphProto) -> bool:
+    """The main graph's large constants (:func:`_big_constants`) become typed graph inputs:
+    onnxruntime would fold them into tensors as large as weights (the model zoo's slimmed CNNs) and
+    compute no shape from them. Returns whether there was one."""
+    big = _big_constants(g)
+    if not big:
         return False
+    for k, (dtype, shape) in big.items():
+        g.input.append(onnx.helper.make_tensor_value_info(g.node[k].output[0], dtype, shape))
+    keep = [n for k, n in enumerate(g.node) if k not in big]
     del g.node[:]
     g.node.extend(keep)
     return True
+
+
+def runtime_as_is(model: onnx.ModelProto, in_order: bool) -> bool:
+    """Whether both judges read in ``model`` itself what they read in its light copy for
+    onnxruntime (``LightModel(model, True, in_order)``): the nodes of every graph in order, every
+    initializer's elements kept, no large constant. The copy then differs only in node names, doc
+    strings and metadata, which neither judge reads (but onnxruntime reads its session options
+    from the metadata where ORT_LOAD_CONFIG_FROM_MODEL is set: then the copy is judged)."""
+    if os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1":
+        return False
+    g = model.graph
+    return (in_order or _in_order(g)) and all(map(keeps_elements, g.initializer)) and \
+        not _big_constants(g) and _subgraphs_in_order(g)
 
 
 def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime: bool) -> Refusal | None:
@@ -254,9 +275,22 @@ def refusal(light: LightModel, model: onnx.ModelProto, onnx_judge: bool, runtime
             return _refusal(light, text, _ONNX_NODE)
     if not runtime:
         return None
-    # as a user's onnxruntime loads it: a Shape of a written static dim folds into a TopK's rows
-    error = _verdict("onnxruntime", data, lambda d: load_error(d, optimize=True))
+    error = runtime_refusal(data)
     return None if error is None else _refusal(light, error, _NODE)
+
+
+def loads_as_is(model: onnx.ModelProto, onnx_judge: bool) -> bool:
+    """Whether ``model`` itself (where :func:`runtime_as_is` holds) loads: taken by onnx's strict
+    inference (with ``onnx_judge``), then by onnxruntime. A refusal names no node here: the caller
+    judges the light copy again to find it."""
+    data = model.SerializeToString()
+    return not (onnx_judge and onnx_refusal(data) is not None) and runtime_refusal(data) is None
+
+
+def runtime_refusal(data: bytes) -> str | None:
+    """onnxruntime's refusal of the serialized model ``data``, or None: loaded as a user's
+    onnxruntime loads it (a Shape of a written static dim folds into a TopK's rows)."""
+    return _verdict("onnxruntime", data, lambda d: load_error(d, optimize=True))
 
 
 # Each judge's verdict (its message, None: taken) by the bytes it judged: a pipeline infers one

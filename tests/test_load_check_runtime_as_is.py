@@ -1,0 +1,94 @@
+"""Where a written model with subgraphs is what its light copy for onnxruntime would be but for node
+names, doc strings and metadata (loadcheck.runtime_as_is), the drop-in asks both judges of the
+written model's own bytes: each judge's verdict must be the one it gives the light copy, on copies
+taken and refused, and a refusal still ends in a model that loads."""
+
+import numpy as np
+import onnx
+import pytest
+from helpers import F, graph, init, model
+from onnx import helper
+
+from onnxsym.model import runtime
+from onnxsym.ort_compat import SymbolicShapeInference
+from onnxsym.output import loadcheck
+
+N = helper.make_node
+
+
+def _asked(seeds, monkeypatch) -> list[onnx.ModelProto]:
+    """The written models the drop-in judges as they are, for the fuzzer's graphs of ``seeds``."""
+    import fuzzing
+
+    asked: list[onnx.ModelProto] = []
+    real = loadcheck.loads_as_is
+
+    def loads_as_is(m, onnx_judge):
+        asked.append(m)
+        return real(m, onnx_judge)
+
+    monkeypatch.setattr(loadcheck, "loads_as_is", loads_as_is)
+    for seed in seeds:
+        loadcheck._VERDICTS.clear()
+        try:
+            SymbolicShapeInference.infer_shapes(fuzzing.random_model(seed))
+        except Exception:  # noqa: BLE001  (a graph the drop-in gives up on asks nothing more)
+            pass
+    return asked
+
+
+def test_each_judge_gives_the_written_model_its_light_copys_verdict_on_fuzz_graphs(monkeypatch):
+    """Seeds 6510-6519 hold Ifs and Loops, often of unnamed nodes; seed 6515's TopK in an If branch
+    is refused by onnxruntime once constant folding makes a written dim its rows."""
+    asked = _asked(range(6510, 6520), monkeypatch)
+    verdicts, renamed = [], 0
+    for m in asked:
+        a, b = m.SerializeToString(), loadcheck.LightModel(m, True, False).model.SerializeToString()
+        renamed += a != b  # (the copy names unnamed nodes by their place)
+        assert (runtime.load_error(a, True) is None) == (runtime.load_error(b, True) is None)
+        assert (loadcheck._onnx_refusal(a) is None) == (loadcheck._onnx_refusal(b) is None)
+        verdicts.append(runtime.load_error(a, True))
+    assert any(v is None for v in verdicts) and any(v is not None and "TopK" in v for v in verdicts), verdicts
+    assert renamed
+
+
+def test_a_model_refused_as_it_is_is_judged_again_and_written_so_that_it_loads():
+    import fuzzing
+
+    loadcheck._VERDICTS.clear()
+    out = SymbolicShapeInference.infer_shapes(fuzzing.random_model(6515))
+    assert runtime.load_error(out.SerializeToString(), True) is None
+
+
+def _if_model(nodes_before=(), inits=()) -> onnx.ModelProto:
+    then_g = graph([N("Relu", ["x"], ["r"])], [], [("r", F)], name="then")
+    else_g = graph([N("Neg", ["x"], ["e"])], [], [("e", F)], name="else")
+    return model([*nodes_before, N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+                 [("x", F, ["n"]), ("c", onnx.TensorProto.BOOL, [])], [("y", F)], list(inits))
+
+
+def test_what_the_light_copy_would_change_is_judged_as_the_copy(monkeypatch):
+    assert loadcheck.runtime_as_is(_if_model(), True)
+    big = init("w", np.ones(4097, np.float32))  # (a typed input of the copy, without its elements)
+    assert not loadcheck.runtime_as_is(_if_model(inits=[big]), True)
+    const = N("Constant", [], ["k"], value=helper.make_tensor("k", F, [4097], np.ones(4097).tolist()))
+    assert not loadcheck.runtime_as_is(_if_model([const]), True)  # (so is a large constant)
+    late = _if_model()
+    body = late.graph.node[0].attribute[0].g
+    body.node.extend([N("Relu", ["h"], ["r2"]), N("Neg", ["x"], ["h"])])  # (out of order: the copy sorts them)
+    assert not loadcheck.runtime_as_is(late, True)
+    monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "1")  # (onnxruntime then reads the metadata the copy drops)
+    assert not loadcheck.runtime_as_is(_if_model(), True)
+
+
+@pytest.mark.parametrize("name", ["onnxscript_scan_rnn"])
+def test_a_corpus_model_is_judged_as_it_is(name, monkeypatch):
+    from resolution import corpus
+
+    path = {e["name"]: e for e in corpus(fetched=False)}[name]["path"]
+    asked: list[bool] = []
+    real = loadcheck.loads_as_is
+    monkeypatch.setattr(loadcheck, "loads_as_is", lambda m, onnx_judge: asked.append(True) or real(m, onnx_judge))
+    loadcheck._VERDICTS.clear()
+    out = SymbolicShapeInference.infer_shapes(onnx.load(path))
+    assert asked and runtime.load_error(out.SerializeToString(), True) is None
