@@ -46,7 +46,7 @@ def copies_of(models, found: dict[bytes, bytes]) -> None:
     try:
         for m in models:
             for annotate in (onnxsym.annotate, SymbolicShapeInference.infer_shapes):
-                loadcheck._VERDICTS.clear()
+                loadcheck.forget_verdicts()
                 try:
                     annotate(m)
                 except Exception:  # noqa: BLE001  (a model onnxsym refuses asks nothing more)

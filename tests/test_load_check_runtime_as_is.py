@@ -29,7 +29,7 @@ def _asked(seeds, monkeypatch) -> list[onnx.ModelProto]:
 
     monkeypatch.setattr(loadcheck, "loads_as_is", loads_as_is)
     for seed in seeds:
-        loadcheck._VERDICTS.clear()
+        loadcheck.forget_verdicts()
         try:
             SymbolicShapeInference.infer_shapes(fuzzing.random_model(seed))
         except Exception:  # noqa: BLE001  (a graph the drop-in gives up on asks nothing more)
@@ -55,7 +55,7 @@ def test_each_judge_gives_the_written_model_its_light_copys_verdict_on_fuzz_grap
 def test_a_model_refused_as_it_is_is_judged_again_and_written_so_that_it_loads():
     import fuzzing
 
-    loadcheck._VERDICTS.clear()
+    loadcheck.forget_verdicts()
     out = SymbolicShapeInference.infer_shapes(fuzzing.random_model(6515))
     assert runtime.load_error(out.SerializeToString(), True) is None
 
@@ -89,6 +89,27 @@ def test_a_corpus_model_is_judged_as_it_is(name, monkeypatch):
     asked: list[bool] = []
     real = loadcheck.loads_as_is
     monkeypatch.setattr(loadcheck, "loads_as_is", lambda m, onnx_judge: asked.append(True) or real(m, onnx_judge))
-    loadcheck._VERDICTS.clear()
+    loadcheck.forget_verdicts()
     out = SymbolicShapeInference.infer_shapes(onnx.load(path))
     assert asked and runtime.load_error(out.SerializeToString(), True) is None
+
+
+def test_a_verdict_is_asked_once_for_the_same_bytes_and_the_bytes_held_are_bounded(monkeypatch):
+    asked: list[bytes] = []
+
+    def ask(data: bytes) -> str | None:
+        asked.append(data)
+        return "refused" if data.endswith(b"x") else None
+
+    loadcheck.forget_verdicts()
+    small, large = b"a" * 100 + b"x", b"b" * (loadcheck._KEY_AS_IS + 1)  # (kept as they are; by their digest)
+    for _ in range(2):
+        assert loadcheck._verdict("judge", small, ask) == "refused"
+        assert loadcheck._verdict("judge", large, ask) is None
+    assert len(asked) == 2
+    assert loadcheck._verdict("judge", b"a" * 100 + b"y", ask) is None  # (other bytes: asked)
+    assert loadcheck._verdict("other judge", small, ask) == "refused" and len(asked) == 4
+    monkeypatch.setattr(loadcheck, "_MOST_HELD", 250)
+    loadcheck._verdict("judge", b"c" * 100, ask)
+    assert loadcheck._HELD[0] <= 250
+    loadcheck.forget_verdicts()

@@ -295,20 +295,33 @@ def runtime_refusal(data: bytes) -> str | None:
 
 # Each judge's verdict (its message, None: taken) by the bytes it judged: a pipeline infers one
 # model again and again (the optimizer once per fusion kind), and a judge (one onnx, one
-# onnxruntime in a process) answers the same bytes alike. Key: (the judge, the bytes' digest).
+# onnxruntime in a process) answers the same bytes alike. Key: (the judge, the bytes themselves
+# where they are small: Python's own hash of them, a fifth of a digest's cost on a small model's
+# 100 kB, and an exact match; else their digest). The bytes held as keys are bounded.
 _VERDICTS: dict[tuple[str, bytes], str | None] = {}
 _MOST_VERDICTS = 256
+_KEY_AS_IS = 1 << 20  # the most bytes a key holds as they are
+_HELD = [0]  # the bytes _VERDICTS' keys hold as they are
+_MOST_HELD = 32 << 20
 
 
 def _verdict(judge: str, data: bytes, ask: Callable[[bytes], str | None]) -> str | None:
-    key = (judge, hashlib.blake2b(data, digest_size=20).digest())
+    small = len(data) <= _KEY_AS_IS
+    key = (judge, data) if small else (judge + " digest", hashlib.blake2b(data, digest_size=20).digest())
     if key in _VERDICTS:
         return _VERDICTS[key]
     text = ask(data)
-    if len(_VERDICTS) >= _MOST_VERDICTS:
-        _VERDICTS.clear()
+    if len(_VERDICTS) >= _MOST_VERDICTS or _HELD[0] + len(data) > _MOST_HELD:
+        forget_verdicts()
     _VERDICTS[key] = text
+    _HELD[0] += len(data) if small else 0
     return text
+
+
+def forget_verdicts() -> None:
+    """Forget every verdict (as for a model that changed: see bench/ort_compat_speed.py)."""
+    _VERDICTS.clear()
+    _HELD[0] = 0
 
 
 def onnx_refusal(data: bytes) -> str | None:
