@@ -15,6 +15,7 @@ from .errors import PinnedError, RuleFailure, UserInputError
 from .facts import branching
 from .inference.engine import Engine
 from .inference.result import Result, UnresolvedDim  # noqa: F401  (public here: onnxsym.api.Result)
+from .inference.scope import graph_key
 from .inference.symbols import SymbolTable, under_ranges_of_result
 from .model import dynamic as dynamic_inputs
 from .model import given, validate
@@ -113,7 +114,7 @@ def _infer(model: onnx.ModelProto, base_dir: str | None, bind, given_ranges, ass
                     derived=dict(engine.constraints.derived), declarations=engine.declarations,
                     subgraph_values=main.subgraph_values, rule_failures=state.rule_failures, base_dir=base_dir,
                     constant_initializers=constant_initializers, scoped_values=main.scoped_values,
-                    subgraph_runs=state.subgraph_runs,
+                    subgraph_runs=state.subgraph_runs, sure_runs=state.sure_runs,
                     function_runs=state.function_runs, given_values=dict(given_values or {}),
                     in_order=engine.in_order, node_keys=engine.node_keys, holds_subgraphs=engine.holds_subgraphs)
     # What the rules take without complaint, onnx's inference may refuse (a node that fails
@@ -143,9 +144,10 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
     """``infer(model, bind=bind)`` and ``write_result(..., metadata_entries=False)`` of it (a new
     model), as one call: what ``onnxsym.ort_compat`` asks for each model. Where nothing decides
     what is written but the dims inferred (nothing bound, no ranges, assumptions or values), onnx's
-    verdict on the model with those dims (:func:`_refusal`), and with a subgraph onnxruntime's
-    (:func:`_loadable`), are asked of the written model itself or light copies of it (the same
-    bytes as the light copies it writes them into otherwise: the dims are written once); on a
+    verdict on the model with those dims (:func:`_refusal`), and with a subgraph that may not run
+    where the model does (see :func:`_every_subgraph_runs`) onnxruntime's (:func:`_loadable`), are
+    asked of the written model itself or light copies of it (the same bytes as the light copies it
+    writes them into otherwise: the dims are written once); on a
     refusal, or otherwise, the result is judged and written as :func:`infer` and
     :func:`write_result` do.
 
@@ -163,7 +165,7 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         _JUDGE_LATER.reset(token)
     table = result.symbols
     plain = not (table.bound or table.ranges or table.assume or result.given_values)
-    if plain and not _holds_subgraphs(result):
+    if plain and (not _holds_subgraphs(result) or _every_subgraph_runs(result)):
         if _taken_by_kind(result):  # (what _refusal asks first)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
@@ -619,6 +621,29 @@ def _skipped(result: Result, model: onnx.ModelProto) -> set[str]:
     if loadcheck.runtime_installed():
         return set(result.withheld)
     return dead_branch_reads(model.graph, {**result.subgraph_values, **result.values}) | set(result.withheld)
+
+
+def _every_subgraph_runs(result: Result) -> bool:
+    """Whether each subgraph of ``result``'s model, nested ones too, was inferred, and ran
+    wherever the model runs (a Scan body whose length is at least 1 wherever the domain holds; not
+    an If branch the data or sizes pick, nor one never taken). Then every node runs at every size
+    the domain allows, as in a graph without subgraphs, and onnx's inference judges the written
+    model alone: a static dim onnxruntime folds (a Shape of it into a TopK's k) is true wherever
+    its node runs, which is everywhere."""
+    runs = result.sure_runs
+
+    def sure(g: onnx.GraphProto, path: tuple) -> bool:
+        for n in g.node:
+            for a in n.attribute:
+                if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                    continue
+                graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+                for k, sg in graphs:
+                    here = path + (graph_key(n.output, a.name, k),)
+                    if not runs.get(here) or not sure(sg, here):
+                        return False
+        return True
+    return bool(runs) and sure(result.model.graph, ())
 
 
 def _holds_subgraphs(result: Result) -> bool:

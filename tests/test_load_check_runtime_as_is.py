@@ -5,7 +5,6 @@ taken and refused, and a refusal still ends in a model that loads."""
 
 import numpy as np
 import onnx
-import pytest
 from helpers import F, graph, init, model
 from onnx import helper
 
@@ -81,17 +80,52 @@ def test_what_the_light_copy_would_change_is_judged_as_the_copy(monkeypatch):
     assert not loadcheck.runtime_as_is(_if_model(), True)
 
 
-@pytest.mark.parametrize("name", ["onnxscript_scan_rnn"])
-def test_a_corpus_model_is_judged_as_it_is(name, monkeypatch):
+def _judged(m: onnx.ModelProto, monkeypatch) -> tuple[onnx.ModelProto, list[str]]:
+    """The drop-in's model for ``m``, and the judges asked of the written model as it is."""
+    asked: list[str] = []
+    onnx_judge, session = loadcheck.onnx_refusal, loadcheck.runtime_refusal
+    monkeypatch.setattr(loadcheck, "onnx_refusal", lambda data: asked.append("onnx") or onnx_judge(data))
+    monkeypatch.setattr(loadcheck, "runtime_refusal", lambda data: asked.append("onnxruntime") or session(data))
+    loadcheck.forget_verdicts()
+    return SymbolicShapeInference.infer_shapes(m), asked
+
+
+def test_a_model_whose_scan_body_runs_wherever_it_does_is_judged_by_onnx_alone(monkeypatch):
+    """onnxscript_scan_rnn: the Scan's length is at least 1 wherever the domain holds, so every node
+    of its body runs at every size it allows, as in a graph without subgraphs."""
     from resolution import corpus
 
-    path = {e["name"]: e for e in corpus(fetched=False)}[name]["path"]
-    asked: list[bool] = []
-    real = loadcheck.loads_as_is
-    monkeypatch.setattr(loadcheck, "loads_as_is", lambda m, onnx_judge: asked.append(True) or real(m, onnx_judge))
-    loadcheck.forget_verdicts()
-    out = SymbolicShapeInference.infer_shapes(onnx.load(path))
-    assert asked and runtime.load_error(out.SerializeToString(), True) is None
+    from onnxsym import api
+
+    path = {e["name"]: e for e in corpus(fetched=False)}["onnxscript_scan_rnn"]["path"]
+    m = onnx.load(path)
+    assert api._every_subgraph_runs(api.infer(m))
+    out, asked = _judged(m, monkeypatch)
+    assert asked == ["onnx"]
+    assert runtime.load_error(out.SerializeToString(), True) is None
+
+
+def test_a_branch_the_data_pick_is_judged_by_onnxruntime_too(monkeypatch):
+    from onnxsym import api
+
+    m = _if_model()
+    assert not api._every_subgraph_runs(api.infer(m))
+    out, asked = _judged(m, monkeypatch)
+    assert asked == ["onnx", "onnxruntime"]
+    assert runtime.load_error(out.SerializeToString(), True) is None
+
+
+def test_a_branch_never_taken_is_judged_by_onnxruntime_too(monkeypatch):
+    """An If whose condition is a constant: the other branch never runs, and onnxruntime still
+    loads (and folds) it."""
+    from onnxsym import api
+
+    m = _if_model(inits=[helper.make_tensor("c", onnx.TensorProto.BOOL, [], [True])])
+    del m.graph.input[1:]
+    result = api.infer(m)
+    assert result.sure_runs and not api._every_subgraph_runs(result)
+    _, asked = _judged(m, monkeypatch)
+    assert "onnxruntime" in asked
 
 
 def test_a_verdict_is_asked_once_for_the_same_bytes_and_the_bytes_held_are_bounded(monkeypatch):

@@ -1000,6 +1000,8 @@ class Engine:
                           f"the subgraph of {node.op_type} node '{node.name}' runs", node.name, node.op_type)
         self._frames.append(Frame(f"{node.op_type} node '{node.name}'", sure, None if sure else guard,
                                   graph_key(node.output_names, *node.graph_attribute(graph))))
+        path = tuple(f.key for f in self._frames)
+        self.state.sure_runs[path] = self.state.sure_runs.get(path, True) and not self.when()
         try:
             with self._entered(self.scope.inner()) as scope:
                 values = scope.values
@@ -1013,7 +1015,7 @@ class Engine:
                 outs = [values.get(o.name) for o in graph.output]
                 own = dict(scope.changed())
                 scope.subgraph_values.update(own)
-                scope.scoped_values[tuple(f.key for f in self._frames)] = own
+                scope.scoped_values[path] = own
                 self.state.subgraph_runs.append((graph, self.when(), own))
         finally:
             self._frames.pop()

@@ -70,6 +70,8 @@ class Result:
     # Each subgraph inferred: (its graph, its guards, its values), as Engine.subgraph_runs
     subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
         default_factory=list, repr=False, compare=False)
+    # Each subgraph inferred, by its path: whether it ran wherever the model runs (Engine.sure_runs)
+    sure_runs: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False, compare=False)
     # Each function body inferred: (its graph, with the function's inputs, its guards, its values)
     function_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = field(
         default_factory=list, repr=False, compare=False)

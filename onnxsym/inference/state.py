@@ -84,6 +84,9 @@ class State:
     # Each subgraph inferred: its graph, its guards and its values, for the domain's conditions
     # of its nodes (onnxsym.domain.collect)
     subgraph_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = undone(default_factory=list)
+    # Each subgraph inferred, by its path (Scope.scoped_values): whether it ran wherever the model
+    # runs each time (no guard around it), which lets onnx's inference judge the written model alone
+    sure_runs: dict[tuple[Any, ...], bool] = undone(default_factory=dict)
     # Each function body inferred (a call of a model-local function, or of an op the standard
     # defines by one), the same way: its nodes' conditions are the domain's too
     function_runs: list[tuple[onnx.GraphProto, tuple[Guard, ...], dict[str, Value]]] = undone(default_factory=list)

@@ -15,7 +15,8 @@ place, the value_info as written.
 Where every node runs at every size, a node refused on true dims is one whose inference is
 stricter than its kernel (the Split): onnx's inference finds those, at a fraction of what
 onnxruntime's session costs on a large graph. onnxruntime itself is asked where a node may
-not run (a graph with subgraphs) or the inputs are specialised.
+not run (a graph with subgraphs; the drop-in's check, onnxsym.api.infer_written, leaves out a
+model whose every subgraph runs wherever the model does) or the inputs are specialised.
 """
 
 from __future__ import annotations
