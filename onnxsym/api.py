@@ -165,7 +165,7 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
         _JUDGE_LATER.reset(token)
     table = result.symbols
     plain = not (table.bound or table.ranges or table.assume or result.given_values)
-    if plain and (not _holds_subgraphs(result) or _every_subgraph_runs(result)):
+    if plain and not _may_not_run_somewhere(result):
         if _taken_by_kind(result):  # (what _refusal asks first)
             result.load_verdict = None
             return result, write_result(result, metadata_entries=False)
@@ -466,11 +466,12 @@ def _loadable(written: Result, result: Result) -> Result:
     (see :func:`written_result`)."""
     from .output import loadcheck
 
-    # onnxruntime itself where a node may not run at every size (a subgraph's; every node once the
-    # inputs are specialised), else onnx's inference (what onnxruntime runs first) decides, asked
-    # when the result was inferred unless the domain made a dim static since
+    # onnxruntime itself where a node may not run at every size (in a subgraph that may not run
+    # where the model does; every node once the inputs are specialised), else onnx's inference
+    # (what onnxruntime runs first) decides, asked when the result was inferred unless the domain
+    # made a dim static since
     can_run = loadcheck.runtime_installed()
-    runtime = bool(written.symbols.bound) or _holds_subgraphs(written)
+    runtime = bool(written.symbols.bound) or _may_not_run_somewhere(written)
     if runtime and not can_run:  # onnx's inference alone judges, and the summary says so
         if loadcheck.NO_RUNTIME not in written.warnings:
             written.warnings.append(loadcheck.NO_RUNTIME)
@@ -486,7 +487,7 @@ def _loadable(written: Result, result: Result) -> Result:
     why = refused(written)
     if why is not None and written.symbols.bound:
         written = _unbound(result)
-        runtime = can_run and _holds_subgraphs(written)
+        runtime = can_run and _may_not_run_somewhere(written)
         why = refused(written)
     everything = set(loadcheck.producers(light.model))
     if why is not None and refused(written, everything) is None:  # (else no dim of ours is the cause)
@@ -630,20 +631,27 @@ def _every_subgraph_runs(result: Result) -> bool:
     the domain allows, as in a graph without subgraphs, and onnx's inference judges the written
     model alone: a static dim onnxruntime folds (a Shape of it into a TopK's k) is true wherever
     its node runs, which is everywhere."""
-    runs = result.sure_runs
+    return bool(result.sure_runs) and _all_sure(result.model.graph, (), result.sure_runs)
 
-    def sure(g: onnx.GraphProto, path: tuple) -> bool:
-        for n in g.node:
-            for a in n.attribute:
-                if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-                    continue
-                graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
-                for k, sg in graphs:
-                    here = path + (graph_key(n.output, a.name, k),)
-                    if not runs.get(here) or not sure(sg, here):
-                        return False
-        return True
-    return bool(runs) and sure(result.model.graph, ())
+
+def _all_sure(g: onnx.GraphProto, path: tuple, runs: Mapping[tuple, bool]) -> bool:
+    """Whether each subgraph in ``g`` (at ``path``), nested ones too, is in ``runs`` as sure.
+    (A function of the module: a closure calling itself would be a reference cycle.)"""
+    for n in g.node:
+        for a in n.attribute:
+            if a.type not in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                continue
+            graphs = [(-1, a.g)] if a.type == onnx.AttributeProto.GRAPH else list(enumerate(a.graphs))
+            for k, sg in graphs:
+                here = path + (graph_key(n.output, a.name, k),)
+                if not runs.get(here) or not _all_sure(sg, here, runs):
+                    return False
+    return True
+
+
+def _may_not_run_somewhere(result: Result) -> bool:
+    """Whether a node of ``result``'s model may not run where the model does (in a subgraph)."""
+    return _holds_subgraphs(result) and not _every_subgraph_runs(result)
 
 
 def _holds_subgraphs(result: Result) -> bool:

@@ -115,6 +115,25 @@ def test_a_branch_the_data_pick_is_judged_by_onnxruntime_too(monkeypatch):
     assert runtime.load_error(out.SerializeToString(), True) is None
 
 
+def test_annotate_asks_onnxruntime_only_where_a_subgraph_may_not_run(monkeypatch):
+    from resolution import corpus
+
+    import onnxsym
+
+    asked: list[bytes] = []
+    session = loadcheck.runtime_refusal
+    monkeypatch.setattr(loadcheck, "runtime_refusal", lambda data: asked.append(data) or session(data))
+    loadcheck.forget_verdicts()
+    path = {e["name"]: e for e in corpus(fetched=False)}["onnxscript_scan_rnn"]["path"]
+    result = onnxsym.infer(onnx.load(path))
+    out = onnxsym.write_result(result)
+    assert onnxsym.api.written_result(result).load_checked and not asked
+    assert runtime.load_error(out.SerializeToString(), True) is None
+    result = onnxsym.infer(_if_model())
+    onnxsym.write_result(result)
+    assert onnxsym.api.written_result(result).load_checked and asked
+
+
 def test_a_branch_never_taken_is_judged_by_onnxruntime_too(monkeypatch):
     """An If whose condition is a constant: the other branch never runs, and onnxruntime still
     loads (and folds) it."""

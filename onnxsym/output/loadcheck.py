@@ -84,7 +84,7 @@ def has_subgraphs(model: onnx.ModelProto) -> bool:
 # onnxruntime is an extra of onnxsym (a user's own distribution of it, onnxruntime-gpu and the
 # like, provides the same module); without any, only onnx's inference judges, and the result says so.
 NO_RUNTIME = ("the written model was judged by onnx's shape inference only: onnxruntime, which judges a "
-              "model with subgraphs or bound inputs, is not installed (pip install onnxruntime, "
+              "model with subgraphs that may not run or with bound inputs, is not installed (pip install onnxruntime, "
               "or your own distribution of it)")
 
 
