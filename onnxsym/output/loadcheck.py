@@ -15,8 +15,9 @@ place, the value_info as written.
 Where every node runs at every size, a node refused on true dims is one whose inference is
 stricter than its kernel (the Split): onnx's inference finds those, at a fraction of what
 onnxruntime's session costs on a large graph. onnxruntime itself is asked where a node may
-not run (a graph with subgraphs; the drop-in's check, onnxsym.api.infer_written, leaves out a
-model whose every subgraph runs wherever the model does) or the inputs are specialised.
+not run (in a subgraph that may not run where the model does: a model whose every subgraph runs
+wherever it does is judged as one without subgraphs, onnxsym.api._every_subgraph_runs) or the
+inputs are specialised.
 """
 
 from __future__ import annotations
@@ -312,10 +313,11 @@ def _verdict(judge: str, data: bytes, ask: Callable[[bytes], str | None]) -> str
     if key in _VERDICTS:
         return _VERDICTS[key]
     text = ask(data)
-    if len(_VERDICTS) >= _MOST_VERDICTS or _HELD[0] + len(data) > _MOST_HELD:
+    held = len(data) if small else 0
+    if len(_VERDICTS) >= _MOST_VERDICTS or _HELD[0] + held > _MOST_HELD:
         forget_verdicts()
     _VERDICTS[key] = text
-    _HELD[0] += len(data) if small else 0
+    _HELD[0] += held
     return text
 
 
