@@ -174,10 +174,11 @@ def infer_written(model: onnx.ModelProto, bind: Mapping[str, int] | None = None)
             result.load_verdict = None
             result.load_checked = True
             return result, out
-    elif not (table.bound or table.ranges or table.assume or result.given_values) and loadcheck.runtime_installed():
-        # a graph with subgraphs: onnx's inference, then onnxruntime, judge light copies of the
-        # written model itself (the same bytes as the light copies the dims are written into
-        # otherwise), so the dims are written once, not three times; on a refusal, as before
+    elif plain and loadcheck.runtime_installed():
+        # a subgraph that may not run where the model does: onnx's inference, then onnxruntime,
+        # judge the written model itself or light copies of it (the same bytes as the light copies
+        # the dims are written into otherwise), so the dims are written once, not three times; on a
+        # refusal, as before
         out = _write(result, False, False, [], False)
         taken = _taken_by_kind(result)
         if loadcheck.runtime_as_is(out, result.in_order):
